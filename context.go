@@ -1,0 +1,216 @@
+package sessiontree
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/sessiontree/sessiontree/internal/jsonx"
+)
+
+// Context is what the model sees: the messages projected from the active
+// path and the state in effect at its leaf. It marshals to pi's shape,
+// {"messages", "thinkingLevel", "model", "activeToolNames"}.
+type Context struct {
+	// Messages are agent message objects, in order.
+	Messages []json.RawMessage `json:"messages"`
+	State
+}
+
+// EntryTransform rewrites the list of context entries before they are
+// projected to messages (to drop, reorder or add entries).
+type EntryTransform func(ctx context.Context, entries []Entry) ([]Entry, error)
+
+// Projector turns a custom entry into zero or more context messages. It is
+// registered per customType.
+type Projector func(e Entry) ([]json.RawMessage, error)
+
+// ContextOptions tune how context is built.
+type ContextOptions struct {
+	// From is the entry to build the context at; "" means the current leaf.
+	From string
+	// Transforms run in order on the context entries before projection.
+	Transforms []EntryTransform
+	// Projectors map a custom entry's customType to its projector.
+	Projectors map[string]Projector
+}
+
+// ContextEntries selects, from a path cut at the compaction boundary (root
+// first), the entries the context is built from: the newest compaction
+// first, then the kept entries from its firstKeptEntryId up to it, then
+// everything after it. Without a compaction it is the path itself. Older
+// compactions on the path are left out: only the newest is summarised.
+func ContextEntries(path []Entry) []Entry {
+	ci := -1
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i].Type == TypeCompaction {
+			ci = i
+			break
+		}
+	}
+	if ci < 0 {
+		return path
+	}
+	out := make([]Entry, 0, len(path))
+	out = append(out, path[ci])
+	if keep := FirstKeptEntryID(path[ci]); keep != "" && !HasRetainedTail(path[ci]) {
+		found := false
+		for _, e := range path[:ci] {
+			found = found || e.ID == keep
+			if found && e.Type != TypeCompaction {
+				out = append(out, e)
+			}
+		}
+	}
+	for _, e := range path[ci+1:] {
+		if e.Type != TypeCompaction {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Project turns context entries into messages (DESIGN.md section 4).
+func Project(entries []Entry, projectors map[string]Projector) ([]json.RawMessage, error) {
+	msgs := make([]json.RawMessage, 0, len(entries))
+	for _, e := range entries {
+		out, err := projectEntry(e, projectors)
+		if err != nil {
+			return nil, fmt.Errorf("project entry %s: %w", e.ID, err)
+		}
+		msgs = append(msgs, out...)
+	}
+	return msgs, nil
+}
+
+func projectEntry(e Entry, projectors map[string]Projector) ([]json.RawMessage, error) {
+	switch e.Type {
+	case TypeMessage:
+		if m, ok := e.Field("message"); ok {
+			return []json.RawMessage{m}, nil
+		}
+	case TypeCustomMessage:
+		return one(customMessage(e))
+	case TypeCompaction:
+		return compactionMessages(e)
+	case TypeBranchSummary:
+		if s, _ := e.String("summary"); s != "" {
+			return one(branchSummaryMessage(e))
+		}
+	case TypeCustom:
+		ct, _ := e.String("customType")
+		if p := projectors[ct]; p != nil {
+			return p(e)
+		}
+	}
+	return nil, nil
+}
+
+func one(m json.RawMessage, err error) ([]json.RawMessage, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []json.RawMessage{m}, nil
+}
+
+// objectWriter writes a JSON object member by member, copying raw values.
+type objectWriter struct{ buf []byte }
+
+func (w *objectWriter) raw(name string, v []byte) {
+	if len(w.buf) == 0 {
+		w.buf = append(w.buf, '{')
+	} else {
+		w.buf = append(w.buf, ',')
+	}
+	w.buf = appendJSONString(w.buf, name)
+	w.buf = append(w.buf, ':')
+	w.buf = append(w.buf, v...)
+}
+
+// field copies a field of e when present.
+func (w *objectWriter) field(e Entry, name string) {
+	if v, ok := e.Field(name); ok {
+		w.raw(name, v)
+	}
+}
+
+func (w *objectWriter) timestamp(e Entry) {
+	w.raw("timestamp", unixMillis(e.Timestamp))
+}
+
+func (w *objectWriter) done() json.RawMessage { return append(w.buf, '}') }
+
+// unixMillis converts an ISO timestamp to Unix milliseconds as JSON, or
+// null when it does not parse (JavaScript's Date gives NaN, which
+// JSON.stringify writes as null).
+func unixMillis(ts string) []byte {
+	t, err := ParseTime(ts)
+	if err != nil {
+		return []byte("null")
+	}
+	return strconv.AppendInt(nil, t.UnixMilli(), 10)
+}
+
+func customMessage(e Entry) (json.RawMessage, error) {
+	var w objectWriter
+	w.raw("role", []byte(`"custom"`))
+	w.field(e, "customType")
+	w.field(e, "content")
+	w.field(e, "display")
+	w.field(e, "details")
+	w.timestamp(e)
+	return w.done(), nil
+}
+
+func branchSummaryMessage(e Entry) (json.RawMessage, error) {
+	var w objectWriter
+	w.raw("role", []byte(`"branchSummary"`))
+	w.field(e, "summary")
+	w.field(e, "fromId")
+	w.timestamp(e)
+	return w.done(), nil
+}
+
+func compactionMessages(e Entry) ([]json.RawMessage, error) {
+	var w objectWriter
+	w.raw("role", []byte(`"compactionSummary"`))
+	w.field(e, "summary")
+	w.field(e, "tokensBefore")
+	w.timestamp(e)
+	msgs := []json.RawMessage{w.done()}
+	tail, ok := e.Field("retainedTail")
+	if !ok || jsonx.IsNull(tail) {
+		return msgs, nil
+	}
+	var retained []json.RawMessage
+	if err := json.Unmarshal(tail, &retained); err != nil {
+		return nil, fmt.Errorf("retainedTail: %w", err)
+	}
+	return append(msgs, retained...), nil
+}
+
+// BuildContext builds the context from a path cut at the compaction
+// boundary and the state at its last entry: select the context entries,
+// run the transforms, project.
+func BuildContext(ctx context.Context, path []Entry, st State, opts ContextOptions) (Context, error) {
+	entries, err := applyTransforms(ctx, ContextEntries(path), opts.Transforms)
+	if err != nil {
+		return Context{}, err
+	}
+	msgs, err := Project(entries, opts.Projectors)
+	if err != nil {
+		return Context{}, err
+	}
+	return Context{Messages: msgs, State: st}, nil
+}
+
+func applyTransforms(ctx context.Context, entries []Entry, ts []EntryTransform) ([]Entry, error) {
+	for _, t := range ts {
+		var err error
+		if entries, err = t(ctx, entries); err != nil {
+			return nil, fmt.Errorf("entry transform: %w", err)
+		}
+	}
+	return entries, nil
+}

@@ -1,0 +1,79 @@
+package sessiontree_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/memory"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// memoryHarness drives the memory backend through the conformance suite.
+func memoryHarness() storetest.Harness {
+	return storetest.Harness{
+		New: func(t testing.TB) sessiontree.Storage {
+			st, err := memory.New(sessiontree.SessionMeta{Cwd: "/tmp/project"}, memory.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		},
+		Reopen: func(t testing.TB, s sessiontree.Storage) sessiontree.Storage { return s },
+		LoadUnchecked: func(t testing.TB, meta sessiontree.SessionMeta, entries []sessiontree.Entry) (sessiontree.Storage, error) {
+			return memory.NewUnchecked(meta, entries)
+		},
+	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { storetest.Run(t, memoryHarness()) })
+}
+
+func TestPiFixtures(t *testing.T) {
+	t.Run("memory", func(t *testing.T) {
+		storetest.RunPiFixtures(t, "testdata/pi", loadMemory)
+	})
+}
+
+// loadMemory reads a version-3 pi file line by line into the memory
+// backend. Older versions need the JSONL reader's migration.
+func loadMemory(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
+	t.Helper()
+	f, err := os.Open(fx.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20)
+	var meta sessiontree.SessionMeta
+	var entries []sessiontree.Entry
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if meta.ID == "" {
+			if err := json.Unmarshal(line, &meta); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		e, err := sessiontree.DecodeEntry(line)
+		if err != nil {
+			t.Skipf("%s: not a version-3 file (%v)", fx.Name, err)
+		}
+		entries = append(entries, e)
+	}
+	st, err := memory.New(meta, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(context.Background(), entries); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}

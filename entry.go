@@ -1,0 +1,394 @@
+package sessiontree
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sessiontree/sessiontree/internal/jsonx"
+)
+
+// EntryType names the kind of an entry, the "type" field of its JSON.
+type EntryType string
+
+// The eleven entry types of a session (pi's session format, version 3).
+const (
+	TypeMessage             EntryType = "message"
+	TypeThinkingLevelChange EntryType = "thinking_level_change"
+	TypeModelChange         EntryType = "model_change"
+	TypeActiveToolsChange   EntryType = "active_tools_change"
+	TypeCompaction          EntryType = "compaction"
+	TypeBranchSummary       EntryType = "branch_summary"
+	TypeCustom              EntryType = "custom"
+	TypeCustomMessage       EntryType = "custom_message"
+	TypeLabel               EntryType = "label"
+	TypeSessionInfo         EntryType = "session_info"
+	TypeLeaf                EntryType = "leaf"
+)
+
+// EntryTypes lists every entry type in the order of the design document.
+var EntryTypes = []EntryType{
+	TypeMessage, TypeThinkingLevelChange, TypeModelChange, TypeActiveToolsChange,
+	TypeCompaction, TypeBranchSummary, TypeCustom, TypeCustomMessage,
+	TypeLabel, TypeSessionInfo, TypeLeaf,
+}
+
+// Known reports whether t is one of the eleven entry types.
+func (t EntryType) Known() bool {
+	for _, k := range EntryTypes {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// TimeLayout is the timestamp format entries are written with: ISO-8601 in
+// UTC with milliseconds, as JavaScript's Date.toISOString prints it.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// FormatTime formats t the way entry timestamps are written.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// Entry is one record of a session's append log.
+//
+// Raw is the entry's complete JSON object exactly as written: every field,
+// known or not, with numbers in their original text. The other fields are
+// read from Raw and are there for convenience; Raw is the truth. An Entry
+// is a value: do not modify Raw after handing it to a backend.
+type Entry struct {
+	// Seq is the entry's 1-based position in the append log. Backends set
+	// it; it is not part of the JSON.
+	Seq int64
+	// Type is the "type" field.
+	Type EntryType
+	// ID is the "id" field, unique inside the session.
+	ID string
+	// ParentID is the "parentId" field; "" means null (a root).
+	ParentID string
+	// Timestamp is the "timestamp" field, an ISO-8601 string.
+	Timestamp string
+	// Raw is the whole JSON object.
+	Raw json.RawMessage
+}
+
+// MarshalJSON writes the entry's raw JSON unchanged.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	if len(e.Raw) == 0 {
+		return []byte("null"), nil
+	}
+	return e.Raw, nil
+}
+
+// UnmarshalJSON reads an entry with [DecodeEntry].
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	d, err := DecodeEntry(b)
+	if err != nil {
+		return err
+	}
+	*e = d
+	return nil
+}
+
+// Field returns the raw JSON of a top-level field of the entry.
+func (e Entry) Field(name string) (json.RawMessage, bool) {
+	return jsonx.Field(e.Raw, name)
+}
+
+// String returns the value of a top-level string field; ok is false when
+// the field is absent, null or not a string.
+func (e Entry) String(name string) (s string, ok bool) {
+	raw, found := e.Field(name)
+	if !found {
+		return "", false
+	}
+	s, err := jsonx.Unquote(raw)
+	return s, err == nil
+}
+
+// TargetID returns the "targetId" of a label or leaf entry ("" for null).
+func (e Entry) TargetID() string {
+	s, _ := e.String("targetId")
+	return s
+}
+
+// Time parses the entry's timestamp.
+func (e Entry) Time() (time.Time, error) { return ParseTime(e.Timestamp) }
+
+// ParseTime parses an ISO-8601 timestamp as JavaScript's Date does for the
+// forms pi writes.
+func ParseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("timestamp %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// DecodeEntry reads one entry from its JSON object. It checks the JSON
+// completely but decodes only the four common fields; the payload stays raw.
+// The result's Raw is a copy of b with surrounding space trimmed.
+// Errors match [ErrInvalidEntry].
+func DecodeEntry(b []byte) (Entry, error) {
+	e, err := scanEntry(b)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Raw = bytes.Clone(bytes.TrimSpace(b))
+	return e, nil
+}
+
+// scanEntry decodes the common fields without copying b.
+func scanEntry(b []byte) (Entry, error) {
+	var e Entry
+	var hasType, hasID, hasTS bool
+	err := jsonx.ObjectMembers(b, func(k, v []byte) error {
+		var err error
+		switch {
+		case jsonx.KeyEquals(k, "type"):
+			var s string
+			s, err = stringField("type", v)
+			e.Type, hasType = EntryType(s), true
+		case jsonx.KeyEquals(k, "id"):
+			e.ID, err = stringField("id", v)
+			hasID = true
+		case jsonx.KeyEquals(k, "parentId"):
+			e.ParentID, err = nullableID("parentId", v)
+		case jsonx.KeyEquals(k, "timestamp"):
+			e.Timestamp, err = stringField("timestamp", v)
+			hasTS = true
+		}
+		return err
+	})
+	if err != nil {
+		return Entry{}, invalid(e.ID, err.Error())
+	}
+	switch {
+	case !hasType || e.Type == "":
+		return Entry{}, invalid(e.ID, `missing "type"`)
+	case !hasID || e.ID == "":
+		return Entry{}, invalid("", fmt.Sprintf("%s entry without \"id\"", e.Type))
+	case !hasTS || e.Timestamp == "":
+		return Entry{}, invalid(e.ID, `missing "timestamp"`)
+	}
+	return e, nil
+}
+
+func invalid(id, reason string) error { return &InvalidEntryError{EntryID: id, Reason: reason} }
+
+func stringField(name string, v []byte) (string, error) {
+	s, err := jsonx.Unquote(v)
+	if err != nil {
+		return "", fmt.Errorf("%q must be a string, got %s", name, abbreviate(v))
+	}
+	return s, nil
+}
+
+// nullableID reads an id-valued field that may be null; an empty string is
+// refused because "" means null in this package.
+func nullableID(name string, v []byte) (string, error) {
+	if jsonx.IsNull(v) {
+		return "", nil
+	}
+	s, err := stringField(name, v)
+	if err == nil && s == "" {
+		err = fmt.Errorf("%q must be null or a non-empty id", name)
+	}
+	return s, err
+}
+
+func abbreviate(v []byte) string {
+	if len(v) > 40 {
+		return string(v[:37]) + "..."
+	}
+	return string(v)
+}
+
+// Validate checks the fields an entry's type requires (DESIGN.md section 2):
+// a label and a leaf need a targetId (a leaf's may be null), a model change
+// its provider and modelId, and so on. Unknown types are refused.
+// Payloads are not inspected beyond that. Errors match [ErrInvalidEntry].
+func (e Entry) Validate() error {
+	if !e.Type.Known() {
+		return invalid(e.ID, fmt.Sprintf("unknown type %q", e.Type))
+	}
+	for _, req := range requiredFields[e.Type] {
+		raw, ok := e.Field(req.name)
+		if !ok {
+			return invalid(e.ID, fmt.Sprintf("%s entry without %q", e.Type, req.name))
+		}
+		if err := req.check(req.name, raw); err != nil {
+			return invalid(e.ID, err.Error())
+		}
+	}
+	return nil
+}
+
+type fieldRule struct {
+	name  string
+	check func(name string, raw []byte) error
+}
+
+func isString(name string, raw []byte) error {
+	_, err := stringField(name, raw)
+	return err
+}
+
+func isNullableID(name string, raw []byte) error {
+	_, err := nullableID(name, raw)
+	return err
+}
+
+func isObject(name string, raw []byte) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return fmt.Errorf("%q must be an object", name)
+	}
+	return nil
+}
+
+func isArray(name string, raw []byte) error {
+	if len(raw) == 0 || raw[0] != '[' {
+		return fmt.Errorf("%q must be an array", name)
+	}
+	return nil
+}
+
+func isNonEmptyID(name string, raw []byte) error {
+	s, err := nullableID(name, raw)
+	if err == nil && s == "" {
+		err = fmt.Errorf("%q must be an entry id", name)
+	}
+	return err
+}
+
+var requiredFields = map[EntryType][]fieldRule{
+	TypeMessage:             {{"message", isObject}},
+	TypeThinkingLevelChange: {{"thinkingLevel", isString}},
+	TypeModelChange:         {{"provider", isString}, {"modelId", isString}},
+	TypeActiveToolsChange:   {{"activeToolNames", isArray}},
+	TypeCompaction:          {{"summary", isString}},
+	TypeBranchSummary:       {{"fromId", isString}, {"summary", isString}},
+	TypeCustom:              {{"customType", isString}},
+	TypeCustomMessage:       {{"customType", isString}},
+	TypeLabel:               {{"targetId", isNonEmptyID}},
+	TypeSessionInfo:         nil,
+	TypeLeaf:                {{"targetId", isNullableID}},
+}
+
+// Draft is an entry to append: its type and its type-specific fields. The
+// backend fills in id (when empty), parentId (the current leaf) and
+// timestamp (when empty).
+type Draft struct {
+	// Type is the entry type; it must not be [TypeLeaf] (use SetLeaf).
+	Type EntryType
+	// ID is the id to use; empty means the backend makes a fresh one.
+	ID string
+	// Timestamp is the ISO-8601 time; empty means now.
+	Timestamp string
+	// Fields is a JSON object of the fields beyond type, id, parentId and
+	// timestamp, e.g. {"message":{...}}. Nil means none.
+	Fields json.RawMessage
+}
+
+// BuildEntry makes the entry a draft becomes under parent. Backends call it
+// inside their write path after choosing id, parent and time. The JSON is
+// written type, id, parentId, timestamp, then Fields in their given order.
+func BuildEntry(d Draft, id, parent, timestamp string) (Entry, error) {
+	raw, err := composeRaw(d.Type, id, parent, timestamp, d.Fields)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Type: d.Type, ID: id, ParentID: parent, Timestamp: timestamp, Raw: raw}
+	return e, e.Validate()
+}
+
+var reservedFields = []string{"type", "id", "parentId", "timestamp"}
+
+func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage) (json.RawMessage, error) {
+	var members [][]byte
+	if len(bytes.TrimSpace(fields)) > 0 {
+		err := jsonx.ObjectMembers(fields, func(k, v []byte) error {
+			for _, r := range reservedFields {
+				if jsonx.KeyEquals(k, r) {
+					return fmt.Errorf("fields must not set %q", r)
+				}
+			}
+			members = append(members, k, v)
+			return nil
+		})
+		if err != nil {
+			return nil, invalid(id, err.Error())
+		}
+	}
+	buf := make([]byte, 0, 96+len(fields))
+	buf = append(buf, `{"type":`...)
+	buf = strconv.AppendQuote(buf, string(t))
+	buf = append(buf, `,"id":`...)
+	buf = appendJSONString(buf, id)
+	buf = append(buf, `,"parentId":`...)
+	if parent == "" {
+		buf = append(buf, "null"...)
+	} else {
+		buf = appendJSONString(buf, parent)
+	}
+	buf = append(buf, `,"timestamp":`...)
+	buf = appendJSONString(buf, ts)
+	for i := 0; i < len(members); i += 2 {
+		buf = append(buf, ',')
+		buf = append(buf, members[i]...)
+		buf = append(buf, ':')
+		buf = append(buf, members[i+1]...)
+	}
+	return append(buf, '}'), nil
+}
+
+func appendJSONString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always marshals
+	return append(buf, b...)
+}
+
+// Fields builds the Fields of a [Draft] from name/value pairs, marshalling
+// each value with encoding/json (json.RawMessage values are kept as they
+// are). Pairs whose value is nil are left out.
+func Fields(pairs ...any) (json.RawMessage, error) {
+	if len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("fields: odd number of arguments")
+	}
+	buf := []byte{'{'}
+	for i := 0; i < len(pairs); i += 2 {
+		name, ok := pairs[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("fields: name %v is not a string", pairs[i])
+		}
+		if isNil(pairs[i+1]) {
+			continue
+		}
+		v, err := json.Marshal(pairs[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("fields: %s: %w", name, err)
+		}
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf = appendJSONString(buf, name)
+		buf = append(buf, ':')
+		buf = append(buf, v...)
+	}
+	return append(buf, '}'), nil
+}
+
+func isNil(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return x == nil
+	case *string:
+		return x == nil
+	case []string:
+		return x == nil
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+package sessiontree
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every backend returns (a wrapping of) the same sentinel
+// for the same condition, so callers test with errors.Is whatever storage
+// they use.
+var (
+	// ErrNotFound is returned when a session or an entry does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrCorrupt is returned when stored data breaks the tree's invariants:
+	// a parent that does not exist, a cycle, duplicate ids, unreadable records.
+	ErrCorrupt = errors.New("corrupt session")
+	// ErrInvalidEntry is returned when an entry given to a backend is
+	// malformed: missing type, id or timestamp, an unknown type, a field of
+	// the wrong JSON type.
+	ErrInvalidEntry = errors.New("invalid entry")
+	// ErrConflict is returned when a guarded write finds the leaf moved
+	// (see [AppendOptions.IfLeaf]), or when data to import disagrees with
+	// what is already stored.
+	ErrConflict = errors.New("conflict")
+	// ErrStorage is returned when the underlying file or database fails.
+	ErrStorage = errors.New("storage failure")
+	// ErrLocked is returned when another writer holds the session.
+	ErrLocked = errors.New("session is locked by another writer")
+	// ErrClosed is returned by a storage used after Close.
+	ErrClosed = errors.New("storage is closed")
+	// ErrReadOnly is returned when a write is attempted on storage opened
+	// for reading only.
+	ErrReadOnly = errors.New("storage is read-only")
+)
+
+// EntryNotFoundError reports an entry id that does not exist in the session.
+// It matches [ErrNotFound] with errors.Is. Its message is pi's:
+// "Entry <id> not found".
+type EntryNotFoundError struct {
+	ID string
+}
+
+func (e *EntryNotFoundError) Error() string { return fmt.Sprintf("Entry %s not found", e.ID) }
+
+// Is makes errors.Is(err, ErrNotFound) true.
+func (e *EntryNotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// CorruptError reports broken stored data at one entry. It matches
+// [ErrCorrupt] with errors.Is.
+type CorruptError struct {
+	// EntryID is the entry where the problem was found ("" if none).
+	EntryID string
+	// Reason says what is wrong, e.g. "parent 1a2b3c4d does not exist".
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	if e.EntryID == "" {
+		return "corrupt session: " + e.Reason
+	}
+	return fmt.Sprintf("corrupt session: entry %s: %s", e.EntryID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// InvalidEntryError reports why an entry was refused. It matches
+// [ErrInvalidEntry] with errors.Is.
+type InvalidEntryError struct {
+	// EntryID is the entry's id, when it has one.
+	EntryID string
+	// Reason says what is wrong, e.g. `missing "timestamp"`.
+	Reason string
+}
+
+func (e *InvalidEntryError) Error() string {
+	if e.EntryID == "" {
+		return "invalid entry: " + e.Reason
+	}
+	return fmt.Sprintf("invalid entry %s: %s", e.EntryID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidEntry) true.
+func (e *InvalidEntryError) Is(target error) bool { return target == ErrInvalidEntry }
+
+// ConflictError reports a guarded write that found another leaf. It matches
+// [ErrConflict] with errors.Is.
+type ConflictError struct {
+	// Want is the leaf the caller expected ("" for an empty session).
+	Want string
+	// Got is the leaf actually found.
+	Got string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflict: leaf is %s, want %s", leafName(e.Got), leafName(e.Want))
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+func leafName(id string) string {
+	if id == "" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", id)
+}
+
+// CheckLeafGuard returns a [ConflictError] when opts carries a guard that
+// current does not satisfy. Backends call it inside their write transaction.
+func CheckLeafGuard(opts AppendOptions, current string) error {
+	if opts.IfLeaf != nil && *opts.IfLeaf != current {
+		return &ConflictError{Want: *opts.IfLeaf, Got: current}
+	}
+	return nil
+}

@@ -1,0 +1,422 @@
+// Package memory is an in-memory session storage: every entry held in a
+// slice with a map from id to position, so append and lookup are O(1) and
+// a path walk costs its length.
+//
+// # Concurrency
+//
+// A [Storage] is safe for concurrent use; one RWMutex guards its state.
+//
+// # Embedding
+//
+// The JSONL backend keeps its index in a memory Storage and writes each
+// entry to its file through [Options.OnAppend] before the entry becomes
+// visible, so a failed write leaves the index unchanged.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+var (
+	_ sessiontree.Storage       = (*Storage)(nil)
+	_ sessiontree.BatchAppender = (*Storage)(nil)
+)
+
+// Options configure a [Storage]. The zero value works.
+type Options struct {
+	// OnAppend, when set, is called with each new entry (from Append,
+	// SetLeaf and AppendBatch) while the storage is locked and before the
+	// entry is indexed. An error aborts the append. AppendBatch calls it
+	// once per entry.
+	OnAppend func(ctx context.Context, e sessiontree.Entry) error
+}
+
+// Storage is a session held in memory.
+type Storage struct {
+	opts Options
+
+	mu      sync.RWMutex // guards every field below
+	meta    sessiontree.SessionMeta
+	entries []sessiontree.Entry
+	byID    map[string]int
+	byType  map[sessiontree.EntryType][]int
+	leaf    string
+	labels  map[string]string
+	name    string
+	stats   sessiontree.Stats
+	closed  bool
+}
+
+// New returns an empty session with the given metadata. An empty meta.ID
+// gets a fresh UUID v7 and an empty CreatedAt the current time.
+func New(meta sessiontree.SessionMeta, opts Options) (*Storage, error) {
+	if meta.ID == "" {
+		id, err := sessiontree.NewSessionID()
+		if err != nil {
+			return nil, fmt.Errorf("new session id: %w", err)
+		}
+		meta.ID = id
+	}
+	if meta.Version == 0 {
+		meta.Version = 3
+	}
+	if meta.CreatedAt == "" {
+		meta.CreatedAt = sessiontree.FormatTime(now())
+	}
+	return &Storage{
+		opts:   opts,
+		meta:   meta,
+		byID:   map[string]int{},
+		byType: map[sessiontree.EntryType][]int{},
+		labels: map[string]string{},
+	}, nil
+}
+
+// NewUnchecked returns a session holding entries as given, without checking
+// that parents exist or ids are unique (later duplicates shadow earlier
+// ones). It is for tests and recovery tools that need to look at broken
+// data: paths over it report [sessiontree.ErrCorrupt] where it is broken.
+func NewUnchecked(meta sessiontree.SessionMeta, entries []sessiontree.Entry) (*Storage, error) {
+	s, err := New(meta, Options{})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		s.index(e)
+	}
+	return s, nil
+}
+
+// index adds a checked entry to every index. The caller holds mu.
+func (s *Storage) index(e sessiontree.Entry) sessiontree.Entry {
+	e.Seq = int64(len(s.entries) + 1)
+	pos := len(s.entries)
+	s.entries = append(s.entries, e)
+	s.byID[e.ID] = pos
+	s.byType[e.Type] = append(s.byType[e.Type], pos)
+	s.stats.Add(e)
+	switch e.Type {
+	case sessiontree.TypeLeaf:
+		s.leaf = e.TargetID()
+		return e
+	case sessiontree.TypeLabel:
+		s.setLabel(e.TargetID(), sessiontree.LabelOf(e))
+	case sessiontree.TypeSessionInfo:
+		s.name = sessiontree.NameOf(e)
+	}
+	s.leaf = e.ID
+	return e
+}
+
+func (s *Storage) setLabel(target, label string) {
+	if label == "" {
+		delete(s.labels, target)
+		return
+	}
+	s.labels[target] = label
+}
+
+func (s *Storage) get(id string) (sessiontree.Entry, bool) {
+	pos, ok := s.byID[id]
+	if !ok {
+		return sessiontree.Entry{}, false
+	}
+	return s.entries[pos], true
+}
+
+func (s *Storage) taken(id string) bool {
+	_, ok := s.byID[id]
+	return ok
+}
+
+// rlock takes the read lock and checks the storage is open.
+func (s *Storage) rlock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return sessiontree.ErrClosed
+	}
+	return nil
+}
+
+// lock takes the write lock and checks the storage is open.
+func (s *Storage) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return sessiontree.ErrClosed
+	}
+	return nil
+}
+
+// Meta returns the session's metadata.
+func (s *Storage) Meta(ctx context.Context) (sessiontree.SessionMeta, error) {
+	if err := s.rlock(ctx); err != nil {
+		return sessiontree.SessionMeta{}, err
+	}
+	defer s.mu.RUnlock()
+	return s.meta, nil
+}
+
+// Leaf returns the current leaf.
+func (s *Storage) Leaf(ctx context.Context) (string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.RUnlock()
+	return s.leaf, nil
+}
+
+// NewEntryID returns an unused 8-hex-character id.
+func (s *Storage) NewEntryID(ctx context.Context) (string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.RUnlock()
+	return sessiontree.NewEntryID(s.taken), nil
+}
+
+// Append appends an entry under the current leaf.
+func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if d.Type == sessiontree.TypeLeaf {
+		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	}
+	if err := s.lock(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	defer s.mu.Unlock()
+	return s.appendLocked(ctx, d, opts)
+}
+
+func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := sessiontree.CheckLeafGuard(opts, s.leaf); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	id := d.ID
+	if id == "" {
+		id = sessiontree.NewEntryID(s.taken)
+	} else if s.taken(id) {
+		return sessiontree.Entry{}, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+	}
+	ts := d.Timestamp
+	if ts == "" {
+		ts = sessiontree.FormatTime(now())
+	}
+	e, err := sessiontree.BuildEntry(d, id, s.leaf, ts)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if err := s.checkTarget(e); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	return s.commit(ctx, e)
+}
+
+// checkTarget refuses a leaf or label entry whose target does not exist.
+func (s *Storage) checkTarget(e sessiontree.Entry) error {
+	if e.Type != sessiontree.TypeLeaf && e.Type != sessiontree.TypeLabel {
+		return nil
+	}
+	if t := e.TargetID(); t != "" && !s.taken(t) {
+		return &sessiontree.EntryNotFoundError{ID: t}
+	}
+	return nil
+}
+
+// commit runs the OnAppend hook and indexes e. The caller holds mu.
+func (s *Storage) commit(ctx context.Context, e sessiontree.Entry) (sessiontree.Entry, error) {
+	e.Seq = int64(len(s.entries) + 1)
+	if s.opts.OnAppend != nil {
+		if err := s.opts.OnAppend(ctx, e); err != nil {
+			return sessiontree.Entry{}, err
+		}
+	}
+	return s.index(e), nil
+}
+
+// SetLeaf appends a leaf entry moving the leaf to target.
+func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := s.lock(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	defer s.mu.Unlock()
+	f, err := sessiontree.Fields("targetId", leafTarget(target))
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	d := sessiontree.Draft{Type: sessiontree.TypeLeaf, Timestamp: sessiontree.FormatTime(now()), Fields: f}
+	return s.appendLocked(ctx, d, opts)
+}
+
+// leafTarget is the JSON value of a leaf entry's targetId.
+func leafTarget(target string) any {
+	if target == "" {
+		return rawNull
+	}
+	return target
+}
+
+// AppendBatch appends entries that carry their own ids, parents and
+// timestamps, checking each: valid fields, an unused id, a parent and a
+// target that exist. On error nothing of the batch is kept.
+func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	mark := len(s.entries)
+	for i, e := range entries {
+		if err := s.checkBatchEntry(e); err != nil {
+			s.rollback(mark)
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+		if _, err := s.commit(ctx, e); err != nil {
+			s.rollback(mark)
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func (s *Storage) checkBatchEntry(e sessiontree.Entry) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if s.taken(e.ID) {
+		return &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+	}
+	if e.ParentID != "" && !s.taken(e.ParentID) {
+		return &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
+	}
+	return s.checkTarget(e)
+}
+
+// rollback drops every entry from position mark on and rebuilds the
+// derived state. Only a failed batch pays for it.
+func (s *Storage) rollback(mark int) {
+	kept := s.entries[:mark]
+	s.entries = nil
+	s.byID = map[string]int{}
+	s.byType = map[sessiontree.EntryType][]int{}
+	s.labels = map[string]string{}
+	s.leaf, s.name, s.stats = "", "", sessiontree.Stats{}
+	for _, e := range kept {
+		s.index(e)
+	}
+}
+
+// Entry returns one entry by id.
+func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, error) {
+	if err := s.rlock(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	defer s.mu.RUnlock()
+	e, ok := s.get(id)
+	if !ok {
+		return sessiontree.Entry{}, &sessiontree.EntryNotFoundError{ID: id}
+	}
+	return e, nil
+}
+
+// EntriesByType returns the entries of type t in append order.
+func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([]sessiontree.Entry, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	out := make([]sessiontree.Entry, 0, len(s.byType[t]))
+	for _, pos := range s.byType[t] {
+		out = append(out, s.entries[pos])
+	}
+	return out, nil
+}
+
+// Label returns the current label of an entry.
+func (s *Storage) Label(ctx context.Context, id string) (string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.RUnlock()
+	return s.labels[id], nil
+}
+
+// Labels returns every current label.
+func (s *Storage) Labels(ctx context.Context) (map[string]string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	out := make(map[string]string, len(s.labels))
+	for k, v := range s.labels {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// Name returns the session name.
+func (s *Storage) Name(ctx context.Context) (string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.RUnlock()
+	return s.name, nil
+}
+
+// Stats returns counts and usage totals, kept up to date on each append.
+func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
+	if err := s.rlock(ctx); err != nil {
+		return sessiontree.Stats{}, err
+	}
+	defer s.mu.RUnlock()
+	return s.stats, nil
+}
+
+// Path returns the path from an entry to the root or compaction boundary.
+func (s *Storage) Path(ctx context.Context, from string) ([]sessiontree.Entry, error) {
+	return s.walk(ctx, from, false)
+}
+
+// FullPath returns the path from an entry to the root.
+func (s *Storage) FullPath(ctx context.Context, from string) ([]sessiontree.Entry, error) {
+	return s.walk(ctx, from, true)
+}
+
+func (s *Storage) walk(ctx context.Context, from string, full bool) ([]sessiontree.Entry, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	return sessiontree.WalkPath(ctx, from, full, len(s.entries), s.get)
+}
+
+// Log returns up to limit entries after sequence number after.
+func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	start := min(max(after, 0), int64(len(s.entries)))
+	end := int64(len(s.entries))
+	if limit > 0 {
+		end = min(end, start+int64(limit))
+	}
+	return append([]sessiontree.Entry(nil), s.entries[start:end]...), nil
+}
+
+// Close marks the storage closed.
+func (s *Storage) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}

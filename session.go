@@ -1,0 +1,301 @@
+package sessiontree
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+)
+
+// Session is the API an agent uses on one session: typed appends, labels,
+// names, moving the leaf, paths and the model's context, on top of any
+// [Storage]. A Session holds no state of its own beyond its options, so it
+// is safe for concurrent use exactly when its storage is.
+type Session struct {
+	store Storage
+	opts  SessionOptions
+}
+
+// SessionOptions configure a [Session]. The zero value works.
+type SessionOptions struct {
+	// Now is the clock used to stamp entries; nil means time.Now.
+	Now func() time.Time
+	// Transforms run on the context entries of every Context call, before
+	// the call's own transforms.
+	Transforms []EntryTransform
+	// Projectors project custom entries in every Context call; a call's
+	// own projectors win for the same customType.
+	Projectors map[string]Projector
+}
+
+// NewSession returns a Session over store.
+func NewSession(store Storage, opts SessionOptions) *Session {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Session{store: store, opts: opts}
+}
+
+// Storage returns the storage under the session.
+func (s *Session) Storage() Storage { return s.store }
+
+// Close closes the storage.
+func (s *Session) Close() error { return s.store.Close() }
+
+// Meta returns the session's metadata.
+func (s *Session) Meta(ctx context.Context) (SessionMeta, error) { return s.store.Meta(ctx) }
+
+// Leaf returns the current leaf id, "" when none.
+func (s *Session) Leaf(ctx context.Context) (string, error) { return s.store.Leaf(ctx) }
+
+// Entry returns one entry by id.
+func (s *Session) Entry(ctx context.Context, id string) (Entry, error) {
+	return s.store.Entry(ctx, id)
+}
+
+// Name returns the session name, "" when none.
+func (s *Session) Name(ctx context.Context) (string, error) { return s.store.Name(ctx) }
+
+// Label returns the current label of an entry, "" when none.
+func (s *Session) Label(ctx context.Context, id string) (string, error) {
+	return s.store.Label(ctx, id)
+}
+
+// Stats returns counts and usage totals.
+func (s *Session) Stats(ctx context.Context) (Stats, error) { return s.store.Stats(ctx) }
+
+// Append appends an entry of any non-leaf type with the given fields.
+func (s *Session) Append(ctx context.Context, t EntryType, fields json.RawMessage, opts AppendOptions) (Entry, error) {
+	d := Draft{Type: t, Timestamp: FormatTime(s.opts.Now()), Fields: fields}
+	e, err := s.store.Append(ctx, d, opts)
+	if err != nil {
+		return Entry{}, fmt.Errorf("append %s: %w", t, err)
+	}
+	return e, nil
+}
+
+func (s *Session) appendFields(ctx context.Context, t EntryType, pairs ...any) (Entry, error) {
+	f, err := Fields(pairs...)
+	if err != nil {
+		return Entry{}, fmt.Errorf("append %s: %w", t, err)
+	}
+	return s.Append(ctx, t, f, AppendOptions{})
+}
+
+// AppendMessage appends a message entry; message is the agent message
+// object, stored exactly as given.
+func (s *Session) AppendMessage(ctx context.Context, message json.RawMessage) (Entry, error) {
+	return s.appendFields(ctx, TypeMessage, "message", message)
+}
+
+// AppendThinkingLevel records a thinking-level change.
+func (s *Session) AppendThinkingLevel(ctx context.Context, level string) (Entry, error) {
+	return s.appendFields(ctx, TypeThinkingLevelChange, "thinkingLevel", level)
+}
+
+// AppendModelChange records a model change.
+func (s *Session) AppendModelChange(ctx context.Context, provider, modelID string) (Entry, error) {
+	return s.appendFields(ctx, TypeModelChange, "provider", provider, "modelId", modelID)
+}
+
+// AppendActiveTools records a change of the active tool names.
+func (s *Session) AppendActiveTools(ctx context.Context, names []string) (Entry, error) {
+	if names == nil {
+		names = []string{}
+	}
+	return s.appendFields(ctx, TypeActiveToolsChange, "activeToolNames", names)
+}
+
+// Compaction is a compaction to append. Exactly one of FirstKeptEntryID and
+// RetainedTail says what the summary keeps.
+type Compaction struct {
+	Summary string
+	// FirstKeptEntryID is the oldest entry on the path still sent to the
+	// model after the summary.
+	FirstKeptEntryID string
+	// RetainedTail are messages kept inline instead (the newer harness).
+	RetainedTail []json.RawMessage
+	TokensBefore int64
+	Details      json.RawMessage
+	Usage        json.RawMessage
+	FromHook     bool
+}
+
+// AppendCompaction appends a compaction entry.
+func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, error) {
+	if (c.FirstKeptEntryID == "") == (c.RetainedTail == nil) {
+		return Entry{}, fmt.Errorf("append compaction: %w",
+			invalid("", "give exactly one of firstKeptEntryId and retainedTail"))
+	}
+	var keep any
+	if c.FirstKeptEntryID != "" {
+		keep = c.FirstKeptEntryID
+	}
+	var tail any
+	if c.RetainedTail != nil {
+		tail = c.RetainedTail
+	}
+	return s.appendFields(ctx, TypeCompaction,
+		"summary", c.Summary, "firstKeptEntryId", keep, "retainedTail", tail,
+		"tokensBefore", c.TokensBefore, "details", c.Details, "usage", c.Usage,
+		"fromHook", c.FromHook)
+}
+
+// AppendCustom appends a custom entry (extension data, not in context
+// unless a projector is registered for its customType).
+func (s *Session) AppendCustom(ctx context.Context, customType string, data json.RawMessage) (Entry, error) {
+	return s.appendFields(ctx, TypeCustom, "customType", customType, "data", data)
+}
+
+// CustomMessage is a custom message to append; it reaches the context as
+// a message of role "custom".
+type CustomMessage struct {
+	CustomType string
+	// Content is a string or an array of text/image blocks, as JSON.
+	Content json.RawMessage
+	Display bool
+	Details json.RawMessage
+}
+
+// AppendCustomMessage appends a custom_message entry.
+func (s *Session) AppendCustomMessage(ctx context.Context, m CustomMessage) (Entry, error) {
+	return s.appendFields(ctx, TypeCustomMessage,
+		"customType", m.CustomType, "content", m.Content, "display", m.Display, "details", m.Details)
+}
+
+// SetLabel labels an entry; an empty label clears it. The label is
+// trimmed. A target that does not exist gives "Entry <id> not found".
+func (s *Session) SetLabel(ctx context.Context, target, label string) (Entry, error) {
+	if _, err := s.store.Entry(ctx, target); err != nil {
+		return Entry{}, fmt.Errorf("label: %w", err)
+	}
+	var l any
+	if label = CleanLabel(label); label != "" {
+		l = label
+	}
+	return s.appendFields(ctx, TypeLabel, "targetId", target, "label", l)
+}
+
+// CleanLabel trims a label for writing.
+func CleanLabel(label string) string { return strings.TrimSpace(label) }
+
+// SetName names the session; line breaks become spaces, surrounding space
+// is trimmed, and an empty name clears it.
+func (s *Session) SetName(ctx context.Context, name string) (Entry, error) {
+	return s.appendFields(ctx, TypeSessionInfo, "name", CleanName(name))
+}
+
+// BranchSummary is the optional summary of the branch being left, written
+// by [Session.MoveTo].
+type BranchSummary struct {
+	Summary  string
+	Details  json.RawMessage
+	Usage    json.RawMessage
+	FromHook bool
+}
+
+// MoveTo moves the leaf to target ("" for before the first entry), which
+// starts a new branch at the next append. With a summary it then appends a
+// branch_summary under target (fromId is target, or "root"), which becomes
+// the leaf; its id is returned ("" without a summary).
+func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
+	if _, err := s.store.SetLeaf(ctx, target, AppendOptions{}); err != nil {
+		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
+	}
+	if summary == nil {
+		return "", nil
+	}
+	from := target
+	if from == "" {
+		from = "root"
+	}
+	f, err := Fields("fromId", from, "summary", summary.Summary, "details", summary.Details,
+		"usage", summary.Usage, "fromHook", summary.FromHook)
+	if err != nil {
+		return "", err
+	}
+	e, err := s.Append(ctx, TypeBranchSummary, f, IfLeaf(target))
+	if err != nil {
+		return "", err
+	}
+	return e.ID, nil
+}
+
+// from resolves "" to the current leaf.
+func (s *Session) from(ctx context.Context, from string) (string, error) {
+	if from != "" {
+		return from, nil
+	}
+	return s.store.Leaf(ctx)
+}
+
+// Branch returns the path from entry from (the leaf when "") to the root or
+// the compaction boundary, root first.
+func (s *Session) Branch(ctx context.Context, from string) ([]Entry, error) {
+	from, err := s.from(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.Path(ctx, from)
+}
+
+// FullBranch returns the path from entry from (the leaf when "") to the
+// root, root first, not cut at compactions.
+func (s *Session) FullBranch(ctx context.Context, from string) ([]Entry, error) {
+	from, err := s.from(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.FullPath(ctx, from)
+}
+
+// ContextEntries returns the entries the context is built from, after the
+// session's and the call's transforms.
+func (s *Session) ContextEntries(ctx context.Context, opts ContextOptions) ([]Entry, error) {
+	path, err := s.Branch(ctx, opts.From)
+	if err != nil {
+		return nil, err
+	}
+	return applyTransforms(ctx, ContextEntries(path), s.transforms(opts))
+}
+
+// Context builds what the model sees at the leaf (or at opts.From).
+func (s *Session) Context(ctx context.Context, opts ContextOptions) (Context, error) {
+	from, err := s.from(ctx, opts.From)
+	if err != nil {
+		return Context{}, err
+	}
+	path, err := s.store.Path(ctx, from)
+	if err != nil {
+		return Context{}, err
+	}
+	st, err := StateAt(ctx, s.store, from)
+	if err != nil {
+		return Context{}, err
+	}
+	return BuildContext(ctx, path, st, ContextOptions{
+		Transforms: s.transforms(opts),
+		Projectors: s.projectors(opts),
+	})
+}
+
+func (s *Session) transforms(opts ContextOptions) []EntryTransform {
+	if len(opts.Transforms) == 0 {
+		return s.opts.Transforms
+	}
+	return append(append([]EntryTransform(nil), s.opts.Transforms...), opts.Transforms...)
+}
+
+func (s *Session) projectors(opts ContextOptions) map[string]Projector {
+	if len(opts.Projectors) == 0 {
+		return s.opts.Projectors
+	}
+	m := maps.Clone(s.opts.Projectors)
+	if m == nil {
+		m = map[string]Projector{}
+	}
+	maps.Copy(m, opts.Projectors)
+	return m
+}

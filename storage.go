@@ -1,0 +1,173 @@
+package sessiontree
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// SessionMeta describes a session: the header of pi's session file.
+type SessionMeta struct {
+	// ID is the session id, a UUID v7 for new sessions.
+	ID string `json:"id"`
+	// Version is the session format version (3).
+	Version int `json:"version"`
+	// CreatedAt is the header's ISO-8601 timestamp.
+	CreatedAt string `json:"timestamp"`
+	// Cwd is the working directory the session belongs to.
+	Cwd string `json:"cwd"`
+	// ParentSession is the session this one was forked from, if any.
+	ParentSession string `json:"parentSession,omitempty"`
+}
+
+// AppendOptions modify a write.
+type AppendOptions struct {
+	// IfLeaf, when not nil, is a guard: the write happens only if the
+	// current leaf is *IfLeaf ("" for an empty leaf); otherwise it fails
+	// with a [ConflictError] and nothing is written.
+	IfLeaf *string
+}
+
+// IfLeaf returns AppendOptions guarded on leaf.
+func IfLeaf(leaf string) AppendOptions { return AppendOptions{IfLeaf: &leaf} }
+
+// Storage is where a session's entries live. The memory, JSONL and SQLite
+// backends implement it, and one conformance suite (package storetest)
+// holds them to the same behaviour.
+//
+// Contract for implementers:
+//   - Every method takes a context and returns errors matching the package
+//     sentinels: [ErrNotFound] (an [EntryNotFoundError] for entries),
+//     [ErrCorrupt] (a [CorruptError]) for broken stored data, never a hang
+//     on a cycle, [ErrInvalidEntry], [ErrConflict], [ErrStorage],
+//     [ErrClosed].
+//   - Entries come back with Raw byte-for-byte as appended.
+//   - Ids are entry ids; "" stands for null wherever an id may be null.
+//   - Lists are in append order unless said otherwise.
+//   - Each method should be answerable without loading the whole session.
+//
+// Implementations document whether they are safe for concurrent use.
+type Storage interface {
+	// Meta returns the session's metadata.
+	Meta(ctx context.Context) (SessionMeta, error)
+	// Leaf returns the current leaf id, "" when the leaf is null.
+	Leaf(ctx context.Context) (string, error)
+	// SetLeaf moves the leaf to target ("" for before the first entry) by
+	// appending a leaf entry whose parentId is the old leaf and whose
+	// targetId is target. A target that does not exist is an
+	// [EntryNotFoundError]. It returns the leaf entry.
+	SetLeaf(ctx context.Context, target string, opts AppendOptions) (Entry, error)
+	// NewEntryID returns an id not used in the session: 8 lowercase hex
+	// characters.
+	NewEntryID(ctx context.Context) (string, error)
+	// Append adds an entry under the current leaf (the append rule) and
+	// makes it the leaf. It fills in the id and timestamp when the draft
+	// has none, refuses an id already used with [ErrConflict], refuses
+	// d.Type == TypeLeaf and malformed fields with [ErrInvalidEntry].
+	Append(ctx context.Context, d Draft, opts AppendOptions) (Entry, error)
+	// Entry returns one entry by id.
+	Entry(ctx context.Context, id string) (Entry, error)
+	// EntriesByType returns every entry of type t in append order.
+	EntriesByType(ctx context.Context, t EntryType) ([]Entry, error)
+	// Label returns the current label of an entry, "" when it has none.
+	Label(ctx context.Context, id string) (string, error)
+	// Labels returns every current label by target id.
+	Labels(ctx context.Context) (map[string]string, error)
+	// Name returns the session name, "" when it has none.
+	Name(ctx context.Context) (string, error)
+	// Stats returns counts and usage totals over the whole log.
+	Stats(ctx context.Context) (Stats, error)
+	// Path returns the path from entry from up to the root or to the
+	// compaction boundary (DESIGN.md section 4), root first. from == ""
+	// gives an empty path.
+	Path(ctx context.Context, from string) ([]Entry, error)
+	// FullPath returns the path from entry from to the root, root first,
+	// not cut at compactions. from == "" gives an empty path.
+	FullPath(ctx context.Context, from string) ([]Entry, error)
+	// Log returns up to limit entries with Seq > after, in append order.
+	// limit <= 0 means no limit.
+	Log(ctx context.Context, after int64, limit int) ([]Entry, error)
+	// Close releases the storage. Further calls return [ErrClosed].
+	Close() error
+}
+
+// StateReader is implemented by backends that can tell the context state
+// at an entry without walking the full path (the SQLite engine reads it
+// from an index). [StateAt] falls back to walking when a backend does not.
+type StateReader interface {
+	// State returns the state on the full path from entry from to the
+	// root; from == "" gives the default state.
+	State(ctx context.Context, from string) (State, error)
+}
+
+// BatchAppender is implemented by backends that can take entries that
+// already have ids, parents and timestamps, as when importing a file. The
+// entries are validated (known types, unique ids, parents that exist
+// earlier in the session or in the batch) and stored in order in one
+// transaction; the leaf then follows the leaf rule over them.
+type BatchAppender interface {
+	AppendBatch(ctx context.Context, entries []Entry) error
+}
+
+// State is the configuration in effect at an entry: the latest of each
+// setting on the full path from the root.
+type State struct {
+	// ThinkingLevel is the latest thinking level, "off" by default.
+	ThinkingLevel string `json:"thinkingLevel"`
+	// Model is the latest model, nil by default.
+	Model *ModelRef `json:"model"`
+	// ActiveToolNames is the latest tool list, nil by default.
+	ActiveToolNames []string `json:"activeToolNames"`
+}
+
+// ModelRef names a model.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+}
+
+// DefaultState is the state of an empty path.
+func DefaultState() State { return State{ThinkingLevel: "off"} }
+
+// StateAt returns the state at entry from: through [StateReader] when the
+// backend has it, otherwise by walking the full path.
+func StateAt(ctx context.Context, s Storage, from string) (State, error) {
+	if r, ok := s.(StateReader); ok {
+		return r.State(ctx, from)
+	}
+	path, err := s.FullPath(ctx, from)
+	if err != nil {
+		return State{}, err
+	}
+	st := DefaultState()
+	for _, e := range path {
+		st.Apply(e)
+	}
+	return st, nil
+}
+
+// Apply updates the state with one entry of the path, as pi does when it
+// replays a branch. Entries that set nothing leave it unchanged.
+func (st *State) Apply(e Entry) {
+	switch e.Type {
+	case TypeThinkingLevelChange:
+		if s, ok := e.String("thinkingLevel"); ok {
+			st.ThinkingLevel = s
+		}
+	case TypeModelChange:
+		p, _ := e.String("provider")
+		m, _ := e.String("modelId")
+		st.Model = &ModelRef{Provider: p, ModelID: m}
+	case TypeActiveToolsChange:
+		var names []string
+		if raw, ok := e.Field("activeToolNames"); ok && json.Unmarshal(raw, &names) == nil {
+			if names == nil {
+				names = []string{}
+			}
+			st.ActiveToolNames = names
+		}
+	case TypeMessage:
+		if m := MessageInfoOf(e); m.Role == "assistant" {
+			st.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
+		}
+	}
+}

@@ -1,0 +1,634 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+func (f *fixture) wantTexts(opts sessiontree.ContextOptions, want ...string) {
+	f.t.Helper()
+	if diff := cmp.Diff(want, texts(f.context(opts))); diff != "" {
+		f.t.Errorf("Context(%+v) messages (-want +got):\n%s", opts.From, diff)
+	}
+}
+
+var _ = register("AppendAndContextOrder", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	if c := f.context(sessiontree.ContextOptions{}); len(c.Messages) != 0 || c.ThinkingLevel != "off" || c.Model != nil {
+		t.Fatalf("empty session context = %+v; want no messages, thinking off, no model", c)
+	}
+	u1 := f.user("one")
+	a1 := f.assistant("two")
+	u2 := f.user("three")
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "assistant:two", "user:three")
+	if got := f.path(f.s.Branch(f.ctx, "")); !cmp.Equal(got, []string{u1, a1, u2}) {
+		t.Errorf("Branch() = %v; want %v", got, []string{u1, a1, u2})
+	}
+	e := f.ok(f.st.Entry(f.ctx, a1))
+	if e.ParentID != u1 || e.Type != sessiontree.TypeMessage {
+		t.Errorf("Entry(%q) = parent %q type %q; want parent %q type message", a1, e.ParentID, e.Type, u1)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != u2 {
+		t.Errorf("Leaf() = %q; want %q", leaf, u2)
+	}
+})
+
+var idPattern = regexp.MustCompile(`^[0-9a-f]{8}$`)
+
+var _ = register("EntryIDsAndTimestamps", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	seen := map[string]bool{}
+	for range 50 {
+		e := f.ok(f.s.AppendThinkingLevel(f.ctx, "low"))
+		if !idPattern.MatchString(e.ID) || seen[e.ID] {
+			t.Fatalf("entry id %q: want 8 lowercase hex characters, unused", e.ID)
+		}
+		seen[e.ID] = true
+		if _, err := time.Parse(sessiontree.TimeLayout, e.Timestamp); err != nil {
+			t.Fatalf("timestamp %q: %v", e.Timestamp, err)
+		}
+	}
+	id, err := f.st.NewEntryID(f.ctx)
+	if err != nil || !idPattern.MatchString(id) || seen[id] {
+		t.Errorf("NewEntryID() = %q, %v; want a fresh 8-hex id", id, err)
+	}
+	meta, err := f.st.Meta(f.ctx)
+	if err != nil || meta.ID == "" {
+		t.Fatalf("Meta() = %+v, %v", meta, err)
+	}
+})
+
+var _ = register("DraftWithOwnIDAndDuplicate", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	d := sessiontree.Draft{Type: sessiontree.TypeCustom, ID: "feedc0de0001", Timestamp: "2026-01-02T03:04:05.678Z",
+		Fields: json.RawMessage(`{"customType":"x"}`)}
+	e := f.ok(f.st.Append(f.ctx, d, sessiontree.AppendOptions{}))
+	if e.ID != d.ID || e.Timestamp != d.Timestamp {
+		t.Errorf("Append(%+v) = %q at %q; want the draft's id and time", d, e.ID, e.Timestamp)
+	}
+	if _, err := f.st.Append(f.ctx, d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("Append(duplicate id) error = %v; want ErrConflict", err)
+	}
+	bad := []sessiontree.Draft{
+		{Type: sessiontree.TypeLeaf, Fields: json.RawMessage(`{"targetId":null}`)},
+		{Type: "bogus"},
+		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p"}`)},
+		{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"x","id":"zz"}`)},
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":`)},
+	}
+	for _, d := range bad {
+		if _, err := f.st.Append(f.ctx, d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+			t.Errorf("Append(%s %s) error = %v; want ErrInvalidEntry", d.Type, d.Fields, err)
+		}
+	}
+	if n := f.count(); n != 1 {
+		t.Errorf("after refused appends the log has %d entries; want 1", n)
+	}
+})
+
+func (f *fixture) count() int {
+	f.t.Helper()
+	log, err := f.st.Log(f.ctx, 0, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return len(log)
+}
+
+var _ = register("LosslessEntries", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	msg := json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"x\u00e9\ud83d\ude42"}],` +
+		`"provider":"p","model":"m","usage":{"input":1.0,"output":2e3,"big":12345678901234567890123,` +
+		`"cost":{"total":0.10000000000000001}},"unknownField":{"nested":[1,2,{"a":null}]}}`)
+	e := f.ok(f.s.AppendMessage(f.ctx, msg))
+	fields := json.RawMessage(`{"customType":"k","data":{"n":1.50,"s":"<tag>&amp;"},"extra":[true,false,null]}`)
+	c := f.ok(f.s.Append(f.ctx, sessiontree.TypeCustom, fields, sessiontree.AppendOptions{}))
+	f.reopen()
+	for _, want := range []sessiontree.Entry{e, c} {
+		got := f.ok(f.st.Entry(f.ctx, want.ID))
+		if string(got.Raw) != string(want.Raw) {
+			t.Errorf("Entry(%q).Raw = %s; want %s", want.ID, got.Raw, want.Raw)
+		}
+	}
+	ctx := f.context(sessiontree.ContextOptions{})
+	if len(ctx.Messages) != 1 || string(ctx.Messages[0]) != string(msg) {
+		t.Errorf("Context().Messages = %s; want the message unchanged: %s", ctx.Messages, msg)
+	}
+})
+
+var _ = register("ModelAndThinkingTracking", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("hi")
+	early := f.ok(f.s.AppendThinkingLevel(f.ctx, "high")).ID
+	f.ok(f.s.AppendModelChange(f.ctx, "openai", "gpt-5"))
+	f.ok(f.s.AppendActiveTools(f.ctx, []string{"read", "bash"}))
+	c := f.context(sessiontree.ContextOptions{})
+	want := sessiontree.State{ThinkingLevel: "high", Model: &sessiontree.ModelRef{Provider: "openai", ModelID: "gpt-5"}, ActiveToolNames: []string{"read", "bash"}}
+	if diff := cmp.Diff(want, c.State); diff != "" {
+		t.Errorf("Context().State (-want +got):\n%s", diff)
+	}
+	f.ok(f.s.AppendMessage(f.ctx, assistantMessage("reply", "google", "gemini")))
+	if c := f.context(sessiontree.ContextOptions{}); c.Model == nil || c.Model.ModelID != "gemini" {
+		t.Errorf("Context().Model = %+v; want the assistant message's model gemini", c.Model)
+	}
+	// A branch from before the model change does not see it.
+	f.ok(f.st.SetLeaf(f.ctx, early, sessiontree.AppendOptions{}))
+	f.user("on a branch")
+	c = f.context(sessiontree.ContextOptions{})
+	want = sessiontree.State{ThinkingLevel: "high"}
+	if diff := cmp.Diff(want, c.State); diff != "" {
+		t.Errorf("branch Context().State (-want +got):\n%s", diff)
+	}
+})
+
+var _ = register("BranchByMovingLeaf", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u1 := f.user("one")
+	f.assistant("two")
+	f.user("three")
+	leafEntry := f.ok(f.st.SetLeaf(f.ctx, u1, sessiontree.AppendOptions{}))
+	if leafEntry.Type != sessiontree.TypeLeaf || leafEntry.TargetID() != u1 {
+		t.Errorf("SetLeaf(%q) = %s; want a leaf entry targeting it", u1, leafEntry.Raw)
+	}
+	alt := f.assistant("alt")
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "assistant:alt")
+	if e := f.ok(f.st.Entry(f.ctx, alt)); e.ParentID != u1 {
+		t.Errorf("after moving to %q the next entry's parent = %q", u1, e.ParentID)
+	}
+	if n := f.count(); n != 5 {
+		t.Errorf("log has %d entries; want 5 (nothing truncated, leaf entry kept)", n)
+	}
+	if _, err := f.st.SetLeaf(f.ctx, "deadbeef", sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("SetLeaf(missing) error = %v; want ErrNotFound", err)
+	}
+	if _, err := f.s.Branch(f.ctx, "deadbeef"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Branch(missing) error = %v; want ErrNotFound", err)
+	}
+})
+
+var _ = register("MoveToNil", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("one")
+	f.assistant("two")
+	if _, err := f.s.MoveTo(f.ctx, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.context(sessiontree.ContextOptions{}); len(c.Messages) != 0 {
+		t.Errorf("context after MoveTo(nil) has %d messages; want 0", len(c.Messages))
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != "" {
+		t.Errorf("Leaf() after MoveTo(nil) = %q; want empty", leaf)
+	}
+	root := f.ok(f.st.Entry(f.ctx, f.user("fresh")))
+	if root.ParentID != "" {
+		t.Errorf("first entry after MoveTo(nil) has parent %q; want null", root.ParentID)
+	}
+	f.wantTexts(sessiontree.ContextOptions{}, "user:fresh")
+})
+
+var _ = register("CompactionFirstKept", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("1")
+	f.assistant("2")
+	third := f.user("3")
+	f.assistant("4")
+	comp := f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "S", FirstKeptEntryID: third, TokensBefore: 1234}))
+	f.user("5")
+	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:S", "user:3", "assistant:4", "user:5")
+	c := f.context(sessiontree.ContextOptions{})
+	tm, _ := comp.Time()
+	want := mustJSON(map[string]any{"role": "compactionSummary", "summary": "S", "tokensBefore": 1234, "timestamp": tm.UnixMilli()})
+	if !jsonEqual(c.Messages[0], want) {
+		t.Errorf("compaction message = %s; want %s", c.Messages[0], want)
+	}
+	if got := f.path(f.s.Branch(f.ctx, "")); len(got) != 4 || got[0] != third {
+		t.Errorf("Branch() = %v; want 4 entries from %q (cut at the compaction)", got, third)
+	}
+	if got := f.path(f.s.FullBranch(f.ctx, "")); len(got) != 6 {
+		t.Errorf("FullBranch() = %v; want all 6 entries", got)
+	}
+})
+
+var _ = register("CompactionRetainedTail", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("1")
+	f.assistant("2")
+	tail := []json.RawMessage{userMessage("kept-u"), assistantMessage("kept-a", "p", "m")}
+	comp := f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "S", RetainedTail: tail, TokensBefore: 9}))
+	f.user("after")
+	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:S", "user:kept-u", "assistant:kept-a", "user:after")
+	if got := f.path(f.s.Branch(f.ctx, "")); len(got) != 2 || got[0] != comp.ID {
+		t.Errorf("Branch() = %v; want the compaction first, then one entry", got)
+	}
+	if _, err := f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "both missing"}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("AppendCompaction without kept messages error = %v; want ErrInvalidEntry", err)
+	}
+})
+
+var _ = register("NewestCompactionOnly", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u1 := f.user("1")
+	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "old", FirstKeptEntryID: u1}))
+	u2 := f.user("2")
+	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "new", FirstKeptEntryID: u2}))
+	f.user("3")
+	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:new", "user:2", "user:3")
+})
+
+var _ = register("StateHoldsAcrossCompaction", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.ok(f.s.AppendThinkingLevel(f.ctx, "medium"))
+	f.ok(f.s.AppendModelChange(f.ctx, "anthropic", "opus"))
+	f.user("1")
+	keep := f.user("2")
+	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "S", FirstKeptEntryID: keep}))
+	f.user("3")
+	c := f.context(sessiontree.ContextOptions{})
+	if c.ThinkingLevel != "medium" || c.Model == nil || c.Model.ModelID != "opus" {
+		t.Errorf("state after compaction = %+v; want thinking medium and model opus", c.State)
+	}
+})
+
+var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u1 := f.user("one")
+	f.assistant("two")
+	id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "left it"})
+	if err != nil || id == "" {
+		t.Fatalf("MoveTo(%q, summary) = %q, %v", u1, id, err)
+	}
+	sum := f.ok(f.st.Entry(f.ctx, id))
+	if from, _ := sum.String("fromId"); sum.ParentID != u1 || from != u1 || sum.Type != sessiontree.TypeBranchSummary {
+		t.Errorf("summary entry = %s; want a branch_summary under %q with fromId %q", sum.Raw, u1, u1)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != id {
+		t.Errorf("Leaf() = %q; want the summary %q", leaf, id)
+	}
+	f.user("three")
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "branchSummary:left it", "user:three")
+	tm, _ := sum.Time()
+	want := mustJSON(map[string]any{"role": "branchSummary", "summary": "left it", "fromId": u1, "timestamp": tm.UnixMilli()})
+	if c := f.context(sessiontree.ContextOptions{}); !jsonEqual(c.Messages[1], want) {
+		t.Errorf("branch summary message = %s; want %s", c.Messages[1], want)
+	}
+	id, err = f.s.MoveTo(f.ctx, "", &sessiontree.BranchSummary{Summary: "from scratch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = f.ok(f.st.Entry(f.ctx, id))
+	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != "root" {
+		t.Errorf("summary at root = %s; want parentId null and fromId \"root\"", sum.Raw)
+	}
+	f.wantTexts(sessiontree.ContextOptions{}, "branchSummary:from scratch")
+	if id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{}); err != nil {
+		t.Fatal(err)
+	} else if f.ok(f.st.Entry(f.ctx, id)).Type != sessiontree.TypeBranchSummary {
+		t.Errorf("empty summary was not written")
+	}
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one")
+})
+
+var _ = register("CustomMessagesInContext", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("hi")
+	e := f.ok(f.s.AppendCustomMessage(f.ctx, sessiontree.CustomMessage{CustomType: "reminder",
+		Content: json.RawMessage(`"do the tests"`), Display: true, Details: json.RawMessage(`{"k":1}`)}))
+	f.ok(f.s.AppendCustomMessage(f.ctx, sessiontree.CustomMessage{CustomType: "note",
+		Content: json.RawMessage(`[{"type":"text","text":"blocks"}]`)}))
+	c := f.context(sessiontree.ContextOptions{})
+	tm, _ := e.Time()
+	want := mustJSON(map[string]any{"role": "custom", "customType": "reminder", "content": "do the tests",
+		"display": true, "details": map[string]any{"k": 1}, "timestamp": tm.UnixMilli()})
+	if len(c.Messages) != 3 || !jsonEqual(c.Messages[1], want) {
+		t.Fatalf("custom message = %s; want %s", c.Messages, want)
+	}
+	var second map[string]any
+	_ = json.Unmarshal(c.Messages[2], &second)
+	if _, has := second["details"]; has || second["display"] != false {
+		t.Errorf("custom message without details = %s; want no details key and display false", c.Messages[2])
+	}
+})
+
+var _ = register("CustomEntriesAndProjectors", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("hi")
+	f.ok(f.s.AppendCustom(f.ctx, "todo", json.RawMessage(`{"n":1}`)))
+	f.ok(f.s.AppendCustom(f.ctx, "other", nil))
+	f.wantTexts(sessiontree.ContextOptions{}, "user:hi")
+	todo := func(e sessiontree.Entry) ([]json.RawMessage, error) {
+		return []json.RawMessage{userMessage("todo projected")}, nil
+	}
+	f.wantTexts(sessiontree.ContextOptions{Projectors: map[string]sessiontree.Projector{"todo": todo}}, "user:hi", "user:todo projected")
+	// Per session, and a call's own projector wins.
+	f.s = sessiontree.NewSession(f.st, sessiontree.SessionOptions{Projectors: map[string]sessiontree.Projector{"todo": todo}})
+	f.wantTexts(sessiontree.ContextOptions{}, "user:hi", "user:todo projected")
+	other := func(e sessiontree.Entry) ([]json.RawMessage, error) {
+		return []json.RawMessage{userMessage("call's own")}, nil
+	}
+	f.wantTexts(sessiontree.ContextOptions{Projectors: map[string]sessiontree.Projector{"todo": other}}, "user:hi", "user:call's own")
+	failing := func(e sessiontree.Entry) ([]json.RawMessage, error) { return nil, errors.New("boom") }
+	if _, err := f.s.Context(f.ctx, sessiontree.ContextOptions{Projectors: map[string]sessiontree.Projector{"todo": failing}}); err == nil {
+		t.Errorf("Context with a failing projector succeeded; want its error")
+	}
+})
+
+var _ = register("EntryTransforms", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("a")
+	f.assistant("b")
+	f.user("c")
+	dropAssistant := func(ctx context.Context, es []sessiontree.Entry) ([]sessiontree.Entry, error) {
+		var out []sessiontree.Entry
+		for _, e := range es {
+			if sessiontree.MessageInfoOf(e).Role != "assistant" {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	lastOnly := func(ctx context.Context, es []sessiontree.Entry) ([]sessiontree.Entry, error) {
+		return es[len(es)-1:], nil
+	}
+	f.wantTexts(sessiontree.ContextOptions{Transforms: []sessiontree.EntryTransform{dropAssistant}}, "user:a", "user:c")
+	f.s = sessiontree.NewSession(f.st, sessiontree.SessionOptions{Transforms: []sessiontree.EntryTransform{dropAssistant}})
+	f.wantTexts(sessiontree.ContextOptions{}, "user:a", "user:c")
+	// The session's transforms run first, then the call's.
+	f.wantTexts(sessiontree.ContextOptions{Transforms: []sessiontree.EntryTransform{lastOnly}}, "user:c")
+	es, err := f.s.ContextEntries(f.ctx, sessiontree.ContextOptions{})
+	if err != nil || len(es) != 2 {
+		t.Errorf("ContextEntries() = %d entries, %v; want 2", len(es), err)
+	}
+})
+
+var _ = register("LabelsAndName", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u := f.user("one")
+	a := f.assistant("two")
+	f.ok(f.s.SetLabel(f.ctx, u, "  first  "))
+	f.ok(f.s.SetLabel(f.ctx, a, "second"))
+	f.ok(f.s.SetLabel(f.ctx, a, ""))
+	f.ok(f.s.SetName(f.ctx, "  my\nsession\r\nname "))
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "assistant:two")
+	want := map[string]string{u: "first"}
+	if got, _ := f.st.Labels(f.ctx); !cmp.Equal(got, want) {
+		t.Errorf("Labels() = %v; want %v", got, want)
+	}
+	if got, _ := f.st.Label(f.ctx, a); got != "" {
+		t.Errorf("Label(%q) = %q; want cleared", a, got)
+	}
+	if got, _ := f.st.Name(f.ctx); got != "my session name" {
+		t.Errorf("Name() = %q; want %q", got, "my session name")
+	}
+	_, err := f.s.SetLabel(f.ctx, "0badc0de", "x")
+	var nf *sessiontree.EntryNotFoundError
+	if !errors.Is(err, sessiontree.ErrNotFound) || !errors.As(err, &nf) || nf.Error() != "Entry 0badc0de not found" {
+		t.Errorf("SetLabel(missing) error = %v; want \"Entry 0badc0de not found\"", err)
+	}
+	f.ok(f.s.SetName(f.ctx, " "))
+	if got, _ := f.st.Name(f.ctx); got != "" {
+		t.Errorf("Name() after clearing = %q; want empty", got)
+	}
+})
+
+var _ = register("ReopenKeepsEverything", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u := f.user("one")
+	f.assistant("two")
+	f.ok(f.s.SetLabel(f.ctx, u, "start"))
+	f.ok(f.s.SetName(f.ctx, "named"))
+	f.ok(f.s.AppendThinkingLevel(f.ctx, "high"))
+	if _, err := f.s.MoveTo(f.ctx, u, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.assistant("alt")
+	before := f.context(sessiontree.ContextOptions{})
+	leaf, _ := f.st.Leaf(f.ctx)
+	stats, _ := f.st.Stats(f.ctx)
+	meta, _ := f.st.Meta(f.ctx)
+	if _, err := f.s.MoveTo(f.ctx, u, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.reopen()
+	if got, _ := f.st.Leaf(f.ctx); got != u {
+		t.Errorf("after reopen Leaf() = %q; want the moved leaf %q", got, u)
+	}
+	if _, err := f.s.MoveTo(f.ctx, leaf, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.reopen()
+	after := f.context(sessiontree.ContextOptions{})
+	if diff := cmp.Diff(texts(before), texts(after)); diff != "" || after.ThinkingLevel != before.ThinkingLevel {
+		t.Errorf("context after reopen differs (-before +after):\n%s", diff)
+	}
+	if got, _ := f.st.Labels(f.ctx); got[u] != "start" {
+		t.Errorf("Labels() after reopen = %v", got)
+	}
+	if got, _ := f.st.Name(f.ctx); got != "named" {
+		t.Errorf("Name() after reopen = %q", got)
+	}
+	got, _ := f.st.Stats(f.ctx)
+	if got.Messages != stats.Messages || got.Tokens != stats.Tokens || got.Entries != stats.Entries+2 {
+		t.Errorf("Stats() after reopen = %+v; want %+v with 2 more entries", got, stats)
+	}
+	if m, _ := f.st.Meta(f.ctx); m.ID != meta.ID || m.Cwd != meta.Cwd {
+		t.Errorf("Meta() after reopen = %+v; want %+v", m, meta)
+	}
+})
+
+var _ = register("LogWithCursor", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	var want []string
+	for i := range 7 {
+		want = append(want, f.user(string(rune('a'+i))))
+	}
+	var got []string
+	var after int64
+	for {
+		page, err := f.st.Log(f.ctx, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		if len(page) > 3 {
+			t.Fatalf("Log(%d, 3) returned %d entries", after, len(page))
+		}
+		for _, e := range page {
+			if e.Seq <= after {
+				t.Fatalf("Log(%d, 3) returned seq %d", after, e.Seq)
+			}
+			after = e.Seq
+			got = append(got, e.ID)
+		}
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("paged Log = %v; want %v", got, want)
+	}
+	all, _ := f.st.Log(f.ctx, 0, 0)
+	if len(all) != 7 || all[0].Seq != 1 || all[6].Seq != 7 {
+		t.Errorf("Log(0, 0) = %d entries, seqs %d..%d; want 7, 1..7", len(all), all[0].Seq, all[len(all)-1].Seq)
+	}
+	if rest, _ := f.st.Log(f.ctx, 7, 10); len(rest) != 0 {
+		t.Errorf("Log(7, 10) = %d entries; want 0", len(rest))
+	}
+})
+
+var _ = register("EntriesByTypeAndStats", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("a")
+	a1 := f.assistant("b")
+	f.ok(f.s.AppendModelChange(f.ctx, "x", "y"))
+	a2 := f.assistant("c")
+	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "s", FirstKeptEntryID: a2,
+		Usage: json.RawMessage(`{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":0.5}}`)}))
+	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"assistant","usage":"malformed"}`)))
+	got, err := f.st.EntriesByType(f.ctx, sessiontree.TypeMessage)
+	if err != nil || len(got) != 4 || got[1].ID != a1 || got[2].ID != a2 {
+		t.Errorf("EntriesByType(message) = %v, %v; want 4 in append order", ids(got), err)
+	}
+	st, _ := f.st.Stats(f.ctx)
+	want := sessiontree.Stats{Entries: 6, Messages: 4, Cost: 1.0,
+		Tokens: sessiontree.TokenStats{Input: 201, Output: 42, CacheRead: 13, CacheWrite: 18, Cached: 13, Uncached: 219, Total: 274}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("Stats() (-want +got):\n%s", diff)
+	}
+})
+
+var _ = register("LeafGuard", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u := f.user("a")
+	stale := sessiontree.IfLeaf("")
+	d := sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"x"}`)}
+	if _, err := f.st.Append(f.ctx, d, stale); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("Append with stale guard error = %v; want ErrConflict", err)
+	}
+	if _, err := f.st.SetLeaf(f.ctx, "", stale); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("SetLeaf with stale guard error = %v; want ErrConflict", err)
+	}
+	e := f.ok(f.st.Append(f.ctx, d, sessiontree.IfLeaf(u)))
+	if e.ParentID != u {
+		t.Errorf("guarded append parent = %q; want %q", e.ParentID, u)
+	}
+	if n := f.count(); n != 2 {
+		t.Errorf("log has %d entries; want 2", n)
+	}
+})
+
+var _ = register("PathFromAnyEntry", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	a := f.user("a")
+	b := f.assistant("b")
+	c := f.user("c")
+	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "s", FirstKeptEntryID: b}))
+	f.user("d")
+	if got := f.path(f.s.Branch(f.ctx, c)); !cmp.Equal(got, []string{a, b, c}) {
+		t.Errorf("Branch(%q) = %v; want %v", c, got, []string{a, b, c})
+	}
+	if got := f.path(f.s.Branch(f.ctx, b)); !cmp.Equal(got, []string{a, b}) {
+		t.Errorf("Branch(%q) = %v", b, got)
+	}
+	f.wantTexts(sessiontree.ContextOptions{From: c}, "user:a", "assistant:b", "user:c")
+	if got := f.path(f.st.Path(f.ctx, "")); len(got) != 0 {
+		t.Errorf("Path(\"\") = %v; want empty", got)
+	}
+})
+
+var _ = register("ConcurrentAppends", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	const workers, each = 4, 25
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range each {
+				if _, err := f.s.AppendMessage(f.ctx, userMessage("x")); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := f.path(f.s.FullBranch(f.ctx, ""))
+	if len(full) != workers*each || f.count() != workers*each {
+		t.Errorf("after %d concurrent appends the chain has %d entries (log %d); want one chain of all", workers*each, len(full), f.count())
+	}
+})
+
+var _ = register("CorruptDataIsReported", func(t *testing.T, h Harness) {
+	if h.LoadUnchecked == nil {
+		t.Fatal("harness has no LoadUnchecked")
+	}
+	ts := "2026-01-01T00:00:00.000Z"
+	entry := func(id, parent string) sessiontree.Entry {
+		e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeMessage,
+			Fields: json.RawMessage(`{"message":{"role":"user","content":"` + id + `"}}`)}, id, parent, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	tests := []struct {
+		name    string
+		entries []sessiontree.Entry
+	}{
+		{"missing parent", []sessiontree.Entry{entry("aaaaaaaa", ""), entry("bbbbbbbb", "cccccccc")}},
+		{"cycle", []sessiontree.Entry{entry("aaaaaaaa", "bbbbbbbb"), entry("bbbbbbbb", "aaaaaaaa")}},
+		{"self parent", []sessiontree.Entry{entry("aaaaaaaa", "aaaaaaaa")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { done <- corruptPaths(h, t, tt.entries) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, sessiontree.ErrCorrupt) {
+					t.Errorf("reading %s: error = %v; want ErrCorrupt", tt.name, err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("reading %s did not finish: a hang", tt.name)
+			}
+		})
+	}
+})
+
+// corruptPaths loads broken entries and walks from the last one; it
+// returns the first error met.
+func corruptPaths(h Harness, t testing.TB, entries []sessiontree.Entry) error {
+	meta := sessiontree.SessionMeta{ID: "0190a000-0000-7000-8000-000000000000", Version: 3, CreatedAt: "2026-01-01T00:00:00.000Z", Cwd: "/tmp"}
+	st, err := h.LoadUnchecked(t, meta, entries)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	last := entries[len(entries)-1].ID
+	if _, err := st.Path(ctx, last); err != nil {
+		return err
+	}
+	if _, err := st.FullPath(ctx, last); err != nil {
+		return err
+	}
+	_, err = sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{From: last})
+	return err
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return cmp.Equal(x, y)
+}

@@ -1,0 +1,62 @@
+package sessiontree
+
+import (
+	"cmp"
+	"slices"
+)
+
+// TreeNode is one entry of a session tree with its children.
+type TreeNode struct {
+	Entry Entry `json:"entry"`
+	// Label is the entry's current label, "" when none.
+	Label    string      `json:"label,omitempty"`
+	Children []*TreeNode `json:"children"`
+}
+
+// BuildTree arranges a session's log as pi's tree view does: roots in
+// append order, each node's children ordered by timestamp with ties in
+// append order, an entry whose parent is missing shown as a root, and leaf
+// entries left out. labels gives each node's label (may be nil). The walk
+// is iterative, so a deep session cannot exhaust the stack, and a cycle in
+// parent ids cannot make it loop: each entry is placed once.
+func BuildTree(log []Entry, labels map[string]string) []*TreeNode {
+	nodes := make(map[string]*TreeNode, len(log))
+	order := make([]*TreeNode, 0, len(log))
+	for _, e := range log {
+		if e.Type == TypeLeaf {
+			continue
+		}
+		if _, dup := nodes[e.ID]; dup {
+			continue
+		}
+		n := &TreeNode{Entry: e, Label: labels[e.ID], Children: []*TreeNode{}}
+		nodes[e.ID] = n
+		order = append(order, n)
+	}
+	var roots []*TreeNode
+	for _, n := range order {
+		p, ok := nodes[n.Entry.ParentID]
+		if n.Entry.ParentID == "" || !ok || p == n {
+			roots = append(roots, n)
+			continue
+		}
+		p.Children = append(p.Children, n)
+	}
+	for _, n := range order {
+		sortByTime(n.Children)
+	}
+	return roots
+}
+
+// sortByTime orders nodes by timestamp, keeping append order for ties.
+// Timestamps pi writes sort as text; other forms are compared as times.
+func sortByTime(nodes []*TreeNode) {
+	slices.SortStableFunc(nodes, func(a, b *TreeNode) int {
+		ta, errA := a.Entry.Time()
+		tb, errB := b.Entry.Time()
+		if errA != nil || errB != nil {
+			return cmp.Compare(a.Entry.Timestamp, b.Entry.Timestamp)
+		}
+		return ta.Compare(tb)
+	})
+}
