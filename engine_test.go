@@ -31,14 +31,36 @@ func memoryHarness() storetest.Harness {
 	}
 }
 
-func TestConformance(t *testing.T) {
-	t.Run("memory", func(t *testing.T) { storetest.Run(t, memoryHarness()) })
+// backend is one storage backend as the root tests drive it. Each backend
+// registers itself from its own harness_*_test.go file.
+type backend struct {
+	name    string
+	harness func() storetest.Harness
+	// openPi opens a pi fixture file in this backend.
+	openPi func(t testing.TB, fx storetest.PiFixture) sessiontree.Storage
 }
 
+var backends = []backend{{name: "memory", harness: memoryHarness, openPi: loadMemory}}
+
+func register(b backend) bool {
+	backends = append(backends, b)
+	return true
+}
+
+// TestConformance runs the one conformance suite over every backend.
+func TestConformance(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { storetest.Run(t, b.harness()) })
+	}
+}
+
+// TestPiFixtures checks every backend against pi's own answers.
 func TestPiFixtures(t *testing.T) {
-	t.Run("memory", func(t *testing.T) {
-		storetest.RunPiFixtures(t, "testdata/pi", loadMemory)
-	})
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			storetest.RunPiFixtures(t, "testdata/pi", b.openPi)
+		})
+	}
 }
 
 // loadMemory reads a version-3 pi file line by line into the memory
