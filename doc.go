@@ -1,0 +1,35 @@
+// Package sessiontree stores the conversation trees of LLM coding agents.
+//
+// An agent session is a tree kept as an append-only log: every [Entry]
+// (a message, a model or thinking-level change, a compaction, a branch
+// summary, a label, a name, custom data, a leaf move) has an id and the id
+// of its parent. A leaf pointer picks the active branch; moving it back
+// and appending starts a new branch without deleting anything. The model
+// sees a projection of the active path, cut at the newest compaction: the
+// [Context].
+//
+// This package holds the model and the contract: the entry types, the
+// [Storage] interface every backend implements, [Session] (typed appends,
+// labels, names, [Session.MoveTo], paths and [Session.Context]) on top of
+// any storage, and the sentinel errors. Backends live in their own
+// packages: memory (in-memory), jsonl (pi's session files) and engine
+// (SQLite). Package storetest is the conformance suite they all pass.
+//
+// # Lossless entries
+//
+// An entry keeps its whole JSON object in [Entry.Raw], byte for byte:
+// fields this package does not model, and everything inside a message, come
+// back exactly as written, numbers in their original text. Only the four
+// common fields are decoded eagerly; a message payload is read only for its
+// role, provider, model and usage ([MessageInfoOf]).
+//
+// # Ids
+//
+// "" stands for null wherever an id may be null: a root's ParentID, the
+// leaf of an empty session, the target of a move to before the first entry.
+//
+// # Concurrency
+//
+// [Session] holds no mutable state; it is safe for concurrent use when its
+// storage is. Each backend documents its own rules.
+package sessiontree
