@@ -1,0 +1,102 @@
+package sessiontree_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+func TestDecodeEntry(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantErr string // substring; "" means success
+	}{
+		{`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{}}`, ""},
+		{`{"type":"message","id":"a1","parentId":"p","timestamp":"t","x":[1,2]}`, ""},
+		{`{"id":"a1","timestamp":"t"}`, `missing "type"`},
+		{`{"type":"message","timestamp":"t"}`, `without "id"`},
+		{`{"type":"message","id":"","timestamp":"t"}`, `without "id"`},
+		{`{"type":"message","id":"a1"}`, `missing "timestamp"`},
+		{`{"type":"message","id":"a1","timestamp":"t","parentId":""}`, `"parentId" must be null or a non-empty id`},
+		{`{"type":"message","id":"a1","timestamp":"t","parentId":7}`, `"parentId" must be a string`},
+		{`{"type":5,"id":"a1","timestamp":"t"}`, `"type" must be a string`},
+		{`{"type":"message","id":"a1","timestamp":"t"`, `invalid JSON`},
+		{`["type"]`, `want an object`},
+	}
+	for _, tt := range tests {
+		e, err := sessiontree.DecodeEntry([]byte(tt.in))
+		if tt.wantErr == "" {
+			if err != nil || string(e.Raw) != tt.in {
+				t.Errorf("DecodeEntry(%s) = %s, %v; want the entry unchanged", tt.in, e.Raw, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, sessiontree.ErrInvalidEntry) {
+			t.Errorf("DecodeEntry(%s) error = %v; want ErrInvalidEntry containing %q", tt.in, err, tt.wantErr)
+		}
+	}
+}
+
+func TestBuildEntry(t *testing.T) {
+	d := sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"abc","label":"x","z":1.50}`)}
+	e, err := sessiontree.BuildEntry(d, "id1", "", "2026-01-01T00:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"label","id":"id1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","targetId":"abc","label":"x","z":1.50}`
+	if string(e.Raw) != want {
+		t.Errorf("BuildEntry = %s; want %s", e.Raw, want)
+	}
+	if e.TargetID() != "abc" {
+		t.Errorf("TargetID() = %q; want abc", e.TargetID())
+	}
+	if _, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":null}`)}, "i", "", "t"); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("label with null target: error = %v; want ErrInvalidEntry", err)
+	}
+}
+
+func TestFields(t *testing.T) {
+	got, err := sessiontree.Fields("a", "x", "skip", nil, "raw", json.RawMessage(`{"k":1.0}`), "list", []string{}, "b", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"a":"x","raw":{"k":1.0},"list":[],"b":false}`; string(got) != want {
+		t.Errorf("Fields = %s; want %s", got, want)
+	}
+	if _, err := sessiontree.Fields("odd"); err == nil {
+		t.Errorf("Fields(odd) succeeded")
+	}
+}
+
+func TestBuildTreeOrder(t *testing.T) {
+	mk := func(id, parent, ts string) sessiontree.Entry {
+		e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"c"}`)}, id, parent, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	leaf, _ := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeLeaf, Fields: json.RawMessage(`{"targetId":null}`)}, "l", "r", "2026-01-01T00:00:09.000Z")
+	log := []sessiontree.Entry{
+		mk("r", "", "2026-01-01T00:00:00.000Z"),
+		mk("late", "r", "2026-01-01T00:00:05.000Z"),
+		mk("early", "r", "2026-01-01T00:00:01.000Z"),
+		mk("tie", "r", "2026-01-01T00:00:01.000Z"),
+		leaf,
+		mk("orphan", "gone", "2026-01-01T00:00:02.000Z"),
+	}
+	roots := sessiontree.BuildTree(log, map[string]string{"r": "start"})
+	if len(roots) != 2 || roots[0].Entry.ID != "r" || roots[1].Entry.ID != "orphan" || roots[0].Label != "start" {
+		t.Fatalf("roots = %v; want r (labelled) then orphan", roots)
+	}
+	var kids []string
+	for _, c := range roots[0].Children {
+		kids = append(kids, c.Entry.ID)
+	}
+	if strings.Join(kids, ",") != "early,tie,late" {
+		t.Errorf("children of r = %v; want early,tie,late", kids)
+	}
+}

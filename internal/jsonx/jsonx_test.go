@@ -1,0 +1,80 @@
+package jsonx
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var grammarCases = []string{
+	`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e-3`, `1E+9`, `"a\u00e9\n"`,
+	`{"a":[1,{"b":null}],"c":"d"}`, ` { "a" : 1 } `,
+	``, `{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `01`, `1.`, `.5`, `-`, `1e`, `+1`,
+	`"\x"`, `"\u12"`, "\"tab\there\"", `"unterminated`, `nul`, `tru`, `{"a":1}x`, `[1 2]`,
+	`{"a":1 "b":2}`, "\"\x00\"", `"\/"`, `{"":0}`,
+}
+
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range grammarCases {
+		got := Valid([]byte(in)) == nil
+		if want := json.Valid([]byte(in)); got != want {
+			t.Errorf("Valid(%q) = %v; want %v", in, got, want)
+		}
+	}
+}
+
+func TestObjectMembers(t *testing.T) {
+	var keys, vals []string
+	err := ObjectMembers([]byte(`{"type":"x", "i\u0064":"1","n":[1,{"a":2}] }`), func(k, v []byte) error {
+		keys = append(keys, string(k))
+		vals = append(vals, string(v))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(vals, "|") != `"x"|"1"|[1,{"a":2}]` {
+		t.Errorf("ObjectMembers values = %q", vals)
+	}
+	if !KeyEquals([]byte(keys[1]), "id") {
+		t.Errorf("KeyEquals(%s, id) = false; want true (escaped key)", keys[1])
+	}
+	for _, bad := range []string{`[]`, `{"a":1}{}`, `"s"`, ``} {
+		if err := ObjectMembers([]byte(bad), nil); err == nil {
+			t.Errorf("ObjectMembers(%q) = nil; want an error", bad)
+		}
+	}
+}
+
+func TestDeepNestingIsRefused(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	if err := Valid([]byte(deep)); err == nil {
+		t.Errorf("Valid(%d nested arrays) = nil; want a depth error", MaxDepth+1)
+	}
+	ok := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	if err := Valid([]byte(ok)); err != nil {
+		t.Errorf("Valid(100 nested arrays) = %v", err)
+	}
+}
+
+func TestFieldLastWins(t *testing.T) {
+	v, ok := Field([]byte(`{"a":1,"a":2}`), "a")
+	if !ok || string(v) != "2" {
+		t.Errorf("Field(dup a) = %s, %v; want 2", v, ok)
+	}
+	if _, ok := Field([]byte(`{"a":1}`), "b"); ok {
+		t.Errorf("Field(missing) found something")
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, c := range grammarCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := Valid(b) == nil
+		if want := json.Valid(b); got != want {
+			t.Errorf("Valid(%q) = %v; encoding/json says %v", b, got, want)
+		}
+	})
+}
