@@ -1,14 +1,11 @@
 package sessiontree_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -63,38 +60,29 @@ func TestPiFixtures(t *testing.T) {
 	}
 }
 
-// loadMemory reads a version-3 pi file line by line into the memory
-// backend. Older versions need the JSONL reader's migration.
+// loadMemory streams a pi file through the JSONL reader (which migrates
+// versions 1 and 2) into the memory backend.
 func loadMemory(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
-	f, err := os.Open(fx.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	var meta sessiontree.SessionMeta
+	ctx := context.Background()
+	var st *memory.Storage
 	var entries []sessiontree.Entry
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if meta.ID == "" {
-			if err := json.Unmarshal(line, &meta); err != nil {
+	for rec, err := range jsonl.ReadFile(ctx, fx.Path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case jsonl.KindHeader:
+			if st, err = memory.New(rec.Header.SessionMeta, memory.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			continue
+		case jsonl.KindEntry:
+			entries = append(entries, rec.Entry)
+		default:
+			t.Fatalf("%s:%d: unexpected record kind %d", fx.Name, rec.Line, rec.Kind)
 		}
-		e, err := sessiontree.DecodeEntry(line)
-		if err != nil {
-			t.Skipf("%s: not a version-3 file (%v)", fx.Name, err)
-		}
-		entries = append(entries, e)
 	}
-	st, err := memory.New(meta, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AppendBatch(context.Background(), entries); err != nil {
+	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)
 	}
 	return st

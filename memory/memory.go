@@ -304,6 +304,9 @@ func (s *Storage) checkBatchEntry(e sessiontree.Entry) error {
 // rollback drops every entry from position mark on and rebuilds the
 // derived state. Only a failed batch pays for it.
 func (s *Storage) rollback(mark int) {
+	if mark == len(s.entries) {
+		return // nothing was indexed; a refused first entry costs nothing
+	}
 	kept := s.entries[:mark]
 	s.entries = nil
 	s.byID = map[string]int{}

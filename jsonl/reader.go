@@ -1,0 +1,388 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
+)
+
+// Mode says how much damage a read tolerates.
+type Mode int
+
+const (
+	// Recover, the zero Mode, refuses every bad line but one: a torn last
+	// line (the file ends in a partial line without newline, as after a
+	// crash in the middle of a write). The entries before it load and the
+	// torn bytes are reported.
+	Recover Mode = iota
+	// Strict refuses any damage: a bad line, a torn last line, a last line
+	// without its newline.
+	Strict
+	// Lenient skips every bad line, as pi does, and reports each one. A
+	// file without a valid header is still refused.
+	Lenient
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Recover:
+		return "recover"
+	case Strict:
+		return "strict"
+	case Lenient:
+		return "lenient"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// DefaultMaxLineBytes is the longest line a read accepts when
+// [ReadOptions.MaxLineBytes] is 0. Lines of tens of megabytes (a large
+// tool result) are normal; a line of a gigabyte is not a session.
+const DefaultMaxLineBytes = 1 << 30
+
+// ReadOptions configure [Read]. The zero value reads a whole file in
+// [Recover] mode.
+type ReadOptions struct {
+	// Name is the file name used in errors.
+	Name string
+	// Mode is how much damage to tolerate.
+	Mode Mode
+	// Resume, when set, continues a read where an earlier one stopped:
+	// pass the Next position of the last record it yielded, and a reader
+	// positioned at Resume.Offset. No header record is yielded then.
+	Resume *Position
+	// MaxLineBytes bounds the length of one line; 0 means
+	// [DefaultMaxLineBytes]. Memory use is bounded by it, not by the file.
+	MaxLineBytes int
+}
+
+// Position is where a read stands: everything a later read needs to
+// resume after the lines already read, for a file that has grown since.
+// It is plain data; store it as JSON if need be.
+type Position struct {
+	// Offset is the byte offset of the next line.
+	Offset int64 `json:"offset"`
+	// Line is the number of lines read so far, the header included.
+	Line int `json:"line"`
+	// Version is the file's version from its header.
+	Version int `json:"version"`
+	// SessionID is the header's id.
+	SessionID string `json:"sessionId"`
+	// Index counts the JSON lines read so far, the header being 0; a
+	// version-1 file's compactions refer to entries by this index.
+	Index int `json:"index"`
+	// Prev is the id of the last entry yielded from a version-1 file,
+	// whose entries are linked in file order.
+	Prev string `json:"prev,omitempty"`
+}
+
+// RecordKind tells what a [Record] holds.
+type RecordKind int
+
+// The kinds of records [Read] yields.
+const (
+	// KindHeader is the header line; it comes first.
+	KindHeader RecordKind = iota + 1
+	// KindEntry is an entry, migrated to the current version.
+	KindEntry
+	// KindSkipped is a bad line skipped in [Lenient] mode; Err says why.
+	KindSkipped
+	// KindTorn is a torn last line (not in [Strict] mode); Data holds its
+	// bytes and Next points at its start, so that a resumed read tries it
+	// again once the writer has finished it. It is always the last record.
+	KindTorn
+)
+
+// Record is one line of a session file as [Read] yields it.
+type Record struct {
+	Kind RecordKind
+	// Line is the 1-based line number.
+	Line int
+	// Offset is the byte offset of the line's first byte.
+	Offset int64
+	// Header is set for KindHeader.
+	Header Header
+	// Entry is set for KindEntry.
+	Entry sessiontree.Entry
+	// Err is set for KindSkipped and KindTorn.
+	Err *LineError
+	// Data is a copy of the line's bytes for KindSkipped and KindTorn.
+	Data []byte
+	// Next is where a resumed read would continue after this record.
+	Next Position
+}
+
+// Read reads a session file from r line by line and yields its header,
+// then its entries, migrated to version 3 (see the package doc), with
+// their line numbers and byte offsets. It checks each line on its own
+// (valid JSON, required fields: [ParseLine]); checks that need the whole
+// tree (unique ids, existing parents) are the consumer's, as
+// [Open] does them. Blank lines are skipped.
+//
+// Lines are read with a bufio.Reader, so memory is bounded by the longest
+// line, not by the file. The sequence stops after the first error, which
+// is a [*LineError] for bad input (a missing or malformed header, an
+// unsupported version, a bad line outside [Lenient] mode) or wraps
+// [sessiontree.ErrStorage] when r fails. The context is checked every
+// 1024 lines.
+func Read(ctx context.Context, r io.Reader, opts ReadOptions) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		rd := &reader{
+			br:      bufio.NewReaderSize(r, 256<<10),
+			opts:    opts,
+			maxLine: opts.MaxLineBytes,
+		}
+		if rd.maxLine <= 0 {
+			rd.maxLine = DefaultMaxLineBytes
+		}
+		rd.run(ctx, yield)
+	}
+}
+
+// ReadFile is [Read] over the file at path. With opts.Resume it starts
+// reading at Resume.Offset. The file is closed when the sequence ends.
+func ReadFile(ctx context.Context, path string, opts ReadOptions) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			yield(Record{}, openError(path, err))
+			return
+		}
+		defer f.Close()
+		if opts.Resume != nil {
+			if _, err := f.Seek(opts.Resume.Offset, io.SeekStart); err != nil {
+				yield(Record{}, fmt.Errorf("seek %s: %w: %w", path, sessiontree.ErrStorage, err))
+				return
+			}
+		}
+		if opts.Name == "" {
+			opts.Name = path
+		}
+		for rec, err := range Read(ctx, f, opts) {
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
+func openError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrNotFound, err)
+	}
+	return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrStorage, err)
+}
+
+type reader struct {
+	br      *bufio.Reader
+	buf     []byte // holds a line longer than br's buffer
+	opts    ReadOptions
+	maxLine int
+	pos     Position
+	ids     v1IDs
+}
+
+// errLineTooLong is returned by readLine for a line over maxLine bytes.
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line, its newline included when it has one.
+// The slice is valid until the next call. It returns io.EOF at the end.
+func (r *reader) readLine() ([]byte, error) {
+	r.buf = r.buf[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			r.buf = append(r.buf, chunk...)
+			if len(r.buf) > r.maxLine {
+				return nil, errLineTooLong
+			}
+			continue
+		}
+		line := chunk
+		if len(r.buf) > 0 {
+			r.buf = append(r.buf, chunk...)
+			line = r.buf
+		}
+		if len(line) > r.maxLine+1 {
+			return nil, errLineTooLong
+		}
+		switch {
+		case err == nil:
+			return line, nil
+		case err == io.EOF && len(line) > 0:
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+func (r *reader) lineError(start Position, err error) *LineError {
+	return &LineError{Path: r.opts.Name, Line: start.Line + 1, Offset: start.Offset, Err: err}
+}
+
+func (r *reader) ioError(err error) error {
+	name := r.opts.Name
+	if name == "" {
+		name = "session file"
+	}
+	return fmt.Errorf("read %s: %w: %w", name, sessiontree.ErrStorage, err)
+}
+
+func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
+	if r.opts.Resume != nil {
+		p := *r.opts.Resume
+		if p.Version < 1 || p.Version > CurrentVersion || p.Offset < 0 || p.Line < 1 || p.SessionID == "" {
+			yield(Record{}, fmt.Errorf("resume %s: position %+v is not one a read returned", r.opts.Name, p))
+			return
+		}
+		r.pos = p
+	} else if !r.header(ctx, yield) {
+		return
+	}
+	r.ids = newV1IDs(r.pos.SessionID)
+	for n := 0; ; n++ {
+		if n%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				yield(Record{}, err)
+				return
+			}
+		}
+		start := r.pos
+		line, err := r.readLine()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			if err == errLineTooLong {
+				yield(Record{}, r.lineError(start, corrupt("", "line longer than %d bytes", r.maxLine)))
+			} else {
+				yield(Record{}, r.ioError(err))
+			}
+			return
+		}
+		r.pos.Offset += int64(len(line))
+		r.pos.Line++
+		hasNewline := line[len(line)-1] == '\n'
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			continue
+		}
+		rec := Record{Line: start.Line + 1, Offset: start.Offset}
+		if !hasNewline {
+			if jsonx.Valid(trimmed) != nil {
+				r.torn(start, trimmed, rec, yield)
+				return
+			}
+			if r.opts.Mode == Strict {
+				yield(Record{}, r.lineError(start, corrupt("", "last line has no newline")))
+				return
+			}
+		}
+		e, err := r.entry(trimmed)
+		if err != nil {
+			lerr := r.lineError(start, err)
+			if r.opts.Mode != Lenient {
+				yield(Record{}, lerr)
+				return
+			}
+			rec.Kind, rec.Err, rec.Data, rec.Next = KindSkipped, lerr, bytes.Clone(trimmed), r.pos
+			if !yield(rec, nil) {
+				return
+			}
+			continue
+		}
+		rec.Kind, rec.Entry, rec.Next = KindEntry, e, r.pos
+		if !yield(rec, nil) {
+			return
+		}
+	}
+}
+
+// header reads lines up to the first non-blank one and yields it as the
+// header. It reports whether reading goes on.
+func (r *reader) header(ctx context.Context, yield func(Record, error) bool) bool {
+	for {
+		if err := ctx.Err(); err != nil {
+			yield(Record{}, err)
+			return false
+		}
+		start := r.pos
+		line, err := r.readLine()
+		switch {
+		case err == io.EOF:
+			yield(Record{}, r.lineError(start, corrupt("", "empty file: no session header")))
+			return false
+		case err == errLineTooLong:
+			yield(Record{}, r.lineError(start, corrupt("", "malformed header: line longer than %d bytes", r.maxLine)))
+			return false
+		case err != nil:
+			yield(Record{}, r.ioError(err))
+			return false
+		}
+		r.pos.Offset += int64(len(line))
+		r.pos.Line++
+		trimmed := bytes.TrimSpace(line)
+		if len(trimmed) == 0 {
+			continue
+		}
+		h, err := ParseHeader(trimmed)
+		if err != nil {
+			yield(Record{}, r.lineError(start, err))
+			return false
+		}
+		if line[len(line)-1] != '\n' && r.opts.Mode == Strict {
+			yield(Record{}, r.lineError(start, corrupt("", "last line has no newline")))
+			return false
+		}
+		r.pos.Version, r.pos.SessionID, r.pos.Index = h.Version, h.ID, 0
+		return yield(Record{Kind: KindHeader, Line: start.Line + 1, Offset: start.Offset, Header: h, Next: r.pos}, nil)
+	}
+}
+
+// torn yields the torn last line, or the error for it in Strict mode.
+func (r *reader) torn(start Position, data []byte, rec Record, yield func(Record, error) bool) {
+	lerr := r.lineError(start, corrupt("", "torn last line: %d bytes without newline that are not JSON", len(data)))
+	if r.opts.Mode == Strict {
+		yield(Record{}, lerr)
+		return
+	}
+	// The line is not consumed: a resumed read starts at it again.
+	r.pos = start
+	rec.Kind, rec.Err, rec.Data, rec.Next = KindTorn, lerr, bytes.Clone(data), start
+	yield(rec, nil)
+}
+
+// entry parses an entry line and migrates it to the current version.
+func (r *reader) entry(line []byte) (sessiontree.Entry, error) {
+	switch r.pos.Version {
+	case 1:
+		if jsonx.Valid(line) != nil {
+			// pi drops lines that are not JSON before it numbers entries.
+			return ParseLine(line)
+		}
+		r.pos.Index++
+		e, err := parseV1(line, r.ids, r.pos.Index, r.pos.Prev)
+		if err != nil {
+			return sessiontree.Entry{}, err
+		}
+		r.pos.Prev = e.ID
+		return migrateV2(e), nil
+	case 2:
+		e, err := ParseLine(line)
+		if err != nil {
+			return sessiontree.Entry{}, err
+		}
+		return migrateV2(e), nil
+	default:
+		return ParseLine(line)
+	}
+}
