@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// AppendBatch stores entries that carry their own ids, parents and
+// timestamps, as an import does, in one transaction: thousands of entries
+// cost one commit. Each entry is checked (valid fields, an id unused in
+// the session and the batch, a parent that exists earlier in the session
+// or the batch, a label or leaf target that exists), so the tree cannot
+// get a cycle. The leaf then follows the leaf rule over the batch, and the
+// materialized branch is rewritten once, at the end, below the point where
+// the old and the new active paths meet. On error nothing is kept.
+func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
+	if len(entries) == 0 {
+		return s.check(ctx)
+	}
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("append batch: entry %d: %w", i+1, err)
+		}
+	}
+	err := s.write(ctx, sessiontree.AppendOptions{}, func(w q, h head) error {
+		return s.appendBatch(w, h, entries)
+	})
+	if err != nil {
+		return fmt.Errorf("append batch: %w", translate(err))
+	}
+	return nil
+}
+
+func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
+	local := make(map[string]int, len(entries))
+	nodes := make([]node, len(entries))
+	// parentOf[i] is the parent node of entry i (nil for a root) and
+	// parentIdx[i] its index in the batch, -1 when it is stored already.
+	parentOf := make([]*node, len(entries))
+	parentIdx := make([]int, len(entries))
+	leaf, leafID := h.leaf, h.leafID
+	var dl delta
+
+	// find returns the node of id, in the batch or the database.
+	find := func(id string) (*node, error) {
+		if j, ok := local[id]; ok {
+			return &nodes[j], nil
+		}
+		return w.node(s.pk, id)
+	}
+	for i, e := range entries {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		fail := func(err error) error { return fmt.Errorf("entry %d: %w", i+1, err) }
+		if _, dup := local[e.ID]; dup {
+			return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"})
+		}
+		parentIdx[i] = -1
+		if e.ParentID != "" {
+			if j, ok := local[e.ParentID]; ok {
+				parentOf[i], parentIdx[i] = &nodes[j], j
+			} else {
+				p, err := w.node(s.pk, e.ParentID)
+				if err != nil {
+					return fail(err)
+				}
+				if p == nil {
+					return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
+				}
+				parentOf[i] = p
+			}
+		}
+		f := factsOf(e)
+		var target *node
+		if f.targetID != "" {
+			var err error
+			if target, err = find(f.targetID); err != nil {
+				return fail(err)
+			} else if target == nil {
+				return fail(&sessiontree.EntryNotFoundError{ID: f.targetID})
+			}
+		}
+		ancestorDepth := func(id string) (int64, error) {
+			k, err := find(id)
+			if k == nil || err != nil {
+				return 0, err
+			}
+			cur, ci := parentOf[i], parentIdx[i]
+			for cur != nil && cur.depth > k.depth {
+				if ci < 0 {
+					// Stored entries: let the database walk up.
+					var pk int64
+					err := w.row(qAncestorAt, args(cur.pk, k.depth), &pk)
+					if errors.Is(err, sql.ErrNoRows) {
+						return 0, nil
+					}
+					if err != nil || pk != k.pk {
+						return 0, err
+					}
+					return k.depth, nil
+				}
+				cur, ci = parentOf[ci], parentIdx[ci]
+			}
+			if cur != nil && cur.pk == k.pk {
+				return k.depth, nil
+			}
+			return 0, nil
+		}
+		n, err := w.insert(s.pk, h.count+int64(i)+1, e, &f, parentOf[i], ancestorDepth)
+		if isUniqueID(err) {
+			return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"})
+		}
+		if err != nil {
+			return fail(err)
+		}
+		nodes[i] = n
+		local[e.ID] = i
+		if err := w.label(s.pk, e, &f, n.pk); err != nil {
+			return fail(err)
+		}
+		dl.count(e, &f, &h)
+		if e.Type == sessiontree.TypeLeaf {
+			leaf, leafID = target, f.targetID
+		} else {
+			leaf, leafID = &nodes[i], e.ID
+		}
+	}
+	if err := w.moveBranch(s.pk, leaf); err != nil {
+		return err
+	}
+	dl.leaf, dl.leafID = leaf, leafID
+	return w.apply(s.pk, &dl)
+}

@@ -1,0 +1,326 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+const qCheckEntries = `SELECT pk, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
+       thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw
+FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
+
+const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, entry_count, message_count,
+       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, name
+FROM sessions WHERE id = ?1`
+
+const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER BY depth`
+
+const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
+
+// Check verifies the database and a session (every session when
+// sessionID is ""): SQLite's integrity_check and foreign_key_check, then
+// the session replayed from its entries in append order against what the
+// engine keeps: each stored row agrees with its JSON, parents exist
+// earlier, depths, compaction boundaries and state pointers are what an
+// append computes, the counters, name, labels and leaf follow the log, and
+// the materialized branch equals the path recomputed from parent ids. It
+// reads the whole session; it is a tool for tests and repair, not for the
+// hot path. Problems are reported as a sessiontree.CorruptError.
+func (db *DB) Check(ctx context.Context, sessionID string) error {
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	err := db.view(ctx, func(r q) error {
+		for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
+			if err := pragmaClean(r, pragma); err != nil {
+				return err
+			}
+		}
+		ids := []string{sessionID}
+		if sessionID == "" {
+			ids = nil
+			rows, err := r.rows(qSessionIDs)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		for _, id := range ids {
+			if err := checkSession(r, id); err != nil {
+				return fmt.Errorf("session %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", db.path, translate(err))
+	}
+	return nil
+}
+
+// pragmaClean runs a checking pragma: "ok" or no rows is clean.
+func pragmaClean(r q, pragma string) error {
+	rows, err := r.tx.QueryContext(r.ctx, pragma)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var problems []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		var parts []string
+		for _, v := range vals {
+			parts = append(parts, v.String)
+		}
+		if line := strings.Join(parts, " "); line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return &sessiontree.CorruptError{Reason: pragma + ": " + strings.Join(problems, "; ")}
+	}
+	return nil
+}
+
+// checked is what the replay keeps of an entry: no payload except for
+// compactions, which path cutting reads.
+type checked struct {
+	e    sessiontree.Entry
+	node node
+}
+
+func checkSession(r q, id string) error {
+	var pk int64
+	var leafPK sql.NullInt64
+	var leafID, name sql.NullString
+	var leafDepth, boundary int64
+	var stored sessiontree.Stats
+	var u sessiontree.Usage
+	err := r.row(qCheckSession, args(id), &pk, &leafPK, &leafID, &leafDepth, &boundary, &stored.Entries,
+		&stored.Messages, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost, &name)
+	if err == sql.ErrNoRows {
+		return &SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return err
+	}
+	stored.AddUsage(u)
+
+	corrupt := func(entry, format string, a ...any) error {
+		return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
+	}
+	byID := map[string]*checked{}
+	var want sessiontree.Stats
+	labels := map[string]string{}
+	var wantName, leaf string
+	lo, hi := pkRange(pk)
+	rows, err := r.rows(qCheckEntries, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var seq int64
+	for rows.Next() {
+		var c checked
+		var parentID, target, custom, role sql.NullString
+		var parentPK sql.NullInt64
+		var typ string
+		var raw []byte
+		n := &c.node
+		if err := rows.Scan(&n.pk, &c.e.Seq, &c.e.ID, &parentID, &parentPK, &typ, &c.e.Timestamp, &n.depth, &n.start,
+			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw); err != nil {
+			return err
+		}
+		seq++
+		e := &c.e
+		e.Type, e.ParentID = sessiontree.EntryType(typ), parentID.String
+		if e.Seq != seq {
+			return corrupt(e.ID, "seq %d, want %d", e.Seq, seq)
+		}
+		dec, err := sessiontree.DecodeEntry(raw)
+		if err != nil {
+			return corrupt(e.ID, "stored JSON: %v", err)
+		}
+		if dec.Type != e.Type || dec.ID != e.ID || dec.ParentID != e.ParentID || dec.Timestamp != e.Timestamp {
+			return corrupt(e.ID, "columns disagree with the stored JSON")
+		}
+		if byID[e.ID] != nil {
+			return corrupt(e.ID, "duplicate id")
+		}
+		dec.Seq = e.Seq
+		f := factsOf(dec)
+		if target.String != f.targetID || custom.String != f.customType || role.String != f.role {
+			return corrupt(e.ID, "indexed columns disagree with the stored JSON")
+		}
+		// Recompute what insert computes, from the replayed parents.
+		var parent *node
+		p := byID[e.ParentID]
+		if e.ParentID != "" {
+			if p == nil {
+				return corrupt(e.ID, "parent %s does not exist earlier in the log", e.ParentID)
+			}
+			parent = &p.node
+			if parentPK.Int64 != p.node.pk {
+				return corrupt(e.ID, "parent key %d, want %d", parentPK.Int64, p.node.pk)
+			}
+		}
+		ancestor := func(keep string) (int64, error) {
+			for cur := p; cur != nil; cur = byID[cur.e.ParentID] {
+				if cur.e.ID == keep {
+					return cur.node.depth, nil
+				}
+			}
+			return 0, nil
+		}
+		wantNode, err := place(dec, &f, n.pk, parent, ancestor)
+		if err != nil {
+			return err
+		}
+		if wantNode != *n {
+			return corrupt(e.ID, "stored placement %+v, want %+v", *n, wantNode)
+		}
+		if e.Type == sessiontree.TypeCompaction {
+			e.Raw = dec.Raw
+		}
+		byID[e.ID] = &c
+		want.Add(dec)
+		switch e.Type {
+		case sessiontree.TypeLeaf:
+			leaf = f.targetID
+		case sessiontree.TypeLabel:
+			if f.labelText == "" {
+				delete(labels, f.targetID)
+			} else {
+				labels[f.targetID] = f.labelText
+			}
+			leaf = e.ID
+		case sessiontree.TypeSessionInfo:
+			wantName = f.name
+			leaf = e.ID
+		default:
+			leaf = e.ID
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+
+	if want.Entries != stored.Entries || want.Messages != stored.Messages || want.Tokens != stored.Tokens ||
+		math.Abs(want.Cost-stored.Cost) > 1e-9*math.Max(1, math.Abs(want.Cost)) {
+		return corrupt("", "stored stats %+v, log gives %+v", stored, want)
+	}
+	if name.String != wantName {
+		return corrupt("", "stored name %q, log gives %q", name.String, wantName)
+	}
+	if leafID.String != leaf {
+		return corrupt("", "stored leaf %q, log gives %q", leafID.String, leaf)
+	}
+	var leafNode *node
+	if leaf != "" {
+		leafNode = &byID[leaf].node
+		if leafPK.Int64 != leafNode.pk || leafDepth != leafNode.depth || boundary != leafNode.start {
+			return corrupt(leaf, "session row places the leaf at key %d depth %d boundary %d, want %d %d %d",
+				leafPK.Int64, leafDepth, boundary, leafNode.pk, leafNode.depth, leafNode.start)
+		}
+	} else if leafPK.Valid || leafDepth != 0 || boundary != 0 {
+		return corrupt("", "null leaf with a stored position")
+	}
+	storedLabels, err := (&Storage{db: r.db, pk: pk}).labelsIn(r)
+	if err != nil {
+		return err
+	}
+	if !maps.Equal(storedLabels, labels) {
+		return corrupt("", "stored labels %v, log gives %v", storedLabels, labels)
+	}
+
+	// The materialized branch must be the leaf's full path, recomputed
+	// from parent ids by the root package's walker, and the boundary where
+	// its compaction rule cuts.
+	lookup := func(id string) (sessiontree.Entry, bool) {
+		c, ok := byID[id]
+		if !ok {
+			return sessiontree.Entry{}, false
+		}
+		return c.e, true
+	}
+	full, err := sessiontree.WalkPath(r.ctx, leaf, true, len(byID), lookup)
+	if err != nil {
+		return err
+	}
+	cut, err := sessiontree.WalkPath(r.ctx, leaf, false, len(byID), lookup)
+	if err != nil {
+		return err
+	}
+	if leaf != "" && boundary != int64(len(full)-len(cut)+1) {
+		return corrupt(leaf, "stored boundary depth %d, path gives %d", boundary, len(full)-len(cut)+1)
+	}
+	brows, err := r.rows(qCheckBranch, pk)
+	if err != nil {
+		return err
+	}
+	defer brows.Close()
+	var depth int64
+	for brows.Next() {
+		var d, entry int64
+		if err := brows.Scan(&d, &entry); err != nil {
+			return err
+		}
+		depth++
+		if d != depth || depth > int64(len(full)) || byID[full[depth-1].ID].node.pk != entry {
+			return corrupt("", "materialized branch row at depth %d (entry key %d) is not on the leaf's path", d, entry)
+		}
+	}
+	if err := brows.Err(); err != nil {
+		return err
+	}
+	if depth != int64(len(full)) {
+		return corrupt("", "materialized branch has %d rows, the leaf's path %d", depth, len(full))
+	}
+	return nil
+}
+
+func (s *Storage) labelsIn(r q) (map[string]string, error) {
+	out := map[string]string{}
+	rows, err := r.rows(qLabels, s.pk)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, label string
+		if err := rows.Scan(&id, &label); err != nil {
+			return nil, err
+		}
+		out[id] = label
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,48 @@
+// Package engine is the SQLite storage engine of sessiontree: many
+// sessions in one database file, each an append-only tree of entries, with
+// reads that never load a whole session.
+//
+// # Layout
+//
+// [Open] opens (or creates) a database file and applies the migrations of
+// package migrate; schema.sql at the repository root is the schema they
+// make, with its design explained. [DB.CreateSession] and
+// [DB.OpenSession] give a [Storage], which implements
+// sessiontree.Storage, sessiontree.StateReader and
+// sessiontree.BatchAppender, so a sessiontree.Session runs on it.
+//
+// What each operation costs:
+//
+//   - opening a session, its leaf, name, metadata and stats: one row;
+//   - the active path and the context: a range scan of the materialized
+//     branch, from the compaction boundary to the leaf;
+//   - the path from an entry on the active branch: a prefix of the branch,
+//     also a range scan; from any other entry, a recursive query over
+//     parent ids that stops at the compaction boundary, and with a
+//     corrupt-session error on a cycle or a missing parent;
+//   - the state (thinking level, model, tools) at any entry: at most four
+//     rows, since every entry points at the latest state-setting entries of
+//     its full path;
+//   - an append: one entry row, one branch row, the session row;
+//   - moving the leaf: the branch rows below the point where the old and
+//     the new path meet.
+//
+// # Concurrency
+//
+// A [DB] and its [Storage] values are safe for concurrent use. Each write
+// is one BEGIN IMMEDIATE transaction on the DB's single write connection
+// that reads the leaf inside the transaction, so writers in goroutines and
+// in other processes serialize on SQLite's write lock: no entry is lost
+// and none lands on a stale leaf. A writer waits for another process's
+// write up to [Options.BusyTimeout]; busy errors are retried within that
+// bound and then reported as sessiontree.ErrLocked. Reads use a pool of
+// query-only connections and, under WAL, never wait for writers; a read
+// of several statements (a path) sees one snapshot.
+//
+// # Caveats
+//
+// The entries table refuses UPDATE and DELETE by triggers, except a DELETE
+// of entries whose session is marked deleting ([DB.DeleteSession]). The
+// connections enable recursive_triggers so that INSERT OR REPLACE cannot
+// sidestep them; a tool opening the file without that pragma could.
+package engine

@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// ApplicationID is the PRAGMA application_id of a sessiontree database
+// ("stre" in ASCII). [Open] refuses a SQLite file that carries another.
+const ApplicationID int32 = 0x73747265
+
+// Synchronous is the PRAGMA synchronous level of the database connections.
+type Synchronous int
+
+const (
+	// SyncNormal (the default) syncs the write-ahead log at checkpoints
+	// only: a commit survives a crash of the process, and an operating
+	// system crash or power loss may lose the last commits but never
+	// corrupts the database.
+	SyncNormal Synchronous = iota
+	// SyncFull syncs the log at every commit, so a commit also survives
+	// power loss, at the cost of one fsync per write.
+	SyncFull
+)
+
+func (s Synchronous) pragma() string {
+	if s == SyncFull {
+		return "FULL"
+	}
+	return "NORMAL"
+}
+
+// Options configure [Open]. The zero value works.
+type Options struct {
+	// Synchronous is the durability level; the zero value is SyncNormal.
+	Synchronous Synchronous
+	// BusyTimeout is how long a write waits for another process's write
+	// transaction before it gives up with sessiontree.ErrLocked; 0 means
+	// 5 seconds.
+	BusyTimeout time.Duration
+	// MaxReaders bounds the pooled read connections; 0 means 4.
+	MaxReaders int
+	// CacheSizeKiB is the page cache of each connection; 0 means 16 MiB.
+	CacheSizeKiB int
+	// Now is the clock that stamps entries without a timestamp and the
+	// records of new sessions; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.MaxReaders <= 0 {
+		o.MaxReaders = 4
+	}
+	if o.CacheSizeKiB <= 0 {
+		o.CacheSizeKiB = 16 << 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// DB is one database file holding many sessions. It keeps two connection
+// pools on the file: one connection for writes, whose transactions begin
+// IMMEDIATE so writers of this and other processes queue on SQLite's write
+// lock instead of failing halfway, and a pool of query-only connections
+// for reads, which under WAL never wait for the writer.
+//
+// A DB is safe for concurrent use. Close it when done; [Storage] values
+// opened from it stop working then.
+type DB struct {
+	path string
+	opts Options
+	w    *sqlx.DB // the single write connection
+	r    *sqlx.DB // query-only readers
+
+	closed atomic.Bool
+
+	mu    sync.Mutex // guards stmts
+	stmts map[stmtKey]*sqlx.Stmt
+}
+
+type stmtKey struct {
+	write bool
+	query string
+}
+
+// Open opens the database at path, creating it (mode 0600, missing
+// directories 0700) when it does not exist, and applies pending
+// migrations. A file that is not a SQLite database, a SQLite database of
+// another application, or one written by a newer version of this program is
+// refused with [ErrNotDatabase], [ErrForeign] or [ErrNewer] and left
+// untouched.
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := prepareFile(abs); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{path: abs, opts: opts, stmts: map[stmtKey]*sqlx.Stmt{}}
+	if err := db.connect(ctx); err != nil {
+		db.closePools()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// prepareFile creates the file and its directories owner-only when they
+// do not exist, and otherwise checks from the header, without opening it
+// through SQLite, that the file is ours: opening it would already change a
+// foreign file (the WAL pragma rewrites its header).
+func prepareFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create: %w", err)
+	}
+	f, err = os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var hdr [100]byte
+	n, err := io.ReadFull(f, hdr[:])
+	if n == 0 && (err == io.EOF || err == nil) {
+		return nil // empty: a file we created and have not initialized yet
+	}
+	if err != nil || !bytes.Equal(hdr[:16], []byte("SQLite format 3\x00")) {
+		return ErrNotDatabase
+	}
+	appID := int32(binary.BigEndian.Uint32(hdr[68:72]))
+	schemaCookie := binary.BigEndian.Uint32(hdr[40:44])
+	userVersion := int64(binary.BigEndian.Uint32(hdr[60:64]))
+	switch {
+	case appID != 0 && appID != ApplicationID:
+		return fmt.Errorf("application_id %#x: %w", appID, ErrForeign)
+	case appID == 0 && schemaCookie != 0:
+		return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
+	case userVersion > latestVersion():
+		return fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
+	}
+	return nil
+}
+
+var latestOnce = sync.OnceValue(func() int64 {
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		return 0
+	}
+	return migrate.Latest(migs)
+})
+
+func latestVersion() int64 { return latestOnce() }
+
+// dsn builds the connection string: every pooled connection gets the
+// pragmas, since they are per connection.
+func (db *DB) dsn(write bool) string {
+	u := url.URL{Scheme: "file", Path: db.path}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(db.opts.BusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	// With recursive triggers, the delete that INSERT OR REPLACE does
+	// fires the append-only trigger too.
+	q.Add("_pragma", "recursive_triggers(1)")
+	q.Add("_pragma", "synchronous("+db.opts.Synchronous.pragma()+")")
+	q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.CacheSizeKiB)+")")
+	q.Add("_pragma", "temp_store(MEMORY)")
+	if write {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+func (db *DB) connect(ctx context.Context) error {
+	w, err := sqlx.Open("sqlite", db.dsn(true))
+	if err != nil {
+		return err
+	}
+	db.w = w
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	if err := w.PingContext(ctx); err != nil {
+		return translate(err)
+	}
+	// The header check in prepareFile can be stale for a database in WAL
+	// mode; ask SQLite too.
+	var appID int32
+	if err := w.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
+		return translate(err)
+	}
+	if appID == 0 {
+		var n int
+		if err := w.GetContext(ctx, &n, `SELECT count(*) FROM sqlite_master`); err != nil {
+			return translate(err)
+		}
+		if n != 0 {
+			return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
+		}
+	}
+	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := db.prepareWrites(ctx); err != nil {
+		return err
+	}
+	r, err := sqlx.Open("sqlite", db.dsn(false))
+	if err != nil {
+		return err
+	}
+	db.r = r
+	r.SetMaxOpenConns(db.opts.MaxReaders)
+	r.SetMaxIdleConns(db.opts.MaxReaders)
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	return translate(r.PingContext(ctx))
+}
+
+// Path returns the database file's absolute path.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database. [Storage] values opened from it fail with
+// sessiontree.ErrClosed afterwards.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	db.mu.Lock()
+	for _, s := range db.stmts {
+		_ = s.Close()
+	}
+	db.stmts = nil
+	db.mu.Unlock()
+	return db.closePools()
+}
+
+func (db *DB) closePools() error {
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// stmt returns the prepared statement for query on the write or read
+// pool. Write statements are all prepared by connect: preparing one later
+// would need the single write connection, which the calling transaction
+// holds. Read statements are prepared on first use.
+func (db *DB) stmt(ctx context.Context, write bool, query string) (*sqlx.Stmt, error) {
+	k := stmtKey{write, query}
+	db.mu.Lock()
+	s, ok := db.stmts[k]
+	closed := db.stmts == nil
+	db.mu.Unlock()
+	switch {
+	case closed:
+		return nil, sessiontree.ErrClosed
+	case ok:
+		return s, nil
+	case write:
+		return nil, fmt.Errorf("engine: write statement not prepared: %q", query)
+	}
+	s, err := db.r.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, translate(err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.stmts == nil {
+		_ = s.Close()
+		return nil, sessiontree.ErrClosed
+	}
+	if old := db.stmts[k]; old != nil {
+		_ = s.Close()
+		return old, nil
+	}
+	db.stmts[k] = s
+	return s, nil
+}
+
+// prepareWrites prepares every statement write transactions use.
+func (db *DB) prepareWrites(ctx context.Context) error {
+	for _, q := range writeQueries {
+		s, err := db.w.PreparexContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, translate(err))
+		}
+		db.stmts[stmtKey{true, q}] = s
+	}
+	return nil
+}

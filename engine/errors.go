@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// Errors [Open] returns for a file it refuses; the file is left untouched.
+var (
+	// ErrNotDatabase is returned for a file that is not a SQLite database.
+	ErrNotDatabase = errors.New("not a SQLite database")
+	// ErrForeign is returned for a SQLite database of another application.
+	ErrForeign = migrate.ErrForeign
+	// ErrNewer is returned for a database written by a newer version of
+	// this program.
+	ErrNewer = migrate.ErrNewer
+)
+
+// sqliteCode returns the primary result code of a SQLite error, 0 for
+// other errors.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return 0
+}
+
+func isBusy(err error) bool {
+	c := sqliteCode(err)
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
+}
+
+// isUniqueID reports a UNIQUE failure of (session, id) in entries.
+func isUniqueID(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE &&
+		strings.Contains(se.Error(), "entries.id")
+}
+
+// translate maps database errors to the sessiontree sentinels, keeping the
+// original error in the chain. Errors that already carry a sentinel, and
+// context errors, pass unchanged.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
+		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrLocked, sessiontree.ErrClosed,
+		context.Canceled, context.DeadlineExceeded, ErrNotDatabase, ErrForeign, ErrNewer} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+		return fmt.Errorf("%w: %w", sessiontree.ErrClosed, err)
+	}
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
+	case sqlite3.SQLITE_CONSTRAINT:
+		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	case sqlite3.SQLITE_CORRUPT:
+		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
+	case sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	}
+	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
+}
+
+// retry runs fn until it returns something other than a busy error. The
+// busy timeout already waits inside SQLite; this covers the cases where
+// SQLite reports busy without waiting (a lock upgrade, WAL recovery in
+// another process). The bound is the busy timeout again; past it the
+// error is returned, as sessiontree.ErrLocked.
+func (db *DB) retry(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(db.opts.BusyTimeout)
+	delay := time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return translate(err)
+		}
+		t := time.NewTimer(delay + rand.N(delay))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}

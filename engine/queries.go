@@ -1,0 +1,171 @@
+package engine
+
+// The SQL the engine runs. Every statement is listed in writeQueries and
+// prepared once on the write connection; the read pool prepares the ones it
+// uses on first use. All values are bound parameters.
+
+const (
+	qInsertSession = `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
+
+	qSessionByID = `SELECT pk, id, version, created_at, cwd, coalesce(parent_session, '')
+FROM sessions WHERE id = ?1 AND deleting = 0`
+
+	qSessionLeaf  = `SELECT coalesce(leaf_id, '') FROM sessions WHERE pk = ?1`
+	qSessionName  = `SELECT coalesce(name, '') FROM sessions WHERE pk = ?1`
+	qSessionStats = `SELECT entry_count, message_count, input_tokens, output_tokens,
+       cache_read_tokens, cache_write_tokens, cost
+FROM sessions WHERE pk = ?1`
+
+	// qWriteState reads, inside a write transaction, what an append needs:
+	// the leaf and what the new entry inherits from it.
+	qWriteState = `SELECT s.deleting, s.leaf_pk, coalesce(s.leaf_id, ''), s.leaf_depth, s.entry_count,
+       s.first_user_text IS NOT NULL, e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk
+FROM sessions s LEFT JOIN entries e ON e.pk = s.leaf_pk
+WHERE s.pk = ?1`
+
+	qInsertEntry = `INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp,
+    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`
+
+	qInsertBranch = `INSERT INTO branch (session, depth, entry) VALUES (?1, ?2, ?3)`
+
+	qUpdateSession = `UPDATE sessions SET
+    leaf_pk = ?2, leaf_id = ?3, leaf_depth = ?4, boundary_depth = ?5,
+    entry_count = entry_count + ?6, message_count = message_count + ?7,
+    input_tokens = input_tokens + ?8, output_tokens = output_tokens + ?9,
+    cache_read_tokens = cache_read_tokens + ?10, cache_write_tokens = cache_write_tokens + ?11,
+    cost = cost + ?12, updated_at = ?13,
+    name = CASE WHEN ?14 THEN ?15 ELSE name END,
+    first_user_text = coalesce(first_user_text, ?16)
+WHERE pk = ?1`
+
+	qUpsertLabel = `INSERT INTO labels (session, target_id, label, entry) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (session, target_id) DO UPDATE SET label = excluded.label, entry = excluded.entry`
+
+	qDeleteLabel = `DELETE FROM labels WHERE session = ?1 AND target_id = ?2`
+
+	// qEntryNode reads what a child inherits from an entry.
+	qEntryNode = `SELECT pk, depth, start_depth, thinking_pk, model_pk, tools_pk
+FROM entries WHERE session = ?1 AND id = ?2`
+
+	// qEntryPlace tells where an entry is and whether it lies on the
+	// active branch (the branch row at its depth is itself).
+	qEntryPlace = `SELECT e.pk, e.depth, e.start_depth, coalesce(b.entry = e.pk, 0)
+FROM entries e LEFT JOIN branch b ON b.session = e.session AND b.depth = e.depth
+WHERE e.session = ?1 AND e.id = ?2`
+
+	// qAncestorAt returns the ancestor of entry ?1 at depth ?2, walking
+	// parent links; each step must go up exactly one level, so it ends.
+	qAncestorAt = `WITH RECURSIVE up(pk, parent_pk, depth) AS (
+    SELECT pk, parent_pk, depth FROM entries WHERE pk = ?1
+    UNION ALL
+    SELECT e.pk, e.parent_pk, e.depth FROM up JOIN entries e ON e.pk = up.parent_pk
+    WHERE up.depth > ?2 AND e.depth = up.depth - 1
+)
+SELECT pk FROM up WHERE depth = ?2`
+
+	// qMoveBranch makes entry ?2 the end of the materialized branch of
+	// session ?1. It walks up from ?2 until it meets an entry already on
+	// the branch (the point where the old and the new path meet) and
+	// writes the rows below it; rows deeper than ?2 are trimmed by
+	// qTrimBranch. The cost is the length of the changed part.
+	qMoveBranch = `WITH RECURSIVE up(pk, parent_pk, depth, on_branch) AS (
+    SELECT e.pk, e.parent_pk, e.depth,
+           EXISTS (SELECT 1 FROM branch b WHERE b.session = ?1 AND b.depth = e.depth AND b.entry = e.pk)
+    FROM entries e WHERE e.pk = ?2
+    UNION ALL
+    SELECT e.pk, e.parent_pk, e.depth,
+           EXISTS (SELECT 1 FROM branch b WHERE b.session = ?1 AND b.depth = e.depth AND b.entry = e.pk)
+    FROM up JOIN entries e ON e.pk = up.parent_pk
+    WHERE up.on_branch = 0 AND e.depth = up.depth - 1
+)
+INSERT INTO branch (session, depth, entry)
+SELECT ?1, depth, pk FROM up WHERE on_branch = 0
+ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`
+
+	qTrimBranch = `DELETE FROM branch WHERE session = ?1 AND depth > ?2`
+
+	qEntryByID  = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries WHERE session = ?1 AND id = ?2`
+	qEntryTaken = `SELECT count(*) FROM entries WHERE session = ?1 AND id = ?2`
+	qByType     = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries
+WHERE session = ?1 AND type = ?2 ORDER BY pk`
+	qLog = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries
+WHERE pk > ?1 AND pk <= ?2 ORDER BY pk LIMIT ?3`
+	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
+
+	// qBranchRange reads the active path between two depths: one range
+	// scan of the branch, one rowid lookup per entry.
+	qBranchRange = `SELECT e.seq, e.type, e.id, e.parent_id, e.timestamp, e.raw
+FROM branch b JOIN entries e ON e.pk = b.entry
+WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
+
+	qLabel  = `SELECT label FROM labels WHERE session = ?1 AND target_id = ?2`
+	qLabels = `SELECT target_id, label FROM labels WHERE session = ?1`
+
+	// qState reads the latest state-setting entries on the full path of
+	// an entry: each entry points at them, inherited from its parent.
+	qState = `SELECT t.raw, m.type, m.raw, o.raw
+FROM entries e
+LEFT JOIN entries t ON t.pk = e.thinking_pk
+LEFT JOIN entries m ON m.pk = e.model_pk
+LEFT JOIN entries o ON o.pk = e.tools_pk
+WHERE e.session = ?1 AND e.id = ?2`
+
+	qMarkDeleting  = `UPDATE sessions SET deleting = 1 WHERE pk = ?1`
+	qDeleteBranch  = `DELETE FROM branch WHERE session = ?1`
+	qDeleteLabels  = `DELETE FROM labels WHERE session = ?1`
+	qDeleteEntries = `DELETE FROM entries WHERE pk BETWEEN ?1 AND ?2`
+	qDeleteSession = `DELETE FROM sessions WHERE pk = ?1`
+)
+
+// walkStep computes, for entry e reached from walk row w, the columns of
+// DESIGN.md's compaction rule: seen (a compaction was met), keep (the
+// first-met compaction's firstKeptEntryId) and stop (the path ends at e).
+// Only the first compaction met counts: with a retainedTail the path stops
+// at it, otherwise at its firstKeptEntryId, if that is ever reached.
+const walkStep = `
+           CASE WHEN w.seen = 1 OR e.type = 'compaction' THEN 1 ELSE 0 END,
+           CASE WHEN w.seen = 0 AND e.type = 'compaction'
+                THEN CASE WHEN json_type(e.raw, '$.firstKeptEntryId') = 'text'
+                          THEN json_extract(e.raw, '$.firstKeptEntryId') END
+                ELSE w.keep END,
+           CASE WHEN w.seen = 0 AND e.type = 'compaction'
+                THEN coalesce(json_type(e.raw, '$.retainedTail'), 'null') <> 'null'
+                     OR (json_type(e.raw, '$.firstKeptEntryId') = 'text'
+                         AND json_extract(e.raw, '$.firstKeptEntryId') = e.id)
+                ELSE coalesce(w.keep = e.id, 0) END`
+
+// walkFullStep never cuts.
+const walkFullStep = `
+           0, NULL, 0`
+
+// walkQuery walks parent ids from entry ?2 of session ?1 towards the root,
+// at most ?3 entries (no valid path is longer than the session's log, so
+// a walk that hits the bound is on a cycle). It returns the path leaf
+// first with each row's stop flag; the caller checks that the last row is
+// a root or a stop, and otherwise reports a missing parent or a cycle.
+func walkQuery(step string) string {
+	return `WITH RECURSIVE walk(n, pk, parent_id, seen, keep, stop) AS (
+    SELECT 0, NULL, ?2, 0, NULL, 0
+    UNION ALL
+    SELECT w.n + 1, e.pk, e.parent_id,` + step + `
+    FROM walk w JOIN entries e ON e.session = ?1 AND e.id = w.parent_id
+    WHERE w.stop = 0 AND w.n < ?3
+)
+SELECT w.n, w.stop, e.seq, e.type, e.id, e.parent_id, e.timestamp, e.raw
+FROM walk w JOIN entries e ON e.pk = w.pk ORDER BY w.n`
+}
+
+var (
+	qWalkCut  = walkQuery(walkStep)
+	qWalkFull = walkQuery(walkFullStep)
+)
+
+var writeQueries = []string{
+	qInsertSession, qSessionByID, qSessionLeaf, qSessionName, qSessionStats, qWriteState,
+	qInsertEntry, qInsertBranch, qUpdateSession, qUpsertLabel, qDeleteLabel, qEntryNode,
+	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType,
+	qLog, qLastSeq, qBranchRange, qLabel, qLabels, qState, qWalkCut, qWalkFull,
+	qMarkDeleting, qDeleteBranch, qDeleteLabels, qDeleteEntries, qDeleteSession,
+}

@@ -1,0 +1,363 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// Meta returns the session's metadata, kept from when it was opened (it
+// never changes).
+func (s *Storage) Meta(ctx context.Context) (sessiontree.SessionMeta, error) {
+	if err := s.check(ctx); err != nil {
+		return sessiontree.SessionMeta{}, err
+	}
+	return s.meta, nil
+}
+
+// one reads a single value of the session row.
+func (s *Storage) one(ctx context.Context, op, query string, dest any) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	err := s.db.read(ctx, func(r q) error { return r.row(query, args(s.pk), dest) })
+	if errors.Is(err, sql.ErrNoRows) {
+		err = &SessionNotFoundError{ID: s.meta.ID}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, translate(err))
+	}
+	return nil
+}
+
+// Leaf returns the current leaf id, "" when the leaf is null: one row.
+func (s *Storage) Leaf(ctx context.Context) (string, error) {
+	var leaf string
+	return leaf, s.one(ctx, "read leaf", qSessionLeaf, &leaf)
+}
+
+// Name returns the session name, "" when it has none: one row.
+func (s *Storage) Name(ctx context.Context) (string, error) {
+	var name string
+	return name, s.one(ctx, "read name", qSessionName, &name)
+}
+
+// Stats returns the counts and usage totals kept in the session row.
+func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
+	if err := s.check(ctx); err != nil {
+		return sessiontree.Stats{}, err
+	}
+	var st sessiontree.Stats
+	var u sessiontree.Usage
+	err := s.db.read(ctx, func(r q) error {
+		return r.row(qSessionStats, args(s.pk), &st.Entries, &st.Messages,
+			&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		err = &SessionNotFoundError{ID: s.meta.ID}
+	}
+	if err != nil {
+		return sessiontree.Stats{}, fmt.Errorf("read stats: %w", translate(err))
+	}
+	st.AddUsage(u)
+	return st, nil
+}
+
+// NewEntryID returns an 8-hex-character id not used in the session.
+func (s *Storage) NewEntryID(ctx context.Context) (string, error) {
+	if err := s.check(ctx); err != nil {
+		return "", err
+	}
+	var id string
+	err := s.db.read(ctx, func(r q) error {
+		var qerr error
+		id = sessiontree.NewEntryID(func(id string) bool { return s.taken(r, id, &qerr) })
+		return qerr
+	})
+	if err != nil {
+		return "", fmt.Errorf("new entry id: %w", translate(err))
+	}
+	return id, nil
+}
+
+// taken reports whether id is used; a query error is kept in *errp and
+// reported as taken, so the caller stops trying.
+func (s *Storage) taken(x q, id string, errp *error) bool {
+	var n int
+	if err := x.row(qEntryTaken, args(s.pk, id), &n); err != nil {
+		*errp = err
+		return true
+	}
+	return n > 0
+}
+
+// scanEntries reads entry rows (seq, type, id, parent_id, timestamp, raw)
+// after skip leading columns scanned into pre.
+func scanEntry(rows *sql.Rows, pre ...any) (sessiontree.Entry, error) {
+	var e sessiontree.Entry
+	var parent sql.NullString
+	var typ string
+	var raw sql.RawBytes
+	dest := append(pre, &e.Seq, &typ, &e.ID, &parent, &e.Timestamp, &raw)
+	if err := rows.Scan(dest...); err != nil {
+		return e, err
+	}
+	e.Type = sessiontree.EntryType(typ)
+	e.ParentID = parent.String
+	e.Raw = append([]byte(nil), raw...)
+	return e, nil
+}
+
+func collect(rows *sql.Rows, err error) ([]sessiontree.Entry, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []sessiontree.Entry{}
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Entry returns one entry by id: one indexed row.
+func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	var list []sessiontree.Entry
+	err := s.db.read(ctx, func(r q) (err error) {
+		list, err = collect(r.rows(qEntryByID, s.pk, id))
+		return err
+	})
+	if err != nil {
+		return sessiontree.Entry{}, fmt.Errorf("read entry %s: %w", id, translate(err))
+	}
+	if len(list) == 0 {
+		return sessiontree.Entry{}, &sessiontree.EntryNotFoundError{ID: id}
+	}
+	return list[0], nil
+}
+
+// EntriesByType returns every entry of type t in append order, through the
+// (session, type) index.
+func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([]sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	var list []sessiontree.Entry
+	err := s.db.read(ctx, func(r q) (err error) {
+		list, err = collect(r.rows(qByType, s.pk, string(t)))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s entries: %w", t, translate(err))
+	}
+	return list, nil
+}
+
+// Log returns up to limit entries with Seq > after, in append order: a
+// range of the entries table's key.
+func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	lo, hi := pkRange(s.pk)
+	from := max(lo-1, entryPK(s.pk, max(after, 0)))
+	lim := int64(limit)
+	if limit <= 0 {
+		lim = -1
+	}
+	var list []sessiontree.Entry
+	err := s.db.read(ctx, func(r q) (err error) {
+		list, err = collect(r.rows(qLog, from, hi, lim))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", translate(err))
+	}
+	return list, nil
+}
+
+// Label returns the current label of an entry, "" when it has none.
+func (s *Storage) Label(ctx context.Context, id string) (string, error) {
+	if err := s.check(ctx); err != nil {
+		return "", err
+	}
+	var label string
+	err := s.db.read(ctx, func(r q) error { return r.row(qLabel, args(s.pk, id), &label) })
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("read label of %s: %w", id, translate(err))
+	}
+	return label, nil
+}
+
+// Labels returns every current label by target id.
+func (s *Storage) Labels(ctx context.Context) (map[string]string, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	err := s.db.read(ctx, func(r q) error {
+		rows, err := r.rows(qLabels, s.pk)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, label string
+			if err := rows.Scan(&id, &label); err != nil {
+				return err
+			}
+			out[id] = label
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read labels: %w", translate(err))
+	}
+	return out, nil
+}
+
+// Path returns the path from entry from to the root or the compaction
+// boundary, root first.
+func (s *Storage) Path(ctx context.Context, from string) ([]sessiontree.Entry, error) {
+	return s.path(ctx, from, false)
+}
+
+// FullPath returns the path from entry from to the root, root first.
+func (s *Storage) FullPath(ctx context.Context, from string) ([]sessiontree.Entry, error) {
+	return s.path(ctx, from, true)
+}
+
+// path reads a path in one snapshot. An entry on the active branch reads
+// it from the materialized branch: its path is a prefix of the branch,
+// starting at the entry's stored start depth (or at the root for a full
+// path). Any other entry walks parent ids with a recursive query.
+func (s *Storage) path(ctx context.Context, from string, full bool) ([]sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	if from == "" {
+		return nil, nil
+	}
+	var out []sessiontree.Entry
+	err := s.db.view(ctx, func(r q) (err error) {
+		out, err = s.readPath(r, from, full)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read path from %s: %w", from, translate(err))
+	}
+	return out, nil
+}
+
+func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, error) {
+	var pk, depth, start int64
+	var onBranch bool
+	err := r.row(qEntryPlace, args(s.pk, from), &pk, &depth, &start, &onBranch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &sessiontree.EntryNotFoundError{ID: from}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if onBranch {
+		lo := start
+		if full {
+			lo = 1
+		}
+		out, err := collect(r.rows(qBranchRange, s.pk, lo, depth))
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(out)) != depth-lo+1 || out[len(out)-1].ID != from {
+			return nil, &sessiontree.CorruptError{EntryID: from, Reason: "materialized branch has gaps"}
+		}
+		return out, nil
+	}
+	return s.walk(r, from, full)
+}
+
+// walk runs the recursive path query and checks how it ended.
+func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error) {
+	lo, hi := pkRange(s.pk)
+	var bound int64
+	if err := r.row(qLastSeq, args(lo, hi), &bound); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	query := qWalkCut
+	if full {
+		query = qWalkFull
+	}
+	rows, err := r.rows(query, s.pk, from, bound)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []sessiontree.Entry
+	var n int64
+	var stop bool
+	for rows.Next() {
+		e, err := scanEntry(rows, &n, &stop)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, &sessiontree.EntryNotFoundError{ID: from}
+	}
+	if top := out[len(out)-1]; top.ParentID != "" && !stop {
+		if n >= bound {
+			return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "cycle in parent ids"}
+		}
+		return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "parent " + top.ParentID + " does not exist"}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// State returns the state at entry from: the entry points at the latest
+// thinking-level, model and tools entries on its full path, so this reads
+// at most four rows whatever the path's length.
+func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, error) {
+	st := sessiontree.DefaultState()
+	if err := s.check(ctx); err != nil {
+		return st, err
+	}
+	if from == "" {
+		return st, nil
+	}
+	var thinking, modelType, model, tools sql.NullString
+	err := s.db.read(ctx, func(r q) error {
+		return r.row(qState, args(s.pk, from), &thinking, &modelType, &model, &tools)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("read state at %s: %w", from, &sessiontree.EntryNotFoundError{ID: from})
+	}
+	if err != nil {
+		return st, fmt.Errorf("read state at %s: %w", from, translate(err))
+	}
+	if thinking.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.TypeThinkingLevelChange, Raw: []byte(thinking.String)})
+	}
+	if model.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.EntryType(modelType.String), Raw: []byte(model.String)})
+	}
+	if tools.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.TypeActiveToolsChange, Raw: []byte(tools.String)})
+	}
+	return st, nil
+}

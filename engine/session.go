@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+var (
+	_ sessiontree.Storage       = (*Storage)(nil)
+	_ sessiontree.StateReader   = (*Storage)(nil)
+	_ sessiontree.BatchAppender = (*Storage)(nil)
+)
+
+// Storage is one session of a [DB], implementing sessiontree.Storage. It
+// holds only the session's key and metadata, so its memory does not grow
+// with the session; every call reads what it needs from the database.
+//
+// A Storage is safe for concurrent use, also with other Storage values of
+// the same session in this or other processes: writes serialize on the
+// database's write lock and read the leaf inside their transaction.
+type Storage struct {
+	db     *DB
+	pk     int64
+	meta   sessiontree.SessionMeta
+	closed atomic.Bool
+}
+
+// SessionNotFoundError reports a session id that the database does not
+// hold. It matches sessiontree.ErrNotFound.
+type SessionNotFoundError struct{ ID string }
+
+func (e *SessionNotFoundError) Error() string { return fmt.Sprintf("session %s not found", e.ID) }
+
+// Is makes errors.Is(err, sessiontree.ErrNotFound) true.
+func (e *SessionNotFoundError) Is(target error) bool { return target == sessiontree.ErrNotFound }
+
+// CreateSession adds an empty session. An empty meta.ID gets a fresh UUID
+// v7, an empty CreatedAt the current time and a zero Version 3. An id
+// already in the database is refused with sessiontree.ErrConflict.
+func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (*Storage, error) {
+	if meta.ID == "" {
+		id, err := sessiontree.NewSessionID()
+		if err != nil {
+			return nil, fmt.Errorf("create session: %w", err)
+		}
+		meta.ID = id
+	}
+	if meta.Version == 0 {
+		meta.Version = 3
+	}
+	if meta.CreatedAt == "" {
+		meta.CreatedAt = sessiontree.FormatTime(db.opts.Now())
+	}
+	var pk int64
+	err := db.update(ctx, func(w q) error {
+		res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
+			nullString(meta.ParentSession), meta.CreatedAt)
+		if err != nil {
+			return err
+		}
+		pk, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: %w", meta.ID, translate(err))
+	}
+	return &Storage{db: db, pk: pk, meta: meta}, nil
+}
+
+// OpenSession opens the session with the given id; a missing one is a
+// [SessionNotFoundError] (sessiontree.ErrNotFound). It reads one row.
+func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
+	s := &Storage{db: db}
+	err := db.read(ctx, func(r q) error {
+		m := &s.meta
+		return r.row(qSessionByID, args(id), &s.pk, &m.ID, &m.Version, &m.CreatedAt, &m.Cwd, &m.ParentSession)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, translate(err))
+	}
+	return s, nil
+}
+
+// DeleteSession deletes a session and all its entries. This is the one
+// way entries leave the database: the session is marked deleting first,
+// which is what the append-only trigger on entries allows. A missing
+// session is a [SessionNotFoundError].
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	err := db.update(ctx, func(w q) error {
+		var pk int64
+		var m sessiontree.SessionMeta
+		err := w.row(qSessionByID, args(id), &pk, &m.ID, &m.Version, &m.CreatedAt, &m.Cwd, &m.ParentSession)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &SessionNotFoundError{ID: id}
+		}
+		if err != nil {
+			return err
+		}
+		lo, hi := pkRange(pk)
+		for _, st := range []struct {
+			query string
+			args  []any
+		}{
+			{qMarkDeleting, args(pk)}, {qDeleteBranch, args(pk)}, {qDeleteLabels, args(pk)},
+			{qDeleteEntries, args(lo, hi)}, {qDeleteSession, args(pk)},
+		} {
+			if _, err := w.exec(st.query, st.args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+// entryPK is the key of entry seq of session: entries of one session are
+// contiguous in the table, in append order.
+func entryPK(session, seq int64) int64 { return session<<32 | seq }
+
+// pkRange is the range of entry keys of a session.
+func pkRange(session int64) (lo, hi int64) { return session<<32 | 1, session<<32 | 0xffffffff }
+
+// ID returns the session id.
+func (s *Storage) ID() string { return s.meta.ID }
+
+// DB returns the database the session lives in.
+func (s *Storage) DB() *DB { return s.db }
+
+// Close releases the session; the database stays open. Further calls
+// return sessiontree.ErrClosed.
+func (s *Storage) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+func (s *Storage) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed.Load() || s.db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	return nil
+}

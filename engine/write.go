@@ -1,0 +1,363 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// node is what a child inherits from its parent: where it is and the
+// latest state-setting entries on its full path.
+type node struct {
+	pk, depth, start       int64
+	thinking, model, tools sql.NullInt64
+}
+
+// head is the session as a write transaction finds it.
+type head struct {
+	leaf     *node // nil when the leaf is null
+	leafID   string
+	count    int64 // entries so far: the next seq is count+1
+	hasFirst bool  // first_user_text is already set
+}
+
+// delta is what a write adds to the session row.
+type delta struct {
+	leaf      *node
+	leafID    string
+	entries   int64
+	messages  int64
+	usage     sessiontree.Usage
+	updatedAt string
+	setsName  bool
+	name      string
+	firstUser *string
+}
+
+func (w q) head(session int64) (head, error) {
+	var h head
+	var deleting bool
+	var leafPK, start sql.NullInt64
+	var leafDepth int64
+	var n node
+	err := w.row(qWriteState, args(session), &deleting, &leafPK, &h.leafID, &leafDepth, &h.count, &h.hasFirst,
+		&start, &n.thinking, &n.model, &n.tools)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && deleting {
+		return h, sessiontree.ErrNotFound
+	}
+	if err != nil {
+		return h, err
+	}
+	if leafPK.Valid {
+		n.pk, n.depth, n.start = leafPK.Int64, leafDepth, start.Int64
+		h.leaf = &n
+	}
+	return h, nil
+}
+
+func (w q) node(session int64, id string) (*node, error) {
+	var n node
+	err := w.row(qEntryNode, args(session, id), &n.pk, &n.depth, &n.start, &n.thinking, &n.model, &n.tools)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// insert stores entry e as entry seq of session under parent (nil for a
+// root) and returns its node. ancestorDepth tells the depth of an entry
+// if it is an ancestor of e, 0 otherwise; it places a compaction's kept
+// entry. The entry insert is the first write, so a duplicate id leaves the
+// transaction as it was.
+func (w q) insert(session, seq int64, e sessiontree.Entry, f *facts, parent *node,
+	ancestorDepth func(id string) (int64, error)) (node, error) {
+	n, err := place(e, f, entryPK(session, seq), parent, ancestorDepth)
+	if err != nil {
+		return n, err
+	}
+	var parentPK any
+	if parent != nil {
+		parentPK = parent.pk
+	}
+	_, err = w.exec(qInsertEntry, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
+		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
+		nullString(f.customType), nullString(f.role), string(e.Raw))
+	return n, err
+}
+
+// count adds entry e to the delta.
+func (d *delta) count(e sessiontree.Entry, f *facts, h *head) {
+	d.entries++
+	d.updatedAt = e.Timestamp
+	if f.message {
+		d.messages++
+		if f.role == "user" && !h.hasFirst && d.firstUser == nil {
+			if t, ok := userText(e); ok {
+				d.firstUser = &t
+			}
+		}
+	}
+	if f.hasUsage {
+		u := &d.usage
+		u.Input += f.usage.Input
+		u.Output += f.usage.Output
+		u.CacheRead += f.usage.CacheRead
+		u.CacheWrite += f.usage.CacheWrite
+		u.Cost += f.usage.Cost
+	}
+	if f.setsName {
+		d.setsName, d.name = true, f.name
+	}
+}
+
+func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
+	if !f.label {
+		return nil
+	}
+	if f.labelText == "" {
+		_, err := w.exec(qDeleteLabel, session, f.targetID)
+		return err
+	}
+	_, err := w.exec(qUpsertLabel, session, f.targetID, f.labelText, pk)
+	return err
+}
+
+func (w q) apply(session int64, d *delta) error {
+	var leafPK, leafID any
+	var depth, start int64
+	if d.leaf != nil {
+		leafPK, leafID, depth, start = d.leaf.pk, d.leafID, d.leaf.depth, d.leaf.start
+	}
+	var first any
+	if d.firstUser != nil {
+		first = *d.firstUser
+	}
+	_, err := w.exec(qUpdateSession, session, leafPK, leafID, depth, start, d.entries, d.messages,
+		d.usage.Input, d.usage.Output, d.usage.CacheRead, d.usage.CacheWrite, d.usage.Cost,
+		d.updatedAt, d.setsName, nullString(d.name), first)
+	return err
+}
+
+// moveBranch makes the materialized branch the path of to (nil: empty).
+func (w q) moveBranch(session int64, to *node) error {
+	var depth int64
+	if to != nil {
+		if _, err := w.exec(qMoveBranch, session, to.pk); err != nil {
+			return fmt.Errorf("move branch: %w", err)
+		}
+		depth = to.depth
+	}
+	if _, err := w.exec(qTrimBranch, session, depth); err != nil {
+		return fmt.Errorf("trim branch: %w", err)
+	}
+	return nil
+}
+
+func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }
+
+// write runs one appending transaction with the session's head.
+func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, fn func(w q, h head) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return s.db.update(ctx, func(w q) error {
+		h, err := w.head(s.pk)
+		if err != nil {
+			if errors.Is(err, sessiontree.ErrNotFound) {
+				return &SessionNotFoundError{ID: s.meta.ID}
+			}
+			return err
+		}
+		if err := sessiontree.CheckLeafGuard(opts, h.leafID); err != nil {
+			return err
+		}
+		return fn(w, h)
+	})
+}
+
+// insertNew inserts an entry built by build with a fresh id (or the
+// draft's own), retrying the rare collision of a fresh id.
+func (s *Storage) insertNew(w q, h head, ownID string, build func(id string) (sessiontree.Entry, error),
+	ancestorDepth func(string) (int64, error)) (sessiontree.Entry, facts, node, error) {
+	for attempt := 0; ; attempt++ {
+		id := ownID
+		if id == "" {
+			var qerr error
+			var taken func(string) bool
+			if attempt > 0 {
+				taken = func(id string) bool { return s.taken(w, id, &qerr) }
+			}
+			id = sessiontree.NewEntryID(taken)
+			if qerr != nil {
+				return sessiontree.Entry{}, facts{}, node{}, qerr
+			}
+		}
+		e, err := build(id)
+		if err != nil {
+			return e, facts{}, node{}, err
+		}
+		f := factsOf(e)
+		n, err := w.insert(s.pk, h.count+1, e, &f, h.leaf, ancestorDepth)
+		if isUniqueID(err) {
+			if ownID != "" {
+				return e, f, n, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+			}
+			continue
+		}
+		e.Seq = h.count + 1
+		return e, f, n, err
+	}
+}
+
+// Append adds an entry under the current leaf, read inside the write
+// transaction, and makes it the leaf. The entry row, its branch row, the
+// label and the session's counters change in one transaction.
+func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if d.Type == sessiontree.TypeLeaf {
+		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	}
+	ts := d.Timestamp
+	if ts == "" {
+		ts = s.now()
+	}
+	var out sessiontree.Entry
+	err := s.write(ctx, opts, func(w q, h head) error {
+		// The kept entry of a compaction is an ancestor exactly when it
+		// is on the active branch, which is the new entry's path.
+		onBranch := func(id string) (int64, error) {
+			var pk, depth, start int64
+			var on bool
+			err := w.row(qEntryPlace, args(s.pk, id), &pk, &depth, &start, &on)
+			if errors.Is(err, sql.ErrNoRows) || err == nil && !on {
+				return 0, nil
+			}
+			return depth, err
+		}
+		build := func(id string) (sessiontree.Entry, error) {
+			e, err := sessiontree.BuildEntry(d, id, h.leafID, ts)
+			if err != nil {
+				return e, err
+			}
+			if e.Type == sessiontree.TypeLabel {
+				if n, err := w.node(s.pk, e.TargetID()); err != nil {
+					return e, err
+				} else if n == nil {
+					return e, &sessiontree.EntryNotFoundError{ID: e.TargetID()}
+				}
+			}
+			return e, nil
+		}
+		e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
+		if err != nil {
+			return err
+		}
+		if _, err := w.exec(qInsertBranch, s.pk, n.depth, n.pk); err != nil {
+			return fmt.Errorf("extend branch: %w", err)
+		}
+		if err := w.label(s.pk, e, &f, n.pk); err != nil {
+			return err
+		}
+		dl := delta{leaf: &n, leafID: e.ID}
+		dl.count(e, &f, &h)
+		out = e
+		return w.apply(s.pk, &dl)
+	})
+	if err != nil {
+		return sessiontree.Entry{}, fmt.Errorf("append %s: %w", d.Type, translate(err))
+	}
+	return out, nil
+}
+
+// SetLeaf appends a leaf entry under the current leaf and moves the leaf
+// to target. The materialized branch is rewritten only below the point
+// where the old and new paths meet.
+func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	var value any = rawNull
+	if target != "" {
+		value = target
+	}
+	fields, err := sessiontree.Fields("targetId", value)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	d := sessiontree.Draft{Type: sessiontree.TypeLeaf, Timestamp: s.now(), Fields: fields}
+	var out sessiontree.Entry
+	err = s.write(ctx, opts, func(w q, h head) error {
+		var to *node
+		if target != "" {
+			var err error
+			if to, err = w.node(s.pk, target); err != nil {
+				return err
+			} else if to == nil {
+				return &sessiontree.EntryNotFoundError{ID: target}
+			}
+		}
+		build := func(id string) (sessiontree.Entry, error) {
+			return sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
+		}
+		e, f, _, err := s.insertNew(w, h, "", build, nil)
+		if err != nil {
+			return err
+		}
+		if err := w.moveBranch(s.pk, to); err != nil {
+			return err
+		}
+		dl := delta{leaf: to, leafID: target}
+		dl.count(e, &f, &h)
+		out = e
+		return w.apply(s.pk, &dl)
+	})
+	if err != nil {
+		return sessiontree.Entry{}, fmt.Errorf("set leaf to %q: %w", target, translate(err))
+	}
+	return out, nil
+}
+
+var rawNull = json.RawMessage("null")
+
+// place computes where entry e, with key pk, goes under parent (nil for a
+// root): its depth, the depth its path starts at (DESIGN.md's compaction
+// rule: inherited from the parent, except that a compaction starts it at
+// itself when it has a retainedTail, at its firstKeptEntryId when that is
+// an ancestor, else at the root) and the latest state-setting entries on
+// its full path. ancestorDepth gives the depth of an entry if it is an
+// ancestor of e, 0 otherwise.
+func place(e sessiontree.Entry, f *facts, pk int64, parent *node, ancestorDepth func(id string) (int64, error)) (node, error) {
+	n := node{pk: pk, depth: 1, start: 1}
+	if parent != nil {
+		n.depth, n.start = parent.depth+1, parent.start
+		n.thinking, n.model, n.tools = parent.thinking, parent.model, parent.tools
+	}
+	self := sql.NullInt64{Int64: pk, Valid: true}
+	if f.setsThinking {
+		n.thinking = self
+	}
+	if f.setsModel {
+		n.model = self
+	}
+	if f.setsTools {
+		n.tools = self
+	}
+	if f.compaction {
+		switch {
+		case f.hasTail, f.keep == e.ID:
+			n.start = n.depth
+		case f.keep != "":
+			d, err := ancestorDepth(f.keep)
+			if err != nil {
+				return n, err
+			}
+			n.start = max(d, 1)
+		default:
+			n.start = 1
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,34 @@
+// Package migrate applies numbered SQL migrations to a SQLite database and
+// holds the engine's own migrations.
+//
+// # Files
+//
+// A migration is a file NNNN_description.sql at the root of an [fs.FS]; its
+// version is the numeric prefix (positive, unique). The engine's migrations
+// are embedded in [Files]; tests pass an fstest.MapFS.
+//
+// # Transactions
+//
+// Each pending migration runs with its version record in one
+// BEGIN IMMEDIATE transaction. The applied versions are read again after
+// BEGIN, under the write lock, so two processes opening a fresh file at once
+// cannot both apply a step: the second finds it recorded and skips it. A
+// failing step rolls back whole: nothing of it, and no version record, is
+// left behind.
+//
+// # Checks
+//
+// Each applied migration is recorded with a SHA-256 checksum of its text.
+// [Up] refuses a database whose recorded checksum differs from the file's
+// ([ErrChecksum]: a migration was edited after it shipped) and one that
+// records versions this code does not know ([ErrNewer]: written by a newer
+// program). With [Options.ApplicationID] set it also sets PRAGMA
+// application_id in the first step and refuses a database that carries
+// another ([ErrForeign]).
+//
+// # Concurrency
+//
+// [Up] is safe to call from several processes on one file at once. It takes
+// a *sqlx.DB whose BeginTx starts BEGIN IMMEDIATE transactions (the DSN
+// parameter _txlock=immediate of modernc.org/sqlite).
+package migrate

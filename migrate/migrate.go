@@ -1,0 +1,296 @@
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+//go:embed migrations/*.sql
+var embedded embed.FS
+
+// Files holds the engine's migrations, NNNN_description.sql at its root.
+var Files fs.FS = mustSub(embedded, "migrations")
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // dir is a constant that exists in the embedded tree
+	}
+	return sub
+}
+
+// Errors returned by [Load] and [Up]; they are wrapped with context.
+var (
+	// ErrInvalid is returned for a migration file set that breaks the
+	// naming rules: a name without a positive numeric prefix, or two files
+	// with the same version.
+	ErrInvalid = errors.New("invalid migrations")
+	// ErrChecksum is returned when an applied migration's recorded
+	// checksum differs from its file: the file was edited after it ran.
+	ErrChecksum = errors.New("migration checksum mismatch")
+	// ErrNewer is returned when the database records a version this code
+	// does not have: it was written by a newer program.
+	ErrNewer = errors.New("database schema is newer than this program")
+	// ErrForeign is returned when the database's application_id is set
+	// and is not [Options.ApplicationID]: the file belongs to another
+	// program.
+	ErrForeign = errors.New("database belongs to another application")
+)
+
+// Table is the name of the table recording applied migrations.
+const Table = "schema_migrations"
+
+// Migration is one numbered schema change.
+type Migration struct {
+	// Version is the file name's numeric prefix.
+	Version int64
+	// Name is the file name, e.g. "0001_init.sql".
+	Name string
+	// SQL is the file's text; it may hold several statements.
+	SQL string
+	// Checksum is the hex SHA-256 of SQL.
+	Checksum string
+}
+
+// Load reads the migrations at the root of fsys (files ending in .sql),
+// ordered by version.
+func Load(fsys fs.FS) ([]Migration, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list migrations: %w", err)
+	}
+	var out []Migration
+	for _, name := range names {
+		prefix, _, ok := strings.Cut(name, "_")
+		v, err := strconv.ParseInt(prefix, 10, 64)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: want NNNN_description.sql with a positive number: %w", name, ErrInvalid)
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", name, err)
+		}
+		sum := sha256.Sum256(b)
+		out = append(out, Migration{Version: v, Name: path.Base(name), SQL: string(b), Checksum: hex.EncodeToString(sum[:])})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return int(a.Version - b.Version) })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("migrations %s and %s share version %d: %w", out[i-1].Name, out[i].Name, out[i].Version, ErrInvalid)
+		}
+	}
+	return out, nil
+}
+
+// Latest returns the highest version in migs, 0 when there are none.
+func Latest(migs []Migration) int64 {
+	if len(migs) == 0 {
+		return 0
+	}
+	return migs[len(migs)-1].Version
+}
+
+// Options configure [Up]. The zero value works.
+type Options struct {
+	// ApplicationID, when not zero, is written to PRAGMA application_id
+	// with the first migration, and a database carrying another non-zero
+	// id is refused with [ErrForeign].
+	ApplicationID int32
+	// Now stamps the records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result says what [Up] did.
+type Result struct {
+	// From is the version found before, To the version after.
+	From, To int64
+	// Applied lists the versions this call applied (others may have been
+	// applied concurrently by another process).
+	Applied []int64
+}
+
+type record struct {
+	Version  int64  `db:"version"`
+	Name     string `db:"name"`
+	Checksum string `db:"checksum"`
+}
+
+// Up applies the pending migrations of fsys to db, each with its record in
+// one transaction, and checks the applied ones against their files. db's
+// transactions must begin IMMEDIATE (see the package doc).
+func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, error) {
+	migs, err := Load(fsys)
+	if err != nil {
+		return Result{}, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	// Fast path, without the write lock: everything applied and intact.
+	recs, err := readRecords(ctx, db)
+	if err != nil {
+		return Result{}, err
+	}
+	from, err := verify(recs, migs)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{From: from, To: from}
+	if from == Latest(migs) && len(recs) == len(migs) {
+		if err := checkAppID(ctx, db, opts.ApplicationID); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
+	for _, m := range migs {
+		applied, version, err := step(ctx, db, m, migs, opts)
+		if err != nil {
+			return res, err
+		}
+		if applied {
+			res.Applied = append(res.Applied, m.Version)
+		}
+		res.To = max(res.To, version)
+	}
+	return res, nil
+}
+
+// Version returns the highest applied version, 0 for a database without
+// migration records.
+func Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
+	recs, err := readRecords(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	var v int64
+	for _, r := range recs {
+		v = max(v, r.Version)
+	}
+	return v, nil
+}
+
+func readRecords(ctx context.Context, q sqlx.QueryerContext) ([]record, error) {
+	var n int
+	err := sqlx.GetContext(ctx, q, &n, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, Table)
+	if err != nil {
+		return nil, fmt.Errorf("read migration records: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var recs []record
+	if err := sqlx.SelectContext(ctx, q, &recs, `SELECT version, name, checksum FROM `+Table+` ORDER BY version`); err != nil {
+		return nil, fmt.Errorf("read migration records: %w", err)
+	}
+	return recs, nil
+}
+
+// verify checks the records against the files and returns the highest
+// applied version.
+func verify(recs []record, migs []Migration) (int64, error) {
+	byVersion := make(map[int64]Migration, len(migs))
+	for _, m := range migs {
+		byVersion[m.Version] = m
+	}
+	var v int64
+	for _, r := range recs {
+		m, ok := byVersion[r.Version]
+		if !ok {
+			return 0, fmt.Errorf("database has migration %d (%s), this program knows up to %d: %w", r.Version, r.Name, Latest(migs), ErrNewer)
+		}
+		if m.Checksum != r.Checksum {
+			return 0, fmt.Errorf("migration %s was changed after it was applied: %w", m.Name, ErrChecksum)
+		}
+		v = max(v, r.Version)
+	}
+	return v, nil
+}
+
+func checkAppID(ctx context.Context, q sqlx.QueryerContext, want int32) error {
+	if want == 0 {
+		return nil
+	}
+	var got int32
+	if err := sqlx.GetContext(ctx, q, &got, `PRAGMA application_id`); err != nil {
+		return fmt.Errorf("read application_id: %w", err)
+	}
+	if got != 0 && got != want {
+		return fmt.Errorf("application_id is %#x, want %#x: %w", got, want, ErrForeign)
+	}
+	return nil
+}
+
+// step applies m unless it is recorded, re-reading the records under the
+// write lock. It returns whether it applied m and the version after.
+func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, 0, fmt.Errorf("migration %s: begin: %w", m.Name, err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := checkAppID(ctx, tx, opts.ApplicationID); err != nil {
+		return false, 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    checksum   TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)`); err != nil {
+		return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
+	}
+	recs, err := readRecords(ctx, tx)
+	if err != nil {
+		return false, 0, err
+	}
+	if version, err = verify(recs, migs); err != nil {
+		return false, 0, err
+	}
+	if slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
+		return false, version, tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return false, 0, fmt.Errorf("migration %s: %w", m.Name, err)
+	}
+	now := opts.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+Table+` (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
+		m.Version, m.Name, m.Checksum, now); err != nil {
+		return false, 0, fmt.Errorf("migration %s: record: %w", m.Name, err)
+	}
+	// user_version mirrors the highest version so a reader can tell it
+	// from the file header without reading a table; both are rolled back
+	// together with the step.
+	version = max(version, m.Version)
+	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.FormatInt(version, 10)); err != nil {
+		return false, 0, fmt.Errorf("migration %s: set user_version: %w", m.Name, err)
+	}
+	if opts.ApplicationID != 0 {
+		if _, err := tx.ExecContext(ctx, `PRAGMA application_id = `+strconv.FormatInt(int64(opts.ApplicationID), 10)); err != nil {
+			return false, 0, fmt.Errorf("migration %s: set application_id: %w", m.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, 0, fmt.Errorf("migration %s: commit: %w", m.Name, err)
+	}
+	return true, version, nil
+}
