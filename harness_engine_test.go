@@ -1,18 +1,15 @@
 package sessiontree_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
@@ -113,49 +110,31 @@ func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []s
 	return st, nil
 }
 
-// loadEngine imports a version-3 pi file into a fresh database with one
-// AppendBatch. Older versions need the JSONL reader's migration.
+// loadEngine imports a pi file (any version, through the JSONL reader's
+// migration) into a fresh database with one AppendBatch.
 func loadEngine(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
-	meta, entries := readPiV3(t, fx)
+	ctx := context.Background()
 	db := openEngine(t, filepath.Join(t.TempDir(), "sessions.db"), true)
-	st, err := db.CreateSession(context.Background(), meta)
-	if err != nil {
-		t.Fatal(err)
+	var st *engine.Storage
+	var entries []sessiontree.Entry
+	for rec, err := range jsonl.ReadFile(ctx, fx.Path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case jsonl.KindHeader:
+			if st, err = db.CreateSession(ctx, rec.Header.SessionMeta); err != nil {
+				t.Fatal(err)
+			}
+		case jsonl.KindEntry:
+			entries = append(entries, rec.Entry)
+		default:
+			t.Fatalf("%s:%d: unexpected record kind %d", fx.Name, rec.Line, rec.Kind)
+		}
 	}
-	if err := st.AppendBatch(context.Background(), entries); err != nil {
+	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)
 	}
 	return st
-}
-
-func readPiV3(t testing.TB, fx storetest.PiFixture) (sessiontree.SessionMeta, []sessiontree.Entry) {
-	t.Helper()
-	f, err := os.Open(fx.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	var meta sessiontree.SessionMeta
-	var entries []sessiontree.Entry
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if meta.ID == "" {
-			if err := json.Unmarshal(line, &meta); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		e, err := sessiontree.DecodeEntry(line)
-		if err != nil {
-			t.Skipf("%s: not a version-3 file (%v)", fx.Name, err)
-		}
-		entries = append(entries, e)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return meta, entries
 }
