@@ -8,8 +8,9 @@ import (
 )
 
 // ErrUnsupportedVersion is wrapped by the error for a session file whose
-// header names a version newer than 3 (or one that is not a version at
-// all). Such a file is never read past its header and never appended to.
+// header names a version newer than [CurrentVersion], or one below 1 or
+// not whole. Such a file is never read past its header and never
+// appended to.
 var ErrUnsupportedVersion = errors.New("unsupported session file version")
 
 // LineError reports a problem at one line of a session file. Every

@@ -149,7 +149,7 @@ func (l *loader) add(rec Record) error {
 		return l.skip(rec, corrupt(e.ID, "cycle in parent ids: the entry is its own parent"))
 	case e.ParentID != "" && !l.exists(e.ParentID):
 		if l.mode == Lenient {
-			return l.skip(rec, corrupt(e.ID, "parent %s does not exist", e.ParentID))
+			return l.skip(rec, corrupt(e.ID, "parent %s does not exist before this line", e.ParentID))
 		}
 		l.fail = &rec
 		l.later = map[string]laterEntry{}

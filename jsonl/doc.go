@@ -1,0 +1,91 @@
+// Package jsonl stores a session in one file of pi's own format: a
+// [sessiontree.Storage] over a JSONL session file, and a streaming reader
+// for such files.
+//
+// # The file
+//
+// The first line is a header, {"type":"session","version":3,"id":<uuid
+// v7>,"timestamp":<ISO>,"cwd":<dir>} with an optional "parentSession";
+// every other line is one entry, appended as it happens with a single
+// write of the entry's JSON and its newline. [Create] makes a file, [Open]
+// opens one: it reads every line, checks the tree (unique ids, parents and
+// targets that exist, no cycles), keeps the entries in an in-memory index
+// (a [memory.Storage]) and sets the leaf by the leaf rule. A file pi wrote
+// has no leaf entries, so its leaf is its last entry; a file this package
+// wrote reopens on the leaf it had.
+//
+// # Old versions
+//
+// Version 1 files (no "version" in the header) have entries without id or
+// parentId, linked in file order, and compactions that name their first
+// kept entry by firstKeptEntryIndex, an index into the file's JSON lines
+// with the header as 0. Version 2 files have messages of role
+// "hookMessage", now "custom". Both open as version 3, migrated in memory
+// as pi migrates them. pi invents random ids for version-1 entries; this
+// package derives them from the session id and the entry's index, so
+// opening a file twice gives the same ids. Opening never rewrites a
+// file: a legacy file can be read but not appended to until
+// [Storage.Upgrade] (or [Upgrade]) rewrites it atomically: a temporary
+// file in the same directory, fsync, rename over the original, fsync of
+// the directory. Files newer than version 3 are refused
+// ([ErrUnsupportedVersion]) and never written.
+//
+// # Damage
+//
+// Bad input gives a [*LineError] naming the file and the line, which
+// matches [sessiontree.ErrCorrupt] (and [sessiontree.ErrInvalidEntry] for
+// an entry with a missing or mistyped field): an empty file, a missing or
+// malformed header, an unsupported version, a line that is not JSON, an
+// entry without type, id or timestamp, a bad parentId or targetId, a
+// duplicate id, a parent that does not exist, a cycle. Reading never
+// panics and never loops.
+//
+// A torn last line (the file ends in a partial line without newline, as
+// after a crash in the middle of a write) is recovered by default
+// ([Recover] mode): the entries before it load and [Storage.Report]
+// describes it. Opening for writing also copies the torn bytes to a
+// sidecar file, <file>.torn-<time>, synced before anything else happens;
+// the first write then cuts them from the file, so the new entry starts on
+// a clean line and the file reads cleanly ever after. (A last line that
+// is complete but lacks its newline gets one before the next entry.) A
+// read-only open changes nothing. [Strict] mode refuses any damage;
+// [Lenient] mode skips bad lines as pi does, reporting each, and drops an
+// exact duplicate of an earlier line with a warning, but still refuses an
+// id used twice for different entries.
+//
+// # One writer
+//
+// Opening for writing takes an exclusive, non-blocking advisory lock
+// (flock) on the file, held until [Storage.Close]. A second writer, in
+// another process or in the same one (flock locks belong to the open file
+// description, not to the process), gets an error matching
+// [sessiontree.ErrLocked], "session is locked by another writer". Opening
+// with [Options.ReadOnly] takes no lock, so readers never block a writer
+// and are never blocked; a reader that meets a line still being written
+// sees it as a torn tail. The lock is advisory: pi itself takes none. So
+// that a pi running on the same file cannot be silently overwritten,
+// every append first checks that the file is still the size this storage
+// left it, and fails with [sessiontree.ErrConflict] if not. Caveats: on
+// network file systems flock may be emulated with per-process locks, and
+// this package needs flock (Unix) to write at all.
+//
+// # Durability
+//
+// By default an append returns once the line is in the operating system's
+// hands, as in pi: it survives a crash of the process, not of the
+// machine. [Options.Sync] fsyncs after each append (once per batch).
+//
+// # Streaming
+//
+// [Read] yields a file's header and entries one at a time with their line
+// numbers and byte offsets, holding one line in memory at a time; the
+// SQLite engine imports pi files through it. Each record carries the
+// [Position] after it, from which a later read resumes once the file has
+// grown. [ParseLine] and [ParseHeader] parse single lines.
+//
+// # Concurrency
+//
+// A [Storage] is safe for concurrent use: reads share the index's lock,
+// and writes are serialized by the storage's own mutex, which also guards
+// the file.
+package jsonl
