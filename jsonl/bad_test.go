@@ -36,7 +36,7 @@ var badFiles = []struct {
 	{name: "header without timestamp", content: lines(`{"type":"session","version":3,"id":"x"}`), line: 1, want: `missing "timestamp"`, fatal: true},
 	{name: "header id not a string", content: lines(`{"type":"session","id":7,` + ts + `}`), line: 1, want: `"id" must be a string`, fatal: true},
 	{name: "version not a number", content: lines(`{"type":"session","version":"3","id":"x",` + ts + `}`), line: 1, want: `"version" must be a number`, fatal: true},
-	{name: "version 4", content: lines(`{"type":"session","version":4,"id":"x",` + ts + `}`, msg("aaaaaaaa", "")), line: 1,
+	{name: "version 4", content: lines(`{"type":"session","version":4,"id":"x",`+ts+`}`, msg("aaaaaaaa", "")), line: 1,
 		want: "version 4 is newer than 3", fatal: true, other: jsonl.ErrUnsupportedVersion},
 	{name: "version 2.5", content: lines(`{"type":"session","version":2.5,"id":"x",` + ts + `}`), line: 1,
 		want: "unsupported session file version", fatal: true, other: jsonl.ErrUnsupportedVersion},
