@@ -1,0 +1,146 @@
+// Command bench measures every sessiontree backend side by side, and
+// against the physical limit, on generated sessions of realistic shapes
+// and growing sizes. See README.md for what each workload does and the
+// latest results from a development machine.
+//
+//	go run ./bench                 # full run, < 5 minutes
+//	go run ./bench -quick          # smoke test, < 30 seconds
+//	go run ./bench -vs-pi          # also time pi's own loader (node, npm)
+//	go run ./bench -benchstat      # testing.B lines for benchstat
+//
+// Progress goes to stderr; the Markdown table (or benchstat lines) to
+// stdout; results.json, results.md, results.benchstat.txt and one SVG
+// chart per workload to -out.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
+)
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	opts.Command = "go run ./bench " + strings.Join(os.Args[1:], " ")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, opts, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the whole program: generate, measure, report.
+func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error) {
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("options: %w", err)
+	}
+	r := &runner{opts: opts, stderr: stderr, start: time.Now()}
+	if r.dir, err = workDir(opts); err != nil {
+		return err
+	}
+	if opts.Keep {
+		r.progress("working directory %s (kept)", r.dir)
+	} else {
+		defer os.RemoveAll(r.dir)
+	}
+
+	rep := &Report{
+		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command,
+		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
+		CPUs: runtime.NumCPU(), CPU: cpuModel(),
+		Sizes: opts.Sizes, Shapes: opts.Shapes, Runs: opts.Runs, Seed: opts.Seed, Quick: opts.Quick,
+	}
+	if rep.Command == "" {
+		rep.Command = "bench (in-process)"
+	}
+	for _, b := range []string{backendJSONL, backendEngine} {
+		if !backendCompiled(b) {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("The %s backend is not in this checkout yet: its rows are missing.", b))
+		}
+	}
+	if opts.VsPi {
+		pi, err := startPi(ctx, opts.PiCache, r.progress)
+		switch {
+		case errors.Is(err, errNoNode):
+			r.progress("-vs-pi: node or npm not found; skipping pi")
+			rep.Notes = append(rep.Notes, "pi was not measured: node and npm were not found.")
+		case err != nil:
+			return err
+		default:
+			r.pi = pi
+			rep.Node = pi.node
+			defer pi.close()
+			r.progress("pi %s loader running on node %s", piVersion, pi.node)
+		}
+	}
+
+	for _, size := range opts.Sizes {
+		for _, shape := range opts.Shapes {
+			if shape == ShapeLarge && size > opts.LargeMaxSize {
+				continue
+			}
+			if err := r.runDataset(ctx, shape, size); err != nil {
+				return err
+			}
+			rep.Datasets = append(rep.Datasets, r.lastDataset)
+		}
+	}
+	for _, w := range workloads {
+		if w.corpus && opts.wantsWorkload(w.name) {
+			r.progress("  %-12s not run: needs the session store (issue 5)", w.name)
+		}
+	}
+	rep.Results = r.results
+	rep.Seconds = time.Since(r.start).Seconds()
+	rep.checkTargets()
+
+	if opts.Benchstat {
+		rep.writeBenchstat(stdout)
+	} else {
+		rep.writeMarkdown(stdout)
+	}
+	if opts.Out != "" {
+		if err := rep.writeFiles(opts.Out); err != nil {
+			return fmt.Errorf("write results: %w", err)
+		}
+		r.progress("wrote %s/results.json, results.md, results.benchstat.txt and charts", opts.Out)
+	}
+	r.progress("done in %.0fs", rep.Seconds)
+	return nil
+}
+
+// workDir makes the directory generated files go to.
+func workDir(opts Options) (string, error) {
+	if opts.Dir == "" {
+		return os.MkdirTemp("", "sessiontree-bench-")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return "", err
+	}
+	return opts.Dir, nil
+}
+
+// backendCompiled reports whether a session backend is built in.
+func backendCompiled(name string) bool {
+	for _, b := range sessionBackends {
+		if b.name() == name {
+			return true
+		}
+	}
+	return false
+}

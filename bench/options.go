@@ -1,0 +1,222 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configure a benchmark run. [DefaultOptions] gives the full run;
+// [Options.Validate] checks a set before running.
+type Options struct {
+	// Sizes are the session sizes in entries.
+	Sizes []int
+	// Shapes are the session shapes to generate.
+	Shapes []Shape
+	// Workloads names the workloads to run; empty means all.
+	Workloads []string
+	// Backends names the backends to run; empty means every one built in
+	// (memory, jsonl, engine, the floors; pi with VsPi).
+	Backends []string
+	// Runs is how many interleaved repetitions each measurement gets.
+	Runs int
+	// MinRunTime is how long one run of a fast operation should last: the
+	// operation is repeated until a run takes about this long, and the run
+	// reports time per operation.
+	MinRunTime time.Duration
+	// LargeMaxSize caps the size of the large-payload shape, whose files
+	// grow by ~8 MB per 1,000 entries.
+	LargeMaxSize int
+	// Seed seeds the generators; the same seed makes the same sessions.
+	Seed uint64
+	// Dir is the working directory for generated files; empty means a
+	// fresh temporary directory.
+	Dir string
+	// Keep keeps the generated files (sessions, databases) after the run.
+	Keep bool
+	// Out is the directory for results.json, results.md and the charts;
+	// empty means none are written.
+	Out string
+	// Benchstat prints testing.B-format lines on stdout instead of the
+	// Markdown table.
+	Benchstat bool
+	// VsPi times pi's own loader through node, when node and npm exist.
+	VsPi bool
+	// PiCache is where pi is installed for VsPi; empty means the user's
+	// cache directory.
+	PiCache string
+	// Quick marks a smoke-test run (recorded in the results).
+	Quick bool
+	// Command is the command line, recorded in the results.
+	Command string
+}
+
+// DefaultOptions returns the full default run: sizes 1k, 10k and 100k,
+// every shape, five runs.
+func DefaultOptions() Options {
+	return Options{
+		Sizes:        []int{1000, 10_000, 100_000},
+		Shapes:       slices.Clone(Shapes),
+		Runs:         5,
+		MinRunTime:   20 * time.Millisecond,
+		LargeMaxSize: 10_000,
+		Seed:         1,
+		Out:          "bench-out",
+	}
+}
+
+// QuickOptions returns the smoke-test run: 1k-entry sessions, three runs,
+// short runs. It finishes in well under 30 seconds.
+func QuickOptions() Options {
+	o := DefaultOptions()
+	o.Sizes = []int{1000}
+	o.Runs = 3
+	o.MinRunTime = 2 * time.Millisecond
+	o.Quick = true
+	return o
+}
+
+// Validate reports what is wrong with the options, all problems at once.
+func (o Options) Validate() error {
+	var errs []error
+	if len(o.Sizes) == 0 {
+		errs = append(errs, errors.New("no session sizes"))
+	}
+	for _, n := range o.Sizes {
+		if n < 100 || n > 10_000_000 {
+			errs = append(errs, fmt.Errorf("size %d: want 100 to 10,000,000 entries", n))
+		}
+	}
+	if len(o.Shapes) == 0 {
+		errs = append(errs, errors.New("no session shapes"))
+	}
+	for _, s := range o.Shapes {
+		if !slices.Contains(Shapes, s) {
+			errs = append(errs, fmt.Errorf("unknown shape %q (want one of %v)", s, Shapes))
+		}
+	}
+	for _, w := range o.Workloads {
+		if findWorkload(w) == nil {
+			errs = append(errs, fmt.Errorf("unknown workload %q (want one of %s)", w, strings.Join(workloadNames(), ", ")))
+		}
+	}
+	for _, b := range o.Backends {
+		if !slices.Contains(backendNames, b) {
+			errs = append(errs, fmt.Errorf("unknown backend %q (want one of %s)", b, strings.Join(backendNames, ", ")))
+		}
+	}
+	if o.Runs < 1 || o.Runs > 1000 {
+		errs = append(errs, fmt.Errorf("runs %d: want 1 to 1000", o.Runs))
+	}
+	if o.MinRunTime < 0 || o.MinRunTime > time.Minute {
+		errs = append(errs, fmt.Errorf("min run time %v: want 0 to 1m", o.MinRunTime))
+	}
+	if o.LargeMaxSize < 0 {
+		errs = append(errs, fmt.Errorf("large max size %d: want >= 0", o.LargeMaxSize))
+	}
+	return errors.Join(errs...)
+}
+
+// wants reports whether backend b is selected.
+func (o Options) wants(b string) bool {
+	if b == backendPi && !o.VsPi {
+		return false
+	}
+	return len(o.Backends) == 0 || slices.Contains(o.Backends, b)
+}
+
+// wantsWorkload reports whether workload w is selected.
+func (o Options) wantsWorkload(w string) bool {
+	return len(o.Workloads) == 0 || slices.Contains(o.Workloads, w)
+}
+
+// parseFlags reads the command line into options.
+func parseFlags(args []string) (Options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "smoke-test run: 1k-entry sessions, 3 runs (< 30 s)")
+	huge := fs.Bool("huge", false, "add 1M-entry sessions (and 100k large-payload sessions)")
+	sizes := fs.String("sizes", "", "comma-separated session sizes (1k,10k,100k)")
+	shapes := fs.String("shapes", "", "comma-separated shapes (linear,compacted,bushy,large)")
+	workloads := fs.String("workloads", "", "comma-separated workloads (default all)")
+	backends := fs.String("backends", "", "comma-separated backends (default all)")
+	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
+	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
+	seed := fs.Uint64("seed", 1, "generator seed")
+	dir := fs.String("dir", "", "working directory for generated files (default a temp dir)")
+	keep := fs.Bool("keep", false, "keep generated sessions and databases")
+	out := fs.String("out", "bench-out", "directory for results.json, results.md and SVG charts (\"\" for none)")
+	benchstat := fs.Bool("benchstat", false, "print testing.B-format lines for benchstat instead of the table")
+	vsPi := fs.Bool("vs-pi", false, "also time pi's own loader (needs node and npm)")
+	piCache := fs.String("pi-cache", "", "where to install pi for -vs-pi (default in the user cache dir)")
+	if err := fs.Parse(args); err != nil {
+		return Options{}, err
+	}
+	if fs.NArg() > 0 {
+		return Options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o := DefaultOptions()
+	if *quick {
+		o = QuickOptions()
+	}
+	if *huge {
+		o.Sizes = append(o.Sizes, 1_000_000)
+		o.LargeMaxSize = 100_000
+	}
+	var err error
+	if *sizes != "" {
+		if o.Sizes, err = parseSizes(*sizes); err != nil {
+			return Options{}, err
+		}
+	}
+	if *shapes != "" {
+		o.Shapes = nil
+		for _, s := range splitList(*shapes) {
+			o.Shapes = append(o.Shapes, Shape(s))
+		}
+	}
+	o.Workloads = splitList(*workloads)
+	o.Backends = splitList(*backends)
+	if *runs != 0 {
+		o.Runs = *runs
+	}
+	if *minRun != 0 {
+		o.MinRunTime = *minRun
+	}
+	o.Seed, o.Dir, o.Keep, o.Out = *seed, *dir, *keep, *out
+	o.Benchstat, o.VsPi, o.PiCache = *benchstat, *vsPi, *piCache
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseSizes reads "1k,10k,100k,1M" (plain numbers work too).
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"), strings.HasSuffix(f, "K"):
+			mult, f = 1000, f[:len(f)-1]
+		case strings.HasSuffix(f, "M"), strings.HasSuffix(f, "m"):
+			mult, f = 1_000_000, f[:len(f)-1]
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("size %q: %w", f, err)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
