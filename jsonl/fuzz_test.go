@@ -1,0 +1,118 @@
+package jsonl_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+func piFiles(f *testing.F) map[string][]byte {
+	f.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "pi", "*.jsonl"))
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no seed files: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out[filepath.Base(p)] = data
+	}
+	return out
+}
+
+// FuzzParseLine feeds arbitrary lines to the line parser, seeded with
+// every line of the pi files: it never panics, and either returns a valid
+// entry that parses again to itself or an ErrInvalidEntry.
+func FuzzParseLine(f *testing.F) {
+	for _, data := range piFiles(f) {
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	f.Add([]byte(`{"type":"leaf","id":"a","parentId":null,"timestamp":"t","targetId":null}`))
+	f.Add([]byte(`{"type":"message","id":"\u0061","parentId":"b","timestamp":"t","message":{}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := jsonl.ParseLine(line)
+		if err != nil {
+			if !errors.Is(err, sessiontree.ErrInvalidEntry) {
+				t.Fatalf("ParseLine(%q) error %v does not match ErrInvalidEntry", line, err)
+			}
+			return
+		}
+		if err := e.Validate(); err != nil || e.ID == "" || e.Timestamp == "" {
+			t.Fatalf("ParseLine(%q) = %+v, which does not validate: %v", line, e, err)
+		}
+		again, err := jsonl.ParseLine(e.Raw)
+		if err != nil || !cmp.Equal(again, e) {
+			t.Fatalf("ParseLine(Raw) = %+v, %v; want %+v", again, err, e)
+		}
+		if _, err := jsonl.ParseHeader(line); err == nil && e.Type == "session" {
+			t.Fatalf("%q parsed both as header and entry", line)
+		}
+	})
+}
+
+// FuzzOpenFile opens arbitrary files in every mode, seeded with the pi
+// files, some cut short: opening never panics or hangs, and either fails
+// with a *LineError or gives a session whose tree holds.
+func FuzzOpenFile(f *testing.F) {
+	for _, data := range piFiles(f) {
+		f.Add(data)
+		f.Add(data[:len(data)*2/3])
+	}
+	f.Add([]byte(testHeader + "\n" + msg("aaaaaaaa", "bbbbbbbb") + "\n" + msg("bbbbbbbb", "aaaaaaaa") + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := context.Background()
+		path := filepath.Join(t.TempDir(), "f.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Strict, jsonl.Lenient} {
+			st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: mode})
+			if err != nil {
+				var le *jsonl.LineError
+				if !errors.As(err, &le) || !errors.Is(err, sessiontree.ErrCorrupt) || le.Line < 1 {
+					t.Fatalf("Open(%v) error %v is not a *LineError matching ErrCorrupt", mode, err)
+				}
+				continue
+			}
+			checkTree(t, st)
+			_ = st.Close()
+		}
+	})
+}
+
+// checkTree checks an opened session: unique ids, parents earlier in the
+// log, paths from every entry, a context at the leaf.
+func checkTree(t *testing.T, st *jsonl.Storage) {
+	t.Helper()
+	ctx := context.Background()
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range log {
+		if seen[e.ID] || e.ParentID != "" && !seen[e.ParentID] {
+			t.Fatalf("entry %s: duplicate, or parent %q not before it", e.ID, e.ParentID)
+		}
+		seen[e.ID] = true
+		if _, err := st.FullPath(ctx, e.ID); err != nil {
+			t.Fatalf("FullPath(%s): %v", e.ID, err)
+		}
+	}
+	// A context may fail on a malformed payload (a retainedTail that is not
+	// an array), never panic.
+	_, _ = sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})
+}

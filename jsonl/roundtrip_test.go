@@ -1,0 +1,99 @@
+package jsonl_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// TestRoundTrip opens every pi file, writes its entries to a new file and
+// reads that back: the entries are the same JSON values (byte for byte
+// for version-3 files), and pi's answers still hold.
+func TestRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	for _, fx := range storetest.PiFixtures(t, filepath.Join("..", "testdata", "pi")) {
+		t.Run(fx.Name, func(t *testing.T) {
+			src := open(t, fx.Path, jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
+			log, err := src.Log(ctx, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			meta, _ := src.Meta(ctx)
+			path := filepath.Join(t.TempDir(), "copy.jsonl")
+			dst, err := jsonl.Create(ctx, path, meta, jsonl.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dst.AppendBatch(ctx, log); err != nil {
+				t.Fatal(err)
+			}
+			if err := dst.Close(); err != nil {
+				t.Fatal(err)
+			}
+			back := open(t, path, jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
+			got, err := back.Log(ctx, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(log) {
+				t.Fatalf("copy has %d entries; want %d", len(got), len(log))
+			}
+			var orig [][]byte
+			if src.Report().Version == 3 {
+				data, err := os.ReadFile(fx.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				orig = bytes.Split(bytes.TrimSpace(data), []byte("\n"))[1:]
+			}
+			for i := range got {
+				if !jsonEqual(t, got[i].Raw, log[i].Raw) {
+					t.Errorf("entry %d: copy %s; want the JSON value %s", i+1, got[i].Raw, log[i].Raw)
+				}
+				if orig != nil && !bytes.Equal(got[i].Raw, orig[i]) {
+					t.Errorf("entry %d: copy %s; want the original line %s", i+1, got[i].Raw, orig[i])
+				}
+			}
+			if got, want := strings.Count(readFile(t, path), "\n"), len(log)+1; got != want {
+				t.Errorf("copy has %d lines; want %d", got, want)
+			}
+			if r := back.Report(); r.Version != 3 || len(r.Warnings) != 0 {
+				t.Errorf("copy Report() = %+v", r)
+			}
+			storetest.CheckPi(t, back, fx.Want)
+		})
+	}
+}
+
+// TestPiFixturesAllModes opens every fixture in each mode, read-only and
+// for writing (on a copy), and checks pi's answers.
+func TestPiFixturesAllModes(t *testing.T) {
+	for _, fx := range storetest.PiFixtures(t, filepath.Join("..", "testdata", "pi")) {
+		t.Run(fx.Name, func(t *testing.T) {
+			for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Strict, jsonl.Lenient} {
+				st := open(t, fx.Path, jsonl.Options{ReadOnly: true, Mode: mode})
+				if r := st.Report(); len(r.Warnings) != 0 || r.Torn != nil {
+					t.Errorf("%v: Report() = %+v; want a clean file", mode, r)
+				}
+				storetest.CheckPi(t, st, fx.Want)
+			}
+			st := open(t, copyFixture(t, filepath.Base(fx.Path)), jsonl.Options{})
+			storetest.CheckPi(t, st, fx.Want)
+			if st.Report().Version == 3 {
+				e := appendUser(t, st, "appended to a pi file")
+				if want := fx.Want.LeafID; string(want) != "null" && e.ParentID != strings.Trim(string(want), `"`) {
+					t.Errorf("append to %s: parent %q; want pi's leaf %s", fx.Name, e.ParentID, want)
+				}
+			}
+		})
+	}
+}
+
+var _ sessiontree.Storage = (*jsonl.Storage)(nil)
