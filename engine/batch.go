@@ -42,8 +42,44 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 	// parentIdx[i] its index in the batch, -1 when it is stored already.
 	parentOf := make([]*node, len(entries))
 	parentIdx := make([]int, len(entries))
+	leafIdx := -1 // the leaf as an index into the batch, -1: stored or null
 	leaf, leafID := h.leaf, h.leafID
 	var dl delta
+
+	// Rows wait in buf and go in by batchRows per statement; only stored
+	// entries are ever looked up in the database, so the wait is safe.
+	buf := make([]any, 0, 17*batchRows)
+	flushed := 0 // entries[:flushed] are in the database
+	insertRows := func(query string, n int) error {
+		_, err := w.exec(query, buf[:17*n]...)
+		if isUniqueID(err) {
+			// An id stored before the batch: find which one.
+			for _, e := range entries[flushed : flushed+n] {
+				if k, _ := w.node(s.pk, e.ID); k != nil {
+					return &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+		flushed += n
+		buf = append(buf[:0], buf[17*n:]...)
+		return nil
+	}
+	flush := func(all bool) error {
+		for len(buf) >= 17*batchRows {
+			if err := insertRows(qInsertEntries, batchRows); err != nil {
+				return err
+			}
+		}
+		for all && len(buf) > 0 {
+			if err := insertRows(qInsertEntry, 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 
 	// find returns the node of id, in the batch or the database.
 	find := func(id string) (*node, error) {
@@ -53,8 +89,10 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 		return w.node(s.pk, id)
 	}
 	for i, e := range entries {
-		if err := w.ctx.Err(); err != nil {
-			return err
+		if i%1024 == 0 {
+			if err := w.ctx.Err(); err != nil {
+				return err
+			}
 		}
 		fail := func(err error) error { return fmt.Errorf("entry %d: %w", i+1, err) }
 		if _, dup := local[e.ID]; dup {
@@ -111,28 +149,74 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 			}
 			return 0, nil
 		}
-		n, err := w.insert(s.pk, h.count+int64(i)+1, e, &f, parentOf[i], ancestorDepth)
-		if isUniqueID(err) {
-			return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"})
-		}
+		seq := h.count + int64(i) + 1
+		n, err := place(e, &f, entryPK(s.pk, seq), parentOf[i], ancestorDepth)
 		if err != nil {
 			return fail(err)
 		}
 		nodes[i] = n
 		local[e.ID] = i
+		buf = entryArgs(buf, s.pk, seq, e, &f, parentOf[i], n)
+		if err := flush(false); err != nil {
+			return fail(err)
+		}
 		if err := w.label(s.pk, e, &f, n.pk); err != nil {
 			return fail(err)
 		}
 		dl.count(e, &f, &h)
 		if e.Type == sessiontree.TypeLeaf {
-			leaf, leafID = target, f.targetID
+			leaf, leafID, leafIdx = target, f.targetID, -1
+			if j, ok := local[f.targetID]; ok {
+				leafIdx = j
+			}
 		} else {
-			leaf, leafID = &nodes[i], e.ID
+			leaf, leafID, leafIdx = &nodes[i], e.ID, i
 		}
 	}
-	if err := w.moveBranch(s.pk, leaf); err != nil {
+	if err := flush(true); err != nil {
+		return err
+	}
+	if err := s.batchBranch(w, leaf, leafIdx, nodes, parentOf, parentIdx); err != nil {
 		return err
 	}
 	dl.leaf, dl.leafID = leaf, leafID
 	return w.apply(s.pk, &dl)
+}
+
+// batchBranch makes the branch the path of the batch's final leaf. The
+// part of the path inside the batch is known in memory and written in
+// multi-row statements; where it reaches stored entries, the recursive
+// move finds the meeting point with the old branch.
+func (s *Storage) batchBranch(w q, leaf *node, leafIdx int, nodes []node, parentOf []*node, parentIdx []int) error {
+	if leafIdx < 0 {
+		return w.moveBranch(s.pk, leaf)
+	}
+	var rows []any
+	i := leafIdx
+	for {
+		rows = append(rows, s.pk, nodes[i].depth, nodes[i].pk)
+		if parentIdx[i] < 0 {
+			break
+		}
+		i = parentIdx[i]
+	}
+	if p := parentOf[i]; p != nil {
+		if _, err := w.exec(qMoveBranch, s.pk, p.pk); err != nil {
+			return fmt.Errorf("move branch: %w", err)
+		}
+	}
+	for len(rows) > 0 {
+		query, n := qUpsertBranch, batchRows
+		if len(rows) < 3*batchRows {
+			query, n = qUpsertBranch1, 1
+		}
+		if _, err := w.exec(query, rows[:3*n]...); err != nil {
+			return fmt.Errorf("write branch: %w", err)
+		}
+		rows = rows[3*n:]
+	}
+	if _, err := w.exec(qTrimBranch, s.pk, leaf.depth); err != nil {
+		return fmt.Errorf("trim branch: %w", err)
+	}
+	return nil
 }

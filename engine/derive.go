@@ -40,7 +40,13 @@ func factsOf(e sessiontree.Entry) facts {
 		f.role = info.Role
 		if info.Role == "assistant" {
 			f.setsModel = true
-			f.usage, f.hasUsage = sessiontree.UsageOf(e)
+			if info.Usage != nil {
+				// UsageOf reads a compaction's "usage" exactly as a
+				// message's; handing it the usage object alone spares a
+				// second scan of the whole message.
+				u := sessiontree.Entry{Type: sessiontree.TypeCompaction, Raw: usageWrapper(info.Usage)}
+				f.usage, f.hasUsage = sessiontree.UsageOf(u)
+			}
 		}
 	case sessiontree.TypeThinkingLevelChange:
 		_, f.setsThinking = e.String("thinkingLevel")
@@ -106,4 +112,11 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+func usageWrapper(usage []byte) []byte {
+	b := make([]byte, 0, len(usage)+10)
+	b = append(b, `{"usage":`...)
+	b = append(b, usage...)
+	return append(b, '}')
 }

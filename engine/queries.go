@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // The SQL the engine runs. Every statement is listed in writeQueries and
 // prepared once on the write connection; the read pool prepares the ones it
 // uses on first use. All values are bound parameters.
@@ -86,17 +88,17 @@ ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`
 
 	qTrimBranch = `DELETE FROM branch WHERE session = ?1 AND depth > ?2`
 
-	qEntryByID  = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries WHERE session = ?1 AND id = ?2`
+	qEntryByID  = `SELECT ` + entryCols + ` FROM entries e WHERE e.session = ?1 AND e.id = ?2`
 	qEntryTaken = `SELECT count(*) FROM entries WHERE session = ?1 AND id = ?2`
-	qByType     = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries
-WHERE session = ?1 AND type = ?2 ORDER BY pk`
-	qLog = `SELECT seq, type, id, parent_id, timestamp, raw FROM entries
-WHERE pk > ?1 AND pk <= ?2 ORDER BY pk LIMIT ?3`
+	qByType     = `SELECT ` + entryCols + ` FROM entries e
+WHERE e.session = ?1 AND e.type = ?2 ORDER BY e.pk`
+	qLog = `SELECT ` + entryCols + ` FROM entries e
+WHERE e.pk > ?1 AND e.pk <= ?2 ORDER BY e.pk LIMIT ?3`
 	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
 
 	// qBranchRange reads the active path between two depths: one range
 	// scan of the branch, one rowid lookup per entry.
-	qBranchRange = `SELECT e.seq, e.type, e.id, e.parent_id, e.timestamp, e.raw
+	qBranchRange = `SELECT ` + entryCols + `
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
 
@@ -118,6 +120,11 @@ WHERE e.session = ?1 AND e.id = ?2`
 	qDeleteEntries = `DELETE FROM entries WHERE pk BETWEEN ?1 AND ?2`
 	qDeleteSession = `DELETE FROM sessions WHERE pk = ?1`
 )
+
+// entryCols are the columns an Entry is read from: its seq, the four
+// common fields in one NUL-separated text (one column fetch instead of
+// four, which matters when a path returns thousands of rows) and the JSON.
+const entryCols = `e.seq, e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp, e.raw`
 
 // walkStep computes, for entry e reached from walk row w, the columns of
 // DESIGN.md's compaction rule: seen (a compaction was met), keep (the
@@ -153,7 +160,7 @@ func walkQuery(step string) string {
     FROM walk w JOIN entries e ON e.session = ?1 AND e.id = w.parent_id
     WHERE w.stop = 0 AND w.n < ?3
 )
-SELECT w.n, w.stop, e.seq, e.type, e.id, e.parent_id, e.timestamp, e.raw
+SELECT w.n, w.stop, ` + entryCols + `
 FROM walk w JOIN entries e ON e.pk = w.pk ORDER BY w.n`
 }
 
@@ -162,7 +169,41 @@ var (
 	qWalkFull = walkQuery(walkFullStep)
 )
 
+// batchRows is how many rows one multi-row INSERT of a batch carries.
+const batchRows = 64
+
+// multiRow repeats a VALUES tuple of n parameters rows times.
+func multiRow(head string, n, rows int, tail string) string {
+	var b strings.Builder
+	b.WriteString(head)
+	for r := range rows {
+		if r > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("(")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("?")
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+var (
+	qInsertEntries = multiRow(`INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp,
+    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw) VALUES `, 17, batchRows, "")
+	qUpsertBranch = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, batchRows,
+		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
+	qUpsertBranch1 = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, 1,
+		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
+)
+
 var writeQueries = []string{
+	qInsertEntries, qUpsertBranch, qUpsertBranch1,
 	qInsertSession, qSessionByID, qSessionLeaf, qSessionName, qSessionStats, qWriteState,
 	qInsertEntry, qInsertBranch, qUpdateSession, qUpsertLabel, qDeleteLabel, qEntryNode,
 	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -95,20 +96,30 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 	return n > 0
 }
 
-// scanEntries reads entry rows (seq, type, id, parent_id, timestamp, raw)
-// after skip leading columns scanned into pre.
+// scanEntry reads an entry row (see entryCols) after leading columns
+// scanned into pre.
 func scanEntry(rows *sql.Rows, pre ...any) (sessiontree.Entry, error) {
 	var e sessiontree.Entry
-	var parent sql.NullString
-	var typ string
-	var raw sql.RawBytes
-	dest := append(pre, &e.Seq, &typ, &e.ID, &parent, &e.Timestamp, &raw)
+	var head string
+	var raw []byte
+	dest := append(pre, &e.Seq, &head, &raw)
 	if err := rows.Scan(dest...); err != nil {
 		return e, err
 	}
-	e.Type = sessiontree.EntryType(typ)
-	e.ParentID = parent.String
-	e.Raw = append([]byte(nil), raw...)
+	e.Raw = raw
+	typ, rest, ok1 := strings.Cut(head, "\x00")
+	id, rest, ok2 := strings.Cut(rest, "\x00")
+	parent, ts, ok3 := strings.Cut(rest, "\x00")
+	if !ok1 || !ok2 || !ok3 || strings.Contains(ts, "\x00") {
+		// A field holds a NUL itself: read them from the JSON instead.
+		d, err := sessiontree.DecodeEntry(e.Raw)
+		if err != nil {
+			return e, &sessiontree.CorruptError{EntryID: e.ID, Reason: "stored JSON: " + err.Error()}
+		}
+		d.Seq = e.Seq
+		return d, nil
+	}
+	e.Type, e.ID, e.ParentID, e.Timestamp = sessiontree.EntryType(typ), id, parent, ts
 	return e, nil
 }
 

@@ -82,14 +82,19 @@ func (w q) insert(session, seq int64, e sessiontree.Entry, f *facts, parent *nod
 	if err != nil {
 		return n, err
 	}
+	_, err = w.exec(qInsertEntry, entryArgs(nil, session, seq, e, f, parent, n)...)
+	return n, err
+}
+
+// entryArgs appends the parameters of one entries row to a.
+func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, parent *node, n node) []any {
 	var parentPK any
 	if parent != nil {
 		parentPK = parent.pk
 	}
-	_, err = w.exec(qInsertEntry, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
+	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
 		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
 		nullString(f.customType), nullString(f.role), string(e.Raw))
-	return n, err
 }
 
 // count adds entry e to the delta.

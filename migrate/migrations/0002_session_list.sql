@@ -1,6 +1,8 @@
 -- What a session list shows without reading entries: the first user
 -- message's text (backfilled here for sessions written before), and
--- indexes to list sessions by recency, all or per working directory.
+-- an index to list a working directory's sessions by recency. A list of
+-- all sessions by recency scans the sessions table, which is small; a
+-- second index on updated_at would cost every append another page write.
 
 ALTER TABLE sessions ADD COLUMN first_user_text TEXT;
 
@@ -22,7 +24,5 @@ UPDATE sessions SET first_user_text = (
     WHERE t.text IS NOT NULL
     ORDER BY t.seq LIMIT 1
 );
-
-CREATE INDEX sessions_by_updated ON sessions (updated_at);
 
 CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at);

@@ -1,0 +1,349 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// Benchmarks for the speed targets of issue 4. The large fixtures are
+// built once per test process in a temporary directory (see TestMain) and
+// shared by the benchmarks that only read them.
+//
+//	go test ./engine -run '^$' -bench . -count 5
+
+var (
+	benchDir     string
+	fixturesOnce sync.Once
+	fixtures     benchFixtures
+	fixturesErr  error
+)
+
+type benchFixtures struct {
+	path string
+	// big is a 100,000-entry session whose leaf's compaction boundary is
+	// 200 entries back.
+	big string
+	// fork is a session with two 10,000-deep branches meeting 5,000 deep;
+	// the leaf is the tip of the first.
+	fork       string
+	tipA, tipB string
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "engine-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	benchDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const benchTS = "2026-03-01T10:00:00.000Z"
+
+// gen makes realistic entries: alternating user and assistant messages of
+// a few hundred bytes, ids from a counter.
+type gen struct {
+	n      int
+	prefix string
+}
+
+func (g *gen) id() string {
+	g.n++
+	return fmt.Sprintf("%s%07x", g.prefix, g.n)
+}
+
+func (g *gen) message(parent string) sessiontree.Entry {
+	id := g.id()
+	var msg string
+	if g.n%2 == 1 {
+		msg = `{"role":"user","content":"Please look at the failing test in engine/path_test.go and tell me why the boundary is off by one ` + id + `","timestamp":1748768401000}`
+	} else {
+		msg = `{"role":"assistant","content":[{"type":"text","text":"The walk stops one entry early because the kept entry is compared before it is appended; here is the fix ` + id + `"}],"provider":"anthropic","model":"claude-sonnet-4","usage":{"input":1200,"output":240,"cacheRead":5000,"cacheWrite":70,"totalTokens":6510,"cost":{"total":0.0123}},"stopReason":"stop","timestamp":1748768402000}`
+	}
+	return mustEntry(sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + msg + `}`)}, id, parent)
+}
+
+func mustEntry(d sessiontree.Draft, id, parent string) sessiontree.Entry {
+	e, err := sessiontree.BuildEntry(d, id, parent, benchTS)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// chain appends n messages under parent and returns them.
+func (g *gen) chain(parent string, n int) []sessiontree.Entry {
+	out := make([]sessiontree.Entry, 0, n)
+	for range n {
+		e := g.message(parent)
+		out = append(out, e)
+		parent = e.ID
+	}
+	return out
+}
+
+func importAll(ctx context.Context, st *engine.Storage, entries []sessiontree.Entry) error {
+	for len(entries) > 0 {
+		n := min(len(entries), 10000)
+		if err := st.AppendBatch(ctx, entries[:n]); err != nil {
+			return err
+		}
+		entries = entries[n:]
+	}
+	return nil
+}
+
+func loadFixtures(b *testing.B) benchFixtures {
+	b.Helper()
+	fixturesOnce.Do(func() { fixtures, fixturesErr = buildFixtures() })
+	if fixturesErr != nil {
+		b.Fatal(fixturesErr)
+	}
+	return fixtures
+}
+
+func buildFixtures() (benchFixtures, error) {
+	ctx := context.Background()
+	f := benchFixtures{path: filepath.Join(benchDir, "fixtures.db")}
+	db, err := engine.Open(ctx, f.path, engine.Options{})
+	if err != nil {
+		return f, err
+	}
+	defer db.Close()
+
+	big, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/big"})
+	if err != nil {
+		return f, err
+	}
+	f.big = big.ID()
+	g := &gen{prefix: "b"}
+	const total = 100000
+	entries := g.chain("", total-151)
+	// A compaction 150 entries before the leaf keeping the 50 before it:
+	// the active path is the last 200 entries.
+	kept := entries[len(entries)-50].ID
+	comp := mustEntry(sessiontree.Draft{Type: sessiontree.TypeCompaction,
+		Fields: []byte(`{"summary":"Earlier work: the engine's path queries.","firstKeptEntryId":"` + kept + `","tokensBefore":150000}`)},
+		g.id(), entries[len(entries)-1].ID)
+	entries = append(entries, comp)
+	entries = append(entries, g.chain(comp.ID, 150)...)
+	if err := importAll(ctx, big, entries); err != nil {
+		return f, err
+	}
+
+	fork, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/fork"})
+	if err != nil {
+		return f, err
+	}
+	f.fork = fork.ID()
+	g = &gen{prefix: "f"}
+	trunk := g.chain("", 5000)
+	branchB := g.chain(trunk[len(trunk)-1].ID, 5000)
+	branchA := g.chain(trunk[len(trunk)-1].ID, 5000)
+	f.tipA, f.tipB = branchA[len(branchA)-1].ID, branchB[len(branchB)-1].ID
+	all := append(append(trunk, branchB...), branchA...)
+	if err := importAll(ctx, fork, all); err != nil {
+		return f, err
+	}
+	return f, db.Check(ctx, "")
+}
+
+func openBench(b *testing.B, path string) *engine.DB {
+	b.Helper()
+	db, err := engine.Open(context.Background(), path, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// BenchmarkOpenLeaf opens a session of 100,000 entries and reads its leaf
+// (target < 1 ms).
+func BenchmarkOpenLeaf(b *testing.B) {
+	fx := loadFixtures(b)
+	db := openBench(b, fx.path)
+	ctx := context.Background()
+	for b.Loop() {
+		st, err := db.OpenSession(ctx, fx.big)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if leaf, err := st.Leaf(ctx); err != nil || leaf == "" {
+			b.Fatal(leaf, err)
+		}
+	}
+}
+
+// BenchmarkContext200 builds the context at the leaf of the 100,000-entry
+// session, whose compaction boundary is 200 entries back (target < 5 ms).
+func BenchmarkContext200(b *testing.B) {
+	fx := loadFixtures(b)
+	db := openBench(b, fx.path)
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, fx.big)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	for b.Loop() {
+		c, err := s.Context(ctx, sessiontree.ContextOptions{})
+		if err != nil || len(c.Messages) != 201 {
+			b.Fatal(len(c.Messages), err)
+		}
+	}
+}
+
+// BenchmarkActivePath10k reads a 10,000-entry active path (target < 30 ms).
+func BenchmarkActivePath10k(b *testing.B) {
+	fx := loadFixtures(b)
+	db := openBench(b, fx.path)
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, fx.fork)
+	if err != nil {
+		b.Fatal(err)
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		p, err := st.Path(ctx, leaf)
+		if err != nil || len(p) != 10000 {
+			b.Fatal(len(p), err)
+		}
+	}
+}
+
+// BenchmarkMoveLeaf moves the leaf between the tips of two 10,000-deep
+// branches that meet 5,000 deep (target < 20 ms per move). It works on a
+// copy of the fixture, since each move appends a leaf entry.
+func BenchmarkMoveLeaf(b *testing.B) {
+	fx := loadFixtures(b)
+	path := filepath.Join(b.TempDir(), "fork.db")
+	copyFile(b, fx.path, path)
+	db := openBench(b, path)
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, fx.fork)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tips := []string{fx.tipB, fx.tipA}
+	i := 0
+	for b.Loop() {
+		if _, err := st.SetLeaf(ctx, tips[i%2], sessiontree.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.StopTimer()
+	if err := db.Check(ctx, fx.fork); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func copyFile(b *testing.B, from, to string) {
+	b.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+}
+
+var benchDraft = func() sessiontree.Draft {
+	g := &gen{prefix: "x", n: 1}
+	e := g.message("")
+	msg, _ := e.Field("message")
+	return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + string(msg) + `}`), Timestamp: benchTS}
+}()
+
+// BenchmarkAppend appends single entries, one transaction each, with WAL
+// and synchronous=NORMAL (target >= 20,000 per second).
+func BenchmarkAppend(b *testing.B) {
+	db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
+	ctx := context.Background()
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for b.Loop() {
+		if _, err := st.Append(ctx, benchDraft, sessiontree.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkBareInsert is the floor BenchmarkAppend is compared with: a
+// prepared INSERT of the same payload into a table with no index, one
+// autocommit transaction per row, through modernc.org/sqlite with the same
+// pragmas.
+func BenchmarkBareInsert(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bare.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, raw TEXT NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	stmt, err := db.PrepareContext(ctx, `INSERT INTO t (raw) VALUES (?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stmt.Close()
+	raw := string(benchDraft.Fields)
+	start := time.Now()
+	for b.Loop() {
+		if _, err := stmt.ExecContext(ctx, raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkBatchImport imports 10,000 entries per AppendBatch into a
+// fresh session (target >= 150,000 entries per second).
+func BenchmarkBatchImport(b *testing.B) {
+	db := openBench(b, filepath.Join(b.TempDir(), "import.db"))
+	ctx := context.Background()
+	const n = 10000
+	var sessions []*engine.Storage
+	var batches [][]sessiontree.Entry
+	for i := range b.N + 1 {
+		st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/import"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		g := &gen{prefix: fmt.Sprintf("%x", i%16)}
+		sessions = append(sessions, st)
+		batches = append(batches, g.chain("", n))
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		if err := sessions[i].AppendBatch(ctx, batches[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/time.Since(start).Seconds(), "entries/s")
+}
