@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,7 +219,7 @@ func (g *generator) fill(ds *dataset) error {
 		switch {
 		case len(nextCompaction) > 0 && pos == nextCompaction[0]:
 			nextCompaction = nextCompaction[1:]
-			keep := path[max(0, len(path)-compactionKeep)]
+			keep := path[max(0, len(path)-keepFor(ds.Size))]
 			d = g.compaction(keep)
 		case ds.Shape == ShapeBushy && pos >= nextBranch && len(path) > 4:
 			nextBranch = pos + 30 + g.rng.IntN(60)
@@ -255,11 +257,16 @@ func compactionPositions(ds *dataset) []int {
 		return nil
 	}
 	var out []int
-	for p := ds.Size - compactionTail; p > compactionKeep+1; p -= compactionEvery {
+	tail := min(compactionTail, ds.Size*3/10)
+	for p := ds.Size - tail; p > keepFor(ds.Size)+1; p -= compactionEvery {
 		out = append([]int{p}, out...)
 	}
 	return out
 }
+
+// keepFor is how many entries a compaction keeps: compactionKeep, scaled
+// down for sessions too small to hold it (the smoke test's).
+func keepFor(size int) int { return min(compactionKeep, size/5) }
 
 // pickOldEntries chooses the entries for the path-from-an-old-entry
 // workload: uniformly over the oldest 90% of the log.
@@ -452,12 +459,28 @@ func (g *generator) message() sessiontree.Draft {
 	return g.draft(sessiontree.TypeMessage, "message", msg)
 }
 
+// draft makes a draft of fields given as name/value pairs, marshalled as
+// JavaScript's JSON.stringify does (no HTML escaping of <, > and &), so the
+// files look like the ones pi writes.
 func (g *generator) draft(t sessiontree.EntryType, pairs ...any) sessiontree.Draft {
-	f, err := sessiontree.Fields(pairs...)
-	if err != nil {
-		panic(err) // the generator only passes marshalable values
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	out := []byte{'{'}
+	for i := 0; i < len(pairs); i += 2 {
+		buf.Reset()
+		if err := enc.Encode(pairs[i+1]); err != nil {
+			panic(err) // the generator only passes marshalable values
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendQuote(out, pairs[i].(string))
+		out = append(out, ':')
+		out = append(out, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...)
 	}
-	return sessiontree.Draft{Type: t, Timestamp: g.iso(), Fields: f}
+	out = append(out, '}')
+	return sessiontree.Draft{Type: t, Timestamp: g.iso(), Fields: out}
 }
 
 type textBlock struct {
@@ -488,7 +511,7 @@ func (g *generator) largeSize() int {
 
 func (g *generator) userMessage() userMsg {
 	m := userMsg{Role: "user", Timestamp: g.now}
-	text := g.text(20 + int(g.rng.ExpFloat64()*150))
+	text := g.text(10 + int(g.rng.ExpFloat64()*60))
 	if g.large() {
 		n := g.largeSize() &^ 3
 		m.Content = []any{textBlock{"text", text}, imageBlock{"image", g.blobPool[:n], "image/png"}}
@@ -539,10 +562,10 @@ type toolCallBlock struct {
 func (g *generator) assistantMessage() (assistantMsg, []toolCall) {
 	m := g.models[g.model]
 	a := assistantMsg{Role: "assistant", API: m.api, Provider: m.provider, Model: m.id, Timestamp: g.now}
-	if g.rng.IntN(3) == 0 {
-		a.Content = append(a.Content, thinkingBlock{"thinking", g.text(30 + int(g.rng.ExpFloat64()*200))})
+	if g.rng.IntN(4) == 0 {
+		a.Content = append(a.Content, thinkingBlock{"thinking", g.text(20 + int(g.rng.ExpFloat64()*80))})
 	}
-	a.Content = append(a.Content, textBlock{"text", g.text(20 + int(g.rng.ExpFloat64()*180))})
+	a.Content = append(a.Content, textBlock{"text", g.text(10 + int(g.rng.ExpFloat64()*60))})
 	var calls []toolCall
 	// Two assistant turns in three call tools; a few call several.
 	if g.rng.IntN(3) > 0 {
@@ -561,11 +584,12 @@ func (g *generator) assistantMessage() (assistantMsg, []toolCall) {
 	u.CacheRead = g.rng.Int64N(60000)
 	u.CacheWrite = g.rng.Int64N(2000)
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
-	u.Cost.Input = float64(u.Input) * 3e-6
-	u.Cost.Output = float64(u.Output) * 15e-6
-	u.Cost.CacheRead = float64(u.CacheRead) * 0.3e-6
-	u.Cost.CacheWrite = float64(u.CacheWrite) * 3.75e-6
-	u.Cost.Total = u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite
+	micro := func(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+	u.Cost.Input = micro(float64(u.Input) * 3e-6)
+	u.Cost.Output = micro(float64(u.Output) * 15e-6)
+	u.Cost.CacheRead = micro(float64(u.CacheRead) * 0.3e-6)
+	u.Cost.CacheWrite = micro(float64(u.CacheWrite) * 3.75e-6)
+	u.Cost.Total = micro(u.Cost.Input + u.Cost.Output + u.Cost.CacheRead + u.Cost.CacheWrite)
 	return a, calls
 }
 
@@ -578,9 +602,9 @@ func (g *generator) toolArgs(name string) map[string]any {
 	case "bash":
 		return map[string]any{"command": []string{"go test ./...", "git status", "ls -la", "rg -n TODO", "go vet ./..."}[g.rng.IntN(5)], "timeout": 120}
 	case "edit":
-		return map[string]any{"path": path, "oldText": g.text(20 + g.rng.IntN(80)), "newText": g.text(20 + g.rng.IntN(120))}
+		return map[string]any{"path": path, "oldText": g.text(10 + g.rng.IntN(60)), "newText": g.text(10 + g.rng.IntN(80))}
 	case "write":
-		return map[string]any{"path": path, "content": g.text(60 + g.rng.IntN(300))}
+		return map[string]any{"path": path, "content": g.text(40 + g.rng.IntN(200))}
 	}
 	return map[string]any{"path": path}
 }
@@ -605,7 +629,7 @@ func (g *generator) toolResult(c toolCall) toolResultMsg {
 		start := g.rng.IntN(len(g.textPool) - n)
 		m.Content = []any{textBlock{"text", g.textPool[start : start+n]}}
 	default:
-		m.Content = []any{textBlock{"text", g.text(10 + int(g.rng.ExpFloat64()*220))}}
+		m.Content = []any{textBlock{"text", g.text(10 + int(g.rng.ExpFloat64()*100))}}
 	}
 	return m
 }

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuick runs the program's main logic in quick mode, the smoke test
+// CI relies on: every workload runs on every backend without error, and
+// the table, the JSON and the charts come out. Under -short (and under
+// the race detector, which makes everything ~10× slower) the sessions are
+// smaller still, and the race run leaves out the large-payload shape,
+// whose megabyte payloads dominate it (the plain run covers that shape).
+func TestQuick(t *testing.T) {
+	opts := QuickOptions()
+	opts.Dir = t.TempDir()
+	opts.Out = t.TempDir()
+	opts.Command = "go test ./bench -run TestQuick"
+	if testing.Short() || raceEnabled {
+		opts.Sizes = []int{200}
+		opts.Runs = 2
+		opts.MinRunTime = 0
+	}
+	if raceEnabled {
+		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, opts, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if testing.Verbose() {
+		t.Log("progress:\n" + stderr.String())
+	}
+
+	var rep Report
+	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	measured := map[string]bool{}
+	for _, r := range rep.Results {
+		if r.Skipped != "" {
+			t.Errorf("%s %s-%d %s: %s", r.Workload, r.Shape, r.Size, r.Backend, r.Skipped)
+			continue
+		}
+		if r.MedianNs <= 0 || len(r.RunsNs) != opts.Runs {
+			t.Errorf("%s %s-%d %s: median %v over %d runs; want > 0 over %d", r.Workload, r.Shape, r.Size, r.Backend, r.MedianNs, len(r.RunsNs), opts.Runs)
+		}
+		measured[r.Workload+"/"+r.Backend] = true
+	}
+	for _, w := range workloads {
+		if w.corpus {
+			continue
+		}
+		for _, b := range []string{backendFloor, backendEngine, backendJSONL} {
+			if w.name == "append-sync" && b == backendMemory {
+				continue
+			}
+			if !measured[w.name+"/"+b] {
+				t.Errorf("workload %s: no result for %s", w.name, b)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(opts.Out, w.name+".svg")); err != nil {
+			t.Errorf("chart: %v", err)
+		}
+	}
+	out := stdout.String()
+	for _, want := range []string{"### Targets", "### resume", "| compacted |", "engine-cold"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	bs, err := os.ReadFile(filepath.Join(opts.Out, "results.benchstat.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(bs), "BenchmarkResume/shape=compacted/") || !strings.Contains(string(bs), " ns/op") {
+		t.Errorf("benchstat output lacks resume lines:\n%.500s", bs)
+	}
+	if entries, _ := os.ReadDir(opts.Dir); len(entries) != 0 {
+		t.Errorf("generated files left in %s without -keep: %d entries", opts.Dir, len(entries))
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Options)
+		want string // "" for valid
+	}{
+		{"default", func(*Options) {}, ""},
+		{"quick", func(o *Options) { *o = QuickOptions() }, ""},
+		{"no sizes", func(o *Options) { o.Sizes = nil }, "no session sizes"},
+		{"tiny size", func(o *Options) { o.Sizes = []int{10} }, "size 10"},
+		{"bad shape", func(o *Options) { o.Shapes = []Shape{"round"} }, `unknown shape "round"`},
+		{"bad workload", func(o *Options) { o.Workloads = []string{"dance"} }, `unknown workload "dance"`},
+		{"bad backend", func(o *Options) { o.Backends = []string{"redis"} }, `unknown backend "redis"`},
+		{"zero runs", func(o *Options) { o.Runs = 0 }, "runs 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions()
+			tc.edit(&o)
+			err := o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate() = %v; want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate() = %v; want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-quick", "-sizes", "1k,10k", "-shapes", "linear", "-runs", "7", "-keep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Sizes; len(got) != 2 || got[0] != 1000 || got[1] != 10_000 {
+		t.Errorf("Sizes = %v; want [1000 10000]", got)
+	}
+	if len(o.Shapes) != 1 || o.Shapes[0] != ShapeLinear || o.Runs != 7 || !o.Keep || !o.Quick {
+		t.Errorf("parseFlags = %+v", o)
+	}
+	if _, err := parseFlags([]string{"-sizes", "many"}); err == nil {
+		t.Error("parseFlags(-sizes many) = nil error; want one")
+	}
+}
+
+// TestGenerateReproducible checks that a seed makes the same session, byte
+// for byte, and another seed a different one.
+func TestGenerateReproducible(t *testing.T) {
+	for _, shape := range Shapes {
+		a, err := generate(7, shape, 300, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := generate(7, shape, 300, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := generate(8, shape, 300, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fa, _ := os.ReadFile(a.File)
+		fb, _ := os.ReadFile(b.File)
+		fc, _ := os.ReadFile(c.File)
+		if !bytes.Equal(fa, fb) {
+			t.Errorf("%s: same seed, different files", shape)
+		}
+		if bytes.Equal(fa, fc) {
+			t.Errorf("%s: different seeds, same file", shape)
+		}
+		if len(a.Entries) != 300 {
+			t.Errorf("%s: %d entries; want 300", shape, len(a.Entries))
+		}
+	}
+}
