@@ -327,3 +327,20 @@ func (db *DB) prepareWrites(ctx context.Context) error {
 	}
 	return nil
 }
+
+// QueryPragma reads a PRAGMA of the database on a read connection into
+// dest, for diagnostics (the CLI's info command, tests).
+func (db *DB) QueryPragma(ctx context.Context, name string, dest any) error {
+	for _, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z') {
+			return fmt.Errorf("pragma %q: not a pragma name", name)
+		}
+	}
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	if err := db.r.GetContext(ctx, dest, "PRAGMA "+name); err != nil {
+		return fmt.Errorf("pragma %s: %w", name, translate(err))
+	}
+	return nil
+}

@@ -114,6 +114,7 @@ LEFT JOIN entries m ON m.pk = e.model_pk
 LEFT JOIN entries o ON o.pk = e.tools_pk
 WHERE e.session = ?1 AND e.id = ?2`
 
+	qSessionPK     = `SELECT pk FROM sessions WHERE id = ?1`
 	qMarkDeleting  = `UPDATE sessions SET deleting = 1 WHERE pk = ?1`
 	qDeleteBranch  = `DELETE FROM branch WHERE session = ?1`
 	qDeleteLabels  = `DELETE FROM labels WHERE session = ?1`
@@ -208,5 +209,5 @@ var writeQueries = []string{
 	qInsertEntry, qInsertBranch, qUpdateSession, qUpsertLabel, qDeleteLabel, qEntryNode,
 	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType,
 	qLog, qLastSeq, qBranchRange, qLabel, qLabels, qState, qWalkCut, qWalkFull,
-	qMarkDeleting, qDeleteBranch, qDeleteLabels, qDeleteEntries, qDeleteSession,
+	qSessionPK, qMarkDeleting, qDeleteBranch, qDeleteLabels, qDeleteEntries, qDeleteSession,
 }

@@ -95,9 +95,10 @@ func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
 // session is a [SessionNotFoundError].
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
 	err := db.update(ctx, func(w q) error {
+		// A session already marked deleting is found too: its delete
+		// was interrupted and is finished here.
 		var pk int64
-		var m sessiontree.SessionMeta
-		err := w.row(qSessionByID, args(id), &pk, &m.ID, &m.Version, &m.CreatedAt, &m.Cwd, &m.ParentSession)
+		err := w.row(qSessionPK, args(id), &pk)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &SessionNotFoundError{ID: id}
 		}
