@@ -1,0 +1,87 @@
+package engine_test
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// TestUpgradeFromFirstMigration makes a database with migration 1 alone,
+// writes a session into it as that version's engine would have, and opens
+// it with the current engine: the later migrations apply, the data is
+// kept and passes Check, and migration 2 backfills the session list's
+// first user message.
+func TestUpgradeFromFirstMigration(t *testing.T) {
+	ctx := context.Background()
+	first, err := fs.ReadFile(migrate.Files, "0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sqlx.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := migrate.Up(ctx, old, fstest.MapFS{"0001_init.sql": {Data: first}}, migrate.Options{ApplicationID: engine.ApplicationID})
+	if err != nil || res.To != 1 {
+		t.Fatalf("migration 1 alone: %+v, %v", res, err)
+	}
+	const ts = "2026-03-01T10:00:00.000Z"
+	stmts := []string{
+		`INSERT INTO sessions (pk, id, version, created_at, cwd, updated_at, leaf_pk, leaf_id, leaf_depth,
+			boundary_depth, entry_count, message_count)
+		 VALUES (1, 'old-session', 3, '` + ts + `', '/old', '` + ts + `', 4294967299, 'cccccccc', 3, 1, 3, 3)`,
+		`INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth, role, raw)
+		 VALUES (4294967297, 1, 1, 'aaaaaaaa', NULL, NULL, 'message', '` + ts + `', 1, 1, 'user',
+		  '{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"` + ts + `","message":{"role":"user","content":[{"type":"image","data":"x"},{"type":"text","text":"hello from v1"}]}}')`,
+		`INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth, role, raw)
+		 VALUES (4294967298, 1, 2, 'bbbbbbbb', 'aaaaaaaa', 4294967297, 'message', '` + ts + `', 2, 1, 'user',
+		  '{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"` + ts + `","message":{"role":"user","content":"second"}}')`,
+		`INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth, role, raw)
+		 VALUES (4294967299, 1, 3, 'cccccccc', 'bbbbbbbb', 4294967298, 'message', '` + ts + `', 3, 1, 'user',
+		  '{"type":"message","id":"cccccccc","parentId":"bbbbbbbb","timestamp":"` + ts + `","message":{"role":"user","content":"third"}}')`,
+		`INSERT INTO branch VALUES (1, 1, 4294967297), (1, 2, 4294967298), (1, 3, 4294967299)`,
+	}
+	for _, s := range stmts {
+		if _, err := old.ExecContext(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+
+	db := openDB(t, path, engine.Options{})
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version int64
+	if err := db.QueryPragma(ctx, "user_version", &version); err != nil || version != migrate.Latest(migs) {
+		t.Errorf("user_version after upgrade = %d, %v; want %d", version, err, migrate.Latest(migs))
+	}
+	st, err := db.OpenSession(ctx, "old-session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})
+	if err != nil || len(c.Messages) != 3 {
+		t.Fatalf("Context() after upgrade = %d messages, %v; want 3", len(c.Messages), err)
+	}
+	raw := rawDB(t, path)
+	var text string
+	if err := raw.QueryRowContext(ctx, `SELECT first_user_text FROM sessions WHERE id = 'old-session'`).Scan(&text); err != nil || text != "hello from v1" {
+		t.Errorf("first_user_text after upgrade = %q, %v; want the backfilled first text block", text, err)
+	}
+	// And the upgraded database keeps working.
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	if _, err := s.AppendMessage(ctx, userMsg("fourth")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,181 @@
+package migrate_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite"
+
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// open opens a pool whose transactions begin IMMEDIATE, as Up needs.
+func open(t testing.TB, path string) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func tables(t testing.TB, db *sqlx.DB) []string {
+	t.Helper()
+	var names []string
+	if err := db.Select(&names, `SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func TestUpAppliesOnceInOrder(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "m.db"))
+	res, err := migrate.Up(ctx, db, migrate.Files, migrate.Options{ApplicationID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	migs, _ := migrate.Load(migrate.Files)
+	latest := migrate.Latest(migs)
+	if res.From != 0 || res.To != latest || len(res.Applied) != len(migs) {
+		t.Errorf("Up() on a fresh database = %+v; want 0 -> %d, all applied", res, latest)
+	}
+	res, err = migrate.Up(ctx, db, migrate.Files, migrate.Options{ApplicationID: 7})
+	if err != nil || len(res.Applied) != 0 || res.To != latest {
+		t.Errorf("second Up() = %+v, %v; want nothing applied", res, err)
+	}
+	if v, err := migrate.Version(ctx, db); err != nil || v != latest {
+		t.Errorf("Version() = %d, %v; want %d", v, err, latest)
+	}
+	var appID, userVersion int64
+	_ = db.Get(&appID, `PRAGMA application_id`)
+	_ = db.Get(&userVersion, `PRAGMA user_version`)
+	if appID != 7 || userVersion != latest {
+		t.Errorf("application_id, user_version = %d, %d; want 7, %d", appID, userVersion, latest)
+	}
+	if _, err := migrate.Up(ctx, db, migrate.Files, migrate.Options{ApplicationID: 8}); !errors.Is(err, migrate.ErrForeign) {
+		t.Errorf("Up() with another application id = %v; want ErrForeign", err)
+	}
+}
+
+// TestFailingStepLeavesNothing runs a migration whose last statement
+// fails: none of its statements and no version record remain.
+func TestFailingStepLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "m.db"))
+	fsys := fstest.MapFS{
+		"0001_first.sql":  {Data: []byte("CREATE TABLE a (x);\nINSERT INTO a VALUES (1);")},
+		"0002_broken.sql": {Data: []byte("CREATE TABLE b (x);\nINSERT INTO a VALUES (2);\nINSERT INTO missing VALUES (3);")},
+		"0003_later.sql":  {Data: []byte("CREATE TABLE c (x);")},
+	}
+	res, err := migrate.Up(ctx, db, fsys, migrate.Options{})
+	if err == nil {
+		t.Fatal("Up() with a failing step succeeded")
+	}
+	if res.To != 1 {
+		t.Errorf("Up() reached version %d; want 1", res.To)
+	}
+	if got, want := tables(t, db), []string{"a", migrate.Table}; !cmp.Equal(got, want) {
+		t.Errorf("tables after the failure = %v; want %v (nothing of step 2 or 3)", got, want)
+	}
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM a`); err != nil || n != 1 {
+		t.Errorf("rows in a = %d, %v; want 1 (step 2's insert rolled back)", n, err)
+	}
+	var userVersion int
+	if err := db.Get(&userVersion, `PRAGMA user_version`); err != nil || userVersion != 1 {
+		t.Errorf("user_version = %d, %v; want 1", userVersion, err)
+	}
+	if v, _ := migrate.Version(ctx, db); v != 1 {
+		t.Errorf("Version() = %d; want 1", v)
+	}
+	// Fixed, the rest applies.
+	fsys["0002_broken.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE b (x);")}
+	if res, err := migrate.Up(ctx, db, fsys, migrate.Options{}); err != nil || !cmp.Equal(res.Applied, []int64{2, 3}) {
+		t.Errorf("Up() after the fix = %+v, %v; want 2 and 3 applied", res, err)
+	}
+}
+
+func TestEditedMigrationIsDetected(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "m.db"))
+	fsys := fstest.MapFS{"0001_first.sql": {Data: []byte("CREATE TABLE a (x);")}}
+	if _, err := migrate.Up(ctx, db, fsys, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	fsys["0001_first.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE a (x, y);")}
+	if _, err := migrate.Up(ctx, db, fsys, migrate.Options{}); !errors.Is(err, migrate.ErrChecksum) {
+		t.Errorf("Up() after editing an applied migration = %v; want ErrChecksum", err)
+	}
+}
+
+func TestNewerDatabaseIsRefused(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "m.db"))
+	fsys := fstest.MapFS{
+		"0001_first.sql":  {Data: []byte("CREATE TABLE a (x);")},
+		"0002_second.sql": {Data: []byte("CREATE TABLE b (x);")},
+	}
+	if _, err := migrate.Up(ctx, db, fsys, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	delete(fsys, "0002_second.sql")
+	if _, err := migrate.Up(ctx, db, fsys, migrate.Options{}); !errors.Is(err, migrate.ErrNewer) {
+		t.Errorf("Up() with fewer migrations than applied = %v; want ErrNewer", err)
+	}
+}
+
+func TestBadNames(t *testing.T) {
+	for name, fsys := range map[string]fstest.MapFS{
+		"no number":      {"first.sql": {Data: []byte("SELECT 1;")}},
+		"zero":           {"0000_zero.sql": {Data: []byte("SELECT 1;")}},
+		"shared version": {"0001_a.sql": {Data: []byte("SELECT 1;")}, "1_b.sql": {Data: []byte("SELECT 1;")}},
+	} {
+		if _, err := migrate.Load(fsys); !errors.Is(err, migrate.ErrInvalid) {
+			t.Errorf("Load(%s) = %v; want ErrInvalid", name, err)
+		}
+	}
+}
+
+// TestConcurrentUp opens a fresh file from several pools at once, as
+// processes starting together would: every step is applied exactly once.
+func TestConcurrentUp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	fsys := fstest.MapFS{
+		"0001_counter.sql": {Data: []byte("CREATE TABLE applied (step INTEGER);\nINSERT INTO applied VALUES (1);")},
+		"0002_again.sql":   {Data: []byte("INSERT INTO applied VALUES (2);")},
+		"0003_more.sql":    {Data: []byte("INSERT INTO applied VALUES (3);")},
+	}
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		db := open(t, path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = migrate.Up(ctx, db, fsys, migrate.Options{ApplicationID: 9})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Up() #%d = %v", i, err)
+		}
+	}
+	var steps []int
+	if err := open(t, path).Select(&steps, `SELECT step FROM applied ORDER BY step`); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(steps, []int{1, 2, 3}) {
+		t.Errorf("steps applied = %v; want each once", steps)
+	}
+}
