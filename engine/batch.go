@@ -21,16 +21,23 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	if len(entries) == 0 {
 		return s.check(ctx)
 	}
-	for i, e := range entries {
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("append batch: entry %d: %w", i+1, err)
-		}
+	if err := validateBatch(entries); err != nil {
+		return err
 	}
 	err := s.write(ctx, sessiontree.AppendOptions{}, func(w q, h head) error {
 		return s.appendBatch(w, h, entries)
 	})
 	if err != nil {
 		return fmt.Errorf("append batch: %w", translate(err))
+	}
+	return nil
+}
+
+func validateBatch(entries []sessiontree.Entry) error {
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("append batch: entry %d: %w", i+1, err)
+		}
 	}
 	return nil
 }

@@ -75,6 +75,11 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
 	case sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	case 0:
+		var se *sqlite.Error
+		if !errors.As(err, &se) && !errors.Is(err, sql.ErrTxDone) {
+			return err // not the database's: a caller's own error passes as it is
+		}
 	}
 	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
 }

@@ -43,10 +43,39 @@ func (e *SessionNotFoundError) Is(target error) bool { return target == sessiont
 // v7, an empty CreatedAt the current time and a zero Version 3. An id
 // already in the database is refused with sessiontree.ErrConflict.
 func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (*Storage, error) {
+	meta, err := db.sessionDefaults(meta)
+	if err != nil {
+		return nil, err
+	}
+	var st *Storage
+	err = db.update(ctx, func(w q) (err error) {
+		st, err = createSession(w, meta)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: %w", meta.ID, translate(err))
+	}
+	return st, nil
+}
+
+func createSession(w q, meta sessiontree.SessionMeta) (*Storage, error) {
+	res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
+		nullString(meta.ParentSession), meta.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	pk, err := res.LastInsertId()
+	if err != nil {
+		return nil, err
+	}
+	return &Storage{db: w.db, pk: pk, meta: meta}, nil
+}
+
+func (db *DB) sessionDefaults(meta sessiontree.SessionMeta) (sessiontree.SessionMeta, error) {
 	if meta.ID == "" {
 		id, err := sessiontree.NewSessionID()
 		if err != nil {
-			return nil, fmt.Errorf("create session: %w", err)
+			return meta, fmt.Errorf("create session: %w", err)
 		}
 		meta.ID = id
 	}
@@ -56,37 +85,31 @@ func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (
 	if meta.CreatedAt == "" {
 		meta.CreatedAt = sessiontree.FormatTime(db.opts.Now())
 	}
-	var pk int64
-	err := db.update(ctx, func(w q) error {
-		res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
-			nullString(meta.ParentSession), meta.CreatedAt)
-		if err != nil {
-			return err
-		}
-		pk, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create session %s: %w", meta.ID, translate(err))
-	}
-	return &Storage{db: db, pk: pk, meta: meta}, nil
+	return meta, nil
 }
 
 // OpenSession opens the session with the given id; a missing one is a
 // [SessionNotFoundError] (sessiontree.ErrNotFound). It reads one row.
 func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
-	s := &Storage{db: db}
-	err := db.read(ctx, func(r q) error {
-		m := &s.meta
-		return r.row(qSessionByID, args(id), &s.pk, &m.ID, &m.Version, &m.CreatedAt, &m.Cwd, &m.ParentSession)
+	var s *Storage
+	err := db.read(ctx, func(r q) (err error) {
+		s, err = openSession(r, id)
+		return err
 	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &SessionNotFoundError{ID: id}
-	}
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", id, translate(err))
 	}
 	return s, nil
+}
+
+func openSession(r q, id string) (*Storage, error) {
+	s := &Storage{db: r.db}
+	m := &s.meta
+	err := r.row(qSessionByID, args(id), &s.pk, &m.ID, &m.Version, &m.CreatedAt, &m.Cwd, &m.ParentSession)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &SessionNotFoundError{ID: id}
+	}
+	return s, err
 }
 
 // DeleteSession deletes a session and all its entries. This is the one
@@ -94,33 +117,35 @@ func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
 // which is what the append-only trigger on entries allows. A missing
 // session is a [SessionNotFoundError].
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.update(ctx, func(w q) error {
-		// A session already marked deleting is found too: its delete
-		// was interrupted and is finished here.
-		var pk int64
-		err := w.row(qSessionPK, args(id), &pk)
-		if errors.Is(err, sql.ErrNoRows) {
-			return &SessionNotFoundError{ID: id}
-		}
-		if err != nil {
-			return err
-		}
-		lo, hi := pkRange(pk)
-		for _, st := range []struct {
-			query string
-			args  []any
-		}{
-			{qMarkDeleting, args(pk)}, {qDeleteBranch, args(pk)}, {qDeleteLabels, args(pk)},
-			{qDeleteEntries, args(lo, hi)}, {qDeleteSession, args(pk)},
-		} {
-			if _, err := w.exec(st.query, st.args...); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := db.update(ctx, func(w q) error { return deleteSession(w, id) })
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, translate(err))
+	}
+	return nil
+}
+
+func deleteSession(w q, id string) error {
+	// A session already marked deleting is found too: its delete
+	// was interrupted and is finished here.
+	var pk int64
+	err := w.row(qSessionPK, args(id), &pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return err
+	}
+	lo, hi := pkRange(pk)
+	for _, st := range []struct {
+		query string
+		args  []any
+	}{
+		{qMarkDeleting, args(pk)}, {qDeleteBranch, args(pk)}, {qDeleteLabels, args(pk)},
+		{qDeleteEntries, args(lo, hi)}, {qDeleteSession, args(pk)},
+	} {
+		if _, err := w.exec(st.query, st.args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -131,6 +156,10 @@ func entryPK(session, seq int64) int64 { return session<<32 | seq }
 
 // pkRange is the range of entry keys of a session.
 func pkRange(session int64) (lo, hi int64) { return session<<32 | 1, session<<32 | 0xffffffff }
+
+// Key returns the session's key in the database (sessions.pk), for SQL
+// that joins a session's rows (see [Tx.SQL]).
+func (s *Storage) Key() int64 { return s.pk }
 
 // ID returns the session id.
 func (s *Storage) ID() string { return s.meta.ID }
