@@ -80,6 +80,11 @@ type memoryBackend struct{}
 func (memoryBackend) name() string { return backendMemory }
 
 func (memoryBackend) load(ctx context.Context, _ string, ds *dataset) (stored, error) {
+	if st := ds.mem; st != nil {
+		// The reference pass loaded it already; take it over.
+		ds.mem = nil
+		return memoryStored{st}, nil
+	}
 	st, err := loadMemory(ctx, ds)
 	if err != nil {
 		return nil, err
@@ -124,14 +129,16 @@ type noClose struct{ sessiontree.Storage }
 func (noClose) Close() error { return nil }
 
 // reference computes the answers the workloads check against, with the
-// memory backend (the reference implementation): the active path, the
-// context's size and the length of each old entry's path.
+// memory backend (the reference implementation, which also validates every
+// generated entry): the active path, the context's size and the length of
+// each old entry's path. It keeps the loaded session in ds.mem for the
+// memory backend.
 func (ds *dataset) reference(ctx context.Context) error {
 	st, err := loadMemory(ctx, ds)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	ds.mem = st
 	if leaf, _ := st.Leaf(ctx); leaf != ds.Leaf {
 		return fmt.Errorf("reference %s: leaf %s; generator says %s", ds.name(), leaf, ds.Leaf)
 	}

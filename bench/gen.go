@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/memory"
 )
 
 // Shape is the kind of session a generator makes.
@@ -92,6 +93,10 @@ type dataset struct {
 	MoveTarget, MoveMeet string
 	// Appends are drafts of realistic entries for the append workloads.
 	Appends []sessiontree.Draft
+
+	// mem is the session loaded in the memory backend by the reference
+	// pass, handed to the memory backend (or dropped) afterwards.
+	mem *memory.Storage
 }
 
 // name is the dataset's short name, e.g. "compacted-10k".
@@ -194,15 +199,11 @@ func (g *generator) fill(ds *dataset) error {
 	ds.Depth = make(map[string]int, ds.Size)
 	ds.Entries = make([]sessiontree.Entry, 0, ds.Size)
 	add := func(d sessiontree.Draft, parent string) (sessiontree.Entry, error) {
-		id := g.newID()
-		e, err := sessiontree.BuildEntry(d, id, parent, d.Timestamp)
-		if err != nil {
-			return e, fmt.Errorf("generate %s: %w", d.Type, err)
-		}
+		e := composeEntry(d, g.newID(), parent)
 		e.Seq = int64(len(ds.Entries) + 1)
 		ds.Entries = append(ds.Entries, e)
 		ds.PayloadBytes += int64(len(e.Raw))
-		ds.Depth[id] = ds.Depth[parent] + 1
+		ds.Depth[e.ID] = ds.Depth[parent] + 1
 		return e, nil
 	}
 	parentOf := func() string {
@@ -247,6 +248,34 @@ func (g *generator) fill(ds *dataset) error {
 	}
 	ds.Leaf = parentOf()
 	return nil
+}
+
+// composeEntry writes an entry the way sessiontree.BuildEntry does (type,
+// id, parentId, timestamp, then the fields), without re-scanning fields
+// the generator made itself; the reference pass and every backend check
+// them when the session loads.
+func composeEntry(d sessiontree.Draft, id, parent string) sessiontree.Entry {
+	raw := make([]byte, 0, len(d.Fields)+100)
+	raw = append(raw, `{"type":"`...)
+	raw = append(raw, d.Type...)
+	raw = append(raw, `","id":"`...)
+	raw = append(raw, id...)
+	if parent == "" {
+		raw = append(raw, `","parentId":null,"timestamp":"`...)
+	} else {
+		raw = append(raw, `","parentId":"`...)
+		raw = append(raw, parent...)
+		raw = append(raw, `","timestamp":"`...)
+	}
+	raw = append(raw, d.Timestamp...)
+	raw = append(raw, '"')
+	if len(d.Fields) > 2 {
+		raw = append(raw, ',')
+		raw = append(raw, d.Fields[1:]...)
+	} else {
+		raw = append(raw, '}')
+	}
+	return sessiontree.Entry{Type: d.Type, ID: id, ParentID: parent, Timestamp: d.Timestamp, Raw: raw}
 }
 
 // compactionPositions returns the 1-based positions of the compactions of

@@ -174,8 +174,19 @@ type live struct {
 	backend string
 	p       *prepared
 	iters   int
+	runs    int // how many runs this case gets
 	res     *Result
+	mem     memPeak // peak memory, once measured
+	memDone bool
 }
+
+// slowOp is the operation time above which a case gets at most slowRuns
+// runs: a median of three is enough for a half-second operation, and it
+// keeps the full run within its time budget.
+const (
+	slowOp   = 250 * time.Millisecond
+	slowRuns = 3
+)
 
 // runWorkload measures every case of a workload on the current dataset:
 // set up, calibrate, then Runs rounds in which every backend runs once,
@@ -209,8 +220,9 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			continue
 		}
 		res.Rows, res.Bytes, res.Note = p.rows, p.bytes, p.note
-		c := &live{backend: bc.backend, p: p, res: res}
-		if c.iters, err = r.calibrate(ctx, p); err != nil {
+		c := &live{backend: bc.backend, p: p, res: res, runs: r.opts.Runs}
+		var first time.Duration
+		if c.iters, first, err = r.calibrate(ctx, p); err != nil {
 			res.Skipped = "failed: " + err.Error()
 			r.results = append(r.results, res)
 			r.progress("  %s %s: %s: %v", w.name, ds.name(), bc.backend, err)
@@ -220,6 +232,9 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			continue
 		}
 		res.Iters = c.iters
+		if first >= slowOp {
+			c.runs = min(c.runs, slowRuns)
+		}
 		cs = append(cs, c)
 		r.results = append(r.results, res)
 	}
@@ -228,10 +243,15 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 	for rep := range r.opts.Runs {
 		for i := range cs {
 			c := cs[(i+rep)%len(cs)]
-			if c.res.Skipped != "" {
+			if c.res.Skipped != "" || rep >= c.runs {
 				continue
 			}
-			d, b, a, err := r.timeRun(ctx, c.p, c.iters)
+			// A slow operation's last run is its memory pass too.
+			probe := c.iters == 1 && c.runs == slowRuns && rep == c.runs-1 && c.p.memory == nil
+			d, b, a, m, err := r.timeRunProbe(ctx, c.p, c.iters, probe)
+			if probe && err == nil {
+				c.mem, c.memDone = m, true
+			}
 			if err != nil {
 				c.res.Skipped = "failed: " + err.Error()
 				r.progress("  %s %s: %s: %v", w.name, ds.name(), c.backend, err)
@@ -239,16 +259,22 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			}
 			n := float64(c.iters)
 			runs[c] = append(runs[c], run{float64(d.Nanoseconds()) / n, b / n, a / n})
+			if rep == 0 && d/time.Duration(c.iters) >= slowOp {
+				c.runs = min(c.runs, slowRuns)
+			}
 		}
 	}
 	for _, c := range cs {
 		if c.res.Skipped != "" {
 			continue
 		}
-		m, err := r.memoryPass(ctx, c.p)
-		if err != nil {
-			c.res.Skipped = "failed: " + err.Error()
-			continue
+		m := c.mem
+		if !c.memDone {
+			var err error
+			if m, err = r.memoryPass(ctx, c.p); err != nil {
+				c.res.Skipped = "failed: " + err.Error()
+				continue
+			}
 		}
 		c.res.PeakHeap, c.res.PeakRSS = m.Heap, m.RSS
 		rs := runs[c]
@@ -278,36 +304,52 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 }
 
 // calibrate runs the operation once (a warm-up that also fills caches)
-// and picks how many operations a run needs to last MinRunTime.
-func (r *runner) calibrate(ctx context.Context, p *prepared) (int, error) {
+// and picks how many operations a run needs to last MinRunTime. It
+// returns that count and the warm-up's time. Operations limited to one
+// per run (imports) get no warm-up: their before and after make each run
+// start alike anyway.
+func (r *runner) calibrate(ctx context.Context, p *prepared) (int, time.Duration, error) {
 	limit := p.maxIters
 	if limit <= 0 {
 		limit = 1_000_000
 	}
 	if limit == 1 {
-		return 1, nil
+		return 1, 0, nil
 	}
 	d, _, _, err := r.timeRun(ctx, p, 1)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if d <= 0 {
 		d = time.Nanosecond
 	}
 	n := int(r.opts.MinRunTime/d) + 1
-	return min(max(n, 1), limit), nil
+	return min(max(n, 1), limit), d, nil
 }
 
 // timeRun performs n operations and reports their time and Go heap
 // allocations. The heap is collected first, so one backend's garbage is
 // not collected on another's time.
 func (r *runner) timeRun(ctx context.Context, p *prepared, n int) (d time.Duration, allocBytes, allocs float64, err error) {
+	d, allocBytes, allocs, _, err = r.timeRunProbe(ctx, p, n, false)
+	return d, allocBytes, allocs, err
+}
+
+// timeRunProbe is timeRun that, with probe, also measures peak memory: for
+// slow operations run once per run, whose last timed run doubles as the
+// memory pass (the probe's 200µs sampling costs them well under 1%).
+func (r *runner) timeRunProbe(ctx context.Context, p *prepared, n int, probe bool) (d time.Duration, allocBytes, allocs float64, m memPeak, err error) {
 	if p.before != nil {
 		if err := p.before(ctx); err != nil {
-			return 0, 0, 0, fmt.Errorf("before: %w", err)
+			return 0, 0, 0, m, fmt.Errorf("before: %w", err)
 		}
 	}
-	runtime.GC()
+	var mp *memProbe
+	if probe {
+		mp = startProbe()
+	} else {
+		runtime.GC()
+	}
 	b0, o0 := allocCounters()
 	if p.timed != nil {
 		d, err = p.timed(ctx, n)
@@ -321,12 +363,15 @@ func (r *runner) timeRun(ctx context.Context, p *prepared, n int) (d time.Durati
 		d = time.Since(t0)
 	}
 	b1, o1 := allocCounters()
+	if mp != nil {
+		m = mp.stop()
+	}
 	if p.after != nil {
 		if aerr := p.after(ctx); aerr != nil && err == nil {
 			err = fmt.Errorf("after: %w", aerr)
 		}
 	}
-	return d, float64(b1 - b0), float64(o1 - o0), err
+	return d, float64(b1 - b0), float64(o1 - o0), m, err
 }
 
 // memoryPass performs one operation and reports its peak memory.

@@ -85,43 +85,60 @@ type memPeak struct {
 	RSS  int64 // bytes; -1 when unknown
 }
 
-// measureMemory runs fn once and reports its peak heap and RSS.
-func measureMemory(fn func() error) (memPeak, error) {
+// memProbe watches the memory of one operation; see the top of this file.
+type memProbe struct {
+	baseHeap, baseRSS int64
+	canRSS            bool
+	mu                sync.Mutex // guards peak
+	peak              int64
+	done              chan struct{}
+	wg                sync.WaitGroup
+}
+
+// startProbe collects the heap, resets the RSS high-water mark and starts
+// sampling the heap.
+func startProbe() *memProbe {
 	runtime.GC()
 	debug.FreeOSMemory()
-	baseHeap := heapObjects()
-	canRSS := resetHWM()
-	baseRSS := procStatus("VmRSS")
-
-	var mu sync.Mutex
-	peak := baseHeap
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	p := &memProbe{baseHeap: heapObjects(), done: make(chan struct{})}
+	p.canRSS = resetHWM()
+	p.baseRSS = procStatus("VmRSS")
+	p.peak = p.baseHeap
+	p.wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer p.wg.Done()
 		t := time.NewTicker(200 * time.Microsecond)
 		defer t.Stop()
 		for {
 			select {
-			case <-done:
+			case <-p.done:
 				return
 			case <-t.C:
 				h := heapObjects()
-				mu.Lock()
-				peak = max(peak, h)
-				mu.Unlock()
+				p.mu.Lock()
+				p.peak = max(p.peak, h)
+				p.mu.Unlock()
 			}
 		}
 	}()
-	err := fn()
+	return p
+}
+
+// stop ends the probe and reports the peaks.
+func (p *memProbe) stop() memPeak {
 	h := heapObjects()
-	close(done)
-	wg.Wait()
-	peak = max(peak, h)
-	m := memPeak{Heap: peak - baseHeap, RSS: -1}
-	if hwm := procStatus("VmHWM"); canRSS && hwm >= 0 && baseRSS >= 0 {
-		m.RSS = max(0, hwm-baseRSS)
+	close(p.done)
+	p.wg.Wait()
+	m := memPeak{Heap: max(p.peak, h) - p.baseHeap, RSS: -1}
+	if hwm := procStatus("VmHWM"); p.canRSS && hwm >= 0 && p.baseRSS >= 0 {
+		m.RSS = max(0, hwm-p.baseRSS)
 	}
-	return m, err
+	return m
+}
+
+// measureMemory runs fn once and reports its peak heap and RSS.
+func measureMemory(fn func() error) (memPeak, error) {
+	p := startProbe()
+	err := fn()
+	return p.stop(), err
 }

@@ -33,7 +33,7 @@ var workloads = []*workload{
 	{
 		name:   "open",
 		doc:    "Open a stored session and read its leaf, as a process does before anything else (the memory backend has nothing to open).",
-		shapes: []Shape{ShapeLinear, ShapeCompacted},
+		shapes: []Shape{ShapeCompacted},
 		cases:  openCases,
 	},
 	{
