@@ -112,6 +112,7 @@ func checkTree(t *testing.T, st *jsonl.Storage) {
 			t.Fatalf("FullPath(%s): %v", e.ID, err)
 		}
 	}
+	checkStates(t, st)
 	// A context may fail on a malformed payload (a retainedTail that is not
 	// an array), never panic.
 	_, _ = sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})

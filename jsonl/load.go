@@ -20,6 +20,7 @@ type loader struct {
 	path     string
 	mode     Mode
 	onAppend func(context.Context, sessiontree.Entry) error
+	state    *stateLinks
 
 	mem    *memory.Storage
 	header Header
@@ -59,7 +60,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (l *loader) load(r io.Reader) error {
-	for rec, err := range Read(l.ctx, &countingReader{r: r, l: l}, ReadOptions{Name: l.path, Mode: l.mode}) {
+	for rec, err := range read(l.ctx, &countingReader{r: r, l: l}, ReadOptions{Name: l.path, Mode: l.mode}, false) {
 		if err != nil {
 			if l.fail != nil {
 				break // the first failure is the one to report
@@ -131,10 +132,21 @@ func (l *loader) add(rec Record) error {
 	err := l.mem.AppendBatch(l.ctx, []sessiontree.Entry{e})
 	if err == nil {
 		l.lines = append(l.lines, int32(rec.Line))
+		e.Seq = int64(len(l.lines))
+		var parentSeq int64
+		if e.ParentID != "" {
+			p, _ := l.mem.Entry(l.ctx, e.ParentID)
+			parentSeq = p.Seq
+		}
+		l.state.add(e, parentSeq)
 		return nil
 	}
 	if cerr := l.ctx.Err(); cerr != nil {
 		return cerr
+	}
+	var inv *sessiontree.InvalidEntryError
+	if errors.As(err, &inv) {
+		return l.skip(rec, inv)
 	}
 	if prev, perr := l.mem.Entry(l.ctx, e.ID); perr == nil {
 		first := l.lines[prev.Seq-1]

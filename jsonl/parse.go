@@ -120,12 +120,16 @@ func ParseLine(line []byte) (sessiontree.Entry, error) {
 		return sessiontree.Entry{}, err
 	}
 	if e.Type == "session" {
-		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "a second session header"}
+		return sessiontree.Entry{}, secondHeader(e.ID)
 	}
 	if err := e.Validate(); err != nil {
 		return sessiontree.Entry{}, err
 	}
 	return e, nil
+}
+
+func secondHeader(id string) error {
+	return &sessiontree.InvalidEntryError{EntryID: id, Reason: "a second session header"}
 }
 
 // migrateV2 applies pi's version 2 → 3 migration to an entry: a message

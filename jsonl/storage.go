@@ -84,6 +84,7 @@ type Storage struct {
 	opts   Options
 	header Header
 	report Report
+	state  stateLinks
 
 	// loading is true while Open reads the file into mem; the append hook
 	// writes nothing then. It is set before mem is shared and never after.
@@ -206,7 +207,7 @@ func Open(ctx context.Context, path string, opts Options) (*Storage, error) {
 		return nil, err
 	}
 	s := &Storage{path: path, opts: opts, f: f, tornAt: -1, loading: true}
-	l := &loader{ctx: ctx, path: path, mode: opts.Mode, onAppend: s.onAppend}
+	l := &loader{ctx: ctx, path: path, mode: opts.Mode, onAppend: s.onAppend, state: &s.state}
 	if err := l.load(f); err != nil {
 		_ = f.Close()
 		return nil, err
@@ -423,7 +424,27 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 	if err := s.prepare(); err != nil {
 		return sessiontree.Entry{}, err
 	}
-	return s.mem.Append(ctx, d, opts)
+	return s.linked(s.mem.Append(ctx, d, opts))
+}
+
+// linked records the state links of a newly appended entry. The caller
+// holds wmu, so entries arrive in order.
+func (s *Storage) linked(e sessiontree.Entry, err error) (sessiontree.Entry, error) {
+	if err != nil {
+		return e, err
+	}
+	s.link(e)
+	return e, nil
+}
+
+func (s *Storage) link(e sessiontree.Entry) {
+	var parentSeq int64
+	if e.ParentID != "" {
+		// Not found only if closed meanwhile; the links then do not matter.
+		p, _ := s.mem.Entry(context.Background(), e.ParentID)
+		parentSeq = p.Seq
+	}
+	s.state.add(e, parentSeq)
 }
 
 // SetLeaf appends a leaf entry moving the leaf to target.
@@ -433,7 +454,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err := s.prepare(); err != nil {
 		return sessiontree.Entry{}, err
 	}
-	return s.mem.SetLeaf(ctx, target, opts)
+	return s.linked(s.mem.SetLeaf(ctx, target, opts))
 }
 
 // AppendBatch appends entries that carry their own ids, parents and
@@ -467,6 +488,13 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 			s.broken = fmt.Errorf("undo failed batch in %s: %w: %w (reopen the session)", s.path, sessiontree.ErrStorage, terr)
 		}
 		s.size = start
+	}
+	if err == nil {
+		for _, e := range batch {
+			if stored, gerr := s.mem.Entry(ctx, e.ID); gerr == nil {
+				s.link(stored)
+			}
+		}
 	}
 	return err
 }

@@ -47,8 +47,16 @@ type Storage struct {
 	leaf    string
 	labels  map[string]string
 	name    string
-	stats   sessiontree.Stats
 	closed  bool
+
+	// Usage totals are folded in lazily, on the first Stats call after
+	// entries were added: reading every message's usage is most of the
+	// cost of indexing, and opening a large session should not pay it.
+	// statsMu guards stats and counted; callers also hold mu (read or
+	// write), which keeps entries stable.
+	statsMu sync.Mutex
+	stats   sessiontree.Stats
+	counted int // entries[:counted] are in stats
 }
 
 // New returns an empty session with the given metadata. An empty meta.ID
@@ -98,7 +106,6 @@ func (s *Storage) index(e sessiontree.Entry) sessiontree.Entry {
 	s.entries = append(s.entries, e)
 	s.byID[e.ID] = pos
 	s.byType[e.Type] = append(s.byType[e.Type], pos)
-	s.stats.Add(e)
 	switch e.Type {
 	case sessiontree.TypeLeaf:
 		s.leaf = e.TargetID()
@@ -312,7 +319,10 @@ func (s *Storage) rollback(mark int) {
 	s.byID = map[string]int{}
 	s.byType = map[sessiontree.EntryType][]int{}
 	s.labels = map[string]string{}
-	s.leaf, s.name, s.stats = "", "", sessiontree.Stats{}
+	s.leaf, s.name = "", ""
+	s.statsMu.Lock()
+	s.stats, s.counted = sessiontree.Stats{}, 0
+	s.statsMu.Unlock()
 	for _, e := range kept {
 		s.index(e)
 	}
@@ -375,12 +385,17 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 	return s.name, nil
 }
 
-// Stats returns counts and usage totals, kept up to date on each append.
+// Stats returns counts and usage totals over the whole log.
 func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 	if err := s.rlock(ctx); err != nil {
 		return sessiontree.Stats{}, err
 	}
 	defer s.mu.RUnlock()
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	for ; s.counted < len(s.entries); s.counted++ {
+		s.stats.Add(s.entries[s.counted])
+	}
 	return s.stats, nil
 }
 

@@ -10,9 +10,11 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -179,24 +181,58 @@ func skipLiteral(b []byte, i int) (int, error) {
 func skipString(b []byte, i int) (int, error) {
 	start := i
 	i++
-	for i < len(b) {
-		c := b[i]
-		switch {
-		case c == '"':
+	for {
+		// Find the next byte that ends the string or needs a look: a
+		// quote, a backslash or a control character. Strings are mostly
+		// plain text, so this runs over eight bytes at a time.
+		i += indexStringSpecial(b[i:])
+		if i >= len(b) {
+			return 0, syntaxErr(start, "unterminated string")
+		}
+		switch b[i] {
+		case '"':
 			return i + 1, nil
-		case c == '\\':
+		case '\\':
 			n, err := skipEscape(b, i)
 			if err != nil {
 				return 0, err
 			}
 			i = n
-		case c < 0x20:
-			return 0, syntaxErr(i, "control character in string")
 		default:
-			i++
+			return 0, syntaxErr(i, "control character in string")
 		}
 	}
-	return 0, syntaxErr(start, "unterminated string")
+}
+
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// indexStringSpecial returns the index of the first byte of b that is a
+// quote, a backslash or a control character, or len(b) if none is.
+func indexStringSpecial(b []byte) int {
+	i := 0
+	for ; len(b)-i >= 8; i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// Bytes below 0x20, equal to '"', equal to '\\': the classic
+		// "has a zero byte" tests. The lowest flagged byte is exact
+		// (borrows only run towards higher bytes), which is all we use.
+		ctl := (x - swarOnes*0x20) &^ x
+		q := x ^ (swarOnes * '"')
+		q = (q - swarOnes) &^ q
+		bs := x ^ (swarOnes * '\\')
+		bs = (bs - swarOnes) &^ bs
+		if t := (ctl | q | bs) & swarHigh; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return i
 }
 
 func skipEscape(b []byte, i int) (int, error) {

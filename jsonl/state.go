@@ -1,0 +1,170 @@
+package jsonl
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+var _ sessiontree.StateReader = (*Storage)(nil)
+
+// stateLinks let State find the settings in effect at an entry without
+// walking its whole path. For each entry (by Seq-1) they hold the Seq of
+// its parent and, for each setting, the Seq of the latest entry on its
+// path (itself included) that may set it, judged by type alone: a
+// thinking-level change, a model change or any message, a tools change.
+// State follows them back until a candidate really sets the value (an
+// assistant message, a well-formed level or tool list), so it reads a few
+// entries instead of all of them. Zero means none.
+type stateLinks struct {
+	mu    sync.RWMutex // guards links
+	links []entryLinks
+}
+
+type entryLinks struct {
+	parent, thinking, model, tools int32
+}
+
+// add records the links of the entry e with sequence number e.Seq, whose
+// parent has sequence number parentSeq (0 for a root). Entries must come
+// in Seq order; a gap (an entry added while links were being computed
+// elsewhere) leaves the rest to the fallback.
+func (s *stateLinks) add(e sessiontree.Entry, parentSeq int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if int64(len(s.links)) != e.Seq-1 {
+		return
+	}
+	var l entryLinks
+	if parentSeq > 0 && parentSeq <= int64(len(s.links)) {
+		l = s.links[parentSeq-1]
+		l.parent = int32(parentSeq)
+	}
+	seq := int32(e.Seq)
+	switch e.Type {
+	case sessiontree.TypeThinkingLevelChange:
+		l.thinking = seq
+	case sessiontree.TypeModelChange, sessiontree.TypeMessage:
+		l.model = seq
+	case sessiontree.TypeActiveToolsChange:
+		l.tools = seq
+	}
+	s.links = append(s.links, l)
+}
+
+// truncate forgets links past n entries (after a failed batch).
+func (s *stateLinks) truncate(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < len(s.links) {
+		s.links = s.links[:n]
+	}
+}
+
+func (s *stateLinks) get(seq int64) (entryLinks, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if seq < 1 || seq > int64(len(s.links)) {
+		return entryLinks{}, false
+	}
+	return s.links[seq-1], true
+}
+
+// State returns the state in effect at entry from ("" gives the default
+// state): the same answer as walking the full path and applying each
+// entry ([sessiontree.State.Apply]), found through the links.
+func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, error) {
+	st := sessiontree.DefaultState()
+	if from == "" {
+		return st, ctx.Err()
+	}
+	e, err := s.mem.Entry(ctx, from)
+	if err != nil {
+		return sessiontree.State{}, err
+	}
+	l, ok := s.state.get(e.Seq)
+	if !ok {
+		return s.walkState(ctx, from)
+	}
+	fields := []struct {
+		first int32
+		next  func(entryLinks) int32
+		sets  func(sessiontree.Entry) bool
+	}{
+		{l.thinking, func(l entryLinks) int32 { return l.thinking }, setsThinking},
+		{l.model, func(l entryLinks) int32 { return l.model }, setsModel},
+		{l.tools, func(l entryLinks) int32 { return l.tools }, setsTools},
+	}
+	for _, f := range fields {
+		for seq, steps := f.first, 0; seq != 0; steps++ {
+			if steps%1024 == 1023 {
+				if err := ctx.Err(); err != nil {
+					return sessiontree.State{}, err
+				}
+			}
+			c, err := s.bySeq(ctx, int64(seq))
+			if err != nil {
+				return sessiontree.State{}, err
+			}
+			if f.sets(c) {
+				st.Apply(c)
+				break
+			}
+			cl, ok := s.state.get(int64(seq))
+			if !ok || cl.parent == 0 {
+				break
+			}
+			pl, _ := s.state.get(int64(cl.parent))
+			seq = f.next(pl)
+		}
+	}
+	return st, nil
+}
+
+// walkState is [sessiontree.StateAt]'s way: walk the full path.
+func (s *Storage) walkState(ctx context.Context, from string) (sessiontree.State, error) {
+	path, err := s.mem.FullPath(ctx, from)
+	if err != nil {
+		return sessiontree.State{}, err
+	}
+	st := sessiontree.DefaultState()
+	for _, e := range path {
+		st.Apply(e)
+	}
+	return st, nil
+}
+
+func (s *Storage) bySeq(ctx context.Context, seq int64) (sessiontree.Entry, error) {
+	es, err := s.mem.Log(ctx, seq-1, 1)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if len(es) != 1 {
+		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: "state link to a missing entry"}
+	}
+	return es[0], nil
+}
+
+// The sets* functions say whether [sessiontree.State.Apply] changes a
+// setting for an entry, mirroring its rules.
+
+func setsThinking(e sessiontree.Entry) bool {
+	_, ok := e.String("thinkingLevel")
+	return e.Type == sessiontree.TypeThinkingLevelChange && ok
+}
+
+func setsModel(e sessiontree.Entry) bool {
+	return e.Type == sessiontree.TypeModelChange ||
+		e.Type == sessiontree.TypeMessage && sessiontree.MessageInfoOf(e).Role == "assistant"
+}
+
+func setsTools(e sessiontree.Entry) bool {
+	if e.Type != sessiontree.TypeActiveToolsChange {
+		return false
+	}
+	raw, ok := e.Field("activeToolNames")
+	var names []string
+	return ok && json.Unmarshal(raw, &names) == nil
+}
