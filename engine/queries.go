@@ -90,8 +90,13 @@ ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`
 
 	qEntryByID  = `SELECT ` + entryCols + ` FROM entries e WHERE e.session = ?1 AND e.id = ?2`
 	qEntryTaken = `SELECT count(*) FROM entries WHERE session = ?1 AND id = ?2`
-	qByType     = `SELECT ` + entryCols + ` FROM entries e
-WHERE e.session = ?1 AND e.type = ?2 ORDER BY e.pk`
+	// qByType uses the partial index entries_by_type, which holds every
+	// type but message; qMessages reads messages by the session's key
+	// range, since they are most of it.
+	qByType = `SELECT ` + entryCols + ` FROM entries e
+WHERE e.session = ?1 AND e.type = ?2 AND e.type <> 'message' ORDER BY e.pk`
+	qMessages = `SELECT ` + entryCols + ` FROM entries e
+WHERE e.pk BETWEEN ?1 AND ?2 AND e.type = 'message' ORDER BY e.pk`
 	qLog = `SELECT ` + entryCols + ` FROM entries e
 WHERE e.pk > ?1 AND e.pk <= ?2 ORDER BY e.pk LIMIT ?3`
 	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
@@ -122,10 +127,11 @@ WHERE e.session = ?1 AND e.id = ?2`
 	qDeleteSession = `DELETE FROM sessions WHERE pk = ?1`
 )
 
-// entryCols are the columns an Entry is read from: its seq, the four
+// entryCols are the columns an Entry is read from: its seq and the four
 // common fields in one NUL-separated text (one column fetch instead of
-// four, which matters when a path returns thousands of rows) and the JSON.
-const entryCols = `e.seq, e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp, e.raw`
+// five, which matters when a path returns thousands of rows), then the
+// JSON.
+const entryCols = `e.seq || char(0) || e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp, e.raw`
 
 // walkStep computes, for entry e reached from walk row w, the columns of
 // DESIGN.md's compaction rule: seen (a compaction was met), keep (the
@@ -207,7 +213,7 @@ var writeQueries = []string{
 	qInsertEntries, qUpsertBranch, qUpsertBranch1,
 	qInsertSession, qSessionByID, qSessionLeaf, qSessionName, qSessionStats, qWriteState,
 	qInsertEntry, qInsertBranch, qUpdateSession, qUpsertLabel, qDeleteLabel, qEntryNode,
-	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType,
+	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType, qMessages,
 	qLog, qLastSeq, qBranchRange, qLabel, qLabels, qState, qWalkCut, qWalkFull,
 	qSessionPK, qMarkDeleting, qDeleteBranch, qDeleteLabels, qDeleteEntries, qDeleteSession,
 }

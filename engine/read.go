@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sessiontree/sessiontree"
@@ -96,30 +97,42 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 	return n > 0
 }
 
-// scanEntry reads an entry row (see entryCols) after leading columns
-// scanned into pre.
-func scanEntry(rows *sql.Rows, pre ...any) (sessiontree.Entry, error) {
+// scanner reads entry rows (see entryCols). It copies the JSON of all
+// the rows it reads into one growing buffer rather than one allocation
+// per entry: a path of thousands of entries is mostly JSON.
+type scanner struct {
+	head  string
+	raw   sql.RawBytes
+	arena []byte
+}
+
+// scan reads one row after leading columns scanned into pre.
+func (sc *scanner) scan(rows *sql.Rows, pre ...any) (sessiontree.Entry, error) {
 	var e sessiontree.Entry
-	var head string
-	var raw []byte
-	dest := append(pre, &e.Seq, &head, &raw)
-	if err := rows.Scan(dest...); err != nil {
+	if err := rows.Scan(append(pre, &sc.head, &sc.raw)...); err != nil {
 		return e, err
 	}
-	e.Raw = raw
-	typ, rest, ok1 := strings.Cut(head, "\x00")
+	if cap(sc.arena)-len(sc.arena) < len(sc.raw) {
+		sc.arena = make([]byte, 0, max(64<<10, 2*len(sc.raw)))
+	}
+	start := len(sc.arena)
+	sc.arena = append(sc.arena, sc.raw...)
+	e.Raw = sc.arena[start:len(sc.arena):len(sc.arena)]
+	seq, rest, ok0 := strings.Cut(sc.head, "\x00")
+	typ, rest, ok1 := strings.Cut(rest, "\x00")
 	id, rest, ok2 := strings.Cut(rest, "\x00")
 	parent, ts, ok3 := strings.Cut(rest, "\x00")
-	if !ok1 || !ok2 || !ok3 || strings.Contains(ts, "\x00") {
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if !ok0 || !ok1 || !ok2 || !ok3 || err != nil || strings.Contains(ts, "\x00") {
 		// A field holds a NUL itself: read them from the JSON instead.
 		d, err := sessiontree.DecodeEntry(e.Raw)
 		if err != nil {
-			return e, &sessiontree.CorruptError{EntryID: e.ID, Reason: "stored JSON: " + err.Error()}
+			return e, &sessiontree.CorruptError{Reason: "stored JSON: " + err.Error()}
 		}
-		d.Seq = e.Seq
+		d.Seq, _ = strconv.ParseInt(seq, 10, 64)
 		return d, nil
 	}
-	e.Type, e.ID, e.ParentID, e.Timestamp = sessiontree.EntryType(typ), id, parent, ts
+	e.Seq, e.Type, e.ID, e.ParentID, e.Timestamp = n, sessiontree.EntryType(typ), id, parent, ts
 	return e, nil
 }
 
@@ -129,8 +142,9 @@ func collect(rows *sql.Rows, err error) ([]sessiontree.Entry, error) {
 	}
 	defer rows.Close()
 	out := []sessiontree.Entry{}
+	var sc scanner
 	for rows.Next() {
-		e, err := scanEntry(rows)
+		e, err := sc.scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -158,15 +172,21 @@ func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, erro
 	return list[0], nil
 }
 
-// EntriesByType returns every entry of type t in append order, through the
-// (session, type) index.
+// EntriesByType returns every entry of type t in append order: through
+// the partial index entries_by_type, or for messages, which are most of a
+// session, by the session's key range.
 func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([]sessiontree.Entry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
 	var list []sessiontree.Entry
 	err := s.db.read(ctx, func(r q) (err error) {
-		list, err = collect(r.rows(qByType, s.pk, string(t)))
+		if t == sessiontree.TypeMessage {
+			lo, hi := pkRange(s.pk)
+			list, err = collect(r.rows(qMessages, lo, hi))
+		} else {
+			list, err = collect(r.rows(qByType, s.pk, string(t)))
+		}
 		return err
 	})
 	if err != nil {
@@ -317,8 +337,9 @@ func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error)
 	var out []sessiontree.Entry
 	var n int64
 	var stop bool
+	var sc scanner
 	for rows.Next() {
-		e, err := scanEntry(rows, &n, &stop)
+		e, err := sc.scan(rows, &n, &stop)
 		if err != nil {
 			return nil, err
 		}

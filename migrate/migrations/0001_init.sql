@@ -48,7 +48,7 @@ CREATE TABLE entries (
 
 CREATE INDEX entries_by_parent ON entries (session, parent_id);
 
-CREATE INDEX entries_by_type ON entries (session, type);
+CREATE INDEX entries_by_type ON entries (session, type) WHERE type <> 'message';
 
 CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
 BEGIN

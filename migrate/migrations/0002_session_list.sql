@@ -1,8 +1,10 @@
 -- What a session list shows without reading entries: the first user
 -- message's text (backfilled here for sessions written before), and
--- an index to list a working directory's sessions by recency. A list of
--- all sessions by recency scans the sessions table, which is small; a
--- second index on updated_at would cost every append another page write.
+-- an index to find a working directory's sessions. The index leaves
+-- updated_at out on purpose: every append changes updated_at, and an index
+-- on it would cost every append another page write. A directory's
+-- sessions are few, and sorting them is cheap; a list of all sessions
+-- scans the sessions table, which is small.
 
 ALTER TABLE sessions ADD COLUMN first_user_text TEXT;
 
@@ -25,4 +27,4 @@ UPDATE sessions SET first_user_text = (
     ORDER BY t.seq LIMIT 1
 );
 
-CREATE INDEX sessions_by_cwd ON sessions (cwd, updated_at);
+CREATE INDEX sessions_by_cwd ON sessions (cwd);
