@@ -1,0 +1,89 @@
+package view_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/memory"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// golden compares got with testdata/golden/name, or rewrites it with -update.
+func golden(t testing.TB, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", name, diff)
+	}
+}
+
+// load reads a version-3 session file into a memory session.
+func load(t testing.TB, path string) sessiontree.Storage {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	var meta sessiontree.SessionMeta
+	var entries []sessiontree.Entry
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if meta.ID == "" {
+			if err := json.Unmarshal(line, &meta); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		e, err := sessiontree.DecodeEntry(line)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		entries = append(entries, e)
+	}
+	st, err := memory.New(meta, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(context.Background(), entries); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// fixtures are the sessions the golden files are made from: the demo
+// session with fixed ids and times, and three sessions written by pi.
+var fixtures = map[string]string{
+	"demo":        "testdata/demo.jsonl",
+	"session-002": "../testdata/pi/session-002.jsonl",
+	"session-003": "../testdata/pi/session-003.jsonl",
+	"session-010": "../testdata/pi/session-010.jsonl",
+}

@@ -1,0 +1,185 @@
+package view
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// Info is what `sessiontree info` shows about a session. Its JSON has the
+// keys of pi's answers where they overlap (id, cwd, name, leafId,
+// entryCount); absent values are null, never empty strings.
+type Info struct {
+	// ID is the session id.
+	ID string `json:"id"`
+	// Cwd is the session's working directory.
+	Cwd string `json:"cwd"`
+	// Name is the session name, nil when it has none.
+	Name *string `json:"name"`
+	// LeafID is the current leaf, nil when it is null.
+	LeafID *string `json:"leafId"`
+	// EntryCount counts every entry, leaf entries included.
+	EntryCount int64 `json:"entryCount"`
+	// MessageCount counts message entries.
+	MessageCount int64 `json:"messageCount"`
+	// CreatedAt is the header's timestamp.
+	CreatedAt string `json:"createdAt"`
+	// UpdatedAt is the timestamp of the last entry, nil when there is none.
+	UpdatedAt *string `json:"updatedAt"`
+	// ParentSession is the session this one was forked from, nil if none.
+	ParentSession *string `json:"parentSession"`
+	// Version is the session format version.
+	Version int `json:"version"`
+	// Branches counts the tips of the tree: entries nothing was appended
+	// under (leaf entries aside). A linear session has one.
+	Branches int `json:"branches"`
+	// Roots counts entries without a parent (a move to before the first
+	// entry starts a new root).
+	Roots int `json:"roots"`
+	// Compactions counts compaction entries.
+	Compactions int `json:"compactions"`
+	// Labels counts entries that carry a label now.
+	Labels int `json:"labels"`
+	// Stats are the token and cost totals.
+	Stats sessiontree.Stats `json:"stats"`
+}
+
+func ptr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// LoadInfo gathers a session's [Info]. It reads the whole log once, to
+// count branches.
+func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
+	meta, err := st.Meta(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("read metadata: %w", err)
+	}
+	d, err := LoadSessionData(ctx, st)
+	if err != nil {
+		return Info{}, err
+	}
+	name, err := st.Name(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("read name: %w", err)
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("read stats: %w", err)
+	}
+	info := Info{
+		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(d.Leaf),
+		EntryCount: int64(len(d.Log)), MessageCount: stats.Messages,
+		CreatedAt: meta.CreatedAt, ParentSession: ptr(meta.ParentSession), Version: meta.Version,
+		Labels: len(d.Labels), Stats: stats,
+	}
+	if n := len(d.Log); n > 0 {
+		info.UpdatedAt = ptr(d.Log[n-1].Timestamp)
+	}
+	info.Branches, info.Roots, info.Compactions = shape(d.Log)
+	return info, nil
+}
+
+// shape counts the tips, roots and compactions of a log.
+func shape(log []sessiontree.Entry) (tips, roots, compactions int) {
+	ids := make(map[string]bool, len(log))
+	parents := make(map[string]bool, len(log))
+	for _, e := range log {
+		if e.Type == sessiontree.TypeLeaf {
+			continue
+		}
+		ids[e.ID] = true
+		parents[e.ParentID] = true
+		if e.Type == sessiontree.TypeCompaction {
+			compactions++
+		}
+	}
+	for _, e := range log {
+		if e.Type == sessiontree.TypeLeaf {
+			continue
+		}
+		if !parents[e.ID] {
+			tips++
+		}
+		if e.ParentID == "" || !ids[e.ParentID] {
+			roots++
+		}
+	}
+	return tips, roots, compactions
+}
+
+// WriteInfo writes info as aligned "key  value" lines; now dates the
+// relative times.
+func WriteInfo(w io.Writer, info Info, now time.Time) error {
+	bw := bufio.NewWriter(w)
+	orNone := func(p *string) string {
+		if p == nil {
+			return "(none)"
+		}
+		return *p
+	}
+	when := func(ts string) string {
+		t, err := sessiontree.ParseTime(ts)
+		if err != nil {
+			return ts
+		}
+		return ts + " (" + RelativeTime(t, now) + ")"
+	}
+	s := info.Stats
+	rows := [][2]string{
+		{"session", info.ID},
+		{"name", orNone(info.Name)},
+		{"cwd", info.Cwd},
+		{"created", when(info.CreatedAt)},
+	}
+	if info.UpdatedAt != nil {
+		rows = append(rows, [2]string{"updated", when(*info.UpdatedAt)})
+	}
+	rows = append(rows,
+		[2]string{"parent", orNone(info.ParentSession)},
+		[2]string{"leaf", orNone(info.LeafID)},
+		[2]string{"entries", fmt.Sprintf("%s (%s)", Count(info.EntryCount), plural(int(info.MessageCount), "message"))},
+		[2]string{"branches", fmt.Sprintf("%d (%s)", info.Branches, plural(info.Roots, "root"))},
+		[2]string{"compactions", strconv.Itoa(info.Compactions)},
+		[2]string{"labels", strconv.Itoa(info.Labels)},
+		[2]string{"tokens", fmt.Sprintf("%s total: %s input, %s output, %s cache read, %s cache write",
+			Count(s.Tokens.Total), Count(s.Tokens.Input), Count(s.Tokens.Output), Count(s.Tokens.CacheRead), Count(s.Tokens.CacheWrite))},
+		[2]string{"cost", fmt.Sprintf("$%.4f", s.Cost)},
+	)
+	for _, r := range rows {
+		fmt.Fprintf(bw, "%-12s %s\n", r[0], OneLine(r[1]))
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write info: %w", err)
+	}
+	return nil
+}
+
+// Count formats n with thousands separators: 1,234,567.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

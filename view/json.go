@@ -1,0 +1,138 @@
+package view
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// JSONOptions tune JSON output.
+type JSONOptions struct {
+	// Indent indents the document by two spaces per level (for people
+	// reading it on a terminal); otherwise it is compact.
+	Indent bool
+}
+
+// emit writes one JSON document built by fill, followed by a newline.
+func emit(w io.Writer, opts JSONOptions, fill func(buf *bytes.Buffer) error) error {
+	var buf bytes.Buffer
+	if err := fill(&buf); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if opts.Indent {
+		var ind bytes.Buffer
+		ind.Grow(len(out) * 2)
+		if err := json.Indent(&ind, out, "", "  "); err != nil {
+			return fmt.Errorf("indent json: %w", err)
+		}
+		out = ind.Bytes()
+	}
+	out = append(out, '\n')
+	if _, err := w.Write(out); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes v as one JSON document followed by a newline. HTML
+// characters are not escaped: the output is for terminals and scripts.
+func WriteJSON(w io.Writer, v any, opts JSONOptions) error {
+	return emit(w, opts, func(buf *bytes.Buffer) error {
+		enc := json.NewEncoder(buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encode json: %w", err)
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline; emit adds its own
+		return nil
+	})
+}
+
+// WriteEntriesJSON writes entries as a JSON array of their raw objects.
+func WriteEntriesJSON(w io.Writer, entries []sessiontree.Entry, opts JSONOptions) error {
+	return emit(w, opts, func(buf *bytes.Buffer) error {
+		buf.WriteByte('[')
+		for i, e := range entries {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			buf.Write(e.Raw)
+		}
+		buf.WriteByte(']')
+		return nil
+	})
+}
+
+// WriteTreeJSON writes the session's tree as pi orders it
+// ([sessiontree.BuildTree]): an array of root nodes, each
+// {"entry": <entry>, "label": <label, omitted if none>, "children": [...]}.
+// It writes iteratively, so a session thousands of entries deep is fine.
+func WriteTreeJSON(ctx context.Context, w io.Writer, st sessiontree.Storage, opts JSONOptions) error {
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	labels, err := st.Labels(ctx)
+	if err != nil {
+		return fmt.Errorf("read labels: %w", err)
+	}
+	return WriteTreeNodesJSON(w, sessiontree.BuildTree(log, labels), opts)
+}
+
+// WriteTreeNodesJSON writes tree nodes as [WriteTreeJSON] does. The output
+// decodes to the same value as encoding/json's for the same nodes, without
+// its recursion, and keeps each entry's raw bytes (encoding/json would
+// escape "<", ">" and "&" inside them).
+func WriteTreeNodesJSON(w io.Writer, roots []*sessiontree.TreeNode, opts JSONOptions) error {
+	return emit(w, opts, func(buf *bytes.Buffer) error {
+		type frame struct {
+			nodes []*sessiontree.TreeNode
+			next  int
+		}
+		buf.WriteByte('[')
+		stack := []frame{{nodes: roots}}
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next == len(f.nodes) {
+				stack = stack[:len(stack)-1]
+				buf.WriteByte(']')
+				if len(stack) > 0 {
+					buf.WriteByte('}') // the node whose children these were
+				}
+				continue
+			}
+			if f.next > 0 {
+				buf.WriteByte(',')
+			}
+			n := f.nodes[f.next]
+			f.next++
+			buf.WriteString(`{"entry":`)
+			if len(n.Entry.Raw) == 0 {
+				buf.WriteString("null")
+			} else {
+				buf.Write(n.Entry.Raw)
+			}
+			if n.Label != "" {
+				buf.WriteString(`,"label":`)
+				buf.Write(quote(n.Label))
+			}
+			buf.WriteString(`,"children":[`)
+			stack = append(stack, frame{nodes: n.Children})
+		}
+		return nil
+	})
+}
+
+// quote returns s as a JSON string, HTML characters unescaped.
+func quote(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,241 @@
+package view
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// block is one content block of an agent message.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	MimeType  string          `json:"mimeType"`
+}
+
+// message is the part of an agent message (or of a context message built
+// from another entry) that is shown to people. Fields a role does not have
+// stay empty; decoding never fails on unexpected shapes, it just shows less.
+type message struct {
+	Role         string          `json:"role"`
+	Content      json.RawMessage `json:"content"`
+	Provider     string          `json:"provider"`
+	Model        string          `json:"model"`
+	ToolName     string          `json:"toolName"`
+	IsError      bool            `json:"isError"`
+	Command      string          `json:"command"`
+	Output       string          `json:"output"`
+	ExitCode     *json.Number    `json:"exitCode"`
+	Cancelled    bool            `json:"cancelled"`
+	CustomType   string          `json:"customType"`
+	Summary      string          `json:"summary"`
+	FromID       string          `json:"fromId"`
+	TokensBefore *json.Number    `json:"tokensBefore"`
+	StopReason   string          `json:"stopReason"`
+	ErrorMessage string          `json:"errorMessage"`
+
+	blocks []block
+	text   string // Content when it is a plain string
+}
+
+func parseMessage(raw []byte) message {
+	var m message
+	if json.Unmarshal(raw, &m) != nil {
+		return message{}
+	}
+	m.parseContent()
+	return m
+}
+
+func (m *message) parseContent() {
+	c := bytes.TrimSpace(m.Content)
+	if len(c) == 0 {
+		return
+	}
+	switch c[0] {
+	case '"':
+		_ = json.Unmarshal(c, &m.text)
+	case '[':
+		var raws []json.RawMessage
+		if json.Unmarshal(c, &raws) != nil {
+			return
+		}
+		for _, r := range raws {
+			var b block
+			if json.Unmarshal(r, &b) == nil {
+				m.blocks = append(m.blocks, b)
+			}
+		}
+	}
+}
+
+// texts returns the message's text: the string content, or its text
+// blocks joined by blank lines.
+func (m message) texts() string {
+	if m.text != "" {
+		return m.text
+	}
+	var parts []string
+	for _, b := range m.blocks {
+		if b.Type == "text" && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (m message) toolNames() []string {
+	var names []string
+	for _, b := range m.blocks {
+		if b.Type == "toolCall" {
+			names = append(names, b.Name)
+		}
+	}
+	return names
+}
+
+func (m message) count(kind string) int {
+	n := 0
+	for _, b := range m.blocks {
+		if b.Type == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func (m message) exitCode() string {
+	if m.ExitCode == nil {
+		return "?"
+	}
+	return m.ExitCode.String()
+}
+
+// modelName is "provider/model" for an assistant message.
+func (m message) modelName() string {
+	switch {
+	case m.Provider != "" && m.Model != "":
+		return m.Provider + "/" + m.Model
+	case m.Model != "":
+		return m.Model
+	}
+	return m.Provider
+}
+
+// firstWords is the one-line summary of a message: its role and the start
+// of what it says.
+func (m message) firstWords() string {
+	switch m.Role {
+	case "":
+		return "message"
+	case "toolResult":
+		s := "toolResult"
+		if m.ToolName != "" {
+			s += " " + m.ToolName
+		}
+		if m.IsError {
+			s += " (error)"
+		}
+		return joinWords(s, m.texts())
+	case "bashExecution":
+		return joinWords("bash", "$ "+m.Command+" (exit "+m.exitCode()+")")
+	case "custom", "hookMessage":
+		return joinWords(m.Role+" "+m.CustomType, m.texts())
+	case "compactionSummary", "branchSummary":
+		return joinWords(m.Role, m.Summary)
+	}
+	words := m.texts()
+	if words == "" {
+		if n := m.count("thinking"); n > 0 {
+			words = "(thinking)"
+		}
+	}
+	if tools := m.toolNames(); len(tools) > 0 {
+		words = strings.TrimSpace(words + " → " + strings.Join(tools, ", "))
+	}
+	if n := m.count("image"); n > 0 {
+		words = strings.TrimSpace(words + " [" + plural(n, "image") + "]")
+	}
+	if words == "" && m.ErrorMessage != "" {
+		words = "error: " + m.ErrorMessage
+	}
+	return joinWords(m.Role, words)
+}
+
+func joinWords(head, words string) string {
+	words = OneLine(words)
+	if words == "" {
+		return head
+	}
+	return head + ": " + words
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// EntrySummary returns the one-line description of an entry that the tree
+// and branch views show: a message's role and first words, or the entry's
+// type and what it sets. The text is folded onto one line but not cut.
+func EntrySummary(e sessiontree.Entry) string {
+	str := func(name string) string { s, _ := e.String(name); return s }
+	switch e.Type {
+	case sessiontree.TypeMessage:
+		raw, ok := e.Field("message")
+		if !ok {
+			return "message"
+		}
+		return parseMessage(raw).firstWords()
+	case sessiontree.TypeModelChange:
+		return "model_change " + OneLine(str("provider")+"/"+str("modelId"))
+	case sessiontree.TypeThinkingLevelChange:
+		return "thinking_level_change " + OneLine(str("thinkingLevel"))
+	case sessiontree.TypeActiveToolsChange:
+		var names []string
+		if raw, ok := e.Field("activeToolNames"); ok {
+			_ = json.Unmarshal(raw, &names)
+		}
+		if len(names) == 0 {
+			return "active_tools_change (none)"
+		}
+		return "active_tools_change " + OneLine(strings.Join(names, ", "))
+	case sessiontree.TypeCompaction:
+		return joinWords("compaction", str("summary"))
+	case sessiontree.TypeBranchSummary:
+		return joinWords("branch_summary", str("summary"))
+	case sessiontree.TypeCustom:
+		return OneLine("custom " + str("customType"))
+	case sessiontree.TypeCustomMessage:
+		m := message{}
+		m.Content, _ = e.Field("content")
+		m.parseContent()
+		return joinWords("custom_message "+str("customType"), m.texts())
+	case sessiontree.TypeLabel:
+		target := ShortID(e.TargetID())
+		if l := sessiontree.LabelOf(e); l != "" {
+			return fmt.Sprintf("label %s: %s", target, OneLine(l))
+		}
+		return fmt.Sprintf("label %s cleared", target)
+	case sessiontree.TypeSessionInfo:
+		if n := sessiontree.NameOf(e); n != "" {
+			return "session_info name: " + OneLine(n)
+		}
+		return "session_info name cleared"
+	case sessiontree.TypeLeaf:
+		if t := e.TargetID(); t != "" {
+			return "leaf → " + ShortID(t)
+		}
+		return "leaf → root"
+	}
+	return OneLine(string(e.Type))
+}

@@ -1,0 +1,128 @@
+package view
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/width"
+)
+
+// ellipsis ends text that was cut short.
+const ellipsis = "…"
+
+// RuneWidth returns the number of terminal columns r takes: 2 for East
+// Asian wide and fullwidth characters (CJK, most emoji), 0 for control and
+// combining characters, 1 otherwise.
+func RuneWidth(r rune) int {
+	switch {
+	case r < 0x20 || r == 0x7f:
+		return 0
+	case r < 0x300:
+		return 1
+	case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200b || r == 0x200d || r == 0xfe0f:
+		return 0
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// StringWidth returns the number of terminal columns s takes.
+func StringWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += RuneWidth(r)
+	}
+	return n
+}
+
+// Truncate shortens s to at most cols terminal columns, ending it with "…"
+// when it had to cut. cols <= 0 means no limit.
+func Truncate(s string, cols int) string {
+	if cols <= 0 || StringWidth(s) <= cols {
+		return s
+	}
+	limit := cols - StringWidth(ellipsis)
+	w := 0
+	for i, r := range s {
+		rw := RuneWidth(r)
+		if w+rw > limit {
+			return s[:i] + ellipsis
+		}
+		w += rw
+	}
+	return s
+}
+
+// TruncateLeft shortens s to at most cols columns by cutting its start, so
+// the end of a long path stays visible: "…/project/src".
+func TruncateLeft(s string, cols int) string {
+	if cols <= 0 || StringWidth(s) <= cols {
+		return s
+	}
+	limit := cols - StringWidth(ellipsis)
+	w := 0
+	i := len(s)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		rw := RuneWidth(r)
+		if w+rw > limit {
+			break
+		}
+		w += rw
+		i -= size
+	}
+	return ellipsis + s[i:]
+}
+
+// OneLine folds s onto one line: every run of white space (line breaks
+// and tabs included) becomes a single space, control characters are
+// dropped, and the ends are trimmed.
+func OneLine(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case unicode.IsControl(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// PadRight pads s with spaces to cols columns.
+func PadRight(s string, cols int) string {
+	if n := cols - StringWidth(s); n > 0 {
+		return s + strings.Repeat(" ", n)
+	}
+	return s
+}
+
+// PadLeft pads s with spaces on the left to cols columns.
+func PadLeft(s string, cols int) string {
+	if n := cols - StringWidth(s); n > 0 {
+		return strings.Repeat(" ", n) + s
+	}
+	return s
+}
+
+// ShortID returns the first 8 characters of an id, the length pi gives
+// entry ids, so longer ids line up with them.
+func ShortID(id string) string {
+	if len(id) <= 8 {
+		return id
+	}
+	return id[:8]
+}

@@ -1,0 +1,273 @@
+package view
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// TreeOptions tune the text tree written by [WriteTree].
+type TreeOptions struct {
+	// All shows every entry: long linear runs are not folded and leaf
+	// entries (moves of the leaf) are shown where they were appended.
+	All bool
+	// Width cuts each line to this many terminal columns; 0 means no cut.
+	Width int
+	// TextWidth caps the summary of each entry; 0 means 72 columns.
+	TextWidth int
+}
+
+// Tree glyphs. An entry on the active path (the leaf's ancestors) is drawn
+// with markActive, any other with markOther; a folded run with markFold.
+const (
+	markActive = "*"
+	markOther  = "o"
+	markFold   = "~"
+	// foldMin is the shortest run of plain entries that is folded into
+	// one line: folding fewer would not save a line worth the noise.
+	foldMin = 3
+	// defaultTextWidth caps an entry's summary in tree and branch views.
+	defaultTextWidth = 72
+)
+
+// SessionData is what the tree view needs of a session, read once.
+type SessionData struct {
+	// Log is every entry in append order.
+	Log []sessiontree.Entry
+	// Labels are the current labels by entry id.
+	Labels map[string]string
+	// Leaf is the current leaf, "" when null.
+	Leaf string
+}
+
+// LoadSessionData reads the log, labels and leaf of a session.
+func LoadSessionData(ctx context.Context, st sessiontree.Storage) (SessionData, error) {
+	var d SessionData
+	var err error
+	if d.Log, err = st.Log(ctx, 0, 0); err != nil {
+		return d, fmt.Errorf("read log: %w", err)
+	}
+	if d.Labels, err = st.Labels(ctx); err != nil {
+		return d, fmt.Errorf("read labels: %w", err)
+	}
+	if d.Leaf, err = st.Leaf(ctx); err != nil {
+		return d, fmt.Errorf("read leaf: %w", err)
+	}
+	return d, nil
+}
+
+// ActiveSet returns the ids on the full path from the leaf to the root. It
+// walks the log itself, stopping at a missing parent or a cycle, so a
+// damaged session can still be drawn.
+func (d SessionData) ActiveSet() map[string]bool {
+	byID := make(map[string]sessiontree.Entry, len(d.Log))
+	for _, e := range d.Log {
+		byID[e.ID] = e
+	}
+	set := map[string]bool{}
+	for id := d.Leaf; id != "" && !set[id]; {
+		e, ok := byID[id]
+		if !ok {
+			break
+		}
+		set[id] = true
+		id = e.ParentID
+	}
+	return set
+}
+
+// node is one entry of the drawn tree.
+type node struct {
+	e        sessiontree.Entry
+	children []*node
+}
+
+// buildNodes arranges the log as [sessiontree.BuildTree] does, keeping leaf
+// entries when withLeaves is set (they hang under the leaf they moved from).
+func buildNodes(log []sessiontree.Entry, withLeaves bool) []*node {
+	nodes := make(map[string]*node, len(log))
+	order := make([]*node, 0, len(log))
+	for _, e := range log {
+		if e.Type == sessiontree.TypeLeaf && !withLeaves {
+			continue
+		}
+		if _, dup := nodes[e.ID]; dup {
+			continue
+		}
+		n := &node{e: e}
+		nodes[e.ID] = n
+		order = append(order, n)
+	}
+	var roots []*node
+	for _, n := range order {
+		p, ok := nodes[n.e.ParentID]
+		if n.e.ParentID == "" || !ok || p == n {
+			roots = append(roots, n)
+			continue
+		}
+		p.children = append(p.children, n)
+	}
+	for _, n := range order {
+		sortByTime(n.children)
+	}
+	return roots
+}
+
+// sortByTime orders nodes as [sessiontree.BuildTree] orders children: by
+// timestamp, ties in append order, unparsable times compared as text.
+func sortByTime(nodes []*node) {
+	if len(nodes) < 2 {
+		return
+	}
+	slices.SortStableFunc(nodes, func(a, b *node) int {
+		ta, errA := a.e.Time()
+		tb, errB := b.e.Time()
+		if errA != nil || errB != nil {
+			return cmp.Compare(a.e.Timestamp, b.e.Timestamp)
+		}
+		return ta.Compare(tb)
+	})
+}
+
+// treeWriter draws nodes as a graph in lanes. Lanes 0..lane-1 always hold
+// a branch still to be drawn (a "|"), so a node at lane L is drawn after
+// L pipes. At a fork, the newest child keeps the parent's lane and the
+// older ones open lanes to its right, oldest rightmost; the oldest is drawn
+// first, so each branch ends before the next one to its left continues,
+// and the drawing needs no crossing lines.
+type treeWriter struct {
+	w      *bufio.Writer
+	opts   TreeOptions
+	labels map[string]string
+	leaf   string
+	active map[string]bool
+}
+
+// WriteTree writes the session's tree as text, one line per entry, in the
+// manner of `git log --graph`: roots in append order, branches in lanes,
+// "*" for entries on the active path and "o" for the others, the leaf
+// marked "(leaf)" and labels in brackets. Unless opts.All, runs of plain
+// entries inside a branch are folded into one "~" line and leaf entries
+// are hidden.
+func WriteTree(ctx context.Context, w io.Writer, st sessiontree.Storage, opts TreeOptions) error {
+	d, err := LoadSessionData(ctx, st)
+	if err != nil {
+		return err
+	}
+	return WriteTreeData(w, d, opts)
+}
+
+// WriteTreeData writes the tree of d as [WriteTree] does.
+func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
+	if opts.TextWidth <= 0 {
+		opts.TextWidth = defaultTextWidth
+	}
+	tw := &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, leaf: d.Leaf, active: d.ActiveSet()}
+	type item struct {
+		n    *node
+		lane int
+	}
+	var stack []item
+	for i, root := range buildNodes(d.Log, opts.All) {
+		if i > 0 {
+			tw.line("")
+		}
+		stack = append(stack, item{root, 0})
+		for len(stack) > 0 {
+			it := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			chain := []*node{it.n}
+			for last := it.n; len(last.children) == 1; last = last.children[0] {
+				chain = append(chain, last.children[0])
+			}
+			tw.chain(chain, it.lane)
+			kids := chain[len(chain)-1].children
+			if len(kids) < 2 {
+				continue
+			}
+			tw.line(pipes(it.lane) + "|" + strings.TrimSpace(strings.Repeat(`\ `, len(kids)-1)))
+			// Push the newest first so the oldest, in the rightmost lane,
+			// is drawn first.
+			for j := len(kids) - 1; j >= 0; j-- {
+				stack = append(stack, item{kids[j], it.lane + len(kids) - 1 - j})
+			}
+		}
+	}
+	if err := tw.w.Flush(); err != nil {
+		return fmt.Errorf("write tree: %w", err)
+	}
+	return nil
+}
+
+func pipes(lanes int) string { return strings.Repeat("| ", lanes) }
+
+// chain draws a run of entries, each the only child of the one before,
+// folding runs of plain entries unless opts.All.
+func (tw *treeWriter) chain(chain []*node, lane int) {
+	last := len(chain) - 1
+	for i := 0; i <= last; {
+		if tw.opts.All || tw.shown(chain[i], i == 0 || i == last) {
+			tw.entry(chain[i].e, lane)
+			i++
+			continue
+		}
+		j := i
+		for j < last && !tw.shown(chain[j], false) {
+			j++
+		}
+		if j-i >= foldMin {
+			tw.line(fmt.Sprintf("%s%s %d entries", pipes(lane), markFold, j-i))
+		} else {
+			for _, n := range chain[i:j] {
+				tw.entry(n.e, lane)
+			}
+		}
+		i = j
+	}
+}
+
+// shown reports whether an entry stays visible when its run is folded:
+// the ends of a run, the leaf, labelled entries, and the entries that
+// change what the model sees of the past.
+func (tw *treeWriter) shown(n *node, end bool) bool {
+	return end || n.e.ID == tw.leaf || tw.labels[n.e.ID] != "" ||
+		n.e.Type == sessiontree.TypeCompaction || n.e.Type == sessiontree.TypeBranchSummary
+}
+
+func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
+	mark := markOther
+	if tw.active[e.ID] {
+		mark = markActive
+	}
+	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.leaf, tw.opts.TextWidth))
+}
+
+func (tw *treeWriter) line(s string) {
+	if tw.opts.Width > 0 {
+		s = Truncate(s, tw.opts.Width)
+	}
+	tw.w.WriteString(s)
+	tw.w.WriteByte('\n')
+}
+
+// entryLine is an entry's text in the tree and branch views: short id, the
+// leaf mark, its label, and its summary cut to textWidth columns.
+func entryLine(e sessiontree.Entry, labels map[string]string, leaf string, textWidth int) string {
+	var b strings.Builder
+	b.WriteString(ShortID(e.ID))
+	if e.ID == leaf && leaf != "" {
+		b.WriteString(" (leaf)")
+	}
+	if l := labels[e.ID]; l != "" {
+		b.WriteString(" [" + OneLine(l) + "]")
+	}
+	b.WriteByte(' ')
+	b.WriteString(Truncate(EntrySummary(e), textWidth))
+	return b.String()
+}

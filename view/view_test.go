@@ -1,0 +1,345 @@
+package view_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/storetest"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// now is the fixed clock of the golden files: an hour and a half after the
+// demo session's last entry.
+var now = time.Date(2026, 3, 1, 11, 31, 39, 0, time.UTC)
+
+func names() []string {
+	var out []string
+	for n := range fixtures {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestTreeGolden(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range names() {
+		for _, all := range []bool{false, true} {
+			file := name + ".tree.txt"
+			if all {
+				file = name + ".tree-all.txt"
+			}
+			t.Run(file, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := view.WriteTree(ctx, &buf, load(t, fixtures[name]), view.TreeOptions{All: all}); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, file, buf.Bytes())
+			})
+		}
+	}
+}
+
+func TestTreeWidth(t *testing.T) {
+	var buf bytes.Buffer
+	if err := view.WriteTree(context.Background(), &buf, load(t, fixtures["session-003"]), view.TreeOptions{Width: 40}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+		if w := view.StringWidth(line); w > 40 {
+			t.Errorf("line %q is %d columns; want at most 40", line, w)
+		}
+	}
+}
+
+func TestBranchGolden(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range names() {
+		for _, full := range []bool{false, true} {
+			file := name + ".branch.txt"
+			if full {
+				file = name + ".branch-full.txt"
+			}
+			t.Run(file, func(t *testing.T) {
+				st := load(t, fixtures[name])
+				s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+				branch := s.Branch
+				if full {
+					branch = s.FullBranch
+				}
+				path, err := branch(ctx, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				labels, _ := st.Labels(ctx)
+				leaf, _ := st.Leaf(ctx)
+				var buf bytes.Buffer
+				if err := view.WriteBranch(&buf, path, view.BranchOptions{Labels: labels, Leaf: leaf}); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, file, buf.Bytes())
+			})
+		}
+	}
+}
+
+func TestTranscriptGolden(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range names() {
+		t.Run(name, func(t *testing.T) {
+			s := sessiontree.NewSession(load(t, fixtures[name]), sessiontree.SessionOptions{})
+			c, err := s.Context(ctx, sessiontree.ContextOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := view.WriteTranscript(&buf, c); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".context.txt", buf.Bytes())
+		})
+	}
+	t.Run("empty", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := view.WriteTranscript(&buf, sessiontree.Context{State: sessiontree.DefaultState()}); err != nil {
+			t.Fatal(err)
+		}
+		want := "model: none · thinking: off · tools: default\n\n(no messages)\n"
+		if buf.String() != want {
+			t.Errorf("WriteTranscript(empty) = %q; want %q", buf.String(), want)
+		}
+	})
+}
+
+func TestInfoGolden(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range names() {
+		t.Run(name, func(t *testing.T) {
+			info, err := view.LoadInfo(ctx, load(t, fixtures[name]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := view.WriteInfo(&buf, info, now); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".info.txt", buf.Bytes())
+			buf.Reset()
+			if err := view.WriteJSON(&buf, info, view.JSONOptions{Indent: true}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name+".info.json", buf.Bytes())
+		})
+	}
+}
+
+// TestInfoAgainstPi checks info's keys against pi's answers for every
+// version-3 fixture.
+func TestInfoAgainstPi(t *testing.T) {
+	ctx := context.Background()
+	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
+		if strings.HasPrefix(fx.Name, "legacy") {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			info, err := view.LoadInfo(ctx, load(t, fx.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := view.WriteJSON(&buf, info, view.JSONOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+				t.Fatal(err)
+			}
+			var leaf any
+			_ = json.Unmarshal(fx.Want.LeafID, &leaf)
+			var name any
+			if fx.Want.Name != nil {
+				name = *fx.Want.Name
+			}
+			want := map[string]any{"id": fx.Want.SessionID, "cwd": fx.Want.Cwd, "entryCount": float64(fx.Want.EntryCount), "leafId": leaf, "name": name}
+			for k, w := range want {
+				if !cmp.Equal(got[k], w) {
+					t.Errorf("info %s = %v; want pi's %v", k, got[k], w)
+				}
+			}
+			if roots := len(fx.Want.Children[""]); got["roots"] != float64(roots) {
+				t.Errorf("info roots = %v; want %d", got["roots"], roots)
+			}
+			tips := 0
+			for id := range fx.Want.Children {
+				if id != "" && len(fx.Want.Children[id]) == 0 {
+					tips++
+				}
+			}
+			if got["branches"] != float64(tips) {
+				t.Errorf("info branches = %v; want %d tips", got["branches"], tips)
+			}
+		})
+	}
+}
+
+func TestTreeJSON(t *testing.T) {
+	ctx := context.Background()
+	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
+		if strings.HasPrefix(fx.Name, "legacy") {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			st := load(t, fx.Path)
+			var buf bytes.Buffer
+			if err := view.WriteTreeJSON(ctx, &buf, st, view.JSONOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			log, _ := st.Log(ctx, 0, 0)
+			labels, _ := st.Labels(ctx)
+			std, err := json.Marshal(sessiontree.BuildTree(log, labels))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := normalize(t, buf.Bytes()), normalize(t, std); !bytes.Equal(got, want) {
+				i := 0
+				for i < len(got) && i < len(want) && got[i] == want[i] {
+					i++
+				}
+				t.Errorf("WriteTreeJSON differs from encoding/json at byte %d: got %.200s; want %.200s", i, got[i:], want[i:])
+			}
+			var roots []treeNode
+			_ = json.Unmarshal(buf.Bytes(), &roots)
+			children := map[string][]string{}
+			collect("", roots, children)
+			if diff := cmp.Diff(fx.Want.Children, children); diff != "" {
+				t.Errorf("tree children (-pi +got):\n%s", diff)
+			}
+			if !bytes.HasSuffix(buf.Bytes(), []byte("]\n")) {
+				t.Errorf("tree JSON does not end in a newline")
+			}
+		})
+	}
+	t.Run("empty", func(t *testing.T) {
+		var buf bytes.Buffer
+		if err := view.WriteTreeNodesJSON(&buf, nil, view.JSONOptions{}); err != nil || buf.String() != "[]\n" {
+			t.Errorf("WriteTreeNodesJSON(nil) = %q, %v; want \"[]\\n\"", buf.String(), err)
+		}
+	})
+	t.Run("deep", func(t *testing.T) {
+		// Written iteratively, so depth costs no stack. (encoding/json
+		// refuses to decode past 10,000 levels, so build the want by hand.)
+		const depth = 50000
+		var log []sessiontree.Entry
+		var want strings.Builder
+		want.WriteString("[")
+		parent := ""
+		for i := range depth {
+			id := fmt.Sprintf("%08x", i)
+			e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"x"}`)}, id, parent, "2026-01-01T00:00:00.000Z")
+			if err != nil {
+				t.Fatal(err)
+			}
+			log = append(log, e)
+			parent = id
+			fmt.Fprintf(&want, `{"entry":%s,"children":[`, e.Raw)
+		}
+		want.WriteString(strings.Repeat("]}", depth) + "]\n")
+		var buf bytes.Buffer
+		if err := view.WriteTreeNodesJSON(&buf, sessiontree.BuildTree(log, nil), view.JSONOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != want.String() {
+			t.Errorf("deep tree JSON differs from the nested document")
+		}
+	})
+}
+
+// normalize decodes and re-encodes JSON, so documents that mean the same
+// compare equal as bytes (cmp.Diff on deep trees is too slow).
+func normalize(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("JSON does not parse: %v", err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type treeNode struct {
+	Entry    struct{ ID string }
+	Label    string
+	Children []treeNode
+}
+
+func collect(parent string, nodes []treeNode, out map[string][]string) {
+	ids := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		ids = append(ids, n.Entry.ID)
+		collect(n.Entry.ID, n.Children, out)
+	}
+	out[parent] = ids
+}
+
+func TestTreeTextShowsEveryEntryWithAll(t *testing.T) {
+	ctx := context.Background()
+	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
+		if strings.HasPrefix(fx.Name, "legacy") {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			st := load(t, fx.Path)
+			var buf bytes.Buffer
+			if err := view.WriteTree(ctx, &buf, st, view.TreeOptions{All: true}); err != nil {
+				t.Fatal(err)
+			}
+			log, _ := st.Log(ctx, 0, 0)
+			text := buf.String()
+			lines := strings.Count(text, "\n")
+			if lines < len(log) {
+				t.Errorf("WriteTree(All) printed %d lines for %d entries", lines, len(log))
+			}
+			for _, e := range log {
+				if !strings.Contains(text, " "+view.ShortID(e.ID)+" ") {
+					t.Errorf("WriteTree(All) does not show entry %s", e.ID)
+				}
+			}
+			buf.Reset()
+			if err := view.WriteTree(ctx, &buf, st, view.TreeOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if folded := strings.Count(buf.String(), "\n"); folded > lines {
+				t.Errorf("folded tree has %d lines, more than the full %d", folded, lines)
+			}
+			leaf, _ := st.Leaf(ctx)
+			if leaf != "" && !strings.Contains(buf.String(), "* "+view.ShortID(leaf)+" (leaf)") {
+				t.Errorf("folded tree does not mark the leaf %s", leaf)
+			}
+		})
+	}
+}
+
+func TestSessionsTable(t *testing.T) {
+	rows := []view.SessionRow{
+		{ID: "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", Name: "ls --json flag", Cwd: "/home/me/project", Entries: 15, Messages: 7, Updated: now.Add(-90 * time.Minute)},
+		{ID: "0198f2a4-7e00-7000-8000-000000000001", FirstMessage: "Why does the\nbuild fail on 日本語 paths?", Cwd: "/home/me/a/very/long/path/that/does/not/fit/in/the/column/src", Entries: 1234, Messages: 600, Updated: now.Add(-3 * 24 * time.Hour)},
+		{ID: "01a237bc-c4aa-7424-823d-95976470926c", Cwd: "/", Entries: 0, Messages: 0},
+	}
+	var buf bytes.Buffer
+	if err := view.WriteSessions(&buf, rows, now); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "ls.txt", buf.Bytes())
+}
