@@ -21,7 +21,7 @@
 --     BEGIN IMMEDIATE transaction that reads the leaf inside it.
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 2;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 4;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -44,6 +44,8 @@ CREATE TABLE schema_migrations (
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
 --   first_user_text   what a session list shows (migration 2);
+--   metadata          free-form JSON an application keeps with the
+--                     session (package store, migration 3);
 --   deleting          set by DeleteSession, the one state in which the
 --                     session's entries may be deleted.
 -- pk is below 2^31 because entry keys are pk * 2^32 + seq. AUTOINCREMENT
@@ -69,7 +71,8 @@ CREATE TABLE sessions (
     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
     cost           REAL    NOT NULL DEFAULT 0,
     deleting       INTEGER NOT NULL DEFAULT 0 CHECK (deleting IN (0, 1)),
-    first_user_text TEXT
+    first_user_text TEXT,
+    metadata       TEXT CHECK (metadata IS NULL OR json_valid(metadata))
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -181,5 +184,137 @@ CREATE TABLE labels (
     PRIMARY KEY (session, target_id)
 ) WITHOUT ROWID;
 
--- Room to grow: full-text search (issue 5) comes as a new migration, an
--- FTS5 table over the text of message entries keyed by entries.pk.
+-- The session store (package store, issue 5) ------------------------------
+
+-- What importing pi's session files remembers about each file (migration
+-- 3), by absolute path, so that importing it again does only what is new:
+-- the file's first imported_bytes bytes went into session_id, and
+-- prefix_sha256 is their SHA-256, so a file whose imported part changed
+-- (a conflict) is told from one that only grew (pi appends). position is
+-- the JSONL reader's resume point after the last imported line (JSON of
+-- jsonl.Position: offset, line, version, and what a version-1 file needs
+-- to go on inventing ids); session_entries is the session's entry count
+-- right after the import, so that entries appended to the session in the
+-- store since are noticed before the file's new lines would be merged.
+CREATE TABLE imports (
+    path            TEXT    PRIMARY KEY,
+    session_id      TEXT    NOT NULL,
+    size            INTEGER NOT NULL,
+    mtime_ns        INTEGER NOT NULL,
+    imported_bytes  INTEGER NOT NULL,
+    prefix_sha256   TEXT    NOT NULL,
+    position        TEXT    NOT NULL CHECK (json_valid(position)),
+    session_entries INTEGER NOT NULL,
+    imported_at     TEXT    NOT NULL
+) WITHOUT ROWID;
+
+CREATE INDEX imports_by_session ON imports (session_id);
+
+-- Deleting a session forgets where it came from, so importing its file
+-- again brings it back.
+CREATE TRIGGER sessions_forget_imports AFTER DELETE ON sessions
+BEGIN
+    DELETE FROM imports WHERE session_id = OLD.id;
+END;
+
+-- Full-text search (migration 4).
+--
+-- search_text is the text of each entry worth finding, computed from its
+-- JSON by SQLite's JSON functions, so that every write path, the batch
+-- import included, keeps the index without knowing about it: message
+-- content (a string, or its text, thinking and tool-call argument blocks;
+-- tool results are messages too), a bash execution's command and output,
+-- custom-message content, compaction and branch summaries, and session
+-- names (session_info entries). Entries of other types, and entries
+-- without text, have no row. Every text ends in two newlines, so that each
+-- of its characters starts a trigram (see the tokenizer below).
+CREATE VIEW search_text (pk, body) AS
+SELECT pk, body || char(10) || char(10) FROM (
+    SELECT e.pk AS pk,
+           CASE e.type
+               WHEN 'message' THEN (
+                   SELECT group_concat(t, char(10)) FROM (
+                       SELECT CASE c.type
+                                  WHEN 'text' THEN c.value
+                                  WHEN 'object' THEN CASE json_extract(c.value, '$.type')
+                                      WHEN 'text' THEN json_extract(c.value, '$.text')
+                                      WHEN 'thinking' THEN json_extract(c.value, '$.thinking')
+                                      WHEN 'toolCall' THEN (
+                                          SELECT group_concat(a.value, ' ')
+                                          FROM json_tree(c.value, '$.arguments') AS a
+                                          WHERE a.type = 'text')
+                                  END
+                              END AS t
+                       FROM json_each(e.raw, '$.message.content') AS c
+                       UNION ALL
+                       SELECT json_extract(e.raw, '$.message.command')
+                       UNION ALL
+                       SELECT json_extract(e.raw, '$.message.output')))
+               WHEN 'custom_message' THEN (
+                   SELECT group_concat(CASE c.type
+                                           WHEN 'text' THEN c.value
+                                           WHEN 'object' THEN CASE json_extract(c.value, '$.type')
+                                               WHEN 'text' THEN json_extract(c.value, '$.text')
+                                           END
+                                       END, char(10))
+                   FROM json_each(e.raw, '$.content') AS c)
+               WHEN 'compaction' THEN json_extract(e.raw, '$.summary')
+               WHEN 'branch_summary' THEN json_extract(e.raw, '$.summary')
+               WHEN 'session_info' THEN json_extract(e.raw, '$.name')
+           END AS body
+    FROM entries AS e
+    WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
+)
+WHERE body <> '';
+
+-- The index: an external-content FTS5 table over search_text. The text
+-- is not stored twice, snippets are cut from the view for the hits shown,
+-- and the rowid is the entry's key, so a search within one session is a
+-- rowid range and a hit joins entries and branch (is it on the active
+-- branch?) by primary key.
+--
+-- Tokenizer: trigram. Chinese and Japanese are written without spaces
+-- between words, so a word tokenizer (unicode61, porter) would index a
+-- whole run of CJK text as one token and never find a word inside it;
+-- trigram indexes every sequence of three characters, so any substring of
+-- three characters or more is found, in any script, and in English it
+-- also finds parts of identifiers and paths (parent_id, store.go), which
+-- coding sessions are full of. It folds case. Queries of one or two
+-- characters (common in CJK: 日本, 猫) have no trigram of their own; the
+-- store expands them into the trigrams of the index's vocabulary that
+-- start with them (entries_fts_vocab; every character of a text starts
+-- one, thanks to the two trailing newlines), or, when that is too many,
+-- scans the text. The cost is size: the index is a few times the text.
+--
+-- Caveat: FTS5 reads external content for its 'rebuild' command and its
+-- 'integrity-check' with rank 1 through statements that may not use
+-- virtual tables, and the view needs json_each and json_tree, so those
+-- two fail. Rebuild with INSERT INTO entries_fts (rowid, body) SELECT pk,
+-- body FROM search_text (as migration 4 does) after a 'delete-all';
+-- store.Check compares counts instead. Queries, snippets and the
+-- triggers read the view normally.
+CREATE VIRTUAL TABLE entries_fts USING fts5 (
+    body,
+    content = 'search_text',
+    content_rowid = 'pk',
+    tokenize = 'trigram'
+);
+
+CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
+
+-- The index changes in the transaction of every insert into entries,
+-- whatever writes it (an append, a batch import, a fork), and of a
+-- session's delete; the BEFORE trigger reads the text the index must
+-- remove while the row is still there.
+CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries
+WHEN NEW.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
+BEGIN
+    INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text WHERE pk = NEW.pk;
+END;
+
+CREATE TRIGGER entries_fts_delete BEFORE DELETE ON entries
+WHEN OLD.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
+BEGIN
+    INSERT INTO entries_fts (entries_fts, rowid, body)
+    SELECT 'delete', pk, body FROM search_text WHERE pk = OLD.pk;
+END;

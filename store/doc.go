@@ -1,0 +1,47 @@
+// Package store is the session store: a database of many sessions on the
+// SQLite engine (package engine), and the bridge to pi's session files.
+// It is what an application or the command line embeds.
+//
+// # What it does
+//
+//   - [Store.Create], [Store.OpenSession] (by id or a unique id prefix),
+//     [Store.Info], [Store.List] (newest first, by directory or name,
+//     with cursor paging, from the sessions table alone) and
+//     [Store.Delete] (atomic, repeatable) manage sessions. A session is an
+//     *engine.Storage: wrap it in sessiontree.NewSession for the typed API.
+//   - [Store.Fork] copies a path or a whole session into a new one in one
+//     transaction, as pi's createBranchedSession does.
+//   - [Store.Import] brings pi's JSONL files in (every version, through
+//     the JSONL reader and the engine's batch append), idempotently: it
+//     remembers each file and, when pi has appended to it since, imports
+//     only the new lines. [Store.Export] and [Store.ExportFile] write a
+//     session back as a pi file, optionally in the form the released pi
+//     resumes correctly.
+//   - [Store.Search] is full-text search over every session with FTS5,
+//     for English and CJK text.
+//   - [Store.Check] verifies the database, for the command line's check.
+//
+// # Schema
+//
+// The store's tables come as migrations of package migrate (0003 and
+// 0004), so any engine database gains them when opened; schema.sql at the
+// repository root shows and explains them. The search index is kept by
+// triggers on the entries table, in the transaction of every write,
+// whatever writes it: a Storage's append, a batch import, a fork.
+//
+// # Concurrency
+//
+// A [Store] is safe for concurrent use, also with other processes on the
+// same database file: every write is one BEGIN IMMEDIATE transaction of the
+// engine, so writers queue on SQLite's write lock, and reads see one
+// snapshot and never wait for writers. An import holds the write lock for
+// the duration of one file.
+//
+// # Caveats
+//
+// A path fork rewrites the parentId of an entry whose parent was a label
+// entry (which a path fork leaves out, as pi does); nothing else of a
+// copied entry changes. Export for pi may need forward references
+// ([Store.Export]). Search treats its query as FTS5 syntax unless told
+// otherwise ([SearchOptions.Literal]).
+package store

@@ -1,0 +1,223 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// ExportOptions configure [Store.Export]. The zero value writes the
+// session as it is stored.
+type ExportOptions struct {
+	// ForPi writes what the released pi agent reads correctly: it knows
+	// no leaf entries and resumes a session on its last line. See
+	// [Store.Export].
+	ForPi bool
+}
+
+// Export writes session id (exact) to w as a pi JSONL file of version 3:
+// the header {"type":"session","version":3,"id","timestamp","cwd"} (with
+// "parentSession" when set), then one entry per line, each exactly as
+// stored. Everything is read in one snapshot, so a session being written
+// meanwhile exports as it was at one instant.
+//
+// By default every entry is written in append order, leaf entries
+// included, so the file reopens (in the JSONL backend, or in a pi that
+// knows leaf entries) on the leaf the session has here. For a session
+// imported from pi and never moved, that is pi's own file again.
+//
+// With [ExportOptions.ForPi], leaf entries are left out (unless another
+// entry names one as its parent or target, which only imported data can
+// do) and the current leaf's entry is written last instead of in its
+// place, so that pi, which takes the last line for the leaf, resumes where
+// the session is. When the leaf has children (the leaf was moved back to
+// an entry and nothing was appended since), or label entries name it,
+// those lines come before the line of the entry they refer to: forward
+// references. pi indexes a file by id before it links entries, so it
+// loads them; this project's JSONL reader does not (it refuses a parent
+// that comes after its child, or in lenient mode skips the child), so
+// such a file is for pi only. Without children of the leaf the file has
+// no forward reference and reads anywhere. Moving the leaf's line also
+// moves it past later label and session_info entries; when the leaf is
+// itself one of those (rare: the leaf moved onto a label), pi then reads
+// that label or name as the latest. A session with entries whose leaf is
+// null cannot be expressed and is refused with [ErrNullLeaf].
+func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportOptions) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	err := s.db.View(ctx, func(tx *sqlx.Tx) error { return s.export(ctx, tx, id, bw, opts) })
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	return nil
+}
+
+// ExportFile exports session id to the file at path (see [Store.Export])
+// atomically: it writes a temporary file in the same directory (mode
+// 0600), syncs it, renames it over path and syncs the directory, so path
+// holds either its old content or the whole export, even after a crash.
+// Missing directories are created with mode 0700.
+func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOptions) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	if err := s.Export(ctx, id, f, opts); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("export %s: sync: %w", id, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("export %s: close: %w", id, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (s *Store) export(ctx context.Context, tx *sqlx.Tx, id string, w *bufio.Writer, opts ExportOptions) error {
+	var pk, count int64
+	var meta sessiontree.SessionMeta
+	var leaf string
+	err := tx.QueryRowContext(ctx, `SELECT pk, id, created_at, cwd, coalesce(parent_session, ''),
+       coalesce(leaf_id, ''), entry_count FROM sessions WHERE id = ? AND deleting = 0`, id).
+		Scan(&pk, &meta.ID, &meta.CreatedAt, &meta.Cwd, &meta.ParentSession, &leaf, &count)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &engine.SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.ForPi && leaf == "" && count > 0 {
+		return ErrNullLeaf
+	}
+	if _, err := w.Write(headerLine(meta)); err != nil {
+		return err
+	}
+	lo, hi := pk<<32, pk<<32|0xffffffff
+	// Leaf entries another entry refers to stay, so that no reference
+	// dangles; only imported files can have such.
+	keepLeaf := map[string]bool{}
+	if opts.ForPi {
+		rows, err := tx.QueryContext(ctx, `SELECT l.id FROM entries l
+WHERE l.pk BETWEEN ?1 AND ?2 AND l.type = 'leaf' AND EXISTS (
+    SELECT 1 FROM entries c WHERE c.session = l.session AND c.parent_id = l.id
+    UNION ALL
+    SELECT 1 FROM entries c WHERE c.pk BETWEEN ?1 AND ?2 AND c.target_id = l.id)`, lo, hi)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var lid string
+			if err := rows.Scan(&lid); err != nil {
+				rows.Close()
+				return err
+			}
+			keepLeaf[lid] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT type, id, raw FROM entries WHERE pk BETWEEN ? AND ? ORDER BY pk`, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var last []byte
+	var typ, eid string
+	var raw sql.RawBytes
+	for n := 0; rows.Next(); n++ {
+		if n%4096 == 4095 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := rows.Scan(&typ, &eid, &raw); err != nil {
+			return err
+		}
+		if opts.ForPi {
+			if typ == string(sessiontree.TypeLeaf) && !keepLeaf[eid] {
+				continue
+			}
+			if eid == leaf {
+				last = append([]byte(nil), raw...)
+				continue
+			}
+		}
+		if _, err := w.Write(raw); err != nil {
+			return err
+		}
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if last != nil {
+		if _, err := w.Write(last); err != nil {
+			return err
+		}
+		if err := w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headerLine is pi's session header, fields in pi's order.
+func headerLine(m sessiontree.SessionMeta) []byte {
+	b := []byte(`{"type":"session","version":3,"id":`)
+	b = appendString(b, m.ID)
+	b = append(b, `,"timestamp":`...)
+	b = appendString(b, m.CreatedAt)
+	b = append(b, `,"cwd":`...)
+	b = appendString(b, m.Cwd)
+	if m.ParentSession != "" {
+		b = append(b, `,"parentSession":`...)
+		b = appendString(b, m.ParentSession)
+	}
+	return append(b, "}\n"...)
+}
