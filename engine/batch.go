@@ -198,14 +198,20 @@ func (s *Storage) batchBranch(w q, leaf *node, leafIdx int, nodes []node, parent
 	if leafIdx < 0 {
 		return w.moveBranch(s.pk, leaf)
 	}
-	var rows []any
+	var path []int // the batch part of the path, leaf first
 	i := leafIdx
 	for {
-		rows = append(rows, s.pk, nodes[i].depth, nodes[i].pk)
+		path = append(path, i)
 		if parentIdx[i] < 0 {
 			break
 		}
 		i = parentIdx[i]
+	}
+	// Root first: the rows go in in key order, at the end of the b-tree.
+	rows := make([]any, 0, 3*len(path))
+	for k := len(path) - 1; k >= 0; k-- {
+		n := &nodes[path[k]]
+		rows = append(rows, s.pk, n.depth, n.pk)
 	}
 	if p := parentOf[i]; p != nil {
 		if _, err := w.exec(qMoveBranch, s.pk, p.pk); err != nil {

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
@@ -41,11 +43,7 @@ func factsOf(e sessiontree.Entry) facts {
 		if info.Role == "assistant" {
 			f.setsModel = true
 			if info.Usage != nil {
-				// UsageOf reads a compaction's "usage" exactly as a
-				// message's; handing it the usage object alone spares a
-				// second scan of the whole message.
-				u := sessiontree.Entry{Type: sessiontree.TypeCompaction, Raw: usageWrapper(info.Usage)}
-				f.usage, f.hasUsage = sessiontree.UsageOf(u)
+				f.usage, f.hasUsage = usageOf(info.Usage)
 			}
 		}
 	case sessiontree.TypeThinkingLevelChange:
@@ -60,9 +58,13 @@ func factsOf(e sessiontree.Entry) facts {
 		f.compaction = true
 		f.hasTail = sessiontree.HasRetainedTail(e)
 		f.keep = sessiontree.FirstKeptEntryID(e)
-		f.usage, f.hasUsage = sessiontree.UsageOf(e)
+		if raw, ok := e.Field("usage"); ok {
+			f.usage, f.hasUsage = usageOf(raw)
+		}
 	case sessiontree.TypeBranchSummary:
-		f.usage, f.hasUsage = sessiontree.UsageOf(e)
+		if raw, ok := e.Field("usage"); ok {
+			f.usage, f.hasUsage = usageOf(raw)
+		}
 	case sessiontree.TypeCustom, sessiontree.TypeCustomMessage:
 		f.customType, _ = e.String("customType")
 	case sessiontree.TypeLabel:
@@ -112,6 +114,98 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// usageOf reads a usage object as sessiontree.UsageOf does. The common
+// shape (plain numbers under the exact field names, a cost object with a
+// numeric total) is read here with the strict scanner; anything else
+// (null, strings, other spellings of the names, which encoding/json would
+// match case-insensitively, repeated names) goes to sessiontree.UsageOf
+// itself, so both always agree.
+func usageOf(raw []byte) (sessiontree.Usage, bool) {
+	var u sessiontree.Usage
+	var seen [5]bool
+	plain := len(raw) > 0 && raw[0] == '{'
+	number := func(v []byte) (float64, bool) {
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return 0, false
+		}
+		x, err := strconv.ParseFloat(string(v), 64)
+		return x, err == nil
+	}
+	err := jsonx.ObjectMembers(raw, func(k, v []byte) error {
+		if !plain {
+			return nil
+		}
+		name, err := jsonx.Unquote(k)
+		if err != nil {
+			plain = false
+			return nil
+		}
+		for i, want := range usageNames {
+			if !strings.EqualFold(name, want) {
+				continue
+			}
+			if name != want || seen[i] {
+				plain = false
+				return nil
+			}
+			seen[i] = true
+			if i == 4 { // cost
+				total, ok := jsonx.Field(v, "total")
+				x, isNum := number(total)
+				if len(v) == 0 || v[0] != '{' || !ok || !isNum || !costPlain(v) {
+					plain = false
+					return nil
+				}
+				u.Cost = x
+				return nil
+			}
+			x, ok := number(v)
+			if !ok {
+				plain = false
+				return nil
+			}
+			n := int64(x)
+			switch i {
+			case 0:
+				u.Input = n
+			case 1:
+				u.Output = n
+			case 2:
+				u.CacheRead = n
+			case 3:
+				u.CacheWrite = n
+			}
+		}
+		return nil
+	})
+	if err != nil || !plain {
+		return sessiontree.UsageOf(sessiontree.Entry{Type: sessiontree.TypeCompaction, Raw: usageWrapper(raw)})
+	}
+	if !seen[0] || !seen[1] {
+		return sessiontree.Usage{}, false
+	}
+	return u, true
+}
+
+var usageNames = [5]string{"input", "output", "cacheRead", "cacheWrite", "cost"}
+
+// costPlain reports whether a cost object names "total" once, exactly.
+func costPlain(v []byte) bool {
+	n := 0
+	plain := true
+	_ = jsonx.ObjectMembers(v, func(k, _ []byte) error {
+		name, err := jsonx.Unquote(k)
+		if err != nil || strings.EqualFold(name, "total") && name != "total" {
+			plain = false
+		}
+		if name == "total" {
+			n++
+		}
+		return nil
+	})
+	return plain && n == 1
 }
 
 func usageWrapper(usage []byte) []byte {
