@@ -11,10 +11,11 @@ import (
 	"golang.org/x/term"
 )
 
-// IsTerminal reports whether w is a terminal (an *os.File on a tty).
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// IsTerminal reports whether f, a reader or a writer, is a terminal: an
+// *os.File on a tty.
+func IsTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // TerminalWidth returns the width of the terminal w is, or 0 when w is not
@@ -37,7 +38,8 @@ type ProgressStatus struct {
 	FilesDone, FilesTotal int
 	// BytesDone and BytesTotal count bytes read.
 	BytesDone, BytesTotal int64
-	// Entries counts entries processed so far.
+	// Entries counts entries processed so far; negative means unknown, and
+	// the bar shows megabytes per second instead of entries per second.
 	Entries int64
 }
 
@@ -123,12 +125,18 @@ func (p *Progress) line(s ProgressStatus, elapsed time.Duration) string {
 	if filled < barWidth {
 		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
 	}
-	rate := 0.0
-	if secs := elapsed.Seconds(); secs > 0 {
-		rate = float64(s.Entries) / secs
+	secs := elapsed.Seconds()
+	rate := "- entries/s"
+	switch {
+	case s.Entries < 0 && secs > 0:
+		rate = fmt.Sprintf("%.1f MB/s", mb(s.BytesDone)/secs)
+	case s.Entries < 0:
+		rate = "- MB/s"
+	case secs > 0:
+		rate = Count(int64(float64(s.Entries)/secs)) + " entries/s"
 	}
-	return fmt.Sprintf("[%s] %d/%d files  %.1f/%.1f MB  %s entries/s",
-		bar, s.FilesDone, s.FilesTotal, mb(s.BytesDone), mb(s.BytesTotal), Count(int64(rate)))
+	return fmt.Sprintf("[%s] %d/%d files  %.1f/%.1f MB  %s",
+		bar, s.FilesDone, s.FilesTotal, mb(s.BytesDone), mb(s.BytesTotal), rate)
 }
 
 func mb(n int64) float64 { return float64(n) / 1e6 }

@@ -1,5 +1,10 @@
 // Command sessiontree imports, browses, queries and edits the session trees
-// of LLM coding agents. Run `sessiontree help` for the commands.
+// of LLM coding agents: pi's session files and the SQLite database this
+// project keeps them in. Run `sessiontree help` for the commands.
+//
+// The command only parses flags and wires: sessions come from package
+// store (the database) or package jsonl (a file given by path), output is
+// drawn by package view, and argument rules live in internal/cli.
 package main
 
 import (
@@ -8,13 +13,34 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
+
+// now is the clock for relative times; a test seam.
+var now = time.Now
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
 
 // usageError marks errors in how the command was called (exit status 2).
 type usageError struct{ err error }
@@ -22,34 +48,168 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// silentError is a failure already reported on stdout (a check that found
+// problems): the command exits 1 after printing msg on stderr.
+type silentError struct{ msg string }
+
+func (e silentError) Error() string { return e.msg }
+
 // run executes the command line and returns the exit status: 0 on
-// success, 1 on failure, 2 on bad usage.
+// success, 1 on failure, 2 on bad usage. Errors go to stderr as one line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCommand(stdin, stdout, stderr)
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: cli.DBEnv{Getenv: os.Getenv, Home: os.UserHomeDir, GOOS: runtime.GOOS}}
+	root := newRootCommand(a)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if cerr := a.close(); err == nil && cerr != nil {
+		err = cerr
+	}
 	if err == nil {
-		return 0
+		return exitOK
 	}
-	fmt.Fprintln(stderr, "sessiontree:", err)
-	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
+	fmt.Fprintln(stderr, "sessiontree: "+sentence(err))
+	if isUsage(err) {
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
-func newRootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+// isUsage tells usage errors: ours, and cobra's own for unknown commands
+// and flags, which come before any of our code runs.
+func isUsage(err error) bool {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.HasPrefix(msg, "unknown shorthand flag") || strings.HasPrefix(msg, "required flag")
+}
+
+// sentence puts an error on one line.
+func sentence(err error) string {
+	s := strings.TrimSpace(err.Error())
+	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+	return s
+}
+
+func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "sessiontree",
-		Short:         "Store, browse and query the conversation trees of coding agents",
+		Use:   "sessiontree",
+		Short: "Store, browse and query the conversation trees of coding agents",
+		Long: `sessiontree keeps the session trees of LLM coding agents (pi's JSONL session
+files) in one SQLite database and shows them: the tree of every branch, the
+active branch, what the model sees, full-text search across sessions.
+
+A SESSION argument is a full session id, a unique prefix of one (as with git
+commit hashes), or the path of a .jsonl session file, which is then read
+straight from the file, read-only, without importing it.`,
+		Example: `  sessiontree demo                 # a sample session, to see the model at work
+  sessiontree import               # import pi's sessions folder
+  sessiontree ls
+  sessiontree tree 0198f2a4
+  sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Any argument that is not a command is a usage error; no argument
+		// shows the help.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q (see sessiontree help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newDemoCommand(stdout))
+	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database file (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.AddCommand(
+		newImportCommand(a),
+		newLsCommand(a),
+		newInfoCommand(a),
+		newTreeCommand(a),
+		newBranchCommand(a),
+		newContextCommand(a),
+		newSearchCommand(a),
+		newExportCommand(a),
+		newForkCommand(a),
+		newGotoCommand(a),
+		newLabelCommand(a),
+		newNameCommand(a),
+		newRmCommand(a),
+		newAppendCommand(a),
+		newCheckCommand(a),
+		newDemoCommand(a),
+	)
+	// Cobra reports a wrong flag value of a subcommand through the flag
+	// error func of that command; set it everywhere.
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	}
 	return root
+}
+
+// args returns a validator accepting between min and max arguments (max <
+// 0: any number), whose error is a usage error naming what is expected.
+func args(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || max >= 0 && len(args) > max {
+			return usagef("%s takes %s, got %d argument%s", cmd.Name(), what, len(args), plural(len(args)))
+		}
+		return nil
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// jsonOpts indents JSON for people reading it on a terminal.
+func (a *app) jsonOpts() view.JSONOptions {
+	return view.JSONOptions{Indent: view.IsTerminal(a.stdout)}
+}
+
+// termWidth is the width to cut text lines to: the terminal's, or none
+// when output goes to a pipe or a file.
+func (a *app) termWidth() int { return view.TerminalWidth(a.stdout) }
+
+// openStore opens the database once per run.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	if a.store != nil {
+		return a.store, nil
+	}
+	path := a.dbFlag
+	if path == "" {
+		var err error
+		if path, err = cli.DefaultDBPath(a.env); err != nil {
+			return nil, err
+		}
+	}
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.store = s
+	return s, nil
+}
+
+func (a *app) close() error {
+	var err error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		err = errors.Join(err, a.closers[i]())
+	}
+	a.closers = nil
+	if a.store != nil {
+		err = errors.Join(err, a.store.Close())
+		a.store = nil
+	}
+	return err
 }

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/cli"
+)
+
+func newCheckCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check [SESSION]",
+		Short: "Check the integrity of a session or of the whole database",
+		Long: `Check one session, or the whole database when no SESSION is given: SQLite's
+integrity check, every parent present, no cycles, each session's
+materialized branch, counters and labels equal to what its log gives, and the
+search index. A session file is checked line by line without changing it.
+Each problem is printed on its own line and the exit status is 1 if there is
+any.`,
+		Example: `  sessiontree check
+  sessiontree check 0198f2a4
+  sessiontree check ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
+		Args: args(0, 1, "at most one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var problems []error
+			what := "the database"
+			switch sa, err := parseOptional(args); {
+			case err != nil:
+				return err
+			case sa.File != "":
+				what = sa.File
+				if problems, err = cli.CheckFile(ctx, sa.File); err != nil {
+					return err
+				}
+			default:
+				id := ""
+				if sa.ID != "" {
+					if id, err = a.sessionID(ctx, sa.ID, "check"); err != nil {
+						return err
+					}
+					what = "session " + id
+				}
+				s, err := a.openStore(ctx)
+				if err != nil {
+					return err
+				}
+				if err := s.Check(ctx, id); err != nil {
+					if !errors.Is(err, sessiontree.ErrCorrupt) {
+						return err
+					}
+					problems = append(problems, err)
+				}
+			}
+			for _, p := range problems {
+				fmt.Fprintln(a.stdout, sentence(p))
+			}
+			if len(problems) > 0 {
+				return silentError{fmt.Sprintf("check found %d problem%s in %s", len(problems), plural(len(problems)), what)}
+			}
+			_, err := fmt.Fprintf(a.stdout, "ok: %s\n", what)
+			return err
+		},
+	}
+	return cmd
+}
+
+func parseOptional(args []string) (cli.SessionArg, error) {
+	if len(args) == 0 {
+		return cli.SessionArg{}, nil
+	}
+	sa, err := cli.ParseSessionArg(args[0])
+	if err != nil {
+		return sa, usageError{err}
+	}
+	return sa, nil
+}

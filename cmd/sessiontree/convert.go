@@ -1,0 +1,46 @@
+package main
+
+import (
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// importSummary turns the store's import report into what view prints.
+func importSummary(r store.ImportReport) view.ImportSummary {
+	s := view.ImportSummary{Files: len(r.Files), Entries: r.Entries, Bytes: r.Bytes, Seconds: r.Duration.Seconds(),
+		Problems: []view.ImportProblem{}, Failures: []view.ImportFailure{}}
+	for _, f := range r.Files {
+		switch f.Outcome {
+		case store.OutcomeNew:
+			s.New++
+		case store.OutcomeGrown:
+			s.Grown++
+		case store.OutcomeUnchanged:
+			s.Unchanged++
+		case store.OutcomeConflict:
+			s.Conflicts++
+			s.Failed++
+		default:
+			s.Failed++
+		}
+		for _, p := range f.Problems {
+			s.Problems = append(s.Problems, problem(f.Path, p))
+		}
+		if f.Err != nil {
+			s.Failures = append(s.Failures, view.ImportFailure{File: f.Path, Outcome: f.Outcome.String(), Error: f.Err.Error()})
+		}
+	}
+	return s
+}
+
+func problem(file string, le *jsonl.LineError) view.ImportProblem {
+	p := view.ImportProblem{File: file, Line: le.Line, Message: le.Error()}
+	if le.Path != "" {
+		p.File = le.Path
+	}
+	if le.Err != nil {
+		p.Message = le.Err.Error()
+	}
+	return p
+}

@@ -1,0 +1,346 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+func newLsCommand(a *app) *cobra.Command {
+	var opts store.ListOptions
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [--cwd DIR] [--name TEXT] [--limit N]",
+		Short: "List sessions, most recently updated first",
+		Long: `List the sessions of the database, most recently updated first: short id,
+name (or the first user message), working directory, entry and message
+counts, and when the session last changed.`,
+		Example: `  sessiontree ls
+  sessiontree ls --cwd . --limit 10
+  sessiontree ls --name refactor --json | jq -r '.[].id'`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if opts.Limit < 0 {
+				return usagef("--limit must be positive, got %d", opts.Limit)
+			}
+			if opts.Cwd != "" {
+				abs, err := filepath.Abs(opts.Cwd)
+				if err != nil {
+					return fmt.Errorf("--cwd %s: %w", opts.Cwd, err)
+				}
+				opts.Cwd = abs
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			page, err := s.List(ctx, opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				rows := page.Sessions
+				if rows == nil {
+					rows = []store.SessionInfo{}
+				}
+				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
+			}
+			rows := make([]view.SessionRow, 0, len(page.Sessions))
+			for _, in := range page.Sessions {
+				r := view.SessionRow{ID: in.ID, Name: in.Name, FirstMessage: in.FirstUserMessage, Cwd: in.Cwd,
+					Entries: in.Entries, Messages: in.Messages}
+				if t, err := sessiontree.ParseTime(in.UpdatedAt); err == nil {
+					r.Updated = t
+				}
+				rows = append(rows, r)
+			}
+			return view.WriteSessions(a.stdout, rows, now())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
+	f.StringVar(&opts.Name, "name", "", "only sessions whose name contains this text (ASCII case ignored)")
+	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions")
+	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
+	return cmd
+}
+
+func newInfoCommand(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "info SESSION",
+		Short: "Show a session's metadata, counts, tokens and cost",
+		Long: `Show a session's id, name, working directory, creation and last change,
+parent session, leaf, entry and message counts, branches, compactions,
+labels, and token and cost totals.
+
+With --json: an object with id, cwd, name (null if none), leafId (null if
+none), entryCount, messageCount, createdAt, updatedAt, parentSession (null if
+none), version, branches, roots, compactions, labels and stats.`,
+		Example: `  sessiontree info 0198f2a4
+  sessiontree info session.jsonl --json | jq .stats.cost`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], false)
+			if err != nil {
+				return err
+			}
+			info, err := view.LoadInfo(ctx, st)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return view.WriteJSON(a.stdout, info, a.jsonOpts())
+			}
+			return view.WriteInfo(a.stdout, info, now())
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	return cmd
+}
+
+func newTreeCommand(a *app) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "tree SESSION [--all]",
+		Short: "Draw a session's tree of branches",
+		Long: `Draw the session as a tree, one line per entry, like git log --graph: short
+id, labels in [brackets], and the entry's type or a message's role with its
+first words. Entries on the active path (the leaf's ancestors) are drawn "*",
+others "o", and the leaf is marked (leaf). At a fork the newest branch keeps
+the lane and older ones open lanes to its right. Long runs of plain entries
+are folded into one "~" line, and leaf entries (moves of the leaf) are
+hidden, unless --all.
+
+With --json: an array of root nodes, each {"entry", "label" (omitted if
+none), "children"}: roots in append order, children by timestamp with ties in
+append order, as pi orders them; leaf entries are left out.`,
+		Example: `  sessiontree tree 0198f2a4
+  sessiontree tree 0198f2a4 --all | less
+  sessiontree tree session.jsonl --json`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], false)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return view.WriteTreeJSON(ctx, a.stdout, st, a.jsonOpts())
+			}
+			return view.WriteTree(ctx, a.stdout, st, view.TreeOptions{All: all, Width: a.termWidth()})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "show every entry: fold nothing, show leaf entries")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tree as JSON")
+	return cmd
+}
+
+func newBranchCommand(a *app) *cobra.Command {
+	var from string
+	var full, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "branch SESSION [--from ID] [--full]",
+		Short: "Show the active branch (or the path to an entry), root first",
+		Long: `Show the entries on the path from the root to the leaf (or to the entry
+--from names), one per line with its time, root first. The path starts at the
+compaction boundary, as the model's context does, unless --full.
+
+With --json: an array of the entries, each exactly as stored.`,
+		Example: `  sessiontree branch 0198f2a4
+  sessiontree branch 0198f2a4 --from 3f9a0c12 --full
+  sessiontree branch session.jsonl --full --json | jq length`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], false)
+			if err != nil {
+				return err
+			}
+			start := ""
+			if from != "" {
+				if start, err = entry(ctx, st, from, false); err != nil {
+					return err
+				}
+			}
+			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+			branch := s.Branch
+			if full {
+				branch = s.FullBranch
+			}
+			path, err := branch(ctx, start)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return view.WriteEntriesJSON(a.stdout, path, a.jsonOpts())
+			}
+			labels, err := st.Labels(ctx)
+			if err != nil {
+				return err
+			}
+			leaf, err := st.Leaf(ctx)
+			if err != nil {
+				return err
+			}
+			return view.WriteBranch(a.stdout, path, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "start at this entry (id or unique prefix) instead of the leaf")
+	cmd.Flags().BoolVar(&full, "full", false, "walk to the root, not only to the compaction boundary")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of entries")
+	return cmd
+}
+
+func newContextCommand(a *app) *cobra.Command {
+	var from string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "context SESSION [--from ID]",
+		Short: "Show what the model would see: messages and state",
+		Long: `Show the context the model would be sent at the leaf (or at the entry --from
+names): the newest compaction's summary and the messages after it, branch
+summaries and custom messages, with the thinking level, model and active
+tools in effect. Without --json it is a readable transcript.
+
+With --json: {"messages": [...], "thinkingLevel": ..., "model":
+{"provider", "modelId"} or null, "activeToolNames": [...] or null}.`,
+		Example: `  sessiontree context 0198f2a4
+  sessiontree context 0198f2a4 --from 3f9a0c12
+  sessiontree context session.jsonl --json | jq '.messages | length'`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], false)
+			if err != nil {
+				return err
+			}
+			start := ""
+			if from != "" {
+				if start, err = entry(ctx, st, from, false); err != nil {
+					return err
+				}
+			}
+			c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{From: start})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return view.WriteJSON(a.stdout, c, a.jsonOpts())
+			}
+			return view.WriteTranscript(a.stdout, c)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	return cmd
+}
+
+func newSearchCommand(a *app) *cobra.Command {
+	var opts store.SearchOptions
+	var session string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search QUERY [--cwd DIR] [--session SESSION] [--limit N]",
+		Short: "Search the text of every session",
+		Long: `Search user and assistant messages (text, thinking, tool-call arguments),
+tool results, custom messages, compaction and branch summaries and session
+names, in English, CJK or any language (substring matching). Hits come best
+first, each with its session, entry, who wrote it and a snippet with the
+matches in [brackets]; "*" marks a hit on its session's active branch, "o"
+one on another branch.
+
+QUERY is SQLite FTS5 syntax over substrings: words (all must match),
+"a phrase", OR, NOT, parentheses; --literal takes it as plain words.`,
+		Example: `  sessiontree search "database lock"
+  sessiontree search 'flock OR fcntl' --cwd . --limit 5
+  sessiontree search 日本語 --session 0198f2a4 --json`,
+		Args: args(1, 1, "one argument (QUERY)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if opts.Limit < 0 {
+				return usagef("--limit must be positive, got %d", opts.Limit)
+			}
+			if opts.Cwd != "" {
+				abs, err := filepath.Abs(opts.Cwd)
+				if err != nil {
+					return fmt.Errorf("--cwd %s: %w", opts.Cwd, err)
+				}
+				opts.Cwd = abs
+			}
+			if session != "" {
+				id, err := a.sessionID(ctx, session, "search --session")
+				if err != nil {
+					return err
+				}
+				opts.SessionID = id
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			hits, err := s.Search(ctx, args[0], opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if hits == nil {
+					hits = []store.Hit{}
+				}
+				return view.WriteJSON(a.stdout, hits, a.jsonOpts())
+			}
+			return writeHits(a, hits)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
+	f.StringVar(&session, "session", "", "only this session (id or unique prefix)")
+	f.IntVar(&opts.Limit, "limit", store.DefaultSearchLimit, "show at most this many hits")
+	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not FTS5 syntax")
+	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
+	return cmd
+}
+
+// writeHits prints search hits as a table.
+func writeHits(a *app, hits []store.Hit) error {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.SessionID
+	}
+	n := view.UniquePrefixLen(ids, 8)
+	t := view.NewTable(
+		view.Column{Header: " "},
+		view.Column{Header: "session"},
+		view.Column{Header: "entry"},
+		view.Column{Header: "from", Max: 20},
+		view.Column{Header: "when"},
+		view.Column{Header: "snippet", Max: max(a.termWidth()-70, 60)},
+	)
+	for _, h := range hits {
+		mark := "o"
+		if h.OnActiveBranch {
+			mark = "*"
+		}
+		from := h.Type
+		if h.Role != "" {
+			from = h.Role
+		}
+		when := h.Timestamp
+		if ts, err := sessiontree.ParseTime(h.Timestamp); err == nil {
+			when = view.RelativeTime(ts, now())
+		}
+		t.Add(mark, h.SessionID[:min(n, len(h.SessionID))], view.ShortID(h.EntryID), from, when, h.Snippet)
+	}
+	if t.Len() == 0 {
+		_, err := fmt.Fprintln(a.stdout, "no hits")
+		return err
+	}
+	return t.Write(a.stdout)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// app is one run of the command: its streams, global flags and what it
+// opened (closed by run when the command returns).
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            cli.DBEnv
+
+	dbFlag string
+
+	store   *store.Store
+	closers []func() error
+}
+
+// errReadOnlyFile explains why a command that writes refuses a file.
+var errReadOnlyFile = errors.New("a session file is read straight from disk, read-only; import it to change it")
+
+// session opens the session a SESSION argument names: a file read-only
+// through the JSONL backend, or a session of the database by id or
+// prefix. forWrite refuses files.
+func (a *app) session(ctx context.Context, arg string, forWrite bool) (sessiontree.Storage, error) {
+	sa, err := cli.ParseSessionArg(arg)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if sa.File != "" {
+		if forWrite {
+			return nil, fmt.Errorf("%s: %w", sa.File, errReadOnlyFile)
+		}
+		st, err := jsonl.Open(ctx, sa.File, jsonl.Options{ReadOnly: true})
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, st.Close)
+		return st, nil
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.OpenSession(ctx, sa.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, st.Close)
+	return st, nil
+}
+
+// sessionID resolves a SESSION argument that must name a session of the
+// database to its full id.
+func (a *app) sessionID(ctx context.Context, arg, what string) (string, error) {
+	sa, err := cli.ParseSessionArg(arg)
+	if err != nil {
+		return "", usageError{err}
+	}
+	if sa.File != "" {
+		return "", fmt.Errorf("%s works on sessions in the database, not on files: import %s first", what, sa.File)
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.Resolve(ctx, sa.ID)
+}
+
+// entry resolves an ENTRY argument of st: an id or unique prefix, or
+// "root" when allowRoot.
+func entry(ctx context.Context, st sessiontree.Storage, arg string, allowRoot bool) (string, error) {
+	id, err := cli.ParseEntryArg(arg, allowRoot)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return cli.ResolveEntry(ctx, st, id)
+}

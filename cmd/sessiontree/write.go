@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+func newImportCommand(a *app) *cobra.Command {
+	var strict, lenient, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "import [PATH...]",
+		Short: "Import pi session files or folders into the database",
+		Long: `Import pi session files, and every .jsonl file under the folders given
+(default: pi's sessions folder, $PI_CODING_AGENT_DIR/sessions or
+~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
+a file that has grown since adds only its new lines, and a file whose
+imported part changed is reported as a conflict, not merged. One bad file
+never stops the others.
+
+By default a torn last line (a write cut short) is left for a later import
+and any other damage fails the file; --strict refuses any damage, --lenient
+skips bad lines as pi does. Problems are listed with file and line.
+
+A progress bar is drawn on a terminal; otherwise only the summary is printed.
+The exit status is 1 when a file failed or conflicted.`,
+		Example: `  sessiontree import
+  sessiontree import ~/.pi/agent/sessions/--home-me-project--
+  sessiontree import --lenient old-session.jsonl --json`,
+		Args: args(0, -1, "any number of paths"),
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			ctx := cmd.Context()
+			opts := store.ImportOptions{}
+			switch {
+			case strict && lenient:
+				return usagef("--strict and --lenient cannot be used together")
+			case strict:
+				opts.Mode = jsonl.Strict
+			case lenient:
+				opts.Mode = jsonl.Lenient
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			bar := view.NewProgress(a.stderr, view.ProgressOptions{Terminal: view.IsTerminal(a.stderr), Width: view.TerminalWidth(a.stderr)})
+			opts.Progress = func(p store.ImportProgress) {
+				bar.Update(view.ProgressStatus{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal,
+					BytesDone: p.BytesDone, BytesTotal: p.BytesTotal, Entries: -1})
+			}
+			report, err := s.Import(ctx, paths, opts)
+			if derr := bar.Done(); err == nil {
+				err = derr
+			}
+			if err != nil {
+				return err
+			}
+			summary := importSummary(report)
+			if asJSON {
+				if err := view.WriteJSON(a.stdout, summary, a.jsonOpts()); err != nil {
+					return err
+				}
+			} else if err := view.WriteImportSummary(a.stdout, summary); err != nil {
+				return err
+			}
+			if n := summary.Failed; n > 0 {
+				return silentError{fmt.Sprintf("%d of %d files could not be imported", n, len(report.Files))}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "refuse files with any damage")
+	cmd.Flags().BoolVar(&lenient, "lenient", false, "skip damaged lines, as pi does")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
+	return cmd
+}
+
+func newExportCommand(a *app) *cobra.Command {
+	var out string
+	var forPi bool
+	cmd := &cobra.Command{
+		Use:   "export SESSION [-o FILE] [--for-pi]",
+		Short: "Write a session as a pi JSONL file",
+		Long: `Write a session of the database as a pi session file (JSONL, version 3), to
+stdout or, atomically, to FILE. Every entry is written as stored, leaf
+entries included, so the file reopens on the same leaf. --for-pi writes what
+the released pi agent reads correctly: no leaf entries, and the current
+leaf's entry last, so pi resumes where the session is.`,
+		Example: `  sessiontree export 0198f2a4 > session.jsonl
+  sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			id, err := a.sessionID(ctx, args[0], "export")
+			if err != nil {
+				return err
+			}
+			opts := store.ExportOptions{ForPi: forPi}
+			if out != "" && out != "-" {
+				return a.store.ExportFile(ctx, id, out, opts)
+			}
+			return a.store.Export(ctx, id, a.stdout, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
+	cmd.Flags().BoolVar(&forPi, "for-pi", false, "write for the released pi agent: no leaf entries, the leaf's entry last")
+	return cmd
+}
+
+func newForkCommand(a *app) *cobra.Command {
+	var at, before string
+	var tree bool
+	cmd := &cobra.Command{
+		Use:   "fork SESSION [--at ID | --before ID | --tree]",
+		Short: "Copy part of a session into a new session",
+		Long: `Make a new session from a session of the database, linked back to it, and
+print the new session's id. By default the active branch is copied up to the
+leaf; --at ID copies the path up to that entry (included); --before ID copies
+up to just before that user message, to re-edit the prompt as pi does;
+--tree copies every branch. Entry ids, labels and the name are kept; the
+source is not changed.`,
+		Example: `  sessiontree fork 0198f2a4
+  sessiontree fork 0198f2a4 --before c04e9a55
+  new=$(sessiontree fork 0198f2a4 --tree) && sessiontree tree "$new"`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			set := 0
+			for _, b := range []bool{at != "", before != "", tree} {
+				if b {
+					set++
+				}
+			}
+			if set > 1 {
+				return usagef("give at most one of --at, --before and --tree")
+			}
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			opts := store.ForkOptions{Tree: tree}
+			if at != "" {
+				if opts.At, err = entry(ctx, st, at, false); err != nil {
+					return err
+				}
+			}
+			if before != "" {
+				if opts.Before, err = entry(ctx, st, before, false); err != nil {
+					return err
+				}
+			}
+			meta, err := st.Meta(ctx)
+			if err != nil {
+				return err
+			}
+			forked, err := a.store.Fork(ctx, meta.ID, opts)
+			if err != nil {
+				return err
+			}
+			defer forked.Close()
+			m, err := forked.Meta(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdout, m.ID)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&at, "at", "", "copy the path up to this entry, included")
+	cmd.Flags().StringVar(&before, "before", "", "copy the path up to just before this user message")
+	cmd.Flags().BoolVar(&tree, "tree", false, "copy the whole tree")
+	return cmd
+}
+
+func newGotoCommand(a *app) *cobra.Command {
+	var summary string
+	cmd := &cobra.Command{
+		Use:   "goto SESSION ENTRY [--summary TEXT]",
+		Short: "Move the leaf, so the next entry starts a new branch",
+		Long: `Move the session's leaf to ENTRY (an id or unique prefix, or "root" for
+before the first entry). Nothing is deleted: the next append hangs under
+ENTRY and starts a new branch. With --summary, a branch summary of the
+branch being left is appended under ENTRY and becomes the leaf, so it is the
+first thing the new branch sees.`,
+		Example: `  sessiontree goto 0198f2a4 c04e9a55
+  sessiontree goto 0198f2a4 c04e9a55 --summary "Tried cursor paging; too complex."
+  sessiontree goto 0198f2a4 root`,
+		Args: args(2, 2, "two arguments (SESSION ENTRY)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			target, err := entry(ctx, st, args[1], true)
+			if err != nil {
+				return err
+			}
+			var bs *sessiontree.BranchSummary
+			if cmd.Flags().Changed("summary") {
+				bs = &sessiontree.BranchSummary{Summary: summary}
+			}
+			id, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).MoveTo(ctx, target, bs)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				_, err = fmt.Fprintln(a.stdout, id)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&summary, "summary", "", "append a summary of the branch being left; it becomes the leaf (its id is printed)")
+	return cmd
+}
+
+func newLabelCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "label SESSION ENTRY [TEXT]",
+		Short: "Label an entry, or clear its label",
+		Long: `Set the label of ENTRY (an id or unique prefix) to TEXT, trimmed; without
+TEXT (or with an empty one) the label is cleared. Labels mark places to come
+back to; tree shows them in [brackets].`,
+		Example: `  sessiontree label 0198f2a4 c04e9a55 "the request"
+  sessiontree label 0198f2a4 c04e9a55`,
+		Args: args(2, 3, "two or three arguments (SESSION ENTRY [TEXT])"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			target, err := entry(ctx, st, args[1], false)
+			if err != nil {
+				return err
+			}
+			text := ""
+			if len(args) == 3 {
+				text = args[2]
+			}
+			_, err = sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetLabel(ctx, target, text)
+			return err
+		},
+	}
+	return cmd
+}
+
+func newNameCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "name SESSION NAME",
+		Short: "Name a session (an empty name clears it)",
+		Long: `Set the session's name. Line breaks become spaces and surrounding space is
+trimmed; an empty NAME clears the name. ls shows names, and --name filters
+by them.`,
+		Example: `  sessiontree name 0198f2a4 "ls --json flag"
+  sessiontree name 0198f2a4 ""`,
+		Args: args(2, 2, "two arguments (SESSION NAME)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			_, err = sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(ctx, args[1])
+			return err
+		},
+	}
+	return cmd
+}
+
+func newRmCommand(a *app) *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "rm SESSION...",
+		Short: "Delete sessions from the database",
+		Long: `Delete sessions, with all their entries, from the database, in one
+transaction. Files are never touched: a session imported from a file can be
+imported again. On a terminal rm lists the sessions and asks first, unless
+--yes.`,
+		Example: `  sessiontree rm 0198f2a4
+  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs sessiontree rm --yes`,
+		Args: args(1, -1, "one or more arguments (SESSION...)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var ids []string
+			for _, arg := range args {
+				id, err := a.sessionID(ctx, arg, "rm")
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			if !yes && view.IsTerminal(a.stdin) && view.IsTerminal(a.stdout) {
+				ok, err := confirm(ctx, a, ids)
+				if err != nil || !ok {
+					return err
+				}
+			}
+			n, err := a.store.Delete(ctx, ids...)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(a.stdout, "deleted %d session%s\n", n, plural(n))
+			return err
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	return cmd
+}
+
+// confirm asks on the terminal whether to delete ids.
+func confirm(ctx context.Context, a *app, ids []string) (bool, error) {
+	for _, id := range ids {
+		in, err := a.store.Info(ctx, id)
+		if err != nil {
+			return false, err
+		}
+		title := in.Name
+		if title == "" {
+			title = in.FirstUserMessage
+		}
+		fmt.Fprintf(a.stdout, "  %s  %s  (%s entries)\n", id, view.Truncate(view.OneLine(title), 50), view.Count(in.Entries))
+	}
+	fmt.Fprintf(a.stdout, "Delete %d session%s? [y/N] ", len(ids), plural(len(ids)))
+	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read answer: %w", err)
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true, nil
+	}
+	fmt.Fprintln(a.stdout, "nothing deleted")
+	return false, nil
+}
+
+func newAppendCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "append SESSION",
+		Short: "Append entries read as JSON lines from stdin",
+		Long: `Append the entries given on stdin, one JSON object per line, in pi's entry
+shape without id, parentId and timestamp, which the store assigns
+({"type":"message","message":{"role":"user","content":"hi"}}). Each entry
+goes under the current leaf and becomes the leaf; its id is printed on its
+own line as soon as it is committed, so a script knows what is durable.
+Several append processes on one session at once make one chain: the
+database serializes writers and nothing is lost.`,
+		Example: `  echo '{"type":"message","message":{"role":"user","content":"Run the tests."}}' | sessiontree append 0198f2a4
+  echo '{"type":"model_change","provider":"anthropic","modelId":"claude-sonnet-4-5"}' | sessiontree append 0198f2a4`,
+		Args: args(1, 1, "one argument (SESSION)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			for d, err := range cli.ReadDrafts(ctx, a.stdin) {
+				if err != nil {
+					return err
+				}
+				e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+				if err != nil {
+					return fmt.Errorf("append %s: %w", d.Type, err)
+				}
+				if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
+					return err
+				}
+				// An *os.File is unbuffered: the id is out when Fprintln
+				// returns. Flush a buffered writer too.
+				if f, ok := a.stdout.(interface{ Flush() error }); ok {
+					if err := f.Flush(); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	}
+	return cmd
+}

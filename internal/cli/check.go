@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+// CheckFile checks a session file without changing it and returns every
+// problem found, nil when there is none: each damaged line (read in
+// lenient mode, so that one bad line does not hide the next), or the error
+// that makes the file unreadable (a bad header, an id used twice, a
+// cycle), then the tree of what could be read, as [CheckStorage] does.
+func CheckFile(ctx context.Context, path string) ([]error, error) {
+	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
+	if err != nil {
+		if errors.Is(err, sessiontree.ErrCorrupt) || errors.Is(err, jsonl.ErrUnsupportedVersion) {
+			return []error{err}, nil
+		}
+		return nil, err
+	}
+	defer st.Close()
+	var problems []error
+	for _, w := range st.Report().Warnings {
+		problems = append(problems, w)
+	}
+	more, err := CheckStorage(ctx, st)
+	return append(problems, more...), err
+}
+
+// CheckStorage checks the tree of any storage and returns every problem
+// found: entries whose parent or label/leaf target does not exist, and a
+// leaf whose path to the root cannot be walked (a cycle or a broken
+// parent). The error is for failures to read, not for problems found.
+func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) {
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	ids := make(map[string]bool, len(log))
+	for _, e := range log {
+		ids[e.ID] = true
+	}
+	var problems []error
+	for _, e := range log {
+		if e.ParentID != "" && !ids[e.ParentID] {
+			problems = append(problems, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
+		}
+		if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
+			if t := e.TargetID(); t != "" && !ids[t] {
+				problems = append(problems, &sessiontree.CorruptError{EntryID: e.ID, Reason: "target " + t + " does not exist"})
+			}
+		}
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		return problems, fmt.Errorf("read leaf: %w", err)
+	}
+	if leaf != "" && !ids[leaf] {
+		problems = append(problems, &sessiontree.CorruptError{Reason: "leaf " + leaf + " does not exist"})
+	} else if _, err := st.FullPath(ctx, leaf); err != nil {
+		if !errors.Is(err, sessiontree.ErrCorrupt) && !errors.Is(err, sessiontree.ErrNotFound) {
+			return problems, fmt.Errorf("walk the active path: %w", err)
+		}
+		problems = append(problems, fmt.Errorf("active path: %w", err))
+	}
+	return problems, nil
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
+)
+
+// InputError reports a line of `append` input that is not an entry. It
+// matches [sessiontree.ErrInvalidEntry].
+type InputError struct {
+	// Line is the 1-based line number of the input.
+	Line int
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *InputError) Error() string { return fmt.Sprintf("input line %d: %v", e.Line, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, sessiontree.ErrInvalidEntry) true.
+func (e *InputError) Is(target error) bool { return target == sessiontree.ErrInvalidEntry }
+
+// ParseDraft reads one entry to append, given as pi writes entries but
+// without "parentId", which the store assigns: {"type":"message",
+// "message":{...}}. "id" and "timestamp" are optional; without them the
+// store makes a fresh id and stamps the time of the append. Every other
+// field is kept, in its order, byte for byte. A leaf entry is refused: the
+// leaf moves with `goto`.
+func ParseDraft(line []byte) (sessiontree.Draft, error) {
+	var d sessiontree.Draft
+	var fields bytes.Buffer
+	fields.WriteByte('{')
+	hasType := false
+	err := jsonx.ObjectMembers(line, func(k, v []byte) error {
+		var err error
+		switch {
+		case jsonx.KeyEquals(k, "type"):
+			var s string
+			s, err = jsonx.Unquote(v)
+			if err != nil {
+				return errors.New(`"type" must be a string`)
+			}
+			d.Type, hasType = sessiontree.EntryType(s), true
+		case jsonx.KeyEquals(k, "parentId"):
+			return errors.New(`"parentId" is assigned by the store: leave it out (the entry goes under the current leaf)`)
+		case jsonx.KeyEquals(k, "id"):
+			if d.ID, err = jsonx.Unquote(v); err != nil || d.ID == "" {
+				return errors.New(`"id" must be a non-empty string`)
+			}
+		case jsonx.KeyEquals(k, "timestamp"):
+			if d.Timestamp, err = jsonx.Unquote(v); err != nil {
+				return errors.New(`"timestamp" must be a string`)
+			}
+			if _, err := sessiontree.ParseTime(d.Timestamp); err != nil {
+				return err
+			}
+		default:
+			if fields.Len() > 1 {
+				fields.WriteByte(',')
+			}
+			fields.Write(k)
+			fields.WriteByte(':')
+			fields.Write(v)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return sessiontree.Draft{}, err
+	case !hasType || d.Type == "":
+		return sessiontree.Draft{}, errors.New(`missing "type"`)
+	case d.Type == sessiontree.TypeLeaf:
+		return sessiontree.Draft{}, errors.New("leaf entries cannot be appended: move the leaf with goto")
+	case !d.Type.Known():
+		return sessiontree.Draft{}, fmt.Errorf("unknown entry type %q", d.Type)
+	}
+	fields.WriteByte('}')
+	d.Fields = fields.Bytes()
+	return d, nil
+}
+
+// ReadDrafts yields the entries of r, one JSON object per line (blank
+// lines are skipped), with their line numbers. A line that is not an entry
+// yields an [*InputError] and ends the sequence; so does a read error.
+// Lines are read one at a time, so a caller can append each before the
+// next arrives.
+func ReadDrafts(ctx context.Context, r io.Reader) iter.Seq2[sessiontree.Draft, error] {
+	return func(yield func(sessiontree.Draft, error) bool) {
+		br := bufio.NewReaderSize(r, 64<<10)
+		for n := 1; ; n++ {
+			if err := ctx.Err(); err != nil {
+				yield(sessiontree.Draft{}, err)
+				return
+			}
+			line, err := br.ReadBytes('\n')
+			if len(bytes.TrimSpace(line)) > 0 {
+				d, perr := ParseDraft(bytes.TrimSpace(line))
+				if perr != nil {
+					yield(sessiontree.Draft{}, &InputError{Line: n, Err: perr})
+					return
+				}
+				if !yield(d, nil) {
+					return
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(sessiontree.Draft{}, fmt.Errorf("read input: %w", err))
+				return
+			}
+		}
+	}
+}

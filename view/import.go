@@ -1,0 +1,85 @@
+package view
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ImportSummary is what an import did, as `sessiontree import` reports it.
+type ImportSummary struct {
+	// Files counts the files looked at.
+	Files int `json:"files"`
+	// New, Grown, Unchanged and Failed count files by outcome; Failed
+	// includes Conflicts, files that disagree with what is stored.
+	New       int `json:"new"`
+	Grown     int `json:"grown"`
+	Unchanged int `json:"unchanged"`
+	Failed    int `json:"failed"`
+	Conflicts int `json:"conflicts"`
+	// Entries and Bytes total what was imported.
+	Entries int   `json:"entries"`
+	Bytes   int64 `json:"bytes"`
+	// Seconds is how long the import took.
+	Seconds float64 `json:"seconds"`
+	// Problems are damaged lines that were tolerated (skipped, or a torn
+	// last line left for later).
+	Problems []ImportProblem `json:"problems"`
+	// Failures are the files not imported, with why.
+	Failures []ImportFailure `json:"failures"`
+}
+
+// ImportProblem is a damaged line of a file.
+type ImportProblem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// ImportFailure is a file that was not imported.
+type ImportFailure struct {
+	File string `json:"file"`
+	// Outcome is "failed" or "conflict".
+	Outcome string `json:"outcome"`
+	Error   string `json:"error"`
+}
+
+// WriteImportSummary writes the summary: one line of counts, then the
+// problems and the failures, each on its own line with its file (and
+// line). It writes only text, never escape codes, whatever the writer.
+func WriteImportSummary(w io.Writer, s ImportSummary) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%s: %d new, %d grown, %d unchanged, %d failed; %s added",
+		plural(s.Files, "file"), s.New, s.Grown, s.Unchanged, s.Failed, entries(s.Entries))
+	if s.Seconds > 0 {
+		fmt.Fprintf(bw, " in %.1fs (%.1f MB/s, %s entries/s)", s.Seconds, mb(s.Bytes)/s.Seconds, Count(int64(float64(s.Entries)/s.Seconds)))
+	}
+	bw.WriteByte('\n')
+	if len(s.Problems) > 0 {
+		fmt.Fprintf(bw, "%s:\n", plural(len(s.Problems), "problem"))
+		for _, p := range s.Problems {
+			fmt.Fprintf(bw, "  %s:%d: %s\n", p.File, p.Line, OneLine(p.Message))
+		}
+	}
+	if len(s.Failures) > 0 {
+		fmt.Fprintf(bw, "%s not imported:\n", plural(len(s.Failures), "file"))
+		for _, f := range s.Failures {
+			msg := OneLine(f.Error)
+			// The store's errors often start with the file again.
+			msg = strings.TrimPrefix(strings.TrimPrefix(msg, "import "+f.File+": "), f.File+": ")
+			fmt.Fprintf(bw, "  %s: %s: %s\n", f.File, f.Outcome, msg)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write import summary: %w", err)
+	}
+	return nil
+}
+
+func entries(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return Count(int64(n)) + " entries"
+}
