@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // prepared is one backend's measurement of one workload on one dataset,
@@ -100,6 +102,46 @@ type runner struct {
 	ds     *dataset
 	stores map[string]stored
 	floor  *floorStore
+	// hot holds one open session per backend, shared by the workloads
+	// that work on an open session, so a JSONL file is parsed once per
+	// dataset rather than once per workload.
+	hot map[string]hotSession
+}
+
+type hotSession struct {
+	st   sessiontree.Storage
+	opts openOpts
+}
+
+// session returns backend's shared open session, opened with o. The
+// caller may close the result; the session stays open until closeHot.
+func (r *runner) session(ctx context.Context, backend string, s stored, o openOpts) (sessiontree.Storage, error) {
+	if h, ok := r.hot[backend]; ok {
+		if h.opts == o {
+			return noClose{h.st}, nil
+		}
+		h.st.Close()
+		delete(r.hot, backend)
+	}
+	st, err := s.open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if r.hot == nil {
+		r.hot = map[string]hotSession{}
+	}
+	r.hot[backend] = hotSession{st, o}
+	return noClose{st}, nil
+}
+
+// closeHot closes the shared sessions.
+func (r *runner) closeHot() {
+	for name, h := range r.hot {
+		if err := h.st.Close(); err != nil {
+			r.progress("  %s: close: %v", name, err)
+		}
+	}
+	r.hot = nil
 }
 
 func (r *runner) progress(format string, args ...any) {
@@ -134,8 +176,9 @@ func (r *runner) runDataset(ctx context.Context, shape Shape, size int) error {
 			return fmt.Errorf("%s: load %s: %w", b.name(), ds.name(), err)
 		}
 		r.stores[b.name()] = st
-		d := time.Since(t)
-		r.progress("  %s: loaded in %v (%.0f entries/s)", b.name(), d.Round(time.Millisecond), float64(len(ds.Entries))/d.Seconds())
+		if d := time.Since(t); d > time.Millisecond {
+			r.progress("  %s: loaded in %v (%.0f entries/s)", b.name(), d.Round(time.Millisecond), float64(len(ds.Entries))/d.Seconds())
+		}
 	}
 	if r.opts.wants(backendFloor) {
 		if r.floor, err = buildFloor(ctx, r.dir, ds); err != nil {
@@ -146,6 +189,13 @@ func (r *runner) runDataset(ctx context.Context, shape Shape, size int) error {
 		if !r.opts.wantsWorkload(w.name) || w.corpus || !slices.Contains(w.shapes, shape) {
 			continue
 		}
+		if w.capped && r.opts.ImportMaxSize > 0 && size > r.opts.ImportMaxSize {
+			continue
+		}
+		if !w.hot {
+			// It opens sessions itself: release the JSONL files' locks.
+			r.closeHot()
+		}
 		if err := r.runWorkload(ctx, w, w.cases(r, ds)); err != nil {
 			return err
 		}
@@ -154,6 +204,7 @@ func (r *runner) runDataset(ctx context.Context, shape Shape, size int) error {
 }
 
 func (r *runner) releaseDataset() {
+	r.closeHot()
 	for name, st := range r.stores {
 		if err := st.close(); err != nil {
 			r.progress("  %s: close: %v", name, err)
@@ -174,18 +225,25 @@ type live struct {
 	backend string
 	p       *prepared
 	iters   int
-	runs    int // how many runs this case gets
+	want    int       // how many runs this case gets
+	runs    []runStat // the runs so far
 	res     *Result
 	mem     memPeak // peak memory, once measured
 	memDone bool
 }
 
-// slowOp is the operation time above which a case gets at most slowRuns
-// runs: a median of three is enough for a half-second operation, and it
-// keeps the full run within its time budget.
+// runStat is one timed run's per-operation time and allocations.
+type runStat struct{ ns, bytes, allocs float64 }
+
+// Slow operations get fewer runs, so that a full run keeps to its time
+// budget: a case whose operation takes slowOp or more gets slowRuns runs
+// (a median of three is enough for a half-second operation), and its last
+// run doubles as its memory pass; one that takes veryslowOp or more is not
+// warmed up either: its calibration run is its first run.
 const (
-	slowOp   = 250 * time.Millisecond
-	slowRuns = 3
+	slowOp     = 250 * time.Millisecond
+	veryslowOp = time.Second
+	slowRuns   = 3
 )
 
 // runWorkload measures every case of a workload on the current dataset:
@@ -220,8 +278,8 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			continue
 		}
 		res.Rows, res.Bytes, res.Note = p.rows, p.bytes, p.note
-		c := &live{backend: bc.backend, p: p, res: res, runs: r.opts.Runs}
-		var first time.Duration
+		c := &live{backend: bc.backend, p: p, res: res, want: r.opts.Runs}
+		var first *runStat
 		if c.iters, first, err = r.calibrate(ctx, p); err != nil {
 			res.Skipped = "failed: " + err.Error()
 			r.results = append(r.results, res)
@@ -232,36 +290,35 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			continue
 		}
 		res.Iters = c.iters
-		if first >= slowOp {
-			c.runs = min(c.runs, slowRuns)
+		if first != nil {
+			c.slow(time.Duration(first.ns))
+			if time.Duration(first.ns) >= veryslowOp {
+				c.runs = append(c.runs, *first)
+			}
 		}
 		cs = append(cs, c)
 		r.results = append(r.results, res)
 	}
-	type run struct{ ns, bytes, allocs float64 }
-	runs := make(map[*live][]run)
 	for rep := range r.opts.Runs {
 		for i := range cs {
 			c := cs[(i+rep)%len(cs)]
-			if c.res.Skipped != "" || rep >= c.runs {
+			if c.res.Skipped != "" || len(c.runs) >= c.want {
 				continue
 			}
 			// A slow operation's last run is its memory pass too.
-			probe := c.iters == 1 && c.runs == slowRuns && rep == c.runs-1 && c.p.memory == nil
+			probe := c.iters == 1 && c.want == slowRuns && len(c.runs) == c.want-1 && c.p.memory == nil
 			d, b, a, m, err := r.timeRunProbe(ctx, c.p, c.iters, probe)
-			if probe && err == nil {
-				c.mem, c.memDone = m, true
-			}
 			if err != nil {
 				c.res.Skipped = "failed: " + err.Error()
 				r.progress("  %s %s: %s: %v", w.name, ds.name(), c.backend, err)
 				continue
 			}
-			n := float64(c.iters)
-			runs[c] = append(runs[c], run{float64(d.Nanoseconds()) / n, b / n, a / n})
-			if rep == 0 && d/time.Duration(c.iters) >= slowOp {
-				c.runs = min(c.runs, slowRuns)
+			if probe {
+				c.mem, c.memDone = m, true
 			}
+			n := float64(c.iters)
+			c.runs = append(c.runs, runStat{float64(d.Nanoseconds()) / n, b / n, a / n})
+			c.slow(d / time.Duration(c.iters))
 		}
 	}
 	for _, c := range cs {
@@ -277,7 +334,7 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 			}
 		}
 		c.res.PeakHeap, c.res.PeakRSS = m.Heap, m.RSS
-		rs := runs[c]
+		rs := c.runs
 		for _, x := range rs {
 			c.res.RunsNs = append(c.res.RunsNs, x.ns)
 			c.res.RunsAllocBytes = append(c.res.RunsAllocBytes, x.bytes)
@@ -303,28 +360,33 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 	return ctx.Err()
 }
 
+// slow caps the runs of a case whose operation took d.
+func (c *live) slow(d time.Duration) {
+	if d >= slowOp {
+		c.want = min(c.want, slowRuns)
+	}
+}
+
 // calibrate runs the operation once (a warm-up that also fills caches)
 // and picks how many operations a run needs to last MinRunTime. It
-// returns that count and the warm-up's time. Operations limited to one
-// per run (imports) get no warm-up: their before and after make each run
+// returns that count and the warm-up run. Operations limited to one per
+// run (imports) get no warm-up: their before and after make each run
 // start alike anyway.
-func (r *runner) calibrate(ctx context.Context, p *prepared) (int, time.Duration, error) {
+func (r *runner) calibrate(ctx context.Context, p *prepared) (int, *runStat, error) {
 	limit := p.maxIters
 	if limit <= 0 {
 		limit = 1_000_000
 	}
 	if limit == 1 {
-		return 1, 0, nil
+		return 1, nil, nil
 	}
-	d, _, _, err := r.timeRun(ctx, p, 1)
+	d, b, a, err := r.timeRun(ctx, p, 1)
 	if err != nil {
-		return 0, 0, err
+		return 0, nil, err
 	}
-	if d <= 0 {
-		d = time.Nanosecond
-	}
+	d = max(d, time.Nanosecond)
 	n := int(r.opts.MinRunTime/d) + 1
-	return min(max(n, 1), limit), d, nil
+	return min(max(n, 1), limit), &runStat{float64(d), b, a}, nil
 }
 
 // timeRun performs n operations and reports their time and Go heap

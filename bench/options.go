@@ -31,6 +31,9 @@ type Options struct {
 	// LargeMaxSize caps the size of the large-payload shape, whose files
 	// grow by ~8 MB per 1,000 entries.
 	LargeMaxSize int
+	// ImportMaxSize caps the session size of the import workload, whose
+	// runs at 100k entries take half a minute per backend; 0 means no cap.
+	ImportMaxSize int
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -59,13 +62,14 @@ type Options struct {
 // every shape, five runs.
 func DefaultOptions() Options {
 	return Options{
-		Sizes:        []int{1000, 10_000, 100_000},
-		Shapes:       slices.Clone(Shapes),
-		Runs:         5,
-		MinRunTime:   20 * time.Millisecond,
-		LargeMaxSize: 10_000,
-		Seed:         1,
-		Out:          "bench-out",
+		Sizes:         []int{1000, 10_000, 100_000},
+		Shapes:        slices.Clone(Shapes),
+		Runs:          5,
+		MinRunTime:    10 * time.Millisecond,
+		LargeMaxSize:  10_000,
+		ImportMaxSize: 10_000,
+		Seed:          1,
+		Out:           "bench-out",
 	}
 }
 
@@ -115,6 +119,9 @@ func (o Options) Validate() error {
 	if o.MinRunTime < 0 || o.MinRunTime > time.Minute {
 		errs = append(errs, fmt.Errorf("min run time %v: want 0 to 1m", o.MinRunTime))
 	}
+	if o.ImportMaxSize < 0 {
+		errs = append(errs, fmt.Errorf("import max size %d: want >= 0", o.ImportMaxSize))
+	}
 	if o.LargeMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("large max size %d: want >= 0", o.LargeMaxSize))
 	}
@@ -138,7 +145,7 @@ func (o Options) wantsWorkload(w string) bool {
 func parseFlags(args []string) (Options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "smoke-test run: 1k-entry sessions, 3 runs (< 30 s)")
-	huge := fs.Bool("huge", false, "add 1M-entry sessions (and 100k large-payload sessions)")
+	huge := fs.Bool("huge", false, "add 1M-entry sessions, 100k large-payload sessions and imports of every size")
 	sizes := fs.String("sizes", "", "comma-separated session sizes (1k,10k,100k)")
 	shapes := fs.String("shapes", "", "comma-separated shapes (linear,compacted,bushy,large)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default all)")
@@ -165,6 +172,7 @@ func parseFlags(args []string) (Options, error) {
 	if *huge {
 		o.Sizes = append(o.Sizes, 1_000_000)
 		o.LargeMaxSize = 100_000
+		o.ImportMaxSize = 0
 	}
 	var err error
 	if *sizes != "" {

@@ -20,6 +20,12 @@ type workload struct {
 	doc string
 	// shapes are the session shapes the workload runs on.
 	shapes []Shape
+	// hot marks workloads that use the dataset's shared open sessions
+	// ([runner.session]).
+	hot bool
+	// capped skips the workload on sessions larger than
+	// Options.ImportMaxSize.
+	capped bool
 	// corpus marks workloads over many sessions (list, search), which run
 	// on a corpus rather than on one dataset.
 	corpus bool
@@ -44,36 +50,42 @@ var workloads = []*workload{
 	},
 	{
 		name:   "active-path",
+		hot:    true,
 		doc:    "Read the active path (leaf up to the root or the compaction boundary) of an open session.",
 		shapes: []Shape{ShapeLinear, ShapeCompacted, ShapeBushy},
 		cases:  activePathCases,
 	},
 	{
 		name:   "path-random",
+		hot:    true,
 		doc:    "Read the path from a random old entry (oldest 90% of the log) up to the root or its compaction boundary, as a tree view or a fork does.",
 		shapes: []Shape{ShapeCompacted, ShapeBushy},
 		cases:  pathRandomCases,
 	},
 	{
 		name:   "move",
+		hot:    true,
 		doc:    "Move the leaf back and forth between the current leaf and the tip of an abandoned branch whose path meets it about halfway down.",
 		shapes: []Shape{ShapeBushy},
 		cases:  moveCases,
 	},
 	{
 		name:   "append",
+		hot:    true,
 		doc:    "Append one realistic entry (user, assistant or tool result) to an open session, without syncing to disk.",
 		shapes: []Shape{ShapeLinear},
 		cases:  func(r *runner, ds *dataset) []benchCase { return appendCases(r, ds, false) },
 	},
 	{
 		name:   "append-sync",
+		hot:    true,
 		doc:    "Append one entry and sync it to disk before returning (fsync; SQLite synchronous=FULL).",
 		shapes: []Shape{ShapeLinear},
 		cases:  func(r *runner, ds *dataset) []benchCase { return appendCases(r, ds, true) },
 	},
 	{
 		name:   "import",
+		capped: true,
 		doc:    "Batch-import a whole session's entries (ids, parents and timestamps given) into a fresh session, as importing a pi file does.",
 		shapes: []Shape{ShapeLinear, ShapeLarge},
 		cases:  importCases,
@@ -257,7 +269,7 @@ func resumeCases(r *runner, ds *dataset) []benchCase {
 func activePathCases(r *runner, ds *dataset) []benchCase {
 	cs := eachStored(r, func(name string, s stored) func(ctx context.Context) (*prepared, error) {
 		return func(ctx context.Context) (*prepared, error) {
-			st, err := s.open(ctx, openOpts{})
+			st, err := r.session(ctx, name, s, openOpts{})
 			if err != nil {
 				return nil, err
 			}
@@ -329,7 +341,7 @@ func pathRandomCases(r *runner, ds *dataset) []benchCase {
 	rows := meanOldPath(ds)
 	cs := eachStored(r, func(name string, s stored) func(ctx context.Context) (*prepared, error) {
 		return func(ctx context.Context) (*prepared, error) {
-			st, err := s.open(ctx, openOpts{})
+			st, err := r.session(ctx, name, s, openOpts{})
 			if err != nil {
 				return nil, err
 			}
@@ -376,7 +388,7 @@ func moveCases(r *runner, ds *dataset) []benchCase {
 	targets := [2]string{ds.MoveTarget, ds.Leaf}
 	cs := eachStored(r, func(name string, s stored) func(ctx context.Context) (*prepared, error) {
 		return func(ctx context.Context) (*prepared, error) {
-			st, err := s.open(ctx, openOpts{})
+			st, err := r.session(ctx, name, s, openOpts{})
 			if err != nil {
 				return nil, err
 			}
@@ -443,7 +455,7 @@ func moveCases(r *runner, ds *dataset) []benchCase {
 func appendCases(r *runner, ds *dataset, sync bool) []benchCase {
 	cs := eachStored(r, func(name string, s stored) func(ctx context.Context) (*prepared, error) {
 		return func(ctx context.Context) (*prepared, error) {
-			st, err := s.open(ctx, openOpts{sync: sync})
+			st, err := r.session(ctx, name, s, openOpts{sync: sync})
 			if err != nil {
 				return nil, err
 			}
