@@ -202,6 +202,9 @@ func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontre
 		return nil, err
 	}
 	lo, hi := pkRange(s.pk)
+	if after >= hi-lo+1 {
+		return []sessiontree.Entry{}, nil // past the largest possible seq
+	}
 	from := max(lo-1, entryPK(s.pk, max(after, 0)))
 	lim := int64(limit)
 	if limit <= 0 {

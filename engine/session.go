@@ -34,6 +34,7 @@ type Storage struct {
 // hold. It matches sessiontree.ErrNotFound.
 type SessionNotFoundError struct{ ID string }
 
+// Error returns "session <id> not found".
 func (e *SessionNotFoundError) Error() string { return fmt.Sprintf("session %s not found", e.ID) }
 
 // Is makes errors.Is(err, sessiontree.ErrNotFound) true.
