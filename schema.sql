@@ -21,7 +21,7 @@
 --     BEGIN IMMEDIATE transaction that reads the leaf inside it.
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 4;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 5;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -306,8 +306,26 @@ CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 -- whatever writes it (an append, a batch import, a fork), and of a
 -- session's delete; the BEFORE trigger reads the text the index must
 -- remove while the row is still there.
+--
+-- Bulk writers index their own entries (migration 5). FTS5 writes its
+-- pending index data out as a new segment whenever a statement that
+-- changes it begins, so the per-row trigger, fired by a batch insert of
+-- many statements, would leave many tiny segments for FTS5 to merge. A
+-- writer that appends many entries in one transaction (the store's import)
+-- puts the key range it writes into search_deferred, appends with the
+-- insert trigger standing aside for that range, then indexes the range
+-- with one INSERT ... SELECT from search_text and removes its row, all in
+-- the same transaction: at commit the index is as current as with the
+-- trigger. The table is empty outside such a transaction.
+CREATE TABLE search_deferred (
+    lo INTEGER NOT NULL,
+    hi INTEGER NOT NULL,
+    CHECK (lo <= hi)
+);
+
 CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries
 WHEN NEW.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
+ AND NOT EXISTS (SELECT 1 FROM search_deferred WHERE NEW.pk BETWEEN lo AND hi)
 BEGIN
     INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text WHERE pk = NEW.pk;
 END;
@@ -318,3 +336,13 @@ BEGIN
     INSERT INTO entries_fts (entries_fts, rowid, body)
     SELECT 'delete', pk, body FROM search_text WHERE pk = OLD.pk;
 END;
+
+-- FTS5 keeps pending index data in memory until it reaches hashsize (1
+-- MiB by default) or a statement or transaction ends, then writes it out
+-- as a segment that later merges rewrite. The trigram tokenizer makes a
+-- token of every character, so 1 MiB fills fast; 16 MiB makes a bulk
+-- write's segments sixteen times fewer and its merges cheaper, at the
+-- cost of that much memory on the writing connection during a large
+-- write (migration 5). Not part of sqlite_master: a setting in
+-- entries_fts_config.
+INSERT INTO entries_fts (entries_fts, rank) VALUES ('hashsize', 16777216);

@@ -450,6 +450,7 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 		return &outcomeError{OutcomeFailed, err}
 	}
 	var st *engine.Storage
+	var indexDone func() error
 	known := map[string]struct{}{}
 	var resume *jsonl.Position
 	var startOffset int64
@@ -492,6 +493,9 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 		}
 		pos := rec.Position
 		resume, startOffset = &pos, rec.ImportedBytes
+		if indexDone, err = deferIndex(ctx, tx, st, count+1); err != nil {
+			return err
+		}
 	} else {
 		h = sha256.New()
 	}
@@ -543,6 +547,9 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 			if st, err = tx.CreateSession(meta); err != nil {
 				return err
 			}
+			if indexDone, err = deferIndex(ctx, tx, st, 1); err != nil {
+				return err
+			}
 		case jsonl.KindEntry:
 			e := r.Entry
 			if why := checkEntry(e, known); why != "" {
@@ -574,6 +581,9 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 		return &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", path)}
 	}
 	if err := flush(); err != nil {
+		return err
+	}
+	if err := indexDone(); err != nil {
 		return err
 	}
 	res.Bytes = consumed - startOffset
@@ -618,6 +628,28 @@ ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = exclud
 	}
 	progress(consumed - startOffset)
 	return nil
+}
+
+// deferIndex makes the search index trigger stand aside for the entries
+// of st from seq on, for the rest of the transaction; the function it
+// returns indexes them with one statement and ends the deferral. A bulk
+// write indexed so makes one segment of FTS5 index instead of one per
+// statement of the batch (see migration 0005).
+func deferIndex(ctx context.Context, tx *engine.Tx, st *engine.Storage, seq int64) (func() error, error) {
+	lo, hi := st.Key()<<32|seq, st.Key()<<32|0xffffffff
+	if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO search_deferred (lo, hi) VALUES (?, ?)`, lo, hi); err != nil {
+		return nil, fmt.Errorf("defer search index: %w", err)
+	}
+	return func() error {
+		if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
+SELECT pk, body FROM search_text WHERE pk BETWEEN ? AND ?`, lo, hi); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		if _, err := tx.SQL().ExecContext(ctx, `DELETE FROM search_deferred WHERE lo = ? AND hi = ?`, lo, hi); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 // checkEntry does the checks of the engine's batch append that need the
