@@ -26,6 +26,7 @@ type loader struct {
 	header Header
 	// lines holds each loaded entry's line number, by Seq-1.
 	lines  []int32
+	lastID string // the last entry loaded
 	report Report
 	// consumed counts the bytes read; lastByte is the last of them.
 	consumed int64
@@ -134,11 +135,16 @@ func (l *loader) add(rec Record) error {
 		l.lines = append(l.lines, int32(rec.Line))
 		e.Seq = int64(len(l.lines))
 		var parentSeq int64
-		if e.ParentID != "" {
+		switch {
+		case e.ParentID == "":
+		case e.ParentID == l.lastID:
+			parentSeq = e.Seq - 1 // the usual case: a chain
+		default:
 			p, _ := l.mem.Entry(l.ctx, e.ParentID)
 			parentSeq = p.Seq
 		}
 		l.state.add(e, parentSeq)
+		l.lastID = e.ID
 		return nil
 	}
 	if cerr := l.ctx.Err(); cerr != nil {

@@ -18,3 +18,12 @@ func lockFile(f *os.File) error {
 
 // syncDir is a no-op where directories cannot be synced.
 func syncDir(dir string) error { return nil }
+
+// fileSize returns f's size.
+func fileSize(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

@@ -54,3 +54,18 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// fileSize returns f's size with one fstat and no allocation: appends
+// check it every time.
+func fileSize(f *os.File) (int64, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var st unix.Stat_t
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
+		return 0, err
+	}
+	return st.Size, serr
+}

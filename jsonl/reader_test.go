@@ -121,13 +121,13 @@ func TestReadResumeV1KeepsIDs(t *testing.T) {
 }
 
 func TestReadHugeLines(t *testing.T) {
-	big := strings.Repeat("x", 12<<20)
+	big := strings.Repeat("x", 6<<20)
 	huge := `{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa",` + ts + `,"message":{"role":"toolResult","content":"` + big + `"}}`
 	content := lines(testHeader, msg("aaaaaaaa", ""), huge, msg("cccccccc", "bbbbbbbb"))
 	path := writeFile(t, content)
 	recs := collect(t, path, jsonl.ReadOptions{Mode: jsonl.Strict})
 	if len(recs) != 4 || len(recs[2].Entry.Raw) != len(huge) || recs[3].Entry.ID != "cccccccc" || recs[3].Line != 4 {
-		t.Fatalf("read %d records; want 4 with the 12 MB line whole", len(recs))
+		t.Fatalf("read %d records; want 4 with the 6 MB line whole", len(recs))
 	}
 	var err error
 	for _, err = range jsonl.ReadFile(context.Background(), path, jsonl.ReadOptions{MaxLineBytes: 1 << 20}) {
@@ -140,7 +140,7 @@ func TestReadHugeLines(t *testing.T) {
 	}
 	st := open(t, path, jsonl.Options{ReadOnly: true})
 	c := contextOf(t, st)
-	if len(c.Messages) != 3 || len(c.Messages[1]) < 12<<20 {
+	if len(c.Messages) != 3 || len(c.Messages[1]) < 6<<20 {
 		t.Errorf("context has %d messages; want 3 with the big one", len(c.Messages))
 	}
 }

@@ -27,17 +27,34 @@ func walkedState(t testing.TB, st sessiontree.Storage, from string) sessiontree.
 	return s
 }
 
-// checkStates checks State at every entry against the walk.
+// checkStates checks State at every entry against the state by
+// definition, computed in one pass: an entry's state is its parent's with
+// the entry applied.
 func checkStates(t testing.TB, st *jsonl.Storage) {
 	t.Helper()
 	ctx := context.Background()
-	for _, id := range append(logIDs(t, st), "") {
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]sessiontree.State{"": sessiontree.DefaultState()}
+	for _, e := range log {
+		s := want[e.ParentID]
+		s.Apply(e)
+		want[e.ID] = s
+	}
+	for id, w := range want {
 		got, err := st.State(ctx, id)
 		if err != nil {
 			t.Fatalf("State(%q): %v", id, err)
 		}
-		if diff := cmp.Diff(walkedState(t, st, id), got); diff != "" {
-			t.Fatalf("State(%q) (-walk +got):\n%s", id, diff)
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Fatalf("State(%q) (-want +got):\n%s", id, diff)
+		}
+	}
+	if leaf := leaf(t, st); leaf != "" {
+		if diff := cmp.Diff(walkedState(t, st, leaf), want[leaf]); diff != "" {
+			t.Fatalf("state by walking from the leaf differs (-walk +pass):\n%s", diff)
 		}
 	}
 }

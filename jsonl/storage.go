@@ -331,14 +331,14 @@ func (s *Storage) prepare() error {
 		return fmt.Errorf("write %s: a version-%d file must be upgraded (Storage.Upgrade) before it is written: %w",
 			s.path, s.version, sessiontree.ErrReadOnly)
 	}
-	fi, err := s.f.Stat()
+	size, err := fileSize(s.f)
 	if err != nil {
 		return fmt.Errorf("stat %s: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
-	if fi.Size() != s.size {
+	if size != s.size {
 		// Only a writer that ignores the lock (pi itself) gets here.
 		return fmt.Errorf("write %s: %w: the file changed since it was opened (%d bytes, want %d); reopen it",
-			s.path, sessiontree.ErrConflict, fi.Size(), s.size)
+			s.path, sessiontree.ErrConflict, size, s.size)
 	}
 	if s.tornAt >= 0 {
 		// The one place a user's file is cut in place: the bytes are a
