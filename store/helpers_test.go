@@ -2,13 +2,16 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -67,4 +70,144 @@ func mustImport(t testing.TB, s *store.Store, paths []string, opts store.ImportO
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// builder appends entries with chosen ids and increasing timestamps, so
+// that tests can state their expectations by id.
+type builder struct {
+	t     testing.TB
+	st    *engine.Storage
+	clock time.Time
+}
+
+func newBuilder(t testing.TB, st *engine.Storage) *builder {
+	return &builder{t: t, st: st, clock: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+}
+
+func (b *builder) tick() string {
+	b.clock = b.clock.Add(time.Second)
+	return sessiontree.FormatTime(b.clock)
+}
+
+// add appends an entry of type typ with id and the given fields (a JSON
+// object's members without braces).
+func (b *builder) add(typ sessiontree.EntryType, id, fields string) sessiontree.Entry {
+	b.t.Helper()
+	e, err := b.st.Append(context.Background(), sessiontree.Draft{Type: typ, ID: id, Timestamp: b.tick(),
+		Fields: json.RawMessage("{" + fields + "}")}, sessiontree.AppendOptions{})
+	if err != nil {
+		b.t.Fatalf("append %s %s: %v", typ, id, err)
+	}
+	return e
+}
+
+func (b *builder) user(id, text string) sessiontree.Entry {
+	return b.add(sessiontree.TypeMessage, id, `"message":{"role":"user","content":`+jsonString(text)+`,"timestamp":1}`)
+}
+
+func (b *builder) assistant(id, text string) sessiontree.Entry {
+	return b.add(sessiontree.TypeMessage, id, `"message":{"role":"assistant","content":[{"type":"text","text":`+jsonString(text)+
+		`}],"provider":"anthropic","model":"claude","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"total":0.001}},"timestamp":2}`)
+}
+
+func (b *builder) label(id, target, label string) sessiontree.Entry {
+	return b.add(sessiontree.TypeLabel, id, `"targetId":`+jsonString(target)+`,"label":`+jsonString(label))
+}
+
+func (b *builder) name(id, name string) sessiontree.Entry {
+	return b.add(sessiontree.TypeSessionInfo, id, `"name":`+jsonString(name))
+}
+
+func (b *builder) moveTo(target string) sessiontree.Entry {
+	b.t.Helper()
+	e, err := b.st.SetLeaf(context.Background(), target, sessiontree.AppendOptions{})
+	if err != nil {
+		b.t.Fatalf("SetLeaf(%q): %v", target, err)
+	}
+	return e
+}
+
+func jsonString(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// logOf returns a session's whole log.
+func logOf(t testing.TB, st sessiontree.Storage) []sessiontree.Entry {
+	t.Helper()
+	log, err := st.Log(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+func ids(entries []sessiontree.Entry) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// contextOf returns the context messages at the session's leaf.
+func contextOf(t testing.TB, st sessiontree.Storage, from string) []string {
+	t.Helper()
+	c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(context.Background(), sessiontree.ContextOptions{From: from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(c.Messages))
+	for i, m := range c.Messages {
+		out[i] = string(m)
+	}
+	return out
+}
+
+func leafOf(t testing.TB, st sessiontree.Storage) string {
+	t.Helper()
+	leaf, err := st.Leaf(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leaf
+}
+
+func labelsOf(t testing.TB, st sessiontree.Storage) map[string]string {
+	t.Helper()
+	l, err := st.Labels(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func nameOf(t testing.TB, st sessiontree.Storage) string {
+	t.Helper()
+	n, err := st.Name(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func metaOf(t testing.TB, st sessiontree.Storage) sessiontree.SessionMeta {
+	t.Helper()
+	m, err := st.Meta(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) *engine.Storage {
+	t.Helper()
+	st, err := s.Create(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
