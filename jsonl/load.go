@@ -38,6 +38,8 @@ type loader struct {
 	// child.
 	fail  *Record
 	later map[string]laterEntry
+
+	one [1]sessiontree.Entry // the batch handed to AppendBatch, reused
 }
 
 type laterEntry struct {
@@ -130,7 +132,8 @@ func (l *loader) add(rec Record) error {
 		}
 		return nil
 	}
-	err := l.mem.AppendBatch(l.ctx, []sessiontree.Entry{e})
+	l.one[0] = e // AppendBatch copies it
+	err := l.mem.AppendBatch(l.ctx, l.one[:])
 	if err == nil {
 		l.lines = append(l.lines, int32(rec.Line))
 		e.Seq = int64(len(l.lines))
@@ -169,7 +172,8 @@ func (l *loader) add(rec Record) error {
 		if l.mode == Lenient {
 			return l.skip(rec, corrupt(e.ID, "parent %s does not exist before this line", e.ParentID))
 		}
-		l.fail = &rec
+		failed := rec // a copy: taking rec's address would move every record to the heap
+		l.fail = &failed
 		l.later = map[string]laterEntry{}
 		return nil
 	case errors.As(err, &nf):

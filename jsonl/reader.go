@@ -176,18 +176,29 @@ type item struct {
 // early, readAhead waits for the goroutine to finish the read in progress.
 func readAhead(ctx context.Context, rd *reader, yield func(Record, error) bool) {
 	batches := make(chan []item, batchesQueued)
+	// Batches come back through free once read, so a long file does not
+	// allocate a batch per few hundred lines.
+	free := make(chan []item, batchesQueued+2)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(batches)
-		var cur []item
+		fresh := func() []item {
+			select {
+			case b := <-free:
+				return b
+			default:
+				return make([]item, 0, batchRecords)
+			}
+		}
+		cur := fresh()
 		size := 0
 		send := func() bool {
 			select {
 			case batches <- cur:
-				cur, size = make([]item, 0, batchRecords), 0
+				cur, size = fresh(), 0
 				return true
 			case <-done:
 				return false
@@ -214,6 +225,11 @@ func readAhead(ctx context.Context, rd *reader, yield func(Record, error) bool) 
 			if !yield(it.rec, it.err) {
 				return
 			}
+		}
+		clear(b) // drop the references; the consumer has its copies
+		select {
+		case free <- b[:0]:
+		default:
 		}
 	}
 }
