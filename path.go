@@ -48,6 +48,11 @@ func WalkPath(ctx context.Context, from string, full bool, maxLen int, get Looku
 				return nil, err
 			}
 		}
+		if len(path) == cap(path) {
+			// Double: append grows long slices by a quarter, which for a
+			// path of 100,000 entries allocates five times its size.
+			path = slices.Grow(path, max(len(path), 64))
+		}
 		path = append(path, e)
 		if cut.Stop(e) || e.ParentID == "" {
 			break

@@ -83,6 +83,15 @@
 // [Position] after it, from which a later read resumes once the file has
 // grown. [ParseLine] and [ParseHeader] parse single lines.
 //
+// # Speed
+//
+// Opening reads and parses lines in one goroutine while another indexes
+// them, and checks each line's JSON once more only in the index. A
+// [Storage] answers [sessiontree.StateReader]: for every entry it keeps
+// the parent and the latest entries on its path that may set the
+// thinking level, the model or the tools, so the state at the leaf costs
+// a few lookups instead of a walk over the whole path.
+//
 // # Concurrency
 //
 // A [Storage] is safe for concurrent use: reads share the index's lock,

@@ -128,8 +128,11 @@ type Record struct {
 // tree (unique ids, existing parents) are the consumer's, as
 // [Open] does them. Blank lines are skipped.
 //
-// Lines are read with a bufio.Reader, so memory is bounded by the longest
-// line, not by the file. The sequence stops after the first error, which
+// A goroutine reads and parses ahead of the consumer, by batches of up to
+// 256 records or a megabyte, at most two batches ahead, so memory is
+// bounded by a few megabytes or a few of the longest lines, never by the
+// file; it has stopped reading r when the sequence ends, early or not.
+// The sequence stops after the first error, which
 // is a [*LineError] for bad input (a missing or malformed header, an
 // unsupported version, a bad line outside [Lenient] mode) or wraps
 // [sessiontree.ErrStorage] when r fails. The context is checked every

@@ -16,6 +16,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/sessiontree/sessiontree"
@@ -103,6 +104,11 @@ func NewUnchecked(meta sessiontree.SessionMeta, entries []sessiontree.Entry) (*S
 func (s *Storage) index(e sessiontree.Entry) sessiontree.Entry {
 	e.Seq = int64(len(s.entries) + 1)
 	pos := len(s.entries)
+	if len(s.entries) == cap(s.entries) {
+		// Double, rather than append's quarter for long slices: loading a
+		// large session then copies and discards far less.
+		s.entries = slices.Grow(s.entries, max(len(s.entries), 64))
+	}
 	s.entries = append(s.entries, e)
 	s.byID[e.ID] = pos
 	s.byType[e.Type] = append(s.byType[e.Type], pos)
