@@ -451,7 +451,7 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 	}
 	var st *engine.Storage
 	var indexDone func() error
-	known := map[string]struct{}{}
+	known := map[string]uint64{} // id -> hash of the entry's JSON, 0 when stored before
 	var resume *jsonl.Position
 	var startOffset int64
 	var h hash.Hash
@@ -485,7 +485,7 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 				rows.Close()
 				return err
 			}
-			known[id] = struct{}{}
+			known[id] = 0
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -552,15 +552,16 @@ func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *Fi
 			}
 		case jsonl.KindEntry:
 			e := r.Entry
-			if why := checkEntry(e, known); why != "" {
+			sum := rawHash(e.Raw)
+			if why, fatal := checkEntry(e, sum, known, func(id string) (string, error) { return storedRaw(ctx, tx, st, id) }); why != "" {
 				le := &jsonl.LineError{Path: path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
-				if mode != jsonl.Lenient {
+				if mode != jsonl.Lenient || fatal {
 					return &outcomeError{OutcomeFailed, le}
 				}
 				res.Problems = append(res.Problems, le)
 				break
 			}
-			known[e.ID] = struct{}{}
+			known[e.ID] = sum
 			batch = append(batch, e)
 			batchBytes += len(e.Raw)
 			if len(batch) >= importBatchEntries || batchBytes >= importBatchBytes {
@@ -654,23 +655,52 @@ SELECT pk, body FROM search_text WHERE pk BETWEEN ? AND ?`, lo, hi); err != nil 
 
 // checkEntry does the checks of the engine's batch append that need the
 // session's ids, so that a bad entry is reported with its line (and
-// skipped in lenient mode) instead of failing the batch: "" when the
-// entry may be appended.
-func checkEntry(e sessiontree.Entry, known map[string]struct{}) string {
-	if _, dup := known[e.ID]; dup {
-		return "duplicate id " + e.ID
+// skipped in lenient mode) instead of failing the batch. It returns why
+// the entry may not be appended ("" when it may), and whether that is
+// fatal in every mode: as in the JSONL reader, an exact duplicate of an
+// earlier line is a skippable warning, an id used by a different entry
+// is not. sum is the entry's rawHash; raw reads a stored entry's JSON.
+func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw func(id string) (string, error)) (string, bool) {
+	if prev, dup := known[e.ID]; dup {
+		same := prev == sum
+		if prev == 0 {
+			r, err := raw(e.ID)
+			same = err == nil && r == string(e.Raw)
+		}
+		if same {
+			return "duplicate of an earlier line", false
+		}
+		return "duplicate id with different content", true
 	}
 	if e.ParentID != "" {
 		if _, ok := known[e.ParentID]; !ok {
-			return "parent " + e.ParentID + " does not exist before this line"
+			return "parent " + e.ParentID + " does not exist before this line", false
 		}
 	}
 	if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
 		if t := e.TargetID(); t != "" {
 			if _, ok := known[t]; !ok {
-				return "targetId " + t + " does not exist before this line"
+				return "targetId " + t + " does not exist before this line", false
 			}
 		}
 	}
-	return ""
+	return "", false
+}
+
+// rawHash is a 64-bit FNV-1a hash of an entry's JSON, never 0 (which
+// checkEntry reads as "stored before this import").
+func rawHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h | 1
+}
+
+// storedRaw reads the JSON of an entry stored before this import.
+func storedRaw(ctx context.Context, tx *engine.Tx, st *engine.Storage, id string) (string, error) {
+	var raw string
+	err := tx.SQL().GetContext(ctx, &raw, `SELECT raw FROM entries WHERE session = ? AND id = ?`, st.Key(), id)
+	return raw, err
 }

@@ -1,0 +1,407 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/storetest"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// lines returns a file's lines, each with its newline.
+func lines(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	ls[len(ls)-1] += "\n"
+	return ls
+}
+
+func writeFile(t testing.TB, path string, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t testing.TB, path string, content string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readIDs reads the entry ids of a pi file as the JSONL reader gives
+// them (migrated, for old versions).
+func readIDs(t testing.TB, path string) []string {
+	t.Helper()
+	var out []string
+	for r, err := range jsonl.ReadFile(context.Background(), path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind == jsonl.KindEntry {
+			out = append(out, r.Entry.ID)
+		}
+	}
+	return out
+}
+
+func TestImportFixtures(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	fixtures := storetest.PiFixtures(t, piDir)
+	rep := mustImport(t, s, []string{piDir}, store.ImportOptions{Mode: jsonl.Strict})
+	if len(rep.Files) != len(fixtures) || rep.Count(store.OutcomeNew) != len(fixtures) {
+		t.Fatalf("import: %d files, %d new; want %d new", len(rep.Files), rep.Count(store.OutcomeNew), len(fixtures))
+	}
+	var bytes int64
+	for i, fx := range fixtures {
+		f := rep.Files[i]
+		abs, _ := filepath.Abs(fx.Path)
+		fi, err := os.Stat(fx.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes += fi.Size()
+		if f.Path != abs || f.Entries != fx.Want.EntryCount || f.Bytes != fi.Size() || f.Err != nil || len(f.Problems) != 0 {
+			t.Errorf("import %s: %+v; want %d entries, %d bytes", fx.Name, f, fx.Want.EntryCount, fi.Size())
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			st, err := s.OpenSession(ctx, f.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			storetest.CheckPi(t, st, fx.Want)
+			if !strings.Contains(lines(t, fx.Path)[0], `"version":3`) {
+				return // entries of older versions are migrated
+			}
+			// Every entry is kept byte for byte.
+			var want []string
+			for _, l := range lines(t, fx.Path)[1:] {
+				want = append(want, strings.TrimSuffix(l, "\n"))
+			}
+			var got []string
+			for _, e := range logOf(t, st) {
+				got = append(got, string(e.Raw))
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("stored entries differ from the file's lines (-file +store):\n%s", diff)
+			}
+		})
+	}
+	if rep.Bytes != bytes || rep.Entries == 0 {
+		t.Errorf("report totals %d bytes %d entries; want %d bytes", rep.Bytes, rep.Entries, bytes)
+	}
+
+	// Again: nothing changes.
+	again := mustImport(t, s, []string{piDir}, store.ImportOptions{})
+	if again.Count(store.OutcomeUnchanged) != len(fixtures) || again.Entries != 0 || again.Bytes != 0 {
+		t.Errorf("second import: %d unchanged, %d entries, %d bytes; want all unchanged, nothing imported",
+			again.Count(store.OutcomeUnchanged), again.Entries, again.Bytes)
+	}
+	if n := countSessions(t, s); n != len(fixtures) {
+		t.Errorf("%d sessions after importing twice; want %d", n, len(fixtures))
+	}
+}
+
+// A file pi keeps appending to is imported in pieces: each import brings
+// exactly the lines added since, into the same session, which ends up as
+// if the whole file had been imported at once.
+func TestImportResumeAfterGrowth(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"session-005", "session-009", "legacy-v1-compaction", "legacy-v2-hookmessage"} {
+		t.Run(name, func(t *testing.T) {
+			s := openStore(t)
+			src := filepath.Join(piDir, name+".jsonl")
+			all := lines(t, src)
+			path := filepath.Join(t.TempDir(), "grow.jsonl")
+			cut1, cut2 := len(all)/3, 2*len(all)/3
+			writeFile(t, path, strings.Join(all[:cut1], ""))
+			first := mustImport(t, s, []string{path}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
+			if first.Outcome != store.OutcomeNew || first.Entries != cut1-1 {
+				t.Fatalf("first import: %+v; want new with %d entries", first, cut1-1)
+			}
+			st, err := s.OpenSession(ctx, first.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The rest arrives in two steps, the first ending in a torn
+			// line that the next write completes.
+			middle := strings.Join(all[cut1:cut2], "")
+			torn := all[cut2][:len(all[cut2])/2]
+			appendFile(t, path, middle+torn)
+			second := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+			if second.Outcome != store.OutcomeGrown || second.Entries != cut2-cut1 || len(second.Problems) != 1 {
+				t.Fatalf("second import: %+v; want grown by %d entries with a torn line reported", second, cut2-cut1)
+			}
+			if p := second.Problems[0]; p.Path != path || p.Line != cut2+1 {
+				t.Errorf("torn line reported at %s:%d; want %s:%d", p.Path, p.Line, path, cut2+1)
+			}
+			if got := len(logOf(t, st)); got != cut2-1 {
+				t.Errorf("session has %d entries after the second import; want %d", got, cut2-1)
+			}
+			appendFile(t, path, strings.TrimPrefix(strings.Join(all[cut2:], ""), torn))
+			third := mustImport(t, s, []string{path}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
+			if third.Outcome != store.OutcomeGrown || third.Entries != len(all)-cut2 || len(third.Problems) != 0 {
+				t.Fatalf("third import: %+v; want grown by %d entries", third, len(all)-cut2)
+			}
+			if diff := cmp.Diff(readIDs(t, src), ids(logOf(t, st))); diff != "" {
+				t.Errorf("session ids differ from the whole file's (-file +store):\n%s", diff)
+			}
+			for _, fx := range storetest.PiFixtures(t, piDir) {
+				if fx.Name == name {
+					storetest.CheckPi(t, st, fx.Want)
+				}
+			}
+			if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeUnchanged {
+				t.Errorf("fourth import: %+v; want unchanged", f)
+			}
+		})
+	}
+}
+
+func TestImportConflicts(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	dir := t.TempDir()
+	src := filepath.Join(piDir, "session-002.jsonl")
+	all := lines(t, src)
+	base := strings.Join(all[:10], "")
+
+	check := func(name string, f store.FileResult) {
+		t.Helper()
+		if f.Outcome != store.OutcomeConflict || !errors.Is(f.Err, sessiontree.ErrConflict) || f.Entries != 0 {
+			t.Errorf("%s: %+v, %v; want a conflict", name, f, f.Err)
+		}
+	}
+	sessionEntries := func(id string) int {
+		st, err := s.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(logOf(t, st))
+	}
+
+	// The imported part changes: same size, one byte different.
+	edited := filepath.Join(dir, "edited.jsonl")
+	writeFile(t, edited, base)
+	id := mustImport(t, s, []string{edited}, store.ImportOptions{}).Files[0].SessionID
+	changed := strings.Replace(base, `"timestamp":"2026-`, `"timestamp":"2027-`, 2)
+	if changed == base || len(changed) != len(base) {
+		t.Fatal("test edit did not apply")
+	}
+	writeFile(t, edited, changed)
+	check("edited in place", mustImport(t, s, []string{edited}, store.ImportOptions{}).Files[0])
+	// ... and grown too.
+	appendFile(t, edited, strings.Join(all[10:], ""))
+	check("edited and grown", mustImport(t, s, []string{edited}, store.ImportOptions{}).Files[0])
+	// ... or cut short.
+	writeFile(t, edited, strings.Join(all[:5], ""))
+	check("shortened", mustImport(t, s, []string{edited}, store.ImportOptions{}).Files[0])
+	if n := sessionEntries(id); n != 9 {
+		t.Errorf("session has %d entries after conflicts; want the first import's 9", n)
+	}
+
+	// The same session in a second file.
+	copyFile(t, src, filepath.Join(dir, "copy.jsonl"))
+	check("session id taken", mustImport(t, s, []string{filepath.Join(dir, "copy.jsonl")}, store.ImportOptions{}).Files[0])
+
+	// The session was written to in the store since the import.
+	s2 := openStore(t)
+	grown := filepath.Join(t.TempDir(), "grown.jsonl")
+	writeFile(t, grown, base)
+	id = mustImport(t, s2, []string{grown}, store.ImportOptions{}).Files[0].SessionID
+	st, err := s2.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newBuilder(t, st).user("mine", "written in the store")
+	appendFile(t, grown, strings.Join(all[10:], ""))
+	check("session written since", mustImport(t, s2, []string{grown}, store.ImportOptions{}).Files[0])
+	if n := len(logOf(t, st)); n != 10 {
+		t.Errorf("session has %d entries; want 10 (nothing merged)", n)
+	}
+}
+
+// damaged writes a file from the lines of session-002 with one change
+// and a session id of its own.
+func damaged(t *testing.T, dir, name string, edit func(l []string) []string) string {
+	path := filepath.Join(dir, name+".jsonl")
+	l := slices.Clone(lines(t, filepath.Join(piDir, "session-002.jsonl")))
+	l[0] = strings.Replace(l[0], "01a237bc-c4a9-75e6-b60f-1754ad8dfc77", "01a237bc-c4a9-75e6-b60f-"+fmt.Sprintf("%012x", len(name)*1000+int(name[0])), 1)
+	writeFile(t, path, strings.Join(edit(l), ""))
+	return path
+}
+
+// TestImportModes imports damaged files in each mode and holds the
+// outcome to what the JSONL backend makes of the same file in the same
+// mode: the same entries, the same lines reported.
+func TestImportModes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a-good.jsonl")
+	copyFile(t, filepath.Join(piDir, "session-010.jsonl"), good)
+	n := len(lines(t, filepath.Join(piDir, "session-002.jsonl"))) - 1 // entries
+	files := map[string]string{
+		"bad json": damaged(t, dir, "b-badjson", func(l []string) []string {
+			l[5] = "{this is not json\n"
+			return l
+		}),
+		"missing field": damaged(t, dir, "c-nofield", func(l []string) []string {
+			l[n] = strings.Replace(l[n], `"timestamp"`, `"when"`, 1)
+			return l
+		}),
+		"duplicate line": damaged(t, dir, "d-dup", func(l []string) []string {
+			return append(l[:8], append([]string{l[3]}, l[8:]...)...)
+		}),
+		"duplicate id": damaged(t, dir, "e-dupid", func(l []string) []string {
+			return append(l, strings.Replace(l[3], `"timestamp":"2026-`, `"timestamp":"2027-`, 1))
+		}),
+		"missing parent": damaged(t, dir, "f-orphan", func(l []string) []string {
+			return append(l[:4], l[5:]...)
+		}),
+		"torn tail": damaged(t, dir, "g-torn", func(l []string) []string {
+			last := l[len(l)-1]
+			l[len(l)-1] = last[:len(last)/2]
+			return l
+		}),
+		"no header": damaged(t, dir, "h-noheader", func(l []string) []string { return l[1:] }),
+	}
+	// Hand-computed anchors, besides the comparison with the JSONL
+	// backend: the torn tail loses its last entry, a bad line in lenient
+	// mode only itself when nothing hangs under it.
+	anchors := map[jsonl.Mode]map[string]int{
+		jsonl.Recover: {"torn tail": n - 1},
+		jsonl.Lenient: {"torn tail": n - 1, "missing field": n - 1, "duplicate line": n, "duplicate id": n},
+	}
+	for _, mode := range []jsonl.Mode{jsonl.Strict, jsonl.Recover, jsonl.Lenient} {
+		t.Run(mode.String(), func(t *testing.T) {
+			s := openStore(t)
+			rep := mustImport(t, s, []string{dir}, store.ImportOptions{Mode: mode})
+			byPath := map[string]store.FileResult{}
+			for _, f := range rep.Files {
+				byPath[f.Path] = f
+			}
+			if f := byPath[good]; f.Outcome != store.OutcomeNew {
+				t.Errorf("good file: %+v; want new: one bad file must not stop the others", f)
+			}
+			for name, path := range files {
+				f := byPath[path]
+				want, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: mode})
+				if err != nil {
+					var wantLE, gotLE *jsonl.LineError
+					if !errors.As(err, &wantLE) {
+						t.Fatalf("%s: jsonl.Open: %v", name, err)
+					}
+					if f.Outcome != store.OutcomeFailed || !errors.As(f.Err, &gotLE) || !errors.Is(f.Err, sessiontree.ErrCorrupt) {
+						t.Errorf("%s: %s, %v; want failed with a *jsonl.LineError like the JSONL backend's %v", name, f.Outcome, f.Err, err)
+						continue
+					}
+					if gotLE.Path != path || gotLE.Line != wantLE.Line {
+						t.Errorf("%s: failed at %s:%d; want %s:%d (%v / %v)", name, gotLE.Path, gotLE.Line, path, wantLE.Line, gotLE, wantLE)
+					}
+					if f.Entries != 0 || countSessions(t, s) != len(rep.Files)-rep.Count(store.OutcomeFailed) {
+						t.Errorf("%s: a failed file left entries behind", name)
+					}
+					continue
+				}
+				report := want.Report()
+				want.Close()
+				if f.Outcome != store.OutcomeNew || f.Entries != report.Entries {
+					t.Errorf("%s: %s with %d entries (%v); want new with %d like the JSONL backend", name, f.Outcome, f.Entries, f.Err, report.Entries)
+				}
+				if a, ok := anchors[mode][name]; ok && f.Entries != a {
+					t.Errorf("%s: %d entries; want %d", name, f.Entries, a)
+				}
+				var gotLines, wantLines []int
+				for _, p := range f.Problems {
+					if p.Path != path {
+						t.Errorf("%s: problem names %s; want %s", name, p.Path, path)
+					}
+					gotLines = append(gotLines, p.Line)
+				}
+				for _, w := range report.Warnings {
+					wantLines = append(wantLines, w.Line)
+				}
+				if !slices.Equal(gotLines, wantLines) {
+					t.Errorf("%s: problems at lines %v; want %v", name, gotLines, wantLines)
+				}
+			}
+		})
+	}
+}
+
+func TestImportProgressAndDefaultDir(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	t.Setenv("PI_CODING_AGENT_DIR", home)
+	dir := filepath.Join(home, "sessions", "--home-user-project--")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, name := range []string{"session-001", "session-003", "session-005"} {
+		copyFile(t, filepath.Join(piDir, name+".jsonl"), filepath.Join(dir, name+".jsonl"))
+		fi, _ := os.Stat(filepath.Join(dir, name+".jsonl"))
+		total += fi.Size()
+	}
+	writeFile(t, filepath.Join(dir, "notes.txt"), "not a session")
+	if got, _ := store.PiSessionsDir(); got != filepath.Join(home, "sessions") {
+		t.Errorf("PiSessionsDir() = %q; want %q", got, filepath.Join(home, "sessions"))
+	}
+	s := openStore(t)
+	var reports []store.ImportProgress
+	rep, err := s.Import(ctx, nil, store.ImportOptions{Progress: func(p store.ImportProgress) { reports = append(reports, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Count(store.OutcomeNew) != 3 || len(rep.Files) != 3 {
+		t.Fatalf("import of the default folder: %+v", rep.Files)
+	}
+	last := reports[len(reports)-1]
+	if last != (store.ImportProgress{FilesDone: 3, FilesTotal: 3, BytesDone: total, BytesTotal: total}) {
+		t.Errorf("last progress = %+v; want 3 of 3 files, %d of %d bytes", last, total, total)
+	}
+	for i := 1; i < len(reports); i++ {
+		if reports[i].BytesDone < reports[i-1].BytesDone || reports[i].FilesDone < reports[i-1].FilesDone {
+			t.Errorf("progress went back: %+v after %+v", reports[i], reports[i-1])
+		}
+	}
+
+	// A path that does not exist fails alone.
+	rep, err = s.Import(ctx, []string{filepath.Join(home, "nope.jsonl"), dir}, store.ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Files[0].Outcome != store.OutcomeFailed || rep.Count(store.OutcomeUnchanged) != 3 {
+		t.Errorf("import with a missing path: %+v", rep.Files)
+	}
+
+	// A canceled import stops and says so.
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.Import(canceled, []string{dir}, store.ImportOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Import(canceled) = %v; want context.Canceled", err)
+	}
+}
