@@ -14,8 +14,8 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
-	"github.com/sessiontree/sessiontree/storetest"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // lines returns a file's lines, each with its newline.
