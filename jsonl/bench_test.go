@@ -21,7 +21,7 @@ import (
 // texts of random length, and now and then a thinking-level or model
 // change, a label or a custom entry. It is one linear branch, so the
 // context spans every entry: the worst case for building it. 100,000
-// entries make about 35 MB, the size pi's loader was measured on.
+// entries make about 37 MB, near the 35 MB pi's loader was measured on.
 func genSession(tb testing.TB, path string, n int) {
 	tb.Helper()
 	f, err := os.Create(path)
@@ -105,7 +105,7 @@ func benchFile(b *testing.B, n int) (string, int64) {
 	return path, fi.Size()
 }
 
-// BenchmarkOpenContext opens a 100,000-entry, ~35 MB file and builds the
+// BenchmarkOpenContext opens a 100,000-entry, ~37 MB file and builds the
 // context at its leaf: what resuming a session costs. Target: well under
 // 0.43 s (a third of pi's 1.3 s).
 func BenchmarkOpenContext(b *testing.B) {
