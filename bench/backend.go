@@ -18,7 +18,9 @@ const (
 	// backendEngineCold is the engine opening its database file for each
 	// operation, as a fresh process must.
 	backendEngineCold = "engine-cold"
-	backendPi         = "pi"
+	// backendStore is the session store (package store) on the engine.
+	backendStore = "store"
+	backendPi    = "pi"
 	// backendFloor is bare modernc SQLite doing the minimum for a workload.
 	backendFloor = "floor"
 	// backendFileFloor is bare file I/O: the bytes read or written.
@@ -26,7 +28,7 @@ const (
 )
 
 // backendNames lists the backends in the order the table shows them.
-var backendNames = []string{backendMemory, backendJSONL, backendEngine, backendEngineCold, backendPi, backendFloor, backendFileFloor}
+var backendNames = []string{backendMemory, backendJSONL, backendEngine, backendEngineCold, backendStore, backendPi, backendFloor, backendFileFloor}
 
 // errUnsupported marks an operation a backend does not have (the memory
 // backend has no sync to disk); the case is left out of the table.

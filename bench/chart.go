@@ -21,7 +21,7 @@ import (
 func (rep *Report) writeCharts(dir string) error {
 	for _, wl := range workloads {
 		var shapes []string
-		for _, s := range Shapes {
+		for _, s := range append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus) {
 			if len(rep.sizesOf(wl.name, string(s))) > 0 {
 				shapes = append(shapes, string(s))
 			}
@@ -66,6 +66,9 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s · %s", workload, shape)
 	p.X.Label.Text = "session size (entries)"
+	if shape == string(ShapeCorpus) {
+		p.X.Label.Text = "corpus size (sessions)"
+	}
 	p.Y.Label.Text = "time per operation"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.Legend.Top, p.Legend.Left = true, true

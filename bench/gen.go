@@ -121,6 +121,9 @@ type generator struct {
 	ids    map[string]bool
 	models []model
 	model  int
+	// plant, when set, is put in the next user message's text (the
+	// corpus's search target).
+	plant string
 	// convo is where the conversation is, kept here so the append
 	// drafts continue the session's conversation.
 	convo struct {
@@ -541,6 +544,10 @@ func (g *generator) largeSize() int {
 func (g *generator) userMessage() userMsg {
 	m := userMsg{Role: "user", Timestamp: g.now}
 	text := g.text(10 + int(g.rng.ExpFloat64()*60))
+	if g.plant != "" {
+		text = "why does " + g.plant + " keep failing? " + text
+		g.plant = ""
+	}
 	if g.large() {
 		n := g.largeSize() &^ 3
 		m.Content = []any{textBlock{"text", text}, imageBlock{"image", g.blobPool[:n], "image/png"}}

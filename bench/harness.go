@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
 )
 
 // prepared is one backend's measurement of one workload on one dataset,
@@ -106,6 +107,11 @@ type runner struct {
 	// that work on an open session, so a JSONL file is parsed once per
 	// dataset rather than once per workload.
 	hot map[string]hotSession
+
+	// For the corpus workloads:
+	corpus      *corpus
+	corpusStore *store.Store // the corpus imported, nil without the engine
+	corpusFloor string       // the corpus floor database, "" without the floor
 }
 
 type hotSession struct {
@@ -192,6 +198,9 @@ func (r *runner) runDataset(ctx context.Context, shape Shape, size int) error {
 		if w.capped && r.opts.ImportMaxSize > 0 && size > r.opts.ImportMaxSize {
 			continue
 		}
+		if w.capped && r.opts.Quick && shape == ShapeLarge {
+			continue // seconds per import on a loaded machine: too slow for the smoke test
+		}
 		if !w.hot {
 			// It opens sessions itself: release the JSONL files' locks.
 			r.closeHot()
@@ -212,7 +221,7 @@ func (r *runner) releaseDataset() {
 	}
 	r.stores, r.floor = nil, nil
 	if !r.opts.Keep {
-		for _, sub := range []string{"sessions", backendJSONL, backendEngine, backendFloor, backendFileFloor} {
+		for _, sub := range []string{"sessions", backendJSONL, backendEngine, backendStore, backendFloor, backendFileFloor} {
 			os.RemoveAll(r.dir + "/" + sub)
 		}
 	}

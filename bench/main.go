@@ -100,10 +100,11 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 			rep.Datasets = append(rep.Datasets, r.lastDataset)
 		}
 	}
-	for _, w := range workloads {
-		if w.corpus && opts.wantsWorkload(w.name) {
-			r.progress("  %-12s not run: needs the session store (issue 5)", w.name)
-		}
+	if err := r.runCorpus(ctx); err != nil {
+		return err
+	}
+	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {
+		rep.Datasets = append(rep.Datasets, r.lastDataset)
 	}
 	rep.Results = r.results
 	rep.Seconds = time.Since(r.start).Seconds()

@@ -24,6 +24,7 @@ func TestQuick(t *testing.T) {
 	opts.Command = "go test ./bench -run TestQuick"
 	if testing.Short() || raceEnabled {
 		opts.Sizes = []int{200}
+		opts.CorpusSessions = 40
 		opts.Runs = 2
 		opts.MinRunTime = 0
 	}
@@ -60,13 +61,11 @@ func TestQuick(t *testing.T) {
 		measured[r.Workload+"/"+r.Backend] = true
 	}
 	for _, w := range workloads {
+		bs := []string{backendFloor, backendEngine, backendJSONL}
 		if w.corpus {
-			continue
+			bs = []string{backendFloor, backendStore, backendFileFloor}
 		}
-		for _, b := range []string{backendFloor, backendEngine, backendJSONL} {
-			if w.name == "append-sync" && b == backendMemory {
-				continue
-			}
+		for _, b := range bs {
 			if !measured[w.name+"/"+b] {
 				t.Errorf("workload %s: no result for %s", w.name, b)
 			}

@@ -34,6 +34,12 @@ type Options struct {
 	// ImportMaxSize caps the session size of the import workload, whose
 	// runs at 100k entries take half a minute per backend; 0 means no cap.
 	ImportMaxSize int
+	// CorpusSessions is how many sessions the corpus of the list, search
+	// and store-import workloads has; 0 skips those workloads.
+	CorpusSessions int
+	// CorpusMaxEntries is the largest corpus session; sizes are
+	// log-uniform from 2 up to it, so most sessions are short.
+	CorpusMaxEntries int
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -62,24 +68,28 @@ type Options struct {
 // every shape, five runs.
 func DefaultOptions() Options {
 	return Options{
-		Sizes:         []int{1000, 10_000, 100_000},
-		Shapes:        slices.Clone(Shapes),
-		Runs:          5,
-		MinRunTime:    10 * time.Millisecond,
-		LargeMaxSize:  10_000,
-		ImportMaxSize: 10_000,
-		Seed:          1,
-		Out:           "bench-out",
+		Sizes:            []int{1000, 10_000, 100_000},
+		Shapes:           slices.Clone(Shapes),
+		Runs:             5,
+		MinRunTime:       10 * time.Millisecond,
+		LargeMaxSize:     10_000,
+		ImportMaxSize:    10_000,
+		CorpusSessions:   10_000,
+		CorpusMaxEntries: 20,
+		Seed:             1,
+		Out:              "bench-out",
 	}
 }
 
 // QuickOptions returns the smoke-test run: 1k-entry sessions, three runs,
-// short runs. It finishes in well under 30 seconds.
+// short runs, a 300-session corpus, no import of the large-payload shape.
+// It finishes in well under 30 seconds on a quiet machine.
 func QuickOptions() Options {
 	o := DefaultOptions()
 	o.Sizes = []int{1000}
 	o.Runs = 3
 	o.MinRunTime = 2 * time.Millisecond
+	o.CorpusSessions = 300
 	o.Quick = true
 	return o
 }
@@ -119,6 +129,12 @@ func (o Options) Validate() error {
 	if o.MinRunTime < 0 || o.MinRunTime > time.Minute {
 		errs = append(errs, fmt.Errorf("min run time %v: want 0 to 1m", o.MinRunTime))
 	}
+	if o.CorpusSessions < 0 || o.CorpusSessions > 1_000_000 {
+		errs = append(errs, fmt.Errorf("corpus sessions %d: want 0 to 1,000,000", o.CorpusSessions))
+	}
+	if o.CorpusSessions > 0 && o.CorpusMaxEntries < 2 {
+		errs = append(errs, fmt.Errorf("corpus max entries %d: want >= 2", o.CorpusMaxEntries))
+	}
 	if o.ImportMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("import max size %d: want >= 0", o.ImportMaxSize))
 	}
@@ -150,6 +166,7 @@ func parseFlags(args []string) (Options, error) {
 	shapes := fs.String("shapes", "", "comma-separated shapes (linear,compacted,bushy,large)")
 	workloads := fs.String("workloads", "", "comma-separated workloads (default all)")
 	backends := fs.String("backends", "", "comma-separated backends (default all)")
+	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	seed := fs.Uint64("seed", 1, "generator seed")
@@ -173,6 +190,7 @@ func parseFlags(args []string) (Options, error) {
 		o.Sizes = append(o.Sizes, 1_000_000)
 		o.LargeMaxSize = 100_000
 		o.ImportMaxSize = 0
+		o.CorpusMaxEntries = 200
 	}
 	var err error
 	if *sizes != "" {
@@ -188,6 +206,9 @@ func parseFlags(args []string) (Options, error) {
 	}
 	o.Workloads = splitList(*workloads)
 	o.Backends = splitList(*backends)
+	if *corpusN >= 0 {
+		o.CorpusSessions = *corpusN
+	}
 	if *runs != 0 {
 		o.Runs = *runs
 	}

@@ -29,9 +29,11 @@ const (
 
 // piScript reads one JSON request per line and answers one JSON line:
 // {op:"open"|"resume", file, n} → {ns, messages, leaf}: the time of n
-// loads measured with hrtime inside node;
-// {op:"memory", kind, file} → {heap, rss}: heap and RSS growth over one
-// load (after a full collection), the session still referenced.
+// loads measured with hrtime inside node; {op:"list"|"search", file: the
+// sessions folder, cwd, query, n} → {ns, messages: sessions found};
+// {op:"memory", kind: one of those ops, ...} → {heap, rss}: heap and RSS
+// growth over one operation (after a full collection), its result still
+// referenced.
 const piScript = `import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 
@@ -45,12 +47,25 @@ const { SessionManager } = mod;
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 out({ ready: true, node: process.version });
 
-function load(op, file) {
-  const sm = SessionManager.open(file);
-  if (op === "resume") {
-    const c = sm.buildSessionContext();
-    return { sm, messages: c.messages.length, leaf: sm.getLeafId() };
+async function load(req) {
+  switch (req.op === "memory" ? req.kind : req.op) {
+    case "list": {
+      const list = await SessionManager.list(req.cwd, req.file);
+      return { sm: list, messages: list.length, leaf: null };
+    }
+    case "search": {
+      const list = await SessionManager.list(req.cwd, req.file);
+      const q = req.query.toLowerCase();
+      const hits = list.filter((s) => s.allMessagesText.toLowerCase().includes(q));
+      return { sm: hits, messages: hits.length, leaf: null };
+    }
+    case "resume": {
+      const sm = SessionManager.open(req.file);
+      const c = sm.buildSessionContext();
+      return { sm, messages: c.messages.length, leaf: sm.getLeafId() };
+    }
   }
+  const sm = SessionManager.open(req.file);
   return { sm, messages: 0, leaf: sm.getLeafId() };
 }
 
@@ -61,14 +76,14 @@ for await (const line of createInterface({ input: process.stdin })) {
     if (req.op === "memory") {
       globalThis.gc();
       const m0 = process.memoryUsage();
-      const r = load(req.kind, req.file);
+      const r = await load(req);
       const m1 = process.memoryUsage();
       out({ heap: m1.heapUsed - m0.heapUsed, rss: m1.rss - m0.rss, leaf: r.leaf });
       continue;
     }
     let r;
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < req.n; i++) r = load(req.op, req.file);
+    for (let i = 0; i < req.n; i++) r = await load(req);
     const ns = Number(process.hrtime.bigint() - t0);
     out({ ns, messages: r.messages, leaf: r.leaf });
   } catch (e) {
@@ -88,10 +103,12 @@ type piRunner struct {
 
 // piRequest is a line the script reads.
 type piRequest struct {
-	Op   string `json:"op"`
-	Kind string `json:"kind,omitempty"`
-	File string `json:"file"`
-	N    int    `json:"n,omitempty"`
+	Op    string `json:"op"`
+	Kind  string `json:"kind,omitempty"`
+	File  string `json:"file"`
+	Cwd   string `json:"cwd,omitempty"`
+	Query string `json:"query,omitempty"`
+	N     int    `json:"n,omitempty"`
 }
 
 // piReply is a line the script writes.

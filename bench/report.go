@@ -102,18 +102,14 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 
 	fmt.Fprintln(w, "Times are per operation: median of the runs, then the fastest and slowest run. "+
 		"×floor is the time over bare SQLite's doing the same minimum; ×file over bare file I/O of the same bytes; "+
-		"×engine is the time over the SQLite engine's (so the jsonl row's ×engine is how many times faster the engine is). "+
+		"×engine is the time over the SQLite engine's, or the store's where the engine has no row (so the jsonl row's ×engine is how many times faster the engine is). "+
 		"Peak heap and RSS are one operation's growth beyond what the process already held.")
 	fmt.Fprintln(w)
 	for _, wl := range workloads {
 		rows := rep.workloadResults(wl.name)
 		fmt.Fprintf(w, "### %s\n\n%s\n\n", wl.name, wl.doc)
 		if len(rows) == 0 {
-			if wl.corpus {
-				fmt.Fprintf(w, "Not measured: this workload needs the session store (issue 5), which has not landed in this checkout.\n\n")
-			} else {
-				fmt.Fprintf(w, "Not measured in this run.\n\n")
-			}
+			fmt.Fprintf(w, "Not measured in this run.\n\n")
 			continue
 		}
 		fmt.Fprintf(w, "| shape | size | backend | median | min–max | ×floor | ×file | ×engine | rows | alloc/op | peak heap | peak RSS | note |\n")
@@ -141,7 +137,9 @@ func (rep *Report) workloadResults(workload string) []*Result {
 			out = append(out, r)
 		}
 	}
-	shapeIdx := func(s string) int { return slices.Index(Shapes, Shape(s)) }
+	shapeIdx := func(s string) int {
+		return slices.Index(append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus), Shape(s))
+	}
 	slices.SortStableFunc(out, func(a, b *Result) int {
 		if d := shapeIdx(a.Shape) - shapeIdx(b.Shape); d != 0 {
 			return d
@@ -160,6 +158,9 @@ func (rep *Report) ratio(r *Result, backend string) string {
 		return ""
 	}
 	other := rep.find(r.Workload, r.Shape, r.Size, backend)
+	if other == nil && backend == backendEngine && r.Backend != backendStore {
+		other = rep.find(r.Workload, r.Shape, r.Size, backendStore) // the corpus workloads
+	}
 	if other == nil {
 		return ""
 	}
@@ -173,7 +174,7 @@ func (rep *Report) rowNote(r *Result) string {
 		parts = append(parts, r.Note)
 	}
 	switch r.Workload {
-	case "import":
+	case "import", "store-import":
 		parts = append(parts, fmt.Sprintf("%.0f entries/s, %.0f MB/s", float64(r.Rows)/(r.MedianNs/1e9), float64(r.Bytes)/1e6/(r.MedianNs/1e9)))
 	case "append", "append-sync":
 		parts = append(parts, fmt.Sprintf("%.0f appends/s", 1e9/r.MedianNs))

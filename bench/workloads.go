@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
 )
 
 // workload is one thing an agent does with its sessions, measured on every
@@ -86,19 +87,27 @@ var workloads = []*workload{
 	{
 		name:   "import",
 		capped: true,
-		doc:    "Batch-import a whole session's entries (ids, parents and timestamps given) into a fresh session, as importing a pi file does.",
+		doc:    "Batch-import a whole session's entries (ids, parents and timestamps given) into a fresh session; the store row imports the pi file itself (read, parse, batch append, search index, import record).",
 		shapes: []Shape{ShapeLinear, ShapeLarge},
 		cases:  importCases,
 	},
 	{
 		name:   "list",
-		doc:    "List sessions newest first, first page, over a corpus of 10,000 sessions (needs the session store).",
+		doc:    "List a corpus of sessions newest-updated first and read the first page (50 rows with name, counts and first user message): what a session picker shows.",
 		corpus: true,
+		cases:  listCases,
 	},
 	{
 		name:   "search",
-		doc:    "Full-text search over every indexed entry of a corpus of sessions (needs the session store).",
+		doc:    "Full-text search of every session of the corpus for a term planted in one session in a hundred, ranked, first 20 hits.",
 		corpus: true,
+		cases:  searchCases,
+	},
+	{
+		name:   "store-import",
+		doc:    "Import 500 of the corpus's small pi files (a third of a smaller corpus) into a fresh session store (each file one transaction, the search index kept up to date), as a first run over a user's pi folder does.",
+		corpus: true,
+		cases:  storeImportCases,
 	},
 }
 
@@ -553,6 +562,35 @@ func importCases(r *runner, ds *dataset) []benchCase {
 			return p, nil
 		}})
 	}
+	cs = append(cs, benchCase{backend: backendStore, setup: func(ctx context.Context) (*prepared, error) {
+		if _, ok := r.stores[backendEngine]; !ok {
+			return nil, errUnsupported
+		}
+		path := filepath.Join(r.dir, backendStore, "import.db")
+		var s *store.Store
+		p := &prepared{maxIters: 1, rows: len(ds.Entries), bytes: ds.FileBytes}
+		p.before = func(ctx context.Context) error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			var err error
+			s, err = store.Open(ctx, path, store.Options{})
+			return err
+		}
+		p.op = func(ctx context.Context) error {
+			rep, err := s.Import(ctx, []string{ds.File}, store.ImportOptions{})
+			if err == nil && rep.Entries != len(ds.Entries) {
+				err = fmt.Errorf("store import: %d entries, want %d", rep.Entries, len(ds.Entries))
+			}
+			return err
+		}
+		p.after = func(ctx context.Context) error {
+			err := s.Close()
+			removeDB(path)
+			return err
+		}
+		return p, nil
+	}})
 	cs = append(cs, benchCase{backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
 		if r.floor == nil {
 			return nil, errUnsupported
