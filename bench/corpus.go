@@ -80,7 +80,7 @@ func generateCorpus(seed uint64, n, maxEntries int, dir string) (*corpus, error)
 		g := newGenerator(ds.Seed, ShapeLinear)
 		g.now = benchEpochMillis + int64(i)*corpusGap.Milliseconds()
 		ds.Meta = sessiontree.SessionMeta{ID: g.uuidV7(), Version: 3, CreatedAt: g.iso(), Cwd: benchCwd}
-		plant := i%corpusPlantRate == corpusPlantRate/2
+		plant := i%corpusPlantRate == min(corpusPlantRate/2, n/2)
 		if plant {
 			g.plant = corpusQuery
 			c.matches++

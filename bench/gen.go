@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -162,9 +163,9 @@ func newGenerator(seed uint64, shape Shape) *generator {
 	}
 	if shape == ShapeLarge {
 		g.textPool = g.text(largeMax + 1024)
-		raw := make([]byte, largeMax*3/4+3)
-		for i := range raw {
-			raw[i] = byte(g.rng.Uint32())
+		raw := make([]byte, (largeMax*3/4+3)&^7)
+		for i := 0; i < len(raw); i += 8 {
+			binary.LittleEndian.PutUint64(raw[i:], g.rng.Uint64())
 		}
 		g.blobPool = base64.StdEncoding.EncodeToString(raw)
 	}

@@ -15,8 +15,8 @@ import (
 // CI relies on: every workload runs on every backend without error, and
 // the table, the JSON and the charts come out. Under -short (and under
 // the race detector, which makes everything ~10× slower) the sessions are
-// smaller still, and the race run leaves out the large-payload shape,
-// whose megabyte payloads dominate it (the plain run covers that shape).
+// smaller still, and the race run leaves out the large-payload shape and
+// the imports, which dominate it (the plain run covers them).
 func TestQuick(t *testing.T) {
 	opts := QuickOptions()
 	opts.Dir = t.TempDir()
@@ -29,7 +29,16 @@ func TestQuick(t *testing.T) {
 		opts.MinRunTime = 0
 	}
 	if raceEnabled {
+		opts.Sizes = []int{100}
+		opts.CorpusSessions = 20
 		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
+		// The imports write with SQLite's search index, which takes
+		// seconds under the race detector; the plain run covers them.
+		for _, w := range workloads {
+			if w.name != "import" && w.name != "store-import" {
+				opts.Workloads = append(opts.Workloads, w.name)
+			}
+		}
 	}
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -61,6 +70,9 @@ func TestQuick(t *testing.T) {
 		measured[r.Workload+"/"+r.Backend] = true
 	}
 	for _, w := range workloads {
+		if !opts.wantsWorkload(w.name) {
+			continue
+		}
 		bs := []string{backendFloor, backendEngine, backendJSONL}
 		if w.corpus {
 			bs = []string{backendFloor, backendStore, backendFileFloor}
@@ -140,7 +152,11 @@ func TestParseFlags(t *testing.T) {
 // TestGenerateReproducible checks that a seed makes the same session, byte
 // for byte, and another seed a different one.
 func TestGenerateReproducible(t *testing.T) {
-	for _, shape := range Shapes {
+	shapes := Shapes
+	if raceEnabled {
+		shapes = shapes[:len(shapes)-1] // the large shape's megabytes are slow under -race
+	}
+	for _, shape := range shapes {
 		a, err := generate(7, shape, 300, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
