@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,8 +50,9 @@ type Hit struct {
 	Role string `json:"role,omitempty"`
 	// Timestamp is the entry's timestamp (ISO-8601).
 	Timestamp string `json:"timestamp"`
-	// Snippet is the matching text around the match, on one line, with
-	// the matches between [SearchOptions.Marks].
+	// Snippet is the entry's text around the first match, on one line,
+	// at most about 120 characters, with the query's words and phrases
+	// between [SearchOptions.Marks] (ignoring case).
 	Snippet string `json:"snippet"`
 	// OnActiveBranch tells whether the entry is on its session's active
 	// branch (the path from the root to the current leaf).
@@ -182,15 +185,36 @@ func (sr *searcher) prepare(q string) (match, scan string, err error) {
 		}
 		toks[i].repl = orGroup(terms)
 	}
+	return joinTokens(toks), "", nil
+}
+
+// joinTokens writes the query back with the replacements. FTS5 puts an
+// implicit AND only between phrases, not next to a parenthesized group,
+// so a group that replaced a phrase gets explicit ANDs where the phrase
+// had implicit ones.
+func joinTokens(toks []qtoken) string {
+	// ends reports whether a token can end an operand, starts whether it
+	// can start one.
+	ends := func(t qtoken) bool { return t.phrase || t.repl != "" || t.src == ")" || t.src == "*" }
+	starts := func(t qtoken) bool { return t.phrase || t.repl != "" || t.src == "(" }
 	var b strings.Builder
-	for _, t := range toks {
+	prev := -1 // the last token that is not space
+	for i, t := range toks {
+		if strings.TrimSpace(t.src) == "" {
+			b.WriteString(t.src)
+			continue
+		}
+		if prev >= 0 && (t.repl != "" || toks[prev].repl != "") && ends(toks[prev]) && starts(t) {
+			b.WriteString(" AND ")
+		}
 		if t.repl != "" {
 			b.WriteString(t.repl)
 		} else {
 			b.WriteString(t.src)
 		}
+		prev = i
 	}
-	return b.String(), "", nil
+	return b.String()
 }
 
 func countPrefixStar(toks []qtoken) int {
@@ -235,9 +259,10 @@ func (sr *searcher) expand(text string) ([]string, error) {
 	return terms, nil
 }
 
-// match runs an FTS5 query: the ranked page of rowids first, then the
-// snippet and the details of each hit, so that snippets (which read the
-// entry's text) are cut only for the hits returned.
+// match runs an FTS5 query for the ranked page of keys, then reads the
+// page's text and details in one query. Snippets are cut here from the
+// text rather than by FTS5's snippet(), which would evaluate the whole
+// query again for every hit.
 func (sr *searcher) match(match string) ([]Hit, error) {
 	query := `SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3`
 	params := []any{match, sr.lo, sr.hi}
@@ -245,42 +270,32 @@ func (sr *searcher) match(match string) ([]Hit, error) {
 		query += ` AND (rowid >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
 		params = append(params, sr.opts.Cwd)
 	}
-	query += ` ORDER BY rank LIMIT ` + fmt.Sprint(sr.limit)
-	type ranked struct {
-		pk   int64
-		rank float64
-	}
-	var page []ranked
+	query += ` ORDER BY rank LIMIT ` + strconv.Itoa(sr.limit)
+	var keys []int64
+	var ranks []float64
 	rows, err := sr.tx.QueryContext(sr.ctx, query, params...)
 	if err != nil {
 		return nil, sr.queryError(err)
 	}
 	for rows.Next() {
-		var r ranked
-		if err := rows.Scan(&r.pk, &r.rank); err != nil {
+		var pk int64
+		var rank float64
+		if err := rows.Scan(&pk, &rank); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		page = append(page, r)
+		keys, ranks = append(keys, pk), append(ranks, rank)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, sr.queryError(err)
 	}
-	hits := make([]Hit, 0, len(page))
-	for _, r := range page {
-		var snippet string
-		err := sr.tx.GetContext(sr.ctx, &snippet, `SELECT snippet(entries_fts, 0, ?, ?, '…', 24)
-FROM entries_fts WHERE entries_fts MATCH ? AND rowid = ?`, sr.opts.Marks[0], sr.opts.Marks[1], match, r.pk)
-		if err != nil {
-			return nil, sr.queryError(err)
-		}
-		h, err := sr.details(r.pk)
-		if err != nil {
-			return nil, err
-		}
-		h.Snippet, h.Rank = oneLine(snippet), r.rank
-		hits = append(hits, h)
+	hits, err := sr.details(keys)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		hits[i].Rank = ranks[i]
 	}
 	return hits, nil
 }
@@ -288,57 +303,77 @@ FROM entries_fts WHERE entries_fts MATCH ? AND rowid = ?`, sr.opts.Marks[0], sr.
 // scan finds text by reading the indexed text itself, newest entries
 // first, for a query too short and too common for the index.
 func (sr *searcher) scan(text string) ([]Hit, error) {
-	query := `SELECT t.pk, t.body FROM search_text t WHERE t.pk BETWEEN ?2 AND ?3 AND t.body LIKE ?1 ESCAPE '\'`
+	query := `SELECT t.pk FROM search_text t WHERE t.pk BETWEEN ?2 AND ?3 AND t.body LIKE ?1 ESCAPE '\'`
 	params := []any{"%" + likeEscape(text) + "%", sr.lo, sr.hi}
 	if sr.opts.Cwd != "" {
 		query += ` AND (t.pk >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
 		params = append(params, sr.opts.Cwd)
 	}
-	query += ` ORDER BY t.pk DESC LIMIT ` + fmt.Sprint(sr.limit)
-	type found struct {
-		pk   int64
-		body string
+	query += ` ORDER BY t.pk DESC LIMIT ` + strconv.Itoa(sr.limit)
+	var keys []int64
+	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
+		return nil, err
 	}
-	var page []found
-	rows, err := sr.tx.QueryContext(sr.ctx, query, params...)
+	return sr.details(keys)
+}
+
+// details reads the hits of keys, in that order, with their snippets.
+func (sr *searcher) details(keys []int64) ([]Hit, error) {
+	if len(keys) == 0 {
+		return []Hit{}, nil
+	}
+	marks := strings.Repeat("?,", len(keys))
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	rows, err := sr.tx.QueryContext(sr.ctx, `SELECT e.pk, s.id, e.id, e.type, coalesce(e.role, ''), e.timestamp, s.cwd,
+       coalesce(s.name, ''),
+       EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.entry = e.pk),
+       coalesce((SELECT t.body FROM search_text t WHERE t.pk = e.pk), '')
+FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk IN (`+marks[:len(marks)-1]+`)`, args...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read hits: %w", err)
 	}
+	defer rows.Close()
+	byKey := make(map[int64]Hit, len(keys))
+	needles := sr.needles()
 	for rows.Next() {
-		var f found
-		if err := rows.Scan(&f.pk, &f.body); err != nil {
-			rows.Close()
-			return nil, err
+		var pk int64
+		var h Hit
+		var body string
+		if err := rows.Scan(&pk, &h.SessionID, &h.EntryID, &h.Type, &h.Role, &h.Timestamp, &h.Cwd, &h.SessionName,
+			&h.OnActiveBranch, &body); err != nil {
+			return nil, fmt.Errorf("read hits: %w", err)
 		}
-		page = append(page, f)
+		h.Snippet = snippet(body, needles, sr.opts.Marks)
+		byKey[pk] = h
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read hits: %w", err)
 	}
-	hits := make([]Hit, 0, len(page))
-	for _, f := range page {
-		h, err := sr.details(f.pk)
-		if err != nil {
-			return nil, err
+	hits := make([]Hit, 0, len(keys))
+	for _, k := range keys {
+		if h, ok := byKey[k]; ok {
+			hits = append(hits, h)
 		}
-		h.Snippet = cutSnippet(f.body, text, sr.opts.Marks)
-		hits = append(hits, h)
 	}
 	return hits, nil
 }
 
-func (sr *searcher) details(pk int64) (Hit, error) {
-	var h Hit
-	err := sr.tx.QueryRowContext(sr.ctx, `SELECT s.id, e.id, e.type, coalesce(e.role, ''), e.timestamp, s.cwd,
-       coalesce(s.name, ''),
-       EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.entry = e.pk)
-FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk = ?`, pk).
-		Scan(&h.SessionID, &h.EntryID, &h.Type, &h.Role, &h.Timestamp, &h.Cwd, &h.SessionName, &h.OnActiveBranch)
-	if err != nil {
-		return h, fmt.Errorf("read hit %d: %w", pk, err)
+// needles are the texts to mark in snippets: the query's phrases.
+func (sr *searcher) needles() []string {
+	q := strings.TrimSpace(sr.query)
+	if sr.opts.Literal {
+		return strings.Fields(q)
 	}
-	return h, nil
+	var out []string
+	for _, t := range lexQuery(q) {
+		if t.phrase && t.text() != "" {
+			out = append(out, t.text())
+		}
+	}
+	return out
 }
 
 // queryError turns SQLite's refusal of a MATCH expression into a
@@ -367,36 +402,81 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// cutSnippet marks the first match of text in body (ignoring ASCII case,
-// as LIKE does) and keeps some context around it.
-func cutSnippet(body, text string, marks [2]string) string {
-	const context = 30 // characters each side
-	i := strings.Index(strings.ToLower(body), strings.ToLower(text))
-	if i < 0 || len(strings.ToLower(body)) != len(body) {
-		i = strings.Index(body, text)
-	}
-	if i < 0 {
-		return oneLine(truncateRunes(body, 2*context))
-	}
-	before, match, after := body[:i], body[i:i+len(text)], body[i+len(text):]
-	prefix := ""
-	if n := utf8.RuneCountInString(before); n > context {
-		before = string([]rune(before)[n-context:])
-		prefix = "…"
-	}
-	suffix := ""
-	if utf8.RuneCountInString(after) > context {
-		after = string([]rune(after)[:context])
-		suffix = "…"
-	}
-	return oneLine(prefix + before + marks[0] + match + marks[1] + after + suffix)
-}
+// snippetContext is how many characters a snippet shows before its
+// first match, snippetLength how many it shows in all.
+const (
+	snippetContext = 30
+	snippetLength  = 120
+)
 
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+// snippet cuts the part of body around the first match of any needle
+// (ignoring case) and marks every match in it.
+func snippet(body string, needles []string, marks [2]string) string {
+	body = strings.TrimRight(body, "\n")
+	hay := strings.ToLower(body)
+	exact := len(hay) != len(body)
+	if exact {
+		hay = body // lower-casing changed lengths: match exactly
 	}
-	return string([]rune(s)[:n]) + "…"
+	type span struct{ i, j int }
+	var spans []span
+	for _, n := range needles {
+		if !exact {
+			n = strings.ToLower(n)
+		}
+		for off := 0; n != "" && off < len(hay); {
+			k := strings.Index(hay[off:], n)
+			if k < 0 {
+				break
+			}
+			spans = append(spans, span{off + k, off + k + len(n)})
+			off += k + len(n)
+		}
+	}
+	sort.Slice(spans, func(a, b int) bool { return spans[a].i < spans[b].i })
+	// Merge overlaps.
+	merged := spans[:0]
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && sp.i <= merged[n-1].j {
+			merged[n-1].j = max(merged[n-1].j, sp.j)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	start := 0
+	if len(merged) > 0 {
+		start = merged[0].i
+		for back := 0; start > 0 && back < snippetContext; back++ {
+			_, size := utf8.DecodeLastRuneInString(body[:start])
+			start -= size
+		}
+	}
+	end := start
+	for n := 0; end < len(body) && n < snippetLength; n++ {
+		_, size := utf8.DecodeRuneInString(body[end:])
+		end += size
+	}
+	var b strings.Builder
+	if start > 0 {
+		b.WriteString("…")
+	}
+	pos := start
+	for _, sp := range merged {
+		if sp.j <= start || sp.i >= end {
+			continue
+		}
+		i, j := max(sp.i, start), min(sp.j, end)
+		b.WriteString(body[pos:i])
+		b.WriteString(marks[0])
+		b.WriteString(body[i:j])
+		b.WriteString(marks[1])
+		pos = j
+	}
+	b.WriteString(body[pos:end])
+	if end < len(body) {
+		b.WriteString("…")
+	}
+	return oneLine(b.String())
 }
 
 // qtoken is a piece of an FTS5 query.

@@ -1,0 +1,346 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// indexedText reads every entry's indexed text from the search_text
+// view, by session/entry key.
+func indexedText(t *testing.T, s *store.Store) map[string]string {
+	t.Helper()
+	var rows []struct {
+		Key  string `db:"k"`
+		Body string `db:"body"`
+	}
+	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		return tx.Select(&rows, `SELECT sess.id || '/' || e.id AS k, t.body AS body FROM search_text t
+JOIN entries e ON e.pk = t.pk JOIN sessions sess ON sess.pk = e.session`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Key] = strings.ToLower(r.Body)
+	}
+	return out
+}
+
+// containing returns the keys of the entries whose indexed text contains
+// text, ignoring case: what a search for it must find.
+func containing(texts map[string]string, text string) []string {
+	var out []string
+	for k, body := range texts {
+		if strings.Contains(body, strings.ToLower(text)) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func search(t *testing.T, s *store.Store, q string, opts store.SearchOptions) []store.Hit {
+	t.Helper()
+	hits, err := s.Search(context.Background(), q, opts)
+	if err != nil {
+		t.Fatalf("Search(%q): %v", q, err)
+	}
+	return hits
+}
+
+func hitKeys(hits []store.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.SessionID + "/" + h.EntryID
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestSearchFixtures searches the pi fixtures in English and Japanese and
+// holds each answer to the entries whose text contains the query.
+func TestSearchFixtures(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	rep := mustImport(t, s, []string{piDir}, store.ImportOptions{})
+	texts := indexedText(t, s)
+	all := store.SearchOptions{Limit: store.MaxSearchLimit}
+	for _, tc := range []struct {
+		query, text string
+		opts        store.SearchOptions
+	}{
+		{"sqlite", "sqlite", all},
+		{"SQLite", "sqlite", all},
+		{"römisch", "römisch", all},
+		{"日本語", "日本語", all},
+		{"日本", "日本", all}, // two characters: expanded through the vocabulary
+		{"語", "語", all},   // one CJK character
+		{"本語", "本語", all}, // the end of a word
+		{"🙂", "🙂", all},   // one character, not CJK
+		{"e", "e", all},   // one ASCII character: scanned
+		{`"tab	here"`, "tab\there", all},
+		{"sqlite beta", "", all},
+		{"emoji🙂", "emoji🙂", all},
+		{`quote"d`, `quote"d`, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit}},
+		{`back\slash`, `back\slash`, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit}},
+		{"new\nline", "", store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			hits := search(t, s, tc.query, tc.opts)
+			if len(hits) == 0 {
+				t.Fatalf("Search(%q) found nothing", tc.query)
+			}
+			if tc.text != "" {
+				want := containing(texts, tc.text)
+				if len(want) > store.MaxSearchLimit {
+					want = nil // more than a page: check each hit instead
+				}
+				if want != nil {
+					if diff := cmp.Diff(want, hitKeys(hits)); diff != "" {
+						t.Errorf("Search(%q) (-entries containing %q +hits):\n%s", tc.query, tc.text, diff)
+					}
+				}
+			}
+			for i, h := range hits {
+				if i > 0 && h.Rank < hits[i-1].Rank {
+					t.Errorf("hit %d ranks %v after %v: not best first", i, h.Rank, hits[i-1].Rank)
+				}
+				if h.Snippet == "" || strings.Contains(h.Snippet, "\n") {
+					t.Errorf("hit %s/%s snippet %q; want one non-empty line", h.SessionID, h.EntryID, h.Snippet)
+				}
+			}
+		})
+	}
+
+	// Both words, anywhere in the entry.
+	and := hitKeys(search(t, s, "sqlite beta", all))
+	var both []string
+	for _, k := range containing(texts, "sqlite") {
+		if slices.Contains(containing(texts, "beta"), k) {
+			both = append(both, k)
+		}
+	}
+	if diff := cmp.Diff(both, and); diff != "" {
+		t.Errorf("Search(sqlite beta) (-entries with both +hits):\n%s", diff)
+	}
+
+	// Filters.
+	one := rep.Files[5].SessionID
+	hits := search(t, s, "日本語", store.SearchOptions{SessionID: one, Limit: 1000})
+	if len(hits) == 0 {
+		t.Fatal("no hits in one session")
+	}
+	for _, h := range hits {
+		if h.SessionID != one {
+			t.Errorf("hit in session %s; want only %s", h.SessionID, one)
+		}
+	}
+	hits = search(t, s, "sqlite", store.SearchOptions{Cwd: "/home/user/project-1", Limit: 1000})
+	if len(hits) == 0 {
+		t.Fatal("no hits in one directory")
+	}
+	for _, h := range hits {
+		if h.Cwd != "/home/user/project-1" {
+			t.Errorf("hit in %s; want only /home/user/project-1", h.Cwd)
+		}
+	}
+	if hits := search(t, s, "sqlite", store.SearchOptions{Limit: 3}); len(hits) != 3 {
+		t.Errorf("Search(Limit 3) gave %d hits", len(hits))
+	}
+	if _, err := s.Search(ctx, "sqlite", store.SearchOptions{SessionID: "nope"}); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Search(missing session) = %v; want ErrNotFound", err)
+	}
+	hits = search(t, s, "日本語", store.SearchOptions{Limit: 1, Marks: [2]string{"<b>", "</b>"}})
+	if !strings.Contains(hits[0].Snippet, "<b>日本語</b>") {
+		t.Errorf("snippet %q; want the match marked <b>日本語</b>", hits[0].Snippet)
+	}
+	for _, h := range search(t, s, "SQLITE beta", store.SearchOptions{Marks: [2]string{"<", ">"}}) {
+		if !strings.Contains(h.Snippet, "<sqlite>") && !strings.Contains(h.Snippet, "<beta>") {
+			t.Errorf("snippet %q; want <sqlite> or <beta> marked", h.Snippet)
+		}
+	}
+}
+
+func TestSearchMalformedQuery(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"})).user("u", "store.go is here")
+	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`} {
+		_, err := s.Search(ctx, q, store.SearchOptions{})
+		var qe *store.QueryError
+		if !errors.As(err, &qe) || !errors.Is(err, store.ErrBadQuery) || qe.Query != q {
+			t.Errorf("Search(%q) = %v; want a QueryError", q, err)
+		}
+	}
+	for _, q := range []string{`"store.go"`, `store AND here`, `sto*`, `NEAR(store here)`, `store OR nothing`, `store NOT nothing`} {
+		if hits := search(t, s, q, store.SearchOptions{}); len(hits) != 1 {
+			t.Errorf("Search(%q) = %d hits; want 1", q, len(hits))
+		}
+	}
+	if hits := search(t, s, `store.go is`, store.SearchOptions{Literal: true}); len(hits) != 1 {
+		t.Errorf("literal search = %d hits; want 1", len(hits))
+	}
+}
+
+// TestSearchIndexedText appends one entry of every kind with a word of
+// its own and finds each, while text that is not indexed is not found.
+func TestSearchIndexedText(t *testing.T) {
+	s := openStore(t)
+	st := mustCreate(t, s, store.CreateOptions{ID: "kinds", Cwd: "/k"})
+	b := newBuilder(t, st)
+	b.user("user1", "wordusertext")
+	b.add(sessiontree.TypeMessage, "user2", `"message":{"role":"user","content":[{"type":"text","text":"worduserblock"},{"type":"image","data":"wordimagedata","mimeType":"image/png"}]}`)
+	b.add(sessiontree.TypeMessage, "asst1", `"message":{"role":"assistant","content":[{"type":"thinking","thinking":"wordthinking","thinkingSignature":"wordsignature"},{"type":"text","text":"wordassistant"},{"type":"toolCall","id":"c1","name":"wordtoolname","arguments":{"path":"/src/wordtoolarg.go","opts":{"deep":["wordnestedarg"]},"n":7}}],"provider":"p","model":"m"}`)
+	b.add(sessiontree.TypeMessage, "tool1", `"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"wordtoolresult"}],"details":{"diff":"worddetails"},"isError":false}`)
+	b.add(sessiontree.TypeMessage, "bash1", `"message":{"role":"bashExecution","command":"wordcommand --x","output":"wordoutput","exitCode":0}`)
+	b.add(sessiontree.TypeCustomMessage, "cm1", `"customType":"note","content":"wordcustommessage","display":true`)
+	b.add(sessiontree.TypeCustomMessage, "cm2", `"customType":"note","content":[{"type":"text","text":"wordcustomblock"}],"display":false`)
+	b.add(sessiontree.TypeCompaction, "comp1", `"summary":"wordcompaction","firstKeptEntryId":"user1","tokensBefore":5`)
+	b.add(sessiontree.TypeBranchSummary, "bs1", `"fromId":"user1","summary":"wordbranchsummary"`)
+	b.name("name1", "wordsessionname")
+	b.add(sessiontree.TypeCustom, "cust1", `"customType":"wordcustomtype","data":{"x":"wordcustomdata"}`)
+	b.add(sessiontree.TypeModelChange, "mc1", `"provider":"wordprovider","modelId":"wordmodel"`)
+	b.label("lab1", "user1", "wordlabel")
+	for word, entry := range map[string]string{
+		"wordusertext": "user1", "worduserblock": "user2", "wordthinking": "asst1", "wordassistant": "asst1",
+		"wordtoolarg": "asst1", "wordnestedarg": "asst1", "wordtoolresult": "tool1", "wordcommand": "bash1",
+		"wordoutput": "bash1", "wordcustommessage": "cm1", "wordcustomblock": "cm2", "wordcompaction": "comp1",
+		"wordbranchsummary": "bs1", "wordsessionname": "name1",
+	} {
+		hits := search(t, s, word, store.SearchOptions{})
+		if len(hits) != 1 || hits[0].EntryID != entry || hits[0].SessionID != "kinds" {
+			t.Errorf("Search(%q) = %+v; want entry %s", word, hits, entry)
+		}
+	}
+	for _, word := range []string{"wordimagedata", "wordsignature", "wordtoolname", "worddetails", "wordcustomtype",
+		"wordcustomdata", "wordprovider", "wordmodel", "wordlabel"} {
+		if hits := search(t, s, word, store.SearchOptions{}); len(hits) != 0 {
+			t.Errorf("Search(%q) = %+v; want nothing: not indexed", word, hits)
+		}
+	}
+	h := search(t, s, "wordassistant", store.SearchOptions{})[0]
+	if h.Type != "message" || h.Role != "assistant" || h.Cwd != "/k" || h.SessionName != "wordsessionname" || !h.OnActiveBranch {
+		t.Errorf("hit = %+v", h)
+	}
+}
+
+// The index is current in the transaction of every write: appends, a
+// move of the leaf, forks, deletes.
+func TestSearchKeptCurrent(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "live"}))
+	b.user("u1", "common start")
+	b.assistant("a1", "shared zebra answer")
+	b.user("u2", "old branch zebra")
+	b.moveTo("a1")
+	b.user("u3", "new branch zebra")
+	active := map[string]bool{}
+	for _, h := range search(t, s, "zebra", store.SearchOptions{}) {
+		active[h.EntryID] = h.OnActiveBranch
+	}
+	if diff := cmp.Diff(map[string]bool{"a1": true, "u2": false, "u3": true}, active); diff != "" {
+		t.Errorf("hits on the active branch (-want +got):\n%s", diff)
+	}
+	b.moveTo("u2")
+	active = map[string]bool{}
+	for _, h := range search(t, s, "zebra", store.SearchOptions{}) {
+		active[h.EntryID] = h.OnActiveBranch
+	}
+	if diff := cmp.Diff(map[string]bool{"a1": true, "u2": true, "u3": false}, active); diff != "" {
+		t.Errorf("hits after moving the leaf (-want +got):\n%s", diff)
+	}
+	if _, err := s.Fork(ctx, "live", store.ForkOptions{Tree: true, ID: "copy"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitKeys(search(t, s, "zebra", store.SearchOptions{})); len(got) != 6 {
+		t.Errorf("hits after a fork = %v; want 6", got)
+	}
+	if _, err := s.Delete(ctx, "live"); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitKeys(search(t, s, "zebra", store.SearchOptions{})); !slices.Equal(got, []string{"copy/a1", "copy/u2", "copy/u3"}) {
+		t.Errorf("hits after a delete = %v; want the copy's only", got)
+	}
+}
+
+// TestSearchMigrationBackfill opens a database made before the store's
+// migrations: they add the tables, index what is already stored, and
+// leave the schema a fresh database has.
+func TestSearchMigrationBackfill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Import(ctx, []string{piDir}, store.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := containing(indexedText(t, s), "日本語")
+	s.Close()
+
+	// Take the database back to migration 2, as the engine alone made it.
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`DROP TRIGGER entries_fts_insert`, `DROP TRIGGER entries_fts_delete`, `DROP TRIGGER sessions_forget_imports`,
+		`DROP TABLE entries_fts_vocab`, `DROP TABLE entries_fts`, `DROP VIEW search_text`, `DROP TABLE search_deferred`,
+		`DROP TABLE imports`, `ALTER TABLE sessions DROP COLUMN metadata`,
+		`DELETE FROM schema_migrations WHERE version > 2`, `PRAGMA user_version = 2`,
+	} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	raw.Close()
+
+	s = openStoreAt(t, path)
+	got := hitKeys(search(t, s, "日本語", store.SearchOptions{Limit: store.MaxSearchLimit}))
+	if len(got) == 0 || !cmp.Equal(want, got) {
+		t.Errorf("search after the migration found %d entries; want the %d stored before", len(got), len(want))
+	}
+	fresh := openStore(t)
+	if diff := cmp.Diff(schemaOf(t, fresh), schemaOf(t, s)); diff != "" {
+		t.Errorf("schema after migrating an old database (-fresh +migrated):\n%s", diff)
+	}
+}
+
+func schemaOf(t *testing.T, s *store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		rows, err := tx.Query(`SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name, text string
+			if err := rows.Scan(&name, &text); err != nil {
+				return err
+			}
+			out[name] = strings.Join(strings.Fields(text), " ")
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
