@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
@@ -324,7 +325,7 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage) (jso
 	}
 	buf := make([]byte, 0, 96+len(fields))
 	buf = append(buf, `{"type":`...)
-	buf = strconv.AppendQuote(buf, string(t))
+	buf = appendJSONString(buf, string(t))
 	buf = append(buf, `,"id":`...)
 	buf = appendJSONString(buf, id)
 	buf = append(buf, `,"parentId":`...)
@@ -344,9 +345,89 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage) (jso
 	return append(buf, '}'), nil
 }
 
+// appendJSONString appends s as a JSON string the way JavaScript's
+// JSON.stringify writes it (as pi does): only quotes, backslashes and
+// control characters are escaped; <, > and & stay as they are. Invalid
+// UTF-8 becomes U+FFFD, as in encoding/json.
 func appendJSONString(buf []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(buf, b...)
+	buf = append(buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		buf = append(buf, s[start:i]...)
+		buf = appendEscape(buf, c)
+		i++
+		start = i
+	}
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+func appendEscape(buf []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(buf, '\\', c)
+	case '\n':
+		return append(buf, '\\', 'n')
+	case '\r':
+		return append(buf, '\\', 'r')
+	case '\t':
+		return append(buf, '\\', 't')
+	case '\b':
+		return append(buf, '\\', 'b')
+	case '\f':
+		return append(buf, '\\', 'f')
+	}
+	const hex = "0123456789abcdef"
+	return append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+}
+
+// appendValue appends v as JSON: strings with [appendJSONString], raw JSON
+// checked and kept byte for byte, anything else through encoding/json.
+func appendValue(buf []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		return appendJSONString(buf, x), nil
+	case json.RawMessage:
+		if err := jsonx.Valid(x); err != nil {
+			return nil, err
+		}
+		return append(buf, bytes.TrimSpace(x)...), nil
+	case bool:
+		return strconv.AppendBool(buf, x), nil
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case []string:
+		buf = append(buf, '[')
+		for i, s := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = appendJSONString(buf, s)
+		}
+		return append(buf, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, b...), nil
 }
 
 // Fields builds the Fields of a [Draft] from name/value pairs, marshalling
@@ -365,16 +446,15 @@ func Fields(pairs ...any) (json.RawMessage, error) {
 		if isNil(pairs[i+1]) {
 			continue
 		}
-		v, err := json.Marshal(pairs[i+1])
-		if err != nil {
-			return nil, fmt.Errorf("fields: %s: %w", name, err)
-		}
 		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
 		buf = appendJSONString(buf, name)
 		buf = append(buf, ':')
-		buf = append(buf, v...)
+		var err error
+		if buf, err = appendValue(buf, pairs[i+1]); err != nil {
+			return nil, fmt.Errorf("fields: %s: %w", name, err)
+		}
 	}
 	return append(buf, '}'), nil
 }

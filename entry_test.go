@@ -100,3 +100,30 @@ func TestBuildTreeOrder(t *testing.T) {
 		t.Errorf("children of r = %v; want early,tie,late", kids)
 	}
 }
+
+func TestFieldsWriteStringsAsJavaScript(t *testing.T) {
+	got, err := sessiontree.Fields("s", "<tag> & \"q\" \\ \n\t\x01 日本語 🙂 \xff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"s":"<tag> & \"q\" \\ \n\t\u0001 日本語 🙂 �"}`
+	if string(got) != want {
+		t.Errorf("Fields(string) = %s; want %s", got, want)
+	}
+	if _, err := sessiontree.Fields("bad", json.RawMessage(`{"a":`)); err == nil {
+		t.Errorf("Fields(invalid raw JSON) succeeded")
+	}
+}
+
+func TestUsageKeysAreCaseSensitive(t *testing.T) {
+	e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeMessage,
+		Fields: json.RawMessage(`{"message":{"role":"assistant","usage":{"Input":5,"input":1,"output":2,"COST":{"total":9},"cost":{"total":0.5}}}}`)},
+		"a", "", "2026-01-01T00:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, ok := sessiontree.UsageOf(e)
+	if !ok || u.Input != 1 || u.Output != 2 || u.Cost != 0.5 {
+		t.Errorf("UsageOf = %+v, %v; want input 1, output 2, cost 0.5", u, ok)
+	}
+}

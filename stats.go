@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
@@ -78,16 +79,6 @@ type Usage struct {
 	Cost                                 float64
 }
 
-type usageJSON struct {
-	Input      *float64 `json:"input"`
-	Output     *float64 `json:"output"`
-	CacheRead  *float64 `json:"cacheRead"`
-	CacheWrite *float64 `json:"cacheWrite"`
-	Cost       *struct {
-		Total *float64 `json:"total"`
-	} `json:"cost"`
-}
-
 // UsageOf returns the usage an entry contributes to [Stats]: an assistant
 // message's usage, or a compaction's or branch summary's. ok is false when
 // the entry carries none or when it is malformed (such usage is skipped).
@@ -105,22 +96,26 @@ func UsageOf(e Entry) (u Usage, ok bool) {
 	default:
 		return Usage{}, false
 	}
-	var uj usageJSON
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &uj) != nil {
+	if len(raw) == 0 || raw[0] != '{' || jsonx.Valid(raw) != nil {
 		return Usage{}, false
 	}
-	if uj.Input == nil || uj.Output == nil {
+	// Keys are matched exactly, as JavaScript reads them.
+	input, okIn := usageNumber(raw, "input")
+	output, okOut := usageNumber(raw, "output")
+	if !okIn || !okOut {
 		return Usage{}, false
 	}
-	u = Usage{Input: int64(*uj.Input), Output: int64(*uj.Output)}
-	if uj.CacheRead != nil {
-		u.CacheRead = int64(*uj.CacheRead)
+	u = Usage{Input: int64(input), Output: int64(output)}
+	if v, ok := usageNumber(raw, "cacheRead"); ok {
+		u.CacheRead = int64(v)
 	}
-	if uj.CacheWrite != nil {
-		u.CacheWrite = int64(*uj.CacheWrite)
+	if v, ok := usageNumber(raw, "cacheWrite"); ok {
+		u.CacheWrite = int64(v)
 	}
-	if uj.Cost != nil && uj.Cost.Total != nil {
-		u.Cost = *uj.Cost.Total
+	if cost, ok := jsonx.Field(raw, "cost"); ok {
+		if v, ok := usageNumber(cost, "total"); ok {
+			u.Cost = v
+		}
 	}
 	return u, true
 }
@@ -147,4 +142,14 @@ func (s *Stats) AddUsage(u Usage) {
 	t.Uncached = t.Input + t.CacheWrite
 	t.Total = t.Input + t.Output + t.CacheRead + t.CacheWrite
 	s.Cost += u.Cost
+}
+
+// usageNumber reads a numeric field of a usage object.
+func usageNumber(obj json.RawMessage, name string) (float64, bool) {
+	raw, ok := jsonx.Field(obj, name)
+	if !ok || len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	return v, err == nil
 }

@@ -10,6 +10,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -349,16 +350,97 @@ func IsNull(raw []byte) bool { return string(raw) == "null" }
 // Field returns the raw value of the top-level member name of object b.
 // When the member appears more than once the last one wins, as in
 // encoding/json and JavaScript.
+//
+// Field trusts b to be valid JSON (an entry's Raw is checked when it is
+// decoded or built) and does not check it again: it jumps from quote to
+// quote, so a large payload costs a memchr, not a grammar walk. On invalid
+// input the result is unspecified, but Field always returns.
 func Field(b []byte, name string) (json.RawMessage, bool) {
 	var found []byte
-	err := ObjectMembers(b, func(k, v []byte) error {
-		if KeyEquals(k, name) {
-			found = v
-		}
-		return nil
-	})
-	if err != nil || found == nil {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	return found, true
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != '"' {
+			break
+		}
+		keyEnd := skipStringTrusted(b, i)
+		key := b[i:keyEnd]
+		i = skipSpace(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			break
+		}
+		i = skipSpace(b, i+1)
+		end := skipTrusted(b, i)
+		if end <= i {
+			break
+		}
+		if KeyEquals(key, name) {
+			found = b[i:end]
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			break
+		}
+		i++
+	}
+	return found, found != nil
+}
+
+// skipTrusted returns the end of the value starting at b[i], trusting the
+// grammar; it only tracks strings and nesting.
+func skipTrusted(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		return skipStringTrusted(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipStringTrusted(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(b)
+	}
+	for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// skipStringTrusted returns the end of the string starting at b[i]: the
+// first quote after it not escaped by an odd run of backslashes.
+func skipStringTrusted(b []byte, i int) int {
+	start := i + 1
+	for i = start; ; {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		q := i + j
+		n := 0
+		for p := q - 1; p >= start && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
+	}
 }

@@ -78,3 +78,44 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+func TestFieldAgreesWithEncodingJSON(t *testing.T) {
+	docs := []string{
+		`{"a":"x\"y","b":[1,{"c":"}"}],"c":{"d":"\\"},"e":-1.5e3,"f":null,"g":true}`,
+		` { "a" : "q" , "a" : [ ] } `,
+		`{"k\u0065y":"escaped key","s":"\u00e9\"","t":"ends with \\","u":"\\\"q"}`,
+	}
+	for _, d := range docs {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(d), &m); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range m {
+			got, ok := Field([]byte(d), k)
+			if !ok || string(got) != string(want) {
+				t.Errorf("Field(%s, %q) = %s, %v; want %s", d, k, got, ok, want)
+			}
+		}
+	}
+}
+
+func FuzzField(f *testing.F) {
+	f.Add([]byte(`{"a":"x\"y","b":[1,{"c":"}"}]}`), "b")
+	f.Add([]byte(`{"a":1}`), "a")
+	f.Fuzz(func(t *testing.T, b []byte, name string) {
+		got, ok := Field(b, name) // must return on any input
+		if ObjectMembers(b, nil) != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil {
+			return
+		}
+		want, has := m[name]
+		if ok != has || (ok && string(bytesTrim(got)) != string(bytesTrim(want))) {
+			t.Errorf("Field(%q, %q) = %s, %v; want %s, %v", b, name, got, ok, want, has)
+		}
+	})
+}
+
+func bytesTrim(b []byte) string { return strings.TrimSpace(string(b)) }
