@@ -35,6 +35,18 @@ func main() {
 // now is the clock for relative times; a test seam.
 var now = time.Now
 
+// openStore opens the database and returns it with the function that
+// closes it. It is a test seam: in-process tests share one open store per
+// file, as a long-running process would, because opening one prepares
+// every statement, which the race detector makes slow.
+var openStore = func(ctx context.Context, path string) (*store.Store, func() error, error) {
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
 // Exit statuses.
 const (
 	exitOK      = 0
@@ -193,11 +205,11 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 			return nil, err
 		}
 	}
-	s, err := store.Open(ctx, path, store.Options{})
+	s, closeStore, err := openStore(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	a.store = s
+	a.store, a.closeStore = s, closeStore
 	return s, nil
 }
 
@@ -208,8 +220,8 @@ func (a *app) close() error {
 	}
 	a.closers = nil
 	if a.store != nil {
-		err = errors.Join(err, a.store.Close())
-		a.store = nil
+		err = errors.Join(err, a.closeStore())
+		a.store, a.closeStore = nil, nil
 	}
 	return err
 }

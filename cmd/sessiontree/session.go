@@ -21,8 +21,9 @@ type app struct {
 
 	dbFlag string
 
-	store   *store.Store
-	closers []func() error
+	store      *store.Store
+	closeStore func() error
+	closers    []func() error
 }
 
 // errReadOnlyFile explains why a command that writes refuses a file.
