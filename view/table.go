@@ -163,3 +163,57 @@ func UniquePrefixLen(ids []string, minLen int) int {
 	}
 	return n
 }
+
+// HitRow is one search hit as `sessiontree search` shows it.
+type HitRow struct {
+	// SessionID and EntryID say where the hit is.
+	SessionID, EntryID string
+	// From is who wrote it: a message's role, or the entry's type.
+	From string
+	// Time is the entry's time; zero when unknown.
+	Time time.Time
+	// Snippet is the matching text with the matches marked.
+	Snippet string
+	// OnActiveBranch tells whether the entry is on its session's active
+	// branch.
+	OnActiveBranch bool
+}
+
+// WriteHits writes search hits as a table, best first as given: a mark
+// ("*" on the session's active branch, "o" off it, as in the tree view),
+// the session's id (shortest prefix that tells the listed sessions apart),
+// the entry's short id, who wrote it, when, and the snippet cut to
+// snippetWidth columns (0: not cut). No hits print "no hits".
+func WriteHits(w io.Writer, hits []HitRow, now time.Time, snippetWidth int) error {
+	if len(hits) == 0 {
+		if _, err := io.WriteString(w, "no hits\n"); err != nil {
+			return fmt.Errorf("write hits: %w", err)
+		}
+		return nil
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.SessionID
+	}
+	n := UniquePrefixLen(ids, 8)
+	t := NewTable(
+		Column{Header: " "},
+		Column{Header: "session"},
+		Column{Header: "entry"},
+		Column{Header: "from", Max: 20},
+		Column{Header: "when"},
+		Column{Header: "snippet", Max: snippetWidth},
+	)
+	for _, h := range hits {
+		mark := markOther
+		if h.OnActiveBranch {
+			mark = markActive
+		}
+		when := "-"
+		if !h.Time.IsZero() {
+			when = RelativeTime(h.Time, now)
+		}
+		t.Add(mark, h.SessionID[:min(n, len(h.SessionID))], ShortID(h.EntryID), h.From, when, h.Snippet)
+	}
+	return t.Write(w)
+}

@@ -343,3 +343,22 @@ func TestSessionsTable(t *testing.T) {
 	}
 	golden(t, "ls.txt", buf.Bytes())
 }
+
+func TestHitsTable(t *testing.T) {
+	rows := []view.HitRow{
+		{SessionID: "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", EntryID: "4a1ce8d2", From: "branch_summary", Time: now.Add(-90 * time.Minute),
+			Snippet: "Tried a table/JSON switch and cursor [paging]; going back to keep ls simple.", OnActiveBranch: true},
+		{SessionID: "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", EntryID: "2c6b8e04", From: "user", Time: now.Add(-91 * time.Minute),
+			Snippet: "Now add [paging]."},
+		{SessionID: "01a237bc-c4aa-7424-823d-95976470926c", EntryID: "0123456789abcdef", From: "assistant", Snippet: "日本語 [paging]"},
+	}
+	var buf bytes.Buffer
+	if err := view.WriteHits(&buf, rows, now, 40); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "hits.txt", buf.Bytes())
+	buf.Reset()
+	if err := view.WriteHits(&buf, nil, now, 0); err != nil || buf.String() != "no hits\n" {
+		t.Errorf("WriteHits(nil) = %q, %v; want \"no hits\"", buf.String(), err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -43,4 +44,30 @@ func problem(file string, le *jsonl.LineError) view.ImportProblem {
 		p.Message = le.Err.Error()
 	}
 	return p
+}
+
+// hitRows turns search hits into what view prints.
+func hitRows(hits []store.Hit) []view.HitRow {
+	rows := make([]view.HitRow, 0, len(hits))
+	for _, h := range hits {
+		r := view.HitRow{SessionID: h.SessionID, EntryID: h.EntryID, From: h.Type, Snippet: h.Snippet, OnActiveBranch: h.OnActiveBranch}
+		if h.Role != "" {
+			r.From = h.Role
+		}
+		if t, err := sessiontree.ParseTime(h.Timestamp); err == nil {
+			r.Time = t
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// sessionRow turns a store list row into what view prints.
+func sessionRow(in store.SessionInfo) view.SessionRow {
+	r := view.SessionRow{ID: in.ID, Name: in.Name, FirstMessage: in.FirstUserMessage, Cwd: in.Cwd,
+		Entries: in.Entries, Messages: in.Messages}
+	if t, err := sessiontree.ParseTime(in.UpdatedAt); err == nil {
+		r.Updated = t
+	}
+	return r
 }

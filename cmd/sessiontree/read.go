@@ -53,12 +53,7 @@ counts, and when the session last changed.`,
 			}
 			rows := make([]view.SessionRow, 0, len(page.Sessions))
 			for _, in := range page.Sessions {
-				r := view.SessionRow{ID: in.ID, Name: in.Name, FirstMessage: in.FirstUserMessage, Cwd: in.Cwd,
-					Entries: in.Entries, Messages: in.Messages}
-				if t, err := sessiontree.ParseTime(in.UpdatedAt); err == nil {
-					r.Updated = t
-				}
-				rows = append(rows, r)
+				rows = append(rows, sessionRow(in))
 			}
 			return view.WriteSessions(a.stdout, rows, now())
 		},
@@ -296,7 +291,13 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 				}
 				return view.WriteJSON(a.stdout, hits, a.jsonOpts())
 			}
-			return writeHits(a, hits)
+			// On a terminal the snippet gets the width the other columns
+			// leave; in a pipe it is not cut.
+			width := 0
+			if w := a.termWidth(); w > 0 {
+				width = max(w-60, 30)
+			}
+			return view.WriteHits(a.stdout, hitRows(hits), now(), width)
 		},
 	}
 	f := cmd.Flags()
@@ -306,41 +307,4 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not FTS5 syntax")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
 	return cmd
-}
-
-// writeHits prints search hits as a table.
-func writeHits(a *app, hits []store.Hit) error {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.SessionID
-	}
-	n := view.UniquePrefixLen(ids, 8)
-	t := view.NewTable(
-		view.Column{Header: " "},
-		view.Column{Header: "session"},
-		view.Column{Header: "entry"},
-		view.Column{Header: "from", Max: 20},
-		view.Column{Header: "when"},
-		view.Column{Header: "snippet", Max: max(a.termWidth()-70, 60)},
-	)
-	for _, h := range hits {
-		mark := "o"
-		if h.OnActiveBranch {
-			mark = "*"
-		}
-		from := h.Type
-		if h.Role != "" {
-			from = h.Role
-		}
-		when := h.Timestamp
-		if ts, err := sessiontree.ParseTime(h.Timestamp); err == nil {
-			when = view.RelativeTime(ts, now())
-		}
-		t.Add(mark, h.SessionID[:min(n, len(h.SessionID))], view.ShortID(h.EntryID), from, when, h.Snippet)
-	}
-	if t.Len() == 0 {
-		_, err := fmt.Fprintln(a.stdout, "no hits")
-		return err
-	}
-	return t.Write(a.stdout)
 }

@@ -319,18 +319,19 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 	return cmd
 }
 
-// confirm asks on the terminal whether to delete ids.
+// confirm lists the sessions and asks on the terminal whether to delete
+// them.
 func confirm(ctx context.Context, a *app, ids []string) (bool, error) {
+	rows := make([]view.SessionRow, 0, len(ids))
 	for _, id := range ids {
 		in, err := a.store.Info(ctx, id)
 		if err != nil {
 			return false, err
 		}
-		title := in.Name
-		if title == "" {
-			title = in.FirstUserMessage
-		}
-		fmt.Fprintf(a.stdout, "  %s  %s  (%s entries)\n", id, view.Truncate(view.OneLine(title), 50), view.Count(in.Entries))
+		rows = append(rows, sessionRow(in))
+	}
+	if err := view.WriteSessions(a.stdout, rows, now()); err != nil {
+		return false, err
 	}
 	fmt.Fprintf(a.stdout, "Delete %d session%s? [y/N] ", len(ids), plural(len(ids)))
 	line, err := bufio.NewReader(a.stdin).ReadString('\n')

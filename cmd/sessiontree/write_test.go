@@ -250,3 +250,43 @@ func TestDemo(t *testing.T) {
 	}
 	ok(t, "check")
 }
+
+// TestSearch finds text across sessions and marks hits off the active
+// branch.
+func TestSearch(t *testing.T) {
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl", "../../testdata/pi/session-003.jsonl")
+	var hits []struct {
+		SessionID, EntryID string
+		OnActiveBranch     bool
+	}
+	decode(t, ok(t, "--db", db, "search", "paging", "--json"), &hits)
+	found := map[string]bool{}
+	for _, h := range hits {
+		found[h.EntryID] = h.OnActiveBranch
+	}
+	// The branch summary is on the active branch; the abandoned branch's
+	// prompt and answer are not.
+	want := map[string]bool{"4a1ce8d2": true, "2c6b8e04": false, "f1047d9a": false}
+	for id, active := range want {
+		if got, ok := found[id]; !ok || got != active {
+			t.Errorf("search paging: entry %s found %v, on active branch %v; want found, %v", id, ok, got, active)
+		}
+	}
+	text := ok(t, "--db", db, "search", "paging", "--session", "0198f2a4")
+	if !regexp.MustCompile(`(?m)^\*  0198f2a4  4a1ce8d2  branch_summary  1 hour ago  .*\[paging\]`).MatchString(text) ||
+		!regexp.MustCompile(`(?m)^o  0198f2a4  2c6b8e04  user `).MatchString(text) {
+		t.Errorf("search text output:\n%s", text)
+	}
+	if out := ok(t, "--db", db, "search", "paging", "--cwd", "/nowhere"); out != "no hits\n" {
+		t.Errorf("search in another cwd printed %q; want no hits", out)
+	}
+	var none []any
+	decode(t, ok(t, "--db", db, "search", "zzzzqqq", "--json"), &none)
+	if none == nil || len(none) != 0 {
+		t.Errorf("search --json without hits = %v; want []", none)
+	}
+	if r := runCmd(t, "", "--db", db, "search", "x", "--session", "../../view/testdata/demo.jsonl"); r.code != 1 || !strings.Contains(r.stderr, "import") {
+		t.Errorf("search --session FILE: exit %d, %q; want a refusal", r.code, r.stderr)
+	}
+}
