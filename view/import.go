@@ -11,16 +11,20 @@ import (
 type ImportSummary struct {
 	// Files counts the files looked at.
 	Files int `json:"files"`
-	// New, Grown, Unchanged and Failed count files by outcome; Failed
-	// includes Conflicts, files that disagree with what is stored.
-	New       int `json:"new"`
-	Grown     int `json:"grown"`
+	// New counts files whose session was created.
+	New int `json:"new"`
+	// Grown counts files that had grown and added their new lines.
+	Grown int `json:"grown"`
+	// Unchanged counts files with nothing new.
 	Unchanged int `json:"unchanged"`
-	Failed    int `json:"failed"`
+	// Failed counts files not imported, Conflicts included.
+	Failed int `json:"failed"`
+	// Conflicts counts files that disagree with what is stored.
 	Conflicts int `json:"conflicts"`
-	// Entries and Bytes total what was imported.
-	Entries int   `json:"entries"`
-	Bytes   int64 `json:"bytes"`
+	// Entries is the number of entries added.
+	Entries int `json:"entries"`
+	// Bytes is the number of bytes imported.
+	Bytes int64 `json:"bytes"`
 	// Seconds is how long the import took.
 	Seconds float64 `json:"seconds"`
 	// Problems are damaged lines that were tolerated (skipped, or a torn
@@ -32,17 +36,22 @@ type ImportSummary struct {
 
 // ImportProblem is a damaged line of a file.
 type ImportProblem struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
+	// File is the file's path.
+	File string `json:"file"`
+	// Line is the 1-based line number; the header is line 1.
+	Line int `json:"line"`
+	// Message says what is wrong with the line.
 	Message string `json:"message"`
 }
 
 // ImportFailure is a file that was not imported.
 type ImportFailure struct {
+	// File is the file's path.
 	File string `json:"file"`
 	// Outcome is "failed" or "conflict".
 	Outcome string `json:"outcome"`
-	Error   string `json:"error"`
+	// Error says why the file was not imported.
+	Error string `json:"error"`
 }
 
 // WriteImportSummary writes the summary: one line of counts, then the

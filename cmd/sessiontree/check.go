@@ -23,7 +23,8 @@ any.`,
 		Example: `  sessiontree check
   sessiontree check 0198f2a4
   sessiontree check ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
-		Args: args(0, 1, "at most one argument (SESSION)"),
+		Args:              args(0, 1, "at most one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var problems []error

@@ -57,7 +57,10 @@ const (
 // usageError marks errors in how the command was called (exit status 2).
 type usageError struct{ err error }
 
+// Error returns the underlying message.
 func (e usageError) Error() string { return e.err.Error() }
+
+// Unwrap returns the underlying error.
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
@@ -66,6 +69,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 // problems): the command exits 1 after printing msg on stderr.
 type silentError struct{ msg string }
 
+// Error returns the message for stderr.
 func (e silentError) Error() string { return e.msg }
 
 // run executes the command line and returns the exit status: 0 on

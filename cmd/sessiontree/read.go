@@ -80,7 +80,8 @@ none), entryCount, messageCount, createdAt, updatedAt, parentSession (null if
 none), version, branches, roots, compactions, labels and stats.`,
 		Example: `  sessiontree info 0198f2a4
   sessiontree info session.jsonl --json | jq .stats.cost`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], false)
@@ -120,7 +121,8 @@ append order, as pi orders them; leaf entries are left out.`,
 		Example: `  sessiontree tree 0198f2a4
   sessiontree tree 0198f2a4 --all | less
   sessiontree tree session.jsonl --json`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], false)
@@ -152,7 +154,8 @@ With --json: an array of the entries, each exactly as stored.`,
 		Example: `  sessiontree branch 0198f2a4
   sessiontree branch 0198f2a4 --from 3f9a0c12 --full
   sessiontree branch session.jsonl --full --json | jq length`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], false)
@@ -210,7 +213,8 @@ With --json: {"messages": [...], "thinkingLevel": ..., "model":
 		Example: `  sessiontree context 0198f2a4
   sessiontree context 0198f2a4 --from 3f9a0c12
   sessiontree context session.jsonl --json | jq '.messages | length'`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], false)

@@ -99,7 +99,8 @@ the released pi agent reads correctly: no leaf entries, and the current
 leaf's entry last, so pi resumes where the session is.`,
 		Example: `  sessiontree export 0198f2a4 > session.jsonl
   sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			id, err := a.sessionID(ctx, args[0], "export")
@@ -133,7 +134,8 @@ source is not changed.`,
 		Example: `  sessiontree fork 0198f2a4
   sessiontree fork 0198f2a4 --before c04e9a55
   new=$(sessiontree fork 0198f2a4 --tree) && sessiontree tree "$new"`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			set := 0
@@ -196,7 +198,8 @@ first thing the new branch sees.`,
 		Example: `  sessiontree goto 0198f2a4 c04e9a55
   sessiontree goto 0198f2a4 c04e9a55 --summary "Tried cursor paging; too complex."
   sessiontree goto 0198f2a4 root`,
-		Args: args(2, 2, "two arguments (SESSION ENTRY)"),
+		Args:              args(2, 2, "two arguments (SESSION ENTRY)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], true)
@@ -234,7 +237,8 @@ TEXT (or with an empty one) the label is cleared. Labels mark places to come
 back to; tree shows them in [brackets].`,
 		Example: `  sessiontree label 0198f2a4 c04e9a55 "the request"
   sessiontree label 0198f2a4 c04e9a55`,
-		Args: args(2, 3, "two or three arguments (SESSION ENTRY [TEXT])"),
+		Args:              args(2, 3, "two or three arguments (SESSION ENTRY [TEXT])"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], true)
@@ -265,7 +269,8 @@ trimmed; an empty NAME clears the name. ls shows names, and --name filters
 by them.`,
 		Example: `  sessiontree name 0198f2a4 "ls --json flag"
   sessiontree name 0198f2a4 ""`,
-		Args: args(2, 2, "two arguments (SESSION NAME)"),
+		Args:              args(2, 2, "two arguments (SESSION NAME)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], true)
@@ -290,7 +295,8 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 --yes.`,
 		Example: `  sessiontree rm 0198f2a4
   sessiontree ls --name scratch --json | jq -r '.[].id' | xargs sessiontree rm --yes`,
-		Args: args(1, -1, "one or more arguments (SESSION...)"),
+		Args:              args(1, -1, "one or more arguments (SESSION...)"),
+		ValidArgsFunction: a.completeSessions(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var ids []string
@@ -359,7 +365,8 @@ Several append processes on one session at once make one chain: the
 database serializes writers and nothing is lost.`,
 		Example: `  echo '{"type":"message","message":{"role":"user","content":"Run the tests."}}' | sessiontree append 0198f2a4
   echo '{"type":"model_change","provider":"anthropic","modelId":"claude-sonnet-4-5"}' | sessiontree append 0198f2a4`,
-		Args: args(1, 1, "one argument (SESSION)"),
+		Args:              args(1, 1, "one argument (SESSION)"),
+		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			st, err := a.session(ctx, args[0], true)

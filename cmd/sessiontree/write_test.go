@@ -290,3 +290,29 @@ func TestSearch(t *testing.T) {
 		t.Errorf("search --session FILE: exit %d, %q; want a refusal", r.code, r.stderr)
 	}
 }
+
+// TestComplete checks shell completion of SESSION arguments: ids from the
+// database with their names, and .jsonl files for paths.
+func TestComplete(t *testing.T) {
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	// Cobra reports the directive on stderr, for debugging completions.
+	complete := func(args ...string) string {
+		t.Helper()
+		r := runCmd(t, "", append([]string{"--db", db, "__complete"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("__complete %v: exit %d, %q", args, r.code, r.stderr)
+		}
+		return r.stdout
+	}
+	out := complete("tree", "0198")
+	if !strings.HasPrefix(out, "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81\tls --json flag\n") {
+		t.Errorf("completion of a session id:\n%s", out)
+	}
+	if out := complete("tree", "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", ""); strings.Contains(out, "0198") {
+		t.Errorf("tree completes a second SESSION:\n%s", out)
+	}
+	if out := complete("info", "./"); !strings.HasPrefix(out, "jsonl\n:8\n") {
+		t.Errorf("completion of a path:\n%s", out)
+	}
+}

@@ -98,6 +98,7 @@ type AmbiguousEntryError struct {
 	Matches []string
 }
 
+// Error lists the prefix and the entries it matches.
 func (e *AmbiguousEntryError) Error() string {
 	return fmt.Sprintf("entry id prefix %q is ambiguous: it matches %s", e.Prefix, strings.Join(e.Matches, ", "))
 }

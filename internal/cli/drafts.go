@@ -22,6 +22,7 @@ type InputError struct {
 	Err error
 }
 
+// Error names the input line and what is wrong with it.
 func (e *InputError) Error() string { return fmt.Sprintf("input line %d: %v", e.Line, e.Err) }
 
 // Unwrap returns the underlying error.
