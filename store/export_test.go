@@ -33,9 +33,10 @@ func openJSONL(t testing.TB, path string) *jsonl.Storage {
 func TestExportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	rep := mustImport(t, s, []string{piDir}, store.ImportOptions{})
+	fixtures := piFixtures(t)
+	rep := mustImport(t, s, fixturePaths(fixtures), store.ImportOptions{})
 	out := t.TempDir()
-	for i, fx := range storetest.PiFixtures(t, piDir) {
+	for i, fx := range fixtures {
 		t.Run(fx.Name, func(t *testing.T) {
 			path := filepath.Join(out, fx.Name+".jsonl")
 			if err := s.ExportFile(ctx, rep.Files[i].SessionID, path, store.ExportOptions{}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // piDir is the pi fixtures: files pi wrote, with pi's answers.
@@ -210,4 +211,31 @@ func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) *engine.
 		t.Fatal(err)
 	}
 	return st
+}
+
+// piFixtures returns the pi fixtures a test imports: all of them, or
+// under the race detector a few that cover every file version, Japanese
+// text, compactions, branches and labels.
+func piFixtures(t testing.TB) []storetest.PiFixture {
+	t.Helper()
+	all := storetest.PiFixtures(t, piDir)
+	if !raceEnabled {
+		return all
+	}
+	var out []storetest.PiFixture
+	for _, fx := range all {
+		switch fx.Name {
+		case "legacy-v1-compaction", "legacy-v2-hookmessage", "session-002", "session-003", "session-010":
+			out = append(out, fx)
+		}
+	}
+	return out
+}
+
+func fixturePaths(fxs []storetest.PiFixture) []string {
+	out := make([]string, len(fxs))
+	for i, fx := range fxs {
+		out[i] = fx.Path
+	}
+	return out
 }

@@ -75,7 +75,7 @@ func hitKeys(hits []store.Hit) []string {
 func TestSearchFixtures(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	rep := mustImport(t, s, []string{piDir}, store.ImportOptions{})
+	rep := mustImport(t, s, fixturePaths(piFixtures(t)), store.ImportOptions{})
 	texts := indexedText(t, s)
 	all := store.SearchOptions{Limit: store.MaxSearchLimit}
 	for _, tc := range []struct {
@@ -138,7 +138,7 @@ func TestSearchFixtures(t *testing.T) {
 	}
 
 	// Filters.
-	one := rep.Files[5].SessionID
+	one := rep.Files[len(rep.Files)-2].SessionID
 	hits := search(t, s, "日本語", store.SearchOptions{SessionID: one, Limit: 1000})
 	if len(hits) == 0 {
 		t.Fatal("no hits in one session")
@@ -148,13 +148,14 @@ func TestSearchFixtures(t *testing.T) {
 			t.Errorf("hit in session %s; want only %s", h.SessionID, one)
 		}
 	}
-	hits = search(t, s, "sqlite", store.SearchOptions{Cwd: "/home/user/project-1", Limit: 1000})
-	if len(hits) == 0 {
-		t.Fatal("no hits in one directory")
+	cwd := search(t, s, "sqlite", all)[0].Cwd
+	hits = search(t, s, "sqlite", store.SearchOptions{Cwd: cwd, Limit: 1000})
+	if len(hits) == 0 || len(hits) == len(search(t, s, "sqlite", all)) {
+		t.Fatalf("%d hits in one directory", len(hits))
 	}
 	for _, h := range hits {
-		if h.Cwd != "/home/user/project-1" {
-			t.Errorf("hit in %s; want only /home/user/project-1", h.Cwd)
+		if h.Cwd != cwd {
+			t.Errorf("hit in %s; want only %s", h.Cwd, cwd)
 		}
 	}
 	if hits := search(t, s, "sqlite", store.SearchOptions{Limit: 3}); len(hits) != 3 {
@@ -287,7 +288,8 @@ func TestSearchMigrationBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Import(ctx, []string{piDir}, store.ImportOptions{}); err != nil {
+	if _, err := s.Import(ctx, []string{filepath.Join(piDir, "session-003.jsonl"), filepath.Join(piDir, "session-009.jsonl")},
+		store.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := containing(indexedText(t, s), "日本語")
