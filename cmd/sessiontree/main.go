@@ -109,6 +109,9 @@ func isUsage(err error) bool {
 
 // sentence puts an error on one line.
 func sentence(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
 	s := strings.TrimSpace(err.Error())
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 	return s

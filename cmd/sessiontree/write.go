@@ -67,6 +67,14 @@ The exit status is 1 when a file failed or conflicted.`,
 				return err
 			}
 			summary := importSummary(report)
+			if len(paths) == 0 && len(report.Files) == 0 && !asJSON {
+				dir, err := store.PiSessionsDir()
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(a.stdout, "no pi session files in %s (give files or folders to import)\n", dir)
+				return err
+			}
 			if asJSON {
 				if err := view.WriteJSON(a.stdout, summary, a.jsonOpts()); err != nil {
 					return err

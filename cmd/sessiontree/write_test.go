@@ -316,3 +316,22 @@ func TestComplete(t *testing.T) {
 		t.Errorf("completion of a path:\n%s", out)
 	}
 }
+
+// TestImportDefaultFolder imports pi's sessions folder, found through
+// PI_CODING_AGENT_DIR, and says so when there is none.
+func TestImportDefaultFolder(t *testing.T) {
+	db := newDB(t)
+	agent := t.TempDir()
+	t.Setenv("PI_CODING_AGENT_DIR", agent)
+	if out := ok(t, "--db", db, "import"); out != "no pi session files in "+filepath.Join(agent, "sessions")+" (give files or folders to import)\n" {
+		t.Errorf("import without pi history printed %q", out)
+	}
+	project := filepath.Join(agent, "sessions", "--home-user-project-2--")
+	if err := os.MkdirAll(project, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, "../../testdata/pi/session-002.jsonl", project)
+	if out := ok(t, "--db", db, "import"); !strings.HasPrefix(out, "1 file: 1 new, 0 grown, 0 unchanged, 0 failed; 33 entries added") {
+		t.Errorf("import of pi's folder printed %q", out)
+	}
+}
