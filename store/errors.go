@@ -50,6 +50,7 @@ type AmbiguousError struct {
 // MaxAmbiguousMatches is how many matching ids an [AmbiguousError] lists.
 const MaxAmbiguousMatches = 10
 
+// Error lists the matching ids.
 func (e *AmbiguousError) Error() string {
 	more := ""
 	if e.More {
@@ -70,6 +71,7 @@ type QueryError struct {
 	Reason string
 }
 
+// Error gives the query and the reason.
 func (e *QueryError) Error() string {
 	return fmt.Sprintf("search query %q: %s", e.Query, e.Reason)
 }

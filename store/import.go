@@ -61,6 +61,8 @@ const (
 	OutcomeFailed
 )
 
+// String returns the outcome's name: new, grown, unchanged, conflict or
+// failed.
 func (o Outcome) String() string {
 	switch o {
 	case OutcomeNew:
@@ -132,12 +134,12 @@ type FileResult struct {
 // ImportReport is what [Store.Import] did.
 type ImportReport struct {
 	// Files has one result per file, in the order they were found.
-	Files []FileResult
+	Files []FileResult `json:"files"`
 	// Entries and Bytes total what was imported.
-	Entries int
-	Bytes   int64
+	Entries int   `json:"entries"`
+	Bytes   int64 `json:"bytes"`
 	// Duration is the time the import took.
-	Duration time.Duration
+	Duration time.Duration `json:"duration"`
 }
 
 // Count returns how many files had outcome o.
@@ -171,7 +173,10 @@ func (r ImportReport) Count(o Outcome) int {
 //   - a new file whose session id is already in the store is a conflict.
 //
 // One file's failure never stops the others; the report says what
-// happened to each. The error is non-nil only when the import as a whole
+// happened to each. A file's import holds the database's write lock for
+// that file only; other writers wait meanwhile (up to their busy
+// timeout), so a very large file delays them. Building the search index
+// is most of an import's cost (schema.sql). The error is non-nil only when the import as a whole
 // stops: ctx is done or the store is closed (the report then covers the
 // files done so far).
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {

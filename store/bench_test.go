@@ -1,0 +1,404 @@
+package store_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// Benchmarks for the speed targets of issue 5:
+//
+//	go test ./store -run '^$' -bench . -count 5
+//
+// The large databases (10,000 sessions; 1,000,000 entries) are built once
+// and kept in $SESSIONTREE_BENCH_DIR, or in a directory under the
+// system's temporary directory, so that later runs (and every -count
+// round) reuse them; a database whose build did not finish is never
+// used. Each benchmark reports wall time per op and, because the machine
+// may be shared, the process's CPU time per op (cpu-ns/op).
+
+// benchCorpusVersion names the generated data; change it when the
+// generator changes, so old caches are not reused.
+const benchCorpusVersion = "v1"
+
+var (
+	benchMu     sync.Mutex
+	benchBuilt  = map[string]string{}
+	benchErrors = map[string]error{}
+)
+
+// benchDB returns the path of a cached database named name, building it
+// with build on first use.
+func benchDB(b *testing.B, name string, build func(ctx context.Context, s *store.Store) error) string {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if p, ok := benchBuilt[name]; ok {
+		return p
+	}
+	if err := benchErrors[name]; err != nil {
+		b.Fatal(err)
+	}
+	dir := os.Getenv("SESSIONTREE_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "sessiontree-store-bench")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%s-%s.db", name, benchCorpusVersion))
+	if _, err := os.Stat(path); err == nil {
+		benchBuilt[name] = path
+		return path
+	}
+	tmp := filepath.Join(dir, fmt.Sprintf("%s-%s.building-%d.db", name, benchCorpusVersion, os.Getpid()))
+	ctx := context.Background()
+	start := time.Now()
+	err := func() error {
+		s, err := store.Open(ctx, tmp, store.Options{})
+		if err != nil {
+			return err
+		}
+		if err := build(ctx, s); err != nil {
+			s.Close()
+			return err
+		}
+		return s.Close()
+	}()
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	os.Remove(tmp + "-wal")
+	os.Remove(tmp + "-shm")
+	if err != nil {
+		os.Remove(tmp)
+		benchErrors[name] = err
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "built %s in %v\n", path, time.Since(start).Round(time.Second))
+	benchBuilt[name] = path
+	return path
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs fn b.N times and reports CPU time per op too.
+func measure(b *testing.B, fn func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := cpuTime()
+	for range b.N {
+		fn()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+func openBenchStore(b *testing.B, path string) *store.Store {
+	b.Helper()
+	s, err := store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// appendIndexed appends entries to a session inside tx the way the
+// store's import does: the search index trigger stands aside and the
+// entries are indexed by one statement at the end (migration 0005).
+func appendIndexed(ctx context.Context, tx *engine.Tx, st *engine.Storage, entries []sessiontree.Entry) error {
+	lo, hi := st.Key()<<32, st.Key()<<32|0xffffffff
+	q := tx.SQL()
+	if _, err := q.ExecContext(ctx, `INSERT INTO search_deferred (lo, hi) VALUES (?, ?)`, lo, hi); err != nil {
+		return err
+	}
+	if err := tx.AppendBatch(st, entries); err != nil {
+		return err
+	}
+	if _, err := q.ExecContext(ctx, `INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text WHERE pk BETWEEN ? AND ?`, lo, hi); err != nil {
+		return err
+	}
+	_, err := q.ExecContext(ctx, `DELETE FROM search_deferred WHERE lo = ? AND hi = ?`, lo, hi)
+	return err
+}
+
+// genEntries generates one session's entries and header.
+func genEntries(g *piGen, cwd string, n int, scale float64) (sessiontree.SessionMeta, []sessiontree.Entry, error) {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	if err := g.writeSession(w, cwd, n, scale); err != nil {
+		return sessiontree.SessionMeta{}, nil, err
+	}
+	w.Flush()
+	var meta sessiontree.SessionMeta
+	var entries []sessiontree.Entry
+	for r, err := range jsonl.Read(context.Background(), &buf, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+		if err != nil {
+			return meta, nil, err
+		}
+		switch r.Kind {
+		case jsonl.KindHeader:
+			meta = r.Header.SessionMeta
+		case jsonl.KindEntry:
+			entries = append(entries, r.Entry)
+		}
+	}
+	return meta, entries, nil
+}
+
+// BenchmarkList lists a store of 10,000 sessions in 100 directories
+// (target: the first page in under 50 ms).
+func BenchmarkList(b *testing.B) {
+	const sessions = 10000
+	path := benchDB(b, "list-10k", func(ctx context.Context, s *store.Store) error {
+		g := newPiGen(7)
+		for chunk := 0; chunk < sessions; chunk += 500 {
+			err := s.DB().Update(ctx, func(tx *engine.Tx) error {
+				for i := chunk; i < chunk+500; i++ {
+					meta, entries, err := genEntries(g, fmt.Sprintf("/home/dev/project-%02d", i%100), 3+i%5, 0.3)
+					if err != nil {
+						return err
+					}
+					st, err := tx.CreateSession(meta)
+					if err != nil {
+						return err
+					}
+					if i%3 == 0 {
+						name := fmt.Sprintf("feature %d %s", i, genWords[i%len(genWords)])
+						e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeSessionInfo,
+							Fields: []byte(`{"name":` + jsonString(name) + `}`)}, g.id(), entries[len(entries)-1].ID, g.ts())
+						if err != nil {
+							return err
+						}
+						entries = append(entries, e)
+					}
+					if err := appendIndexed(ctx, tx, st, entries); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s := openBenchStore(b, path)
+	ctx := context.Background()
+	second, err := s.List(ctx, store.ListOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		opts store.ListOptions
+	}{
+		{"first-page", store.ListOptions{}},
+		{"second-page", store.ListOptions{After: second.Next}},
+		{"cwd", store.ListOptions{Cwd: "/home/dev/project-42"}},
+		{"name", store.ListOptions{Name: "feature 77"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			measure(b, func() {
+				p, err := s.List(ctx, bc.opts)
+				if err != nil || len(p.Sessions) == 0 {
+					b.Fatalf("List: %d sessions, %v", len(p.Sessions), err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkSearch searches 1,000,000 indexed entries (1,000 sessions of
+// 1,000) for words of several frequencies, best 20 first (target: under
+// 100 ms).
+func BenchmarkSearch(b *testing.B) {
+	const sessions, perSession = 1000, 1000
+	path := benchDB(b, "search-1m", func(ctx context.Context, s *store.Store) error {
+		g := newPiGen(11)
+		for chunk := 0; chunk < sessions; chunk += 10 {
+			err := s.DB().Update(ctx, func(tx *engine.Tx) error {
+				for i := chunk; i < chunk+10; i++ {
+					meta, entries, err := genEntries(g, fmt.Sprintf("/home/dev/project-%02d", i%20), perSession, 0.15)
+					if err != nil {
+						return err
+					}
+					st, err := tx.CreateSession(meta)
+					if err != nil {
+						return err
+					}
+					if err := appendIndexed(ctx, tx, st, entries); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		// Leave the index merged as a long-lived database's would be.
+		return s.DB().Update(ctx, func(tx *engine.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (entries_fts) VALUES ('optimize')`)
+			return err
+		})
+	})
+	s := openBenchStore(b, path)
+	ctx := context.Background()
+	var indexed int64
+	if err := s.DB().View(ctx, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &indexed, `SELECT count(*) FROM entries_fts_docsize`)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if indexed < 900000 {
+		b.Fatalf("the search corpus has %d indexed entries", indexed)
+	}
+	oneSession := ""
+	if p, err := s.List(ctx, store.ListOptions{Limit: 1}); err == nil && len(p.Sessions) == 1 {
+		oneSession = p.Sessions[0].ID
+	}
+	for _, bc := range []struct {
+		name, query string
+		opts        store.SearchOptions
+	}{
+		{"rare", "zanzibar", store.SearchOptions{}},
+		{"rare-cjk", "量子計算", store.SearchOptions{}},
+		{"identifier", "AppendBatch", store.SearchOptions{}},
+		{"common", "session", store.SearchOptions{}},
+		{"phrase", `"error value"`, store.SearchOptions{}},
+		{"two-words", "sqlite migration", store.SearchOptions{}},
+		{"japanese", "データベース", store.SearchOptions{}},
+		{"cjk-2-chars", "東京", store.SearchOptions{}},
+		{"cwd", "zanzibar", store.SearchOptions{Cwd: "/home/dev/project-07"}},
+		{"one-session", "session", store.SearchOptions{SessionID: oneSession}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			hits, err := s.Search(ctx, bc.query, bc.opts)
+			if err != nil || len(hits) == 0 {
+				b.Fatalf("Search(%q): %d hits, %v", bc.query, len(hits), err)
+			}
+			measure(b, func() {
+				if _, err := s.Search(ctx, bc.query, bc.opts); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// importCorpus writes generated pi files: sessions files of n entries,
+// each entry about 1.5 KB of JSON that is almost all text (thinking,
+// answers, tool output), the hardest case for the search index.
+func importCorpus(b *testing.B, sessions, n int) (string, int64) {
+	dir := filepath.Join(b.TempDir(), "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	g := newPiGen(42)
+	var total int64
+	for i := range sessions {
+		p := filepath.Join(dir, fmt.Sprintf("s%03d.jsonl", i))
+		writePiFile(b, g, p, fmt.Sprintf("/home/dev/project-%d", i%4), n, 1)
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += fi.Size()
+	}
+	return dir, total
+}
+
+// BenchmarkImport imports pi JSONL into a fresh store per iteration and
+// reports MB/s and entries/s of wall time, and MB/s of CPU time (target
+// >= 30 MB/s). "generated" is text-heavy sessions (see importCorpus);
+// "fixtures" the pi fixtures, as pi wrote them.
+func BenchmarkImport(b *testing.B) {
+	gen, genBytes := importCorpus(b, 10, 2000)
+	var fixBytes int64
+	for _, fx := range fixturePaths(piFixtures(b)) {
+		fi, _ := os.Stat(fx)
+		fixBytes += fi.Size()
+	}
+	for _, bc := range []struct {
+		name  string
+		dir   string
+		bytes int64
+	}{
+		{"generated", gen, genBytes},
+		{"fixtures", piDir, fixBytes},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchImport(b, bc.dir, bc.bytes, true) })
+	}
+	// The same import without the search index: the JSONL reader and the
+	// engine's batch append alone, for comparison.
+	b.Run("generated-no-index", func(b *testing.B) { benchImport(b, gen, genBytes, false) })
+}
+
+func benchImport(b *testing.B, dir string, size int64, index bool) {
+	ctx := context.Background()
+	b.SetBytes(size)
+	var wall, cpu time.Duration
+	entries := 0
+	for i := range b.N {
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), fmt.Sprintf("import-%d.db", i))
+		s, err := store.Open(ctx, path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !index {
+			err = s.DB().Update(ctx, func(tx *engine.Tx) error {
+				// The view the index reads becomes empty: nothing to
+				// extract, nothing to index.
+				for _, stmt := range []string{`DROP TRIGGER entries_fts_insert`, `DROP TRIGGER entries_fts_delete`,
+					`DROP VIEW search_text`, `CREATE VIEW search_text (pk, body) AS SELECT NULL, NULL WHERE 0`} {
+					if _, err := tx.SQL().ExecContext(ctx, stmt); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		w0, c0 := time.Now(), cpuTime()
+		rep, err := s.Import(ctx, []string{dir}, store.ImportOptions{})
+		wall, cpu = wall+time.Since(w0), cpu+cpuTime()-c0
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Count(store.OutcomeNew) != len(rep.Files) {
+			b.Fatalf("import: %d of %d files new", rep.Count(store.OutcomeNew), len(rep.Files))
+		}
+		entries += rep.Entries
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/wall.Seconds()/1e6, "MB/s")
+	b.ReportMetric(float64(entries)/wall.Seconds(), "entries/s")
+	b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
+}
