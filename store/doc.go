@@ -34,8 +34,8 @@
 // A [Store] is safe for concurrent use, also with other processes on the
 // same database file: every write is one BEGIN IMMEDIATE transaction of the
 // engine, so writers queue on SQLite's write lock, and reads see one
-// snapshot and never wait for writers. An import holds the write lock for
-// the duration of one file.
+// snapshot and never wait for writers. An import holds the write lock one
+// chunk of a file at a time.
 //
 // # Caveats
 //

@@ -11,6 +11,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -56,8 +57,10 @@ const (
 	// sessiontree.ErrConflict.
 	OutcomeConflict
 	// OutcomeFailed: the file could not be imported (unreadable, damaged
-	// beyond what the mode tolerates); nothing was written. Err says why;
-	// for damage it is a *jsonl.LineError with the file and line.
+	// beyond what the mode tolerates); nothing was written, unless the
+	// storage failed midway (Entries then counts the chunks committed,
+	// which the next import continues). Err says why; for damage it is a
+	// *jsonl.LineError with the file and line.
 	OutcomeFailed
 )
 
@@ -160,9 +163,14 @@ func (r ImportReport) Count(o Outcome) int {
 // with the engine's batch append: session id, entry ids, parents,
 // timestamps and every byte of every entry are kept.
 //
-// Each file is imported in one transaction, all or nothing, and the store
-// remembers it (path, session, size, how many bytes were imported, a
-// SHA-256 of them, where to resume), so importing is idempotent:
+// Each file is read twice. The first pass checks everything new in it
+// and writes nothing, so a file the mode refuses leaves nothing behind.
+// The second commits it in chunks (a few MB each), every chunk one
+// transaction together with the store's record of the file (path,
+// session, size, how many bytes are imported, a SHA-256 of them, where to
+// resume). An import cut short (canceled, crashed, a storage error) thus
+// leaves a consistent prefix that the next import continues. Importing
+// is idempotent:
 //   - a file imported before and unchanged is only read to check its
 //     hash; nothing is written;
 //   - a file that has grown since (pi appends to its files) imports the
@@ -173,10 +181,9 @@ func (r ImportReport) Count(o Outcome) int {
 //   - a new file whose session id is already in the store is a conflict.
 //
 // One file's failure never stops the others; the report says what
-// happened to each. A file's import holds the database's write lock for
-// that file only; other writers wait meanwhile (up to their busy
-// timeout), so a very large file delays them. Building the search index
-// is most of an import's cost (schema.sql). The error is non-nil only when the import as a whole
+// happened to each. An import holds the database's write lock one chunk
+// at a time, so other writers wait at most about a second. Building the
+// search index is most of an import's cost (schema.sql). The error is non-nil only when the import as a whole
 // stops: ctx is done or the store is closed (the report then covers the
 // files done so far).
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
@@ -344,75 +351,370 @@ func conflict(format string, a ...any) error {
 
 var errUnchanged = &outcomeError{OutcomeUnchanged, errors.New("unchanged")}
 
-// importBatchEntries and importBatchBytes bound one AppendBatch call of an
-// import; a file's calls share one transaction.
-const (
-	importBatchEntries = 2048
-	importBatchBytes   = 8 << 20
-	progressEvery      = 1 << 20
+// An import commits a file in pieces of at most importChunkEntries
+// entries or importChunkBytes of the file, each one transaction, so that
+// it never holds the write lock long. Variables for tests.
+var (
+	importChunkEntries       = 4096
+	importChunkBytes   int64 = 4 << 20
 )
 
+// fileImport is one file's import as it goes from transaction to
+// transaction.
+type fileImport struct {
+	s      *Store
+	ctx    context.Context
+	path   string
+	f      *os.File
+	mode   jsonl.Mode
+	res    *FileResult
+	found  bool         // the store has a record of the file
+	rec    importRecord // that record, as last read or written
+	meta   sessiontree.SessionMeta
+	start  int64           // where this import starts reading
+	from   *jsonl.Position // the reader's resume point, nil for a new file
+	seed   map[string]uint64
+	h      hash.Hash // SHA-256 of the file's first hashed bytes
+	hashed int64
+}
+
+// importFile imports one file in two passes. The first reads what is new
+// and checks it all, writing nothing, so that a file the mode refuses
+// leaves nothing behind. The second reads the same bytes again and
+// commits them chunk by chunk, each chunk with the file's record, so that
+// an import cut short (a crash, a cancellation) resumes where its last
+// chunk ended.
 func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, progress func(done int64)) FileResult {
 	res := FileResult{Path: path}
-	fail := func(err error) FileResult {
-		res.Outcome, res.Err = OutcomeFailed, err
-		res.Entries, res.Bytes, res.Problems = 0, 0, nil
+	result := func(err error) FileResult {
+		var oe *outcomeError
+		switch {
+		case err == nil:
+		case errors.As(err, &oe) && oe.outcome == OutcomeUnchanged:
+			res.Outcome = OutcomeUnchanged
+		case errors.As(err, &oe):
+			res.Outcome, res.Err = oe.outcome, fmt.Errorf("import %s: %w", path, oe.err)
+		default:
+			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
+		}
+		if res.Err != nil && res.Entries == 0 {
+			res.Problems = nil
+		}
 		return res
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return fail(fmt.Errorf("import: %w", err))
+		return result(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fail(fmt.Errorf("import: %w", err))
+		return result(err)
 	}
-	// An unchanged file is told without the write lock.
-	var rec importRecord
-	var found bool
+	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
-		rec, found, err = readRecord(ctx, tx, path)
+		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
 	})
 	if err != nil {
-		return fail(fmt.Errorf("import %s: %w", path, err))
+		return result(err)
 	}
-	if found && fi.Size() == rec.Size {
+	if fim.found {
+		rec := fim.rec
 		res.SessionID = rec.SessionID
-		if _, err := checkPrefix(f, rec, fi.Size()); err != nil {
-			res.Outcome, res.Err = outcomeOf(err), err
-			return res
+		if fim.h, err = checkPrefix(f, rec, fi.Size()); err != nil {
+			return result(err)
 		}
-		res.Outcome = OutcomeUnchanged
-		return res
+		if fi.Size() == rec.Size {
+			return result(errUnchanged)
+		}
+		fim.hashed, fim.start = rec.ImportedBytes, rec.ImportedBytes
+		pos := rec.Position
+		fim.from = &pos
+		if err := fim.loadSession(); err != nil {
+			return result(err)
+		}
 	}
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		res = FileResult{Path: path}
-		return s.importTx(ctx, tx, f, &res, mode, progress)
-	})
-	var oe *outcomeError
+	end, err := fim.check()
+	if err != nil {
+		return result(err)
+	}
+	if err := fim.commit(end, progress); err != nil {
+		return result(err)
+	}
 	switch {
-	case err == nil:
-	case errors.As(err, &oe):
-		res.Outcome, res.Entries, res.Bytes = oe.outcome, 0, 0
-		if oe.outcome != OutcomeUnchanged {
-			res.Err, res.Problems = fmt.Errorf("import %s: %w", path, oe.err), nil
-		}
+	case !fim.found || res.Outcome == OutcomeNew:
+		res.Outcome = OutcomeNew
+	case res.Bytes > 0:
+		res.Outcome = OutcomeGrown
 	default:
-		sid := res.SessionID
-		res = fail(fmt.Errorf("import %s: %w", path, err))
-		res.SessionID = sid
+		res.Outcome = OutcomeUnchanged
 	}
 	return res
 }
 
-func outcomeOf(err error) Outcome {
-	var oe *outcomeError
-	if errors.As(err, &oe) {
-		return oe.outcome
+// loadSession checks the session of a file imported before and reads its
+// entry ids.
+func (fim *fileImport) loadSession() error {
+	ctx, rec := fim.ctx, fim.rec
+	return fim.s.db.View(ctx, func(tx *sqlx.Tx) error {
+		clear(fim.seed)
+		var pk, count int64
+		err := tx.QueryRowContext(ctx, `SELECT pk, entry_count FROM sessions WHERE id = ? AND deleting = 0`, rec.SessionID).Scan(&pk, &count)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &outcomeError{OutcomeFailed, &engine.SessionNotFoundError{ID: rec.SessionID}}
+		}
+		if err != nil {
+			return err
+		}
+		if count != rec.SessionEntries {
+			return conflict("session %s has %d entries, %d when the file was imported: it was written to in the store since, so the file's new lines are not merged",
+				rec.SessionID, count, rec.SessionEntries)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM entries WHERE pk BETWEEN ? AND ?`, pk<<32, pk<<32|0xffffffff)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			fim.seed[id] = 0
+		}
+		return rows.Err()
+	})
+}
+
+// walk reads the file from the import's start (up to limit bytes of it,
+// or all when limit < 0) and calls visit with each record to consume:
+// an entry to append (skip == nil) or a damaged line the mode tolerates.
+// Damage the mode refuses ends the walk with an outcomeError.
+func (fim *fileImport) walk(limit int64, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+	ctx := fim.ctx
+	known := maps.Clone(fim.seed)
+	raw := func(id string) (string, error) {
+		var out string
+		err := fim.s.db.View(ctx, func(tx *sqlx.Tx) error {
+			return tx.GetContext(ctx, &out, `SELECT e.raw FROM entries e JOIN sessions s ON s.pk = e.session
+WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
+		})
+		return out, err
 	}
-	return OutcomeFailed
+	n := int64(math.MaxInt64 - fim.start)
+	if limit >= 0 {
+		n = limit
+	}
+	src := io.NewSectionReader(fim.f, fim.start, n)
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from}) {
+		if err != nil {
+			var le *jsonl.LineError
+			if errors.As(err, &le) {
+				return &outcomeError{OutcomeFailed, err}
+			}
+			return err
+		}
+		var skip *jsonl.LineError
+		switch r.Kind {
+		case jsonl.KindEntry:
+			e := r.Entry
+			sum := rawHash(e.Raw)
+			if why, fatal := checkEntry(e, sum, known, raw); why != "" {
+				skip = &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
+				if fim.mode != jsonl.Lenient || fatal {
+					return &outcomeError{OutcomeFailed, skip}
+				}
+				break
+			}
+			known[e.ID] = sum
+		case jsonl.KindSkipped, jsonl.KindTorn:
+			skip = r.Err
+		}
+		if err := visit(r, skip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check is the first pass: it reads and checks everything new, writes
+// nothing, and returns how far the second pass is to read.
+func (fim *fileImport) check() (int64, error) {
+	end := fim.start
+	err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
+		if r.Kind == jsonl.KindHeader {
+			fim.meta = r.Header.SessionMeta
+			fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
+			fim.res.SessionID = fim.meta.ID
+			var other string
+			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error {
+				var n int
+				if err := tx.GetContext(fim.ctx, &n, `SELECT count(*) FROM sessions WHERE id = ?`, fim.meta.ID); err != nil || n == 0 {
+					return err
+				}
+				other = "the store"
+				var p string
+				if tx.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
+					other = p
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if other != "" {
+				return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
+			}
+		}
+		if skip != nil {
+			fim.res.Problems = append(fim.res.Problems, skip)
+		}
+		if r.Kind != jsonl.KindTorn {
+			end = r.Next.Offset
+		}
+		return nil
+	})
+	if err == nil && !fim.found && fim.meta.ID == "" {
+		err = &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	}
+	return end, err
+}
+
+// commit is the second pass: it reads the file again up to end and
+// commits it a chunk at a time.
+func (fim *fileImport) commit(end int64, progress func(int64)) error {
+	var batch []sessiontree.Entry
+	var pos jsonl.Position
+	if fim.from != nil {
+		pos = *fim.from
+	}
+	consumed := fim.start
+	flush := func(final bool) error {
+		if err := fim.chunk(batch, pos, consumed, final); err != nil {
+			return err
+		}
+		fim.res.Entries += len(batch)
+		fim.res.Bytes = consumed - fim.start
+		batch = batch[:0]
+		progress(consumed - fim.start)
+		return nil
+	}
+	chunkStart := consumed
+	err := fim.walk(end-fim.start, func(r jsonl.Record, skip *jsonl.LineError) error {
+		if r.Kind == jsonl.KindTorn {
+			return nil
+		}
+		if r.Kind == jsonl.KindEntry && skip == nil {
+			batch = append(batch, r.Entry)
+		}
+		pos, consumed = r.Next, r.Next.Offset
+		if len(batch) >= importChunkEntries || consumed-chunkStart >= importChunkBytes {
+			chunkStart = consumed
+			return flush(false)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush(true)
+}
+
+// chunk commits entries, the file's bytes up to consumed, in one
+// transaction with the file's record: the session (created by the first
+// chunk of a new file), its search index and where the next import
+// resumes (pos).
+func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
+	ctx := fim.ctx
+	// Hash outside the transaction, which may run more than once.
+	if _, err := io.Copy(fim.h, io.NewSectionReader(fim.f, fim.hashed, consumed-fim.hashed)); err != nil {
+		return err
+	}
+	fim.hashed = consumed
+	sum := hex.EncodeToString(fim.h.Sum(nil))
+	posJSON, err := json.Marshal(pos)
+	if err != nil {
+		return err
+	}
+	size := consumed
+	if final {
+		// A record of the file's size says "nothing new" to the next
+		// import, until the file changes; before the last chunk the
+		// record must say "more to import".
+		fi, err := fim.f.Stat()
+		if err != nil {
+			return err
+		}
+		size = max(fi.Size(), consumed)
+	}
+	var rec importRecord
+	err = fim.s.db.Update(ctx, func(tx *engine.Tx) error {
+		cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+		if err != nil {
+			return err
+		}
+		if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
+			return conflict("the file was imported by another import meanwhile")
+		}
+		var st *engine.Storage
+		if !found {
+			if st, err = tx.CreateSession(fim.meta); err != nil {
+				if errors.Is(err, sessiontree.ErrConflict) {
+					return conflict("session %s is already in the store", fim.meta.ID)
+				}
+				return err
+			}
+		} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
+			return err
+		}
+		var count int64
+		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
+			return err
+		}
+		if found && count != cur.SessionEntries {
+			return conflict("session %s was written to in the store meanwhile", cur.SessionID)
+		}
+		if len(entries) > 0 {
+			indexDone, err := deferIndex(ctx, tx, st, count+1)
+			if err != nil {
+				return err
+			}
+			if err := tx.AppendBatch(st, entries); err != nil {
+				return err
+			}
+			if err := indexDone(); err != nil {
+				return err
+			}
+		}
+		fi, err := fim.f.Stat()
+		if err != nil {
+			return err
+		}
+		rec = importRecord{SessionID: st.ID(), Size: size, ImportedBytes: consumed, PrefixSHA256: sum,
+			Position: pos, SessionEntries: count + int64(len(entries))}
+		_, err = tx.SQL().ExecContext(ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
+    prefix_sha256, position, session_entries, imported_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size,
+    mtime_ns = excluded.mtime_ns, imported_bytes = excluded.imported_bytes,
+    prefix_sha256 = excluded.prefix_sha256, position = excluded.position,
+    session_entries = excluded.session_entries, imported_at = excluded.imported_at`,
+			fim.path, rec.SessionID, rec.Size, fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
+			string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
+		if err != nil {
+			return fmt.Errorf("record import: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !fim.found {
+		fim.res.Outcome = OutcomeNew
+	}
+	fim.found, fim.rec = true, rec
+	return nil
 }
 
 // checkPrefix checks that the file's first rec.ImportedBytes bytes are
@@ -429,211 +731,6 @@ func checkPrefix(f *os.File, rec importRecord, size int64) (hash.Hash, error) {
 		return nil, conflict("the %d bytes already imported into session %s have changed since", rec.ImportedBytes, rec.SessionID)
 	}
 	return h, nil
-}
-
-// countingWriter counts what is written through it to a hash.
-type countingWriter struct {
-	h hash.Hash
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.h.Write(p)
-}
-
-// importTx imports one file inside a write transaction: from its start
-// into a new session, or from where the last import stopped.
-func (s *Store) importTx(ctx context.Context, tx *engine.Tx, f *os.File, res *FileResult, mode jsonl.Mode, progress func(int64)) error {
-	path := res.Path
-	rec, found, err := readRecord(ctx, tx.SQL(), path)
-	if err != nil {
-		return err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return &outcomeError{OutcomeFailed, err}
-	}
-	var st *engine.Storage
-	var indexDone func() error
-	known := map[string]uint64{} // id -> hash of the entry's JSON, 0 when stored before
-	var resume *jsonl.Position
-	var startOffset int64
-	var h hash.Hash
-	if found {
-		res.SessionID = rec.SessionID
-		if h, err = checkPrefix(f, rec, fi.Size()); err != nil {
-			return err
-		}
-		if fi.Size() == rec.Size {
-			return errUnchanged
-		}
-		if st, err = tx.OpenSession(rec.SessionID); err != nil {
-			return err
-		}
-		var count int64
-		lo, hi := st.Key()<<32, st.Key()<<32|0xffffffff
-		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
-			return err
-		}
-		if count != rec.SessionEntries {
-			return conflict("session %s has %d entries, %d when the file was imported: it was written to in the store since, so the file's new lines are not merged",
-				rec.SessionID, count, rec.SessionEntries)
-		}
-		rows, err := tx.SQL().QueryContext(ctx, `SELECT id FROM entries WHERE pk BETWEEN ? AND ?`, lo, hi)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			known[id] = 0
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		pos := rec.Position
-		resume, startOffset = &pos, rec.ImportedBytes
-		if indexDone, err = deferIndex(ctx, tx, st, count+1); err != nil {
-			return err
-		}
-	} else {
-		h = sha256.New()
-	}
-
-	cw := &countingWriter{h: h}
-	src := io.TeeReader(io.NewSectionReader(f, startOffset, math.MaxInt64-startOffset), cw)
-	consumed := startOffset
-	var pos jsonl.Position
-	if resume != nil {
-		pos = *resume
-	}
-	var batch []sessiontree.Entry
-	var batchBytes int
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := tx.AppendBatch(st, batch); err != nil {
-			return err
-		}
-		res.Entries += len(batch)
-		batch, batchBytes = batch[:0], 0
-		return nil
-	}
-	lastProgress := startOffset
-	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: path, Mode: mode, Resume: resume}) {
-		if err != nil {
-			var le *jsonl.LineError
-			if errors.As(err, &le) {
-				return &outcomeError{OutcomeFailed, err}
-			}
-			return err
-		}
-		switch r.Kind {
-		case jsonl.KindHeader:
-			meta := r.Header.SessionMeta
-			meta.Version = jsonl.CurrentVersion // entries are migrated to it
-			res.SessionID = meta.ID
-			if _, err := tx.OpenSession(meta.ID); err == nil {
-				from := ""
-				var other string
-				if tx.SQL().GetContext(ctx, &other, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, meta.ID) == nil {
-					from = " (imported from " + other + ")"
-				}
-				return conflict("session %s is already in the store%s", meta.ID, from)
-			} else if !errors.Is(err, sessiontree.ErrNotFound) {
-				return err
-			}
-			if st, err = tx.CreateSession(meta); err != nil {
-				return err
-			}
-			if indexDone, err = deferIndex(ctx, tx, st, 1); err != nil {
-				return err
-			}
-		case jsonl.KindEntry:
-			e := r.Entry
-			sum := rawHash(e.Raw)
-			if why, fatal := checkEntry(e, sum, known, func(id string) (string, error) { return storedRaw(ctx, tx, st, id) }); why != "" {
-				le := &jsonl.LineError{Path: path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
-				if mode != jsonl.Lenient || fatal {
-					return &outcomeError{OutcomeFailed, le}
-				}
-				res.Problems = append(res.Problems, le)
-				break
-			}
-			known[e.ID] = sum
-			batch = append(batch, e)
-			batchBytes += len(e.Raw)
-			if len(batch) >= importBatchEntries || batchBytes >= importBatchBytes {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		case jsonl.KindSkipped, jsonl.KindTorn:
-			res.Problems = append(res.Problems, r.Err)
-		}
-		pos, consumed = r.Next, r.Next.Offset
-		if consumed-lastProgress >= progressEvery {
-			progress(consumed - startOffset)
-			lastProgress = consumed
-		}
-	}
-	if st == nil {
-		return &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", path)}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if err := indexDone(); err != nil {
-		return err
-	}
-	res.Bytes = consumed - startOffset
-	res.Outcome = OutcomeNew
-	if found {
-		res.Outcome = OutcomeGrown
-		if consumed == startOffset {
-			res.Outcome = OutcomeUnchanged
-		}
-	}
-
-	// The hash has seen every byte the reader read; when that is more
-	// than was consumed (a torn tail, or lines written meanwhile), the
-	// consumed prefix is hashed again.
-	sum := h.Sum(nil)
-	if startOffset+cw.n != consumed {
-		h2 := sha256.New()
-		if _, err := io.Copy(h2, io.NewSectionReader(f, 0, consumed)); err != nil {
-			return err
-		}
-		sum = h2.Sum(nil)
-	}
-	posJSON, err := json.Marshal(pos)
-	if err != nil {
-		return err
-	}
-	end, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	_, err = tx.SQL().ExecContext(ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
-    prefix_sha256, position, session_entries, imported_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, (SELECT entry_count FROM sessions WHERE pk = ?), ?)
-ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size,
-    mtime_ns = excluded.mtime_ns, imported_bytes = excluded.imported_bytes,
-    prefix_sha256 = excluded.prefix_sha256, position = excluded.position,
-    session_entries = excluded.session_entries, imported_at = excluded.imported_at`,
-		path, st.ID(), max(end.Size(), consumed), end.ModTime().UnixNano(), consumed, hex.EncodeToString(sum),
-		string(posJSON), st.Key(), sessiontree.FormatTime(time.Now()))
-	if err != nil {
-		return fmt.Errorf("record import: %w", err)
-	}
-	progress(consumed - startOffset)
-	return nil
 }
 
 // deferIndex makes the search index trigger stand aside for the entries
@@ -701,11 +798,4 @@ func rawHash(b []byte) uint64 {
 		h *= 1099511628211
 	}
 	return h | 1
-}
-
-// storedRaw reads the JSON of an entry stored before this import.
-func storedRaw(ctx context.Context, tx *engine.Tx, st *engine.Storage, id string) (string, error) {
-	var raw string
-	err := tx.SQL().GetContext(ctx, &raw, `SELECT raw FROM entries WHERE session = ? AND id = ?`, st.Key(), id)
-	return raw, err
 }

@@ -409,3 +409,65 @@ func TestImportProgressAndDefaultDir(t *testing.T) {
 		t.Errorf("Import(canceled) = %v; want context.Canceled", err)
 	}
 }
+
+// An import commits a file chunk by chunk; one cut short leaves what it
+// committed, recorded, and the next import continues from there.
+func TestImportChunksAndResumeAfterCancel(t *testing.T) {
+	defer store.SetImportChunk(10)()
+	ctx := context.Background()
+	s := openStore(t)
+	path := filepath.Join(t.TempDir(), "big.jsonl")
+	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), path)
+	want := readIDs(t, path)
+
+	canceled, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reports := 0
+	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
+		if p.File != "" && p.BytesDone > 0 {
+			if reports++; reports == 3 {
+				cancel()
+			}
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Import() = %v; want context.Canceled", err)
+	}
+	f := rep.Files[0]
+	if f.Entries != 30 {
+		t.Errorf("canceled import committed %d entries; want 3 chunks of 10", f.Entries)
+	}
+	st, err := s.OpenSession(ctx, f.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(logOf(t, st)); !slices.Equal(got, want[:30]) {
+		t.Errorf("after the canceled import the session has %v; want the first 30 entries", got)
+	}
+	again := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if again.Outcome != store.OutcomeGrown || again.Entries != len(want)-30 {
+		t.Errorf("import after the cancel: %+v; want grown by %d", again, len(want)-30)
+	}
+	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
+		t.Errorf("session after resuming (-file +store):\n%s", diff)
+	}
+	for _, fx := range storetest.PiFixtures(t, piDir) {
+		if fx.Name == "session-009" {
+			storetest.CheckPi(t, st, fx.Want)
+		}
+	}
+	if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeUnchanged {
+		t.Errorf("third import: %+v; want unchanged", f)
+	}
+	// A damaged file still writes nothing, however many chunks it has.
+	bad := filepath.Join(t.TempDir(), "bad.jsonl")
+	l := lines(t, filepath.Join(piDir, "session-005.jsonl"))
+	l[len(l)-3] = "{not json\n"
+	writeFile(t, bad, strings.Join(l, ""))
+	if f := mustImport(t, s, []string{bad}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeFailed || f.Entries != 0 {
+		t.Errorf("damaged file: %+v; want failed with nothing written", f)
+	}
+	if _, err := s.OpenSession(ctx, "01a237bc-c4b4-72d2-9d49-cef0c5e2f96c"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("the damaged file's session exists: %v", err)
+	}
+}

@@ -1,0 +1,9 @@
+package store
+
+// SetImportChunk makes imports commit every n entries, for tests; it
+// returns a function that restores the default.
+func SetImportChunk(n int) (restore func()) {
+	old := importChunkEntries
+	importChunkEntries = n
+	return func() { importChunkEntries = old }
+}
