@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,7 +101,7 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := plotutil.Color(i)
+		col := backendColors[b]
 		line.Color, points.Color = col, col
 		line.Width = vg.Points(1.5)
 		points.Shape = plotutil.Shape(i)
@@ -115,6 +116,19 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 	}
 	p.Y.Min, p.Y.Max = yMin/2, yMax*4 // room above for the legend
 	return p, nil
+}
+
+// backendColors keep each backend's colour the same in every chart; the
+// floors are black and grey.
+var backendColors = map[string]color.Color{
+	backendMemory:     color.RGBA{0x1b, 0x9e, 0x77, 0xff},
+	backendJSONL:      color.RGBA{0xd9, 0x5f, 0x02, 0xff},
+	backendEngine:     color.RGBA{0x1f, 0x78, 0xb4, 0xff},
+	backendEngineCold: color.RGBA{0x8e, 0xc1, 0xe0, 0xff},
+	backendStore:      color.RGBA{0x6a, 0x3d, 0x9a, 0xff},
+	backendPi:         color.RGBA{0xe7, 0x29, 0x8a, 0xff},
+	backendFloor:      color.Black,
+	backendFileFloor:  color.Gray{0x88},
 }
 
 // durationTicks are log ticks at powers of ten, labelled as durations.

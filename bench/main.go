@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -92,6 +93,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	for _, size := range opts.Sizes {
 		for _, shape := range opts.Shapes {
 			if shape == ShapeLarge && size > opts.LargeMaxSize {
+				continue
+			}
+			if size >= 100_000 && len(opts.BigShapes) > 0 && !slices.Contains(opts.BigShapes, shape) {
 				continue
 			}
 			if err := r.runDataset(ctx, shape, size); err != nil {

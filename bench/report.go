@@ -154,8 +154,8 @@ func (rep *Report) workloadResults(workload string) []*Result {
 
 // ratio is r's median over the median of backend's on the same cell.
 func (rep *Report) ratio(r *Result, backend string) string {
-	if r.Backend == backend {
-		return ""
+	if r.Backend == backend || r.Backend == backendFloor || r.Backend == backendFileFloor {
+		return "" // the floors are the references, not measured against
 	}
 	other := rep.find(r.Workload, r.Shape, r.Size, backend)
 	if other == nil && backend == backendEngine && r.Backend != backendStore {
