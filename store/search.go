@@ -57,8 +57,9 @@ type Hit struct {
 	// OnActiveBranch tells whether the entry is on its session's active
 	// branch (the path from the root to the current leaf).
 	OnActiveBranch bool `json:"onActiveBranch"`
-	// Rank is FTS5's bm25 score: lower is better. Hits found by scanning
-	// (a very short, very common query) have rank 0.
+	// Rank orders the hits, lower first: the negated score of the
+	// query's words in the entry's text (see [Store.Search]). Hits found
+	// by scanning (a very short, very common query) have rank 0.
 	Rank float64 `json:"rank"`
 	// Cwd and SessionName describe the hit's session.
 	Cwd         string `json:"cwd"`
@@ -72,6 +73,14 @@ const maxExpansion = 256
 // Search finds entries whose text matches query, best first, using the
 // FTS5 index that every write keeps current in its own transaction
 // (schema.sql: what text is indexed, and why the trigram tokenizer).
+//
+// Ranking: the newest [RankWindow] matching entries (all of them, when fewer
+// match) are scored by the query's words and phrases in their text, as
+// BM25 does without its inverse document frequency: more occurrences
+// score higher, with diminishing returns, and a long text lower than a
+// short one with as many; ties go to the newer entry. The bound keeps a
+// search over a million entries for a common word to milliseconds; for
+// such a word the hits are the best of its most recent matches.
 //
 // The query is FTS5 query syntax, applied to substrings: words (each found
 // anywhere, inside longer words too, ignoring case) are ANDed; "double
@@ -259,45 +268,105 @@ func (sr *searcher) expand(text string) ([]string, error) {
 	return terms, nil
 }
 
-// match runs an FTS5 query for the ranked page of keys, then reads the
-// page's text and details in one query. Snippets are cut here from the
-// text rather than by FTS5's snippet(), which would evaluate the whole
-// query again for every hit.
+// RankWindow is how many matching entries, newest first, a search
+// ranks (see [Store.Search]).
+const RankWindow = 300
+
+// match runs an FTS5 query. It takes the newest RankWindow matches, which
+// FTS5 finds by walking its index in rowid order and stopping there, and
+// ranks them by score. FTS5's own bm25() is not used: it counts every
+// entry that contains each phrase of the query (for the inverse document
+// frequency) before it ranks anything, which for a common word is most
+// of the index, seconds on a million entries.
 func (sr *searcher) match(match string) ([]Hit, error) {
-	query := `SELECT rowid, rank FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3`
+	query := `SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3`
 	params := []any{match, sr.lo, sr.hi}
 	if sr.opts.Cwd != "" {
 		query += ` AND (rowid >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
 		params = append(params, sr.opts.Cwd)
 	}
-	query += ` ORDER BY rank LIMIT ` + strconv.Itoa(sr.limit)
+	query += ` ORDER BY rowid DESC LIMIT ` + strconv.Itoa(RankWindow)
 	var keys []int64
-	var ranks []float64
-	rows, err := sr.tx.QueryContext(sr.ctx, query, params...)
-	if err != nil {
+	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
 		return nil, sr.queryError(err)
 	}
-	for rows.Next() {
-		var pk int64
-		var rank float64
-		if err := rows.Scan(&pk, &rank); err != nil {
-			rows.Close()
-			return nil, err
+	if len(keys) == 0 {
+		return []Hit{}, nil
+	}
+	var rows []struct {
+		PK   int64  `db:"pk"`
+		Body string `db:"body"`
+	}
+	marks, args := inList(keys)
+	if err := sr.tx.SelectContext(sr.ctx, &rows, `SELECT pk, body FROM search_text WHERE pk IN (`+marks+`)`, args...); err != nil {
+		return nil, fmt.Errorf("read matches: %w", err)
+	}
+	needles := sr.needles()
+	type scored struct {
+		pk    int64
+		score float64
+		body  string
+	}
+	ranked := make([]scored, len(rows))
+	var total float64
+	for i, r := range rows {
+		ranked[i] = scored{pk: r.PK, body: r.Body}
+		total += float64(utf8.RuneCountInString(r.Body))
+	}
+	avg := total / float64(len(rows))
+	for i := range ranked {
+		ranked[i].score = score(ranked[i].body, needles, avg)
+	}
+	sort.Slice(ranked, func(a, b int) bool {
+		if ranked[a].score != ranked[b].score {
+			return ranked[a].score > ranked[b].score
 		}
-		keys, ranks = append(keys, pk), append(ranks, rank)
+		return ranked[a].pk > ranked[b].pk
+	})
+	ranked = ranked[:min(len(ranked), sr.limit)]
+	page := make([]int64, len(ranked))
+	bodies := make(map[int64]string, len(ranked))
+	for i, r := range ranked {
+		page[i], bodies[r.pk] = r.pk, r.body
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, sr.queryError(err)
-	}
-	hits, err := sr.details(keys)
+	hits, err := sr.details(page, bodies)
 	if err != nil {
 		return nil, err
 	}
 	for i := range hits {
-		hits[i].Rank = ranks[i]
+		hits[i].Rank = -ranked[i].score
 	}
 	return hits, nil
+}
+
+// score is a BM25-style score of body for the query's phrases: each
+// phrase's count in the text, saturating, normalized by the text's length
+// against the average avg (k1 = 1.2, b = 0.75). The phrases are weighted
+// alike: the inverse document frequency of BM25 would need every entry
+// that contains each phrase counted (see match).
+func score(body string, needles []string, avg float64) float64 {
+	const k1, b = 1.2, 0.75
+	hay := strings.ToLower(body)
+	norm := k1 * (1 - b + b*float64(utf8.RuneCountInString(body))/max(avg, 1))
+	var s float64
+	for _, n := range needles {
+		n = strings.ToLower(n)
+		if n == "" {
+			continue
+		}
+		tf := float64(strings.Count(hay, n))
+		s += tf * (k1 + 1) / (tf + norm)
+	}
+	return s
+}
+
+func inList(keys []int64) (string, []any) {
+	args := make([]any, len(keys))
+	for i, k := range keys {
+		args[i] = k
+	}
+	marks := strings.Repeat("?,", len(keys))
+	return marks[:len(marks)-1], args
 }
 
 // scan finds text by reading the indexed text itself, newest entries
@@ -314,24 +383,25 @@ func (sr *searcher) scan(text string) ([]Hit, error) {
 	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
 		return nil, err
 	}
-	return sr.details(keys)
+	return sr.details(keys, nil)
 }
 
-// details reads the hits of keys, in that order, with their snippets.
-func (sr *searcher) details(keys []int64) ([]Hit, error) {
+// details reads the hits of keys, in that order, with their snippets
+// cut from bodies (read here when nil).
+func (sr *searcher) details(keys []int64, bodies map[int64]string) ([]Hit, error) {
 	if len(keys) == 0 {
 		return []Hit{}, nil
 	}
-	marks := strings.Repeat("?,", len(keys))
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
+	marks, args := inList(keys)
+	body := `coalesce((SELECT t.body FROM search_text t WHERE t.pk = e.pk), '')`
+	if bodies != nil {
+		body = `''`
 	}
 	rows, err := sr.tx.QueryContext(sr.ctx, `SELECT e.pk, s.id, e.id, e.type, coalesce(e.role, ''), e.timestamp, s.cwd,
        coalesce(s.name, ''),
        EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.entry = e.pk),
-       coalesce((SELECT t.body FROM search_text t WHERE t.pk = e.pk), '')
-FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk IN (`+marks[:len(marks)-1]+`)`, args...)
+       `+body+`
+FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk IN (`+marks+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read hits: %w", err)
 	}
@@ -345,6 +415,9 @@ FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk IN (`+marks[:len(m
 		if err := rows.Scan(&pk, &h.SessionID, &h.EntryID, &h.Type, &h.Role, &h.Timestamp, &h.Cwd, &h.SessionName,
 			&h.OnActiveBranch, &body); err != nil {
 			return nil, fmt.Errorf("read hits: %w", err)
+		}
+		if bodies != nil {
+			body = bodies[pk]
 		}
 		h.Snippet = snippet(body, needles, sr.opts.Marks)
 		byKey[pk] = h

@@ -105,12 +105,22 @@ func TestSearchFixtures(t *testing.T) {
 			}
 			if tc.text != "" {
 				want := containing(texts, tc.text)
-				if len(want) > store.MaxSearchLimit {
-					want = nil // more than a page: check each hit instead
-				}
-				if want != nil {
-					if diff := cmp.Diff(want, hitKeys(hits)); diff != "" {
+				got := hitKeys(hits)
+				switch {
+				case len(want) <= store.RankWindow:
+					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("Search(%q) (-entries containing %q +hits):\n%s", tc.query, tc.text, diff)
+					}
+				default:
+					// The newest RankWindow of them (or, scanned, up to
+					// the limit).
+					if len(got) != store.RankWindow && len(got) != tc.opts.Limit {
+						t.Errorf("Search(%q) gave %d hits of %d matches; want %d", tc.query, len(got), len(want), store.RankWindow)
+					}
+					for _, k := range got {
+						if _, ok := slices.BinarySearch(want, k); !ok {
+							t.Errorf("Search(%q) hit %s does not contain %q", tc.query, k, tc.text)
+						}
 					}
 				}
 			}
@@ -133,8 +143,25 @@ func TestSearchFixtures(t *testing.T) {
 			both = append(both, k)
 		}
 	}
+	if len(both) > store.RankWindow {
+		t.Fatalf("test data: %d entries with both words; want at most %d", len(both), store.RankWindow)
+	}
 	if diff := cmp.Diff(both, and); diff != "" {
 		t.Errorf("Search(sqlite beta) (-entries with both +hits):\n%s", diff)
+	}
+
+	// Ranking: more occurrences in a shorter text first.
+	rk := mustCreate(t, s, store.CreateOptions{ID: "rank"})
+	rb := newBuilder(t, rk)
+	rb.user("once", "quasar and a long tail of other words that dilute the one occurrence of the word")
+	rb.user("twice", "quasar quasar and a long tail of other words that dilute the occurrences")
+	rb.user("short", "quasar quasar")
+	var order []string
+	for _, h := range search(t, s, "quasar", store.SearchOptions{}) {
+		order = append(order, h.EntryID)
+	}
+	if !slices.Equal(order, []string{"short", "twice", "once"}) {
+		t.Errorf("ranked %v; want short, twice, once", order)
 	}
 
 	// Filters.
