@@ -213,7 +213,8 @@ func TestSearchMalformedQuery(t *testing.T) {
 			t.Errorf("Search(%q) = %v; want a QueryError", q, err)
 		}
 	}
-	for _, q := range []string{`"store.go"`, `store AND here`, `sto*`, `NEAR(store here)`, `store OR nothing`, `store NOT nothing`} {
+	for _, q := range []string{`"store.go"`, `store AND here`, `sto*`, `NEAR(store here)`, `store OR nothing`, `store NOT nothing`,
+		`is here`, `here is`, `(is) AND here`, `here AND is`, `is*`, `"is" "here"`, `here NOT xy`, `xy OR here`, `is OR xy`} {
 		if hits := search(t, s, q, store.SearchOptions{}); len(hits) != 1 {
 			t.Errorf("Search(%q) = %d hits; want 1", q, len(hits))
 		}
