@@ -20,8 +20,11 @@ import (
 )
 
 // MaxDepth bounds the nesting of arrays and objects, so hostile input cannot
-// exhaust the stack. encoding/json uses the same limit.
-const MaxDepth = 10000
+// exhaust the stack. It is SQLite's limit (JSON_MAX_DEPTH): the engine's
+// search index and queries read entries with SQLite's JSON functions, which
+// refuse anything deeper ("malformed JSON"), so every backend refuses such
+// an entry alike, as invalid, before it is stored.
+const MaxDepth = 1000
 
 // SyntaxError reports invalid JSON at a byte offset.
 type SyntaxError struct {
