@@ -193,6 +193,9 @@ func (sr *searcher) prepare(q string) (match, scan string, err error) {
 				"%q has fewer than 3 characters and is too common to search for inside a larger query; search for it alone or for longer text", text)}
 		}
 		toks[i].repl = orGroup(terms)
+		if i+1 < len(toks) && toks[i+1].src == "*" {
+			toks[i+1].src = "" // the expansion is a prefix search already
+		}
 	}
 	return joinTokens(toks), "", nil
 }
