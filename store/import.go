@@ -181,11 +181,13 @@ func (r ImportReport) Count(o Outcome) int {
 //   - a new file whose session id is already in the store is a conflict.
 //
 // One file's failure never stops the others; the report says what
-// happened to each. An import holds the database's write lock one chunk
-// at a time, so other writers wait at most about a second. Building the
-// search index is most of an import's cost (schema.sql). The error is non-nil only when the import as a whole
+// happened to each. The error is non-nil only when the import as a whole
 // stops: ctx is done or the store is closed (the report then covers the
 // files done so far).
+//
+// An import holds the database's write lock one chunk at a time, so
+// other writers wait a second or two at most. Building the search index
+// is most of an import's cost (schema.sql).
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
@@ -356,7 +358,7 @@ var errUnchanged = &outcomeError{OutcomeUnchanged, errors.New("unchanged")}
 // it never holds the write lock long. Variables for tests.
 var (
 	importChunkEntries       = 4096
-	importChunkBytes   int64 = 4 << 20
+	importChunkBytes   int64 = 2 << 20
 )
 
 // fileImport is one file's import as it goes from transaction to
