@@ -18,10 +18,12 @@
 --   * state (thinking level, model, tools) at any entry: the entry's three
 --     pointers, a constant number of rows;
 --   * append: one entries row, one branch row, the sessions row, in one
---     BEGIN IMMEDIATE transaction that reads the leaf inside it.
+--     BEGIN IMMEDIATE transaction that reads the leaf inside it (or
+--     knows it: the engine's write connection remembers the sessions it
+--     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 5;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 6;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -103,6 +105,14 @@ CREATE INDEX sessions_by_cwd ON sessions (cwd);
 --                (model_change or assistant message) and
 --                active_tools_change on the entry's full path, itself
 --                included: the state at any entry is these three rows.
+--
+-- canonical (migration 6) is 1 when raw begins with "type", "id",
+-- "parentId" and "timestamp", in that order, holding exactly what the
+-- columns hold (as the engine writes every entry it builds, and as pi
+-- writes its files): a reader then takes the four fields from the JSON it
+-- reads anyway instead of four more columns, which halves the cost of
+-- reading a long path. NULL (older rows, entries given in another shape)
+-- means: read the columns.
 CREATE TABLE entries (
     pk          INTEGER PRIMARY KEY,
     session     INTEGER NOT NULL REFERENCES sessions (pk),
@@ -121,13 +131,22 @@ CREATE TABLE entries (
     custom_type TEXT,
     role        TEXT,
     raw         TEXT    NOT NULL,
+    canonical   INTEGER CHECK (canonical IS NULL OR canonical = 1),
     UNIQUE (session, id),
     CHECK (seq BETWEEN 1 AND 4294967295 AND pk = session * 4294967296 + seq)
 );
 
--- Children of an entry (tree views, the recursive walk's join is on the
--- UNIQUE (session, id) index above).
-CREATE INDEX entries_by_parent ON entries (session, parent_id);
+-- Children of an entry (the walk up from an entry follows parent_pk, a
+-- rowid lookup, or parent_id through UNIQUE (session, id) above). Every
+-- append writes one page of each b-tree its row goes into, and under WAL
+-- each page is a frame of the log, most of an append's cost; an index of
+-- every entry by parent, at a random place since ids are random, cost
+-- one more. Most entries are the child of the entry appended just before
+-- them (parent_pk = pk - 1), so the index leaves those out and an append
+-- on the leaf writes no page of it: the children of entry X are the entry
+-- X + 1 if its parent_pk is X, and the index's entries with parent_pk X
+-- (migration 6).
+CREATE INDEX entries_by_parent ON entries (parent_pk) WHERE parent_pk <> pk - 1;
 
 -- Entries by type in append order (the index ends in the rowid, pk), for
 -- every type but message: messages are most of a log, so they are read

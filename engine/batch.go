@@ -43,6 +43,7 @@ func validateBatch(entries []sessiontree.Entry) error {
 }
 
 func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
+	delete(w.c.heads, s.pk) // not worth remembering: the next append reads it
 	local := make(map[string]int, len(entries))
 	nodes := make([]node, len(entries))
 	// parentOf[i] is the parent node of entry i (nil for a root) and
@@ -55,10 +56,10 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 
 	// Rows wait in buf and go in by batchRows per statement; only stored
 	// entries are ever looked up in the database, so the wait is safe.
-	buf := make([]any, 0, 17*batchRows)
+	buf := make([]any, 0, entryParams*batchRows)
 	flushed := 0 // entries[:flushed] are in the database
 	insertRows := func(query string, n int) error {
-		_, err := w.exec(query, buf[:17*n]...)
+		_, err := w.exec(query, buf[:entryParams*n]...)
 		if isUniqueID(err) {
 			// An id stored before the batch: find which one.
 			for _, e := range entries[flushed : flushed+n] {
@@ -71,11 +72,11 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 			return err
 		}
 		flushed += n
-		buf = append(buf[:0], buf[17*n:]...)
+		buf = append(buf[:0], buf[entryParams*n:]...)
 		return nil
 	}
 	flush := func(all bool) error {
-		for len(buf) >= 17*batchRows {
+		for len(buf) >= entryParams*batchRows {
 			if err := insertRows(qInsertEntries, batchRows); err != nil {
 				return err
 			}

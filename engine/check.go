@@ -12,7 +12,7 @@ import (
 )
 
 const qCheckEntries = `SELECT pk, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
-       thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw
+       thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, coalesce(canonical, 0)
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
 const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, entry_count, message_count,
@@ -77,16 +77,15 @@ func (db *DB) Check(ctx context.Context, sessionID string) error {
 
 // pragmaClean runs a checking pragma: "ok" or no rows is clean.
 func pragmaClean(r q, pragma string) error {
-	rows, err := r.tx.QueryContext(r.ctx, pragma)
+	rows, err := r.rows(pragma)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var problems []string
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
+		vals := make([]sql.NullString, len(rows.dest))
+		ptrs := make([]any, len(rows.dest))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
@@ -154,9 +153,10 @@ func checkSession(r q, id string) error {
 		var parentPK sql.NullInt64
 		var typ string
 		var raw []byte
+		var canonical bool
 		n := &c.node
 		if err := rows.Scan(&n.pk, &c.e.Seq, &c.e.ID, &parentID, &parentPK, &typ, &c.e.Timestamp, &n.depth, &n.start,
-			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw); err != nil {
+			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw, &canonical); err != nil {
 			return err
 		}
 		seq++
@@ -171,6 +171,13 @@ func checkSession(r q, id string) error {
 		}
 		if dec.Type != e.Type || dec.ID != e.ID || dec.ParentID != e.ParentID || dec.Timestamp != e.Timestamp {
 			return corrupt(e.ID, "columns disagree with the stored JSON")
+		}
+		if canonical {
+			e.Raw = raw
+			if !isCanonical(*e) {
+				return corrupt(e.ID, "marked canonical, but the stored JSON does not start with the columns")
+			}
+			e.Raw = nil
 		}
 		if byID[e.ID] != nil {
 			return corrupt(e.ID, "duplicate id")

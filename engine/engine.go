@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -95,14 +96,6 @@ type DB struct {
 	r    *sqlx.DB // query-only readers
 
 	closed atomic.Bool
-
-	mu    sync.Mutex // guards stmts
-	stmts map[stmtKey]*sqlx.Stmt
-}
-
-type stmtKey struct {
-	write bool
-	query string
 }
 
 // Open opens the database at path, creating it (mode 0600, missing
@@ -120,7 +113,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err := prepareFile(abs); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: abs, opts: opts, stmts: map[stmtKey]*sqlx.Stmt{}}
+	db := &DB{path: abs, opts: opts}
 	if err := db.connect(ctx); err != nil {
 		db.closePools()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -202,8 +195,17 @@ func (db *DB) dsn(write bool) string {
 	return u.String() + "?" + q.Encode()
 }
 
+// open makes a pool whose connections are conns (see conn.go).
+func (db *DB) open(write bool) (*sqlx.DB, error) {
+	c, err := newConnector(db.dsn(write))
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(c), "sqlite"), nil
+}
+
 func (db *DB) connect(ctx context.Context) error {
-	w, err := sqlx.Open("sqlite", db.dsn(true))
+	w, err := db.open(true)
 	if err != nil {
 		return err
 	}
@@ -233,10 +235,7 @@ func (db *DB) connect(ctx context.Context) error {
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := db.prepareWrites(ctx); err != nil {
-		return err
-	}
-	r, err := sqlx.Open("sqlite", db.dsn(false))
+	r, err := db.open(false)
 	if err != nil {
 		return err
 	}
@@ -257,12 +256,6 @@ func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return nil
 	}
-	db.mu.Lock()
-	for _, s := range db.stmts {
-		_ = s.Close()
-	}
-	db.stmts = nil
-	db.mu.Unlock()
 	return db.closePools()
 }
 
@@ -276,54 +269,6 @@ func (db *DB) closePools() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close %s: %w", db.path, err)
-	}
-	return nil
-}
-
-// stmt returns the prepared statement for query on the write or read
-// pool. Write statements are all prepared by connect: preparing one later
-// would need the single write connection, which the calling transaction
-// holds. Read statements are prepared on first use.
-func (db *DB) stmt(ctx context.Context, write bool, query string) (*sqlx.Stmt, error) {
-	k := stmtKey{write, query}
-	db.mu.Lock()
-	s, ok := db.stmts[k]
-	closed := db.stmts == nil
-	db.mu.Unlock()
-	switch {
-	case closed:
-		return nil, sessiontree.ErrClosed
-	case ok:
-		return s, nil
-	case write:
-		return nil, fmt.Errorf("engine: write statement not prepared: %q", query)
-	}
-	s, err := db.r.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, translate(err)
-	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.stmts == nil {
-		_ = s.Close()
-		return nil, sessiontree.ErrClosed
-	}
-	if old := db.stmts[k]; old != nil {
-		_ = s.Close()
-		return old, nil
-	}
-	db.stmts[k] = s
-	return s, nil
-}
-
-// prepareWrites prepares every statement write transactions use.
-func (db *DB) prepareWrites(ctx context.Context) error {
-	for _, q := range writeQueries {
-		s, err := db.w.PreparexContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("prepare %q: %w", q, translate(err))
-		}
-		db.stmts[stmtKey{true, q}] = s
 	}
 	return nil
 }

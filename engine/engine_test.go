@@ -639,3 +639,126 @@ func TestBatchValidation(t *testing.T) {
 	}
 	checkChain(t, st, 202)
 }
+
+// TestAppendsSeeOtherWriters alternates appends to one session between
+// two DB values on the same file, and a transaction of DB.Update that
+// moves the leaf with a batch: the write connection remembers the head
+// of the session it appended to, and must notice each time that someone
+// else has written since.
+func TestAppendsSeeOtherWriters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	a := openDB(t, path, engine.Options{})
+	b := openDB(t, path, engine.Options{})
+	stA := newSession(t, a)
+	stB, err := b.OpenSession(ctx, stA.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg("hi")) + `}`)}
+	var last string
+	for i := range 20 {
+		st := stA
+		if i%3 == 2 {
+			st = stB
+		}
+		e, err := st.Append(ctx, msg, sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.ParentID != last {
+			t.Fatalf("append %d: parent %q; want the previous entry %q", i, e.ParentID, last)
+		}
+		last = e.ID
+		if i%5 == 4 {
+			// A batch in a transaction of the caller's, on the same
+			// connection the appends use.
+			batch, err := sessiontree.BuildEntry(msg, fmt.Sprintf("batch%03d", i), last, "2026-03-01T10:00:00.000Z")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = a.Update(ctx, func(tx *engine.Tx) error { return tx.AppendBatch(stA, []sessiontree.Entry{batch}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = batch.ID
+		}
+	}
+	checkChain(t, stA, 24)
+}
+
+// TestEntriesInAnyShape stores, through a batch, entries whose JSON does
+// not start with the four common fields in the usual order, or spells them
+// with escapes, or repeats one; every read returns what DecodeEntry reads
+// from the JSON.
+func TestEntriesInAnyShape(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	st := newSession(t, db)
+	raws := []string{
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"plain"}}`,
+		`{"id":"a2","type":"message","parentId":"a1","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"id first"}}`,
+		`{"type":"message","id":"a\u0033","parentId":"a2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"escaped id"}}`,
+		`{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-03-01T10:00:03.000Z","message":{"role":"user","content":"x"},"id":"a5"}`,
+		`{ "type": "message", "id": "a6", "parentId": "a5", "timestamp": "2026-03-01T10:00:04.000Z", "message": {"role": "user", "content": "spaces"} }`,
+		`{"type":"message","id":"a7","parentId":"a6","timestamp":"2026-03-01T10:00:05.000Z","message":{"role":"user","content":"tab\there, ünïcödé"}}`,
+	}
+	var batch []sessiontree.Entry
+	for _, r := range raws {
+		e, err := sessiontree.DecodeEntry([]byte(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, e)
+	}
+	if err := st.AppendBatch(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg("built")) + `}`)}, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, _ := st.Leaf(ctx)
+	path, err := st.FullPath(ctx, leaf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string][]sessiontree.Entry{"Log": log, "FullPath": path} {
+		if len(got) != len(raws)+1 {
+			t.Fatalf("%s() = %d entries; want %d", name, len(got), len(raws)+1)
+		}
+		for i, e := range got {
+			want, err := sessiontree.DecodeEntry(e.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want.Seq = int64(i + 1)
+			if diff := cmp.Diff(want, e); diff != "" {
+				t.Errorf("%s()[%d] (-decoded +read):\n%s", name, i, diff)
+			}
+			if i < len(raws) && string(e.Raw) != raws[i] {
+				t.Errorf("%s()[%d].Raw = %s; want %s", name, i, e.Raw, raws[i])
+			}
+		}
+	}
+	// Which rows the reads took the fields of from the JSON.
+	var marks []int
+	rows, err := rawDB(t, db.Path()).QueryContext(ctx, `SELECT coalesce(canonical, 0) FROM entries ORDER BY pk`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m int
+		if err := rows.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		marks = append(marks, m)
+	}
+	if want := []int{1, 0, 1, 0, 0, 1, 1}; !cmp.Equal(marks, want) {
+		t.Errorf("canonical marks = %v; want %v", marks, want)
+	}
+}

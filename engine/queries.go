@@ -2,9 +2,10 @@ package engine
 
 import "strings"
 
-// The SQL the engine runs. Every statement is listed in writeQueries and
-// prepared once on the write connection; the read pool prepares the ones it
-// uses on first use. All values are bound parameters.
+// The SQL the engine runs. Each connection prepares a statement the first
+// time it runs it and keeps it (see conn). All values are bound
+// parameters; the statements of the hot paths number them by position
+// (plain ?), which the driver binds without looking up names.
 
 const (
 	qInsertSession = `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at)
@@ -24,23 +25,28 @@ FROM sessions WHERE pk = ?1`
 	qWriteState = `SELECT s.deleting, s.leaf_pk, coalesce(s.leaf_id, ''), s.leaf_depth, s.entry_count,
        s.first_user_text IS NOT NULL, e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk
 FROM sessions s LEFT JOIN entries e ON e.pk = s.leaf_pk
-WHERE s.pk = ?1`
+WHERE s.pk = ?`
 
-	qInsertEntry = `INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp,
-    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`
+	// entryColumns are the columns of an entries row as entryArgs lists
+	// them.
+	entryColumns = `pk, session, seq, id, parent_id, parent_pk, type, timestamp,
+    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, canonical`
+	entryParams = 18
 
-	qInsertBranch = `INSERT INTO branch (session, depth, entry) VALUES (?1, ?2, ?3)`
+	qInsertEntry = `INSERT INTO entries (` + entryColumns + `)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	qInsertBranch = `INSERT INTO branch (session, depth, entry) VALUES (?, ?, ?)`
 
 	qUpdateSession = `UPDATE sessions SET
-    leaf_pk = ?2, leaf_id = ?3, leaf_depth = ?4, boundary_depth = ?5,
-    entry_count = entry_count + ?6, message_count = message_count + ?7,
-    input_tokens = input_tokens + ?8, output_tokens = output_tokens + ?9,
-    cache_read_tokens = cache_read_tokens + ?10, cache_write_tokens = cache_write_tokens + ?11,
-    cost = cost + ?12, updated_at = ?13,
-    name = CASE WHEN ?14 THEN ?15 ELSE name END,
-    first_user_text = coalesce(first_user_text, ?16)
-WHERE pk = ?1`
+    leaf_pk = ?, leaf_id = ?, leaf_depth = ?, boundary_depth = ?,
+    entry_count = entry_count + ?, message_count = message_count + ?,
+    input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+    cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+    cost = cost + ?, updated_at = ?,
+    name = CASE WHEN ? THEN ? ELSE name END,
+    first_user_text = coalesce(first_user_text, ?)
+WHERE pk = ?`
 
 	qUpsertLabel = `INSERT INTO labels (session, target_id, label, entry) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (session, target_id) DO UPDATE SET label = excluded.label, entry = excluded.entry`
@@ -127,11 +133,14 @@ WHERE e.session = ?1 AND e.id = ?2`
 	qDeleteSession = `DELETE FROM sessions WHERE pk = ?1`
 )
 
-// entryCols are the columns an Entry is read from: its seq and the four
-// common fields in one NUL-separated text (one column fetch instead of
-// five, which matters when a path returns thousands of rows), then the
-// JSON.
-const entryCols = `e.seq || char(0) || e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp, e.raw`
+// entryCols are the columns an Entry is read from (see scanEntry): its key
+// (the seq is its low 32 bits), its JSON as a blob (which the driver hands
+// over without converting it to a string), and, only for a row that is not
+// canonical, the four common fields in one NUL-separated text; a canonical
+// row's JSON starts with them. A path of thousands of rows costs mostly
+// per column fetched.
+const entryCols = `e.pk, CAST(e.raw AS BLOB), CASE WHEN e.canonical = 1 THEN NULL
+    ELSE e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp END`
 
 // walkStep computes, for entry e reached from walk row w, the columns of
 // DESIGN.md's compaction rule: seen (a compaction was met), keep (the
@@ -201,19 +210,9 @@ func multiRow(head string, n, rows int, tail string) string {
 }
 
 var (
-	qInsertEntries = multiRow(`INSERT INTO entries (pk, session, seq, id, parent_id, parent_pk, type, timestamp,
-    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw) VALUES `, 17, batchRows, "")
-	qUpsertBranch = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, batchRows,
+	qInsertEntries = multiRow(`INSERT INTO entries (`+entryColumns+`) VALUES `, entryParams, batchRows, "")
+	qUpsertBranch  = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, batchRows,
 		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
 	qUpsertBranch1 = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, 1,
 		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
 )
-
-var writeQueries = []string{
-	qInsertEntries, qUpsertBranch, qUpsertBranch1,
-	qInsertSession, qSessionByID, qSessionLeaf, qSessionName, qSessionStats, qWriteState,
-	qInsertEntry, qInsertBranch, qUpdateSession, qUpsertLabel, qDeleteLabel, qEntryNode,
-	qEntryPlace, qAncestorAt, qMoveBranch, qTrimBranch, qEntryByID, qEntryTaken, qByType, qMessages,
-	qLog, qLastSeq, qBranchRange, qLabel, qLabels, qState, qWalkCut, qWalkFull,
-	qSessionPK, qMarkDeleting, qDeleteBranch, qDeleteLabels, qDeleteEntries, qDeleteSession,
-}

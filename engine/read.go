@@ -3,10 +3,10 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/sessiontree/sessiontree"
@@ -97,60 +97,59 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 	return n > 0
 }
 
-// scanner reads entry rows (see entryCols). It copies the JSON of all
-// the rows it reads into one growing buffer rather than one allocation
-// per entry: a path of thousands of entries is mostly JSON.
-type scanner struct {
-	head  string
-	raw   sql.RawBytes
-	arena []byte
-}
-
-// scan reads one row after leading columns scanned into pre.
-func (sc *scanner) scan(rows *sql.Rows, pre ...any) (sessiontree.Entry, error) {
+// scanEntry reads an entry from the columns entryCols lists, found in
+// vals: the key, the JSON and the common fields' text or, for a canonical
+// row, NULL (the JSON starts with them).
+func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 	var e sessiontree.Entry
-	if err := rows.Scan(append(pre, &sc.head, &sc.raw)...); err != nil {
-		return e, err
+	pk, ok0 := vals[0].(int64)
+	raw, ok1 := vals[1].([]byte)
+	if !ok0 || !ok1 {
+		return e, fmt.Errorf("entry row of %T, %T", vals[0], vals[1])
 	}
-	if cap(sc.arena)-len(sc.arena) < len(sc.raw) {
-		sc.arena = make([]byte, 0, max(64<<10, 2*len(sc.raw)))
+	e.Seq, e.Raw = pk&0xffffffff, raw
+	if vals[2] == nil {
+		h, ok := canonicalHead(raw)
+		if !ok {
+			return e, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d is marked canonical but its JSON does not start with its fields", e.Seq)}
+		}
+		e.Type, e.ID, e.ParentID, e.Timestamp = h.typ, h.id, h.parent, h.ts
+		return e, nil
 	}
-	start := len(sc.arena)
-	sc.arena = append(sc.arena, sc.raw...)
-	e.Raw = sc.arena[start:len(sc.arena):len(sc.arena)]
-	seq, rest, ok0 := strings.Cut(sc.head, "\x00")
-	typ, rest, ok1 := strings.Cut(rest, "\x00")
+	head, _ := vals[2].(string)
+	typ, rest, ok1 := strings.Cut(head, "\x00")
 	id, rest, ok2 := strings.Cut(rest, "\x00")
 	parent, ts, ok3 := strings.Cut(rest, "\x00")
-	n, err := strconv.ParseInt(seq, 10, 64)
-	if !ok0 || !ok1 || !ok2 || !ok3 || err != nil || strings.Contains(ts, "\x00") {
+	if !ok1 || !ok2 || !ok3 || strings.Contains(ts, "\x00") {
 		// A field holds a NUL itself: read them from the JSON instead.
-		d, err := sessiontree.DecodeEntry(e.Raw)
+		d, err := sessiontree.DecodeEntry(raw)
 		if err != nil {
 			return e, &sessiontree.CorruptError{Reason: "stored JSON: " + err.Error()}
 		}
-		d.Seq, _ = strconv.ParseInt(seq, 10, 64)
+		d.Seq = e.Seq
 		return d, nil
 	}
-	e.Seq, e.Type, e.ID, e.ParentID, e.Timestamp = n, sessiontree.EntryType(typ), id, parent, ts
+	e.Type, e.ID, e.ParentID, e.Timestamp = sessiontree.EntryType(typ), id, parent, ts
 	return e, nil
 }
 
-func collect(rows *sql.Rows, err error) ([]sessiontree.Entry, error) {
+// entries runs a query of entry rows (see entryCols) and reads them; n,
+// when known, is how many it returns.
+func (x q) entries(n int, query string, args ...any) ([]sessiontree.Entry, error) {
+	r, err := x.rows(query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []sessiontree.Entry{}
-	var sc scanner
-	for rows.Next() {
-		e, err := sc.scan(rows)
+	defer r.Close()
+	out := make([]sessiontree.Entry, 0, n)
+	for r.Next() {
+		e, err := scanEntry(r.dest)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, r.Err()
 }
 
 // Entry returns one entry by id: one indexed row.
@@ -160,7 +159,7 @@ func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, erro
 	}
 	var list []sessiontree.Entry
 	err := s.db.read(ctx, func(r q) (err error) {
-		list, err = collect(r.rows(qEntryByID, s.pk, id))
+		list, err = r.entries(1, qEntryByID, s.pk, id)
 		return err
 	})
 	if err != nil {
@@ -183,9 +182,9 @@ func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([
 	err := s.db.read(ctx, func(r q) (err error) {
 		if t == sessiontree.TypeMessage {
 			lo, hi := pkRange(s.pk)
-			list, err = collect(r.rows(qMessages, lo, hi))
+			list, err = r.entries(0, qMessages, lo, hi)
 		} else {
-			list, err = collect(r.rows(qByType, s.pk, string(t)))
+			list, err = r.entries(0, qByType, s.pk, string(t))
 		}
 		return err
 	})
@@ -212,7 +211,7 @@ func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontre
 	}
 	var list []sessiontree.Entry
 	err := s.db.read(ctx, func(r q) (err error) {
-		list, err = collect(r.rows(qLog, from, hi, lim))
+		list, err = r.entries(min(max(limit, 0), 1024), qLog, from, hi, lim)
 		return err
 	})
 	if err != nil {
@@ -309,7 +308,7 @@ func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, er
 		if full {
 			lo = 1
 		}
-		out, err := collect(r.rows(qBranchRange, s.pk, lo, depth))
+		out, err := r.entries(int(depth-lo+1), qBranchRange, s.pk, lo, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -340,9 +339,14 @@ func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error)
 	var out []sessiontree.Entry
 	var n int64
 	var stop bool
-	var sc scanner
 	for rows.Next() {
-		e, err := sc.scan(rows, &n, &stop)
+		if err := assign(&n, rows.dest[0]); err != nil {
+			return nil, err
+		}
+		if err := assign(&stop, rows.dest[1]); err != nil {
+			return nil, err
+		}
+		e, err := scanEntry(rows.dest[2:])
 		if err != nil {
 			return nil, err
 		}

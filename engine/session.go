@@ -49,7 +49,7 @@ func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (
 		return nil, err
 	}
 	var st *Storage
-	err = db.update(ctx, func(w q) (err error) {
+	err = db.update(ctx, false, func(w q) (err error) {
 		st, err = createSession(w, meta)
 		return err
 	})
@@ -118,7 +118,7 @@ func openSession(r q, id string) (*Storage, error) {
 // which is what the append-only trigger on entries allows. A missing
 // session is a [SessionNotFoundError].
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.update(ctx, func(w q) error { return deleteSession(w, id) })
+	err := db.update(ctx, false, func(w q) error { return deleteSession(w, id) })
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, translate(err))
 	}

@@ -3,90 +3,120 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
-
-	"github.com/jmoiron/sqlx"
+	"strings"
 
 	"github.com/sessiontree/sessiontree"
 )
 
-// q runs prepared statements, in a transaction or (tx == nil) straight on
-// the read pool.
+// q runs the engine's statements on one held connection, inside a
+// transaction or not.
 type q struct {
 	ctx   context.Context
 	db    *DB
-	tx    *sqlx.Tx
+	c     *conn
 	write bool
-}
-
-func (x q) stmt(query string) (*sqlx.Stmt, error) {
-	s, err := x.db.stmt(x.ctx, x.write, query)
-	if err != nil {
-		return nil, err
-	}
-	if x.tx != nil {
-		s = x.tx.StmtxContext(x.ctx, s)
-	}
-	return s, nil
 }
 
 // row runs a query expected to return one row and scans it into dest;
 // sql.ErrNoRows reports none.
 func (x q) row(query string, args []any, dest ...any) error {
-	s, err := x.stmt(query)
-	if err != nil {
-		return err
-	}
-	return s.QueryRowContext(x.ctx, args...).Scan(dest...)
+	return x.c.row(x.ctx, query, args, dest...)
 }
 
-func (x q) rows(query string, args ...any) (*sql.Rows, error) {
-	s, err := x.stmt(query)
-	if err != nil {
-		return nil, err
-	}
-	return s.QueryContext(x.ctx, args...)
+// rows runs a query; close the rows.
+func (x q) rows(query string, args ...any) (*rows, error) {
+	return x.c.query(x.ctx, query, args...)
 }
 
-func (x q) exec(query string, args ...any) (sql.Result, error) {
-	s, err := x.stmt(query)
-	if err != nil {
-		return nil, err
-	}
-	return s.ExecContext(x.ctx, args...)
+func (x q) exec(query string, args ...any) (driver.Result, error) {
+	return x.c.exec(x.ctx, query, args...)
 }
 
 func args(a ...any) []any { return a }
 
+// withConn runs fn on a connection of pool p, held for the call.
+func withConn(ctx context.Context, p *sql.DB, fn func(c *conn) error) error {
+	sc, err := p.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	return sc.Raw(func(dc any) error { return fn(dc.(*conn)) })
+}
+
+const (
+	qBegin          = `BEGIN`
+	qBeginImmediate = `BEGIN IMMEDIATE`
+	qCommit         = `COMMIT`
+	qRollback       = `ROLLBACK`
+)
+
 // update runs fn in a write transaction (BEGIN IMMEDIATE) and commits when
 // it returns nil; an error or a panic rolls back. Busy errors are retried
-// with a bound (see [DB.retry]), so fn must be safe to run again.
-func (db *DB) update(ctx context.Context, fn func(w q) error) error {
+// with a bound (see [DB.retry]), so fn must be safe to run again. fn may
+// leave the head of the session it wrote in w.c.pending, to be
+// remembered once the transaction commits (see [q.head]); keep says that
+// heads remembered before stay valid through fn, which is true only of
+// the engine's own session writes.
+func (db *DB) update(ctx context.Context, keep bool, fn func(w q) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
-	return db.retry(ctx, func() error { return db.updateOnce(ctx, fn) })
+	return db.retry(ctx, func() error {
+		return withConn(ctx, db.w.DB, func(c *conn) error { return db.updateOnce(ctx, c, keep, fn) })
+	})
 }
 
-func (db *DB) updateOnce(ctx context.Context, fn func(w q) error) (err error) {
-	tx, err := db.w.BeginTxx(ctx, nil)
-	if err != nil {
+func (db *DB) updateOnce(ctx context.Context, c *conn, keep bool, fn func(w q) error) (err error) {
+	if _, err := c.exec(ctx, qBeginImmediate); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	// The heads remembered are those this connection wrote; the data
+	// version tells whether anyone else has written since.
+	if v, ok := c.dataVersion(); !keep || !ok || v != c.version {
+		c.forget()
+	}
+	committed := false
 	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
+		if !committed {
+			c.pending = nil
+			c.rollback()
 		}
 	}()
-	if err := fn(q{ctx: ctx, db: db, tx: tx, write: true}); err != nil {
-		_ = tx.Rollback()
+	if err := fn(q{ctx: ctx, db: db, c: c, write: true}); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := c.exec(ctx, qCommit); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	committed = true
+	if p := c.pending; p != nil {
+		if c.heads == nil {
+			c.heads = map[int64]head{}
+		}
+		c.heads[p.session] = p.h
+		c.pending = nil
+	}
+	if v, ok := c.dataVersion(); ok {
+		c.version = v
+	} else {
+		c.forget()
+	}
 	return nil
+}
+
+// rollback ends the connection's transaction, if one is open. A
+// connection that cannot be rolled back is marked broken, so that the
+// pool discards it rather than hand out a connection inside a
+// transaction.
+func (c *conn) rollback() {
+	c.forget()
+	if _, err := c.exec(context.Background(), qRollback); err != nil &&
+		!strings.Contains(err.Error(), "no transaction is active") {
+		c.broken = true
+	}
 }
 
 // view runs fn in a read transaction: every query in it sees one snapshot.
@@ -94,20 +124,23 @@ func (db *DB) view(ctx context.Context, fn func(r q) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
-	return db.retry(ctx, func() (err error) {
-		tx, err := db.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			return fmt.Errorf("begin: %w", err)
-		}
-		defer func() { _ = tx.Rollback() }()
-		return fn(q{ctx: ctx, db: db, tx: tx})
+	return db.retry(ctx, func() error {
+		return withConn(ctx, db.r.DB, func(c *conn) error {
+			if _, err := c.exec(ctx, qBegin); err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+			defer c.rollback()
+			return fn(q{ctx: ctx, db: db, c: c})
+		})
 	})
 }
 
-// read runs fn with one-shot statements on the read pool.
+// read runs fn with single statements on a read connection.
 func (db *DB) read(ctx context.Context, fn func(r q) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
-	return db.retry(ctx, func() error { return fn(q{ctx: ctx, db: db}) })
+	return db.retry(ctx, func() error {
+		return withConn(ctx, db.r.DB, func(c *conn) error { return fn(q{ctx: ctx, db: db, c: c}) })
+	})
 }

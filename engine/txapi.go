@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -15,7 +16,10 @@ import (
 // It is valid only inside the function given to [DB.Update] and is not
 // safe for concurrent use.
 type Tx struct {
-	w q
+	ctx context.Context
+	db  *DB
+	sc  *sqlx.Conn // the write connection, held for the transaction
+	tx  *sqlx.Tx
 }
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE): it commits
@@ -24,29 +28,83 @@ type Tx struct {
 // is retried within the busy timeout, so fn may run more than once and
 // must not keep effects outside the transaction.
 func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
-	return translate(db.update(ctx, func(w q) error { return fn(&Tx{w: w}) }))
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	return translate(db.retry(ctx, func() error { return db.updateTx(ctx, fn) }))
+}
+
+func (db *DB) updateTx(ctx context.Context, fn func(tx *Tx) error) error {
+	sc, err := db.w.Connx(ctx)
+	if err != nil {
+		return err
+	}
+	defer sc.Close()
+	// BeginTxx forgets the heads the connection remembers (see
+	// conn.BeginTx): the caller's SQL may change any session.
+	tx, err := sc.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx}); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// raw runs engine statements inside the transaction.
+func (tx *Tx) raw(fn func(w q) error) error {
+	return tx.sc.Raw(func(dc any) error {
+		return fn(q{ctx: tx.ctx, db: tx.db, c: dc.(*conn), write: true})
+	})
 }
 
 // View runs fn in one read transaction on a query-only connection: every
 // query in it sees the same snapshot, and writers are not blocked.
 func (db *DB) View(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return translate(db.view(ctx, func(r q) error { return fn(r.tx) }))
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	return translate(db.retry(ctx, func() error {
+		tx, err := db.r.BeginTxx(ctx, &sqlTxReadOnly)
+		if err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		return fn(tx)
+	}))
 }
 
+var sqlTxReadOnly = sql.TxOptions{ReadOnly: true}
+
 // Context returns the context the transaction runs under.
-func (tx *Tx) Context() context.Context { return tx.w.ctx }
+func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // SQL returns the underlying transaction for statements of the caller's
 // own. The entries table stays append-only (its triggers refuse the rest).
-func (tx *Tx) SQL() *sqlx.Tx { return tx.w.tx }
+func (tx *Tx) SQL() *sqlx.Tx { return tx.tx }
 
 // CreateSession is [DB.CreateSession] inside the transaction.
 func (tx *Tx) CreateSession(meta sessiontree.SessionMeta) (*Storage, error) {
-	meta, err := tx.w.db.sessionDefaults(meta)
+	meta, err := tx.db.sessionDefaults(meta)
 	if err != nil {
 		return nil, err
 	}
-	st, err := createSession(tx.w, meta)
+	var st *Storage
+	err = tx.raw(func(w q) (err error) {
+		st, err = createSession(w, meta)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("create session %s: %w", meta.ID, translate(err))
 	}
@@ -56,7 +114,11 @@ func (tx *Tx) CreateSession(meta sessiontree.SessionMeta) (*Storage, error) {
 // OpenSession is [DB.OpenSession] inside the transaction: it sees the
 // transaction's own writes.
 func (tx *Tx) OpenSession(id string) (*Storage, error) {
-	st, err := openSession(tx.w, id)
+	var st *Storage
+	err := tx.raw(func(w q) (err error) {
+		st, err = openSession(w, id)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", id, translate(err))
 	}
@@ -65,7 +127,7 @@ func (tx *Tx) OpenSession(id string) (*Storage, error) {
 
 // DeleteSession is [DB.DeleteSession] inside the transaction.
 func (tx *Tx) DeleteSession(id string) error {
-	if err := deleteSession(tx.w, id); err != nil {
+	if err := tx.raw(func(w q) error { return deleteSession(w, id) }); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, translate(err))
 	}
 	return nil
@@ -74,7 +136,7 @@ func (tx *Tx) DeleteSession(id string) error {
 // AppendBatch is [Storage.AppendBatch] of st inside the transaction; st
 // must belong to the transaction's database.
 func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
-	if st.db != tx.w.db {
+	if st.db != tx.db {
 		return fmt.Errorf("append batch: session %s belongs to another database", st.meta.ID)
 	}
 	if len(entries) == 0 {
@@ -83,14 +145,17 @@ func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 	if err := validateBatch(entries); err != nil {
 		return err
 	}
-	h, err := tx.w.head(st.pk)
-	if err != nil {
-		if err == sessiontree.ErrNotFound {
-			err = &SessionNotFoundError{ID: st.meta.ID}
+	err := tx.raw(func(w q) error {
+		h, err := w.head(st.pk)
+		if err != nil {
+			if err == sessiontree.ErrNotFound {
+				err = &SessionNotFoundError{ID: st.meta.ID}
+			}
+			return err
 		}
-		return fmt.Errorf("append batch: %w", err)
-	}
-	if err := st.appendBatch(tx.w, h, entries); err != nil {
+		return st.appendBatch(w, h, entries)
+	})
+	if err != nil {
 		return fmt.Errorf("append batch: %w", translate(err))
 	}
 	return nil

@@ -38,7 +38,18 @@ type delta struct {
 	firstUser *string
 }
 
+// head returns the session's head inside a write transaction. The write
+// connection remembers the head of each session it appended to (see
+// q.remember), as long as no other connection has written since, so an
+// append on the same session does not read it again.
 func (w q) head(session int64) (head, error) {
+	if h, ok := w.c.heads[session]; ok {
+		if h.leaf != nil {
+			n := *h.leaf
+			h.leaf = &n
+		}
+		return h, nil
+	}
 	var h head
 	var deleting bool
 	var leafPK, start sql.NullInt64
@@ -57,6 +68,15 @@ func (w q) head(session int64) (head, error) {
 		h.leaf = &n
 	}
 	return h, nil
+}
+
+// remember keeps h as the session's head once the transaction commits.
+func (w q) remember(session int64, h head) {
+	if h.leaf != nil {
+		n := *h.leaf
+		h.leaf = &n
+	}
+	w.c.pending = &pendingHead{session: session, h: h}
 }
 
 func (w q) node(session int64, id string) (*node, error) {
@@ -86,15 +106,19 @@ func (w q) insert(session, seq int64, e sessiontree.Entry, f *facts, parent *nod
 	return n, err
 }
 
-// entryArgs appends the parameters of one entries row to a.
+// entryArgs appends the parameters of one entries row to a (see
+// entryColumns).
 func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, parent *node, n node) []any {
-	var parentPK any
+	var parentPK, canonical any
 	if parent != nil {
 		parentPK = parent.pk
 	}
+	if isCanonical(e) {
+		canonical = int64(1)
+	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
 		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
-		nullString(f.customType), nullString(f.role), string(e.Raw))
+		nullString(f.customType), nullString(f.role), string(e.Raw), canonical)
 }
 
 // count adds entry e to the delta.
@@ -144,9 +168,9 @@ func (w q) apply(session int64, d *delta) error {
 	if d.firstUser != nil {
 		first = *d.firstUser
 	}
-	_, err := w.exec(qUpdateSession, session, leafPK, leafID, depth, start, d.entries, d.messages,
+	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, d.entries, d.messages,
 		d.usage.Input, d.usage.Output, d.usage.CacheRead, d.usage.CacheWrite, d.usage.Cost,
-		d.updatedAt, d.setsName, nullString(d.name), first)
+		d.updatedAt, d.setsName, nullString(d.name), first, session)
 	return err
 }
 
@@ -172,7 +196,7 @@ func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, fn 
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	return s.db.update(ctx, func(w q) error {
+	return s.db.update(ctx, true, func(w q) error {
 		h, err := w.head(s.pk)
 		if err != nil {
 			if errors.Is(err, sessiontree.ErrNotFound) {
@@ -272,7 +296,11 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		dl := delta{leaf: &n, leafID: e.ID}
 		dl.count(e, &f, &h)
 		out = e
-		return w.apply(s.pk, &dl)
+		if err := w.apply(s.pk, &dl); err != nil {
+			return err
+		}
+		w.remember(s.pk, head{leaf: &n, leafID: e.ID, count: h.count + 1, hasFirst: h.hasFirst || dl.firstUser != nil})
+		return nil
 	})
 	if err != nil {
 		return sessiontree.Entry{}, fmt.Errorf("append %s: %w", d.Type, translate(err))
@@ -317,7 +345,11 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		dl := delta{leaf: to, leafID: target}
 		dl.count(e, &f, &h)
 		out = e
-		return w.apply(s.pk, &dl)
+		if err := w.apply(s.pk, &dl); err != nil {
+			return err
+		}
+		w.remember(s.pk, head{leaf: to, leafID: target, count: h.count + 1, hasFirst: h.hasFirst})
+		return nil
 	})
 	if err != nil {
 		return sessiontree.Entry{}, fmt.Errorf("set leaf to %q: %w", target, translate(err))
