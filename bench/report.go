@@ -96,6 +96,10 @@ func (rep *Report) writeMarkdown(w io.Writer) {
 
 	fmt.Fprintf(w, "### Sessions\n\n| session | entries | file | active path | context messages |\n|---|--:|--:|--:|--:|\n")
 	for _, d := range rep.Datasets {
+		if d.ActivePath == 0 {
+			fmt.Fprintf(w, "| %s | %d | %s | — | — |\n", d.Name, d.Entries, fmtBytes(d.FileBytes))
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %d | %s | %d | %d |\n", d.Name, d.Entries, fmtBytes(d.FileBytes), d.ActivePath, d.ContextMessages)
 	}
 	fmt.Fprintln(w)
