@@ -152,7 +152,10 @@ type searcher struct {
 
 // literalQuery makes each whitespace-separated word a quoted phrase.
 func literalQuery(q string) string {
-	words := strings.Fields(q)
+	// A NUL byte separates words too: SQLite reads the query as a C
+	// string, so inside a quoted word it would cut the quote short
+	// ("unterminated string").
+	words := strings.FieldsFunc(q, func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
 	for i, w := range words {
 		words[i] = quotePhrase(w)
 	}

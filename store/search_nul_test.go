@@ -1,0 +1,33 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// TestLiteralSearchWithNUL: a NUL byte in a literal query is a word
+// break, not the end of the query: SQLite reads FTS5 queries as C
+// strings, and a quoted word cut at the NUL was "unterminated string"
+// (issue 8, found by the reliability package's hostile strings).
+func TestLiteralSearchWithNUL(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	st, err := s.Create(ctx, store.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := json.Marshal(map[string]any{"role": "user", "content": "alpha\x00bravo charlie"})
+	if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"alpha\x00bravo", "charlie\x00", "\x00alpha"} {
+		hits, err := s.Search(ctx, q, store.SearchOptions{Literal: true})
+		if err != nil || len(hits) != 1 {
+			t.Errorf("Search(%q, literal) = %d hits, %v; want the entry", q, len(hits), err)
+		}
+	}
+}
