@@ -72,7 +72,11 @@ func FuzzValid(f *testing.F) {
 		f.Add([]byte(c))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got := Valid(b) == nil
+		err := Valid(b)
+		if err != nil && strings.Contains(err.Error(), "nesting deeper than") {
+			return // encoding/json allows 10000 levels, SQLite and so Valid 1000
+		}
+		got := err == nil
 		if want := json.Valid(b); got != want {
 			t.Errorf("Valid(%q) = %v; encoding/json says %v", b, got, want)
 		}
