@@ -53,6 +53,19 @@ func pick[T any](short, ci, full T) T {
 	return ci
 }
 
+// pickSize is pick for sizes of data, divided by raceDivisor under the
+// race detector except in the full run, which is meant to run without it.
+func pickSize(short, ci, full int) int {
+	n := pick(short, ci, full)
+	if raceEnabled && currentLevel() != levelFull {
+		n /= raceDivisor
+	}
+	return n
+}
+
+// raceDivisor scales data down under the race detector.
+const raceDivisor = 16
+
 var cliDir string // where the sessiontree command is built, once
 
 func TestMain(m *testing.M) {
