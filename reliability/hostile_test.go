@@ -77,7 +77,7 @@ type hostileFile struct {
 	// imported is in the import's error or problem, when not want (the
 	// import checks the tree as it streams, without the whole file).
 	imported string
-	is      error  // the error also matches this (besides ErrCorrupt)
+	is       error // the error also matches this (besides ErrCorrupt)
 	// batch is what the engine's batch append says to the entries that
 	// parse one by one (header and unparsable lines left out): nil
 	// accepts them, else the error it matches; skipBatch when there is
