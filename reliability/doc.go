@@ -1,98 +1,186 @@
 // Package reliability proves, by tests, that sessiontree loses nothing
 // it acknowledged and survives what agent users actually meet: crashes in
 // the middle of a write, several processes on one session, damaged and
-// hostile files, sessions too big to load, fuzzed input and attempts at
-// SQL injection (issue 8). The package has no code of its own; everything
-// is in its tests, which drive the public packages (engine, jsonl, store)
-// and the sessiontree command as separate processes.
+// hostile files, sessions too big to load, and strings made to break SQL
+// (issue 8). The package has no code of its own: everything is in its
+// tests, which drive the public packages (engine, jsonl, store) and the
+// sessiontree command, in separate processes where that is the point.
 //
 // # Running
 //
-//	go test -race ./reliability                       # what CI runs: every item, under a minute
-//	go test -race -short ./reliability                # a smoke run
-//	go test ./reliability -reliability.full -timeout 30m
-//	SESSIONTREE_RELIABILITY_FULL=1 go test ./reliability -timeout 30m
+//	go test -race ./reliability            # what CI runs: every item, small
+//	go test -race -short ./reliability     # a smoke run
+//	go test ./reliability -reliability.full -timeout 30m -v
+//	SESSIONTREE_RELIABILITY_FULL=1 go test ./reliability -timeout 30m -v
 //
-// The full run uses the sizes of issue 8: 100 kill rounds per backend, a
-// 500 MB session, a 50 MB line, more writer processes. Run it without
-// -race to keep it within a few minutes. Every test logs what it did (add
-// -v): rounds, kills, acknowledged writes, entries checked, inputs tried,
-// peak memory.
+// The full run has the sizes of issue 8: 100 kill rounds per backend and
+// mode, 8 writer processes of 400 appends, a session with 500 MB of
+// payloads, a 50 MB line. Run it without -race (the race detector makes
+// SQLite, C translated to Go, many times slower); it takes a few minutes.
+// Under -race the sizes of data in the CI run are divided by 16. Every
+// test logs what it did (see -v): rounds, kills, acknowledged writes,
+// entries checked, inputs tried, memory.
 //
 // Child processes are this test binary run again with
 // -test.run=^TestChild$ and a job in the SESSIONTREE_RELIABILITY_CHILD
-// environment variable; they talk to the test on stdout, one line per
-// event, each written with a single write so a kill never leaves half a
-// line.
+// environment variable. They talk to the test on stdout, one line per
+// event, each written with a single write(2) of less than PIPE_BUF
+// bytes, so a killed child never leaves half a line. The sessiontree
+// command is built once per run, without the race detector.
 //
-// # Crash safety (TestCrashSafety)
+// # Crash safety
 //
-// A child process writes to a session in a loop (messages, some of them
-// tool results of hundreds of kilobytes, labels, names, moves of the leaf
-// that start new branches, compactions) and prints each entry's id after
-// the call that wrote it has returned: an acknowledged write. The test
-// kills it with SIGKILL at a random moment (sometimes while it is still
-// opening the session, and for JSONL half the time at the moment the file
-// ends inside a line, that is in the middle of a write), at least 20
-// rounds for each of: the SQLite engine with synchronous=NORMAL and FULL,
-// the JSONL backend with and without Options.Sync. After every kill:
+// TestCrashSafety: a child process writes to a session in a loop
+// (messages, a quarter of them tool results of up to hundreds of
+// kilobytes, labels, names, moves of the leaf that start new branches,
+// compactions) and prints each entry's id after the call that wrote it
+// has returned: an acknowledged write. The test kills it with SIGKILL at
+// a random moment: sometimes while it is still opening the session (the
+// first engine rounds create the database, so kills land in the
+// migrations), for JSONL half the time at the moment the file ends inside
+// a line, that is in the middle of a write(2), which a random moment
+// rarely hits. At least 20 rounds (100 in the full run) for each of: the
+// SQLite engine with synchronous=NORMAL and with FULL, the JSONL backend
+// without and with Options.Sync. After every kill:
 //
-//   - engine: PRAGMA integrity_check is "ok"; the store's Check (the
-//     engine's replay of the log against the materialized branch, the
-//     counters, labels and leaf, then the search index) passes;
-//   - JSONL: opening for writing recovers a torn last line (kept in a
-//     sidecar file, checked byte for byte, then cut), the next append
-//     lands on a clean line (the file ends with exactly "\n" + entry +
-//     "\n"), and the whole file then reads in Strict mode with the tree
-//     checks of `sessiontree check`;
+//   - engine: PRAGMA integrity_check is "ok", and the store's Check
+//     passes: the engine's replay of each session's log against its
+//     materialized branch, counters, labels and leaf, and the search
+//     index;
+//   - JSONL: opening for writing recovers a torn last line (its bytes
+//     kept in a sidecar file, checked byte for byte, then cut), the next
+//     append lands on a clean line (the file ends in exactly newline,
+//     entry, newline), and the whole file then reads in Strict mode and
+//     passes the tree checks of `sessiontree check`;
 //   - every acknowledged write is present, and at most one entry per kill
-//     is present without acknowledgement (the write in flight, which may
-//     or may not have made it: both are correct).
+//     is present unacknowledged: the write in flight, which may or may not
+//     have made it; both are correct.
 //
-// At the end `sessiontree check` is run on the database or the file.
+// At the end `sessiontree check` runs on the database or the last file.
 //
-// # The guarantee, precisely
+// # What is guaranteed, precisely
 //
-// The tests kill processes; they do not cut power. What they prove is the
-// first line of each pair below; the second is what the design gives and
-// no test here can show.
+// The tests kill processes; they cannot cut the power. For each mode,
+// the first sentence is tested, the rest is what the design gives:
 //
-//   - engine, synchronous=FULL: an acknowledged write survives a crash of
-//     the process (tested) and of the machine or a power loss (the WAL is
-//     fsynced at every commit).
-//   - engine, synchronous=NORMAL (the default), in WAL mode: an
-//     acknowledged write survives a crash of the process (tested): the
-//     commit is in the WAL file, in the operating system's page cache,
-//     when the call returns. On power loss or an operating-system crash the
-//     last transactions before the latest checkpoint's sync may roll back;
-//     the database is never corrupted (SQLite's WAL guarantee), so what
-//     remains is a consistent earlier state.
-//   - JSONL with Sync: the line is fsynced before the append returns; it
-//     survives a process crash (tested) and a power loss.
-//   - JSONL without Sync (the default, as pi): acknowledged means the whole
-//     line has been handed to the operating system (one write(2), in the
-//     page cache): it survives a kill of the process (tested) but not a
-//     power loss or kernel crash, which may lose the unsynced tail of the
-//     file, or leave a torn last line, which the next open recovers as
+//   - Engine, synchronous=FULL: an acknowledged write survives a crash of
+//     the process. The WAL is fsynced at every commit, so it also
+//     survives an operating-system crash or a power loss.
+//   - Engine, synchronous=NORMAL (the default) in WAL mode: an
+//     acknowledged write survives a crash of the process: the commit is
+//     in the WAL file, in the operating system's page cache, when the call
+//     returns. On power loss or an operating-system crash the last
+//     transactions committed since the WAL was last synced (at a
+//     checkpoint) may roll back; the database is never corrupted, so what
+//     remains is the consistent state of an earlier commit.
+//   - JSONL with Options.Sync: the line is fsynced before the append
+//     returns; it survives a process crash and a power loss.
+//   - JSONL without Sync (the default, as in pi): acknowledged means the
+//     whole line has been handed to the operating system with one
+//     write(2), and is in the page cache: it survives a kill of the
+//     process. A power loss or kernel crash may lose the unsynced tail of
+//     the file, or leave a torn last line, which the next open recovers as
 //     tested here.
 //
-// # Concurrent writers (TestConcurrentWriters, TestStaleWriterConflict,
-// TestJSONLSecondWriterRefused)
+// # Concurrent writers
 //
-// N writer processes append M messages each to one session of one
-// database, opened with default options, while reader processes read it
-// in a loop. The session ends with exactly N×M entries, one unbroken chain
-// (every entry's parent is the entry before it: no accidental sibling
-// branch), every acknowledged append present, and no writer ever saw an
-// error (busy waits are retried inside the engine, bounded by its busy
-// timeout). Every read saw a consistent tree: the path from the leaf
-// reaches the root through existing parents, paths and counts only grow,
-// the log grows as one chain without gaps. With the leaf guard
-// (sessiontree.IfLeaf) writers whose view is stale get a
-// sessiontree.ConflictError, retry, and still end with N×M entries in one
-// chain; TestStaleWriterConflict shows the same deterministically, and
-// that the refused write leaves nothing. For JSONL, a process holding a
-// file for writing makes every other writer fail with
-// sessiontree.ErrLocked without touching the file, readers are not
-// blocked, and a holder killed with SIGKILL leaves no stale lock.
+// TestConcurrentWriters: N writer processes append M messages each to one
+// session of one database, opened with default options, while reader
+// processes read it in a loop. The session ends with exactly N×M entries
+// in one unbroken chain (every entry's parent is the entry before it: no
+// accidental sibling branch), every acknowledged append present, and no
+// writer saw an error: a busy database is waited for and retried inside
+// the engine, bounded by its busy timeout. Every read saw a consistent
+// tree: the path from the leaf reaches the root through existing parents,
+// paths and counts only grow, the log grows as one chain without gaps,
+// the context has a message per entry of the path. With the leaf guard
+// (sessiontree.IfLeaf) the writers read the leaf, wait a little (a stale
+// view) and append guarded: the losers get a sessiontree.ConflictError,
+// retry, and the session still ends with exactly N×M entries in one chain.
+// TestStaleWriterConflict shows the guard deterministically: the refused
+// write leaves nothing and the other writer's entry is intact.
+//
+// TestJSONLSecondWriterRefused: while a process holds a session file for
+// writing, another process and this one are refused with
+// sessiontree.ErrLocked and the file is not changed; readers (a read-only
+// open, the command line) are not blocked; a holder killed with SIGKILL
+// leaves no stale lock.
+//
+// # Hostile and damaged input
+//
+// TestHostileFiles is one table of damaged and hostile session files:
+// cycles, missing parents, an entry that is its own parent, identical
+// duplicate lines (skipped with a warning in Lenient mode) and
+// conflicting duplicate ids (refused in every mode), labels and leaf
+// entries aiming at missing entries, compactions keeping an entry off
+// their path or missing (documented recovery: the summary stands for
+// everything before it, as in pi), a line of 50 MB (smaller in the CI
+// run) of image data and of text, a long line that is not JSON, NUL bytes
+// between tokens and inside strings, escaped NULs and invalid UTF-8 in
+// text and ids (kept byte for byte), JSON nested 20,000 deep, messages
+// nested 1,000 deep (SQLite's limit: stored) and 1,001 deep (refused as
+// invalid everywhere), headers of version 4, 99 and 1e9, garbage after
+// the header, a torn last line, no header, an empty file. Each goes
+// through the JSONL backend in every mode, read-only and for writing, the
+// store's import in Recover and Lenient mode, the engine's batch append,
+// the file check of `sessiontree check` and the command itself, and must
+// give its expected outcome: loaded, a line skipped with a warning, or
+// refused with a *jsonl.LineError naming the file and the line (and the
+// import reports the same); never a panic, a hang (every call runs under
+// a timeout) or an allocation beyond a bound proportional to the input,
+// and the file is never changed (a version-4 file is never appended to).
+//
+// TestHostileDatabases: a file that is not a database, a SQLite header
+// followed by garbage, a database of another program, a database from the
+// future (a newer user_version, or a newer migration applied) are refused
+// with their errors and left byte for byte as they were, by the store
+// and by the command; a database truncated to one page or to half, or with
+// pages overwritten, is refused as corrupt; a garbage WAL file is
+// ignored, as SQLite does; an empty file becomes a new database; a cycle
+// or a missing parent written behind the engine's back is found by Check,
+// and walking a path through the cycle ends.
+//
+// # Bounded memory
+//
+// TestBoundedMemory generates a session whose tool results hold 500 MB
+// of payloads (48 MB in the CI run) before its compaction boundary and
+// imports it with the sessiontree command. Resuming it (opening the
+// store and the session, building the context, reading the branch and
+// the stats) in a process of its own keeps the Go heap under 64 MB and
+// allocates less than a tenth of the payloads' size (in practice a few
+// hundred kilobytes: the payloads are never read); `sessiontree context`
+// stays under 64 MB resident. The import streams: a file four times
+// larger costs the import at most a few megabytes more at its peak; what
+// it holds is one line, a batch of at most 8 MB and SQLite's page cache.
+// The JSONL backend keeps a whole session in memory by design (it is pi's
+// format) and is not held to this.
+//
+// # Fuzzing
+//
+// The fuzz targets live beside the code they fuzz, with their seed
+// corpora and any crashers as regression seeds under testdata/fuzz:
+// FuzzDecodeEntry (entry decoding, root package), FuzzParseLine and
+// FuzzOpenFile (the JSONL line parser and whole files, package jsonl),
+// FuzzValid (the JSON scanner, internal/jsonx) and FuzzParseSessionArg
+// (the command's SESSION and ENTRY arguments, internal/cli). Run one with
+//
+//	go test -run='^$' -fuzz='^FuzzOpenFile$' -fuzztime=60s ./jsonl
+//
+// # Privacy and SQL
+//
+// TestFileModes clears the umask and makes every kind of file the
+// library and the command write: databases (with their WAL and
+// shared-memory files) in missing folders, exports in missing folders and
+// over an existing file, session files, a torn tail's sidecar, an
+// upgraded legacy file. Files are 0600 and folders 0700.
+//
+// TestHostileStrings and TestHostileStringsCommandLine feed session ids,
+// entry ids, names, labels, working directories, metadata and search text
+// full of quotes, SQL (`'; DROP TABLE entries; --`), LIKE wildcards (%,
+// _), backslashes, FTS5 syntax, NUL bytes, line breaks and non-ASCII text
+// through the store and the command, with the database in a folder whose
+// name has quotes, % and ?: everything comes back exactly, by id, prefix,
+// working directory, name filter (wildcards match literally), label,
+// search, export and import again; the schema, the sessions and the
+// entries are all still there.
 package reliability
