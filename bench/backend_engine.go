@@ -101,4 +101,5 @@ type closeDB struct {
 	db *engine.DB
 }
 
+// Close closes the session and its database.
 func (c *closeDB) Close() error { return errors.Join(c.Storage.Close(), c.db.Close()) }

@@ -54,6 +54,8 @@ type benchCase struct {
 // Result is one measurement: a workload on one dataset and one backend.
 // Times are per operation.
 type Result struct {
+	// Workload, Shape, Size and Backend say what was measured; Size is
+	// entries, or sessions for the corpus.
 	Workload string `json:"workload"`
 	Shape    string `json:"shape"`
 	Size     int    `json:"size"`
@@ -65,7 +67,8 @@ type Result struct {
 	RunsAllocBytes []float64 `json:"runsAllocBytes,omitempty"`
 	RunsAllocs     []float64 `json:"runsAllocs,omitempty"`
 	// Iters is the number of operations per run.
-	Iters    int     `json:"iters,omitempty"`
+	Iters int `json:"iters,omitempty"`
+	// MedianNs, MinNs and MaxNs summarize RunsNs.
 	MedianNs float64 `json:"medianNs,omitempty"`
 	MinNs    float64 `json:"minNs,omitempty"`
 	MaxNs    float64 `json:"maxNs,omitempty"`
@@ -78,9 +81,10 @@ type Result struct {
 	PeakHeap int64 `json:"peakHeapBytes"`
 	PeakRSS  int64 `json:"peakRSSBytes"`
 	// Rows and Bytes are what one operation returns or writes.
-	Rows  int    `json:"rows,omitempty"`
-	Bytes int64  `json:"bytes,omitempty"`
-	Note  string `json:"note,omitempty"`
+	Rows  int   `json:"rows,omitempty"`
+	Bytes int64 `json:"bytes,omitempty"`
+	// Note adds what the workload did (depths of a move, files imported).
+	Note string `json:"note,omitempty"`
 	// Skipped says why the measurement was not made.
 	Skipped string `json:"skipped,omitempty"`
 }

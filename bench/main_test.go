@@ -144,6 +144,12 @@ func TestParseFlags(t *testing.T) {
 	if len(o.Shapes) != 1 || o.Shapes[0] != ShapeLinear || o.Runs != 7 || !o.Keep || !o.Quick {
 		t.Errorf("parseFlags = %+v", o)
 	}
+	if o, err := parseFlags([]string{"-full"}); err != nil || o.BigShapes != nil || o.LargeMaxSize < 10_000 {
+		t.Errorf("parseFlags(-full) = BigShapes %v, LargeMaxSize %d, %v; want every shape, large at 10k", o.BigShapes, o.LargeMaxSize, err)
+	}
+	if o := DefaultOptions(); len(o.BigShapes) != 1 || o.BigShapes[0] != ShapeCompacted {
+		t.Errorf("DefaultOptions().BigShapes = %v; want [compacted]", o.BigShapes)
+	}
 	if _, err := parseFlags([]string{"-sizes", "many"}); err == nil {
 		t.Error("parseFlags(-sizes many) = nil error; want one")
 	}

@@ -16,34 +16,47 @@ import (
 
 // Report is everything a run measured; results.json holds it.
 type Report struct {
-	Date      string   `json:"date"`
-	Command   string   `json:"command"`
-	GoVersion string   `json:"goVersion"`
-	GOOS      string   `json:"goos"`
-	GOARCH    string   `json:"goarch"`
-	CPUs      int      `json:"cpus"`
-	CPU       string   `json:"cpu"`
-	Node      string   `json:"node,omitempty"`
-	Sizes     []int    `json:"sizes"`
-	Shapes    []Shape  `json:"shapes"`
-	Runs      int      `json:"runs"`
-	Seed      uint64   `json:"seed"`
-	Quick     bool     `json:"quick"`
-	Seconds   float64  `json:"seconds"`
-	Notes     []string `json:"notes,omitempty"`
+	// Date is when the run started, UTC.
+	Date string `json:"date"`
+	// Command is the command line that made the run.
+	Command string `json:"command"`
+	// GoVersion, GOOS, GOARCH, CPUs and CPU describe the machine.
+	GoVersion string `json:"goVersion"`
+	GOOS      string `json:"goos"`
+	GOARCH    string `json:"goarch"`
+	CPUs      int    `json:"cpus"`
+	CPU       string `json:"cpu"`
+	// Node is node's version when pi was measured.
+	Node string `json:"node,omitempty"`
+	// Sizes, Shapes, Runs, Seed and Quick are the run's options.
+	Sizes  []int   `json:"sizes"`
+	Shapes []Shape `json:"shapes"`
+	Runs   int     `json:"runs"`
+	Seed   uint64  `json:"seed"`
+	Quick  bool    `json:"quick"`
+	// Seconds is how long the run took.
+	Seconds float64 `json:"seconds"`
+	// Notes say what was left out and why.
+	Notes []string `json:"notes,omitempty"`
 	// Datasets describe the generated sessions.
 	Datasets []DatasetInfo `json:"datasets"`
-	Results  []*Result     `json:"results"`
-	Targets  []Target      `json:"targets"`
+	// Results are every measurement, skipped ones included.
+	Results []*Result `json:"results"`
+	// Targets are the issues' speed targets checked against Results.
+	Targets []Target `json:"targets"`
 }
 
 // DatasetInfo describes one generated session.
 type DatasetInfo struct {
-	Name            string `json:"name"`
-	Entries         int    `json:"entries"`
-	FileBytes       int64  `json:"fileBytes"`
-	ActivePath      int    `json:"activePath"`
-	ContextMessages int    `json:"contextMessages"`
+	// Name is shape-size, e.g. "compacted-100k".
+	Name string `json:"name"`
+	// Entries and FileBytes are the session's size.
+	Entries   int   `json:"entries"`
+	FileBytes int64 `json:"fileBytes"`
+	// ActivePath is the active path's length at the leaf, ContextMessages
+	// the context's (0 for the corpus).
+	ActivePath      int `json:"activePath"`
+	ContextMessages int `json:"contextMessages"`
 }
 
 // cpuModel reads the CPU's model name on Linux.

@@ -8,7 +8,9 @@ import (
 
 // Target is one speed target from the issues, checked against this run.
 type Target struct {
-	Target   string `json:"target"`
+	// Target is the target as the issue states it.
+	Target string `json:"target"`
+	// Measured is what this run measured for it.
 	Measured string `json:"measured"`
 	// Verdict is "met", "MISSED" or "not measured".
 	Verdict string `json:"verdict"`
