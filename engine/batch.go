@@ -24,7 +24,7 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	if err := validateBatch(entries); err != nil {
 		return err
 	}
-	err := s.write(ctx, sessiontree.AppendOptions{}, func(w q, h head) error {
+	err := s.write(ctx, sessiontree.AppendOptions{}, false, func(w q, h head) error {
 		return s.appendBatch(w, h, entries)
 	})
 	if err != nil {
@@ -184,53 +184,41 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 	if err := flush(true); err != nil {
 		return err
 	}
-	if err := s.batchBranch(w, leaf, leafIdx, nodes, parentOf, parentIdx); err != nil {
+	if err := s.batchBranch(w, h.depth(), leaf, leafIdx, nodes, parentOf, parentIdx); err != nil {
 		return err
 	}
 	dl.leaf, dl.leafID = leaf, leafID
 	return w.apply(s.pk, &dl)
 }
 
-// batchBranch makes the branch the path of the batch's final leaf. The
-// part of the path inside the batch is known in memory and written in
-// multi-row statements; where it reaches stored entries, the recursive
-// move finds the meeting point with the old branch.
-func (s *Storage) batchBranch(w q, leaf *node, leafIdx int, nodes []node, parentOf []*node, parentIdx []int) error {
+// batchBranch makes the branch, which held oldDepth rows, the path of the
+// batch's final leaf. The part of the path inside the batch is known in
+// memory, as runs of consecutive keys; where it reaches stored entries,
+// the walk of pathSegments finds the meeting point with the old branch.
+func (s *Storage) batchBranch(w q, oldDepth int64, leaf *node, leafIdx int, nodes []node, parentOf []*node, parentIdx []int) error {
 	if leafIdx < 0 {
-		return w.moveBranch(s.pk, leaf)
+		return w.moveBranch(s.pk, oldDepth, leaf)
 	}
-	var path []int // the batch part of the path, leaf first
+	var segs []segment // deepest first
 	i := leafIdx
 	for {
-		path = append(path, i)
+		n := &nodes[i]
+		if k := len(segs) - 1; k >= 0 && segs[k].depth == n.depth+1 && segs[k].pk == n.pk+1 {
+			segs[k] = segment{depth: n.depth, pk: n.pk, n: segs[k].n + 1}
+		} else {
+			segs = append(segs, segment{depth: n.depth, pk: n.pk, n: 1})
+		}
 		if parentIdx[i] < 0 {
 			break
 		}
 		i = parentIdx[i]
 	}
-	// Root first: the rows go in in key order, at the end of the b-tree.
-	rows := make([]any, 0, 3*len(path))
-	for k := len(path) - 1; k >= 0; k-- {
-		n := &nodes[path[k]]
-		rows = append(rows, s.pk, n.depth, n.pk)
-	}
 	if p := parentOf[i]; p != nil {
-		if _, err := w.exec(qMoveBranch, s.pk, p.pk); err != nil {
+		stored, err := w.pathSegments(s.pk, p.pk, p.depth)
+		if err != nil {
 			return fmt.Errorf("move branch: %w", err)
 		}
+		segs = append(segs, stored...)
 	}
-	for len(rows) > 0 {
-		query, n := qUpsertBranch, batchRows
-		if len(rows) < 3*batchRows {
-			query, n = qUpsertBranch1, 1
-		}
-		if _, err := w.exec(query, rows[:3*n]...); err != nil {
-			return fmt.Errorf("write branch: %w", err)
-		}
-		rows = rows[3*n:]
-	}
-	if _, err := w.exec(qTrimBranch, s.pk, leaf.depth); err != nil {
-		return fmt.Errorf("trim branch: %w", err)
-	}
-	return nil
+	return w.writeBranch(s.pk, oldDepth, leaf.depth, segs)
 }

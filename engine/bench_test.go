@@ -287,6 +287,60 @@ func BenchmarkActivePath10k(b *testing.B) {
 	}
 }
 
+// BenchmarkBareRangeScan is the floor BenchmarkActivePath10k is compared
+// with (issue 7's "bare range scan"): the same 10,000 JSON texts stored
+// inline in a table keyed by depth, read with one prepared range query
+// through database/sql into fresh byte slices, as a caller that keeps the
+// rows must.
+func BenchmarkBareRangeScan(b *testing.B) {
+	fx := loadFixtures(b)
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "bare.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16384)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE active (depth INTEGER PRIMARY KEY, json BLOB NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `ATTACH DATABASE ? AS fx`, "file:"+fx.path+"?mode=ro"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO active SELECT b.depth, CAST(e.raw AS BLOB)
+FROM fx.sessions s JOIN fx.branch b ON b.session = s.pk JOIN fx.entries e ON e.pk = b.entry
+WHERE s.id = ? ORDER BY b.depth`, fx.fork); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `DETACH DATABASE fx`); err != nil {
+		b.Fatal(err)
+	}
+	stmt, err := db.PrepareContext(ctx, `SELECT json FROM active WHERE depth >= ? ORDER BY depth`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stmt.Close()
+	measureCPU(b)
+	for b.Loop() {
+		rows, err := stmt.QueryContext(ctx, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var out [][]byte
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				b.Fatal(err)
+			}
+			out = append(out, raw)
+		}
+		if err := rows.Close(); err != nil || len(out) != 10000 {
+			b.Fatal(len(out), err)
+		}
+	}
+}
+
 // BenchmarkMoveLeaf moves the leaf between the tips of two 10,000-deep
 // branches that meet 5,000 deep (target < 20 ms per move). It works on a
 // copy of the fixture, since each move appends a leaf entry.
@@ -383,6 +437,56 @@ func BenchmarkBareInsert(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkBareBatchInsert is the floor BenchmarkBatchImport is compared
+// with (the bench program's): the same 10,000 entries per transaction as
+// (id, parent_id, json) rows through one prepared INSERT, into a table with
+// a unique index on id.
+func BenchmarkBareBatchInsert(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bare.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE entries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, parent_id TEXT, json BLOB NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	const n = 10000
+	var batches [][]sessiontree.Entry
+	for i := range b.N + 1 {
+		g := &gen{prefix: fmt.Sprintf("%x", i%16)}
+		batches = append(batches, g.chain("", n))
+	}
+	b.ResetTimer()
+	measureCPU(b)
+	start := time.Now()
+	for i := range b.N {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (id, parent_id, json) VALUES (?, ?, ?)`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range batches[i] {
+			var parent any
+			if e.ParentID != "" {
+				parent = e.ParentID
+			}
+			if _, err := stmt.ExecContext(ctx, fmt.Sprintf("%d-%s", i, e.ID), parent, []byte(e.Raw)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/time.Since(start).Seconds(), "entries/s")
 }
 
 // BenchmarkBatchImport imports 10,000 entries per AppendBatch into a

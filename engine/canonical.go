@@ -26,9 +26,26 @@ type entryHead struct {
 }
 
 // isCanonical reports whether e's JSON starts with e's own common fields.
+// It allocates nothing unless a field is written with escapes.
 func isCanonical(e sessiontree.Entry) bool {
-	h, ok := canonicalHead(e.Raw)
-	return ok && h.typ == e.Type && h.id == e.ID && h.parent == e.ParentID && h.ts == e.Timestamp
+	sp, ok := canonicalSpans(e.Raw)
+	if !ok {
+		return false
+	}
+	raw := e.Raw
+	same := func(a, b int, esc bool, want string) bool {
+		if !esc && utf8.Valid(raw[a:b]) {
+			return string(raw[a:b]) == want
+		}
+		s, ok := unquote(raw, a, b, esc)
+		return ok && s == want
+	}
+	parentOK := e.ParentID == ""
+	if sp.p0 >= 0 {
+		parentOK = same(sp.p0, sp.p1, sp.pEsc, e.ParentID)
+	}
+	return same(sp.t0, sp.t1, sp.tEsc, string(e.Type)) && same(sp.id0, sp.id1, sp.idEsc, e.ID) &&
+		parentOK && same(sp.ts0, sp.ts1, sp.tsEsc, e.Timestamp)
 }
 
 // knownTypes maps a type's text to its constant, so that reading a type
@@ -41,69 +58,82 @@ var knownTypes = func() map[string]sessiontree.EntryType {
 	return m
 }()
 
+// spans are where the common fields' contents lie in a canonical JSON:
+// raw[x0:x1], with escapes when xEsc; p0 < 0 for a null parentId.
+type spans struct {
+	t0, t1, id0, id1, p0, p1, ts0, ts1 int
+	tEsc, idEsc, pEsc, tsEsc           bool
+}
+
+// canonicalSpans finds the common fields at the start of raw; ok is false
+// when raw does not start in the canonical shape.
+func canonicalSpans(raw []byte) (sp spans, ok bool) {
+	i, ok := expect(raw, 0, `{"type":`)
+	if !ok {
+		return sp, false
+	}
+	if sp.t0, sp.t1, i, sp.tEsc, ok = quoted(raw, i); !ok {
+		return sp, false
+	}
+	if i, ok = expect(raw, i, `,"id":`); !ok {
+		return sp, false
+	}
+	if sp.id0, sp.id1, i, sp.idEsc, ok = quoted(raw, i); !ok {
+		return sp, false
+	}
+	if i, ok = expect(raw, i, `,"parentId":`); !ok {
+		return sp, false
+	}
+	sp.p0, sp.p1 = -1, -1
+	if j, null := expect(raw, i, `null`); null {
+		i = j
+	} else if sp.p0, sp.p1, i, sp.pEsc, ok = quoted(raw, i); !ok {
+		return sp, false
+	}
+	if i, ok = expect(raw, i, `,"timestamp":`); !ok {
+		return sp, false
+	}
+	if sp.ts0, sp.ts1, i, sp.tsEsc, ok = quoted(raw, i); !ok {
+		return sp, false
+	}
+	return sp, i < len(raw) && (raw[i] == ',' || raw[i] == '}')
+}
+
 // canonicalHead reads the common fields from the start of raw; ok is false
 // when raw does not start in the canonical shape. A parentId of null reads
 // as "".
 func canonicalHead(raw []byte) (h entryHead, ok bool) {
-	i, ok := expect(raw, 0, `{"type":`)
+	sp, ok := canonicalSpans(raw)
 	if !ok {
 		return h, false
 	}
-	t0, t1, i, tEsc, ok := quoted(raw, i)
-	if !ok {
-		return h, false
-	}
-	if i, ok = expect(raw, i, `,"id":`); !ok {
-		return h, false
-	}
-	id0, id1, i, idEsc, ok := quoted(raw, i)
-	if !ok {
-		return h, false
-	}
-	if i, ok = expect(raw, i, `,"parentId":`); !ok {
-		return h, false
-	}
-	p0, p1, pEsc := -1, -1, false
-	if j, null := expect(raw, i, `null`); null {
-		i = j
-	} else if p0, p1, i, pEsc, ok = quoted(raw, i); !ok {
-		return h, false
-	}
-	if i, ok = expect(raw, i, `,"timestamp":`); !ok {
-		return h, false
-	}
-	ts0, ts1, i, tsEsc, ok := quoted(raw, i)
-	if !ok || i >= len(raw) || raw[i] != ',' && raw[i] != '}' {
-		return h, false
-	}
-
-	if t, known := knownTypes[string(raw[t0:t1])]; known && !tEsc {
+	if t, known := knownTypes[string(raw[sp.t0:sp.t1])]; known && !sp.tEsc {
 		h.typ = t
 	} else {
-		s, ok := unquote(raw, t0, t1, tEsc)
+		s, ok := unquote(raw, sp.t0, sp.t1, sp.tEsc)
 		if !ok {
 			return h, false
 		}
 		h.typ = sessiontree.EntryType(s)
 	}
-	if !idEsc && !pEsc && !tsEsc && utf8.Valid(raw[id0:ts1]) {
+	if !sp.idEsc && !sp.pEsc && !sp.tsEsc && utf8.Valid(raw[sp.id0:sp.ts1]) {
 		// One string for the three, cut into parts.
-		all := string(raw[id0:ts1])
-		h.id, h.ts = all[:id1-id0], all[ts0-id0:]
-		if p0 >= 0 {
-			h.parent = all[p0-id0 : p1-id0]
+		all := string(raw[sp.id0:sp.ts1])
+		h.id, h.ts = all[:sp.id1-sp.id0], all[sp.ts0-sp.id0:]
+		if sp.p0 >= 0 {
+			h.parent = all[sp.p0-sp.id0 : sp.p1-sp.id0]
 		}
 		return h, true
 	}
-	if h.id, ok = unquote(raw, id0, id1, idEsc); !ok {
+	if h.id, ok = unquote(raw, sp.id0, sp.id1, sp.idEsc); !ok {
 		return h, false
 	}
-	if p0 >= 0 {
-		if h.parent, ok = unquote(raw, p0, p1, pEsc); !ok {
+	if sp.p0 >= 0 {
+		if h.parent, ok = unquote(raw, sp.p0, sp.p1, sp.pEsc); !ok {
 			return h, false
 		}
 	}
-	if h.ts, ok = unquote(raw, ts0, ts1, tsEsc); !ok {
+	if h.ts, ok = unquote(raw, sp.ts0, sp.ts1, sp.tsEsc); !ok {
 		return h, false
 	}
 	return h, true

@@ -32,45 +32,62 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // the materialized branch equals the path recomputed from parent ids. It
 // reads the whole session; it is a tool for tests and repair, not for the
 // hot path. Problems are reported as a sessiontree.CorruptError.
+//
+// Check runs on a connection of its own, opened for it: SQLite's integrity
+// check of an FTS5 table (the session store's search index) reads the
+// index through the structure the connection cached when it last used the
+// table, without noticing what other connections have written since, and
+// then reports corruption that is not there.
 func (db *DB) Check(ctx context.Context, sessionID string) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
-	err := db.view(ctx, func(r q) error {
-		for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
-			if err := pragmaClean(r, pragma); err != nil {
-				return err
-			}
+	err := db.retry(ctx, func() error {
+		dc, err := db.rc.Connect(ctx)
+		if err != nil {
+			return err
 		}
-		ids := []string{sessionID}
-		if sessionID == "" {
-			ids = nil
-			rows, err := r.rows(qSessionIDs)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				ids = append(ids, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		for _, id := range ids {
-			if err := checkSession(r, id); err != nil {
-				return fmt.Errorf("session %s: %w", id, err)
-			}
-		}
-		return nil
+		c := dc.(*conn)
+		defer c.Close()
+		return inView(ctx, c, func(c *conn) error { return db.check(newQ(ctx, db, c, false), sessionID) })
 	})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", db.path, translate(err))
+	}
+	return nil
+}
+
+// check is Check inside a read transaction.
+func (db *DB) check(r q, sessionID string) error {
+	for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
+		if err := pragmaClean(r, pragma); err != nil {
+			return err
+		}
+	}
+	ids := []string{sessionID}
+	if sessionID == "" {
+		ids = nil
+		rows, err := r.rows(qSessionIDs)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	for _, id := range ids {
+		if err := checkSession(r, id); err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
+		}
 	}
 	return nil
 }

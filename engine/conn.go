@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"modernc.org/sqlite"
 )
@@ -195,6 +196,13 @@ func (c *conn) bind(args []any) ([]driver.NamedValue, error) {
 	c.args = nv
 	return nv, nil
 }
+
+// text returns b as a string without copying it, to bind as TEXT: the
+// driver copies a bound string into SQLite's memory when it binds it, and
+// the JSON of an entry is not changed while the engine holds it (see
+// sessiontree.Entry: do not modify Raw after handing it to a backend). It
+// spares a copy of every entry's JSON, which may be megabytes.
+func text(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func driverValue(a any) (driver.Value, error) {
 	switch v := a.(type) {

@@ -92,8 +92,9 @@ func (o Options) withDefaults() Options {
 type DB struct {
 	path string
 	opts Options
-	w    *sqlx.DB // the single write connection
-	r    *sqlx.DB // query-only readers
+	w    *sqlx.DB   // the single write connection
+	r    *sqlx.DB   // query-only readers
+	rc   *connector // makes the readers' connections
 
 	closed atomic.Bool
 }
@@ -200,6 +201,9 @@ func (db *DB) open(write bool) (*sqlx.DB, error) {
 	c, err := newConnector(db.dsn(write))
 	if err != nil {
 		return nil, err
+	}
+	if !write {
+		db.rc = c
 	}
 	return sqlx.NewDb(sql.OpenDB(c), "sqlite"), nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -760,5 +761,67 @@ func TestEntriesInAnyShape(t *testing.T) {
 	}
 	if want := []int{1, 0, 1, 0, 0, 1, 1}; !cmp.Equal(marks, want) {
 		t.Errorf("canonical marks = %v; want %v", marks, want)
+	}
+}
+
+// TestBranchMoves moves the leaf, appends and imports batches at random
+// in one session, so that the materialized branch is rewritten across
+// runs of consecutive entries, inside them and at their ends, and checks
+// the whole database after every step.
+func TestBranchMoves(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	st := newSession(t, db)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ids []string
+	msg := func(i int) sessiontree.Draft {
+		return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(strconv.Itoa(i))) + `}`)}
+	}
+	for step := range 300 {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(ids) == 0:
+			for range 1 + rng.IntN(8) {
+				e, err := st.Append(ctx, msg(step), sessiontree.AppendOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, e.ID)
+			}
+		case op < 8:
+			target := ids[rng.IntN(len(ids))]
+			if rng.IntN(20) == 0 {
+				target = ""
+			}
+			if _, err := st.SetLeaf(ctx, target, sessiontree.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			// A batch under a stored entry, or under the leaf, whose own
+			// entries branch among themselves.
+			parent := ids[rng.IntN(len(ids))]
+			var batch []sessiontree.Entry
+			for i := range 1 + rng.IntN(30) {
+				p := parent
+				if i > 0 && rng.IntN(4) > 0 {
+					p = batch[rng.IntN(len(batch))].ID
+				}
+				e, err := sessiontree.BuildEntry(msg(step), fmt.Sprintf("b%03d-%02d", step, i), p, "2026-03-01T10:00:00.000Z")
+				if err != nil {
+					t.Fatal(err)
+				}
+				batch = append(batch, e)
+			}
+			if err := st.AppendBatch(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range batch {
+				ids = append(ids, e.ID)
+			}
+		}
+		if step%10 == 9 {
+			if err := db.Check(ctx, st.ID()); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
 	}
 }

@@ -73,27 +73,6 @@ WHERE e.session = ?1 AND e.id = ?2`
 )
 SELECT pk FROM up WHERE depth = ?2`
 
-	// qMoveBranch makes entry ?2 the end of the materialized branch of
-	// session ?1. It walks up from ?2 until it meets an entry already on
-	// the branch (the point where the old and the new path meet) and
-	// writes the rows below it; rows deeper than ?2 are trimmed by
-	// qTrimBranch. The cost is the length of the changed part.
-	qMoveBranch = `WITH RECURSIVE up(pk, parent_pk, depth, on_branch) AS (
-    SELECT e.pk, e.parent_pk, e.depth,
-           EXISTS (SELECT 1 FROM branch b WHERE b.session = ?1 AND b.depth = e.depth AND b.entry = e.pk)
-    FROM entries e WHERE e.pk = ?2
-    UNION ALL
-    SELECT e.pk, e.parent_pk, e.depth,
-           EXISTS (SELECT 1 FROM branch b WHERE b.session = ?1 AND b.depth = e.depth AND b.entry = e.pk)
-    FROM up JOIN entries e ON e.pk = up.parent_pk
-    WHERE up.on_branch = 0 AND e.depth = up.depth - 1
-)
-INSERT INTO branch (session, depth, entry)
-SELECT ?1, depth, pk FROM up WHERE on_branch = 0
-ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`
-
-	qTrimBranch = `DELETE FROM branch WHERE session = ?1 AND depth > ?2`
-
 	qEntryByID  = `SELECT ` + entryCols + ` FROM entries e WHERE e.session = ?1 AND e.id = ?2`
 	qEntryTaken = `SELECT count(*) FROM entries WHERE session = ?1 AND id = ?2`
 	// qByType uses the partial index entries_by_type, which holds every

@@ -12,17 +12,30 @@ import (
 
 // q runs the engine's statements on one held connection, inside a
 // transaction or not.
+//
+// Statements that may run long (scans, bulk writes) run under ctx, so that
+// its cancellation interrupts them. Those bounded to a few rows run under
+// short, which is ctx without its cancellation (checked before and after):
+// watching a context costs the driver a goroutine per statement, more than
+// such a statement itself. Single-row queries are always short; exec is
+// when bounded is set (the append paths).
 type q struct {
-	ctx   context.Context
-	db    *DB
-	c     *conn
-	write bool
+	ctx     context.Context
+	short   context.Context
+	db      *DB
+	c       *conn
+	write   bool
+	bounded bool
+}
+
+func newQ(ctx context.Context, db *DB, c *conn, write bool) q {
+	return q{ctx: ctx, short: context.WithoutCancel(ctx), db: db, c: c, write: write}
 }
 
 // row runs a query expected to return one row and scans it into dest;
 // sql.ErrNoRows reports none.
 func (x q) row(query string, args []any, dest ...any) error {
-	return x.c.row(x.ctx, query, args, dest...)
+	return x.c.row(x.short, query, args, dest...)
 }
 
 // rows runs a query; close the rows.
@@ -31,6 +44,9 @@ func (x q) rows(query string, args ...any) (*rows, error) {
 }
 
 func (x q) exec(query string, args ...any) (driver.Result, error) {
+	if x.bounded {
+		return x.c.exec(x.short, query, args...)
+	}
 	return x.c.exec(x.ctx, query, args...)
 }
 
@@ -85,10 +101,14 @@ func (db *DB) updateOnce(ctx context.Context, c *conn, keep bool, fn func(w q) e
 			c.rollback()
 		}
 	}()
-	if err := fn(q{ctx: ctx, db: db, c: c, write: true}); err != nil {
+	w := newQ(ctx, db, c, true)
+	if err := fn(w); err != nil {
 		return err
 	}
-	if _, err := c.exec(ctx, qCommit); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := c.exec(w.short, qCommit); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
@@ -126,13 +146,18 @@ func (db *DB) view(ctx context.Context, fn func(r q) error) error {
 	}
 	return db.retry(ctx, func() error {
 		return withConn(ctx, db.r.DB, func(c *conn) error {
-			if _, err := c.exec(ctx, qBegin); err != nil {
-				return fmt.Errorf("begin: %w", err)
-			}
-			defer c.rollback()
-			return fn(q{ctx: ctx, db: db, c: c})
+			return inView(ctx, c, func(c *conn) error { return fn(newQ(ctx, db, c, false)) })
 		})
 	})
+}
+
+// inView runs fn in a read transaction on c.
+func inView(ctx context.Context, c *conn, fn func(c *conn) error) error {
+	if _, err := c.exec(ctx, qBegin); err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer c.rollback()
+	return fn(c)
 }
 
 // read runs fn with single statements on a read connection.
@@ -141,6 +166,6 @@ func (db *DB) read(ctx context.Context, fn func(r q) error) error {
 		return sessiontree.ErrClosed
 	}
 	return db.retry(ctx, func() error {
-		return withConn(ctx, db.r.DB, func(c *conn) error { return fn(q{ctx: ctx, db: db, c: c}) })
+		return withConn(ctx, db.r.DB, func(c *conn) error { return fn(newQ(ctx, db, c, false)) })
 	})
 }

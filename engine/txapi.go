@@ -65,7 +65,7 @@ func (db *DB) updateTx(ctx context.Context, fn func(tx *Tx) error) error {
 // raw runs engine statements inside the transaction.
 func (tx *Tx) raw(fn func(w q) error) error {
 	return tx.sc.Raw(func(dc any) error {
-		return fn(q{ctx: tx.ctx, db: tx.db, c: dc.(*conn), write: true})
+		return fn(newQ(tx.ctx, tx.db, dc.(*conn), true))
 	})
 }
 

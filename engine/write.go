@@ -25,6 +25,14 @@ type head struct {
 	hasFirst bool  // first_user_text is already set
 }
 
+// depth is the leaf's depth: how many rows the branch has.
+func (h *head) depth() int64 {
+	if h.leaf == nil {
+		return 0
+	}
+	return h.leaf.depth
+}
+
 // delta is what a write adds to the session row.
 type delta struct {
 	leaf      *node
@@ -118,7 +126,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
 		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
-		nullString(f.customType), nullString(f.role), string(e.Raw), canonical)
+		nullString(f.customType), nullString(f.role), text(e.Raw), canonical)
 }
 
 // count adds entry e to the delta.
@@ -174,29 +182,16 @@ func (w q) apply(session int64, d *delta) error {
 	return err
 }
 
-// moveBranch makes the materialized branch the path of to (nil: empty).
-func (w q) moveBranch(session int64, to *node) error {
-	var depth int64
-	if to != nil {
-		if _, err := w.exec(qMoveBranch, session, to.pk); err != nil {
-			return fmt.Errorf("move branch: %w", err)
-		}
-		depth = to.depth
-	}
-	if _, err := w.exec(qTrimBranch, session, depth); err != nil {
-		return fmt.Errorf("trim branch: %w", err)
-	}
-	return nil
-}
-
 func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }
 
-// write runs one appending transaction with the session's head.
-func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, fn func(w q, h head) error) error {
+// write runs one appending transaction with the session's head; bounded
+// says that its statements are short (see q).
+func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, bounded bool, fn func(w q, h head) error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
 	return s.db.update(ctx, true, func(w q) error {
+		w.bounded = bounded
 		h, err := w.head(s.pk)
 		if err != nil {
 			if errors.Is(err, sessiontree.ErrNotFound) {
@@ -257,7 +252,7 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		ts = s.now()
 	}
 	var out sessiontree.Entry
-	err := s.write(ctx, opts, func(w q, h head) error {
+	err := s.write(ctx, opts, true, func(w q, h head) error {
 		// The kept entry of a compaction is an ancestor exactly when it
 		// is on the active branch, which is the new entry's path.
 		onBranch := func(id string) (int64, error) {
@@ -322,7 +317,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	}
 	d := sessiontree.Draft{Type: sessiontree.TypeLeaf, Timestamp: s.now(), Fields: fields}
 	var out sessiontree.Entry
-	err = s.write(ctx, opts, func(w q, h head) error {
+	err = s.write(ctx, opts, true, func(w q, h head) error {
 		var to *node
 		if target != "" {
 			var err error
@@ -339,7 +334,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		if err != nil {
 			return err
 		}
-		if err := w.moveBranch(s.pk, to); err != nil {
+		if err := w.moveBranch(s.pk, h.depth(), to); err != nil {
 			return err
 		}
 		dl := delta{leaf: to, leafID: target}
