@@ -211,6 +211,7 @@ func TestHostileStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	other := openStore(t, filepath.Join(t.TempDir(), "other.db"), store.Options{}) // exports are imported here
 	ids := map[string]string{} // hostile string -> session id
 	tried := 0
 	for i, h := range hostileStrings {
@@ -319,7 +320,6 @@ func TestHostileStrings(t *testing.T) {
 			}
 			file := filepath.Join(t.TempDir(), "export.jsonl")
 			writeFile(t, file, out.Bytes())
-			other := openStore(t, filepath.Join(t.TempDir(), "other.db"), store.Options{})
 			rep, err := other.Import(ctx, []string{file}, store.ImportOptions{Mode: jsonl.Strict})
 			if err != nil || rep.Count(store.OutcomeNew) != 1 {
 				t.Fatalf("re-import of the export = %+v, %v", rep.Files, err)
