@@ -212,7 +212,7 @@ func TestHostileStrings(t *testing.T) {
 	}
 
 	other := openStore(t, filepath.Join(t.TempDir(), "other.db"), store.Options{}) // exports are imported here
-	ids := map[string]string{} // hostile string -> session id
+	ids := map[string]string{}                                                     // hostile string -> session id
 	tried := 0
 	for i, h := range hostileStrings {
 		h := strings.ReplaceAll(h, `\x00`, "\x00")
