@@ -92,9 +92,11 @@ func (o Options) withDefaults() Options {
 type DB struct {
 	path string
 	opts Options
-	w    *sqlx.DB   // the single write connection
-	r    *sqlx.DB   // query-only readers
-	rc   *connector // makes the readers' connections
+	w    *sqlx.DB      // the single write connection
+	r    *sqlx.DB      // query-only readers
+	wc   *connector    // makes the write connection
+	rc   *connector    // makes the readers' connections
+	cp   *checkpointer // see checkpoint.go
 
 	closed atomic.Bool
 }
@@ -189,6 +191,8 @@ func (db *DB) dsn(write bool) string {
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if write {
 		q.Add("_pragma", "journal_mode(WAL)")
+		// The engine checkpoints in the background (see checkpoint.go).
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")
@@ -202,7 +206,9 @@ func (db *DB) open(write bool) (*sqlx.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !write {
+	if write {
+		db.wc = c
+	} else {
 		db.rc = c
 	}
 	return sqlx.NewDb(sql.OpenDB(c), "sqlite"), nil
@@ -239,6 +245,9 @@ func (db *DB) connect(ctx context.Context) error {
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	if err := db.startCheckpointer(ctx); err != nil {
+		return translate(err)
+	}
 	r, err := db.open(false)
 	if err != nil {
 		return err
@@ -264,6 +273,7 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) closePools() error {
+	db.stopCheckpointer()
 	var errs []error
 	if db.r != nil {
 		errs = append(errs, db.r.Close())

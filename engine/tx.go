@@ -112,6 +112,7 @@ func (db *DB) updateOnce(ctx context.Context, c *conn, keep bool, fn func(w q) e
 		return fmt.Errorf("commit: %w", err)
 	}
 	committed = true
+	db.committed(c)
 	if p := c.pending; p != nil {
 		if c.heads == nil {
 			c.heads = map[int64]head{}

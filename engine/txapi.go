@@ -59,7 +59,10 @@ func (db *DB) updateTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	return sc.Raw(func(dc any) error {
+		db.committed(dc.(*conn))
+		return nil
+	})
 }
 
 // raw runs engine statements inside the transaction.

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"context"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// Checkpoints in the background.
+//
+// Under WAL, SQLite copies the log back into the database file (a
+// checkpoint) once the log holds wal_autocheckpoint pages (1000 by
+// default), and it does so inside the commit that crossed the mark: that
+// commit, an append like any other, pays for copying every page changed
+// since the last checkpoint and for two fsyncs, so that one append in a
+// couple of hundred takes milliseconds (about an eighth of the appends'
+// wall time in bench_test.go on a busy machine). The engine's write
+// connection turns that off and counts the pages its commits write
+// instead; at the same mark it wakes a goroutine that runs the same
+// checkpoint (PASSIVE: it neither waits for nor blocks readers and
+// writers) on a connection of its own. The log is synced and copied as
+// often as before, so durability is unchanged; the appends no longer wait
+// for it.
+
+// checkpointPages is how many pages the log takes before a checkpoint:
+// SQLite's own default.
+const checkpointPages = 1000
+
+// checkpointer runs the checkpoints of a DB.
+type checkpointer struct {
+	wake chan struct{} // buffered: a wake-up pending
+	stop chan struct{}
+	done sync.WaitGroup
+
+	// pages written since the last wake-up; only the holder of the write
+	// connection touches it.
+	pages int
+}
+
+func (db *DB) startCheckpointer(ctx context.Context) error {
+	dc, err := db.wc.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	c := dc.(*conn)
+	cp := &checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	db.cp = cp
+	cp.done.Add(1)
+	go func() {
+		defer cp.done.Done()
+		defer c.Close()
+		for {
+			select {
+			case <-cp.stop:
+				return
+			case <-cp.wake:
+				// Errors (another process checkpointing: busy) leave the
+				// work to the next wake-up.
+				_, _ = c.exec(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+			}
+		}
+	}()
+	return nil
+}
+
+// committed counts the pages the write connection c has written since it
+// was last asked, and wakes the checkpointer when they reach the mark.
+func (db *DB) committed(c *conn) {
+	st, ok := c.Conn.(sqlite.DBStatus)
+	if !ok || db.cp == nil {
+		return
+	}
+	n, _, err := st.Status(sqlite.DBStatusCacheWrite, true)
+	if err != nil || n == 0 {
+		return
+	}
+	cp := db.cp
+	if cp.pages += n; cp.pages >= checkpointPages {
+		cp.pages = 0
+		select {
+		case cp.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// stopCheckpointer stops the goroutine and waits for it.
+func (db *DB) stopCheckpointer() {
+	if db.cp != nil {
+		close(db.cp.stop)
+		db.cp.done.Wait()
+	}
+}
