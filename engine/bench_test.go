@@ -370,6 +370,49 @@ func BenchmarkMoveLeaf(b *testing.B) {
 	}
 }
 
+// BenchmarkMoveLeafNear moves the leaf of the 100,000-entry session
+// between its tip and the tip of a 10-entry side branch that leaves the
+// main line 10 entries before it: the cost follows the 10 rows that
+// change, not the depth.
+func BenchmarkMoveLeafNear(b *testing.B) {
+	fx := loadFixtures(b)
+	path := filepath.Join(b.TempDir(), "near.db")
+	copyFile(b, fx.path, path)
+	db := openBench(b, path)
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, fx.big)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tip, err := st.Leaf(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := st.FullPath(ctx, tip)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := &gen{prefix: "n"}
+	side := g.chain(p[len(p)-11].ID, 10)
+	if err := st.AppendBatch(ctx, side); err != nil {
+		b.Fatal(err)
+	}
+	tips := []string{tip, side[len(side)-1].ID}
+	i := 0
+	stop := measureCPU(b)
+	for b.Loop() {
+		if _, err := st.SetLeaf(ctx, tips[i%2], sessiontree.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	stop()
+	b.StopTimer()
+	if err := db.Check(ctx, fx.big); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func copyFile(b *testing.B, from, to string) {
 	b.Helper()
 	data, err := os.ReadFile(from)

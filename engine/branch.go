@@ -17,13 +17,14 @@ import (
 // the entries of a conversation come in runs, each the child of the entry
 // appended just before it (parent_pk = pk - 1, depth one more), and along
 // a run the ancestor at any depth is known by arithmetic. So the walk goes
-// a run at a time: the run's first entry is found by scanning the run's
-// keys backwards (cheap, no recursion), whether the meeting point lies in
-// the run is one branch lookup at its top, and where in the run it lies is
-// a binary search (an ancestor of the new leaf is on the branch exactly
-// when every ancestor above it is). Each run's rows are then written with
-// one statement: an UPDATE of the rows that exist, an INSERT of the rows
-// past the old leaf's depth.
+// a run at a time: it scans the run's keys backwards (cheap, no recursion)
+// in steps that double, looking up the branch at the end of each step,
+// until a step reaches the run's first entry or an entry on the branch;
+// where in the last step the meeting point lies is a binary search (an
+// ancestor of the new leaf is on the branch exactly when every ancestor
+// above it is). Each run's rows are then written with one statement: an
+// UPDATE of the rows that exist, an INSERT of the rows past the old leaf's
+// depth.
 
 // segment is a run of branch rows: depths depth..depth+n-1 hold the
 // entries pk..pk+n-1.
@@ -31,10 +32,9 @@ type segment struct{ depth, pk, n int64 }
 
 const (
 	qBranchEntry = `SELECT entry FROM branch WHERE session = ? AND depth = ?`
-	// qRunStart finds the first entry of the run that ends at key ?2: the
-	// last entry at or before it that is not the child of the entry before
-	// it.
-	qRunStart = `SELECT pk, parent_pk, depth FROM entries
+	// qRunBreak finds the last entry with a key in ?1..?2 that is not
+	// the child of the entry before it: where a run that reaches ?2 starts.
+	qRunBreak = `SELECT pk, parent_pk, depth FROM entries
 WHERE pk BETWEEN ?1 AND ?2 AND parent_pk IS NOT pk - 1 ORDER BY pk DESC LIMIT 1`
 	qEntryDepth = `SELECT depth FROM entries WHERE pk = ?`
 	// qUpdateRun and qInsertRun write depths ?2..?3 of session ?1 with the
@@ -60,7 +60,10 @@ func (w q) onBranch(session, depth, pk int64) (bool, error) {
 
 // pathSegments returns, deepest first, the segments of the path of the
 // entry at key pk and depth that are not on the branch: from that entry up
-// to the point where it meets the branch.
+// to the point where it meets the branch. Its cost is proportional to the
+// length of those segments, not to the depth: along a run it scans back
+// in steps that double, and stops at the first step that reaches an entry
+// on the branch or the run's first entry.
 func (w q) pathSegments(session, pk, depth int64) ([]segment, error) {
 	lo, _ := pkRange(session)
 	var segs []segment
@@ -71,42 +74,63 @@ func (w q) pathSegments(session, pk, depth int64) ([]segment, error) {
 		if on, err := w.onBranch(session, depth, pk); err != nil || on {
 			return segs, err
 		}
+		// cur, at dcur, is in pk's run and not on the branch; so is every
+		// entry between it and pk.
+		cur, dcur := pk, depth
+		top := int64(-1) // the deepest depth of the run on the branch, once known
 		var start, startDepth int64
 		var parent sql.NullInt64
-		err := w.row(qRunStart, args(lo, pk), &start, &parent, &startDepth)
-		if isNoRows(err) {
-			return nil, corrupt("no first entry of its run")
-		}
-		if err != nil {
-			return nil, err
-		}
-		if startDepth < 1 || depth-startDepth != pk-start {
-			return nil, corrupt("depths disagree with parent keys")
-		}
-		// The deepest entry of the run on the branch: none when its top
-		// is not on it; otherwise search, knowing top is and pk is not.
-		top := startDepth - 1
-		if on, err := w.onBranch(session, startDepth, start); err != nil {
-			return nil, err
-		} else if on {
-			a, b := startDepth, depth
-			for b-a > 1 {
-				m := a + (b-a)/2
-				on, err := w.onBranch(session, m, pk-(depth-m))
+		for step := int64(1); top < 0 && start == 0; step *= 2 {
+			low := max(cur-step, lo)
+			from := low + 1
+			if low == lo {
+				from = lo // the session's first entry always starts a run
+			}
+			var b, bd int64
+			var bp sql.NullInt64
+			err := w.row(qRunBreak, args(from, cur), &b, &bp, &bd)
+			switch {
+			case err == nil: // the run starts at b
+				if bd != dcur-(cur-b) {
+					return nil, corrupt("depths disagree with parent keys")
+				}
+				start, startDepth, parent = b, bd, bp
+				if b == cur {
+					break
+				}
+				if on, err := w.onBranch(session, bd, b); err != nil {
+					return nil, err
+				} else if on {
+					if top, err = w.deepestOnBranch(session, bd, dcur, cur); err != nil {
+						return nil, err
+					}
+				}
+			case !isNoRows(err):
+				return nil, err
+			case low == lo:
+				return nil, corrupt("no first entry of its run")
+			default: // low..cur is part of the run
+				d := dcur - (cur - low)
+				on, err := w.onBranch(session, d, low)
 				if err != nil {
 					return nil, err
 				}
 				if on {
-					a = m
+					if top, err = w.deepestOnBranch(session, d, dcur, cur); err != nil {
+						return nil, err
+					}
 				} else {
-					b = m
+					cur, dcur = low, d
 				}
 			}
-			top = a
 		}
-		segs = append(segs, segment{depth: top + 1, pk: pk - (depth - top - 1), n: depth - top})
-		if top >= startDepth || !parent.Valid {
-			return segs, nil // met inside the run, or at the root
+		if top >= 0 {
+			// Met inside the run.
+			return append(segs, segment{depth: top + 1, pk: pk - (depth - top - 1), n: depth - top}), nil
+		}
+		segs = append(segs, segment{depth: startDepth, pk: start, n: depth - startDepth + 1})
+		if !parent.Valid {
+			return segs, nil // met at the root
 		}
 		if parent.Int64 >= start {
 			return nil, corrupt("a parent key not before its child")
@@ -123,6 +147,26 @@ func (w q) pathSegments(session, pk, depth int64) ([]segment, error) {
 		}
 		pk, depth = parent.Int64, parentDepth
 	}
+}
+
+// deepestOnBranch returns the deepest depth in [a, b) whose entry is on the
+// branch, given a run holding the entry ref at depth b, the one at a on the
+// branch and the one at b not: an ancestor is on the branch exactly when
+// every ancestor above it is, so a binary search finds it.
+func (w q) deepestOnBranch(session, a, b, ref int64) (int64, error) {
+	for b-a > 1 {
+		m := a + (b-a)/2
+		on, err := w.onBranch(session, m, ref-(b-m))
+		if err != nil {
+			return 0, err
+		}
+		if on {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	return a, nil
 }
 
 // writeBranch writes segments into the branch, which held rows
