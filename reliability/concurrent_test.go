@@ -258,7 +258,7 @@ func runWriters(t *testing.T, writers, each, readers int, guard bool) {
 		}
 	}
 
-	s = checkDB(t, path)
+	s = checkDB(t, path, "")
 	defer s.Close()
 	st, err = s.OpenSession(ctx, id)
 	if err != nil {

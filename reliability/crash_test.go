@@ -125,6 +125,7 @@ type crashStats struct {
 	unacked                    int // entries present though never acknowledged
 	torn, sidecars             int // JSONL: torn tails recovered, sidecars written
 	files                      int // JSONL: files used
+	sessions                   int // engine: sessions used
 	aimed                      int // JSONL: kills aimed at a write in progress
 }
 
@@ -145,8 +146,14 @@ func TestCrashSafety(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			st := runCrash(t, m, rounds)
-			t.Logf("%s: %d rounds, %d kills (%d before the child was ready, %d aimed at a write), %d acknowledged writes all present, %d entries checked at the end, %d written but unacknowledged, %d torn tails recovered, %d sidecars, %d files",
-				m.name, st.rounds, st.kills, st.beforeReady, st.aimed, st.acked, st.checked, st.unacked, st.torn, st.sidecars, st.files)
+			msg := fmt.Sprintf("%s: %d rounds, %d kills (%d while opening), %d acknowledged writes all present, %d entries checked at the end, %d written but unacknowledged",
+				m.name, st.rounds, st.kills, st.beforeReady, st.acked, st.checked, st.unacked)
+			if m.engine {
+				msg += fmt.Sprintf(", %d sessions", st.sessions)
+			} else {
+				msg += fmt.Sprintf(", %d kills aimed at a write, %d torn tails recovered with %d sidecars, %d files", st.aimed, st.torn, st.sidecars, st.files)
+			}
+			t.Log(msg)
 		})
 	}
 }
@@ -169,30 +176,45 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	}
 
 	spec := childSpec{Sync: m.sync, Big: big}
+	prev := map[string]bool{} // ids of the sessions filled before
 	var verify func(round int)
 	if m.engine {
+		// A session is replaced by a new one in the same database once it
+		// has maxEntries entries, so that checking it after each kill does
+		// not grow without end; the child creates it.
+		maxEntries := 4000
 		spec.Role, spec.DB = "crash-engine", filepath.Join(dir, "sessions.db")
-		id, err := sessiontree.NewSessionID()
-		if err != nil {
-			t.Fatal(err)
+		newSession := func() {
+			id, err := sessiontree.NewSessionID()
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec.Session = id
+			stats.sessions++
 		}
-		spec.Session = id
+		newSession()
 		verify = func(round int) {
-			s := checkDB(t, spec.DB)
+			s := checkDB(t, spec.DB, spec.Session)
 			defer s.Close()
 			st, err := s.OpenSession(ctx, spec.Session)
-			if errors.Is(err, sessiontree.ErrNotFound) && len(acked) == 0 {
+			if errors.Is(err, sessiontree.ErrNotFound) {
 				return // killed before the session was made
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			stats.checked, stats.unacked = checkAcked(t, round, logOf(t, st), acked, nil)
+			log := logOf(t, st)
+			stats.checked, stats.unacked = checkAcked(t, round, log, acked, prev)
+			if len(log) > maxEntries {
+				for _, e := range log {
+					prev[e.ID] = true
+				}
+				newSession()
+			}
 		}
 	} else {
 		spec.Role = "crash-jsonl"
 		maxFile := int64(pick(2, 4, 64) << 20)
-		var prev []sessiontree.Entry // entries of files filled before
 		newFile := func() {
 			stats.files++
 			spec.File = filepath.Join(dir, fmt.Sprintf("session-%d.jsonl", stats.files))
@@ -207,7 +229,9 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 			log := verifyJSONL(t, spec.File, m.sync, acked, &stats)
 			stats.checked, stats.unacked = checkAcked(t, round, log, acked, prev)
 			if fi, err := os.Stat(spec.File); err == nil && fi.Size() > maxFile {
-				prev = append(prev, log...)
+				for _, e := range log {
+					prev[e.ID] = true
+				}
 				newFile()
 			}
 		}
@@ -254,7 +278,9 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 		stats.rounds++
 	}
 	if m.engine {
-		// The command line's check agrees.
+		// Every session of the database, and the command line's check
+		// agrees.
+		checkDB(t, spec.DB, "").Close()
 		if out := cliOK(t, "", "--db", spec.DB, "check"); !strings.HasPrefix(out, "ok:") {
 			t.Errorf("sessiontree check = %q; want ok", out)
 		}
@@ -267,14 +293,14 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 }
 
 // checkAcked checks that every acknowledged id is in the log (or in prev,
-// the logs of earlier files) and that at most one write per kill is
+// the ids of earlier sessions) and that at most one write per kill is
 // present without acknowledgement (the one in flight). It returns the
 // number of entries checked and of unacknowledged ones.
-func checkAcked(t *testing.T, round int, log []sessiontree.Entry, acked map[string]bool, prev []sessiontree.Entry) (checked, unacked int) {
+func checkAcked(t *testing.T, round int, log []sessiontree.Entry, acked, prev map[string]bool) (checked, unacked int) {
 	t.Helper()
 	present := make(map[string]bool, len(log)+len(prev))
-	for _, e := range prev {
-		present[e.ID] = true
+	for id := range prev {
+		present[id] = true
 	}
 	seen := make(map[string]bool, len(log))
 	for _, e := range log {

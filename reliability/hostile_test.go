@@ -327,21 +327,25 @@ func TestHostileFiles(t *testing.T) {
 	t.Cleanup(func() { t.Logf("%d damaged files, %d reads of them", len(hostileFiles()), reads.Load()) })
 	for _, hf := range hostileFiles() {
 		t.Run(hf.name, func(t *testing.T) {
-			t.Parallel()
-			reads.Add(int64(runHostileFile(t, hf)))
+			content := hf.content()
+			// Allocation is measured for the whole process: the big inputs
+			// run alone, first; the small ones then run in parallel.
+			if len(content) < 1<<20 {
+				t.Parallel()
+			}
+			reads.Add(int64(runHostileFile(t, hf, content)))
 		})
 	}
 }
 
-func runHostileFile(t *testing.T, hf hostileFile) (reads int) {
+func runHostileFile(t *testing.T, hf hostileFile, content []byte) (reads int) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hostile.jsonl")
-	content := hf.content()
 	if err := os.WriteFile(path, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	limit := uint64(16*len(content)) + 64<<20
+	limit := uint64(24*len(content)) + 64<<20
 
 	// The JSONL backend, in every mode, read-only and for writing.
 	var fromFile *jsonl.Storage

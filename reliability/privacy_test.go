@@ -211,8 +211,9 @@ func TestHostileStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other := openStore(t, filepath.Join(t.TempDir(), "other.db"), store.Options{}) // exports are imported here
-	ids := map[string]string{}                                                     // hostile string -> session id
+	// Each session is exported and imported again into other.
+	other := openStore(t, filepath.Join(t.TempDir(), "other.db"), store.Options{})
+	ids := map[string]string{} // hostile string -> session id
 	tried := 0
 	for i, h := range hostileStrings {
 		h := strings.ReplaceAll(h, `\x00`, "\x00")
