@@ -171,7 +171,9 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	maxDelay := pick[time.Duration](60, 120, 250) * time.Millisecond
 	big := pick(512<<10, 1<<20, 4<<20)
 	if m.engine {
-		maxDelay *= 2
+		if raceEnabled {
+			maxDelay *= 2
+		}
 		big = 64 << 10
 	}
 
