@@ -137,8 +137,9 @@
 // and by the command; a database truncated to one page or to half, or with
 // pages overwritten, is refused as corrupt; a garbage WAL file is
 // ignored, as SQLite does; an empty file becomes a new database; a cycle
-// or a missing parent written behind the engine's back is found by Check,
-// and walking a path through the cycle ends.
+// or a missing parent written behind the engine's back (column and JSON
+// alike) is found by Check, and a path walked through the cycle off the
+// active branch ends in sessiontree.ErrCorrupt.
 //
 // # Bounded memory
 //
