@@ -139,7 +139,7 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 		opts.Now = time.Now
 	}
 	// Fast path, without the write lock: everything applied and intact.
-	recs, err := readRecords(ctx, db)
+	recs, err := readRecordsRetrying(ctx, db)
 	if err != nil {
 		return Result{}, err
 	}
@@ -179,6 +179,37 @@ func Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
 		v = max(v, r.Version)
 	}
 	return v, nil
+}
+
+// readRecordsRetrying reads the records outside a transaction. While
+// another process sets up a fresh file (switching it to WAL takes an
+// exclusive lock), SQLite can answer busy at once, without its busy handler;
+// the read is retried for a bounded time.
+func readRecordsRetrying(ctx context.Context, q sqlx.QueryerContext) ([]record, error) {
+	const attempts, pause = 100, 20 * time.Millisecond
+	for i := 1; ; i++ {
+		recs, err := readRecords(ctx, q)
+		if err == nil || i == attempts || !isBusy(err) {
+			return recs, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's busy or locked condition.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff {
+		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
+			return true
+		}
+	}
+	return false
 }
 
 func readRecords(ctx context.Context, q sqlx.QueryerContext) ([]record, error) {
