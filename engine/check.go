@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -58,10 +59,16 @@ func (db *DB) Check(ctx context.Context, sessionID string) error {
 }
 
 // check is Check inside a read transaction.
+// Corrupt data is collected, one problem per pragma and per session, so a
+// damaged database is reported whole; any other failure stops the check.
 func (db *DB) check(r q, sessionID string) error {
+	var problems []error
 	for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
 		if err := pragmaClean(r, pragma); err != nil {
-			return err
+			if !errors.Is(err, sessiontree.ErrCorrupt) {
+				return err
+			}
+			problems = append(problems, err)
 		}
 	}
 	ids := []string{sessionID}
@@ -86,10 +93,14 @@ func (db *DB) check(r q, sessionID string) error {
 	}
 	for _, id := range ids {
 		if err := checkSession(r, id); err != nil {
-			return fmt.Errorf("session %s: %w", id, err)
+			err = fmt.Errorf("session %s: %w", id, err)
+			if !errors.Is(err, sessiontree.ErrCorrupt) {
+				return err
+			}
+			problems = append(problems, err)
 		}
 	}
-	return nil
+	return errors.Join(problems...)
 }
 
 // pragmaClean runs a checking pragma: "ok" or no rows is clean.

@@ -53,7 +53,7 @@ any.`,
 					if !errors.Is(err, sessiontree.ErrCorrupt) {
 						return err
 					}
-					problems = append(problems, err)
+					problems = append(problems, splitProblems(err)...)
 				}
 			}
 			for _, p := range problems {
@@ -78,4 +78,15 @@ func parseOptional(args []string) (cli.SessionArg, error) {
 		return sa, usageError{err}
 	}
 	return sa, nil
+}
+
+// splitProblems lists the problems of a check error: the parts of a joined
+// error (the engine reports every damaged session), or the error itself.
+func splitProblems(err error) []error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			return j.Unwrap()
+		}
+	}
+	return []error{err}
 }

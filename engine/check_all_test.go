@@ -1,0 +1,44 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// TestCheckListsEveryDamagedSession: a check of the whole database reports
+// each damaged session, not only the first.
+func TestCheckListsEveryDamagedSession(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ids []string
+	for range 3 {
+		st := newSession(t, db)
+		if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, userMsg("x")); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, st.ID())
+	}
+	if _, err := rawDB(t, path).ExecContext(ctx, `UPDATE sessions SET message_count = 7 WHERE id <> ?`, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Check(ctx, "")
+	if !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Fatalf("Check(all) = %v; want ErrCorrupt", err)
+	}
+	for i, id := range ids {
+		if got, want := strings.Contains(err.Error(), id), i != 1; got != want {
+			t.Errorf("Check(all) mentions session %d: %v; want %v (error: %v)", i, got, want, err)
+		}
+	}
+}
