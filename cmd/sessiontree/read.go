@@ -26,15 +26,8 @@ counts, and when the session last changed.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if opts.Limit < 0 {
-				return usagef("--limit must be positive, got %d", opts.Limit)
-			}
-			if opts.Cwd != "" {
-				abs, err := filepath.Abs(opts.Cwd)
-				if err != nil {
-					return fmt.Errorf("--cwd %s: %w", opts.Cwd, err)
-				}
-				opts.Cwd = abs
+			if err := checkFilterFlags(opts.Limit, &opts.Cwd); err != nil {
+				return err
 			}
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -264,15 +257,8 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 		Args: args(1, 1, "one argument (QUERY)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if opts.Limit < 0 {
-				return usagef("--limit must be positive, got %d", opts.Limit)
-			}
-			if opts.Cwd != "" {
-				abs, err := filepath.Abs(opts.Cwd)
-				if err != nil {
-					return fmt.Errorf("--cwd %s: %w", opts.Cwd, err)
-				}
-				opts.Cwd = abs
+			if err := checkFilterFlags(opts.Limit, &opts.Cwd); err != nil {
+				return err
 			}
 			if session != "" {
 				id, err := a.sessionID(ctx, session, "search --session")
@@ -311,4 +297,21 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not FTS5 syntax")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
 	return cmd
+}
+
+// checkFilterFlags checks --limit and makes --cwd absolute, for the
+// commands that list (ls, search).
+func checkFilterFlags(limit int, cwd *string) error {
+	if limit < 0 {
+		return usagef("--limit must be positive, got %d", limit)
+	}
+	if *cwd == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(*cwd)
+	if err != nil {
+		return fmt.Errorf("--cwd %s: %w", *cwd, err)
+	}
+	*cwd = abs
+	return nil
 }
