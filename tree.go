@@ -20,10 +20,20 @@ type TreeNode struct {
 // is iterative, so a deep session cannot exhaust the stack, and a cycle in
 // parent ids cannot make it loop: each entry is placed once.
 func BuildTree(log []Entry, labels map[string]string) []*TreeNode {
+	return buildTree(log, labels, false)
+}
+
+// BuildTreeWithLeaves is [BuildTree] keeping leaf entries: each hangs under
+// the leaf it moved away from, as the log records it.
+func BuildTreeWithLeaves(log []Entry, labels map[string]string) []*TreeNode {
+	return buildTree(log, labels, true)
+}
+
+func buildTree(log []Entry, labels map[string]string, keepLeaves bool) []*TreeNode {
 	nodes := make(map[string]*TreeNode, len(log))
 	order := make([]*TreeNode, 0, len(log))
 	for _, e := range log {
-		if e.Type == TypeLeaf {
+		if e.Type == TypeLeaf && !keepLeaves {
 			continue
 		}
 		if _, dup := nodes[e.ID]; dup {

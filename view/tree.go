@@ -2,11 +2,9 @@ package view
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/sessiontree/sessiontree"
@@ -83,56 +81,15 @@ func (d SessionData) ActiveSet() map[string]bool {
 }
 
 // node is one entry of the drawn tree.
-type node struct {
-	e        sessiontree.Entry
-	children []*node
-}
+type node = sessiontree.TreeNode
 
 // buildNodes arranges the log as [sessiontree.BuildTree] does, keeping leaf
 // entries when withLeaves is set (they hang under the leaf they moved from).
 func buildNodes(log []sessiontree.Entry, withLeaves bool) []*node {
-	nodes := make(map[string]*node, len(log))
-	order := make([]*node, 0, len(log))
-	for _, e := range log {
-		if e.Type == sessiontree.TypeLeaf && !withLeaves {
-			continue
-		}
-		if _, dup := nodes[e.ID]; dup {
-			continue
-		}
-		n := &node{e: e}
-		nodes[e.ID] = n
-		order = append(order, n)
+	if withLeaves {
+		return sessiontree.BuildTreeWithLeaves(log, nil)
 	}
-	var roots []*node
-	for _, n := range order {
-		p, ok := nodes[n.e.ParentID]
-		if n.e.ParentID == "" || !ok || p == n {
-			roots = append(roots, n)
-			continue
-		}
-		p.children = append(p.children, n)
-	}
-	for _, n := range order {
-		sortByTime(n.children)
-	}
-	return roots
-}
-
-// sortByTime orders nodes as [sessiontree.BuildTree] orders children: by
-// timestamp, ties in append order, unparsable times compared as text.
-func sortByTime(nodes []*node) {
-	if len(nodes) < 2 {
-		return
-	}
-	slices.SortStableFunc(nodes, func(a, b *node) int {
-		ta, errA := a.e.Time()
-		tb, errB := b.e.Time()
-		if errA != nil || errB != nil {
-			return cmp.Compare(a.e.Timestamp, b.e.Timestamp)
-		}
-		return ta.Compare(tb)
-	})
+	return sessiontree.BuildTree(log, nil)
 }
 
 // treeWriter draws nodes as a graph in lanes. Lanes 0..lane-1 always hold
@@ -183,11 +140,11 @@ func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
 			it := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			chain := []*node{it.n}
-			for last := it.n; len(last.children) == 1; last = last.children[0] {
-				chain = append(chain, last.children[0])
+			for last := it.n; len(last.Children) == 1; last = last.Children[0] {
+				chain = append(chain, last.Children[0])
 			}
 			tw.chain(chain, it.lane)
-			kids := chain[len(chain)-1].children
+			kids := chain[len(chain)-1].Children
 			if len(kids) < 2 {
 				continue
 			}
@@ -213,7 +170,7 @@ func (tw *treeWriter) chain(chain []*node, lane int) {
 	last := len(chain) - 1
 	for i := 0; i <= last; {
 		if tw.opts.All || tw.shown(chain[i], i == 0 || i == last) {
-			tw.entry(chain[i].e, lane)
+			tw.entry(chain[i].Entry, lane)
 			i++
 			continue
 		}
@@ -225,7 +182,7 @@ func (tw *treeWriter) chain(chain []*node, lane int) {
 			tw.line(fmt.Sprintf("%s%s %d entries", pipes(lane), markFold, j-i))
 		} else {
 			for _, n := range chain[i:j] {
-				tw.entry(n.e, lane)
+				tw.entry(n.Entry, lane)
 			}
 		}
 		i = j
@@ -236,8 +193,8 @@ func (tw *treeWriter) chain(chain []*node, lane int) {
 // the ends of a run, the leaf, labelled entries, and the entries that
 // change what the model sees of the past.
 func (tw *treeWriter) shown(n *node, end bool) bool {
-	return end || n.e.ID == tw.leaf || tw.labels[n.e.ID] != "" ||
-		n.e.Type == sessiontree.TypeCompaction || n.e.Type == sessiontree.TypeBranchSummary
+	return end || n.Entry.ID == tw.leaf || tw.labels[n.Entry.ID] != "" ||
+		n.Entry.Type == sessiontree.TypeCompaction || n.Entry.Type == sessiontree.TypeBranchSummary
 }
 
 func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
