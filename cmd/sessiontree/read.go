@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -151,15 +152,9 @@ With --json: an array of the entries, each exactly as stored.`,
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := a.session(ctx, args[0], false)
+			st, start, err := a.sessionAt(ctx, args[0], from)
 			if err != nil {
 				return err
-			}
-			start := ""
-			if from != "" {
-				if start, err = entry(ctx, st, from, false); err != nil {
-					return err
-				}
 			}
 			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 			branch := s.Branch
@@ -210,15 +205,9 @@ With --json: {"messages": [...], "thinkingLevel": ..., "model":
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := a.session(ctx, args[0], false)
+			st, start, err := a.sessionAt(ctx, args[0], from)
 			if err != nil {
 				return err
-			}
-			start := ""
-			if from != "" {
-				if start, err = entry(ctx, st, from, false); err != nil {
-					return err
-				}
 			}
 			c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{From: start})
 			if err != nil {
@@ -314,4 +303,15 @@ func checkFilterFlags(limit int, cwd *string) error {
 	}
 	*cwd = abs
 	return nil
+}
+
+// sessionAt opens SESSION for reading and resolves a --from entry ("" when
+// not given).
+func (a *app) sessionAt(ctx context.Context, session, from string) (sessiontree.Storage, string, error) {
+	st, err := a.session(ctx, session, false)
+	if err != nil || from == "" {
+		return st, "", err
+	}
+	start, err := entry(ctx, st, from, false)
+	return st, start, err
 }
