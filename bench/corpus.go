@@ -597,14 +597,8 @@ func storeImportCases(r *runner, _ *dataset) []benchCase {
 			var db *sql.DB
 			p := &prepared{maxIters: 1, rows: c.importEntries, bytes: c.importBytes, note: note + "; one transaction per file, no search index"}
 			p.before = func(ctx context.Context) error {
-				if err := removeDB(path); err != nil {
-					return err
-				}
 				var err error
-				if db, err = openFloor(ctx, path, "NORMAL"); err != nil {
-					return err
-				}
-				_, err = db.ExecContext(ctx, corpusFloorSchema)
+				db, err = freshFloor(ctx, path, corpusFloorSchema)
 				return err
 			}
 			p.op = func(ctx context.Context) error {

@@ -200,3 +200,20 @@ func removeDB(path string) error {
 	}
 	return nil
 }
+
+// freshFloor removes any database at path and opens a new floor database
+// there with schema, as the import floors start from nothing each run.
+func freshFloor(ctx context.Context, path, schema string) (*sql.DB, error) {
+	if err := removeDB(path); err != nil {
+		return nil, err
+	}
+	db, err := openFloor(ctx, path, "NORMAL")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("floor schema: %w", err)
+	}
+	return db, nil
+}

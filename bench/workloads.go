@@ -599,14 +599,8 @@ func importCases(r *runner, ds *dataset) []benchCase {
 		var db *sql.DB
 		p := &prepared{maxIters: 1, rows: len(ds.Entries), bytes: ds.PayloadBytes}
 		p.before = func(ctx context.Context) error {
-			if err := removeDB(path); err != nil {
-				return err
-			}
 			var err error
-			if db, err = openFloor(ctx, path, "NORMAL"); err != nil {
-				return err
-			}
-			_, err = db.ExecContext(ctx, floorSchema)
+			db, err = freshFloor(ctx, path, floorSchema)
 			return err
 		}
 		p.op = func(ctx context.Context) error { return floorInsertAll(ctx, db, ds.Entries) }
