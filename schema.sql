@@ -23,7 +23,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 6;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 7;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -48,6 +48,9 @@ CREATE TABLE schema_migrations (
 --   first_user_text   what a session list shows (migration 2);
 --   metadata          free-form JSON an application keeps with the
 --                     session (package store, migration 3);
+--   indexed_count     how many of the session's entries (seq 1 ..
+--                     indexed_count) the search index holds; the rest
+--                     are pending (migration 7, below);
 --   deleting          set by DeleteSession, the one state in which the
 --                     session's entries may be deleted.
 -- pk is below 2^31 because entry keys are pk * 2^32 + seq. AUTOINCREMENT
@@ -74,7 +77,9 @@ CREATE TABLE sessions (
     cost           REAL    NOT NULL DEFAULT 0,
     deleting       INTEGER NOT NULL DEFAULT 0 CHECK (deleting IN (0, 1)),
     first_user_text TEXT,
-    metadata       TEXT CHECK (metadata IS NULL OR json_valid(metadata))
+    metadata       TEXT CHECK (metadata IS NULL OR json_valid(metadata)),
+    indexed_count  INTEGER NOT NULL DEFAULT 0
+        CHECK (indexed_count >= 0 AND indexed_count <= entry_count)
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -311,7 +316,7 @@ WHERE body <> '';
 -- two fail. Rebuild with INSERT INTO entries_fts (rowid, body) SELECT pk,
 -- body FROM search_text (as migration 4 does) after a 'delete-all';
 -- store.Check compares counts instead. Queries, snippets and the
--- triggers read the view normally.
+-- delete trigger read the view normally.
 CREATE VIRTUAL TABLE entries_fts USING fts5 (
     body,
     content = 'search_text',
@@ -321,36 +326,26 @@ CREATE VIRTUAL TABLE entries_fts USING fts5 (
 
 CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 
--- The index changes in the transaction of every insert into entries,
--- whatever writes it (an append, a batch import, a fork), and of a
--- session's delete; the BEFORE trigger reads the text the index must
--- remove while the row is still there.
+-- The index catches up instead of being written by every append
+-- (migration 7). Indexing an entry's text costs far more than storing the
+-- entry: the trigram tokenizer makes a token of every character, and FTS5
+-- writes a new segment, and merges older ones, at every commit that
+-- changed the index. So a write stores entries only, and
+-- sessions.indexed_count says how many of a session's entries the index
+-- holds (seq 1 .. indexed_count); the rest are pending. A search first
+-- brings every pending entry into the index, in write transactions that
+-- also advance indexed_count (store.Store.Index), so every search sees
+-- every committed entry; the store's import does the same before it
+-- returns. Indexing many entries at once makes one segment of them
+-- instead of one per append. The index and indexed_count change in one
+-- transaction, so a crash cannot tear them apart.
 --
--- Bulk writers index their own entries (migration 5). FTS5 writes its
--- pending index data out as a new segment whenever a statement that
--- changes it begins, so the per-row trigger, fired by a batch insert of
--- many statements, would leave many tiny segments for FTS5 to merge. A
--- writer that appends many entries in one transaction (the store's import)
--- puts the key range it writes into search_deferred, appends with the
--- insert trigger standing aside for that range, then indexes the range
--- with one INSERT ... SELECT from search_text and removes its row, all in
--- the same transaction: at commit the index is as current as with the
--- trigger. The table is empty outside such a transaction.
-CREATE TABLE search_deferred (
-    lo INTEGER NOT NULL,
-    hi INTEGER NOT NULL,
-    CHECK (lo <= hi)
-);
-
-CREATE TRIGGER entries_fts_insert AFTER INSERT ON entries
-WHEN NEW.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
- AND NOT EXISTS (SELECT 1 FROM search_deferred WHERE NEW.pk BETWEEN lo AND hi)
-BEGIN
-    INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text WHERE pk = NEW.pk;
-END;
-
+-- Deleting a session removes from the index what it holds; the BEFORE
+-- trigger reads the text the index must remove while the row is still
+-- there.
 CREATE TRIGGER entries_fts_delete BEFORE DELETE ON entries
 WHEN OLD.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
+ AND OLD.seq <= (SELECT indexed_count FROM sessions WHERE pk = OLD.session)
 BEGIN
     INSERT INTO entries_fts (entries_fts, rowid, body)
     SELECT 'delete', pk, body FROM search_text WHERE pk = OLD.pk;

@@ -18,16 +18,20 @@
 //     session back as a pi file, optionally in the form the released pi
 //     resumes correctly.
 //   - [Store.Search] is full-text search over every session with FTS5,
-//     for English and CJK text.
+//     for English and CJK text; [Store.Index] brings the index up to date.
 //   - [Store.Check] verifies the database, for the command line's check.
 //
 // # Schema
 //
-// The store's tables come as migrations of package migrate (0003 and
-// 0004), so any engine database gains them when opened; schema.sql at the
-// repository root shows and explains them. The search index is kept by
-// triggers on the entries table, in the transaction of every write,
-// whatever writes it: a Storage's append, a batch import, a fork.
+// The store's tables come as migrations of package migrate (0003, 0004
+// and 0007), so any engine database gains them when opened; schema.sql at
+// the repository root shows and explains them. Writes (a Storage's
+// append, a batch import, a fork) store entries only; each session's row
+// marks how many of its entries the search index holds, and
+// [Store.Index], which every search runs first, indexes the rest, many at
+// a time, advancing the mark in the same transaction. Indexing costs
+// several times what storing does, so appends and imports no longer pay
+// it one entry at a time, and a search still sees every committed entry.
 //
 // # Concurrency
 //

@@ -186,8 +186,9 @@ func (r ImportReport) Count(o Outcome) int {
 // files done so far).
 //
 // An import holds the database's write lock one chunk at a time, so
-// other writers wait a second or two at most. Building the search index
-// is most of an import's cost (schema.sql).
+// other writers wait a second or two at most. It leaves the search index
+// to [Store.Index] (which the next search runs, and the command line runs
+// right after an import): indexing costs several times what storing does.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
@@ -678,14 +679,7 @@ func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, co
 			return conflict("session %s was written to in the store meanwhile", cur.SessionID)
 		}
 		if len(entries) > 0 {
-			indexDone, err := deferIndex(ctx, tx, st, count+1)
-			if err != nil {
-				return err
-			}
 			if err := tx.AppendBatch(st, entries); err != nil {
-				return err
-			}
-			if err := indexDone(); err != nil {
 				return err
 			}
 		}
@@ -733,28 +727,6 @@ func checkPrefix(f *os.File, rec importRecord, size int64) (hash.Hash, error) {
 		return nil, conflict("the %d bytes already imported into session %s have changed since", rec.ImportedBytes, rec.SessionID)
 	}
 	return h, nil
-}
-
-// deferIndex makes the search index trigger stand aside for the entries
-// of st from seq on, for the rest of the transaction; the function it
-// returns indexes them with one statement and ends the deferral. A bulk
-// write indexed so makes one segment of FTS5 index instead of one per
-// statement of the batch (see migration 0005).
-func deferIndex(ctx context.Context, tx *engine.Tx, st *engine.Storage, seq int64) (func() error, error) {
-	lo, hi := st.Key()<<32|seq, st.Key()<<32|0xffffffff
-	if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO search_deferred (lo, hi) VALUES (?, ?)`, lo, hi); err != nil {
-		return nil, fmt.Errorf("defer search index: %w", err)
-	}
-	return func() error {
-		if _, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
-SELECT pk, body FROM search_text WHERE pk BETWEEN ? AND ?`, lo, hi); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		if _, err := tx.SQL().ExecContext(ctx, `DELETE FROM search_deferred WHERE lo = ? AND hi = ?`, lo, hi); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		return nil
-	}, nil
 }
 
 // checkEntry does the checks of the engine's batch append that need the

@@ -7,3 +7,11 @@ func SetImportChunk(n int) (restore func()) {
 	importChunkEntries = n
 	return func() { importChunkEntries = old }
 }
+
+// SetIndexChunk makes Index commit every n entries, for tests; it returns a
+// function that restores the default.
+func SetIndexChunk(n int64) (restore func()) {
+	old := indexChunk
+	indexChunk = n
+	return func() { indexChunk = old }
+}

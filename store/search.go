@@ -71,8 +71,10 @@ type Hit struct {
 const maxExpansion = 256
 
 // Search finds entries whose text matches query, best first, using the
-// FTS5 index that every write keeps current in its own transaction
-// (schema.sql: what text is indexed, and why the trigram tokenizer).
+// FTS5 index (schema.sql: what text is indexed, and why the trigram
+// tokenizer). It first indexes the entries written since the index was
+// last brought up to date ([Store.Index]), so it sees every committed
+// entry.
 //
 // Ranking: the newest [RankWindow] matching entries (all of them, when fewer
 // match) are scored by the query's words and phrases in their text, as
@@ -110,6 +112,9 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	}
 	if q == "" {
 		return nil, &QueryError{Query: query, Reason: "empty query"}
+	}
+	if _, err := s.Index(ctx, nil); err != nil {
+		return nil, fmt.Errorf("search: %w", err)
 	}
 	var hits []Hit
 	err := s.db.View(ctx, func(tx *sqlx.Tx) error {

@@ -27,6 +27,10 @@ type ImportSummary struct {
 	Bytes int64 `json:"bytes"`
 	// Seconds is how long the import took.
 	Seconds float64 `json:"seconds"`
+	// Indexed is the number of entries the search index took in after the
+	// import, and IndexSeconds how long that took.
+	Indexed      int64   `json:"indexed"`
+	IndexSeconds float64 `json:"indexSeconds"`
 	// Problems are damaged lines that were tolerated (skipped, or a torn
 	// last line left for later).
 	Problems []ImportProblem `json:"problems"`
@@ -65,6 +69,13 @@ func WriteImportSummary(w io.Writer, s ImportSummary) error {
 		fmt.Fprintf(bw, " in %.1fs (%.1f MB/s, %s entries/s)", s.Seconds, mb(s.Bytes)/s.Seconds, Count(int64(float64(s.Entries)/s.Seconds)))
 	}
 	bw.WriteByte('\n')
+	if s.Indexed > 0 {
+		fmt.Fprintf(bw, "indexed %s for search", entries(int(s.Indexed)))
+		if s.IndexSeconds > 0 {
+			fmt.Fprintf(bw, " in %.1fs (%s entries/s)", s.IndexSeconds, Count(int64(float64(s.Indexed)/s.IndexSeconds)))
+		}
+		bw.WriteByte('\n')
+	}
 	if len(s.Problems) > 0 {
 		fmt.Fprintf(bw, "%s:\n", plural(len(s.Problems), "problem"))
 		for _, p := range s.Problems {

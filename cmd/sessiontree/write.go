@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +34,9 @@ By default a torn last line (a write cut short) is left for a later import
 and any other damage fails the file; --strict refuses any damage, --lenient
 skips bad lines as pi does. Problems are listed with file and line.
 
-A progress bar is drawn on a terminal; otherwise only the summary is printed.
+Then the search index takes in what was imported, so that searches find it
+at once. A progress bar is drawn on a terminal; otherwise only the summary
+is printed.
 The exit status is 1 when a file failed or conflicted.`,
 		Example: `  sessiontree import
   sessiontree import ~/.pi/agent/sessions/--home-me-project--
@@ -67,6 +70,11 @@ The exit status is 1 when a file failed or conflicted.`,
 				return err
 			}
 			summary := importSummary(report)
+			start := time.Now()
+			if summary.Indexed, err = s.Index(ctx, nil); err != nil {
+				return err
+			}
+			summary.IndexSeconds = time.Since(start).Seconds()
 			if len(paths) == 0 && len(report.Files) == 0 && !asJSON {
 				dir, err := store.PiSessionsDir()
 				if err != nil {

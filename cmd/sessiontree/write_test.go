@@ -25,12 +25,14 @@ func TestImport(t *testing.T) {
 	if strings.ContainsAny(r.stdout, "\x1b\r") {
 		t.Errorf("piped import printed escape codes or carriage returns: %q", r.stdout)
 	}
-	summary := regexp.MustCompile(`^3 files: 3 new, 0 grown, 0 unchanged, 0 failed; 66 entries added in [0-9.]+s \([0-9.]+ MB/s, [0-9,]+ entries/s\)\n$`)
+	summary := regexp.MustCompile(`^3 files: 3 new, 0 grown, 0 unchanged, 0 failed; 66 entries added in [0-9.]+s \([0-9.]+ MB/s, [0-9,]+ entries/s\)\n` +
+		`indexed 66 entries for search in [0-9.]+s \([0-9,]+ entries/s\)\n$`)
 	if !summary.MatchString(r.stdout) {
-		t.Errorf("import printed %q; want the one-line summary", r.stdout)
+		t.Errorf("import printed %q; want the summary and the indexing line", r.stdout)
 	}
-	if out := ok(t, "--db", db, "import", dir); !strings.HasPrefix(out, "3 files: 0 new, 0 grown, 3 unchanged, 0 failed; 0 entries added") {
-		t.Errorf("second import printed %q; want every file unchanged", out)
+	if out := ok(t, "--db", db, "import", dir); !strings.HasPrefix(out, "3 files: 0 new, 0 grown, 3 unchanged, 0 failed; 0 entries added") ||
+		strings.Contains(out, "indexed") {
+		t.Errorf("second import printed %q; want every file unchanged and nothing indexed", out)
 	}
 	// pi appends to its files: a grown file imports only its new line.
 	grown := filepath.Join(dir, "session-010.jsonl")

@@ -1,0 +1,101 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sessiontree/sessiontree/store"
+)
+
+func mustIndex(t *testing.T, s *store.Store) (int64, []store.IndexProgress) {
+	t.Helper()
+	var seen []store.IndexProgress
+	n, err := s.Index(context.Background(), func(p store.IndexProgress) { seen = append(seen, p) })
+	if err != nil {
+		t.Fatalf("Index: %v", err)
+	}
+	return n, seen
+}
+
+func mustCheck(t *testing.T, s *store.Store, id string) {
+	t.Helper()
+	if err := s.Check(context.Background(), id); err != nil {
+		t.Fatalf("Check(%q): %v", id, err)
+	}
+}
+
+// TestIndexCatchesUp: appends leave their entries pending, Check accepts
+// that, Index indexes exactly what is pending once, and a search finds it.
+func TestIndexCatchesUp(t *testing.T) {
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
+	b.user("u1", "alpha quartz")
+	b.assistant("a1", "beta quartz")
+	b.label("l1", "u1", "start")
+	mustCheck(t, s, "")
+	if n, seen := mustIndex(t, s); n != 3 || !slices.Equal(seen, []store.IndexProgress{{0, 3}, {3, 3}}) {
+		t.Errorf("Index = %d with progress %v; want 3, [{0 3} {3 3}]", n, seen)
+	}
+	if n, seen := mustIndex(t, s); n != 0 || len(seen) != 0 {
+		t.Errorf("Index with nothing pending = %d with progress %v; want 0 and no progress", n, seen)
+	}
+	mustCheck(t, s, "s1")
+	b.user("u2", "gamma quartz")
+	if n, _ := mustIndex(t, s); n != 1 {
+		t.Errorf("Index after one append = %d; want 1", n)
+	}
+	if got := hitKeys(search(t, s, "quartz", store.SearchOptions{})); !slices.Equal(got, []string{"s1/a1", "s1/u1", "s1/u2"}) {
+		t.Errorf("hits = %v; want s1/a1 s1/u1 s1/u2", got)
+	}
+	mustCheck(t, s, "")
+}
+
+// TestIndexInChunks: a backlog larger than a chunk is indexed in several
+// transactions, each reported, and the result is the same index.
+func TestIndexInChunks(t *testing.T) {
+	defer store.SetIndexChunk(3)()
+	s := openStore(t)
+	for _, id := range []string{"s1", "s2"} {
+		b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: id}))
+		for i := range 4 {
+			b.user(fmt.Sprintf("u%d", i), "opal text")
+		}
+	}
+	n, seen := mustIndex(t, s)
+	var done []int64
+	for _, p := range seen {
+		if p.Total != 8 {
+			t.Errorf("progress %v; want a total of 8", p)
+		}
+		done = append(done, p.Done)
+	}
+	if n != 8 || !slices.Equal(done, []int64{0, 3, 6, 8}) {
+		t.Errorf("Index = %d, progress done %v; want 8, [0 3 6 8]", n, done)
+	}
+	mustCheck(t, s, "")
+	if got := search(t, s, "opal", store.SearchOptions{Limit: 20}); len(got) != 8 {
+		t.Errorf("%d hits; want 8", len(got))
+	}
+}
+
+// TestIndexDeletePending: deleting a session whose newest entries are not
+// indexed yet removes what the index holds and nothing else.
+func TestIndexDeletePending(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	keep := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "keep"}))
+	keep.user("k1", "amber kept")
+	gone := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "gone"}))
+	gone.user("g1", "amber indexed")
+	mustIndex(t, s)
+	gone.user("g2", "amber pending")
+	if _, err := s.Delete(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, s, "")
+	if got := hitKeys(search(t, s, "amber", store.SearchOptions{})); !slices.Equal(got, []string{"keep/k1"}) {
+		t.Errorf("hits after the delete = %v; want keep/k1", got)
+	}
+}
