@@ -58,7 +58,9 @@ type Options struct {
 	BusyTimeout time.Duration
 	// MaxReaders bounds the pooled read connections; 0 means 4.
 	MaxReaders int
-	// CacheSizeKiB is the page cache of each connection; 0 means 16 MiB.
+	// CacheSizeKiB is the page cache of each connection; 0 means 16 MiB
+	// for each read connection and 4 MiB for the write connection (see
+	// writeCacheKiB).
 	CacheSizeKiB int
 	// Now is the clock that stamps entries without a timestamp and the
 	// records of new sessions; nil means time.Now.
@@ -72,13 +74,35 @@ func (o Options) withDefaults() Options {
 	if o.MaxReaders <= 0 {
 		o.MaxReaders = 4
 	}
-	if o.CacheSizeKiB <= 0 {
-		o.CacheSizeKiB = 16 << 10
-	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+const (
+	readCacheKiB = 16 << 10
+	// writeCacheKiB is smaller because every cached page costs the write
+	// connection's commits: when an insert splits a page in the middle
+	// of a b-tree (the UNIQUE (session, id) index, whose ids are random),
+	// SQLite renumbers the new pages through a spare page number beyond
+	// the end of the file, and the commit after it then scans the whole
+	// page cache to drop pages past the end. With 16 MiB that scan cost
+	// appends about a tenth of their CPU time (see BenchmarkAppend); 4 MiB
+	// still holds the pages an append touches in a session of 100,000
+	// entries.
+	writeCacheKiB = 4 << 10
+)
+
+// cacheKiB is the page cache of a connection.
+func (o Options) cacheKiB(write bool) int {
+	switch {
+	case o.CacheSizeKiB > 0:
+		return o.CacheSizeKiB
+	case write:
+		return writeCacheKiB
+	}
+	return readCacheKiB
 }
 
 // DB is one database file holding many sessions. It keeps two connection
@@ -187,7 +211,14 @@ func (db *DB) dsn(write bool) string {
 	// fires the append-only trigger too.
 	q.Add("_pragma", "recursive_triggers(1)")
 	q.Add("_pragma", "synchronous("+db.opts.Synchronous.pragma()+")")
-	q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.CacheSizeKiB)+")")
+	q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.cacheKiB(write))+")")
+	if write {
+		// A large transaction (a batch import) still keeps up to 16 MiB
+		// of changed pages in memory before it writes any to the log, as
+		// with the larger cache: spilling them early would write pages
+		// it changes again.
+		q.Add("_pragma", "cache_spill(-"+strconv.Itoa(readCacheKiB)+")")
+	}
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if write {
 		q.Add("_pragma", "journal_mode(WAL)")
