@@ -122,25 +122,6 @@ func openBenchStore(b *testing.B, path string) *store.Store {
 	return s
 }
 
-// appendIndexed appends entries to a session inside tx the way the
-// store's import does: the search index trigger stands aside and the
-// entries are indexed by one statement at the end (migration 0005).
-func appendIndexed(ctx context.Context, tx *engine.Tx, st *engine.Storage, entries []sessiontree.Entry) error {
-	lo, hi := st.Key()<<32, st.Key()<<32|0xffffffff
-	q := tx.SQL()
-	if _, err := q.ExecContext(ctx, `INSERT INTO search_deferred (lo, hi) VALUES (?, ?)`, lo, hi); err != nil {
-		return err
-	}
-	if err := tx.AppendBatch(st, entries); err != nil {
-		return err
-	}
-	if _, err := q.ExecContext(ctx, `INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text WHERE pk BETWEEN ? AND ?`, lo, hi); err != nil {
-		return err
-	}
-	_, err := q.ExecContext(ctx, `DELETE FROM search_deferred WHERE lo = ? AND hi = ?`, lo, hi)
-	return err
-}
-
 // genEntries generates one session's entries and header.
 func genEntries(g *piGen, cwd string, n int, scale float64) (sessiontree.SessionMeta, []sessiontree.Entry, error) {
 	var buf bytes.Buffer
@@ -191,7 +172,7 @@ func BenchmarkList(b *testing.B) {
 						}
 						entries = append(entries, e)
 					}
-					if err := appendIndexed(ctx, tx, st, entries); err != nil {
+					if err := tx.AppendBatch(st, entries); err != nil {
 						return err
 					}
 				}
@@ -201,7 +182,8 @@ func BenchmarkList(b *testing.B) {
 				return err
 			}
 		}
-		return nil
+		_, err := s.Index(ctx, nil)
+		return err
 	})
 	s := openBenchStore(b, path)
 	ctx := context.Background()
@@ -247,7 +229,7 @@ func BenchmarkSearch(b *testing.B) {
 					if err != nil {
 						return err
 					}
-					if err := appendIndexed(ctx, tx, st, entries); err != nil {
+					if err := tx.AppendBatch(st, entries); err != nil {
 						return err
 					}
 				}
@@ -256,6 +238,9 @@ func BenchmarkSearch(b *testing.B) {
 			if err != nil {
 				return err
 			}
+		}
+		if _, err := s.Index(ctx, nil); err != nil {
+			return err
 		}
 		// Leave the index merged as a long-lived database's would be.
 		return s.DB().Update(ctx, func(tx *engine.Tx) error {
