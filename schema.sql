@@ -23,7 +23,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 7;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 8;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -335,9 +335,9 @@ CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 -- holds (seq 1 .. indexed_count); the rest are pending. A search first
 -- brings every pending entry into the index, in write transactions that
 -- also advance indexed_count (store.Store.Index), so every search sees
--- every committed entry; the store's import does the same before it
--- returns. Indexing many entries at once makes one segment of them
--- instead of one per append. The index and indexed_count change in one
+-- every committed entry; the command line's import does the same when it
+-- ends. Indexing many entries at once makes one segment of them instead
+-- of one per append. The index and indexed_count change in one
 -- transaction, so a crash cannot tear them apart.
 --
 -- Deleting a session removes from the index what it holds; the BEFORE
@@ -349,6 +349,44 @@ WHEN OLD.type IN ('message', 'custom_message', 'compaction', 'branch_summary', '
 BEGIN
     INSERT INTO entries_fts (entries_fts, rowid, body)
     SELECT 'delete', pk, body FROM search_text WHERE pk = OLD.pk;
+END;
+
+-- The sessions the index lags behind (migration 8): exactly those with
+-- indexed_count < entry_count, so a search finds what is pending by
+-- reading this short table, empty when the index is current, instead of
+-- every sessions row (4 ms at 10,000 sessions). Triggers keep it exact
+-- whoever writes: a write that leaves a session pending adds it, one that
+-- leaves it caught up (store.Store.Index advancing indexed_count) removes
+-- it, and so does deleting the session. An append to a session already
+-- listed writes no page (INSERT OR IGNORE finds the row), so appends pay a
+-- row once after each search and a seek otherwise. A partial index on
+-- sessions would not do: entry_count is in its WHERE clause, so every
+-- append would rewrite a page of it.
+CREATE TABLE search_pending (
+    session INTEGER PRIMARY KEY
+);
+
+CREATE TRIGGER sessions_pending_insert AFTER INSERT ON sessions
+WHEN NEW.indexed_count < NEW.entry_count
+BEGIN
+    INSERT OR IGNORE INTO search_pending (session) VALUES (NEW.pk);
+END;
+
+CREATE TRIGGER sessions_pending_update AFTER UPDATE OF entry_count, indexed_count ON sessions
+WHEN NEW.indexed_count < NEW.entry_count
+BEGIN
+    INSERT OR IGNORE INTO search_pending (session) VALUES (NEW.pk);
+END;
+
+CREATE TRIGGER sessions_caught_up AFTER UPDATE OF entry_count, indexed_count ON sessions
+WHEN NEW.indexed_count >= NEW.entry_count
+BEGIN
+    DELETE FROM search_pending WHERE session = NEW.pk;
+END;
+
+CREATE TRIGGER sessions_forget_pending AFTER DELETE ON sessions
+BEGIN
+    DELETE FROM search_pending WHERE session = OLD.pk;
 END;
 
 -- FTS5 keeps pending index data in memory until it reaches hashsize (1

@@ -32,10 +32,10 @@ func TestQuick(t *testing.T) {
 		opts.Sizes = []int{100}
 		opts.CorpusSessions = 20
 		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
-		// The imports write with SQLite's search index, which takes
-		// seconds under the race detector; the plain run covers them.
+		// The imports and the search index's catch-up take seconds under
+		// the race detector; the plain run covers them.
 		for _, w := range workloads {
-			if w.name != "import" && w.name != "store-import" {
+			if w.name != "import" && w.name != "store-import" && w.name != "store-index" {
 				opts.Workloads = append(opts.Workloads, w.name)
 			}
 		}
@@ -76,6 +76,9 @@ func TestQuick(t *testing.T) {
 		bs := []string{backendFloor, backendEngine, backendJSONL}
 		if w.corpus {
 			bs = []string{backendFloor, backendStore, backendFileFloor}
+			if w.noFileRows {
+				bs = bs[:2]
+			}
 		}
 		for _, b := range bs {
 			if !measured[w.name+"/"+b] {

@@ -33,9 +33,9 @@ type Options struct {
 	LargeMaxSize int
 	// BigShapes are the shapes run at sizes of 100k entries and more;
 	// empty means every shape. By default only the compacted shape, the
-	// one the headline targets are about: loading a 100k session into the
-	// engine takes half a minute on a loaded 2-core machine (the search
-	// index's triggers), once per shape.
+	// one the headline targets are about: generating a 100k session and
+	// loading it into every backend takes seconds per shape, and every
+	// workload then runs on it.
 	BigShapes []Shape
 	// ImportMaxSize caps the session size of the import workload, whose
 	// runs at 100k entries take half a minute per backend; 0 means no cap.

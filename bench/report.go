@@ -191,7 +191,7 @@ func (rep *Report) rowNote(r *Result) string {
 		parts = append(parts, r.Note)
 	}
 	switch r.Workload {
-	case "import", "store-import":
+	case "import", "store-import", "store-index":
 		parts = append(parts, fmt.Sprintf("%.0f entries/s, %.0f MB/s", float64(r.Rows)/(r.MedianNs/1e9), float64(r.Bytes)/1e6/(r.MedianNs/1e9)))
 	case "append", "append-sync":
 		parts = append(parts, fmt.Sprintf("%.0f appends/s", 1e9/r.MedianNs))

@@ -175,7 +175,13 @@ func (rep *Report) corpusTargets(add func(string, string, string), notRun func(s
 				what = f[0] + " small files"
 			}
 		}
-		parts = append(parts, fmt.Sprintf("%s: %.1f MB/s, %.0f entries/s", what, mbs, float64(r.Rows)/(r.MedianNs/1e9)))
+		part := fmt.Sprintf("%s: %.1f MB/s, %.0f entries/s", what, mbs, float64(r.Rows)/(r.MedianNs/1e9))
+		if ix := rep.find("store-index", c.shape, n, backendStore); ix != nil && c.workload == "store-import" {
+			// The import leaves the search index pending; what indexing it
+			// costs is shown beside, not counted in the verdict.
+			part += fmt.Sprintf(" (%.1f MB/s with the index catch-up, %s)", float64(r.Bytes)/1e6/((r.MedianNs+ix.MedianNs)/1e9), fmtDuration(ix.MedianNs))
+		}
+		parts = append(parts, part)
 		ok = ok && mbs >= 30
 	}
 	if len(parts) == 0 {

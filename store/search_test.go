@@ -323,7 +323,7 @@ func TestSearchMigrationBackfill(t *testing.T) {
 	want := containing(indexedText(t, s), "日本語")
 	s.Close()
 
-	// Take the store's migrations (3 to 5, and 7) out again, leaving the
+	// Take the store's migrations (3 to 5, 7 and 8) out again, leaving the
 	// database as the engine alone made it (with its own later
 	// migrations, if any: Up then applies the missing ones).
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
@@ -332,9 +332,11 @@ func TestSearchMigrationBackfill(t *testing.T) {
 	}
 	for _, stmt := range []string{
 		`DROP TRIGGER entries_fts_delete`, `DROP TRIGGER sessions_forget_imports`,
+		`DROP TRIGGER sessions_pending_insert`, `DROP TRIGGER sessions_pending_update`,
+		`DROP TRIGGER sessions_caught_up`, `DROP TRIGGER sessions_forget_pending`, `DROP TABLE search_pending`,
 		`DROP TABLE entries_fts_vocab`, `DROP TABLE entries_fts`, `DROP VIEW search_text`,
 		`DROP TABLE imports`, `ALTER TABLE sessions DROP COLUMN metadata`, `ALTER TABLE sessions DROP COLUMN indexed_count`,
-		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version = 7`,
+		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
@@ -375,4 +377,61 @@ func schemaOf(t *testing.T, s *store.Store) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// pendingLists returns the sessions search_pending lists and those whose
+// indexed_count is behind entry_count, by id: the two must be equal.
+func pendingLists(t *testing.T, s *store.Store) (listed, behind []string) {
+	t.Helper()
+	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		if err := tx.Select(&listed, `SELECT s.id FROM search_pending p JOIN sessions s ON s.pk = p.session ORDER BY s.id`); err != nil {
+			return err
+		}
+		return tx.Select(&behind, `SELECT id FROM sessions WHERE indexed_count < entry_count ORDER BY id`)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return listed, behind
+}
+
+// TestSearchPendingList: search_pending lists exactly the sessions the
+// index lags behind through appends, indexing, forks, imports and
+// deletes, so a search that reads it finds every committed entry.
+func TestSearchPendingList(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	check := func(step string, want ...string) {
+		t.Helper()
+		listed, behind := pendingLists(t, s)
+		if !slices.Equal(listed, behind) || !slices.Equal(listed, want) {
+			t.Errorf("after %s: search_pending lists %v, sessions behind %v; want %v", step, listed, behind, want)
+		}
+	}
+	a := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "a"}))
+	mustCreate(t, s, store.CreateOptions{ID: "empty"})
+	check("creating sessions")
+	a.user("a1", "first lapis")
+	a.user("a2", "second lapis")
+	check("appends", "a")
+	mustIndex(t, s)
+	check("indexing")
+	a.user("a3", "third lapis")
+	if _, err := s.Fork(ctx, "a", store.ForkOptions{Tree: true, ID: "copy"}); err != nil {
+		t.Fatal(err)
+	}
+	mustImport(t, s, []string{filepath.Join(piDir, "session-003.jsonl")}, store.ImportOptions{})
+	listed, _ := pendingLists(t, s)
+	if len(listed) != 3 || !slices.Contains(listed, "a") || !slices.Contains(listed, "copy") {
+		t.Errorf("after an append, a fork and an import: search_pending lists %v; want a, copy and the imported session", listed)
+	}
+	if got := hitKeys(search(t, s, "lapis", store.SearchOptions{})); !slices.Equal(got, []string{"a/a1", "a/a2", "a/a3", "copy/a1", "copy/a2", "copy/a3"}) {
+		t.Errorf("hits = %v; want every lapis entry of a and its copy", got)
+	}
+	check("a search")
+	a.user("a4", "fourth lapis")
+	if _, err := s.Delete(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	check("deleting a pending session")
 }
