@@ -23,8 +23,8 @@
 //
 // # Schema
 //
-// The store's tables come as migrations of package migrate (0003, 0004
-// and 0007), so any engine database gains them when opened; schema.sql at
+// The store's tables come as migrations of package migrate (0003, 0004,
+// 0007 and 0008), so any engine database gains them when opened; schema.sql at
 // the repository root shows and explains them. Writes (a Storage's
 // append, a batch import, a fork) store entries only; each session's row
 // marks how many of its entries the search index holds, and

@@ -2,10 +2,13 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -98,4 +101,36 @@ func TestIndexDeletePending(t *testing.T) {
 	if got := hitKeys(search(t, s, "amber", store.SearchOptions{})); !slices.Equal(got, []string{"keep/k1"}) {
 		t.Errorf("hits after the delete = %v; want keep/k1", got)
 	}
+}
+
+// TestIndexCheckFindsLostPending: a session with pending entries missing
+// from search_pending (searches would never index them) is reported as
+// corrupt by Check.
+func TestIndexCheckFindsLostPending(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
+	b.user("u1", "jade")
+	mustCheck(t, s, "s1")
+	err := s.DB().Update(ctx, func(tx *engine.Tx) error {
+		_, err := tx.SQL().ExecContext(ctx, `DELETE FROM search_pending`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", "s1"} {
+		if err := s.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check(%q) with the pending list emptied = %v; want ErrCorrupt", id, err)
+		}
+	}
+	// Repair it, or the helper's closing check fails the test.
+	err = s.DB().Update(ctx, func(tx *engine.Tx) error {
+		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO search_pending (session) SELECT pk FROM sessions`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, s, "")
 }

@@ -415,13 +415,20 @@ func (s *Store) Check(ctx context.Context, id string) error {
 		}
 		lo, hi = st.Key()<<32, st.Key()<<32|0xffffffff
 	}
-	var indexed, want int64
+	var indexed, want, unlisted int64
 	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &indexed, `SELECT count(*) FROM entries_fts_docsize WHERE id BETWEEN ? AND ?`, lo, hi); err != nil {
 			return err
 		}
-		return tx.GetContext(ctx, &want, `SELECT count(*) FROM search_text t JOIN sessions s ON s.pk = t.pk >> 32
-WHERE t.pk BETWEEN ? AND ? AND t.pk & 0xffffffff <= s.indexed_count`, lo, hi)
+		if err := tx.GetContext(ctx, &want, `SELECT count(*) FROM search_text t JOIN sessions s ON s.pk = t.pk >> 32
+WHERE t.pk BETWEEN ? AND ? AND t.pk & 0xffffffff <= s.indexed_count`, lo, hi); err != nil {
+			return err
+		}
+		// search_pending must list exactly the sessions the index lags
+		// behind, or a search would miss the entries of one left out.
+		return tx.GetContext(ctx, &unlisted, `SELECT count(*) FROM sessions s
+WHERE s.pk BETWEEN ? AND ? AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`,
+			lo>>32, hi>>32)
 	})
 	if err != nil {
 		return fmt.Errorf("check search index: %w", err)
@@ -429,6 +436,10 @@ WHERE t.pk BETWEEN ? AND ? AND t.pk & 0xffffffff <= s.indexed_count`, lo, hi)
 	if indexed != want {
 		return fmt.Errorf("check search index: %w", &sessiontree.CorruptError{
 			Reason: fmt.Sprintf("it holds %d entries, %d have text", indexed, want)})
+	}
+	if unlisted != 0 {
+		return fmt.Errorf("check search index: %w", &sessiontree.CorruptError{
+			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)})
 	}
 	return nil
 }

@@ -12,8 +12,8 @@
 -- are pending. A search first brings every pending entry into the index,
 -- in one write transaction per batch of sessions that also advances
 -- their indexed_count (store.Store.Index), so every search still sees
--- every committed entry; the store's import does the same when it ends,
--- so imported sessions are searchable the moment the import returns.
+-- every committed entry; the command line's import runs it right after
+-- importing, so that the next search does not pay for it.
 -- Indexing many entries at once makes one FTS5 segment of them instead
 -- of one per append. A crash cannot tear the two apart: the index and
 -- indexed_count change in one transaction.
