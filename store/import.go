@@ -358,9 +358,23 @@ var errUnchanged = &outcomeError{OutcomeUnchanged, errors.New("unchanged")}
 // entries or importChunkBytes of the file, each one transaction, so that
 // it never holds the write lock long. Variables for tests.
 var (
-	importChunkEntries       = 4096
-	importChunkBytes   int64 = 2 << 20
+	importChunkEntries       = 16384
+	importChunkBytes   int64 = 8 << 20
 )
+
+// A one-pass import hands entries to the engine's batch append this many
+// (or this many bytes of them) at a time: few enough that the JSONL
+// reader parses the next ones meanwhile, on another core, and enough to
+// spread each call's fixed costs (reading the session's head, rewriting
+// the active branch).
+const (
+	appendEntries = 1024
+	appendBytes   = 1 << 20
+)
+
+// errChunkFull stops a one-pass import of a file that turns out to hold
+// more than a chunk; its transaction is rolled back.
+var errChunkFull = errors.New("more than one chunk")
 
 // fileImport is one file's import as it goes from transaction to
 // transaction.
@@ -381,12 +395,11 @@ type fileImport struct {
 	hashed int64
 }
 
-// importFile imports one file in two passes. The first reads what is new
-// and checks it all, writing nothing, so that a file the mode refuses
-// leaves nothing behind. The second reads the same bytes again and
-// commits them chunk by chunk, each chunk with the file's record, so that
-// an import cut short (a crash, a cancellation) resumes where its last
-// chunk ended.
+// importFile imports one file. When its new part fits in one chunk, as
+// most sessions do, it is read once and committed in one transaction
+// (once); a larger file is read twice, checked and then committed chunk
+// by chunk (twice). Either way a file the mode refuses leaves nothing
+// behind, and an import cut short resumes where its last commit ended.
 func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, progress func(done int64)) FileResult {
 	res := FileResult{Path: path}
 	result := func(err error) FileResult {
@@ -438,11 +451,23 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			return result(err)
 		}
 	}
-	end, err := fim.check()
-	if err != nil {
-		return result(err)
+	// A one-pass import that gives up reports progress twice over the
+	// same bytes; the reports must not go back.
+	var shown int64
+	forward := func(done int64) {
+		if done >= shown {
+			shown = done
+			progress(done)
+		}
 	}
-	if err := fim.commit(end, progress); err != nil {
+	err = errChunkFull
+	if fi.Size()-fim.start <= importChunkBytes {
+		err = fim.once(forward)
+	}
+	if errors.Is(err, errChunkFull) {
+		err = fim.twice(forward)
+	}
+	if err != nil {
 		return result(err)
 	}
 	switch {
@@ -541,33 +566,142 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 	return nil
 }
 
-// check is the first pass: it reads and checks everything new, writes
-// nothing, and returns how far the second pass is to read.
+// takeHeader takes the session of a new file from its header and
+// refuses it when the store has that session already; q is a transaction
+// that sees the store as the import will write to it.
+func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
+	fim.meta = h.SessionMeta
+	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
+	fim.res.SessionID = fim.meta.ID
+	var n int
+	if err := q.GetContext(fim.ctx, &n, `SELECT count(*) FROM sessions WHERE id = ?`, fim.meta.ID); err != nil || n == 0 {
+		return err
+	}
+	other := "the store"
+	var p string
+	if q.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
+		other = p
+	}
+	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
+}
+
+// headerRead refuses a new file whose read ended without a header.
+func (fim *fileImport) headerRead() error {
+	if !fim.found && fim.meta.ID == "" {
+		return &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	}
+	return nil
+}
+
+// once imports a file whose new part fits in one chunk in one pass and
+// one transaction: entries are checked and appended as the reader yields
+// them, while it parses the next ones. A file the mode refuses rolls the
+// transaction back, so it leaves nothing behind, as in two passes. When
+// the file turns out to hold more than a chunk (it grew since it was
+// measured, or has many small entries) once returns errChunkFull, having
+// written nothing.
+func (fim *fileImport) once(progress func(int64)) error {
+	var rec importRecord
+	var h hash.Hash
+	var entries int
+	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+		// The transaction may run more than once: start afresh.
+		fim.res.Problems, entries = nil, 0
+		var st *engine.Storage
+		var count int64
+		var batch []sessiontree.Entry
+		var batchBytes int
+		pos, consumed := fim.resumeAt(), fim.start
+		flush := func() error {
+			var err error
+			if st == nil {
+				if st, count, err = fim.session(tx); err != nil {
+					return err
+				}
+			}
+			if len(batch) > 0 {
+				if err := tx.AppendBatch(st, batch); err != nil {
+					return err
+				}
+				entries += len(batch)
+				progress(consumed - fim.start)
+			}
+			batch, batchBytes = batch[:0], 0
+			return nil
+		}
+		err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
+			if r.Kind == jsonl.KindHeader {
+				if err := fim.takeHeader(tx.SQL(), r.Header); err != nil {
+					return err
+				}
+			}
+			if skip != nil {
+				fim.res.Problems = append(fim.res.Problems, skip)
+			}
+			if r.Kind == jsonl.KindTorn {
+				return nil
+			}
+			if r.Kind == jsonl.KindEntry && skip == nil {
+				batch = append(batch, r.Entry)
+				batchBytes += len(r.Entry.Raw)
+			}
+			pos, consumed = r.Next, r.Next.Offset
+			switch {
+			case entries+len(batch) > importChunkEntries || consumed-fim.start > importChunkBytes:
+				return errChunkFull
+			case len(batch) >= appendEntries || batchBytes >= appendBytes:
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = fim.headerRead()
+		}
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return err
+		}
+		if h, err = fim.hashTo(consumed); err != nil {
+			return err
+		}
+		rec = importRecord{SessionID: st.ID(), ImportedBytes: consumed, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
+			Position: pos, SessionEntries: count + int64(entries)}
+		return fim.save(tx, &rec, true)
+	})
+	if err != nil {
+		return err
+	}
+	fim.res.Entries, fim.res.Bytes = entries, rec.ImportedBytes-fim.start
+	fim.committed(rec, h)
+	progress(fim.res.Bytes)
+	return nil
+}
+
+// twice imports a file in two passes. The first reads what is new and
+// checks it all, writing nothing, so that a file the mode refuses leaves
+// nothing behind. The second reads the same bytes again and commits them
+// chunk by chunk, each chunk with the file's record, so that an import
+// cut short (a crash, a cancellation) resumes where its last chunk ended.
+func (fim *fileImport) twice(progress func(int64)) error {
+	fim.res.Problems = nil
+	end, err := fim.check()
+	if err != nil {
+		return err
+	}
+	return fim.commit(end, progress)
+}
+
+// check is the first pass of twice: it reads and checks everything new,
+// writes nothing, and returns how far the second pass is to read.
 func (fim *fileImport) check() (int64, error) {
 	end := fim.start
 	err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
-			fim.meta = r.Header.SessionMeta
-			fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
-			fim.res.SessionID = fim.meta.ID
-			var other string
-			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error {
-				var n int
-				if err := tx.GetContext(fim.ctx, &n, `SELECT count(*) FROM sessions WHERE id = ?`, fim.meta.ID); err != nil || n == 0 {
-					return err
-				}
-				other = "the store"
-				var p string
-				if tx.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
-					other = p
-				}
-				return nil
-			})
+			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error { return fim.takeHeader(tx, r.Header) })
 			if err != nil {
 				return err
-			}
-			if other != "" {
-				return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
 			}
 		}
 		if skip != nil {
@@ -578,20 +712,17 @@ func (fim *fileImport) check() (int64, error) {
 		}
 		return nil
 	})
-	if err == nil && !fim.found && fim.meta.ID == "" {
-		err = &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	if err == nil {
+		err = fim.headerRead()
 	}
 	return end, err
 }
 
-// commit is the second pass: it reads the file again up to end and
-// commits it a chunk at a time.
+// commit is the second pass of twice: it reads the file again up to end
+// and commits it a chunk at a time.
 func (fim *fileImport) commit(end int64, progress func(int64)) error {
 	var batch []sessiontree.Entry
-	var pos jsonl.Position
-	if fim.from != nil {
-		pos = *fim.from
-	}
+	pos := fim.resumeAt()
 	consumed := fim.start
 	flush := func(final bool) error {
 		if err := fim.chunk(batch, pos, consumed, final); err != nil {
@@ -624,93 +755,135 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 	return flush(true)
 }
 
+// resumeAt is the reader's position where this import starts.
+func (fim *fileImport) resumeAt() jsonl.Position {
+	if fim.from != nil {
+		return *fim.from
+	}
+	return jsonl.Position{}
+}
+
 // chunk commits entries, the file's bytes up to consumed, in one
 // transaction with the file's record: the session (created by the first
-// chunk of a new file), its search index and where the next import
-// resumes (pos).
+// chunk of a new file) and where the next import resumes (pos).
 func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
-	ctx := fim.ctx
-	// Hash outside the transaction, which may run more than once.
-	if _, err := io.Copy(fim.h, io.NewSectionReader(fim.f, fim.hashed, consumed-fim.hashed)); err != nil {
-		return err
-	}
-	fim.hashed = consumed
-	sum := hex.EncodeToString(fim.h.Sum(nil))
-	posJSON, err := json.Marshal(pos)
-	if err != nil {
-		return err
-	}
-	size := consumed
-	if final {
-		// A record of the file's size says "nothing new" to the next
-		// import, until the file changes; before the last chunk the
-		// record must say "more to import".
-		fi, err := fim.f.Stat()
-		if err != nil {
-			return err
-		}
-		size = max(fi.Size(), consumed)
-	}
 	var rec importRecord
-	err = fim.s.db.Update(ctx, func(tx *engine.Tx) error {
-		cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	var h hash.Hash
+	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+		st, count, err := fim.session(tx)
 		if err != nil {
 			return err
-		}
-		if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
-			return conflict("the file was imported by another import meanwhile")
-		}
-		var st *engine.Storage
-		if !found {
-			if st, err = tx.CreateSession(fim.meta); err != nil {
-				if errors.Is(err, sessiontree.ErrConflict) {
-					return conflict("session %s is already in the store", fim.meta.ID)
-				}
-				return err
-			}
-		} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
-			return err
-		}
-		var count int64
-		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
-			return err
-		}
-		if found && count != cur.SessionEntries {
-			return conflict("session %s was written to in the store meanwhile", cur.SessionID)
 		}
 		if len(entries) > 0 {
 			if err := tx.AppendBatch(st, entries); err != nil {
 				return err
 			}
 		}
-		fi, err := fim.f.Stat()
-		if err != nil {
+		if h, err = fim.hashTo(consumed); err != nil {
 			return err
 		}
-		rec = importRecord{SessionID: st.ID(), Size: size, ImportedBytes: consumed, PrefixSHA256: sum,
+		rec = importRecord{SessionID: st.ID(), ImportedBytes: consumed, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
 			Position: pos, SessionEntries: count + int64(len(entries))}
-		_, err = tx.SQL().ExecContext(ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
+		return fim.save(tx, &rec, final)
+	})
+	if err != nil {
+		return err
+	}
+	fim.committed(rec, h)
+	return nil
+}
+
+// session opens the file's session in tx for this import's entries,
+// creating the session of a new file, after checking that neither the
+// file's record nor the session changed since the import read them. It
+// returns the session and its entry count.
+func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
+	ctx := fim.ctx
+	cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
+		return nil, 0, conflict("the file was imported by another import meanwhile")
+	}
+	var st *engine.Storage
+	if !found {
+		if st, err = tx.CreateSession(fim.meta); err != nil {
+			if errors.Is(err, sessiontree.ErrConflict) {
+				return nil, 0, conflict("session %s is already in the store", fim.meta.ID)
+			}
+			return nil, 0, err
+		}
+	} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
+		return nil, 0, err
+	}
+	var count int64
+	if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
+		return nil, 0, err
+	}
+	if found && count != cur.SessionEntries {
+		return nil, 0, conflict("session %s was written to in the store meanwhile", cur.SessionID)
+	}
+	return st, count, nil
+}
+
+// hashTo returns the SHA-256 state after the file's first n bytes. It
+// continues a copy of the import's state, which it leaves as it is: the
+// transaction that asks may run again.
+func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
+	from, h := int64(0), sha256.New()
+	if c, ok := fim.h.(hash.Cloner); ok {
+		if clone, err := c.Clone(); err == nil {
+			from, h = fim.hashed, clone
+		}
+	}
+	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
+		return nil, fmt.Errorf("hash: %w", err)
+	}
+	return h, nil
+}
+
+// save writes rec, the file's record, in tx. Its size is that of the
+// imported part, or of the whole file after the last commit (final): a
+// record of the file's size says "nothing new" to the next import, until
+// the file changes, and before the last commit the record must say "more
+// to import".
+func (fim *fileImport) save(tx *engine.Tx, rec *importRecord, final bool) error {
+	fi, err := fim.f.Stat()
+	if err != nil {
+		return err
+	}
+	rec.Size = rec.ImportedBytes
+	if final {
+		rec.Size = max(fi.Size(), rec.ImportedBytes)
+	}
+	posJSON, err := json.Marshal(rec.Position)
+	if err != nil {
+		return err
+	}
+	_, err = tx.SQL().ExecContext(fim.ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
     prefix_sha256, position, session_entries, imported_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size,
     mtime_ns = excluded.mtime_ns, imported_bytes = excluded.imported_bytes,
     prefix_sha256 = excluded.prefix_sha256, position = excluded.position,
     session_entries = excluded.session_entries, imported_at = excluded.imported_at`,
-			fim.path, rec.SessionID, rec.Size, fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
-			string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
-		if err != nil {
-			return fmt.Errorf("record import: %w", err)
-		}
-		return nil
-	})
+		fim.path, rec.SessionID, rec.Size, fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
+		string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
 	if err != nil {
-		return err
+		return fmt.Errorf("record import: %w", err)
 	}
+	return nil
+}
+
+// committed takes rec, the file's record, and h, the hash state after
+// its imported bytes, as the ones a commit just wrote.
+func (fim *fileImport) committed(rec importRecord, h hash.Hash) {
 	if !fim.found {
 		fim.res.Outcome = OutcomeNew
 	}
 	fim.found, fim.rec = true, rec
-	return nil
+	fim.h, fim.hashed = h, rec.ImportedBytes
 }
 
 // checkPrefix checks that the file's first rec.ImportedBytes bytes are
