@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"maps"
@@ -518,8 +519,9 @@ func (fim *fileImport) loadSession() error {
 // walk reads the file from the import's start (up to limit bytes of it,
 // or all when limit < 0) and calls visit with each record to consume:
 // an entry to append (skip == nil) or a damaged line the mode tolerates.
-// Damage the mode refuses ends the walk with an outcomeError.
-func (fim *fileImport) walk(limit int64, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+// Damage the mode refuses ends the walk with an outcomeError. When tee is
+// not nil, the bytes read go through it.
+func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
 	known := maps.Clone(fim.seed)
 	raw := func(id string) (string, error) {
@@ -534,7 +536,10 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 	if limit >= 0 {
 		n = limit
 	}
-	src := io.NewSectionReader(fim.f, fim.start, n)
+	var src io.Reader = io.NewSectionReader(fim.f, fim.start, n)
+	if tee != nil {
+		tee.r, src = src, tee
+	}
 	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from}) {
 		if err != nil {
 			var le *jsonl.LineError
@@ -612,6 +617,12 @@ func (fim *fileImport) once(progress func(int64)) error {
 		var batch []sessiontree.Entry
 		var batchBytes int
 		pos, consumed := fim.resumeAt(), fim.start
+		// The file is hashed as the reader reads it, which is up to the
+		// import's end unless a torn line is left for later.
+		var tee *hashingReader
+		if state, from := fim.hashState(); from == fim.start {
+			tee = &hashingReader{h: state, n: from}
+		}
 		flush := func() error {
 			var err error
 			if st == nil {
@@ -629,7 +640,7 @@ func (fim *fileImport) once(progress func(int64)) error {
 			batch, batchBytes = batch[:0], 0
 			return nil
 		}
-		err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
+		err := fim.walk(-1, tee, func(r jsonl.Record, skip *jsonl.LineError) error {
 			if r.Kind == jsonl.KindHeader {
 				if err := fim.takeHeader(tx.SQL(), r.Header); err != nil {
 					return err
@@ -663,7 +674,9 @@ func (fim *fileImport) once(progress func(int64)) error {
 		if err != nil {
 			return err
 		}
-		if h, err = fim.hashTo(consumed); err != nil {
+		if tee != nil && tee.n == consumed {
+			h = tee.h
+		} else if h, err = fim.hashTo(consumed); err != nil {
 			return err
 		}
 		rec = importRecord{SessionID: st.ID(), ImportedBytes: consumed, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
@@ -697,7 +710,7 @@ func (fim *fileImport) twice(progress func(int64)) error {
 // writes nothing, and returns how far the second pass is to read.
 func (fim *fileImport) check() (int64, error) {
 	end := fim.start
-	err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
+	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
 			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error { return fim.takeHeader(tx, r.Header) })
 			if err != nil {
@@ -735,7 +748,7 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		return nil
 	}
 	chunkStart := consumed
-	err := fim.walk(end-fim.start, func(r jsonl.Record, skip *jsonl.LineError) error {
+	err := fim.walk(end-fim.start, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindTorn {
 			return nil
 		}
@@ -827,20 +840,40 @@ func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
 	return st, count, nil
 }
 
-// hashTo returns the SHA-256 state after the file's first n bytes. It
-// continues a copy of the import's state, which it leaves as it is: the
-// transaction that asks may run again.
-func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
-	from, h := int64(0), sha256.New()
+// hashState returns a copy of the import's SHA-256 state and how many of
+// the file's first bytes it has hashed, leaving the import's as it is:
+// the transaction that asks may run again.
+func (fim *fileImport) hashState() (hash.Hash, int64) {
 	if c, ok := fim.h.(hash.Cloner); ok {
 		if clone, err := c.Clone(); err == nil {
-			from, h = fim.hashed, clone
+			return clone, fim.hashed
 		}
 	}
+	return sha256.New(), 0
+}
+
+// hashTo returns the SHA-256 state after the file's first n bytes.
+func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
+	h, from := fim.hashState()
 	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
 		return nil, fmt.Errorf("hash: %w", err)
 	}
 	return h, nil
+}
+
+// hashingReader hashes what is read through it, so that one pass over a
+// file both parses and hashes it; n counts the file's bytes hashed.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+func (t *hashingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.h.Write(p[:n])
+	t.n += int64(n)
+	return n, err
 }
 
 // save writes rec, the file's record, in tx. Its size is that of the
@@ -936,13 +969,13 @@ func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw fu
 	return "", false
 }
 
-// rawHash is a 64-bit FNV-1a hash of an entry's JSON, never 0 (which
-// checkEntry reads as "stored before this import").
+// rawSeed seeds rawHash. The hashes live only as long as one import, so
+// a seed drawn at start-up serves.
+var rawSeed = maphash.MakeSeed()
+
+// rawHash is a 64-bit hash of an entry's JSON, never 0 (which checkEntry
+// reads as "stored before this import"). maphash runs at memory speed;
+// the import hashes every entry it reads.
 func rawHash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h | 1
+	return maphash.Bytes(rawSeed, b) | 1
 }
