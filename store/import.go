@@ -452,21 +452,15 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			return result(err)
 		}
 	}
-	// A one-pass import that gives up reports progress twice over the
-	// same bytes; the reports must not go back.
-	var shown int64
-	forward := func(done int64) {
-		if done >= shown {
-			shown = done
-			progress(done)
-		}
-	}
+	// A one-pass import that gives way has reported progress up to a
+	// chunk at most, which the two passes pass when they commit their
+	// first chunk: the reports never go back.
 	err = errChunkFull
 	if fi.Size()-fim.start <= importChunkBytes {
-		err = fim.once(forward)
+		err = fim.once(progress)
 	}
 	if errors.Is(err, errChunkFull) {
-		err = fim.twice(forward)
+		err = fim.twice(progress)
 	}
 	if err != nil {
 		return result(err)
