@@ -164,14 +164,18 @@ func (r ImportReport) Count(o Outcome) int {
 // with the engine's batch append: session id, entry ids, parents,
 // timestamps and every byte of every entry are kept.
 //
-// Each file is read twice. The first pass checks everything new in it
-// and writes nothing, so a file the mode refuses leaves nothing behind.
-// The second commits it in chunks (a few MB each), every chunk one
-// transaction together with the store's record of the file (path,
-// session, size, how many bytes are imported, a SHA-256 of them, where to
-// resume). An import cut short (canceled, crashed, a storage error) thus
-// leaves a consistent prefix that the next import continues. Importing
-// is idempotent:
+// A file whose new part fits in one chunk (up to 8 MB or 16384
+// entries), as most sessions do, is read once: its entries are checked
+// and appended as the reader parses the next ones, in one transaction
+// with the store's record of the file (path, session, size, how many
+// bytes are imported, a SHA-256 of them, where to resume), which a file
+// the mode refuses rolls back, leaving nothing behind. A larger file is
+// read twice: the first pass checks everything new in it and writes
+// nothing, for the same guarantee; the second commits it in chunks,
+// every chunk one transaction together with the file's record. An import
+// cut short (canceled, crashed, a storage error) thus leaves a
+// consistent prefix that the next import continues. Importing is
+// idempotent:
 //   - a file imported before and unchanged is only read to check its
 //     hash; nothing is written;
 //   - a file that has grown since (pi appends to its files) imports the
@@ -584,6 +588,13 @@ func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
 	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
 }
 
+// tolerate reports skip, a damaged line the mode tolerates, if any.
+func (fim *fileImport) tolerate(skip *jsonl.LineError) {
+	if skip != nil {
+		fim.res.Problems = append(fim.res.Problems, skip)
+	}
+}
+
 // headerRead refuses a new file whose read ended without a header.
 func (fim *fileImport) headerRead() error {
 	if !fim.found && fim.meta.ID == "" {
@@ -600,90 +611,116 @@ func (fim *fileImport) headerRead() error {
 // measured, or has many small entries) once returns errChunkFull, having
 // written nothing.
 func (fim *fileImport) once(progress func(int64)) error {
-	var rec importRecord
-	var h hash.Hash
-	var entries int
+	var p *onePass
 	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
 		// The transaction may run more than once: start afresh.
-		fim.res.Problems, entries = nil, 0
-		var st *engine.Storage
-		var count int64
-		var batch []sessiontree.Entry
-		var batchBytes int
-		pos, consumed := fim.resumeAt(), fim.start
+		fim.res.Problems = nil
+		p = &onePass{fim: fim, tx: tx, progress: progress, pos: fim.resumeAt(), consumed: fim.start}
 		// The file is hashed as the reader reads it, which is up to the
 		// import's end unless a torn line is left for later.
-		var tee *hashingReader
-		if state, from := fim.hashState(); from == fim.start {
-			tee = &hashingReader{h: state, n: from}
+		if h, from := fim.hashState(); from == fim.start {
+			p.tee = &hashingReader{h: h, n: from}
 		}
-		flush := func() error {
-			var err error
-			if st == nil {
-				if st, count, err = fim.session(tx); err != nil {
-					return err
-				}
-			}
-			if len(batch) > 0 {
-				if err := tx.AppendBatch(st, batch); err != nil {
-					return err
-				}
-				entries += len(batch)
-				progress(consumed - fim.start)
-			}
-			batch, batchBytes = batch[:0], 0
-			return nil
-		}
-		err := fim.walk(-1, tee, func(r jsonl.Record, skip *jsonl.LineError) error {
-			if r.Kind == jsonl.KindHeader {
-				if err := fim.takeHeader(tx.SQL(), r.Header); err != nil {
-					return err
-				}
-			}
-			if skip != nil {
-				fim.res.Problems = append(fim.res.Problems, skip)
-			}
-			if r.Kind == jsonl.KindTorn {
-				return nil
-			}
-			if r.Kind == jsonl.KindEntry && skip == nil {
-				batch = append(batch, r.Entry)
-				batchBytes += len(r.Entry.Raw)
-			}
-			pos, consumed = r.Next, r.Next.Offset
-			switch {
-			case entries+len(batch) > importChunkEntries || consumed-fim.start > importChunkBytes:
-				return errChunkFull
-			case len(batch) >= appendEntries || batchBytes >= appendBytes:
-				return flush()
-			}
-			return nil
-		})
-		if err == nil {
-			err = fim.headerRead()
-		}
-		if err == nil {
-			err = flush()
-		}
-		if err != nil {
-			return err
-		}
-		if tee != nil && tee.n == consumed {
-			h = tee.h
-		} else if h, err = fim.hashTo(consumed); err != nil {
-			return err
-		}
-		rec = importRecord{SessionID: st.ID(), ImportedBytes: consumed, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
-			Position: pos, SessionEntries: count + int64(entries)}
-		return fim.save(tx, &rec, true)
+		return p.run()
 	})
 	if err != nil {
 		return err
 	}
-	fim.res.Entries, fim.res.Bytes = entries, rec.ImportedBytes-fim.start
-	fim.committed(rec, h)
+	fim.res.Entries, fim.res.Bytes = p.entries, p.rec.ImportedBytes-fim.start
+	fim.committed(p.rec, p.h)
 	progress(fim.res.Bytes)
 	return nil
+}
+
+// onePass is a one-pass import in its transaction.
+type onePass struct {
+	fim        *fileImport
+	tx         *engine.Tx
+	progress   func(int64)
+	tee        *hashingReader // hashes the file as it is read, or nil
+	st         *engine.Storage
+	count      int64 // the session's entries before the import
+	entries    int   // entries appended so far
+	batch      []sessiontree.Entry
+	batchBytes int
+	pos        jsonl.Position // where the import ends so far
+	consumed   int64
+	rec        importRecord // the file's record, once written
+	h          hash.Hash    // the hash state after the imported bytes
+}
+
+func (p *onePass) run() error {
+	err := p.fim.walk(-1, p.tee, p.visit)
+	if err == nil {
+		err = p.fim.headerRead()
+	}
+	if err == nil {
+		err = p.flush()
+	}
+	if err == nil {
+		err = p.record()
+	}
+	return err
+}
+
+func (p *onePass) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	fim := p.fim
+	if r.Kind == jsonl.KindHeader {
+		if err := fim.takeHeader(p.tx.SQL(), r.Header); err != nil {
+			return err
+		}
+	}
+	fim.tolerate(skip)
+	if r.Kind == jsonl.KindTorn {
+		return nil
+	}
+	if r.Kind == jsonl.KindEntry && skip == nil {
+		p.batch = append(p.batch, r.Entry)
+		p.batchBytes += len(r.Entry.Raw)
+	}
+	p.pos, p.consumed = r.Next, r.Next.Offset
+	switch {
+	case p.entries+len(p.batch) > importChunkEntries || p.consumed-fim.start > importChunkBytes:
+		return errChunkFull
+	case len(p.batch) >= appendEntries || p.batchBytes >= appendBytes:
+		return p.flush()
+	}
+	return nil
+}
+
+// flush appends the entries waiting, to the session it opens (or
+// creates) first.
+func (p *onePass) flush() error {
+	if p.st == nil {
+		var err error
+		if p.st, p.count, err = p.fim.session(p.tx); err != nil {
+			return err
+		}
+	}
+	if len(p.batch) > 0 {
+		if err := p.tx.AppendBatch(p.st, p.batch); err != nil {
+			return err
+		}
+		p.entries += len(p.batch)
+		p.progress(p.consumed - p.fim.start)
+	}
+	p.batch, p.batchBytes = p.batch[:0], 0
+	return nil
+}
+
+// record writes the file's record.
+func (p *onePass) record() error {
+	if p.tee != nil && p.tee.n == p.consumed {
+		p.h = p.tee.h
+	} else {
+		var err error
+		if p.h, err = p.fim.hashTo(p.consumed); err != nil {
+			return err
+		}
+	}
+	p.rec = importRecord{SessionID: p.st.ID(), ImportedBytes: p.consumed, PrefixSHA256: hex.EncodeToString(p.h.Sum(nil)),
+		Position: p.pos, SessionEntries: p.count + int64(p.entries)}
+	return p.fim.save(p.tx, &p.rec, true)
 }
 
 // twice imports a file in two passes. The first reads what is new and
@@ -711,9 +748,7 @@ func (fim *fileImport) check() (int64, error) {
 				return err
 			}
 		}
-		if skip != nil {
-			fim.res.Problems = append(fim.res.Problems, skip)
-		}
+		fim.tolerate(skip)
 		if r.Kind != jsonl.KindTorn {
 			end = r.Next.Offset
 		}
