@@ -336,9 +336,9 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // the search index to Store.Index, "generated-index" measures that
 // catch-up after an import of the same files. The floors of the import,
 // measured in the same run because the machine may be shared, are
-// "generated-read", the JSONL reader alone, and "generated-append", the
-// engine's batch append alone (one transaction per file, entries parsed
-// beforehand).
+// "generated-read", the JSONL reader alone, and "generated-append" and
+// "fixtures-append", the engine's batch append alone (one transaction per
+// file, entries parsed beforehand).
 func BenchmarkImport(b *testing.B) {
 	gen, genBytes := importCorpus(b, 10, 2000)
 	var fixBytes int64
@@ -351,6 +351,7 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
 	b.Run("generated-read", func(b *testing.B) { benchRead(b, gen, genBytes) })
 	b.Run("generated-append", func(b *testing.B) { benchAppend(b, gen, genBytes) })
+	b.Run("fixtures-append", func(b *testing.B) { benchAppend(b, piDir, fixBytes) })
 }
 
 // rate times the runs of fn, each after a setup outside the timer, and

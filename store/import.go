@@ -859,11 +859,14 @@ func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
 	} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
 		return nil, 0, err
 	}
+	if !found {
+		return st, 0, nil
+	}
 	var count int64
 	if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
 		return nil, 0, err
 	}
-	if found && count != cur.SessionEntries {
+	if count != cur.SessionEntries {
 		return nil, 0, conflict("session %s was written to in the store meanwhile", cur.SessionID)
 	}
 	return st, count, nil
