@@ -98,8 +98,9 @@ type ImportOptions struct {
 	// What is tolerated is reported in [FileResult.Problems].
 	Mode jsonl.Mode
 	// Progress, when set, is called as files and bytes are done, from the
-	// goroutine running Import: at the start, about every megabyte, and
-	// after each file.
+	// goroutine running Import: at the start of each file, after each
+	// file, and after each chunk of a file of several (see Import). It is
+	// never called inside a transaction, so it may use the store.
 	Progress func(ImportProgress)
 }
 
@@ -367,6 +368,10 @@ var (
 	importChunkBytes   int64 = 8 << 20
 )
 
+// afterAppend, when set (by tests), is called after each batch of entries
+// a one-pass import appends, inside its transaction.
+var afterAppend func()
+
 // A one-pass import hands entries to the engine's batch append this many
 // (or this many bytes of them) at a time: few enough that the JSONL
 // reader parses the next ones meanwhile, on another core, and enough to
@@ -456,9 +461,6 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			return result(err)
 		}
 	}
-	// A one-pass import that gives way has reported progress up to a
-	// chunk at most, which the two passes pass when they commit their
-	// first chunk: the reports never go back.
 	err = errChunkFull
 	if fi.Size()-fim.start <= importChunkBytes {
 		err = fim.once(progress)
@@ -615,7 +617,7 @@ func (fim *fileImport) once(progress func(int64)) error {
 	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
 		// The transaction may run more than once: start afresh.
 		fim.res.Problems = nil
-		p = &onePass{fim: fim, tx: tx, progress: progress, pos: fim.resumeAt(), consumed: fim.start}
+		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
 		// The file is hashed as the reader reads it, which is up to the
 		// import's end unless a torn line is left for later.
 		if h, from := fim.hashState(); from == fim.start {
@@ -636,7 +638,6 @@ func (fim *fileImport) once(progress func(int64)) error {
 type onePass struct {
 	fim        *fileImport
 	tx         *engine.Tx
-	progress   func(int64)
 	tee        *hashingReader // hashes the file as it is read, or nil
 	st         *engine.Storage
 	count      int64 // the session's entries before the import
@@ -702,7 +703,9 @@ func (p *onePass) flush() error {
 			return err
 		}
 		p.entries += len(p.batch)
-		p.progress(p.consumed - p.fim.start)
+		if afterAppend != nil {
+			afterAppend()
+		}
 	}
 	p.batch, p.batchBytes = p.batch[:0], 0
 	return nil

@@ -11,11 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -540,13 +542,15 @@ func TestImportOneChunkCanceled(t *testing.T) {
 	want := readIDs(t, path)
 	canceled, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
-		if p.File != "" && p.BytesDone > 0 {
+	appended := 0
+	defer store.SetAfterAppend(func() {
+		if appended++; appended == 1 {
 			cancel() // after the first of several batches of entries
 		}
-	}})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Import() = %v; want context.Canceled", err)
+	})()
+	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{})
+	if !errors.Is(err, context.Canceled) || appended != 1 {
+		t.Fatalf("Import() = %v after %d batches; want context.Canceled after 1", err, appended)
 	}
 	if f := rep.Files[0]; f.Entries != 0 || f.Bytes != 0 {
 		t.Errorf("canceled import: %+v; want nothing committed", f)
@@ -577,6 +581,8 @@ func TestImportOnePassGivesWay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "more.jsonl")
 	writePiFile(t, newPiGen(5), path, "/home/dev/more", 3200, 0.1)
 	want := readIDs(t, path)
+	appended := 0
+	defer store.SetAfterAppend(func() { appended++ })()
 	var done []int64
 	rep := mustImport(t, s, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
 		if p.File != "" {
@@ -587,8 +593,11 @@ func TestImportOnePassGivesWay(t *testing.T) {
 	if f.Outcome != store.OutcomeNew || f.Entries != len(want) || f.Err != nil {
 		t.Fatalf("import: %+v; want new with %d entries", f, len(want))
 	}
-	if !slices.IsSorted(done) || len(done) < 4 {
-		t.Errorf("progress %v; want at least 4 reports (start, batches, chunks), never going back", done)
+	if appended != 1 {
+		t.Errorf("the one pass appended %d batches before giving way; want 1", appended)
+	}
+	if !slices.IsSorted(done) || len(done) < 3 {
+		t.Errorf("progress %v; want a report at the start and one per chunk committed, never going back", done)
 	}
 	st, err := s.OpenSession(ctx, f.SessionID)
 	if err != nil {
@@ -596,5 +605,30 @@ func TestImportOnePassGivesWay(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
 		t.Errorf("session (-file +store):\n%s", diff)
+	}
+}
+
+// Progress is never called inside the import's transactions, so it may
+// write to the store (it would wait for the import's write lock forever
+// otherwise).
+func TestImportProgressMayWrite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := openStore(t)
+	dir := t.TempDir()
+	writePiFile(t, newPiGen(9), filepath.Join(dir, "a.jsonl"), "/home/dev/a", 3000, 0.1)
+	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), filepath.Join(dir, "b.jsonl"))
+	writes := 0
+	rep, err := s.Import(ctx, []string{dir}, store.ImportOptions{Progress: func(store.ImportProgress) {
+		if err := s.DB().Update(ctx, func(*engine.Tx) error { return nil }); err != nil {
+			t.Errorf("write from Progress: %v", err)
+		}
+		writes++
+	}})
+	if err != nil || rep.Count(store.OutcomeNew) != 2 {
+		t.Fatalf("Import() = %+v, %v; want 2 new files", rep.Files, err)
+	}
+	if writes < 5 {
+		t.Errorf("Progress wrote %d times; want one write per report, at least 5", writes)
 	}
 }
