@@ -393,6 +393,7 @@ type fileImport struct {
 	ctx    context.Context
 	path   string
 	f      *os.File
+	fi     os.FileInfo // the file as the import found it
 	mode   jsonl.Mode
 	res    *FileResult
 	found  bool         // the store has a record of the file
@@ -437,7 +438,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	if err != nil {
 		return result(err)
 	}
-	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -532,15 +533,15 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 		})
 		return out, err
 	}
-	n := int64(math.MaxInt64 - fim.start)
+	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
 	if limit >= 0 {
-		n = limit
+		n, hint = limit, limit
 	}
 	var src io.Reader = io.NewSectionReader(fim.f, fim.start, n)
 	if tee != nil {
 		tee.r, src = src, tee
 	}
-	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from}) {
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint}) {
 		if err != nil {
 			var le *jsonl.LineError
 			if errors.As(err, &le) {
@@ -915,15 +916,13 @@ func (t *hashingReader) Read(p []byte) (int, error) {
 // imported part, or of the whole file after the last commit (final): a
 // record of the file's size says "nothing new" to the next import, until
 // the file changes, and before the last commit the record must say "more
-// to import".
+// to import". The size is the one the import found before it read the
+// file: lines added while it read are then new to the next import, even
+// those it did not see.
 func (fim *fileImport) save(tx *engine.Tx, rec *importRecord, final bool) error {
-	fi, err := fim.f.Stat()
-	if err != nil {
-		return err
-	}
 	rec.Size = rec.ImportedBytes
 	if final {
-		rec.Size = max(fi.Size(), rec.ImportedBytes)
+		rec.Size = max(fim.fi.Size(), rec.ImportedBytes)
 	}
 	posJSON, err := json.Marshal(rec.Position)
 	if err != nil {
@@ -936,7 +935,7 @@ ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = exclud
     mtime_ns = excluded.mtime_ns, imported_bytes = excluded.imported_bytes,
     prefix_sha256 = excluded.prefix_sha256, position = excluded.position,
     session_entries = excluded.session_entries, imported_at = excluded.imported_at`,
-		fim.path, rec.SessionID, rec.Size, fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
+		fim.path, rec.SessionID, rec.Size, fim.fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
 		string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
 	if err != nil {
 		return fmt.Errorf("record import: %w", err)

@@ -632,3 +632,37 @@ func TestImportProgressMayWrite(t *testing.T) {
 		t.Errorf("Progress wrote %d times; want one write per report, at least 5", writes)
 	}
 }
+
+// A line pi appends while the import reads the file, after the reader
+// has passed the end, is new to the next import: the record keeps the
+// size the import found, not the one the file has by the commit.
+func TestImportLineAddedWhileImporting(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	path := filepath.Join(t.TempDir(), "busy.jsonl")
+	writeFile(t, path, strings.Join(all[:len(all)-1], ""))
+	added := false
+	restore := store.SetAfterAppend(func() {
+		if !added { // the file is read to its end before the last batch
+			appendFile(t, path, all[len(all)-1])
+			added = true
+		}
+	})
+	first := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	restore()
+	if !added || first.Outcome != store.OutcomeNew || first.Entries != len(all)-2 {
+		t.Fatalf("first import: %+v (line added: %v); want new with %d entries", first, added, len(all)-2)
+	}
+	second := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if second.Outcome != store.OutcomeGrown || second.Entries != 1 {
+		t.Errorf("second import: %+v; want grown by the added line", second)
+	}
+	st, err := s.OpenSession(ctx, first.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(readIDs(t, path), ids(logOf(t, st))); diff != "" {
+		t.Errorf("session (-file +store):\n%s", diff)
+	}
+}
