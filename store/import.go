@@ -651,6 +651,7 @@ type onePass struct {
 	h          hash.Hash    // the hash state after the imported bytes
 }
 
+// run reads the file, appending its entries, and records it.
 func (p *onePass) run() error {
 	err := p.fim.walk(-1, p.tee, p.visit)
 	if err == nil {
@@ -665,6 +666,9 @@ func (p *onePass) run() error {
 	return err
 }
 
+// visit takes one record of the walk: the header, a line tolerated, an
+// entry to append. It gives way to two passes as soon as the file is
+// found to hold more than a chunk, before appending beyond it.
 func (p *onePass) visit(r jsonl.Record, skip *jsonl.LineError) error {
 	fim := p.fim
 	if r.Kind == jsonl.KindHeader {
@@ -905,6 +909,7 @@ type hashingReader struct {
 	n int64
 }
 
+// Read reads from the file and hashes what it read.
 func (t *hashingReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.h.Write(p[:n])
