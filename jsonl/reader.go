@@ -63,6 +63,12 @@ type ReadOptions struct {
 	// MaxLineBytes bounds the length of one line; 0 means
 	// [DefaultMaxLineBytes]. Memory use is bounded by it, not by the file.
 	MaxLineBytes int
+	// SizeHint, when positive, is about how many bytes the read will see
+	// (a file's size less the resume offset): a read of a small input
+	// then sets up small buffers, which counts when thousands of files
+	// are read, as an import does. It does not limit the read. [ReadFile]
+	// sets it from the file's size.
+	SizeHint int64
 }
 
 // Position is where a read stands: everything a later read needs to
@@ -146,7 +152,7 @@ func Read(ctx context.Context, r io.Reader, opts ReadOptions) iter.Seq2[Record, 
 func read(ctx context.Context, r io.Reader, opts ReadOptions, validate bool) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		rd := &reader{
-			br:       bufio.NewReaderSize(r, 256<<10),
+			br:       bufio.NewReaderSize(r, readBufferFor(opts.SizeHint)),
 			opts:     opts,
 			maxLine:  opts.MaxLineBytes,
 			validate: validate,
@@ -165,6 +171,22 @@ const (
 	batchBytes    = 1 << 20
 	batchesQueued = 2
 )
+
+// The read buffer holds this many bytes, fewer for a small input; a line
+// longer than it is gathered in a buffer of its own.
+const (
+	readBuffer    = 256 << 10
+	minReadBuffer = 4 << 10
+)
+
+// readBufferFor returns the size of the read buffer for an input of
+// about hint bytes (unknown when hint <= 0).
+func readBufferFor(hint int64) int {
+	if hint <= 0 {
+		return readBuffer
+	}
+	return int(min(max(hint, minReadBuffer), readBuffer))
+}
 
 type item struct {
 	rec Record
@@ -255,6 +277,12 @@ func ReadFile(ctx context.Context, path string, opts ReadOptions) iter.Seq2[Reco
 		}
 		if opts.Name == "" {
 			opts.Name = path
+		}
+		if fi, err := f.Stat(); err == nil && opts.SizeHint <= 0 {
+			opts.SizeHint = fi.Size()
+			if opts.Resume != nil {
+				opts.SizeHint -= opts.Resume.Offset
+			}
 		}
 		for rec, err := range Read(ctx, f, opts) {
 			if !yield(rec, err) {

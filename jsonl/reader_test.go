@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -195,5 +197,39 @@ func TestParseLineAndHeader(t *testing.T) {
 	want := sessiontree.SessionMeta{ID: "s", Version: 1, CreatedAt: "2026-01-01T00:00:01.000Z"}
 	if err != nil || !cmp.Equal(h.SessionMeta, want) {
 		t.Errorf("ParseHeader = %+v, %v; want %+v", h.SessionMeta, err, want)
+	}
+}
+
+// A size hint only sizes the read's buffers: whatever it says, even
+// wrong, a read yields the same records, lines longer than the buffer
+// and bytes past the hinted size included.
+func TestReadSizeHint(t *testing.T) {
+	ls := []string{testHeader}
+	parent := ""
+	for i := range 300 {
+		id := fmt.Sprintf("%08x", i+1)
+		line := msg(id, parent)
+		if i%50 == 7 { // longer than the smallest buffer
+			line = strings.Replace(line, `"content":"`, `"content":"`+strings.Repeat("long ", 2000), 1)
+		}
+		ls = append(ls, line)
+		parent = id
+	}
+	content := lines(ls...)
+	path := writeFile(t, content)
+	var want []jsonl.Record
+	for rec, err := range jsonl.Read(context.Background(), strings.NewReader(content), jsonl.ReadOptions{Name: path}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, rec)
+	}
+	if len(want) != 301 {
+		t.Fatalf("read %d records without a hint; want 301", len(want))
+	}
+	for _, hint := range []int64{0, 1, 100, 5000, int64(len(content)), 1 << 30} {
+		if got := collect(t, path, jsonl.ReadOptions{SizeHint: hint}); !reflect.DeepEqual(got, want) {
+			t.Errorf("ReadFile with SizeHint %d: %d records differ from a read without one", hint, len(got))
+		}
 	}
 }

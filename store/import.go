@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"maps"
@@ -97,8 +98,9 @@ type ImportOptions struct {
 	// What is tolerated is reported in [FileResult.Problems].
 	Mode jsonl.Mode
 	// Progress, when set, is called as files and bytes are done, from the
-	// goroutine running Import: at the start, about every megabyte, and
-	// after each file.
+	// goroutine running Import: at the start of each file, after each
+	// file, and after each chunk of a file of several (see Import). It is
+	// never called inside a transaction, so it may use the store.
 	Progress func(ImportProgress)
 }
 
@@ -163,14 +165,18 @@ func (r ImportReport) Count(o Outcome) int {
 // with the engine's batch append: session id, entry ids, parents,
 // timestamps and every byte of every entry are kept.
 //
-// Each file is read twice. The first pass checks everything new in it
-// and writes nothing, so a file the mode refuses leaves nothing behind.
-// The second commits it in chunks (a few MB each), every chunk one
-// transaction together with the store's record of the file (path,
-// session, size, how many bytes are imported, a SHA-256 of them, where to
-// resume). An import cut short (canceled, crashed, a storage error) thus
-// leaves a consistent prefix that the next import continues. Importing
-// is idempotent:
+// A file whose new part fits in one chunk (up to 8 MB or 16384
+// entries), as most sessions do, is read once: its entries are checked
+// and appended as the reader parses the next ones, in one transaction
+// with the store's record of the file (path, session, size, how many
+// bytes are imported, a SHA-256 of them, where to resume), which a file
+// the mode refuses rolls back, leaving nothing behind. A larger file is
+// read twice: the first pass checks everything new in it and writes
+// nothing, for the same guarantee; the second commits it in chunks,
+// every chunk one transaction together with the file's record. An import
+// cut short (canceled, crashed, a storage error) thus leaves a
+// consistent prefix that the next import continues. Importing is
+// idempotent:
 //   - a file imported before and unchanged is only read to check its
 //     hash; nothing is written;
 //   - a file that has grown since (pi appends to its files) imports the
@@ -358,9 +364,27 @@ var errUnchanged = &outcomeError{OutcomeUnchanged, errors.New("unchanged")}
 // entries or importChunkBytes of the file, each one transaction, so that
 // it never holds the write lock long. Variables for tests.
 var (
-	importChunkEntries       = 4096
-	importChunkBytes   int64 = 2 << 20
+	importChunkEntries       = 16384
+	importChunkBytes   int64 = 8 << 20
 )
+
+// afterAppend, when set (by tests), is called after each batch of entries
+// a one-pass import appends, inside its transaction.
+var afterAppend func()
+
+// A one-pass import hands entries to the engine's batch append this many
+// (or this many bytes of them) at a time: few enough that the JSONL
+// reader parses the next ones meanwhile, on another core, and enough to
+// spread each call's fixed costs (reading the session's head, rewriting
+// the active branch).
+const (
+	appendEntries = 1024
+	appendBytes   = 1 << 20
+)
+
+// errChunkFull stops a one-pass import of a file that turns out to hold
+// more than a chunk; its transaction is rolled back.
+var errChunkFull = errors.New("more than one chunk")
 
 // fileImport is one file's import as it goes from transaction to
 // transaction.
@@ -369,6 +393,7 @@ type fileImport struct {
 	ctx    context.Context
 	path   string
 	f      *os.File
+	fi     os.FileInfo // the file as the import found it
 	mode   jsonl.Mode
 	res    *FileResult
 	found  bool         // the store has a record of the file
@@ -381,12 +406,11 @@ type fileImport struct {
 	hashed int64
 }
 
-// importFile imports one file in two passes. The first reads what is new
-// and checks it all, writing nothing, so that a file the mode refuses
-// leaves nothing behind. The second reads the same bytes again and
-// commits them chunk by chunk, each chunk with the file's record, so that
-// an import cut short (a crash, a cancellation) resumes where its last
-// chunk ended.
+// importFile imports one file. When its new part fits in one chunk, as
+// most sessions do, it is read once and committed in one transaction
+// (once); a larger file is read twice, checked and then committed chunk
+// by chunk (twice). Either way a file the mode refuses leaves nothing
+// behind, and an import cut short resumes where its last commit ended.
 func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, progress func(done int64)) FileResult {
 	res := FileResult{Path: path}
 	result := func(err error) FileResult {
@@ -414,7 +438,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	if err != nil {
 		return result(err)
 	}
-	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -438,11 +462,14 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			return result(err)
 		}
 	}
-	end, err := fim.check()
-	if err != nil {
-		return result(err)
+	err = errChunkFull
+	if fi.Size()-fim.start <= importChunkBytes {
+		err = fim.once(progress)
 	}
-	if err := fim.commit(end, progress); err != nil {
+	if errors.Is(err, errChunkFull) {
+		err = fim.twice(progress)
+	}
+	if err != nil {
 		return result(err)
 	}
 	switch {
@@ -493,8 +520,9 @@ func (fim *fileImport) loadSession() error {
 // walk reads the file from the import's start (up to limit bytes of it,
 // or all when limit < 0) and calls visit with each record to consume:
 // an entry to append (skip == nil) or a damaged line the mode tolerates.
-// Damage the mode refuses ends the walk with an outcomeError.
-func (fim *fileImport) walk(limit int64, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+// Damage the mode refuses ends the walk with an outcomeError. When tee is
+// not nil, the bytes read go through it.
+func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
 	known := maps.Clone(fim.seed)
 	raw := func(id string) (string, error) {
@@ -505,12 +533,15 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 		})
 		return out, err
 	}
-	n := int64(math.MaxInt64 - fim.start)
+	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
 	if limit >= 0 {
-		n = limit
+		n, hint = limit, limit
 	}
-	src := io.NewSectionReader(fim.f, fim.start, n)
-	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from}) {
+	var src io.Reader = io.NewSectionReader(fim.f, fim.start, n)
+	if tee != nil {
+		tee.r, src = src, tee
+	}
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint}) {
 		if err != nil {
 			var le *jsonl.LineError
 			if errors.As(err, &le) {
@@ -541,57 +572,207 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 	return nil
 }
 
-// check is the first pass: it reads and checks everything new, writes
-// nothing, and returns how far the second pass is to read.
+// takeHeader takes the session of a new file from its header and
+// refuses it when the store has that session already; q is a transaction
+// that sees the store as the import will write to it.
+func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
+	fim.meta = h.SessionMeta
+	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
+	fim.res.SessionID = fim.meta.ID
+	var n int
+	if err := q.GetContext(fim.ctx, &n, `SELECT count(*) FROM sessions WHERE id = ?`, fim.meta.ID); err != nil || n == 0 {
+		return err
+	}
+	other := "the store"
+	var p string
+	if q.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
+		other = p
+	}
+	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
+}
+
+// tolerate reports skip, a damaged line the mode tolerates, if any.
+func (fim *fileImport) tolerate(skip *jsonl.LineError) {
+	if skip != nil {
+		fim.res.Problems = append(fim.res.Problems, skip)
+	}
+}
+
+// headerRead refuses a new file whose read ended without a header.
+func (fim *fileImport) headerRead() error {
+	if !fim.found && fim.meta.ID == "" {
+		return &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	}
+	return nil
+}
+
+// once imports a file whose new part fits in one chunk in one pass and
+// one transaction: entries are checked and appended as the reader yields
+// them, while it parses the next ones. A file the mode refuses rolls the
+// transaction back, so it leaves nothing behind, as in two passes. When
+// the file turns out to hold more than a chunk (it grew since it was
+// measured, or has many small entries) once returns errChunkFull, having
+// written nothing.
+func (fim *fileImport) once(progress func(int64)) error {
+	var p *onePass
+	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+		// The transaction may run more than once: start afresh.
+		fim.res.Problems = nil
+		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
+		// The file is hashed as the reader reads it, which is up to the
+		// import's end unless a torn line is left for later.
+		if h, from := fim.hashState(); from == fim.start {
+			p.tee = &hashingReader{h: h, n: from}
+		}
+		return p.run()
+	})
+	if err != nil {
+		return err
+	}
+	fim.res.Entries, fim.res.Bytes = p.entries, p.rec.ImportedBytes-fim.start
+	fim.committed(p.rec, p.h)
+	progress(fim.res.Bytes)
+	return nil
+}
+
+// onePass is a one-pass import in its transaction.
+type onePass struct {
+	fim        *fileImport
+	tx         *engine.Tx
+	tee        *hashingReader // hashes the file as it is read, or nil
+	st         *engine.Storage
+	count      int64 // the session's entries before the import
+	entries    int   // entries appended so far
+	batch      []sessiontree.Entry
+	batchBytes int
+	pos        jsonl.Position // where the import ends so far
+	consumed   int64
+	rec        importRecord // the file's record, once written
+	h          hash.Hash    // the hash state after the imported bytes
+}
+
+// run reads the file, appending its entries, and records it.
+func (p *onePass) run() error {
+	err := p.fim.walk(-1, p.tee, p.visit)
+	if err == nil {
+		err = p.fim.headerRead()
+	}
+	if err == nil {
+		err = p.flush()
+	}
+	if err == nil {
+		err = p.record()
+	}
+	return err
+}
+
+// visit takes one record of the walk: the header, a line tolerated, an
+// entry to append. It gives way to two passes as soon as the file is
+// found to hold more than a chunk, before appending beyond it.
+func (p *onePass) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	fim := p.fim
+	if r.Kind == jsonl.KindHeader {
+		if err := fim.takeHeader(p.tx.SQL(), r.Header); err != nil {
+			return err
+		}
+	}
+	fim.tolerate(skip)
+	if r.Kind == jsonl.KindTorn {
+		return nil
+	}
+	if r.Kind == jsonl.KindEntry && skip == nil {
+		p.batch = append(p.batch, r.Entry)
+		p.batchBytes += len(r.Entry.Raw)
+	}
+	p.pos, p.consumed = r.Next, r.Next.Offset
+	switch {
+	case p.entries+len(p.batch) > importChunkEntries || p.consumed-fim.start > importChunkBytes:
+		return errChunkFull
+	case len(p.batch) >= appendEntries || p.batchBytes >= appendBytes:
+		return p.flush()
+	}
+	return nil
+}
+
+// flush appends the entries waiting, to the session it opens (or
+// creates) first.
+func (p *onePass) flush() error {
+	if p.st == nil {
+		var err error
+		if p.st, p.count, err = p.fim.session(p.tx); err != nil {
+			return err
+		}
+	}
+	if len(p.batch) > 0 {
+		if err := p.tx.AppendBatch(p.st, p.batch); err != nil {
+			return err
+		}
+		p.entries += len(p.batch)
+		if afterAppend != nil {
+			afterAppend()
+		}
+	}
+	p.batch, p.batchBytes = p.batch[:0], 0
+	return nil
+}
+
+// record writes the file's record.
+func (p *onePass) record() error {
+	if p.tee != nil && p.tee.n == p.consumed {
+		p.h = p.tee.h
+	} else {
+		var err error
+		if p.h, err = p.fim.hashTo(p.consumed); err != nil {
+			return err
+		}
+	}
+	p.rec = importRecord{SessionID: p.st.ID(), ImportedBytes: p.consumed, PrefixSHA256: hex.EncodeToString(p.h.Sum(nil)),
+		Position: p.pos, SessionEntries: p.count + int64(p.entries)}
+	return p.fim.save(p.tx, &p.rec, true)
+}
+
+// twice imports a file in two passes. The first reads what is new and
+// checks it all, writing nothing, so that a file the mode refuses leaves
+// nothing behind. The second reads the same bytes again and commits them
+// chunk by chunk, each chunk with the file's record, so that an import
+// cut short (a crash, a cancellation) resumes where its last chunk ended.
+func (fim *fileImport) twice(progress func(int64)) error {
+	fim.res.Problems = nil
+	end, err := fim.check()
+	if err != nil {
+		return err
+	}
+	return fim.commit(end, progress)
+}
+
+// check is the first pass of twice: it reads and checks everything new,
+// writes nothing, and returns how far the second pass is to read.
 func (fim *fileImport) check() (int64, error) {
 	end := fim.start
-	err := fim.walk(-1, func(r jsonl.Record, skip *jsonl.LineError) error {
+	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
-			fim.meta = r.Header.SessionMeta
-			fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
-			fim.res.SessionID = fim.meta.ID
-			var other string
-			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error {
-				var n int
-				if err := tx.GetContext(fim.ctx, &n, `SELECT count(*) FROM sessions WHERE id = ?`, fim.meta.ID); err != nil || n == 0 {
-					return err
-				}
-				other = "the store"
-				var p string
-				if tx.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
-					other = p
-				}
-				return nil
-			})
+			err := fim.s.db.View(fim.ctx, func(tx *sqlx.Tx) error { return fim.takeHeader(tx, r.Header) })
 			if err != nil {
 				return err
 			}
-			if other != "" {
-				return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
-			}
 		}
-		if skip != nil {
-			fim.res.Problems = append(fim.res.Problems, skip)
-		}
+		fim.tolerate(skip)
 		if r.Kind != jsonl.KindTorn {
 			end = r.Next.Offset
 		}
 		return nil
 	})
-	if err == nil && !fim.found && fim.meta.ID == "" {
-		err = &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	if err == nil {
+		err = fim.headerRead()
 	}
 	return end, err
 }
 
-// commit is the second pass: it reads the file again up to end and
-// commits it a chunk at a time.
+// commit is the second pass of twice: it reads the file again up to end
+// and commits it a chunk at a time.
 func (fim *fileImport) commit(end int64, progress func(int64)) error {
 	var batch []sessiontree.Entry
-	var pos jsonl.Position
-	if fim.from != nil {
-		pos = *fim.from
-	}
+	pos := fim.resumeAt()
 	consumed := fim.start
 	flush := func(final bool) error {
 		if err := fim.chunk(batch, pos, consumed, final); err != nil {
@@ -604,7 +785,7 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		return nil
 	}
 	chunkStart := consumed
-	err := fim.walk(end-fim.start, func(r jsonl.Record, skip *jsonl.LineError) error {
+	err := fim.walk(end-fim.start, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindTorn {
 			return nil
 		}
@@ -624,93 +805,157 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 	return flush(true)
 }
 
+// resumeAt is the reader's position where this import starts.
+func (fim *fileImport) resumeAt() jsonl.Position {
+	if fim.from != nil {
+		return *fim.from
+	}
+	return jsonl.Position{}
+}
+
 // chunk commits entries, the file's bytes up to consumed, in one
 // transaction with the file's record: the session (created by the first
-// chunk of a new file), its search index and where the next import
-// resumes (pos).
+// chunk of a new file) and where the next import resumes (pos).
 func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
-	ctx := fim.ctx
-	// Hash outside the transaction, which may run more than once.
-	if _, err := io.Copy(fim.h, io.NewSectionReader(fim.f, fim.hashed, consumed-fim.hashed)); err != nil {
-		return err
-	}
-	fim.hashed = consumed
-	sum := hex.EncodeToString(fim.h.Sum(nil))
-	posJSON, err := json.Marshal(pos)
-	if err != nil {
-		return err
-	}
-	size := consumed
-	if final {
-		// A record of the file's size says "nothing new" to the next
-		// import, until the file changes; before the last chunk the
-		// record must say "more to import".
-		fi, err := fim.f.Stat()
-		if err != nil {
-			return err
-		}
-		size = max(fi.Size(), consumed)
-	}
 	var rec importRecord
-	err = fim.s.db.Update(ctx, func(tx *engine.Tx) error {
-		cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	var h hash.Hash
+	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+		st, count, err := fim.session(tx)
 		if err != nil {
 			return err
-		}
-		if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
-			return conflict("the file was imported by another import meanwhile")
-		}
-		var st *engine.Storage
-		if !found {
-			if st, err = tx.CreateSession(fim.meta); err != nil {
-				if errors.Is(err, sessiontree.ErrConflict) {
-					return conflict("session %s is already in the store", fim.meta.ID)
-				}
-				return err
-			}
-		} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
-			return err
-		}
-		var count int64
-		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
-			return err
-		}
-		if found && count != cur.SessionEntries {
-			return conflict("session %s was written to in the store meanwhile", cur.SessionID)
 		}
 		if len(entries) > 0 {
 			if err := tx.AppendBatch(st, entries); err != nil {
 				return err
 			}
 		}
-		fi, err := fim.f.Stat()
-		if err != nil {
+		if h, err = fim.hashTo(consumed); err != nil {
 			return err
 		}
-		rec = importRecord{SessionID: st.ID(), Size: size, ImportedBytes: consumed, PrefixSHA256: sum,
+		rec = importRecord{SessionID: st.ID(), ImportedBytes: consumed, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
 			Position: pos, SessionEntries: count + int64(len(entries))}
-		_, err = tx.SQL().ExecContext(ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
+		return fim.save(tx, &rec, final)
+	})
+	if err != nil {
+		return err
+	}
+	fim.committed(rec, h)
+	return nil
+}
+
+// session opens the file's session in tx for this import's entries,
+// creating the session of a new file, after checking that neither the
+// file's record nor the session changed since the import read them. It
+// returns the session and its entry count.
+func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
+	ctx := fim.ctx
+	cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
+		return nil, 0, conflict("the file was imported by another import meanwhile")
+	}
+	var st *engine.Storage
+	if !found {
+		if st, err = tx.CreateSession(fim.meta); err != nil {
+			if errors.Is(err, sessiontree.ErrConflict) {
+				return nil, 0, conflict("session %s is already in the store", fim.meta.ID)
+			}
+			return nil, 0, err
+		}
+	} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
+		return nil, 0, err
+	}
+	if !found {
+		return st, 0, nil
+	}
+	var count int64
+	if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE pk = ?`, st.Key()); err != nil {
+		return nil, 0, err
+	}
+	if count != cur.SessionEntries {
+		return nil, 0, conflict("session %s was written to in the store meanwhile", cur.SessionID)
+	}
+	return st, count, nil
+}
+
+// hashState returns a copy of the import's SHA-256 state and how many of
+// the file's first bytes it has hashed, leaving the import's as it is:
+// the transaction that asks may run again.
+func (fim *fileImport) hashState() (hash.Hash, int64) {
+	if c, ok := fim.h.(hash.Cloner); ok {
+		if clone, err := c.Clone(); err == nil {
+			return clone, fim.hashed
+		}
+	}
+	return sha256.New(), 0
+}
+
+// hashTo returns the SHA-256 state after the file's first n bytes.
+func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
+	h, from := fim.hashState()
+	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
+		return nil, fmt.Errorf("hash: %w", err)
+	}
+	return h, nil
+}
+
+// hashingReader hashes what is read through it, so that one pass over a
+// file both parses and hashes it; n counts the file's bytes hashed.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+// Read reads from the file and hashes what it read.
+func (t *hashingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.h.Write(p[:n])
+	t.n += int64(n)
+	return n, err
+}
+
+// save writes rec, the file's record, in tx. Its size is that of the
+// imported part, or of the whole file after the last commit (final): a
+// record of the file's size says "nothing new" to the next import, until
+// the file changes, and before the last commit the record must say "more
+// to import". The size is the one the import found before it read the
+// file: lines added while it read are then new to the next import, even
+// those it did not see.
+func (fim *fileImport) save(tx *engine.Tx, rec *importRecord, final bool) error {
+	rec.Size = rec.ImportedBytes
+	if final {
+		rec.Size = max(fim.fi.Size(), rec.ImportedBytes)
+	}
+	posJSON, err := json.Marshal(rec.Position)
+	if err != nil {
+		return err
+	}
+	_, err = tx.SQL().ExecContext(fim.ctx, `INSERT INTO imports (path, session_id, size, mtime_ns, imported_bytes,
     prefix_sha256, position, session_entries, imported_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = excluded.size,
     mtime_ns = excluded.mtime_ns, imported_bytes = excluded.imported_bytes,
     prefix_sha256 = excluded.prefix_sha256, position = excluded.position,
     session_entries = excluded.session_entries, imported_at = excluded.imported_at`,
-			fim.path, rec.SessionID, rec.Size, fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
-			string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
-		if err != nil {
-			return fmt.Errorf("record import: %w", err)
-		}
-		return nil
-	})
+		fim.path, rec.SessionID, rec.Size, fim.fi.ModTime().UnixNano(), rec.ImportedBytes, rec.PrefixSHA256,
+		string(posJSON), rec.SessionEntries, sessiontree.FormatTime(time.Now()))
 	if err != nil {
-		return err
+		return fmt.Errorf("record import: %w", err)
 	}
+	return nil
+}
+
+// committed takes rec, the file's record, and h, the hash state after
+// its imported bytes, as the ones a commit just wrote.
+func (fim *fileImport) committed(rec importRecord, h hash.Hash) {
 	if !fim.found {
 		fim.res.Outcome = OutcomeNew
 	}
 	fim.found, fim.rec = true, rec
-	return nil
+	fim.h, fim.hashed = h, rec.ImportedBytes
 }
 
 // checkPrefix checks that the file's first rec.ImportedBytes bytes are
@@ -763,13 +1008,13 @@ func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw fu
 	return "", false
 }
 
-// rawHash is a 64-bit FNV-1a hash of an entry's JSON, never 0 (which
-// checkEntry reads as "stored before this import").
+// rawSeed seeds rawHash. The hashes live only as long as one import, so
+// a seed drawn at start-up serves.
+var rawSeed = maphash.MakeSeed()
+
+// rawHash is a 64-bit hash of an entry's JSON, never 0 (which checkEntry
+// reads as "stored before this import"). maphash runs at memory speed;
+// the import hashes every entry it reads.
 func rawHash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h | 1
+	return maphash.Bytes(rawSeed, b) | 1
 }

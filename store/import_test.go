@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,10 +11,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -469,5 +474,195 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 	}
 	if _, err := s.OpenSession(ctx, "01a237bc-c4b4-72d2-9d49-cef0c5e2f96c"); !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("the damaged file's session exists: %v", err)
+	}
+}
+
+// importRecordOf reads what the store recorded of an imported file: how
+// many bytes are imported and their SHA-256.
+func importRecordOf(t testing.TB, s *store.Store, path string) (int64, string) {
+	t.Helper()
+	var n int64
+	var sum string
+	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		return tx.QueryRowContext(context.Background(), `SELECT imported_bytes, prefix_sha256 FROM imports WHERE path = ?`, path).Scan(&n, &sum)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, sum
+}
+
+// The record of an import holds the SHA-256 of exactly the bytes
+// imported, whether the import hashed the file as it read it or read the
+// imported part again (a torn line left for later, a file too large for
+// one pass).
+func TestImportRecordsPrefixHash(t *testing.T) {
+	dir := t.TempDir()
+	all := lines(t, filepath.Join(piDir, "session-005.jsonl"))
+	whole := strings.Join(all, "")
+	torn := whole + `{"type":"message","id":"torn`
+	blank := whole + "\n\n"
+	for _, tc := range []struct {
+		name, content string
+		chunk         int // entries per chunk, 0 for the default
+		imported      int // bytes
+	}{
+		{"whole", whole, 0, len(whole)},
+		{"torn tail", torn, 0, len(whole)},
+		{"blank lines at the end", blank, 0, len(whole)},
+		{"two passes", whole, 10, len(whole)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.chunk > 0 {
+				defer store.SetImportChunk(tc.chunk)()
+			}
+			s := openStore(t)
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+			writeFile(t, path, tc.content)
+			if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeNew {
+				t.Fatalf("import: %+v; want new", f)
+			}
+			n, sum := importRecordOf(t, s, path)
+			want := sha256.Sum256([]byte(tc.content[:tc.imported]))
+			if n != int64(tc.imported) || sum != hex.EncodeToString(want[:]) {
+				t.Errorf("record: %d bytes, SHA-256 %s; want %d bytes, %x", n, sum, tc.imported, want)
+			}
+		})
+	}
+}
+
+// A file of one chunk is committed in one transaction: an import
+// canceled while it reads the file leaves nothing of it, and the next
+// import brings it whole.
+func TestImportOneChunkCanceled(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	path := filepath.Join(t.TempDir(), "one.jsonl")
+	writePiFile(t, newPiGen(3), path, "/home/dev/one", 3000, 0.1)
+	want := readIDs(t, path)
+	canceled, cancel := context.WithCancel(ctx)
+	defer cancel()
+	appended := 0
+	defer store.SetAfterAppend(func() {
+		if appended++; appended == 1 {
+			cancel() // after the first of several batches of entries
+		}
+	})()
+	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{})
+	if !errors.Is(err, context.Canceled) || appended != 1 {
+		t.Fatalf("Import() = %v after %d batches; want context.Canceled after 1", err, appended)
+	}
+	if f := rep.Files[0]; f.Entries != 0 || f.Bytes != 0 {
+		t.Errorf("canceled import: %+v; want nothing committed", f)
+	}
+	if n := countSessions(t, s); n != 0 {
+		t.Errorf("%d sessions after the canceled import; want 0", n)
+	}
+	f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if f.Outcome != store.OutcomeNew || f.Entries != len(want) {
+		t.Fatalf("import after the cancel: %+v; want new with %d entries", f, len(want))
+	}
+	st, err := s.OpenSession(ctx, f.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
+		t.Errorf("session (-file +store):\n%s", diff)
+	}
+}
+
+// A file found to hold more than a chunk once a one-pass import has
+// appended some of it is imported in two passes instead: the one pass
+// leaves nothing behind and progress never goes back.
+func TestImportOnePassGivesWay(t *testing.T) {
+	defer store.SetImportChunk(1500)()
+	ctx := context.Background()
+	s := openStore(t)
+	path := filepath.Join(t.TempDir(), "more.jsonl")
+	writePiFile(t, newPiGen(5), path, "/home/dev/more", 3200, 0.1)
+	want := readIDs(t, path)
+	appended := 0
+	defer store.SetAfterAppend(func() { appended++ })()
+	var done []int64
+	rep := mustImport(t, s, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
+		if p.File != "" {
+			done = append(done, p.BytesDone)
+		}
+	}})
+	f := rep.Files[0]
+	if f.Outcome != store.OutcomeNew || f.Entries != len(want) || f.Err != nil {
+		t.Fatalf("import: %+v; want new with %d entries", f, len(want))
+	}
+	if appended != 1 {
+		t.Errorf("the one pass appended %d batches before giving way; want 1", appended)
+	}
+	if !slices.IsSorted(done) || len(done) < 3 {
+		t.Errorf("progress %v; want a report at the start and one per chunk committed, never going back", done)
+	}
+	st, err := s.OpenSession(ctx, f.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
+		t.Errorf("session (-file +store):\n%s", diff)
+	}
+}
+
+// Progress is never called inside the import's transactions, so it may
+// write to the store (it would wait for the import's write lock forever
+// otherwise).
+func TestImportProgressMayWrite(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := openStore(t)
+	dir := t.TempDir()
+	writePiFile(t, newPiGen(9), filepath.Join(dir, "a.jsonl"), "/home/dev/a", 3000, 0.1)
+	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), filepath.Join(dir, "b.jsonl"))
+	writes := 0
+	rep, err := s.Import(ctx, []string{dir}, store.ImportOptions{Progress: func(store.ImportProgress) {
+		if err := s.DB().Update(ctx, func(*engine.Tx) error { return nil }); err != nil {
+			t.Errorf("write from Progress: %v", err)
+		}
+		writes++
+	}})
+	if err != nil || rep.Count(store.OutcomeNew) != 2 {
+		t.Fatalf("Import() = %+v, %v; want 2 new files", rep.Files, err)
+	}
+	if writes < 5 {
+		t.Errorf("Progress wrote %d times; want one write per report, at least 5", writes)
+	}
+}
+
+// A line pi appends while the import reads the file, after the reader
+// has passed the end, is new to the next import: the record keeps the
+// size the import found, not the one the file has by the commit.
+func TestImportLineAddedWhileImporting(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	path := filepath.Join(t.TempDir(), "busy.jsonl")
+	writeFile(t, path, strings.Join(all[:len(all)-1], ""))
+	added := false
+	restore := store.SetAfterAppend(func() {
+		if !added { // the file is read to its end before the last batch
+			appendFile(t, path, all[len(all)-1])
+			added = true
+		}
+	})
+	first := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	restore()
+	if !added || first.Outcome != store.OutcomeNew || first.Entries != len(all)-2 {
+		t.Fatalf("first import: %+v (line added: %v); want new with %d entries", first, added, len(all)-2)
+	}
+	second := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if second.Outcome != store.OutcomeGrown || second.Entries != 1 {
+		t.Errorf("second import: %+v; want grown by the added line", second)
+	}
+	st, err := s.OpenSession(ctx, first.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(readIDs(t, path), ids(logOf(t, st))); diff != "" {
+		t.Errorf("session (-file +store):\n%s", diff)
 	}
 }

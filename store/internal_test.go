@@ -15,3 +15,12 @@ func SetIndexChunk(n int64) (restore func()) {
 	indexChunk = n
 	return func() { indexChunk = old }
 }
+
+// SetAfterAppend makes fn run after each batch of entries a one-pass
+// import appends, inside its transaction; it returns a function that
+// removes it.
+func SetAfterAppend(fn func()) (restore func()) {
+	old := afterAppend
+	afterAppend = fn
+	return func() { afterAppend = old }
+}
