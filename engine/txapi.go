@@ -137,7 +137,9 @@ func (tx *Tx) DeleteSession(id string) error {
 }
 
 // AppendBatch is [Storage.AppendBatch] of st inside the transaction; st
-// must belong to the transaction's database.
+// must belong to the transaction's database. A refused batch leaves the
+// transaction as it was (the batch runs in a savepoint), so the caller
+// may go on.
 func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 	if st.db != tx.db {
 		return fmt.Errorf("append batch: session %s belongs to another database", st.meta.ID)
