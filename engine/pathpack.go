@@ -38,7 +38,8 @@ const recordSeparator = 0x1e
 
 // qBranchPacked reads the branch rows of session ?1 at depths ?2..?3. The
 // fields column is entryCols' third, which is NULL for a canonical row:
-// coalesce makes it ” so that group_concat keeps one part per row.
+// coalesce makes it the empty string, so that group_concat keeps one part
+// per row.
 var qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
        group_concat(coalesce(` + entryFieldsCol() + `, ''), char(30))
 FROM branch b JOIN entries e ON e.pk = b.entry
