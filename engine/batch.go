@@ -21,28 +21,59 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	if len(entries) == 0 {
 		return s.check(ctx)
 	}
-	if err := validateBatch(entries); err != nil {
-		return err
-	}
-	err := s.write(ctx, sessiontree.AppendOptions{}, false, func(w q, h head) error {
-		return s.appendBatch(w, h, entries)
+	return s.storeBatch(entries, func(fn func(w q, h head) error) error {
+		return s.write(ctx, sessiontree.AppendOptions{}, false, fn)
 	})
+}
+
+// storeBatch prepares entries (see batchPrep) and stores them with write,
+// which runs its function in a write transaction with the session's
+// head. An invalid entry is reported before any other error, as if the
+// batch had been validated first.
+func (s *Storage) storeBatch(entries []sessiontree.Entry, write func(fn func(w q, h head) error) error) error {
+	p := prepareBatch(entries)
+	if len(p.ready) <= 1 && p.err != nil {
+		return p.err // prepared already: no transaction needed
+	}
+	err := write(func(w q, h head) error { return s.appendBatch(w, h, p) })
+	if verr := p.wait(); verr != nil {
+		return verr
+	}
 	if err != nil {
 		return fmt.Errorf("append batch: %w", translate(err))
 	}
 	return nil
 }
 
-func validateBatch(entries []sessiontree.Entry) error {
-	for i, e := range entries {
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("append batch: entry %d: %w", i+1, err)
-		}
+const (
+	qSavepoint       = `SAVEPOINT batch`
+	qRollbackToBatch = `ROLLBACK TO batch`
+	qReleaseBatch    = `RELEASE batch`
+)
+
+// savepoint runs fn inside a savepoint of the transaction and undoes what
+// it wrote if it fails, so that a batch in a caller's transaction keeps
+// nothing on error either: its entries are validated while earlier ones
+// are already written (see batchPrep).
+func (w q) savepoint(fn func() error) error {
+	if _, err := w.exec(qSavepoint); err != nil {
+		return err
 	}
-	return nil
+	if err := fn(); err != nil {
+		if _, rerr := w.exec(qRollbackToBatch); rerr != nil {
+			return errors.Join(err, fmt.Errorf("roll back batch: %w", rerr))
+		}
+		if _, rerr := w.exec(qReleaseBatch); rerr != nil {
+			return errors.Join(err, fmt.Errorf("release batch: %w", rerr))
+		}
+		return err
+	}
+	_, err := w.exec(qReleaseBatch)
+	return err
 }
 
-func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
+func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
+	entries := p.entries
 	delete(w.c.heads, s.pk) // not worth remembering: the next append reads it
 	local := make(map[string]int, len(entries))
 	nodes := make([]node, len(entries))
@@ -102,6 +133,10 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 				return err
 			}
 		}
+		f, err := p.entryFacts(i)
+		if err != nil {
+			return err
+		}
 		fail := func(err error) error { return fmt.Errorf("entry %d: %w", i+1, err) }
 		if _, dup := local[e.ID]; dup {
 			return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"})
@@ -121,7 +156,6 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 				parentOf[i] = p
 			}
 		}
-		f := factsOf(e)
 		var target *node
 		if f.targetID != "" {
 			var err error
@@ -158,20 +192,20 @@ func (s *Storage) appendBatch(w q, h head, entries []sessiontree.Entry) error {
 			return 0, nil
 		}
 		seq := h.count + int64(i) + 1
-		n, err := place(e, &f, entryPK(s.pk, seq), parentOf[i], ancestorDepth)
+		n, err := place(e, f, entryPK(s.pk, seq), parentOf[i], ancestorDepth)
 		if err != nil {
 			return fail(err)
 		}
 		nodes[i] = n
 		local[e.ID] = i
-		buf = entryArgs(buf, s.pk, seq, e, &f, parentOf[i], n)
+		buf = entryArgs(buf, s.pk, seq, e, f, parentOf[i], n)
 		if err := flush(false); err != nil {
 			return fail(err)
 		}
-		if err := w.label(s.pk, e, &f, n.pk); err != nil {
+		if err := w.label(s.pk, e, f, n.pk); err != nil {
 			return fail(err)
 		}
-		dl.count(e, &f, &h)
+		dl.count(e, f, &h)
 		if e.Type == sessiontree.TypeLeaf {
 			leaf, leafID, leafIdx = target, f.targetID, -1
 			if j, ok := local[f.targetID]; ok {

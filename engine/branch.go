@@ -38,10 +38,13 @@ const (
 WHERE pk BETWEEN ?1 AND ?2 AND parent_pk IS NOT pk - 1 ORDER BY pk DESC LIMIT 1`
 	qEntryDepth = `SELECT depth FROM entries WHERE pk = ?`
 	// qUpdateRun and qInsertRun write depths ?2..?3 of session ?1 with the
-	// entries depth + ?4.
+	// entries depth + ?4. qInsertRun takes the keys from a range scan of
+	// the entries table, which reads only keys (several times cheaper
+	// than counting the depths with a recursive query), and writes a row
+	// only for an entry that exists: the caller compares the count.
 	qUpdateRun = `UPDATE branch SET entry = depth + ?4 WHERE session = ?1 AND depth BETWEEN ?2 AND ?3`
-	qInsertRun = `WITH RECURSIVE d(depth) AS (SELECT ?2 UNION ALL SELECT depth + 1 FROM d WHERE depth < ?3)
-INSERT INTO branch (session, depth, entry) SELECT ?1, depth, depth + ?4 FROM d`
+	qInsertRun = `INSERT INTO branch (session, depth, entry)
+SELECT ?1, pk - ?4, pk FROM entries WHERE pk BETWEEN ?2 + ?4 AND ?3 + ?4`
 	qTrimBranch = `DELETE FROM branch WHERE session = ?1 AND depth > ?2`
 )
 
@@ -182,7 +185,7 @@ func (w q) writeBranch(session, oldDepth, newDepth int64, segs []segment) error 
 			}
 		}
 		if end > oldDepth {
-			if _, err := w.exec(qInsertRun, session, max(s.depth, oldDepth+1), end, off); err != nil {
+			if err := w.insertRun(session, max(s.depth, oldDepth+1), end, off); err != nil {
 				return fmt.Errorf("write branch: %w", err)
 			}
 		}
@@ -191,6 +194,21 @@ func (w q) writeBranch(session, oldDepth, newDepth int64, segs []segment) error 
 		if _, err := w.exec(qTrimBranch, session, newDepth); err != nil {
 			return fmt.Errorf("trim branch: %w", err)
 		}
+	}
+	return nil
+}
+
+// insertRun adds the branch rows from depth to depth end, holding the
+// entries depth + off; a missing entry is a corrupt run.
+func (w q) insertRun(session, from, end, off int64) error {
+	res, err := w.exec(qInsertRun, session, from, end, off)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != end-from+1 {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("entry keys %d..%d: %d of %d entries exist", from+off, end+off, n, end-from+1)}
 	}
 	return nil
 }

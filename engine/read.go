@@ -101,14 +101,25 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 // vals: the key, the JSON and the common fields' text or, for a canonical
 // row, NULL (the JSON starts with them).
 func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
-	var e sessiontree.Entry
 	pk, ok0 := vals[0].(int64)
 	raw, ok1 := vals[1].([]byte)
 	if !ok0 || !ok1 {
-		return e, fmt.Errorf("entry row of %T, %T", vals[0], vals[1])
+		return sessiontree.Entry{}, fmt.Errorf("entry row of %T, %T", vals[0], vals[1])
 	}
+	var head *string
+	if vals[2] != nil {
+		h, _ := vals[2].(string)
+		head = &h
+	}
+	return scanFields(pk, raw, head)
+}
+
+// scanFields reads an entry from its key, its JSON and, for a row that is
+// not canonical, the common fields' text (see entryCols).
+func scanFields(pk int64, raw []byte, fields *string) (sessiontree.Entry, error) {
+	var e sessiontree.Entry
 	e.Seq, e.Raw = pk&0xffffffff, raw
-	if vals[2] == nil {
+	if fields == nil {
 		h, ok := canonicalHead(raw)
 		if !ok {
 			return e, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d is marked canonical but its JSON does not start with its fields", e.Seq)}
@@ -116,7 +127,7 @@ func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 		e.Type, e.ID, e.ParentID, e.Timestamp = h.typ, h.id, h.parent, h.ts
 		return e, nil
 	}
-	head, _ := vals[2].(string)
+	head := *fields
 	typ, rest, ok1 := strings.Cut(head, "\x00")
 	id, rest, ok2 := strings.Cut(rest, "\x00")
 	parent, ts, ok3 := strings.Cut(rest, "\x00")
@@ -136,12 +147,16 @@ func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 // entries runs a query of entry rows (see entryCols) and reads them; n,
 // when known, is how many it returns.
 func (x q) entries(n int, query string, args ...any) ([]sessiontree.Entry, error) {
+	return x.appendEntries(make([]sessiontree.Entry, 0, n), query, args...)
+}
+
+// appendEntries runs a query of entry rows and appends them to out.
+func (x q) appendEntries(out []sessiontree.Entry, query string, args ...any) ([]sessiontree.Entry, error) {
 	r, err := x.rows(query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	out := make([]sessiontree.Entry, 0, n)
 	for r.Next() {
 		e, err := scanEntry(r.dest)
 		if err != nil {
@@ -308,7 +323,7 @@ func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, er
 		if full {
 			lo = 1
 		}
-		out, err := r.entries(int(depth-lo+1), qBranchRange, s.pk, lo, depth)
+		out, err := r.branchRange(make([]sessiontree.Entry, 0, depth-lo+1), s.pk, lo, depth)
 		if err != nil {
 			return nil, err
 		}

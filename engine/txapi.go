@@ -137,7 +137,9 @@ func (tx *Tx) DeleteSession(id string) error {
 }
 
 // AppendBatch is [Storage.AppendBatch] of st inside the transaction; st
-// must belong to the transaction's database.
+// must belong to the transaction's database. A refused batch leaves the
+// transaction as it was (the batch runs in a savepoint), so the caller
+// may go on.
 func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 	if st.db != tx.db {
 		return fmt.Errorf("append batch: session %s belongs to another database", st.meta.ID)
@@ -145,21 +147,16 @@ func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if err := validateBatch(entries); err != nil {
-		return err
-	}
-	err := tx.raw(func(w q) error {
-		h, err := w.head(st.pk)
-		if err != nil {
-			if err == sessiontree.ErrNotFound {
-				err = &SessionNotFoundError{ID: st.meta.ID}
+	return st.storeBatch(entries, func(fn func(w q, h head) error) error {
+		return tx.raw(func(w q) error {
+			h, err := w.head(st.pk)
+			if err != nil {
+				if err == sessiontree.ErrNotFound {
+					err = &SessionNotFoundError{ID: st.meta.ID}
+				}
+				return err
 			}
-			return err
-		}
-		return st.appendBatch(w, h, entries)
+			return w.savepoint(func() error { return fn(w, h) })
+		})
 	})
-	if err != nil {
-		return fmt.Errorf("append batch: %w", translate(err))
-	}
-	return nil
 }

@@ -1,0 +1,51 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// TestMoveOntoRunWithMissingEntry checks that moving the leaf onto a run
+// of entries with one missing (a damaged file) is refused as corrupt and
+// leaves the branch as it was, instead of writing a branch with a gap.
+func TestMoveOntoRunWithMissingEntry(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db, err := engine.Open(ctx, path, engine.Options{}) // not openDB: its Check would fail on the damage
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := newSession(t, db)
+	// a0000..a0009 (keys 1..10), then b0000 under a0004 (key 11): the
+	// branch is a0000..a0004, b0000, 6 rows deep.
+	if err := st.AppendBatch(ctx, batchChain(t, "a", "", 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(ctx, batchChain(t, "b", "a0004", 1)); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	for _, q := range []string{`DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0007'`} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The move to a0009 rewrites depth 6 and adds depths 7..10, the keys
+	// 7..10 of one run, of which 8 is gone.
+	if _, err := st.SetLeaf(ctx, "a0009", sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Fatalf("SetLeaf(a0009) = %v; want %v", err, sessiontree.ErrCorrupt)
+	}
+	p, err := st.Path(ctx, "b0000")
+	if err != nil || len(p) != 6 {
+		t.Fatalf("after the refused move, Path(b0000) = %d entries, %v; want 6", len(p), err)
+	}
+	if leaf, err := st.Leaf(ctx); err != nil || leaf != "b0000" {
+		t.Errorf("after the refused move the leaf is %q, %v; want b0000", leaf, err)
+	}
+}
