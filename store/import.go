@@ -376,8 +376,8 @@ var afterAppend func()
 // (or this many bytes of them) at a time: few enough that the JSONL
 // reader parses the next ones meanwhile, on another core, and enough to
 // spread each call's fixed costs (reading the session's head, rewriting
-// the active branch).
-const (
+// the active branch). Variables for tests.
+var (
 	appendEntries = 1024
 	appendBytes   = 1 << 20
 )

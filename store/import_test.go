@@ -535,10 +535,11 @@ func TestImportRecordsPrefixHash(t *testing.T) {
 // canceled while it reads the file leaves nothing of it, and the next
 // import brings it whole.
 func TestImportOneChunkCanceled(t *testing.T) {
+	defer store.SetAppendBatch(100)()
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "one.jsonl")
-	writePiFile(t, newPiGen(3), path, "/home/dev/one", 3000, 0.1)
+	writePiFile(t, newPiGen(3), path, "/home/dev/one", 300, 0.1)
 	want := readIDs(t, path)
 	canceled, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -575,11 +576,12 @@ func TestImportOneChunkCanceled(t *testing.T) {
 // appended some of it is imported in two passes instead: the one pass
 // leaves nothing behind and progress never goes back.
 func TestImportOnePassGivesWay(t *testing.T) {
-	defer store.SetImportChunk(1500)()
+	defer store.SetImportChunk(150)()
+	defer store.SetAppendBatch(100)()
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "more.jsonl")
-	writePiFile(t, newPiGen(5), path, "/home/dev/more", 3200, 0.1)
+	writePiFile(t, newPiGen(5), path, "/home/dev/more", 320, 0.1)
 	want := readIDs(t, path)
 	appended := 0
 	defer store.SetAfterAppend(func() { appended++ })()
@@ -614,9 +616,11 @@ func TestImportOnePassGivesWay(t *testing.T) {
 func TestImportProgressMayWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	defer store.SetImportChunk(150)()
+	defer store.SetAppendBatch(100)()
 	s := openStore(t)
 	dir := t.TempDir()
-	writePiFile(t, newPiGen(9), filepath.Join(dir, "a.jsonl"), "/home/dev/a", 3000, 0.1)
+	writePiFile(t, newPiGen(9), filepath.Join(dir, "a.jsonl"), "/home/dev/a", 300, 0.1)
 	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), filepath.Join(dir, "b.jsonl"))
 	writes := 0
 	rep, err := s.Import(ctx, []string{dir}, store.ImportOptions{Progress: func(store.ImportProgress) {

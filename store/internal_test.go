@@ -24,3 +24,12 @@ func SetAfterAppend(fn func()) (restore func()) {
 	afterAppend = fn
 	return func() { afterAppend = old }
 }
+
+// SetAppendBatch makes a one-pass import hand the engine n entries at a
+// time, for tests that need several batches of a small file; it returns
+// a function that restores the default.
+func SetAppendBatch(n int) (restore func()) {
+	old := appendEntries
+	appendEntries = n
+	return func() { appendEntries = old }
+}
