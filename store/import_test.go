@@ -563,13 +563,7 @@ func TestImportOneChunkCanceled(t *testing.T) {
 	if f.Outcome != store.OutcomeNew || f.Entries != len(want) {
 		t.Fatalf("import after the cancel: %+v; want new with %d entries", f, len(want))
 	}
-	st, err := s.OpenSession(ctx, f.SessionID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
-		t.Errorf("session (-file +store):\n%s", diff)
-	}
+	checkSessionIDs(t, s, f.SessionID, want)
 }
 
 // A file found to hold more than a chunk once a one-pass import has
@@ -578,7 +572,6 @@ func TestImportOneChunkCanceled(t *testing.T) {
 func TestImportOnePassGivesWay(t *testing.T) {
 	defer store.SetImportChunk(150)()
 	defer store.SetAppendBatch(100)()
-	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "more.jsonl")
 	writePiFile(t, newPiGen(5), path, "/home/dev/more", 320, 0.1)
@@ -601,13 +594,7 @@ func TestImportOnePassGivesWay(t *testing.T) {
 	if !slices.IsSorted(done) || len(done) < 3 {
 		t.Errorf("progress %v; want a report at the start and one per chunk committed, never going back", done)
 	}
-	st, err := s.OpenSession(ctx, f.SessionID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
-		t.Errorf("session (-file +store):\n%s", diff)
-	}
+	checkSessionIDs(t, s, f.SessionID, want)
 }
 
 // Progress is never called inside the import's transactions, so it may
@@ -641,7 +628,6 @@ func TestImportProgressMayWrite(t *testing.T) {
 // has passed the end, is new to the next import: the record keeps the
 // size the import found, not the one the file has by the commit.
 func TestImportLineAddedWhileImporting(t *testing.T) {
-	ctx := context.Background()
 	s := openStore(t)
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	path := filepath.Join(t.TempDir(), "busy.jsonl")
@@ -662,11 +648,18 @@ func TestImportLineAddedWhileImporting(t *testing.T) {
 	if second.Outcome != store.OutcomeGrown || second.Entries != 1 {
 		t.Errorf("second import: %+v; want grown by the added line", second)
 	}
-	st, err := s.OpenSession(ctx, first.SessionID)
+	checkSessionIDs(t, s, first.SessionID, readIDs(t, path))
+}
+
+// checkSessionIDs fails the test unless the stored session id holds
+// exactly the entries want, in order.
+func checkSessionIDs(t *testing.T, s *store.Store, id string, want []string) {
+	t.Helper()
+	st, err := s.OpenSession(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(readIDs(t, path), ids(logOf(t, st))); diff != "" {
-		t.Errorf("session (-file +store):\n%s", diff)
+	if diff := cmp.Diff(want, ids(logOf(t, st))); diff != "" {
+		t.Errorf("session %s (-file +store):\n%s", id, diff)
 	}
 }

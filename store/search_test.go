@@ -266,8 +266,8 @@ func TestSearchIndexedText(t *testing.T) {
 	}
 }
 
-// The index is current in the transaction of every write: appends, a
-// move of the leaf, forks, deletes.
+// Every search sees every write before it: appends, a move of the leaf,
+// forks, deletes.
 func TestSearchKeptCurrent(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
