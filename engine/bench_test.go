@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"database/sql"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,13 +68,6 @@ func measureCPU(b *testing.B) (stop func()) {
 	})
 	return stop
 }
-
-// noFTS runs the benchmarks without the session store's search index
-// (migrations 4 and 5 keep it by triggers on every insert into entries),
-// to tell the engine's own cost from the index's:
-//
-//	go test ./engine -run '^$' -bench . -nofts
-var noFTS = flag.Bool("nofts", false, "drop the full-text search triggers in the benchmarks' databases")
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "engine-bench-")
@@ -161,11 +153,6 @@ func buildFixtures() (benchFixtures, error) {
 		return f, err
 	}
 	defer db.Close()
-	if *noFTS {
-		if err := dropFTS(ctx, db); err != nil {
-			return f, err
-		}
-	}
 
 	big, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/big"})
 	if err != nil {
@@ -211,20 +198,7 @@ func openBench(b *testing.B, path string) *engine.DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	if *noFTS {
-		if err := dropFTS(context.Background(), db); err != nil {
-			b.Fatal(err)
-		}
-	}
 	return db
-}
-
-// dropFTS removes the triggers that keep the search index on inserts.
-func dropFTS(ctx context.Context, db *engine.DB) error {
-	return db.Update(ctx, func(tx *engine.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `DROP TRIGGER IF EXISTS entries_fts_insert`)
-		return err
-	})
 }
 
 // BenchmarkOpenLeaf opens a session of 100,000 entries and reads its leaf
