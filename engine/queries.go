@@ -188,10 +188,4 @@ func multiRow(head string, n, rows int, tail string) string {
 	return b.String()
 }
 
-var (
-	qInsertEntries = multiRow(`INSERT INTO entries (`+entryColumns+`) VALUES `, entryParams, batchRows, "")
-	qUpsertBranch  = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, batchRows,
-		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
-	qUpsertBranch1 = multiRow(`INSERT INTO branch (session, depth, entry) VALUES `, 3, 1,
-		` ON CONFLICT (session, depth) DO UPDATE SET entry = excluded.entry`)
-)
+var qInsertEntries = multiRow(`INSERT INTO entries (`+entryColumns+`) VALUES `, entryParams, batchRows, "")

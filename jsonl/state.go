@@ -54,15 +54,6 @@ func (s *stateLinks) add(e sessiontree.Entry, parentSeq int64) {
 	s.links = append(s.links, l)
 }
 
-// truncate forgets links past n entries (after a failed batch).
-func (s *stateLinks) truncate(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n < len(s.links) {
-		s.links = s.links[:n]
-	}
-}
-
 func (s *stateLinks) get(seq int64) (entryLinks, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -121,12 +120,4 @@ func checkChain(tb testing.TB, st sessiontree.Storage, log []sessiontree.Entry) 
 	if len(log) > 0 && leaf != log[len(log)-1].ID {
 		tb.Fatalf("Leaf() = %s; want the last entry %s", leaf, log[len(log)-1].ID)
 	}
-}
-
-// syncName names an engine durability level.
-func syncName(s engine.Synchronous) string {
-	if s == engine.SyncFull {
-		return "FULL"
-	}
-	return "NORMAL"
 }
