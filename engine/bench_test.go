@@ -429,13 +429,7 @@ func BenchmarkAppend(b *testing.B) {
 // autocommit transaction per row, through modernc.org/sqlite with the same
 // pragmas.
 func BenchmarkBareInsert(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "bare.db")
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := openBare(b)
 	ctx := context.Background()
 	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, raw TEXT NOT NULL)`); err != nil {
 		b.Fatal(err)
@@ -456,18 +450,83 @@ func BenchmarkBareInsert(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
 }
 
-// BenchmarkBareBatchInsert is the floor BenchmarkBatchImport is compared
-// with (the bench program's): the same 10,000 entries per transaction as
-// (id, parent_id, json) rows through one prepared INSERT, into a table with
-// a unique index on id.
-func BenchmarkBareBatchInsert(b *testing.B) {
+// openBare opens a fresh database of bare modernc SQLite with the engine's
+// pragmas (WAL, synchronous=NORMAL) on one connection, for the floors.
+func openBare(b *testing.B) *sql.DB {
+	b.Helper()
 	path := filepath.Join(b.TempDir(), "bare.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	b.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
+	return db
+}
+
+// BenchmarkBareAppendFloor is the least an append can write under the
+// issue's schema, in bare SQL: one BEGIN IMMEDIATE transaction inserting
+// the entry (its row and its unique (session, id) index entry), its
+// materialized-branch row and updating the session's state row, through
+// prepared statements on one connection. No parsing, validation, labels,
+// usage or type columns: what no implementation of the design can avoid.
+func BenchmarkBareAppendFloor(b *testing.B) {
+	db := openBare(b)
+	ctx := context.Background()
+	for _, stmt := range []string{
+		`CREATE TABLE sessions (pk INTEGER PRIMARY KEY, leaf TEXT, depth INTEGER NOT NULL, count INTEGER NOT NULL)`,
+		`CREATE TABLE entries (pk INTEGER PRIMARY KEY, session INTEGER NOT NULL, id TEXT NOT NULL, parent_id TEXT, raw TEXT NOT NULL, UNIQUE (session, id))`,
+		`CREATE TABLE branch (session INTEGER NOT NULL, depth INTEGER NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (session, depth)) WITHOUT ROWID`,
+		`INSERT INTO sessions VALUES (1, NULL, 0, 0)`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	prepare := func(q string) *sql.Stmt {
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return st
+	}
+	begin, commit := prepare(`BEGIN IMMEDIATE`), prepare(`COMMIT`)
+	insert := prepare(`INSERT INTO entries (pk, session, id, parent_id, raw) VALUES (?, 1, ?, ?, ?)`)
+	extend := prepare(`INSERT INTO branch (session, depth, entry) VALUES (1, ?, ?)`)
+	state := prepare(`UPDATE sessions SET leaf = ?, depth = ?, count = ? WHERE pk = 1`)
+	raw := string(benchDraft.Fields)
+	var parent any
+	n := int64(0)
+	measureCPU(b)
+	start := time.Now()
+	for b.Loop() {
+		n++
+		id := fmt.Sprintf("%08x", n)
+		for _, step := range []struct {
+			st   *sql.Stmt
+			args []any
+		}{{begin, nil}, {insert, []any{n, id, parent, raw}}, {extend, []any{n, n}}, {state, []any{id, n, n}}, {commit, nil}} {
+			if _, err := step.st.ExecContext(ctx, step.args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		parent = id
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkBareBatchInsert is the floor BenchmarkBatchImport is compared
+// with (the bench program's): the same 10,000 entries per transaction as
+// (id, parent_id, json) rows through one prepared INSERT, into a table with
+// a unique index on id.
+func BenchmarkBareBatchInsert(b *testing.B) {
+	db := openBare(b)
 	ctx := context.Background()
 	if _, err := db.ExecContext(ctx, `CREATE TABLE entries (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, parent_id TEXT, json BLOB NOT NULL)`); err != nil {
 		b.Fatal(err)
