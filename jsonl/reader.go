@@ -215,7 +215,10 @@ func readAhead(ctx context.Context, rd *reader, yield func(Record, error) bool) 
 			case b := <-free:
 				return b
 			default:
-				return make([]item, 0, batchRecords)
+				// Grown by append: a small file's batch stays small
+				// (a full one is tens of KB), a long file's batches
+				// reach full size once and are then reused.
+				return make([]item, 0, 16)
 			}
 		}
 		cur := fresh()
