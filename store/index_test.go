@@ -134,3 +134,47 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 	}
 	mustCheck(t, s, "")
 }
+
+// TestIndexWhileAppending: searches (each indexing what is pending) run
+// while another goroutine appends; no entry is indexed twice or missed,
+// and every search sees at least what was appended before it began.
+func TestIndexWhileAppending(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	st := mustCreate(t, s, store.CreateOptions{ID: "busy"})
+	const n = 60
+	appended := make(chan int, n)
+	failed := make(chan error, 1)
+	go func() {
+		defer close(appended)
+		for i := range n {
+			_, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeMessage,
+				Fields: []byte(`{"message":{"role":"user","content":"topaz line","timestamp":1}}`)}, sessiontree.AppendOptions{})
+			if err != nil {
+				failed <- err
+				return
+			}
+			appended <- i + 1
+		}
+	}()
+	seen := 0
+	for k := range appended {
+		seen = max(seen, k)
+		hits, err := s.Search(ctx, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) < seen {
+			t.Fatalf("search found %d entries after %d were appended", len(hits), seen)
+		}
+	}
+	select {
+	case err := <-failed:
+		t.Fatalf("append: %v", err)
+	default:
+	}
+	mustCheck(t, s, "")
+	if got := search(t, s, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit}); len(got) != n {
+		t.Errorf("%d hits after all appends; want %d", len(got), n)
+	}
+}
