@@ -3,11 +3,9 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // TestMoveOntoRunWithMissingEntry checks that moving the leaf onto a run
@@ -15,12 +13,7 @@ import (
 // leaves the branch as it was, instead of writing a branch with a gap.
 func TestMoveOntoRunWithMissingEntry(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := engine.Open(ctx, path, engine.Options{}) // not openDB: its Check would fail on the damage
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDamaged(t)
 	st := newSession(t, db)
 	// a0000..a0009 (keys 1..10), then b0000 under a0004 (key 11): the
 	// branch is a0000..a0004, b0000, 6 rows deep.
@@ -30,7 +23,7 @@ func TestMoveOntoRunWithMissingEntry(t *testing.T) {
 	if err := st.AppendBatch(ctx, batchChain(t, "b", "a0004", 1)); err != nil {
 		t.Fatal(err)
 	}
-	raw := rawDB(t, path)
+	raw := rawDB(t, db.Path())
 	for _, q := range []string{`DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0007'`} {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)

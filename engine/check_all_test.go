@@ -3,24 +3,17 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // TestCheckListsEveryDamagedSession: a check of the whole database reports
 // each damaged session, not only the first.
 func TestCheckListsEveryDamagedSession(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := engine.Open(ctx, path, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDamaged(t)
 	var ids []string
 	for range 3 {
 		st := newSession(t, db)
@@ -29,10 +22,10 @@ func TestCheckListsEveryDamagedSession(t *testing.T) {
 		}
 		ids = append(ids, st.ID())
 	}
-	if _, err := rawDB(t, path).ExecContext(ctx, `UPDATE sessions SET message_count = 7 WHERE id <> ?`, ids[1]); err != nil {
+	if _, err := rawDB(t, db.Path()).ExecContext(ctx, `UPDATE sessions SET message_count = 7 WHERE id <> ?`, ids[1]); err != nil {
 		t.Fatal(err)
 	}
-	err = db.Check(ctx, "")
+	err := db.Check(ctx, "")
 	if !errors.Is(err, sessiontree.ErrCorrupt) {
 		t.Fatalf("Check(all) = %v; want ErrCorrupt", err)
 	}

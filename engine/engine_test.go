@@ -40,6 +40,18 @@ func openDB(t testing.TB, path string, opts engine.Options) *engine.DB {
 	return db
 }
 
+// openDamaged opens a fresh database for a test that damages it on
+// purpose: unlike openDB, closing it runs no check.
+func openDamaged(t testing.TB) *engine.DB {
+	t.Helper()
+	db, err := engine.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 func newSession(t testing.TB, db *engine.DB) *engine.Storage {
 	t.Helper()
 	st, err := db.CreateSession(context.Background(), sessiontree.SessionMeta{Cwd: "/work/test"})

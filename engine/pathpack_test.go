@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // TestLongActivePath reads an active path of several packed chunks (see
@@ -20,12 +18,7 @@ import (
 // corrupt.
 func TestLongActivePath(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := engine.Open(ctx, path, engine.Options{}) // not openDB: the gap made below fails its Check
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDamaged(t)
 	st := newSession(t, db)
 	const n = 700
 	batch := make([]sessiontree.Entry, 0, n)
@@ -73,7 +66,7 @@ func TestLongActivePath(t *testing.T) {
 		t.Errorf("Path(entry 451) = %d entries, %v; want 451 ending in it", len(got), err)
 	}
 
-	if _, err := rawDB(t, path).ExecContext(ctx, `DELETE FROM branch WHERE depth = 400`); err != nil {
+	if _, err := rawDB(t, db.Path()).ExecContext(ctx, `DELETE FROM branch WHERE depth = 400`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Path(ctx, leaf); !errors.Is(err, sessiontree.ErrCorrupt) {
