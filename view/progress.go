@@ -41,6 +41,10 @@ type ProgressStatus struct {
 	// Entries counts entries processed so far; negative means unknown, and
 	// the bar shows megabytes per second instead of entries per second.
 	Entries int64
+	// EntriesTotal, when positive, makes the bar one of entries alone (no
+	// files or bytes), as the search index's catch-up after an import
+	// shows it: "[====>   ] 1,200/5,000 entries  4,000 entries/s".
+	EntriesTotal int64
 }
 
 // ProgressOptions configure a [Progress]. The zero value draws nothing.
@@ -113,6 +117,8 @@ func (p *Progress) draw(s ProgressStatus, now time.Time) {
 func (p *Progress) line(s ProgressStatus, elapsed time.Duration) string {
 	frac := 0.0
 	switch {
+	case s.EntriesTotal > 0:
+		frac = float64(s.Entries) / float64(s.EntriesTotal)
 	case s.BytesTotal > 0:
 		frac = float64(s.BytesDone) / float64(s.BytesTotal)
 	case s.FilesTotal > 0:
@@ -134,6 +140,9 @@ func (p *Progress) line(s ProgressStatus, elapsed time.Duration) string {
 		rate = "- MB/s"
 	case secs > 0:
 		rate = Count(int64(float64(s.Entries)/secs)) + " entries/s"
+	}
+	if s.EntriesTotal > 0 {
+		return fmt.Sprintf("[%s] %s/%s entries  %s", bar, Count(s.Entries), Count(s.EntriesTotal), rate)
 	}
 	return fmt.Sprintf("[%s] %d/%d files  %.1f/%.1f MB  %s",
 		bar, s.FilesDone, s.FilesTotal, mb(s.BytesDone), mb(s.BytesTotal), rate)

@@ -157,6 +157,21 @@ func TestProgressPiped(t *testing.T) {
 	}
 }
 
+func TestProgressEntries(t *testing.T) {
+	var buf bytes.Buffer
+	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	p := view.NewProgress(&buf, view.ProgressOptions{Terminal: true, Width: 100, Now: func() time.Time { return clock }})
+	clock = clock.Add(2 * time.Second)
+	p.Update(view.ProgressStatus{Entries: 1_200, EntriesTotal: 4_800})
+	if err := p.Done(); err != nil {
+		t.Fatal(err)
+	}
+	want := "\r[======>                 ] 1,200/4,800 entries  600 entries/s\x1b[K\r\x1b[K"
+	if buf.String() != want {
+		t.Errorf("entries progress wrote\n%q\nwant\n%q", buf.String(), want)
+	}
+}
+
 func TestProgressTerminal(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

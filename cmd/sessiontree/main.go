@@ -191,6 +191,12 @@ func plural(n int) string {
 	return "s"
 }
 
+// progressBar returns a progress bar on stderr, drawn only when stderr is
+// a terminal.
+func (a *app) progressBar() *view.Progress {
+	return view.NewProgress(a.stderr, view.ProgressOptions{Terminal: view.IsTerminal(a.stderr), Width: view.TerminalWidth(a.stderr)})
+}
+
 // jsonOpts indents JSON for people reading it on a terminal.
 func (a *app) jsonOpts() view.JSONOptions {
 	return view.JSONOptions{Indent: view.IsTerminal(a.stdout)}

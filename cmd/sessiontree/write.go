@@ -57,7 +57,7 @@ The exit status is 1 when a file failed or conflicted.`,
 			if err != nil {
 				return err
 			}
-			bar := view.NewProgress(a.stderr, view.ProgressOptions{Terminal: view.IsTerminal(a.stderr), Width: view.TerminalWidth(a.stderr)})
+			bar := a.progressBar()
 			opts.Progress = func(p store.ImportProgress) {
 				bar.Update(view.ProgressStatus{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal,
 					BytesDone: p.BytesDone, BytesTotal: p.BytesTotal, Entries: -1})
@@ -70,11 +70,9 @@ The exit status is 1 when a file failed or conflicted.`,
 				return err
 			}
 			summary := importSummary(report)
-			start := time.Now()
-			if summary.Indexed, err = s.Index(ctx, nil); err != nil {
+			if err := indexImported(ctx, a, s, &summary); err != nil {
 				return err
 			}
-			summary.IndexSeconds = time.Since(start).Seconds()
 			if len(paths) == 0 && len(report.Files) == 0 && !asJSON {
 				dir, err := store.PiSessionsDir()
 				if err != nil {
@@ -100,6 +98,21 @@ The exit status is 1 when a file failed or conflicted.`,
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "skip damaged lines, as pi does")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
 	return cmd
+}
+
+// indexImported brings the search index up to date after an import, with
+// its own progress bar, and adds what it did to the summary.
+func indexImported(ctx context.Context, a *app, s *store.Store, summary *view.ImportSummary) error {
+	bar := a.progressBar()
+	start := time.Now()
+	n, err := s.Index(ctx, func(p store.IndexProgress) {
+		bar.Update(view.ProgressStatus{Entries: p.Done, EntriesTotal: p.Total})
+	})
+	if derr := bar.Done(); err == nil {
+		err = derr
+	}
+	summary.Indexed, summary.IndexSeconds = n, time.Since(start).Seconds()
+	return err
 }
 
 func newExportCommand(a *app) *cobra.Command {
