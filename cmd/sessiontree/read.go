@@ -239,7 +239,10 @@ matches in [brackets]; "*" marks a hit on its session's active branch, "o"
 one on another branch.
 
 QUERY is SQLite FTS5 syntax over substrings: words (all must match),
-"a phrase", OR, NOT, parentheses; --literal takes it as plain words.`,
+"a phrase", OR, NOT, parentheses; --literal takes it as plain words.
+
+Entries written since the last search are indexed first (with a progress
+bar on a terminal when there are many), so every search sees everything.`,
 		Example: `  sessiontree search "database lock"
   sessiontree search 'flock OR fcntl' --cwd . --limit 5
   sessiontree search 日本語 --session 0198f2a4 --json`,
@@ -258,6 +261,9 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 			}
 			s, err := a.openStore(ctx)
 			if err != nil {
+				return err
+			}
+			if _, _, err := indexPending(ctx, a, s); err != nil {
 				return err
 			}
 			hits, err := s.Search(ctx, args[0], opts)

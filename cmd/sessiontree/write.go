@@ -70,7 +70,7 @@ The exit status is 1 when a file failed or conflicted.`,
 				return err
 			}
 			summary := importSummary(report)
-			if err := indexImported(ctx, a, s, &summary); err != nil {
+			if summary.Indexed, summary.IndexSeconds, err = indexPending(ctx, a, s); err != nil {
 				return err
 			}
 			if len(paths) == 0 && len(report.Files) == 0 && !asJSON {
@@ -100,9 +100,10 @@ The exit status is 1 when a file failed or conflicted.`,
 	return cmd
 }
 
-// indexImported brings the search index up to date after an import, with
-// its own progress bar, and adds what it did to the summary.
-func indexImported(ctx context.Context, a *app, s *store.Store, summary *view.ImportSummary) error {
+// indexPending brings the search index up to date with a progress bar (a
+// search would do it anyway, silently), and returns how many entries it
+// indexed and how long that took.
+func indexPending(ctx context.Context, a *app, s *store.Store) (int64, float64, error) {
 	bar := a.progressBar()
 	start := time.Now()
 	n, err := s.Index(ctx, func(p store.IndexProgress) {
@@ -111,8 +112,7 @@ func indexImported(ctx context.Context, a *app, s *store.Store, summary *view.Im
 	if derr := bar.Done(); err == nil {
 		err = derr
 	}
-	summary.Indexed, summary.IndexSeconds = n, time.Since(start).Seconds()
-	return err
+	return n, time.Since(start).Seconds(), err
 }
 
 func newExportCommand(a *app) *cobra.Command {
