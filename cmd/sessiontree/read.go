@@ -242,7 +242,7 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 "a phrase", OR, NOT, parentheses; --literal takes it as plain words.
 
 Entries written since the last search are indexed first (with a progress
-bar on a terminal when there are many), so every search sees everything.`,
+bar on a terminal), so every search sees everything.`,
 		Example: `  sessiontree search "database lock"
   sessiontree search 'flock OR fcntl' --cwd . --limit 5
   sessiontree search 日本語 --session 0198f2a4 --json`,
