@@ -32,6 +32,7 @@ const (
 	Lenient
 )
 
+// String names the mode: "strict", "recover" or "lenient".
 func (m Mode) String() string {
 	switch m {
 	case Recover:
