@@ -149,11 +149,8 @@ func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 	}
 	return st.storeBatch(entries, func(fn func(w q, h head) error) error {
 		return tx.raw(func(w q) error {
-			h, err := w.head(st.pk)
+			h, err := st.head(w)
 			if err != nil {
-				if err == sessiontree.ErrNotFound {
-					err = &SessionNotFoundError{ID: st.meta.ID}
-				}
 				return err
 			}
 			return w.savepoint(func() error { return fn(w, h) })

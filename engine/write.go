@@ -192,11 +192,8 @@ func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, bou
 	}
 	return s.db.update(ctx, true, func(w q) error {
 		w.bounded = bounded
-		h, err := w.head(s.pk)
+		h, err := s.head(w)
 		if err != nil {
-			if errors.Is(err, sessiontree.ErrNotFound) {
-				return &SessionNotFoundError{ID: s.meta.ID}
-			}
 			return err
 		}
 		if err := sessiontree.CheckLeafGuard(opts, h.leafID); err != nil {
@@ -204,6 +201,16 @@ func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, bou
 		}
 		return fn(w, h)
 	})
+}
+
+// head returns the session's head in the write transaction w; a session
+// deleted meanwhile is a SessionNotFoundError.
+func (s *Storage) head(w q) (head, error) {
+	h, err := w.head(s.pk)
+	if errors.Is(err, sessiontree.ErrNotFound) {
+		return h, &SessionNotFoundError{ID: s.meta.ID}
+	}
+	return h, err
 }
 
 // insertNew inserts an entry built by build with a fresh id (or the
