@@ -72,9 +72,6 @@ func (s *Store) Index(ctx context.Context, progress func(IndexProgress)) (int64,
 		if err != nil {
 			return p.Done, fmt.Errorf("index: %w", err)
 		}
-		if n == 0 {
-			break
-		}
 		p.Done += n
 		p.Total = max(p.Total, p.Done)
 		if n < indexChunk {
