@@ -322,14 +322,20 @@ func loadCorpusStore(ctx context.Context, path string, c *corpus) (*store.Store,
 // the catch-up the first search after a write does; the store-index
 // workload times that.
 func indexCorpusStore(ctx context.Context, s *store.Store, c *corpus) error {
-	n, err := s.Index(ctx, nil)
-	if err != nil {
+	if err := indexAll(ctx, s, c.nEntries); err != nil {
 		return fmt.Errorf("store: index corpus: %w", err)
 	}
-	if n != int64(c.nEntries) {
-		return fmt.Errorf("store: index corpus: %d entries indexed, want %d", n, c.nEntries)
-	}
 	return nil
+}
+
+// indexAll brings s's search index up to date and checks that it indexed
+// the want entries written since.
+func indexAll(ctx context.Context, s *store.Store, want int) error {
+	n, err := s.Index(ctx, nil)
+	if err == nil && n != int64(want) {
+		err = fmt.Errorf("%d entries indexed, want %d", n, want)
+	}
+	return err
 }
 
 // The floor of the corpus workloads: a sessions table with an index on
@@ -681,11 +687,10 @@ func storeIndexCases(r *runner, _ *dataset) []benchCase {
 				return importCorpusFiles(ctx, fs.s, c)
 			}
 			p.op = func(ctx context.Context) error {
-				n, err := fs.s.Index(ctx, nil)
-				if err == nil && n != int64(c.importEntries) {
-					err = fmt.Errorf("store index: %d entries, want %d", n, c.importEntries)
+				if err := indexAll(ctx, fs.s, c.importEntries); err != nil {
+					return fmt.Errorf("store index: %w", err)
 				}
-				return err
+				return nil
 			}
 			return p, nil
 		}},
