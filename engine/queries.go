@@ -168,7 +168,7 @@ var (
 const batchRows = 64
 
 // multiRow repeats a VALUES tuple of n parameters rows times.
-func multiRow(head string, n, rows int, tail string) string {
+func multiRow(head string, n, rows int) string {
 	var b strings.Builder
 	b.WriteString(head)
 	for r := range rows {
@@ -184,8 +184,7 @@ func multiRow(head string, n, rows int, tail string) string {
 		}
 		b.WriteString(")")
 	}
-	b.WriteString(tail)
 	return b.String()
 }
 
-var qInsertEntries = multiRow(`INSERT INTO entries (`+entryColumns+`) VALUES `, entryParams, batchRows, "")
+var qInsertEntries = multiRow(`INSERT INTO entries (`+entryColumns+`) VALUES `, entryParams, batchRows)
