@@ -37,10 +37,13 @@ type ContextOptions struct {
 }
 
 // ContextEntries selects, from a path cut at the compaction boundary (root
-// first), the entries the context is built from: the newest compaction
-// first, then the kept entries from its firstKeptEntryId up to it, then
-// everything after it. Without a compaction it is the path itself. Older
-// compactions on the path are left out: only the newest is summarised.
+// first), the entries the context is built from, as pi 1.6.0's
+// buildContextEntries does: without a compaction, the path itself; with
+// one, the newest compaction first, then the kept entries from its
+// firstKeptEntryId up to it without messages of role system (the
+// compaction's systemMessage replaces them), then everything after it.
+// An older compaction in the kept range stays in the list but contributes
+// nothing ([Projection] gives it no messages).
 func ContextEntries(path []Entry) []Entry {
 	ci := -1
 	for i := len(path) - 1; i >= 0; i-- {
@@ -58,37 +61,34 @@ func ContextEntries(path []Entry) []Entry {
 		found := false
 		for _, e := range path[:ci] {
 			found = found || e.ID == keep
-			if found && e.Type != TypeCompaction {
+			if found && !isSystemMessage(e) {
 				out = append(out, e)
 			}
 		}
 	}
-	for _, e := range path[ci+1:] {
-		if e.Type != TypeCompaction {
-			out = append(out, e)
-		}
-	}
-	return out
+	return append(out, path[ci+1:]...)
 }
 
-// Project turns context entries into messages (DESIGN.md section 4).
+// isSystemMessage reports whether e is a message entry of role system.
+func isSystemMessage(e Entry) bool {
+	return e.Type == TypeMessage && MessageInfoOf(e).Role == "system"
+}
+
+// Project turns context entries into messages (DESIGN.md section 4): the
+// messages of [Projection], flattened.
 func Project(entries []Entry, projectors map[string]Projector) ([]json.RawMessage, error) {
-	msgs := make([]json.RawMessage, 0, len(entries))
-	for _, e := range entries {
-		out, err := projectEntry(e, projectors)
-		if err != nil {
-			return nil, fmt.Errorf("project entry %s: %w", e.ID, err)
-		}
-		msgs = append(msgs, out...)
+	proj, err := Projection(entries, projectors)
+	if err != nil {
+		return nil, err
 	}
-	return msgs, nil
+	return proj.Messages(), nil
 }
 
 func projectEntry(e Entry, projectors map[string]Projector) ([]json.RawMessage, error) {
 	switch e.Type {
 	case TypeMessage:
 		if m, ok := e.Field("message"); ok {
-			return []json.RawMessage{m}, nil
+			return []json.RawMessage{normalizeContent(m)}, nil
 		}
 	case TypeCustomMessage:
 		return one(customMessage(e))
@@ -118,14 +118,27 @@ func one(m json.RawMessage, err error) ([]json.RawMessage, error) {
 type objectWriter struct{ buf []byte }
 
 func (w *objectWriter) raw(name string, v []byte) {
+	w.next()
+	w.buf = appendJSONString(w.buf, name)
+	w.buf = append(w.buf, ':')
+	w.buf = append(w.buf, v...)
+}
+
+// rawKey writes a member whose key is already quoted JSON.
+func (w *objectWriter) rawKey(key, v []byte) {
+	w.next()
+	w.buf = append(w.buf, key...)
+	w.buf = append(w.buf, ':')
+	w.buf = append(w.buf, v...)
+}
+
+// next starts the object or separates the next member.
+func (w *objectWriter) next() {
 	if len(w.buf) == 0 {
 		w.buf = append(w.buf, '{')
 	} else {
 		w.buf = append(w.buf, ',')
 	}
-	w.buf = appendJSONString(w.buf, name)
-	w.buf = append(w.buf, ':')
-	w.buf = append(w.buf, v...)
 }
 
 // field copies a field of e when present.
@@ -156,7 +169,11 @@ func customMessage(e Entry) (json.RawMessage, error) {
 	var w objectWriter
 	w.raw("role", []byte(`"custom"`))
 	w.field(e, "customType")
-	w.field(e, "content")
+	if c, ok := e.Field("content"); ok && !jsonx.IsNull(c) {
+		w.raw("content", c)
+	} else {
+		w.raw("content", []byte(`[]`))
+	}
 	w.field(e, "display")
 	w.field(e, "details")
 	w.timestamp(e)
@@ -172,13 +189,20 @@ func branchSummaryMessage(e Entry) (json.RawMessage, error) {
 	return w.done(), nil
 }
 
+// compactionMessages are what the newest compaction contributes: its
+// systemMessage snapshot when it has one (pi 1.x), its summary, and the
+// messages it retains inline when it carries a retainedTail.
 func compactionMessages(e Entry) ([]json.RawMessage, error) {
+	var msgs []json.RawMessage
+	if sys, ok := e.Field("systemMessage"); ok && !jsonx.IsNull(sys) {
+		msgs = append(msgs, sys)
+	}
 	var w objectWriter
 	w.raw("role", []byte(`"compactionSummary"`))
 	w.field(e, "summary")
 	w.field(e, "tokensBefore")
 	w.timestamp(e)
-	msgs := []json.RawMessage{w.done()}
+	msgs = append(msgs, w.done())
 	tail, ok := e.Field("retainedTail")
 	if !ok || jsonx.IsNull(tail) {
 		return msgs, nil

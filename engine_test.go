@@ -2,6 +2,7 @@ package sessiontree_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
@@ -51,12 +52,15 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestPiFixtures checks every backend against pi's own answers.
+// TestPiFixtures checks every backend against pi's own answers: the files
+// pi 0.73.1 wrote (testdata/pi) and those pi 1.6.0 wrote (testdata/pi1).
 func TestPiFixtures(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			storetest.RunPiFixtures(t, "testdata/pi", b.openPi)
-		})
+		for _, dir := range []string{"testdata/pi", "testdata/pi1"} {
+			t.Run(b.name+"/"+filepath.Base(dir), func(t *testing.T) {
+				storetest.RunPiFixtures(t, dir, b.openPi)
+			})
+		}
 	}
 }
 

@@ -14,7 +14,10 @@ import (
 // EntryType names the kind of an entry, the "type" field of its JSON.
 type EntryType string
 
-// The eleven entry types of a session (pi's session format, version 3).
+// The entry types this package knows (pi's session format, version 3, as
+// pi 1.6.0 writes it). Types are open: an entry of any other type is kept
+// byte for byte, follows the append and leaf rules and contributes nothing
+// to the context (DESIGN.md section 7).
 const (
 	TypeMessage             EntryType = "message"
 	TypeThinkingLevelChange EntryType = "thinking_level_change"
@@ -27,16 +30,22 @@ const (
 	TypeLabel               EntryType = "label"
 	TypeSessionInfo         EntryType = "session_info"
 	TypeLeaf                EntryType = "leaf"
+	// TypeUsage is a cost record outside the context (pi 1.x's cache warms).
+	TypeUsage EntryType = "usage"
+	// TypeContextEdit edits what an earlier entry contributes to the
+	// context (pi 1.x).
+	TypeContextEdit EntryType = "context_edit"
 )
 
 // EntryTypes lists every entry type in the order of the design document.
 var EntryTypes = []EntryType{
 	TypeMessage, TypeThinkingLevelChange, TypeModelChange, TypeActiveToolsChange,
 	TypeCompaction, TypeBranchSummary, TypeCustom, TypeCustomMessage,
-	TypeLabel, TypeSessionInfo, TypeLeaf,
+	TypeLabel, TypeSessionInfo, TypeLeaf, TypeUsage, TypeContextEdit,
 }
 
-// Known reports whether t is one of the eleven entry types.
+// Known reports whether t is one of the types in [EntryTypes]. An unknown
+// type is not an error: such entries are stored and read like any other.
 func (t EntryType) Known() bool {
 	for _, k := range EntryTypes {
 		if t == k {
@@ -209,12 +218,12 @@ func abbreviate(v []byte) string {
 
 // Validate checks the fields an entry's type requires (DESIGN.md section 2):
 // a label and a leaf need a targetId (a leaf's may be null), a model change
-// its provider and modelId, and so on. Unknown types are refused.
-// Payloads are not inspected beyond that. Errors match [ErrInvalidEntry].
+// its provider and modelId, and so on. An entry of a type this package
+// does not know needs nothing beyond the four common fields, and neither
+// do usage and context_edit entries (pi writes them without checking, and
+// a hand-written edit that names nothing is inert). Payloads are not
+// inspected beyond that. Errors match [ErrInvalidEntry].
 func (e Entry) Validate() error {
-	if !e.Type.Known() {
-		return invalid(e.ID, fmt.Sprintf("unknown type %q", e.Type))
-	}
 	for _, req := range requiredFields[e.Type] {
 		raw, ok := e.Field(req.name)
 		if !ok {

@@ -122,8 +122,8 @@ func TestUsageKeysAreCaseSensitive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, ok := sessiontree.UsageOf(e)
-	if !ok || u.Input != 1 || u.Output != 2 || u.Cost != 0.5 {
-		t.Errorf("UsageOf = %+v, %v; want input 1, output 2, cost 0.5", u, ok)
+	es := sessiontree.StatsOf(e)
+	if u := es.Usage; !es.HasUsage || u.Input != 1 || u.Output != 2 || u.Cost != 0.5 {
+		t.Errorf("StatsOf(e).Usage = %+v, %v; want input 1, output 2, cost 0.5", u, es.HasUsage)
 	}
 }

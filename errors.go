@@ -114,3 +114,47 @@ func CheckLeafGuard(opts AppendOptions, current string) error {
 	}
 	return nil
 }
+
+// ErrEditRefused is returned when a context edit is refused because of
+// what it targets or what it replaces with (see [EditRefusedError]).
+var ErrEditRefused = errors.New("context edit refused")
+
+// EditRefusal says why [Session.EditContext] refused an edit.
+type EditRefusal int
+
+// The refusals of [Session.EditContext], in the order they are checked
+// (pi 1.6.0's appendContextEdit). A missing target is an
+// [EntryNotFoundError] instead, between the first and the second.
+const (
+	// EditBadReplacement: the replacement is neither nil nor an object
+	// whose content is a string or an array.
+	EditBadReplacement EditRefusal = iota + 1
+	// EditOffBranch: the target is not on the active branch.
+	EditOffBranch
+	// EditNotEditable: the target contributes no editable content (only
+	// custom_message entries and user, assistant and toolResult messages
+	// do).
+	EditNotEditable
+)
+
+// EditRefusedError reports a refused context edit with pi's message. It
+// matches [ErrEditRefused] with errors.Is.
+type EditRefusedError struct {
+	// TargetID is the entry the edit named.
+	TargetID string
+	// Reason is why it was refused.
+	Reason EditRefusal
+}
+
+func (e *EditRefusedError) Error() string {
+	switch e.Reason {
+	case EditOffBranch:
+		return fmt.Sprintf("Entry %s is not on the active branch", e.TargetID)
+	case EditNotEditable:
+		return fmt.Sprintf("Entry %s does not contribute editable model content", e.TargetID)
+	}
+	return "Context edit replacement must be null or contain string/array content"
+}
+
+// Is makes errors.Is(err, ErrEditRefused) true.
+func (e *EditRefusedError) Is(target error) bool { return target == ErrEditRefused }

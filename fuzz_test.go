@@ -55,6 +55,6 @@ func FuzzDecodeEntry(f *testing.F) {
 		}
 		_ = e.Validate()
 		_ = sessiontree.MessageInfoOf(e)
-		_, _ = sessiontree.UsageOf(e)
+		_ = sessiontree.StatsOf(e)
 	})
 }

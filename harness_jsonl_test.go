@@ -96,13 +96,23 @@ func checkJSONLFile(t testing.TB, st *jsonl.Storage) {
 	}
 }
 
-// openPiJSONL opens a pi fixture read-only, so testdata is never written.
+// openPiJSONL opens a copy of a pi fixture for writing (the checker
+// replays appends pi refused), so testdata is never written. Its cleanup
+// re-parses every line of the copy.
 func openPiJSONL(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
-	st, err := jsonl.Open(context.Background(), fx.Path, jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
+	data, err := os.ReadFile(fx.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = st.Close() })
+	path := filepath.Join(t.TempDir(), filepath.Base(fx.Path))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := jsonl.Open(context.Background(), path, jsonl.Options{Mode: jsonl.Strict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkJSONLFile(t, st) })
 	return st
 }

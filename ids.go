@@ -40,11 +40,11 @@ func NewSessionID() (string, error) {
 	return id.String(), nil
 }
 
-// LabelOf returns the label a label entry sets, trimmed; "" means the entry
-// clears the label.
+// LabelOf returns the label a label entry sets, exactly as written (pi
+// does not trim labels); "" means the entry clears the label.
 func LabelOf(e Entry) string {
 	s, _ := e.String("label")
-	return strings.TrimSpace(s)
+	return s
 }
 
 // NameOf returns the name a session_info entry sets, trimmed; "" clears it.
@@ -53,9 +53,22 @@ func NameOf(e Entry) string {
 	return strings.TrimSpace(s)
 }
 
-// CleanName prepares a session name for writing: line breaks become spaces
-// and surrounding space is trimmed.
+// CleanName prepares a session name for writing as pi 1.6.0 does: each run
+// of CR and LF characters becomes one space, then surrounding space is
+// trimmed ("two\r\nlines\r\n" becomes "two lines").
 func CleanName(name string) string {
-	r := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
-	return strings.TrimSpace(r.Replace(name))
+	var b strings.Builder
+	inBreak := false
+	for _, r := range name {
+		if r == '\r' || r == '\n' {
+			if !inBreak {
+				b.WriteByte(' ')
+			}
+			inBreak = true
+			continue
+		}
+		inBreak = false
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
 }

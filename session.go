@@ -1,12 +1,15 @@
 package sessiontree
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
+	"slices"
 	"time"
+
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
 // Session is the API an agent uses on one session: typed appends, labels,
@@ -165,21 +168,19 @@ func (s *Session) AppendCustomMessage(ctx context.Context, m CustomMessage) (Ent
 		"customType", m.CustomType, "content", m.Content, "display", m.Display, "details", m.Details)
 }
 
-// SetLabel labels an entry; an empty label clears it. The label is
-// trimmed. A target that does not exist gives "Entry <id> not found".
+// SetLabel labels an entry; an empty label clears it. The label is kept as
+// written (pi does not trim labels). A target that does not exist gives
+// "Entry <id> not found".
 func (s *Session) SetLabel(ctx context.Context, target, label string) (Entry, error) {
 	if _, err := s.store.Entry(ctx, target); err != nil {
 		return Entry{}, fmt.Errorf("label: %w", err)
 	}
 	var l any
-	if label = CleanLabel(label); label != "" {
+	if label != "" {
 		l = label
 	}
 	return s.appendFields(ctx, TypeLabel, "targetId", target, "label", l)
 }
-
-// CleanLabel trims a label for writing.
-func CleanLabel(label string) string { return strings.TrimSpace(label) }
 
 // SetName names the session; line breaks become spaces, surrounding space
 // is trimmed, and an empty name clears it.
@@ -198,20 +199,24 @@ type BranchSummary struct {
 
 // MoveTo moves the leaf to target ("" for before the first entry), which
 // starts a new branch at the next append. With a summary it then appends a
-// branch_summary under target (fromId is target, or "root"), which becomes
-// the leaf; its id is returned ("" without a summary).
+// branch_summary under target whose fromId is the leaf being left ("root"
+// when there was none), as pi 1.x writes it; the summary becomes the leaf
+// and its id is returned ("" without a summary).
 func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
-	if _, err := s.store.SetLeaf(ctx, target, AppendOptions{}); err != nil {
+	left, err := s.store.Leaf(ctx)
+	if err != nil {
+		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
+	}
+	if _, err := s.store.SetLeaf(ctx, target, IfLeaf(left)); err != nil {
 		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
 	if summary == nil {
 		return "", nil
 	}
-	from := target
-	if from == "" {
-		from = "root"
+	if left == "" {
+		left = "root"
 	}
-	f, err := Fields("fromId", from, "summary", summary.Summary, "details", summary.Details,
+	f, err := Fields("fromId", left, "summary", summary.Summary, "details", summary.Details,
 		"usage", summary.Usage, "fromHook", summary.FromHook)
 	if err != nil {
 		return "", err
@@ -298,4 +303,102 @@ func (s *Session) projectors(opts ContextOptions) map[string]Projector {
 	}
 	maps.Copy(m, opts.Projectors)
 	return m
+}
+
+// UsageRecord is a usage entry to append: a cost record outside the
+// context (pi writes kind "cache_warm" for its idle cache warms).
+type UsageRecord struct {
+	// Kind is free text.
+	Kind     string
+	Provider string
+	Model    string
+	// Usage has the shape of an assistant message's usage.
+	Usage json.RawMessage
+	// Note is written only when not empty.
+	Note string
+}
+
+// AppendUsage appends a usage entry. Like pi's appendUsage it checks
+// nothing about the record; it counts in [Stats].
+func (s *Session) AppendUsage(ctx context.Context, u UsageRecord) (Entry, error) {
+	var note any
+	if u.Note != "" {
+		note = u.Note
+	}
+	return s.appendFields(ctx, TypeUsage, "kind", u.Kind, "provider", u.Provider,
+		"model", u.Model, "usage", u.Usage, "note", note)
+}
+
+// EditContext appends a context_edit of target: replacement nil omits
+// what target contributes to the context; otherwise replacement is the
+// JSON of the new content, a string or an array, and only the content of
+// the target's message changes. It refuses, in pi 1.6.0's order and with
+// its messages, a replacement that is not a string or an array
+// ([EditBadReplacement]), a target that does not exist
+// ([EntryNotFoundError]), a target off the active branch
+// ([EditOffBranch]), and one that contributes no editable content
+// ([EditNotEditable]). A string replacement for an assistant or toolResult
+// target is stored as one text block, as pi stores it. The edit is
+// guarded on the leaf it checked the branch at.
+func (s *Session) EditContext(ctx context.Context, target string, replacement json.RawMessage) (Entry, error) {
+	content := bytes.TrimSpace(replacement)
+	if replacement != nil && (len(content) == 0 || content[0] != '"' && content[0] != '[' || jsonx.Valid(content) != nil) {
+		return Entry{}, fmt.Errorf("edit context: %w", &EditRefusedError{TargetID: target, Reason: EditBadReplacement})
+	}
+	t, err := s.store.Entry(ctx, target)
+	if err != nil {
+		return Entry{}, fmt.Errorf("edit context: %w", err)
+	}
+	leaf, err := s.store.Leaf(ctx)
+	if err != nil {
+		return Entry{}, fmt.Errorf("edit context: %w", err)
+	}
+	branch, err := s.store.FullPath(ctx, leaf)
+	if err != nil {
+		return Entry{}, fmt.Errorf("edit context: %w", err)
+	}
+	if !slices.ContainsFunc(branch, func(e Entry) bool { return e.ID == target }) {
+		return Entry{}, fmt.Errorf("edit context: %w", &EditRefusedError{TargetID: target, Reason: EditOffBranch})
+	}
+	role, editable := editableRole(t)
+	if !editable {
+		return Entry{}, fmt.Errorf("edit context: %w", &EditRefusedError{TargetID: target, Reason: EditNotEditable})
+	}
+	repl := json.RawMessage("null")
+	if replacement != nil {
+		if role == "assistant" || role == "toolResult" {
+			content = textBlockIfString(content)
+		}
+		repl = append(append(json.RawMessage(`{"content":`), content...), '}')
+	}
+	f, err := Fields("targetId", target, "replacement", repl)
+	if err != nil {
+		return Entry{}, fmt.Errorf("edit context: %w", err)
+	}
+	return s.Append(ctx, TypeContextEdit, f, IfLeaf(leaf))
+}
+
+// editableRole reports whether a context edit may target e, and the role
+// of what it contributes ("custom" for a custom_message).
+func editableRole(e Entry) (role string, ok bool) {
+	switch e.Type {
+	case TypeCustomMessage:
+		return "custom", true
+	case TypeMessage:
+		role = MessageInfoOf(e).Role
+		return role, role == "user" || role == "assistant" || role == "toolResult"
+	}
+	return "", false
+}
+
+// Projection returns, for every entry of the context entry list at the
+// leaf (or at opts.From), the messages it contributes after context edits:
+// pi 1.6.0's buildSessionProjection. Its messages, flattened, are
+// [Session.Context]'s.
+func (s *Session) Projection(ctx context.Context, opts ContextOptions) (Projected, error) {
+	entries, err := s.ContextEntries(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Projection(entries, s.projectors(opts))
 }

@@ -1,7 +1,9 @@
 package sessiontree
 
 import (
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/sessiontree/sessiontree/internal/jsonx"
@@ -14,6 +16,9 @@ type MessageInfo struct {
 	Role     string
 	Provider string
 	Model    string
+	// ResponseModel is the model the provider answered with, when it
+	// named one (pi 1.x).
+	ResponseModel string
 	// Usage is the raw "usage" object, nil when absent.
 	Usage json.RawMessage
 }
@@ -37,6 +42,8 @@ func MessageInfoOf(e Entry) MessageInfo {
 			info.Provider, _ = jsonx.Unquote(v)
 		case jsonx.KeyEquals(k, "model"):
 			info.Model, _ = jsonx.Unquote(v)
+		case jsonx.KeyEquals(k, "responseModel"):
+			info.ResponseModel, _ = jsonx.Unquote(v)
 		case jsonx.KeyEquals(k, "usage"):
 			info.Usage = v
 		}
@@ -45,18 +52,31 @@ func MessageInfoOf(e Entry) MessageInfo {
 	return info
 }
 
-// Stats are counts and token totals over a session's whole log
-// (DESIGN.md section 3).
+// Stats are pi 1.6.0's /session totals over a session's whole log, every
+// branch included (DESIGN.md section 3, PI1.md section 9). It marshals to
+// pi's shape.
 type Stats struct {
-	// Entries counts every entry, leaf entries included.
-	Entries int64 `json:"entries"`
-	// Messages counts message entries.
-	Messages int64 `json:"messages"`
-	// Tokens are summed over assistant messages and over compaction and
-	// branch-summary entries that carry usage.
+	// Entries counts every entry, leaf entries included. It is not part of
+	// pi's shape.
+	Entries int64 `json:"-"`
+	// UserMessages, AssistantMessages and ToolResults count message
+	// entries by role; ToolCalls counts the toolCall blocks of assistant
+	// messages; TotalMessages counts every message entry, system messages
+	// included.
+	UserMessages      int64 `json:"userMessages"`
+	AssistantMessages int64 `json:"assistantMessages"`
+	ToolCalls         int64 `json:"toolCalls"`
+	ToolResults       int64 `json:"toolResults"`
+	TotalMessages     int64 `json:"totalMessages"`
+	// Tokens are summed over assistant and tool-result message usage,
+	// usage entries, and compaction and branch-summary usage.
 	Tokens TokenStats `json:"tokens"`
-	// Cost is the sum of usage.cost.total.
+	// Cost is the sum of usage.cost.total over the same records.
 	Cost float64 `json:"cost"`
+	// Breakdown is cost and tokens per provider/model, plus one
+	// [ToolsBucket] for tool results and summaries, as pi's /session shows
+	// it: see [SortBreakdown]. Never nil.
+	Breakdown []UsageBucket `json:"breakdown"`
 }
 
 // TokenStats are token totals.
@@ -65,12 +85,40 @@ type TokenStats struct {
 	Output     int64 `json:"output"`
 	CacheRead  int64 `json:"cacheRead"`
 	CacheWrite int64 `json:"cacheWrite"`
-	// Cached is CacheRead.
-	Cached int64 `json:"cached"`
-	// Uncached is Input + CacheWrite.
-	Uncached int64 `json:"uncached"`
 	// Total is Input + Output + CacheRead + CacheWrite.
 	Total int64 `json:"total"`
+}
+
+// UsageBucket is one row of the cost breakdown.
+type UsageBucket struct {
+	// Key is "provider/model", or [ToolsBucket].
+	Key string `json:"key"`
+	// Cost is the bucket's summed cost.total.
+	Cost float64 `json:"cost"`
+	// Tokens is the bucket's input + output + cacheRead + cacheWrite.
+	Tokens int64 `json:"tokens"`
+}
+
+// ToolsBucket is the breakdown key of usage no model is named for: tool
+// results and compaction and branch summaries.
+const ToolsBucket = "Tools/summaries"
+
+// SortBreakdown puts buckets given in the order of their first use into
+// pi's order: buckets with neither cost nor tokens dropped, the rest by
+// cost, highest first, ties in order of first use. It sorts in place and
+// returns the (never nil) result.
+func SortBreakdown(buckets []UsageBucket) []UsageBucket {
+	out := buckets[:0:0]
+	for _, b := range buckets {
+		if b.Cost > 0 || b.Tokens > 0 {
+			out = append(out, b)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b UsageBucket) int { return cmp.Compare(b.Cost, a.Cost) })
+	if out == nil {
+		out = []UsageBucket{}
+	}
+	return out
 }
 
 // Usage is one usage record as Stats counts it.
@@ -79,23 +127,89 @@ type Usage struct {
 	Cost                                 float64
 }
 
-// UsageOf returns the usage an entry contributes to [Stats]: an assistant
-// message's usage, or a compaction's or branch summary's. ok is false when
-// the entry carries none or when it is malformed (such usage is skipped).
-func UsageOf(e Entry) (u Usage, ok bool) {
+// Tokens is the record's input + output + cacheRead + cacheWrite.
+func (u Usage) Tokens() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+// EntryStats is what one entry contributes to [Stats]: the one owner of
+// pi's counting rules.
+type EntryStats struct {
+	// Message is true for a message entry; Role is its role.
+	Message bool
+	Role    string
+	// ToolCalls counts an assistant message's toolCall blocks.
+	ToolCalls int64
+	// Usage is the entry's usage record when HasUsage (malformed usage is
+	// skipped); Bucket is its breakdown key.
+	Usage    Usage
+	HasUsage bool
+	Bucket   string
+}
+
+// StatsOf returns what entry e contributes to [Stats]: assistant messages
+// their usage under "provider/(responseModel or model)", usage entries
+// theirs under "provider/model", tool-result messages and compaction and
+// branch-summary entries theirs under [ToolsBucket].
+func StatsOf(e Entry) EntryStats {
+	var es EntryStats
 	var raw json.RawMessage
 	switch e.Type {
 	case TypeMessage:
+		es.Message = true
 		info := MessageInfoOf(e)
-		if info.Role != "assistant" {
-			return Usage{}, false
+		es.Role = info.Role
+		switch info.Role {
+		case "assistant":
+			raw = info.Usage
+			es.ToolCalls = toolCalls(e)
+			model := info.ResponseModel
+			if model == "" {
+				model = info.Model
+			}
+			es.Bucket = jsString(info.Provider) + "/" + jsString(model)
+		case "toolResult":
+			raw, es.Bucket = info.Usage, ToolsBucket
 		}
-		raw = info.Usage
+	case TypeUsage:
+		raw, _ = e.Field("usage")
+		p, _ := e.String("provider")
+		m, _ := e.String("model")
+		es.Bucket = jsString(p) + "/" + jsString(m)
 	case TypeCompaction, TypeBranchSummary:
 		raw, _ = e.Field("usage")
-	default:
-		return Usage{}, false
+		es.Bucket = ToolsBucket
 	}
+	es.Usage, es.HasUsage = UsageFromJSON(raw)
+	return es
+}
+
+// jsString is s as a JavaScript template literal prints a missing string.
+func jsString(s string) string {
+	if s == "" {
+		return "undefined"
+	}
+	return s
+}
+
+// toolCalls counts the toolCall blocks of an assistant message's content.
+func toolCalls(e Entry) int64 {
+	msg, _ := e.Field("message")
+	content, ok := jsonx.Field(msg, "content")
+	if !ok || len(content) == 0 || content[0] != '[' {
+		return 0
+	}
+	var n int64
+	_ = jsonx.ArrayElements(content, func(v []byte) error {
+		if t, ok := jsonx.Field(v, "type"); ok && string(t) == `"toolCall"` {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// UsageFromJSON reads a usage object. ok is false when raw is not an
+// object with numeric input and output (such usage is skipped).
+func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) {
 	if len(raw) == 0 || raw[0] != '{' || jsonx.Valid(raw) != nil {
 		return Usage{}, false
 	}
@@ -120,26 +234,62 @@ func UsageOf(e Entry) (u Usage, ok bool) {
 	return u, true
 }
 
-// Add counts one entry into the stats.
-func (s *Stats) Add(e Entry) {
-	s.Entries++
-	if e.Type == TypeMessage {
-		s.Messages++
-	}
-	if u, ok := UsageOf(e); ok {
-		s.AddUsage(u)
-	}
+// Tally accumulates [Stats] entry by entry, in log order (the order
+// matters: costs are summed as pi sums them). The zero value is empty.
+type Tally struct {
+	stats   Stats
+	buckets []UsageBucket
 }
 
-// AddUsage adds one usage record to the totals.
+// Add counts one entry.
+func (t *Tally) Add(e Entry) { t.AddEntryStats(StatsOf(e)) }
+
+// AddEntryStats counts what one entry contributes.
+func (t *Tally) AddEntryStats(es EntryStats) {
+	s := &t.stats
+	s.Entries++
+	if es.Message {
+		s.TotalMessages++
+		switch es.Role {
+		case "user":
+			s.UserMessages++
+		case "assistant":
+			s.AssistantMessages++
+		case "toolResult":
+			s.ToolResults++
+		}
+		s.ToolCalls += es.ToolCalls
+	}
+	if !es.HasUsage {
+		return
+	}
+	s.AddUsage(es.Usage)
+	i := slices.IndexFunc(t.buckets, func(b UsageBucket) bool { return b.Key == es.Bucket })
+	if i < 0 {
+		t.buckets = append(t.buckets, UsageBucket{Key: es.Bucket})
+		i = len(t.buckets) - 1
+	}
+	t.buckets[i].Cost += es.Usage.Cost
+	t.buckets[i].Tokens += es.Usage.Tokens()
+}
+
+// Buckets returns the breakdown so far in order of first use.
+func (t *Tally) Buckets() []UsageBucket { return slices.Clone(t.buckets) }
+
+// Stats returns the totals so far, the breakdown in pi's order.
+func (t *Tally) Stats() Stats {
+	s := t.stats
+	s.Breakdown = SortBreakdown(t.Buckets())
+	return s
+}
+
+// AddUsage adds one usage record to the token and cost totals.
 func (s *Stats) AddUsage(u Usage) {
 	t := &s.Tokens
 	t.Input += u.Input
 	t.Output += u.Output
 	t.CacheRead += u.CacheRead
 	t.CacheWrite += u.CacheWrite
-	t.Cached = t.CacheRead
-	t.Uncached = t.Input + t.CacheWrite
 	t.Total = t.Input + t.Output + t.CacheRead + t.CacheWrite
 	s.Cost += u.Cost
 }

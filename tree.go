@@ -9,14 +9,37 @@ import (
 type TreeNode struct {
 	Entry Entry `json:"entry"`
 	// Label is the entry's current label, "" when none.
-	Label    string      `json:"label,omitempty"`
-	Children []*TreeNode `json:"children"`
+	Label string `json:"label,omitempty"`
+	// LabelTimestamp is the timestamp of the label entry that set the
+	// current label, "" when unlabelled.
+	LabelTimestamp string      `json:"labelTimestamp,omitempty"`
+	Children       []*TreeNode `json:"children"`
+}
+
+// LabelTimestamps returns, per labelled entry, the timestamp of the label
+// entry that set its current label: replaying the log, each label entry
+// with a label sets its target's time and one that clears removes it, as
+// pi 1.6.0 does.
+func LabelTimestamps(log []Entry) map[string]string {
+	times := map[string]string{}
+	for _, e := range log {
+		if e.Type != TypeLabel {
+			continue
+		}
+		if LabelOf(e) != "" {
+			times[e.TargetID()] = e.Timestamp
+		} else {
+			delete(times, e.TargetID())
+		}
+	}
+	return times
 }
 
 // BuildTree arranges a session's log as pi's tree view does: roots in
 // append order, each node's children ordered by timestamp with ties in
 // append order, an entry whose parent is missing shown as a root, and leaf
-// entries left out. labels gives each node's label (may be nil). The walk
+// entries left out. labels gives each node's label (may be nil); a
+// labelled node also gets its [LabelTimestamps] time. The walk
 // is iterative, so a deep session cannot exhaust the stack, and a cycle in
 // parent ids cannot make it loop: each entry is placed once.
 func BuildTree(log []Entry, labels map[string]string) []*TreeNode {
@@ -32,6 +55,10 @@ func BuildTreeWithLeaves(log []Entry, labels map[string]string) []*TreeNode {
 func buildTree(log []Entry, labels map[string]string, keepLeaves bool) []*TreeNode {
 	nodes := make(map[string]*TreeNode, len(log))
 	order := make([]*TreeNode, 0, len(log))
+	var times map[string]string
+	if len(labels) > 0 {
+		times = LabelTimestamps(log)
+	}
 	for _, e := range log {
 		if e.Type == TypeLeaf && !keepLeaves {
 			continue
@@ -40,6 +67,9 @@ func buildTree(log []Entry, labels map[string]string, keepLeaves bool) []*TreeNo
 			continue
 		}
 		n := &TreeNode{Entry: e, Label: labels[e.ID], Children: []*TreeNode{}}
+		if n.Label != "" {
+			n.LabelTimestamp = times[e.ID]
+		}
 		nodes[e.ID] = n
 		order = append(order, n)
 	}

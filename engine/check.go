@@ -152,7 +152,7 @@ func checkSession(r q, id string) error {
 	var stored sessiontree.Stats
 	var u sessiontree.Usage
 	err := r.row(qCheckSession, args(id), &pk, &leafPK, &leafID, &leafDepth, &boundary, &stored.Entries,
-		&stored.Messages, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost, &name)
+		&stored.TotalMessages, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost, &name)
 	if err == sql.ErrNoRows {
 		return &SessionNotFoundError{ID: id}
 	}
@@ -165,7 +165,7 @@ func checkSession(r q, id string) error {
 		return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
 	}
 	byID := map[string]*checked{}
-	var want sessiontree.Stats
+	var tally sessiontree.Tally
 	labels := map[string]string{}
 	var wantName, leaf string
 	lo, hi := pkRange(pk)
@@ -246,7 +246,7 @@ func checkSession(r q, id string) error {
 			e.Raw = dec.Raw
 		}
 		byID[e.ID] = &c
-		want.Add(dec)
+		tally.Add(dec)
 		switch e.Type {
 		case sessiontree.TypeLeaf:
 			leaf = f.targetID
@@ -269,7 +269,8 @@ func checkSession(r q, id string) error {
 	}
 	rows.Close()
 
-	if want.Entries != stored.Entries || want.Messages != stored.Messages || want.Tokens != stored.Tokens ||
+	want := tally.Stats()
+	if want.Entries != stored.Entries || want.TotalMessages != stored.TotalMessages || want.Tokens != stored.Tokens ||
 		math.Abs(want.Cost-stored.Cost) > 1e-9*math.Max(1, math.Abs(want.Cost)) {
 		return corrupt("", "stored stats %+v, log gives %+v", stored, want)
 	}

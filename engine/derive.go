@@ -181,7 +181,7 @@ func usageOf(raw []byte) (sessiontree.Usage, bool) {
 		return nil
 	})
 	if err != nil || !plain {
-		return sessiontree.UsageOf(sessiontree.Entry{Type: sessiontree.TypeCompaction, Raw: usageWrapper(raw)})
+		return sessiontree.UsageFromJSON(raw)
 	}
 	if !seen[0] || !seen[1] {
 		return sessiontree.Usage{}, false

@@ -28,7 +28,7 @@ func TestUsageOfAgrees(t *testing.T) {
 		`"malformed"`,
 		`{"input":1,"output":2,"cacheRead":12345678901234567890123}`,
 	} {
-		want, wantOK := sessiontree.UsageOf(sessiontree.Entry{Type: sessiontree.TypeCompaction, Raw: usageWrapper([]byte(raw))})
+		want, wantOK := sessiontree.UsageFromJSON([]byte(raw))
 		got, ok := usageOf([]byte(raw))
 		if got != want || ok != wantOK {
 			t.Errorf("usageOf(%s) = %+v, %v; want %+v, %v", raw, got, ok, want, wantOK)

@@ -56,7 +56,7 @@ func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 	var st sessiontree.Stats
 	var u sessiontree.Usage
 	err := s.db.read(ctx, func(r q) error {
-		return r.row(qSessionStats, args(s.pk), &st.Entries, &st.Messages,
+		return r.row(qSessionStats, args(s.pk), &st.Entries, &st.TotalMessages,
 			&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost)
 	})
 	if errors.Is(err, sql.ErrNoRows) {

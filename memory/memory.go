@@ -56,7 +56,7 @@ type Storage struct {
 	// statsMu guards stats and counted; callers also hold mu (read or
 	// write), which keeps entries stable.
 	statsMu sync.Mutex
-	stats   sessiontree.Stats
+	stats   sessiontree.Tally
 	counted int // entries[:counted] are in stats
 }
 
@@ -327,7 +327,7 @@ func (s *Storage) rollback(mark int) {
 	s.labels = map[string]string{}
 	s.leaf, s.name = "", ""
 	s.statsMu.Lock()
-	s.stats, s.counted = sessiontree.Stats{}, 0
+	s.stats, s.counted = sessiontree.Tally{}, 0
 	s.statsMu.Unlock()
 	for _, e := range kept {
 		s.index(e)
@@ -402,7 +402,7 @@ func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 	for ; s.counted < len(s.entries); s.counted++ {
 		s.stats.Add(s.entries[s.counted])
 	}
-	return s.stats, nil
+	return s.stats.Stats(), nil
 }
 
 // Path returns the path from an entry to the root or compaction boundary.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -435,7 +436,7 @@ var _ = register("ReopenKeepsEverything", func(t *testing.T, h Harness) {
 		t.Errorf("Name() after reopen = %q", got)
 	}
 	got, _ := f.st.Stats(f.ctx)
-	if got.Messages != stats.Messages || got.Tokens != stats.Tokens || got.Entries != stats.Entries+2 {
+	if got.TotalMessages != stats.TotalMessages || got.Tokens != stats.Tokens || got.Entries != stats.Entries+2 {
 		t.Errorf("Stats() after reopen = %+v; want %+v with 2 more entries", got, stats)
 	}
 	if m, _ := f.st.Meta(f.ctx); m.ID != meta.ID || m.Cwd != meta.Cwd {
@@ -491,14 +492,23 @@ var _ = register("EntriesByTypeAndStats", func(t *testing.T, h Harness) {
 	f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "s", FirstKeptEntryID: a2,
 		Usage: json.RawMessage(`{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"cost":{"total":0.5}}`)}))
 	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"assistant","usage":"malformed"}`)))
+	f.ok(f.s.AppendUsage(f.ctx, sessiontree.UsageRecord{Kind: "cache_warm", Provider: "x", Model: "y",
+		Usage: json.RawMessage(`{"input":10,"output":0,"cacheRead":1000,"cacheWrite":0,"cost":{"total":0.1}}`)}))
+	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"toolResult","content":[],"usage":{"input":3,"output":4,"cost":{"total":0.05}}}`)))
+	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"assistant","provider":"anthropic","model":"m","responseModel":"claude-sonnet-4-5",`+
+		`"content":[{"type":"toolCall","id":"1"},{"type":"text","text":"t"},{"type":"toolCall","id":"2"}],"usage":{"input":1,"output":1,"cost":{"total":0}}}`)))
 	got, err := f.st.EntriesByType(f.ctx, sessiontree.TypeMessage)
-	if err != nil || len(got) != 4 || got[1].ID != a1 || got[2].ID != a2 {
-		t.Errorf("EntriesByType(message) = %v, %v; want 4 in append order", ids(got), err)
+	if err != nil || len(got) != 6 || got[1].ID != a1 || got[2].ID != a2 {
+		t.Errorf("EntriesByType(message) = %v, %v; want 6 in append order", ids(got), err)
 	}
 	st, _ := f.st.Stats(f.ctx)
-	want := sessiontree.Stats{Entries: 6, Messages: 4, Cost: 1.0,
-		Tokens: sessiontree.TokenStats{Input: 201, Output: 42, CacheRead: 13, CacheWrite: 18, Cached: 13, Uncached: 219, Total: 274}}
-	if diff := cmp.Diff(want, st); diff != "" {
+	want := sessiontree.Stats{Entries: 9, UserMessages: 1, AssistantMessages: 4, ToolCalls: 2, ToolResults: 1,
+		TotalMessages: 6, Cost: 1.15,
+		Tokens: sessiontree.TokenStats{Input: 215, Output: 47, CacheRead: 1013, CacheWrite: 18, Total: 1293},
+		Breakdown: []sessiontree.UsageBucket{{Key: sessiontree.ToolsBucket, Cost: 0.55, Tokens: 17},
+			{Key: "anthropic/claude-sonnet-4", Cost: 0.5, Tokens: 264}, {Key: "x/y", Cost: 0.1, Tokens: 1010},
+			{Key: "anthropic/claude-sonnet-4-5", Cost: 0, Tokens: 2}}}
+	if diff := cmp.Diff(want, st, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("Stats() (-want +got):\n%s", diff)
 	}
 })

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -40,13 +41,63 @@ type PiExpected struct {
 	// IDsAssigned is true for version-1 files, whose ids pi invents while
 	// migrating: only the context can be compared there.
 	IDsAssigned bool `json:"idsAssignedOnMigration"`
+
+	// The answers below are recorded by the pi 1.6.0 fixtures
+	// (testdata/pi1) only; each is checked when present.
+
+	// PiVersion is the pi release that wrote and answered the file.
+	PiVersion string `json:"piVersion"`
+	// Projection is buildSessionProjection at the leaf.
+	Projection json.RawMessage `json:"projection"`
+	// ContextEntryIDs are the ids of buildContextEntries at the leaf.
+	ContextEntryIDs []string `json:"contextEntryIds"`
+	// LabelTimestamps are the tree nodes' labelTimestamp per labelled entry.
+	LabelTimestamps map[string]string `json:"labelTimestamps"`
+	// SessionInfo is pi's session list row; JSON null when pi leaves the
+	// file out of its list.
+	SessionInfo json.RawMessage `json:"sessionInfo"`
+	// Stats are pi's /session totals (its sessionId key aside).
+	Stats json.RawMessage `json:"stats"`
+	// AppendErrors are appends pi refused while writing the file.
+	AppendErrors []PiAppendError `json:"appendErrors"`
+}
+
+// PiAppendError is an append pi refused while it wrote a fixture.
+type PiAppendError struct {
+	// Op is pi's method: appendContextEdit, appendLabelChange, branch,
+	// branchWithSummary.
+	Op       string `json:"op"`
+	TargetID string `json:"targetId"`
+	// Arg is the replacement, label or summary given.
+	Arg   json.RawMessage `json:"arg"`
+	Error string          `json:"error"`
 }
 
 // PiProbe is pi's answer at one entry other than the leaf.
 type PiProbe struct {
-	From    string          `json:"from"`
-	Branch  []string        `json:"branch"`
-	Context json.RawMessage `json:"context"`
+	From       string          `json:"from"`
+	Branch     []string        `json:"branch"`
+	Context    json.RawMessage `json:"context"`
+	Projection json.RawMessage `json:"projection"`
+}
+
+// PiStats decodes pi's stats without its sessionId key.
+func (w PiExpected) PiStats(t testing.TB) sessiontree.Stats {
+	t.Helper()
+	var st sessiontree.Stats
+	if err := json.Unmarshal(w.Stats, &st); err != nil {
+		t.Fatalf("expected stats: %v", err)
+	}
+	return st
+}
+
+// ListInfo decodes pi's messageCount and firstMessage; ok is false when
+// pi leaves the file out of its list or the answer was not recorded.
+func (w PiExpected) ListInfo() (info sessiontree.ListInfo, ok bool) {
+	if len(w.SessionInfo) == 0 || string(w.SessionInfo) == "null" {
+		return info, false
+	}
+	return info, json.Unmarshal(w.SessionInfo, &info) == nil
 }
 
 // PiFixtures lists the fixtures in dir (testdata/pi).
@@ -124,7 +175,37 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 	for _, p := range want.Probes {
 		checkBranch(t, s, p.From, p.Branch)
 		checkContext(t, s, p.From, p.Context)
+		if p.Projection != nil {
+			checkProjection(t, s, p.From, p.Projection)
+		}
 	}
+	if want.Projection != nil {
+		checkProjection(t, s, "", want.Projection)
+	}
+	if want.ContextEntryIDs != nil {
+		got, err := s.ContextEntries(ctx, sessiontree.ContextOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.ContextEntryIDs, ids(got)); diff != "" {
+			t.Errorf("ContextEntries() ids (-pi +got):\n%s", diff)
+		}
+	}
+	if want.Stats != nil {
+		got, err := st.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.PiStats(t), got, cmpopts.IgnoreFields(sessiontree.Stats{}, "Entries")); diff != "" {
+			t.Errorf("Stats() (-pi +got):\n%s", diff)
+		}
+	}
+	if wantInfo, ok := want.ListInfo(); ok {
+		if got := sessiontree.ListInfoOf(log); got != wantInfo {
+			t.Errorf("ListInfoOf(log) = %+v; want pi's %+v", got, wantInfo)
+		}
+	}
+	checkAppendErrors(t, s, want.AppendErrors)
 	if want.Labels != nil {
 		got, err := st.Labels(ctx)
 		if err != nil {
@@ -134,11 +215,108 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 			t.Errorf("Labels() (-pi +got):\n%s", diff)
 		}
 	}
-	if want.Children != nil {
-		if diff := cmp.Diff(want.Children, childrenOf(sessiontree.BuildTree(log, nil))); diff != "" {
+	if want.Children != nil || want.LabelTimestamps != nil {
+		labels, err := st.Labels(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := sessiontree.BuildTree(log, labels)
+		if diff := cmp.Diff(want.Children, childrenOf(tree)); want.Children != nil && diff != "" {
 			t.Errorf("tree children (-pi +got):\n%s", diff)
 		}
+		if diff := cmp.Diff(want.LabelTimestamps, labelTimestampsOf(tree)); want.LabelTimestamps != nil && diff != "" {
+			t.Errorf("tree label timestamps (-pi +got):\n%s", diff)
+		}
 	}
+}
+
+// checkProjection compares Session.Projection at from with pi's
+// buildSessionProjection entries.
+func checkProjection(t testing.TB, s *sessiontree.Session, from string, want json.RawMessage) {
+	t.Helper()
+	p, err := s.Projection(context.Background(), sessiontree.ContextOptions{From: from})
+	if err != nil {
+		t.Errorf("Projection(%q): %v", from, err)
+		return
+	}
+	var g, w any
+	_ = json.Unmarshal(mustJSON(p), &g)
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("expected projection: %v", err)
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("Projection(%q) (-pi +got):\n%s", from, diff)
+	}
+}
+
+// checkAppendErrors replays the appends pi refused whose refusal does not
+// depend on where the leaf was at the time (a missing target, a bad
+// replacement) and checks that the session refuses them with pi's
+// message. A target that is not editable is refused after the branch
+// check, so the leaf first moves onto it. It runs last: it may move the
+// leaf.
+func checkAppendErrors(t testing.TB, s *sessiontree.Session, refused []PiAppendError) {
+	t.Helper()
+	ctx := context.Background()
+	for _, r := range refused {
+		if strings.Contains(r.Error, "active branch") {
+			continue // depends on the leaf when pi tried it
+		}
+		var err error
+		switch r.Op {
+		case "appendContextEdit":
+			if strings.HasSuffix(r.Error, "editable model content") {
+				if _, err := s.MoveTo(ctx, r.TargetID, nil); err != nil {
+					t.Errorf("MoveTo(%s): %v", r.TargetID, err)
+				}
+			}
+			var repl json.RawMessage
+			if string(r.Arg) != "null" {
+				repl = editReplacement(r.Arg)
+			}
+			_, err = s.EditContext(ctx, r.TargetID, repl)
+		case "appendLabelChange":
+			var label string
+			_ = json.Unmarshal(r.Arg, &label)
+			_, err = s.SetLabel(ctx, r.TargetID, label)
+		case "branch":
+			_, err = s.MoveTo(ctx, r.TargetID, nil)
+		case "branchWithSummary":
+			_, err = s.MoveTo(ctx, r.TargetID, &sessiontree.BranchSummary{Summary: "s"})
+		default:
+			t.Errorf("pi refused unknown op %q", r.Op)
+			continue
+		}
+		if err == nil || !strings.HasSuffix(err.Error(), r.Error) {
+			t.Errorf("%s(%s, %s) = %v; want pi's %q", r.Op, r.TargetID, r.Arg, err, r.Error)
+		}
+	}
+}
+
+// editReplacement turns pi's replacement argument into EditContext's:
+// the content of an object with one, else something EditContext must
+// refuse as pi did.
+func editReplacement(arg json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(arg, &obj) == nil {
+		if c, ok := obj["content"]; ok {
+			return c
+		}
+	}
+	return json.RawMessage(`{"not":"content"}`)
+}
+
+func labelTimestampsOf(roots []*sessiontree.TreeNode) map[string]string {
+	out := map[string]string{}
+	stack := roots
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], n.Children...)
+		if n.LabelTimestamp != "" {
+			out[n.Entry.ID] = n.LabelTimestamp
+		}
+	}
+	return out
 }
 
 func checkBranch(t testing.TB, s *sessiontree.Session, from string, want []string) {

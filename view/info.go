@@ -78,7 +78,7 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	}
 	info := Info{
 		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(d.Leaf),
-		EntryCount: int64(len(d.Log)), MessageCount: stats.Messages,
+		EntryCount: int64(len(d.Log)), MessageCount: stats.TotalMessages,
 		CreatedAt: meta.CreatedAt, ParentSession: ptr(meta.ParentSession), Version: meta.Version,
 		Labels: len(d.Labels), Stats: stats,
 	}

@@ -126,7 +126,26 @@ func scanObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, 
 	}
 }
 
-func scanArray(b []byte, i, depth int) (int, error) {
+// ArrayElements walks the top-level array in b and calls fn with each
+// element's raw value. It fails if b is not a single valid JSON array.
+func ArrayElements(b []byte, fn func(value []byte) error) error {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return syntaxErr(i, "want an array")
+	}
+	end, err := scanArrayFn(b, i, 1, fn)
+	if err != nil {
+		return err
+	}
+	if j := skipSpace(b, end); j != len(b) {
+		return syntaxErr(j, "trailing data after the array")
+	}
+	return nil
+}
+
+func scanArray(b []byte, i, depth int) (int, error) { return scanArrayFn(b, i, depth, nil) }
+
+func scanArrayFn(b []byte, i, depth int, fn func(value []byte) error) (int, error) {
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil
@@ -135,6 +154,11 @@ func scanArray(b []byte, i, depth int) (int, error) {
 		end, err := skipValue(b, i, depth)
 		if err != nil {
 			return 0, err
+		}
+		if fn != nil {
+			if err := fn(b[i:end]); err != nil {
+				return 0, err
+			}
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) {
