@@ -111,8 +111,9 @@ func (s *Session) AppendActiveTools(ctx context.Context, names []string) (Entry,
 	return s.appendFields(ctx, TypeActiveToolsChange, "activeToolNames", names)
 }
 
-// Compaction is a compaction to append. Exactly one of FirstKeptEntryID and
-// RetainedTail says what the summary keeps.
+// Compaction is a compaction to append. At most one of FirstKeptEntryID
+// and RetainedTail says what the summary keeps; with neither it keeps
+// nothing (pi's retain-none: firstKeptEntryId is the compaction's own id).
 type Compaction struct {
 	Summary string
 	// FirstKeptEntryID is the oldest entry on the path still sent to the
@@ -126,24 +127,70 @@ type Compaction struct {
 	FromHook     bool
 }
 
-// AppendCompaction appends a compaction entry.
+// AppendCompaction appends a compaction entry as pi 1.6.0 writes it: when
+// the current context holds system messages, the compaction carries their
+// replay as its systemMessage ([CurrentSystemMessage], stamped with the
+// compaction's time), which replaces them in later contexts. The append is
+// guarded on the leaf the snapshot was taken at.
 func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, error) {
-	if (c.FirstKeptEntryID == "") == (c.RetainedTail == nil) {
+	if c.FirstKeptEntryID != "" && c.RetainedTail != nil {
 		return Entry{}, fmt.Errorf("append compaction: %w",
-			invalid("", "give exactly one of firstKeptEntryId and retainedTail"))
+			invalid("", "give at most one of firstKeptEntryId and retainedTail"))
 	}
-	var keep any
-	if c.FirstKeptEntryID != "" {
+	now := s.opts.Now()
+	leaf, sys, err := s.systemSnapshot(ctx, now)
+	if err != nil {
+		return Entry{}, fmt.Errorf("append compaction: %w", err)
+	}
+	var id string
+	var keep, tail any
+	switch {
+	case c.FirstKeptEntryID != "":
 		keep = c.FirstKeptEntryID
-	}
-	var tail any
-	if c.RetainedTail != nil {
+	case c.RetainedTail != nil:
 		tail = c.RetainedTail
+	default:
+		if id, err = s.store.NewEntryID(ctx); err != nil {
+			return Entry{}, fmt.Errorf("append compaction: %w", err)
+		}
+		keep = id
 	}
-	return s.appendFields(ctx, TypeCompaction,
-		"summary", c.Summary, "firstKeptEntryId", keep, "retainedTail", tail,
+	f, err := Fields("summary", c.Summary, "firstKeptEntryId", keep, "retainedTail", tail,
 		"tokensBefore", c.TokensBefore, "details", c.Details, "usage", c.Usage,
-		"fromHook", c.FromHook)
+		"fromHook", c.FromHook, "systemMessage", sys)
+	if err != nil {
+		return Entry{}, fmt.Errorf("append compaction: %w", err)
+	}
+	d := Draft{Type: TypeCompaction, ID: id, Timestamp: FormatTime(now), Fields: f}
+	e, err := s.store.Append(ctx, d, IfLeaf(leaf))
+	if err != nil {
+		return Entry{}, fmt.Errorf("append compaction: %w", err)
+	}
+	return e, nil
+}
+
+// systemSnapshot returns the leaf and the replay of the system messages
+// in the context there (nil when it holds none), stamped with now.
+func (s *Session) systemSnapshot(ctx context.Context, now time.Time) (string, json.RawMessage, error) {
+	leaf, err := s.store.Leaf(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	path, err := s.store.Path(ctx, leaf)
+	if err != nil {
+		return "", nil, err
+	}
+	proj, err := Projection(ContextEntries(path), s.opts.Projectors)
+	if err != nil {
+		return "", nil, err
+	}
+	// The time is the compaction's own, at millisecond precision.
+	ms := now.UTC().Truncate(time.Millisecond).UnixMilli()
+	sys, ok := CurrentSystemMessage(proj.Messages(), ms)
+	if !ok {
+		return leaf, nil, nil
+	}
+	return leaf, sys, nil
 }
 
 // AppendCustom appends a custom entry (extension data, not in context

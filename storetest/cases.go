@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -80,7 +82,6 @@ var _ = register("DraftWithOwnIDAndDuplicate", func(t *testing.T, h Harness) {
 	}
 	bad := []sessiontree.Draft{
 		{Type: sessiontree.TypeLeaf, Fields: json.RawMessage(`{"targetId":null}`)},
-		{Type: "bogus"},
 		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p"}`)},
 		{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"x","id":"zz"}`)},
 		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":`)},
@@ -229,8 +230,46 @@ var _ = register("CompactionRetainedTail", func(t *testing.T, h Harness) {
 	if got := f.path(f.s.Branch(f.ctx, "")); len(got) != 2 || got[0] != comp.ID {
 		t.Errorf("Branch() = %v; want the compaction first, then one entry", got)
 	}
-	if _, err := f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "both missing"}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
-		t.Errorf("AppendCompaction without kept messages error = %v; want ErrInvalidEntry", err)
+	both := sessiontree.Compaction{Summary: "both", FirstKeptEntryID: comp.ID, RetainedTail: tail}
+	if _, err := f.s.AppendCompaction(f.ctx, both); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("AppendCompaction with both firstKeptEntryId and retainedTail error = %v; want ErrInvalidEntry", err)
+	}
+})
+
+var _ = register("CompactionRetainNone", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.user("1")
+	f.assistant("2")
+	comp := f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "none kept"}))
+	if keep := sessiontree.FirstKeptEntryID(comp); keep != comp.ID {
+		t.Errorf("retain-none compaction firstKeptEntryId = %q; want its own id %q", keep, comp.ID)
+	}
+	f.user("after")
+	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:none kept", "user:after")
+})
+
+var _ = register("CompactionSystemSnapshot", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"system","content":"base","sections":{"a":"A","b":"B"},`+
+		`"toolsAdded":[{"name":"read","description":"r1"},{"name":"bash","description":"b"}],"timestamp":5}`)))
+	keep := f.user("1")
+	f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"system","content":[{"type":"text","text":"more"}],`+
+		`"sections":{"a":null,"c":"C","b":"B2"},"toolsRemoved":[{"name":"bash"}],"toolsAdded":[{"name":"read","description":"r2"}],"timestamp":9}`)))
+	f.assistant("2")
+	comp := f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "S", FirstKeptEntryID: keep}))
+	tm, _ := comp.Time()
+	want := fmt.Sprintf(`{"role":"system","content":"base\n\nmore","sections":{"b":"B2","c":"C"},`+
+		`"toolsAdded":[{"name":"read","description":"r2"}],"timestamp":%d}`, tm.UnixMilli())
+	if got, _ := comp.Field("systemMessage"); string(got) != want {
+		t.Errorf("compaction systemMessage = %s; want %s", got, want)
+	}
+	f.user("3")
+	// The snapshot replaces the system messages of the kept range.
+	f.wantTexts(sessiontree.ContextOptions{}, "system:base\n\nmore", "compactionSummary:S", "user:1", "assistant:2", "user:3")
+	plain := newFixture(t, h)
+	k := plain.user("x")
+	if c := plain.ok(plain.s.AppendCompaction(plain.ctx, sessiontree.Compaction{Summary: "S", FirstKeptEntryID: k})); bytes.Contains(c.Raw, []byte("systemMessage")) {
+		t.Errorf("compaction without system messages = %s; want no systemMessage", c.Raw)
 	}
 })
 
@@ -261,14 +300,15 @@ var _ = register("StateHoldsAcrossCompaction", func(t *testing.T, h Harness) {
 var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	u1 := f.user("one")
-	f.assistant("two")
+	a2 := f.assistant("two")
 	id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "left it"})
 	if err != nil || id == "" {
 		t.Fatalf("MoveTo(%q, summary) = %q, %v", u1, id, err)
 	}
 	sum := f.ok(f.st.Entry(f.ctx, id))
-	if from, _ := sum.String("fromId"); sum.ParentID != u1 || from != u1 || sum.Type != sessiontree.TypeBranchSummary {
-		t.Errorf("summary entry = %s; want a branch_summary under %q with fromId %q", sum.Raw, u1, u1)
+	// fromId is the leaf being left, as pi 1.x writes it.
+	if from, _ := sum.String("fromId"); sum.ParentID != u1 || from != a2 || sum.Type != sessiontree.TypeBranchSummary {
+		t.Errorf("summary entry = %s; want a branch_summary under %q with fromId %q", sum.Raw, u1, a2)
 	}
 	if leaf, _ := f.st.Leaf(f.ctx); leaf != id {
 		t.Errorf("Leaf() = %q; want the summary %q", leaf, id)
@@ -276,19 +316,33 @@ var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
 	f.user("three")
 	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "branchSummary:left it", "user:three")
 	tm, _ := sum.Time()
-	want := mustJSON(map[string]any{"role": "branchSummary", "summary": "left it", "fromId": u1, "timestamp": tm.UnixMilli()})
+	want := mustJSON(map[string]any{"role": "branchSummary", "summary": "left it", "fromId": a2, "timestamp": tm.UnixMilli()})
 	if c := f.context(sessiontree.ContextOptions{}); !jsonEqual(c.Messages[1], want) {
 		t.Errorf("branch summary message = %s; want %s", c.Messages[1], want)
 	}
+	left, _ := f.st.Leaf(f.ctx)
 	id, err = f.s.MoveTo(f.ctx, "", &sessiontree.BranchSummary{Summary: "from scratch"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum = f.ok(f.st.Entry(f.ctx, id))
-	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != "root" {
-		t.Errorf("summary at root = %s; want parentId null and fromId \"root\"", sum.Raw)
+	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != left {
+		t.Errorf("summary at root = %s; want parentId null and fromId %q", sum.Raw, left)
 	}
 	f.wantTexts(sessiontree.ContextOptions{}, "branchSummary:from scratch")
+	if _, err := f.s.MoveTo(f.ctx, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	id, err = f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "from nothing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if from, _ := f.ok(f.st.Entry(f.ctx, id)).String("fromId"); from != "root" {
+		t.Errorf("summary leaving a null leaf has fromId %q; want \"root\"", from)
+	}
+	if _, err := f.s.MoveTo(f.ctx, "", nil); err != nil {
+		t.Fatal(err)
+	}
 	if id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{}); err != nil {
 		t.Fatal(err)
 	} else if f.ok(f.st.Entry(f.ctx, id)).Type != sessiontree.TypeBranchSummary {
@@ -376,9 +430,9 @@ var _ = register("LabelsAndName", func(t *testing.T, h Harness) {
 	f.ok(f.s.SetLabel(f.ctx, u, "  first  "))
 	f.ok(f.s.SetLabel(f.ctx, a, "second"))
 	f.ok(f.s.SetLabel(f.ctx, a, ""))
-	f.ok(f.s.SetName(f.ctx, "  my\nsession\r\nname "))
+	f.ok(f.s.SetName(f.ctx, "  my\nsession\r\n\r\nname "))
 	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "assistant:two")
-	want := map[string]string{u: "first"}
+	want := map[string]string{u: "  first  "} // kept as written, as pi does
 	if got, _ := f.st.Labels(f.ctx); !cmp.Equal(got, want) {
 		t.Errorf("Labels() = %v; want %v", got, want)
 	}
