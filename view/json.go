@@ -70,7 +70,9 @@ func WriteEntriesJSON(w io.Writer, entries []sessiontree.Entry, opts JSONOptions
 
 // WriteTreeJSON writes the session's tree as pi orders it
 // ([sessiontree.BuildTree]): an array of root nodes, each
-// {"entry": <entry>, "label": <label, omitted if none>, "children": [...]}.
+// {"entry": <entry>, "label": <label>, "labelTimestamp": <the time of the
+// label entry that set it>, "children": [...]}, label and labelTimestamp
+// omitted when the entry has no label, as pi's getTree gives them.
 // It writes iteratively, so a session thousands of entries deep is fine.
 func WriteTreeJSON(ctx context.Context, w io.Writer, st sessiontree.Storage, opts JSONOptions) error {
 	log, err := st.Log(ctx, 0, 0)
@@ -120,6 +122,10 @@ func WriteTreeNodesJSON(w io.Writer, roots []*sessiontree.TreeNode, opts JSONOpt
 			if n.Label != "" {
 				buf.WriteString(`,"label":`)
 				buf.Write(quote(n.Label))
+			}
+			if n.LabelTimestamp != "" {
+				buf.WriteString(`,"labelTimestamp":`)
+				buf.Write(quote(n.LabelTimestamp))
 			}
 			buf.WriteString(`,"children":[`)
 			stack = append(stack, frame{nodes: n.Children})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -191,12 +192,24 @@ func TestInfoAgainstPi(t *testing.T) {
 	}
 }
 
+// piFixtures are the version-3 files of testdata/pi and testdata/pi1 (the
+// legacy files need migrating, which load does not do).
+func piFixtures(t testing.TB) []storetest.PiFixture {
+	var out []storetest.PiFixture
+	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
+		for _, fx := range storetest.PiFixtures(t, dir) {
+			if !strings.HasPrefix(fx.Name, "legacy") {
+				fx.Name = filepath.Base(dir) + "/" + fx.Name
+				out = append(out, fx)
+			}
+		}
+	}
+	return out
+}
+
 func TestTreeJSON(t *testing.T) {
 	ctx := context.Background()
-	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
-		if strings.HasPrefix(fx.Name, "legacy") {
-			continue
-		}
+	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			st := load(t, fx.Path)
 			var buf bytes.Buffer
@@ -205,7 +218,11 @@ func TestTreeJSON(t *testing.T) {
 			}
 			log, _ := st.Log(ctx, 0, 0)
 			labels, _ := st.Labels(ctx)
-			std, err := json.Marshal(sessiontree.BuildTree(log, labels))
+			nodes := sessiontree.BuildTree(log, labels)
+			if nodes == nil {
+				nodes = []*sessiontree.TreeNode{} // an empty tree is written []
+			}
+			std, err := json.Marshal(nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,6 +239,13 @@ func TestTreeJSON(t *testing.T) {
 			collect("", roots, children)
 			if diff := cmp.Diff(fx.Want.Children, children); diff != "" {
 				t.Errorf("tree children (-pi +got):\n%s", diff)
+			}
+			if fx.Want.LabelTimestamps != nil {
+				times := map[string]string{}
+				labelTimes(roots, times)
+				if diff := cmp.Diff(fx.Want.LabelTimestamps, times); diff != "" {
+					t.Errorf("tree labelTimestamp (-pi +got):\n%s", diff)
+				}
 			}
 			if !bytes.HasSuffix(buf.Bytes(), []byte("]\n")) {
 				t.Errorf("tree JSON does not end in a newline")
@@ -279,9 +303,20 @@ func normalize(t testing.TB, b []byte) []byte {
 }
 
 type treeNode struct {
-	Entry    struct{ ID string }
-	Label    string
-	Children []treeNode
+	Entry          struct{ ID string }
+	Label          string
+	LabelTimestamp *string
+	Children       []treeNode
+}
+
+// labelTimes collects the labelTimestamp of every node that has one.
+func labelTimes(nodes []treeNode, out map[string]string) {
+	for _, n := range nodes {
+		if n.LabelTimestamp != nil {
+			out[n.Entry.ID] = *n.LabelTimestamp
+		}
+		labelTimes(n.Children, out)
+	}
 }
 
 func collect(parent string, nodes []treeNode, out map[string][]string) {

@@ -109,9 +109,11 @@ the lane and older ones open lanes to its right. Long runs of plain entries
 are folded into one "~" line, and leaf entries (moves of the leaf) are
 hidden, unless --all.
 
-With --json: an array of root nodes, each {"entry", "label" (omitted if
-none), "children"}: roots in append order, children by timestamp with ties in
-append order, as pi orders them; leaf entries are left out.`,
+With --json: an array of root nodes, each {"entry", "label",
+"labelTimestamp", "children"} as pi's getTree gives them: label and
+labelTimestamp (the time of the label entry that set the label) omitted when
+there is no label; roots in append order, children by timestamp with ties in
+append order; leaf entries are left out.`,
 		Example: `  sessiontree tree 0198f2a4
   sessiontree tree 0198f2a4 --all | less
   sessiontree tree session.jsonl --json`,
