@@ -144,13 +144,11 @@ func TestInfoGolden(t *testing.T) {
 }
 
 // TestInfoAgainstPi checks info's keys against pi's answers for every
-// version-3 fixture.
+// version-3 fixture: pi's /session stats and session-list fields where pi
+// 1.6.0 recorded them.
 func TestInfoAgainstPi(t *testing.T) {
 	ctx := context.Background()
-	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
-		if strings.HasPrefix(fx.Name, "legacy") {
-			continue
-		}
+	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			info, err := view.LoadInfo(ctx, load(t, fx.Path))
 			if err != nil {
@@ -187,6 +185,21 @@ func TestInfoAgainstPi(t *testing.T) {
 			}
 			if got["branches"] != float64(tips) {
 				t.Errorf("info branches = %v; want %d tips", got["branches"], tips)
+			}
+			if fx.Want.Stats != nil {
+				var w map[string]any
+				if err := json.Unmarshal(fx.Want.Stats, &w); err != nil {
+					t.Fatal(err)
+				}
+				delete(w, "sessionId")
+				if diff := cmp.Diff(w, got["stats"]); diff != "" {
+					t.Errorf("info stats (-pi +got):\n%s", diff)
+				}
+			}
+			if li, ok := fx.Want.ListInfo(); ok {
+				if got["messageCount"] != float64(li.MessageCount) || got["firstMessage"] != li.FirstMessage {
+					t.Errorf("info messageCount, firstMessage = %v, %q; want pi's %d, %q", got["messageCount"], got["firstMessage"], li.MessageCount, li.FirstMessage)
+				}
 			}
 		})
 	}

@@ -67,13 +67,22 @@ func newInfoCommand(a *app) *cobra.Command {
 		Short: "Show a session's metadata, counts, tokens and cost",
 		Long: `Show a session's id, name, working directory, creation and last change,
 parent session, leaf, entry and message counts, branches, compactions,
-labels, and token and cost totals.
+labels, token and cost totals over every branch, and the cost breakdown per
+provider/model (one line each: key, cost, tokens; tool results and summaries
+in "Tools/summaries"), as pi's /session shows them.
 
 With --json: an object with id, cwd, name (null if none), leafId (null if
-none), entryCount, messageCount, createdAt, updatedAt, parentSession (null if
-none), version, branches, roots, compactions, labels and stats.`,
+none), entryCount, messageCount and firstMessage (as pi's session list gives
+them: every message entry counted, system messages included; the text of
+the first user message with text, else "(no messages)"), createdAt,
+updatedAt, parentSession (null if none), version, branches, roots,
+compactions, labels and stats: pi's /session totals {userMessages,
+assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
+output, cacheRead, cacheWrite, total}, cost, breakdown [{key, cost,
+tokens}]}.`,
 		Example: `  sessiontree info 0198f2a4
-  sessiontree info session.jsonl --json | jq .stats.cost`,
+  sessiontree info session.jsonl --json | jq .stats.cost
+  sessiontree info 0198f2a4 --json | jq -r '.stats.breakdown[] | "\(.key) \(.cost)"'`,
 		Args:              args(1, 1, "one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
