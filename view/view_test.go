@@ -410,3 +410,69 @@ func TestHitsTable(t *testing.T) {
 		t.Errorf("WriteHits(nil) = %q, %v; want \"no hits\"", buf.String(), err)
 	}
 }
+
+// TestEditMarks checks which entries the tree marks edited or omitted in
+// the file pi wrote with hand-added edits: only edits in effect in the
+// leaf's context, and only those that change something (the replacement
+// of a system message is ignored, as pi ignores it; the edits of a missing
+// id do nothing). Moving the leaf above an edit takes its mark away.
+func TestEditMarks(t *testing.T) {
+	ctx := context.Background()
+	st := load(t, "../testdata/pi1/edited-00.jsonl")
+	d, err := view.LoadSessionData(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"3199483c": view.MarkOmitted, // a bash execution
+		"2fd28c7a": view.MarkEdited,  // an assistant message
+		"9169653d": view.MarkEdited,  // a tool result
+		"07a4521a": view.MarkEdited,  // a custom message
+		"645bfd0f": view.MarkOmitted, // a branch summary
+		"40fb22f8": view.MarkEdited,  // a user message
+		"617d9aed": view.MarkOmitted, // the newest compaction, by the leaf itself
+	}
+	if diff := cmp.Diff(want, d.EditMarks()); diff != "" {
+		t.Errorf("EditMarks() (-want +got):\n%s", diff)
+	}
+	// pi's own projection agrees: an omitted entry contributes nothing.
+	var proj []struct {
+		SourceID string
+		Messages []json.RawMessage
+	}
+	fx := storetest.PiFixtures(t, "../testdata/pi1")
+	for _, f := range fx {
+		if f.Name == "edited-00" {
+			if err := json.Unmarshal(f.Want.Projection, &proj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, pe := range proj {
+		if want[pe.SourceID] == view.MarkOmitted && len(pe.Messages) != 0 {
+			t.Errorf("entry %s is marked omitted but pi's projection gives it %d messages", pe.SourceID, len(pe.Messages))
+		}
+	}
+
+	// Edits are branch-local: with the leaf above the compaction's edit,
+	// the compaction is no longer marked.
+	if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).MoveTo(ctx, "40e4321d", nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = view.LoadSessionData(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "617d9aed")
+	if diff := cmp.Diff(want, d.EditMarks()); diff != "" {
+		t.Errorf("EditMarks() after moving the leaf above an edit (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := view.WriteTreeData(&buf, d, view.TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"* 3199483c (omitted) bash: $ pwd (exit 0)", "* 40fb22f8 (edited) user: after the edits", "* 617d9aed compaction: hand compaction"} {
+		if !strings.Contains(buf.String(), line+"\n") {
+			t.Errorf("folded tree lacks %q:\n%s", line, buf.String())
+		}
+	}
+}

@@ -118,6 +118,14 @@ the lane and older ones open lanes to its right. Long runs of plain entries
 are folded into one "~" line, and leaf entries (moves of the leaf) are
 hidden, unless --all.
 
+An entry that a context edit (see sessiontree edit) changes in what the model
+sees at the leaf is marked (omitted) when the model no longer sees it, or
+(edited) when its content is replaced. Only the edits in effect at the leaf
+count, as pi applies them: per entry, the last edit on the active path after
+the compaction boundary, and only if it changes something. An edit on another
+branch marks nothing; the context_edit entries themselves are shown as
+"context_edit <target> omit" or "... replace: <new text>", and never folded.
+
 With --json: an array of root nodes, each {"entry", "label",
 "labelTimestamp", "children"} as pi's getTree gives them: label and
 labelTimestamp (the time of the label entry that set the label) omitted when
