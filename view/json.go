@@ -142,3 +142,14 @@ func quote(s string) []byte {
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
+
+// ContextJSON is what `sessiontree context --json` prints: the context's
+// keys ({"messages", "thinkingLevel", "model", "activeToolNames"}) and,
+// when Projection is set, "projection": per context entry, the messages it
+// contributes ([sessiontree.Projected], pi 1.6.0's buildSessionProjection
+// as [{"sourceId", "messages"}]).
+type ContextJSON struct {
+	sessiontree.Context
+	// Projection is omitted when nil.
+	Projection sessiontree.Projected `json:"projection,omitempty"`
+}

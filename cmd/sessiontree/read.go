@@ -206,9 +206,9 @@ With --json: an array of the entries, each exactly as stored.`,
 
 func newContextCommand(a *app) *cobra.Command {
 	var from string
-	var asJSON bool
+	var asJSON, projection bool
 	cmd := &cobra.Command{
-		Use:   "context SESSION [--from ID]",
+		Use:   "context SESSION [--from ID] [--json [--projection]]",
 		Short: "Show what the model would see: messages and state",
 		Long: `Show the context the model would be sent at the leaf (or at the entry --from
 names): the newest compaction's summary and the messages after it, branch
@@ -216,30 +216,49 @@ summaries and custom messages, with the thinking level, model and active
 tools in effect. Without --json it is a readable transcript.
 
 With --json: {"messages": [...], "thinkingLevel": ..., "model":
-{"provider", "modelId"} or null, "activeToolNames": [...] or null}.`,
+{"provider", "modelId"} or null, "activeToolNames": [...] or null}.
+--projection adds "projection": where each message comes from, as pi 1.6.0's
+buildSessionProjection gives it: one {"sourceId", "messages"} per entry the
+context is built from, in order (the newest compaction first, then the kept
+entries, then the rest), each with the messages that entry contributes after
+context edits ([] for state entries and omitted ones). Its messages, in
+order, are "messages".`,
 		Example: `  sessiontree context 0198f2a4
   sessiontree context 0198f2a4 --from 3f9a0c12
-  sessiontree context session.jsonl --json | jq '.messages | length'`,
+  sessiontree context session.jsonl --json | jq '.messages | length'
+  sessiontree context 0198f2a4 --json --projection | jq -r '.projection[] | "\(.sourceId) \(.messages | length)"'`,
 		Args:              args(1, 1, "one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if projection && !asJSON {
+				return usagef("--projection needs --json")
+			}
 			st, start, err := a.sessionAt(ctx, args[0], from)
 			if err != nil {
 				return err
 			}
-			c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{From: start})
+			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+			opts := sessiontree.ContextOptions{From: start}
+			c, err := s.Context(ctx, opts)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return view.WriteJSON(a.stdout, c, a.jsonOpts())
+			if !asJSON {
+				return view.WriteTranscript(a.stdout, c)
 			}
-			return view.WriteTranscript(a.stdout, c)
+			out := view.ContextJSON{Context: c}
+			if projection {
+				if out.Projection, err = s.Projection(ctx, opts); err != nil {
+					return err
+				}
+			}
+			return view.WriteJSON(a.stdout, out, a.jsonOpts())
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	cmd.Flags().BoolVar(&projection, "projection", false, `with --json, add "projection": each context entry's id with the messages it contributes`)
 	return cmd
 }
 
