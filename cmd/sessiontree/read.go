@@ -20,7 +20,14 @@ func newLsCommand(a *app) *cobra.Command {
 		Short: "List sessions, most recently updated first",
 		Long: `List the sessions of the database, most recently updated first: short id,
 name (or the first user message), working directory, entry and message
-counts, and when the session last changed.`,
+counts, and when the session last changed.
+
+With --json: an array of rows, each {"id", "name" (omitted if none), "cwd",
+"createdAt", "updatedAt", "entries", "messages", "firstUserMessage" (omitted
+if none), "parentSession", "leaf", "metadata" (each omitted if none),
+"messageCount", "firstMessage"}; the last two are pi's session list's: every
+message entry counted, and the first user message's text or "(no
+messages)".`,
 		Example: `  sessiontree ls
   sessiontree ls --cwd . --limit 10
   sessiontree ls --name refactor --json | jq -r '.[].id'`,
@@ -39,9 +46,9 @@ counts, and when the session last changed.`,
 				return err
 			}
 			if asJSON {
-				rows := page.Sessions
-				if rows == nil {
-					rows = []store.SessionInfo{}
+				rows := make([]lsRow, 0, len(page.Sessions))
+				for _, in := range page.Sessions {
+					rows = append(rows, lsRow{in, in.ListInfo()})
 				}
 				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
 			}
@@ -58,6 +65,13 @@ counts, and when the session last changed.`,
 	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
 	return cmd
+}
+
+// lsRow is one row of ls --json: the store's row with pi's session-list
+// fields (messageCount, firstMessage) beside it.
+type lsRow struct {
+	store.SessionInfo
+	sessiontree.ListInfo
 }
 
 func newInfoCommand(a *app) *cobra.Command {
