@@ -147,9 +147,20 @@ func quote(s string) []byte {
 // keys ({"messages", "thinkingLevel", "model", "activeToolNames"}) and,
 // when Projection is set, "projection": per context entry, the messages it
 // contributes ([sessiontree.Projected], pi 1.6.0's buildSessionProjection
-// as [{"sourceId", "messages"}]).
+// as [{"sourceId", "messages"}]). Use [NewContextJSON] to set it.
 type ContextJSON struct {
 	sessiontree.Context
-	// Projection is omitted when nil.
-	Projection sessiontree.Projected `json:"projection,omitempty"`
+	// Projection is omitted when nil; an empty projection (of an empty
+	// session) is written [].
+	Projection *sessiontree.Projected `json:"projection,omitempty"`
+}
+
+// NewContextJSON returns the JSON of c with its projection p, or without
+// one when p is nil.
+func NewContextJSON(c sessiontree.Context, p sessiontree.Projected) ContextJSON {
+	out := ContextJSON{Context: c}
+	if p != nil {
+		out.Projection = &p
+	}
+	return out
 }

@@ -261,13 +261,16 @@ order, are "messages".`,
 			if !asJSON {
 				return view.WriteTranscript(a.stdout, c)
 			}
-			out := view.ContextJSON{Context: c}
+			var p sessiontree.Projected
 			if projection {
-				if out.Projection, err = s.Projection(ctx, opts); err != nil {
+				if p, err = s.Projection(ctx, opts); err != nil {
 					return err
 				}
+				if p == nil {
+					p = sessiontree.Projected{}
+				}
 			}
-			return view.WriteJSON(a.stdout, out, a.jsonOpts())
+			return view.WriteJSON(a.stdout, view.NewContextJSON(c, p), a.jsonOpts())
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
