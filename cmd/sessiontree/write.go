@@ -279,11 +279,12 @@ As pi does, edit refuses, with pi's message and exit status 1: a --content-json
 that is not a JSON string or array ("Context edit replacement must be null or
 contain string/array content"), a missing entry ("Entry <id> not found"), an
 entry off the active branch ("Entry <id> is not on the active branch"; goto
-it first), and one the model sees no editable content of ("Entry <id> does
-not contribute editable model content": only user, assistant and toolResult
+it first), and an entry without editable content ("Entry <id> does not
+contribute editable model content": only user, assistant and toolResult
 messages and custom messages can be edited). A text replacement of an
 assistant message or a tool result is stored as one text block. Edits
-count on the branch they are appended to, like any entry.`,
+count on the branch they are appended to, like any entry. A session file
+given by path is read-only: import it to edit it.`,
 		Example: `  sessiontree edit 0198f2a4 5a9bd914 --omit
   sessiontree edit 0198f2a4 5a9bd914 --content "[tool output removed: it held a secret]"
   sessiontree edit 0198f2a4 5a9bd914 --content-json '[{"type":"text","text":"(redacted)"}]'`,
@@ -356,9 +357,10 @@ func newLabelCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "label SESSION ENTRY [TEXT]",
 		Short: "Label an entry, or clear its label",
-		Long: `Set the label of ENTRY (an id or unique prefix) to TEXT, trimmed; without
-TEXT (or with an empty one) the label is cleared. Labels mark places to come
-back to; tree shows them in [brackets].`,
+		Long: `Set the label of ENTRY (an id or unique prefix) to TEXT, kept as written (pi
+does not trim labels); without TEXT (or with an empty one) the label is
+cleared. Labels mark places to come back to; tree shows them in [brackets],
+and tree --json gives each label's time (labelTimestamp).`,
 		Example: `  sessiontree label 0198f2a4 c04e9a55 "the request"
   sessiontree label 0198f2a4 c04e9a55`,
 		Args:              args(2, 3, "two or three arguments (SESSION ENTRY [TEXT])"),
