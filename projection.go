@@ -201,3 +201,8 @@ func withContent(m json.RawMessage, content json.RawMessage) json.RawMessage {
 	}
 	return w.done()
 }
+
+// ContextEdits returns the context edits in effect in a list of context
+// entries (see [ContextEntries]): per target id, the last context_edit of
+// the list, as [Projection] applies them.
+func ContextEdits(entries []Entry) map[string]ContextEdit { return latestEdits(entries) }

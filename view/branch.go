@@ -28,7 +28,7 @@ func WriteBranch(w io.Writer, path []sessiontree.Entry, opts BranchOptions) erro
 	}
 	bw := bufio.NewWriter(w)
 	for _, e := range path {
-		line := entryTime(e) + "  " + entryLine(e, opts.Labels, opts.Leaf, opts.TextWidth)
+		line := entryTime(e) + "  " + entryLine(e, opts.Labels, nil, opts.Leaf, opts.TextWidth)
 		if opts.Width > 0 {
 			line = Truncate(line, opts.Width)
 		}

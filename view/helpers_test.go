@@ -80,10 +80,13 @@ func load(t testing.TB, path string) sessiontree.Storage {
 }
 
 // fixtures are the sessions the golden files are made from: the demo
-// session with fixed ids and times, and three sessions written by pi.
+// session with fixed ids and times, three sessions written by pi 0.73.1,
+// and two by pi 1.6.0 (context edits, usage entries, system messages).
 var fixtures = map[string]string{
-	"demo":        "testdata/demo.jsonl",
-	"session-002": "../testdata/pi/session-002.jsonl",
-	"session-003": "../testdata/pi/session-003.jsonl",
-	"session-010": "../testdata/pi/session-010.jsonl",
+	"demo":          "testdata/demo.jsonl",
+	"session-002":   "../testdata/pi/session-002.jsonl",
+	"session-003":   "../testdata/pi/session-003.jsonl",
+	"session-010":   "../testdata/pi/session-010.jsonl",
+	"pi1-edited-00": "../testdata/pi1/edited-00.jsonl",
+	"pi1-real-00":   "../testdata/pi1/real-00.jsonl",
 }

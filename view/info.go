@@ -26,8 +26,12 @@ type Info struct {
 	LeafID *string `json:"leafId"`
 	// EntryCount counts every entry, leaf entries included.
 	EntryCount int64 `json:"entryCount"`
-	// MessageCount counts message entries.
+	// MessageCount counts message entries, system messages included, as
+	// pi's session list does ([sessiontree.ListInfo]).
 	MessageCount int64 `json:"messageCount"`
+	// FirstMessage is the text of the first user message with text, else
+	// [sessiontree.NoMessages], as pi's session list shows it.
+	FirstMessage string `json:"firstMessage"`
 	// CreatedAt is the header's timestamp.
 	CreatedAt string `json:"createdAt"`
 	// UpdatedAt is the timestamp of the last entry, nil when there is none.
@@ -46,7 +50,8 @@ type Info struct {
 	Compactions int `json:"compactions"`
 	// Labels counts entries that carry a label now.
 	Labels int `json:"labels"`
-	// Stats are the token and cost totals.
+	// Stats are pi's /session totals: message counts, tokens, cost and
+	// the cost breakdown per model.
 	Stats sessiontree.Stats `json:"stats"`
 }
 
@@ -76,9 +81,13 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("read stats: %w", err)
 	}
+	if stats.Breakdown == nil {
+		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null
+	}
+	list := sessiontree.ListInfoOf(d.Log)
 	info := Info{
 		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(d.Leaf),
-		EntryCount: int64(len(d.Log)), MessageCount: stats.TotalMessages,
+		EntryCount: int64(len(d.Log)), MessageCount: list.MessageCount, FirstMessage: list.FirstMessage,
 		CreatedAt: meta.CreatedAt, ParentSession: ptr(meta.ParentSession), Version: meta.Version,
 		Labels: len(d.Labels), Stats: stats,
 	}
@@ -118,7 +127,8 @@ func shape(log []sessiontree.Entry) (tips, roots, compactions int) {
 }
 
 // WriteInfo writes info as aligned "key  value" lines; now dates the
-// relative times.
+// relative times. The cost breakdown takes one line per bucket, in pi's
+// order (highest cost first): its key, cost and tokens.
 func WriteInfo(w io.Writer, info Info, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	orNone := func(p *string) string {
@@ -158,10 +168,44 @@ func WriteInfo(w io.Writer, info Info, now time.Time) error {
 	for _, r := range rows {
 		fmt.Fprintf(bw, "%-12s %s\n", r[0], OneLine(r[1]))
 	}
+	// Aligned already, each key folded onto one line: OneLine would
+	// squeeze the padding.
+	for i, line := range breakdownLines(s.Breakdown) {
+		key := ""
+		if i == 0 {
+			key = "breakdown"
+		}
+		fmt.Fprintf(bw, "%-12s %s\n", key, line)
+	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write info: %w", err)
 	}
 	return nil
+}
+
+// breakdownLines formats the cost breakdown as aligned columns, one line
+// per bucket: key, cost, tokens; "(none)" when there is no bucket.
+func breakdownLines(buckets []sessiontree.UsageBucket) []string {
+	if len(buckets) == 0 {
+		return []string{"(none)"}
+	}
+	keys := make([]string, len(buckets))
+	costs := make([]string, len(buckets))
+	tokens := make([]string, len(buckets))
+	var keyW, costW, tokW int
+	for i, b := range buckets {
+		keys[i] = OneLine(b.Key)
+		costs[i] = fmt.Sprintf("$%.4f", b.Cost)
+		tokens[i] = Count(b.Tokens)
+		keyW = max(keyW, StringWidth(keys[i]))
+		costW = max(costW, len(costs[i]))
+		tokW = max(tokW, len(tokens[i]))
+	}
+	lines := make([]string, len(buckets))
+	for i := range buckets {
+		lines[i] = PadRight(keys[i], keyW) + "  " + PadLeft(costs[i], costW) + "  " + PadLeft(tokens[i], tokW) + " tokens"
+	}
+	return lines
 }
 
 // Count formats n with thousands separators: 1,234,567.

@@ -70,7 +70,9 @@ func WriteEntriesJSON(w io.Writer, entries []sessiontree.Entry, opts JSONOptions
 
 // WriteTreeJSON writes the session's tree as pi orders it
 // ([sessiontree.BuildTree]): an array of root nodes, each
-// {"entry": <entry>, "label": <label, omitted if none>, "children": [...]}.
+// {"entry": <entry>, "label": <label>, "labelTimestamp": <the time of the
+// label entry that set it>, "children": [...]}, label and labelTimestamp
+// omitted when the entry has no label, as pi's getTree gives them.
 // It writes iteratively, so a session thousands of entries deep is fine.
 func WriteTreeJSON(ctx context.Context, w io.Writer, st sessiontree.Storage, opts JSONOptions) error {
 	log, err := st.Log(ctx, 0, 0)
@@ -121,6 +123,10 @@ func WriteTreeNodesJSON(w io.Writer, roots []*sessiontree.TreeNode, opts JSONOpt
 				buf.WriteString(`,"label":`)
 				buf.Write(quote(n.Label))
 			}
+			if n.LabelTimestamp != "" {
+				buf.WriteString(`,"labelTimestamp":`)
+				buf.Write(quote(n.LabelTimestamp))
+			}
 			buf.WriteString(`,"children":[`)
 			stack = append(stack, frame{nodes: n.Children})
 		}
@@ -135,4 +141,26 @@ func quote(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// ContextJSON is what `sessiontree context --json` prints: the context's
+// keys ({"messages", "thinkingLevel", "model", "activeToolNames"}) and,
+// when Projection is set, "projection": per context entry, the messages it
+// contributes ([sessiontree.Projected], pi 1.6.0's buildSessionProjection
+// as [{"sourceId", "messages"}]). Use [NewContextJSON] to set it.
+type ContextJSON struct {
+	sessiontree.Context
+	// Projection is omitted when nil; an empty projection (of an empty
+	// session) is written [].
+	Projection *sessiontree.Projected `json:"projection,omitempty"`
+}
+
+// NewContextJSON returns the JSON of c with its projection p, or without
+// one when p is nil.
+func NewContextJSON(c sessiontree.Context, p sessiontree.Projected) ContextJSON {
+	out := ContextJSON{Context: c}
+	if p != nil {
+		out.Projection = &p
+	}
+	return out
 }

@@ -236,6 +236,35 @@ func EntrySummary(e sessiontree.Entry) string {
 			return "leaf → " + ShortID(t)
 		}
 		return "leaf → root"
+	case sessiontree.TypeContextEdit:
+		return contextEditSummary(e)
+	case sessiontree.TypeUsage:
+		s := joinWords("usage", OneLine(str("kind")+" "+str("provider")+"/"+str("model")))
+		if raw, ok := e.Field("usage"); ok {
+			if u, ok := sessiontree.UsageFromJSON(raw); ok {
+				s += fmt.Sprintf(" (%s tokens, $%.4f)", Count(u.Tokens()), u.Cost)
+			}
+		}
+		return s
 	}
 	return OneLine(string(e.Type))
+}
+
+// contextEditSummary describes a context_edit: its target and what it
+// does, "omit" or the first words of the replacement.
+func contextEditSummary(e sessiontree.Entry) string {
+	edit, ok := sessiontree.ContextEditOf(e)
+	if !ok {
+		return "context_edit (no effect)"
+	}
+	head := "context_edit " + ShortID(edit.TargetID)
+	if edit.Omit {
+		return head + " omit"
+	}
+	m := message{Content: edit.Content}
+	m.parseContent()
+	if words := m.texts(); words != "" {
+		return joinWords(head+" replace", words)
+	}
+	return head + " replace"
 }

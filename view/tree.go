@@ -2,9 +2,12 @@ package view
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/sessiontree/sessiontree"
@@ -80,6 +83,77 @@ func (d SessionData) ActiveSet() map[string]bool {
 	return set
 }
 
+// Edit marks: what a context edit in effect at the leaf does to an entry
+// (see [SessionData.EditMarks]).
+const (
+	// MarkEdited marks an entry whose content the model sees replaced.
+	MarkEdited = "(edited)"
+	// MarkOmitted marks an entry the model does not see at all.
+	MarkOmitted = "(omitted)"
+)
+
+// EditMarks returns, per entry that a context edit changes in the context
+// at the leaf, its mark: [MarkOmitted] when the edit drops every message
+// the entry contributes, [MarkEdited] when it swaps their content. Only
+// the edits of the leaf's context count, as pi applies them: per target,
+// the last context_edit on the active path after the compaction boundary.
+// An edit that changes nothing (of an entry that contributes no message,
+// or a replacement of a role it does not apply to) marks nothing; so does
+// an edit on another branch. A session whose active path is damaged gets
+// no marks, so that it can still be drawn.
+func (d SessionData) EditMarks() map[string]string {
+	byID := make(map[string]sessiontree.Entry, len(d.Log))
+	hasEdit := false
+	for _, e := range d.Log {
+		byID[e.ID] = e
+		hasEdit = hasEdit || e.Type == sessiontree.TypeContextEdit
+	}
+	if !hasEdit {
+		return nil
+	}
+	lookup := func(id string) (sessiontree.Entry, bool) { e, ok := byID[id]; return e, ok }
+	path, err := sessiontree.WalkPath(context.Background(), d.Leaf, false, len(d.Log), lookup)
+	if err != nil {
+		return nil
+	}
+	entries := sessiontree.ContextEntries(path)
+	edits := sessiontree.ContextEdits(entries)
+	if len(edits) == 0 {
+		return nil
+	}
+	// What each target contributes with its edit and without any.
+	plain := make([]sessiontree.Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.Type != sessiontree.TypeContextEdit {
+			plain = append(plain, e)
+		}
+	}
+	edited, err1 := sessiontree.Projection(entries, nil)
+	unedited, err2 := sessiontree.Projection(plain, nil)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	before := make(map[string][]json.RawMessage, len(edits))
+	for _, pe := range unedited {
+		if _, ok := edits[pe.SourceID]; ok {
+			before[pe.SourceID] = pe.Messages
+		}
+	}
+	marks := map[string]string{}
+	for _, pe := range edited {
+		edit, ok := edits[pe.SourceID]
+		was := before[pe.SourceID]
+		switch {
+		case !ok || len(was) == 0:
+		case edit.Omit:
+			marks[pe.SourceID] = MarkOmitted
+		case !slices.EqualFunc(was, pe.Messages, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }):
+			marks[pe.SourceID] = MarkEdited
+		}
+	}
+	return marks
+}
+
 // node is one entry of the drawn tree.
 type node = sessiontree.TreeNode
 
@@ -102,6 +176,7 @@ type treeWriter struct {
 	w      *bufio.Writer
 	opts   TreeOptions
 	labels map[string]string
+	marks  map[string]string // edit marks, see SessionData.EditMarks
 	leaf   string
 	active map[string]bool
 }
@@ -109,9 +184,10 @@ type treeWriter struct {
 // WriteTree writes the session's tree as text, one line per entry, in the
 // manner of `git log --graph`: roots in append order, branches in lanes,
 // "*" for entries on the active path and "o" for the others, the leaf
-// marked "(leaf)" and labels in brackets. Unless opts.All, runs of plain
-// entries inside a branch are folded into one "~" line and leaf entries
-// are hidden.
+// marked "(leaf)", entries a context edit changes in the leaf's context
+// marked "(edited)" or "(omitted)" ([SessionData.EditMarks]), and labels
+// in brackets. Unless opts.All, runs of plain entries inside a branch are
+// folded into one "~" line and leaf entries are hidden.
 func WriteTree(ctx context.Context, w io.Writer, st sessiontree.Storage, opts TreeOptions) error {
 	d, err := LoadSessionData(ctx, st)
 	if err != nil {
@@ -125,7 +201,7 @@ func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
 	if opts.TextWidth <= 0 {
 		opts.TextWidth = defaultTextWidth
 	}
-	tw := &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, leaf: d.Leaf, active: d.ActiveSet()}
+	tw := &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, marks: d.EditMarks(), leaf: d.Leaf, active: d.ActiveSet()}
 	type item struct {
 		n    *node
 		lane int
@@ -190,11 +266,14 @@ func (tw *treeWriter) chain(chain []*node, lane int) {
 }
 
 // shown reports whether an entry stays visible when its run is folded:
-// the ends of a run, the leaf, labelled entries, and the entries that
-// change what the model sees of the past.
+// the ends of a run, the leaf, labelled and edit-marked entries, and the
+// entries that change what the model sees of the past.
 func (tw *treeWriter) shown(n *node, end bool) bool {
-	return end || n.Entry.ID == tw.leaf || tw.labels[n.Entry.ID] != "" ||
-		n.Entry.Type == sessiontree.TypeCompaction || n.Entry.Type == sessiontree.TypeBranchSummary
+	switch n.Entry.Type {
+	case sessiontree.TypeCompaction, sessiontree.TypeBranchSummary, sessiontree.TypeContextEdit:
+		return true
+	}
+	return end || n.Entry.ID == tw.leaf || tw.labels[n.Entry.ID] != "" || tw.marks[n.Entry.ID] != ""
 }
 
 func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
@@ -202,7 +281,7 @@ func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
 	if tw.active[e.ID] {
 		mark = markActive
 	}
-	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.leaf, tw.opts.TextWidth))
+	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.marks, tw.leaf, tw.opts.TextWidth))
 }
 
 func (tw *treeWriter) line(s string) {
@@ -214,12 +293,16 @@ func (tw *treeWriter) line(s string) {
 }
 
 // entryLine is an entry's text in the tree and branch views: short id, the
-// leaf mark, its label, and its summary cut to textWidth columns.
-func entryLine(e sessiontree.Entry, labels map[string]string, leaf string, textWidth int) string {
+// leaf mark, its edit mark (marks may be nil), its label, and its summary
+// cut to textWidth columns.
+func entryLine(e sessiontree.Entry, labels, marks map[string]string, leaf string, textWidth int) string {
 	var b strings.Builder
 	b.WriteString(ShortID(e.ID))
 	if e.ID == leaf && leaf != "" {
 		b.WriteString(" (leaf)")
+	}
+	if m := marks[e.ID]; m != "" {
+		b.WriteString(" " + m)
 	}
 	if l := labels[e.ID]; l != "" {
 		b.WriteString(" [" + OneLine(l) + "]")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -143,13 +144,11 @@ func TestInfoGolden(t *testing.T) {
 }
 
 // TestInfoAgainstPi checks info's keys against pi's answers for every
-// version-3 fixture.
+// version-3 fixture: pi's /session stats and session-list fields where pi
+// 1.6.0 recorded them.
 func TestInfoAgainstPi(t *testing.T) {
 	ctx := context.Background()
-	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
-		if strings.HasPrefix(fx.Name, "legacy") {
-			continue
-		}
+	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			info, err := view.LoadInfo(ctx, load(t, fx.Path))
 			if err != nil {
@@ -187,16 +186,43 @@ func TestInfoAgainstPi(t *testing.T) {
 			if got["branches"] != float64(tips) {
 				t.Errorf("info branches = %v; want %d tips", got["branches"], tips)
 			}
+			if fx.Want.Stats != nil {
+				var w map[string]any
+				if err := json.Unmarshal(fx.Want.Stats, &w); err != nil {
+					t.Fatal(err)
+				}
+				delete(w, "sessionId")
+				if diff := cmp.Diff(w, got["stats"]); diff != "" {
+					t.Errorf("info stats (-pi +got):\n%s", diff)
+				}
+			}
+			if li, ok := fx.Want.ListInfo(); ok {
+				if got["messageCount"] != float64(li.MessageCount) || got["firstMessage"] != li.FirstMessage {
+					t.Errorf("info messageCount, firstMessage = %v, %q; want pi's %d, %q", got["messageCount"], got["firstMessage"], li.MessageCount, li.FirstMessage)
+				}
+			}
 		})
 	}
 }
 
+// piFixtures are the version-3 files of testdata/pi and testdata/pi1 (the
+// legacy files need migrating, which load does not do).
+func piFixtures(t testing.TB) []storetest.PiFixture {
+	var out []storetest.PiFixture
+	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
+		for _, fx := range storetest.PiFixtures(t, dir) {
+			if !strings.HasPrefix(fx.Name, "legacy") {
+				fx.Name = filepath.Base(dir) + "/" + fx.Name
+				out = append(out, fx)
+			}
+		}
+	}
+	return out
+}
+
 func TestTreeJSON(t *testing.T) {
 	ctx := context.Background()
-	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
-		if strings.HasPrefix(fx.Name, "legacy") {
-			continue
-		}
+	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
 			st := load(t, fx.Path)
 			var buf bytes.Buffer
@@ -205,7 +231,11 @@ func TestTreeJSON(t *testing.T) {
 			}
 			log, _ := st.Log(ctx, 0, 0)
 			labels, _ := st.Labels(ctx)
-			std, err := json.Marshal(sessiontree.BuildTree(log, labels))
+			nodes := sessiontree.BuildTree(log, labels)
+			if nodes == nil {
+				nodes = []*sessiontree.TreeNode{} // an empty tree is written []
+			}
+			std, err := json.Marshal(nodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,6 +252,13 @@ func TestTreeJSON(t *testing.T) {
 			collect("", roots, children)
 			if diff := cmp.Diff(fx.Want.Children, children); diff != "" {
 				t.Errorf("tree children (-pi +got):\n%s", diff)
+			}
+			if fx.Want.LabelTimestamps != nil {
+				times := map[string]string{}
+				labelTimes(roots, times)
+				if diff := cmp.Diff(fx.Want.LabelTimestamps, times); diff != "" {
+					t.Errorf("tree labelTimestamp (-pi +got):\n%s", diff)
+				}
 			}
 			if !bytes.HasSuffix(buf.Bytes(), []byte("]\n")) {
 				t.Errorf("tree JSON does not end in a newline")
@@ -279,9 +316,20 @@ func normalize(t testing.TB, b []byte) []byte {
 }
 
 type treeNode struct {
-	Entry    struct{ ID string }
-	Label    string
-	Children []treeNode
+	Entry          struct{ ID string }
+	Label          string
+	LabelTimestamp *string
+	Children       []treeNode
+}
+
+// labelTimes collects the labelTimestamp of every node that has one.
+func labelTimes(nodes []treeNode, out map[string]string) {
+	for _, n := range nodes {
+		if n.LabelTimestamp != nil {
+			out[n.Entry.ID] = *n.LabelTimestamp
+		}
+		labelTimes(n.Children, out)
+	}
 }
 
 func collect(parent string, nodes []treeNode, out map[string][]string) {
@@ -360,5 +408,71 @@ func TestHitsTable(t *testing.T) {
 	buf.Reset()
 	if err := view.WriteHits(&buf, nil, now, 0); err != nil || buf.String() != "no hits\n" {
 		t.Errorf("WriteHits(nil) = %q, %v; want \"no hits\"", buf.String(), err)
+	}
+}
+
+// TestEditMarks checks which entries the tree marks edited or omitted in
+// the file pi wrote with hand-added edits: only edits in effect in the
+// leaf's context, and only those that change something (the replacement
+// of a system message is ignored, as pi ignores it; the edits of a missing
+// id do nothing). Moving the leaf above an edit takes its mark away.
+func TestEditMarks(t *testing.T) {
+	ctx := context.Background()
+	st := load(t, "../testdata/pi1/edited-00.jsonl")
+	d, err := view.LoadSessionData(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"3199483c": view.MarkOmitted, // a bash execution
+		"2fd28c7a": view.MarkEdited,  // an assistant message
+		"9169653d": view.MarkEdited,  // a tool result
+		"07a4521a": view.MarkEdited,  // a custom message
+		"645bfd0f": view.MarkOmitted, // a branch summary
+		"40fb22f8": view.MarkEdited,  // a user message
+		"617d9aed": view.MarkOmitted, // the newest compaction, by the leaf itself
+	}
+	if diff := cmp.Diff(want, d.EditMarks()); diff != "" {
+		t.Errorf("EditMarks() (-want +got):\n%s", diff)
+	}
+	// pi's own projection agrees: an omitted entry contributes nothing.
+	var proj []struct {
+		SourceID string
+		Messages []json.RawMessage
+	}
+	fx := storetest.PiFixtures(t, "../testdata/pi1")
+	for _, f := range fx {
+		if f.Name == "edited-00" {
+			if err := json.Unmarshal(f.Want.Projection, &proj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, pe := range proj {
+		if want[pe.SourceID] == view.MarkOmitted && len(pe.Messages) != 0 {
+			t.Errorf("entry %s is marked omitted but pi's projection gives it %d messages", pe.SourceID, len(pe.Messages))
+		}
+	}
+
+	// Edits are branch-local: with the leaf above the compaction's edit,
+	// the compaction is no longer marked.
+	if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).MoveTo(ctx, "40e4321d", nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = view.LoadSessionData(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "617d9aed")
+	if diff := cmp.Diff(want, d.EditMarks()); diff != "" {
+		t.Errorf("EditMarks() after moving the leaf above an edit (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	if err := view.WriteTreeData(&buf, d, view.TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"* 3199483c (omitted) bash: $ pwd (exit 0)", "* 40fb22f8 (edited) user: after the edits", "* 617d9aed compaction: hand compaction"} {
+		if !strings.Contains(buf.String(), line+"\n") {
+			t.Errorf("folded tree lacks %q:\n%s", line, buf.String())
+		}
 	}
 }

@@ -47,6 +47,18 @@ func TestGoldenText(t *testing.T) {
 			})
 		}
 	}
+	// A file pi 1.6.0 wrote, with hand-added context edits: tree marks what
+	// the edits in effect at the leaf change, the same from the database
+	// and from the file.
+	const edited = "../../testdata/pi1/edited-00.jsonl"
+	ok(t, "--db", db, "import", edited)
+	for file, args := range map[string][]string{"tree": {"tree"}, "tree-all": {"tree", "--all"}} {
+		fromDB := ok(t, append([]string{"--db", db, args[0], "01a2052b-1f1f"}, args[1:]...)...)
+		golden(t, "pi1-edited-00."+file+".txt", fromDB)
+		if fromFile := ok(t, append([]string{"--db", db, args[0], edited}, args[1:]...)...); fromFile != fromDB {
+			t.Errorf("%v of %s differs from the imported session's:\n%s\nwant\n%s", args, edited, fromFile, fromDB)
+		}
+	}
 	// --from starts at another entry: the demo's old branch.
 	golden(t, "demo.context-from.txt", ok(t, "--db", db, "context", "0198f2a4-5", "--from", "f1047d9a"))
 	golden(t, "demo.branch-from.txt", ok(t, "--db", db, "branch", "0198f2a4-5", "--from", "f104", "--full"))

@@ -20,7 +20,14 @@ func newLsCommand(a *app) *cobra.Command {
 		Short: "List sessions, most recently updated first",
 		Long: `List the sessions of the database, most recently updated first: short id,
 name (or the first user message), working directory, entry and message
-counts, and when the session last changed.`,
+counts, and when the session last changed.
+
+With --json: an array of rows, each {"id", "name" (omitted if none), "cwd",
+"createdAt", "updatedAt", "entries", "messages", "firstUserMessage" (omitted
+if none), "parentSession", "leaf", "metadata" (each omitted if none),
+"messageCount", "firstMessage"}; the last two are pi's session list's: every
+message entry counted, and the first user message's text or "(no
+messages)".`,
 		Example: `  sessiontree ls
   sessiontree ls --cwd . --limit 10
   sessiontree ls --name refactor --json | jq -r '.[].id'`,
@@ -39,9 +46,9 @@ counts, and when the session last changed.`,
 				return err
 			}
 			if asJSON {
-				rows := page.Sessions
-				if rows == nil {
-					rows = []store.SessionInfo{}
+				rows := make([]lsRow, 0, len(page.Sessions))
+				for _, in := range page.Sessions {
+					rows = append(rows, lsRow{in, in.ListInfo()})
 				}
 				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
 			}
@@ -60,6 +67,13 @@ counts, and when the session last changed.`,
 	return cmd
 }
 
+// lsRow is one row of ls --json: the store's row with pi's session-list
+// fields (messageCount, firstMessage) beside it.
+type lsRow struct {
+	store.SessionInfo
+	sessiontree.ListInfo
+}
+
 func newInfoCommand(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -67,13 +81,22 @@ func newInfoCommand(a *app) *cobra.Command {
 		Short: "Show a session's metadata, counts, tokens and cost",
 		Long: `Show a session's id, name, working directory, creation and last change,
 parent session, leaf, entry and message counts, branches, compactions,
-labels, and token and cost totals.
+labels, token and cost totals over every branch, and the cost breakdown per
+provider/model (one line each: key, cost, tokens; tool results and summaries
+in "Tools/summaries"), as pi's /session shows them.
 
 With --json: an object with id, cwd, name (null if none), leafId (null if
-none), entryCount, messageCount, createdAt, updatedAt, parentSession (null if
-none), version, branches, roots, compactions, labels and stats.`,
+none), entryCount, messageCount and firstMessage (as pi's session list gives
+them: every message entry counted, system messages included; the text of
+the first user message with text, else "(no messages)"), createdAt,
+updatedAt, parentSession (null if none), version, branches, roots,
+compactions, labels and stats: pi's /session totals {userMessages,
+assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
+output, cacheRead, cacheWrite, total}, cost, breakdown [{key, cost,
+tokens}]}.`,
 		Example: `  sessiontree info 0198f2a4
-  sessiontree info session.jsonl --json | jq .stats.cost`,
+  sessiontree info session.jsonl --json | jq .stats.cost
+  sessiontree info 0198f2a4 --json | jq -r '.stats.breakdown[] | "\(.key) \(.cost)"'`,
 		Args:              args(1, 1, "one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,9 +132,19 @@ the lane and older ones open lanes to its right. Long runs of plain entries
 are folded into one "~" line, and leaf entries (moves of the leaf) are
 hidden, unless --all.
 
-With --json: an array of root nodes, each {"entry", "label" (omitted if
-none), "children"}: roots in append order, children by timestamp with ties in
-append order, as pi orders them; leaf entries are left out.`,
+An entry that a context edit (see sessiontree edit) changes in what the model
+sees at the leaf is marked (omitted) when the model no longer sees it, or
+(edited) when its content is replaced. Only the edits in effect at the leaf
+count, as pi applies them: per entry, the last edit on the active path after
+the compaction boundary, and only if it changes something. An edit on another
+branch marks nothing; the context_edit entries themselves are shown as
+"context_edit <target> omit" or "... replace: <new text>", and never folded.
+
+With --json: an array of root nodes, each {"entry", "label",
+"labelTimestamp", "children"} as pi's getTree gives them: label and
+labelTimestamp (the time of the label entry that set the label) omitted when
+there is no label; roots in append order, children by timestamp with ties in
+append order; leaf entries are left out.`,
 		Example: `  sessiontree tree 0198f2a4
   sessiontree tree 0198f2a4 --all | less
   sessiontree tree session.jsonl --json`,
@@ -187,9 +220,9 @@ With --json: an array of the entries, each exactly as stored.`,
 
 func newContextCommand(a *app) *cobra.Command {
 	var from string
-	var asJSON bool
+	var asJSON, projection bool
 	cmd := &cobra.Command{
-		Use:   "context SESSION [--from ID]",
+		Use:   "context SESSION [--from ID] [--json [--projection]]",
 		Short: "Show what the model would see: messages and state",
 		Long: `Show the context the model would be sent at the leaf (or at the entry --from
 names): the newest compaction's summary and the messages after it, branch
@@ -197,30 +230,52 @@ summaries and custom messages, with the thinking level, model and active
 tools in effect. Without --json it is a readable transcript.
 
 With --json: {"messages": [...], "thinkingLevel": ..., "model":
-{"provider", "modelId"} or null, "activeToolNames": [...] or null}.`,
+{"provider", "modelId"} or null, "activeToolNames": [...] or null}.
+--projection adds "projection": where each message comes from, as pi 1.6.0's
+buildSessionProjection gives it: one {"sourceId", "messages"} per entry the
+context is built from, in order (the newest compaction first, then the kept
+entries, then the rest), each with the messages that entry contributes after
+context edits ([] for state entries and omitted ones). Its messages, in
+order, are "messages".`,
 		Example: `  sessiontree context 0198f2a4
   sessiontree context 0198f2a4 --from 3f9a0c12
-  sessiontree context session.jsonl --json | jq '.messages | length'`,
+  sessiontree context session.jsonl --json | jq '.messages | length'
+  sessiontree context 0198f2a4 --json --projection | jq -r '.projection[] | "\(.sourceId) \(.messages | length)"'`,
 		Args:              args(1, 1, "one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if projection && !asJSON {
+				return usagef("--projection needs --json")
+			}
 			st, start, err := a.sessionAt(ctx, args[0], from)
 			if err != nil {
 				return err
 			}
-			c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{From: start})
+			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+			opts := sessiontree.ContextOptions{From: start}
+			c, err := s.Context(ctx, opts)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return view.WriteJSON(a.stdout, c, a.jsonOpts())
+			if !asJSON {
+				return view.WriteTranscript(a.stdout, c)
 			}
-			return view.WriteTranscript(a.stdout, c)
+			var p sessiontree.Projected
+			if projection {
+				if p, err = s.Projection(ctx, opts); err != nil {
+					return err
+				}
+				if p == nil {
+					p = sessiontree.Projected{}
+				}
+			}
+			return view.WriteJSON(a.stdout, view.NewContextJSON(c, p), a.jsonOpts())
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
+	cmd.Flags().BoolVar(&projection, "projection", false, `with --json, add "projection": each context entry's id with the messages it contributes`)
 	return cmd
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -257,13 +259,108 @@ first thing the new branch sees.`,
 	return cmd
 }
 
+func newEditCommand(a *app) *cobra.Command {
+	var omit bool
+	var content, contentJSON string
+	cmd := &cobra.Command{
+		Use:   "edit SESSION ENTRY (--omit | --content TEXT | --content-json JSON)",
+		Short: "Change what the model sees of an entry, without rewriting history",
+		Long: `Append a context edit (pi 1.x's context_edit entry) that changes what ENTRY
+(an id or unique prefix) contributes to the model's context from now on:
+--omit takes it out entirely, --content TEXT replaces its content with TEXT,
+--content-json JSON with a JSON string or array of content blocks. Use it to
+take a poisoned or private tool output, or a failed attempt, out of what the
+model sees. Nothing is rewritten: the entry stays in the log exactly as it
+was, tree marks it (omitted) or (edited), and a later edit of the same entry
+wins. Only the entry's content changes; its role and other fields stay.
+The id of the new context_edit entry is printed.
+
+As pi does, edit refuses, with pi's message and exit status 1: a --content-json
+that is not a JSON string or array ("Context edit replacement must be null or
+contain string/array content"), a missing entry ("Entry <id> not found"), an
+entry off the active branch ("Entry <id> is not on the active branch"; goto
+it first), and an entry without editable content ("Entry <id> does not
+contribute editable model content": only user, assistant and toolResult
+messages and custom messages can be edited). A text replacement of an
+assistant message or a tool result is stored as one text block. Edits
+count on the branch they are appended to, like any entry. A session file
+given by path is read-only: import it to edit it.`,
+		Example: `  sessiontree edit 0198f2a4 5a9bd914 --omit
+  sessiontree edit 0198f2a4 5a9bd914 --content "[tool output removed: it held a secret]"
+  sessiontree edit 0198f2a4 5a9bd914 --content-json '[{"type":"text","text":"(redacted)"}]'`,
+		Args:              args(2, 2, "two arguments (SESSION ENTRY)"),
+		ValidArgsFunction: a.completeSessions(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var repl json.RawMessage
+			switch set := cmd.Flags().Changed("content"); {
+			case btoi(omit)+btoi(set)+btoi(cmd.Flags().Changed("content-json")) != 1:
+				return usagef("give exactly one of --omit, --content and --content-json")
+			case set:
+				repl = jsonString(content)
+			case !omit:
+				repl = json.RawMessage(contentJSON)
+			}
+			st, err := a.session(ctx, args[0], true)
+			if err != nil {
+				return err
+			}
+			target, err := entry(ctx, st, args[1], false)
+			var missing *sessiontree.EntryNotFoundError
+			if errors.As(err, &missing) {
+				// EditContext reports a missing entry itself, after a bad
+				// replacement, in pi's order.
+				target, err = args[1], nil
+			}
+			if err != nil {
+				return err
+			}
+			e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(ctx, target, repl)
+			var refused *sessiontree.EditRefusedError
+			switch {
+			case errors.As(err, &refused):
+				return refused // pi's message alone
+			case errors.As(err, &missing):
+				return missing
+			case err != nil:
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdout, e.ID)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&omit, "omit", false, "take the entry out of the model's context")
+	f.StringVar(&content, "content", "", "replace the entry's content with this text")
+	f.StringVar(&contentJSON, "content-json", "", "replace the entry's content with this JSON string or array of content blocks")
+	return cmd
+}
+
+// jsonString is s as a JSON string, "<", ">" and "&" written as they are
+// (as pi writes them), not escaped as json.Marshal does.
+func jsonString(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func newLabelCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "label SESSION ENTRY [TEXT]",
 		Short: "Label an entry, or clear its label",
-		Long: `Set the label of ENTRY (an id or unique prefix) to TEXT, trimmed; without
-TEXT (or with an empty one) the label is cleared. Labels mark places to come
-back to; tree shows them in [brackets].`,
+		Long: `Set the label of ENTRY (an id or unique prefix) to TEXT, kept as written (pi
+does not trim labels); without TEXT (or with an empty one) the label is
+cleared. Labels mark places to come back to; tree shows them in [brackets],
+and tree --json gives each label's time (labelTimestamp).`,
 		Example: `  sessiontree label 0198f2a4 c04e9a55 "the request"
   sessiontree label 0198f2a4 c04e9a55`,
 		Args:              args(2, 3, "two or three arguments (SESSION ENTRY [TEXT])"),

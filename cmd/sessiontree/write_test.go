@@ -337,3 +337,104 @@ func TestImportDefaultFolder(t *testing.T) {
 		t.Errorf("import of pi's folder printed %q", out)
 	}
 }
+
+// TestEdit drives edit: each of pi's refusals with its message and exit
+// status 1, bad flag combinations with status 2, a session file refused as
+// read-only, and edits that take an entry out of the context and put new
+// content in, seen in context and tree.
+func TestEdit(t *testing.T) {
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
+	refusals := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"bad replacement", []string{"d86f", "--content-json", `{"content":"x"}`}, 1, "Context edit replacement must be null or contain string/array content"},
+		{"replacement not JSON", []string{"d86f", "--content-json", "text"}, 1, "Context edit replacement must be null or contain string/array content"},
+		{"empty replacement", []string{"d86f", "--content-json", ""}, 1, "Context edit replacement must be null or contain string/array content"},
+		// pi checks the replacement before the target.
+		{"bad replacement of a missing entry", []string{"ffffffff", "--content-json", "5"}, 1, "Context edit replacement must be null or contain string/array content"},
+		{"missing entry", []string{"ffffffff", "--omit"}, 1, "Entry ffffffff not found"},
+		{"off the active branch", []string{"2c6b", "--content", "x"}, 1, "Entry 2c6b8e04 is not on the active branch"},
+		{"not editable: model change", []string{"3f9a", "--omit"}, 1, "Entry 3f9a0c12 does not contribute editable model content"},
+		{"not editable: branch summary", []string{"4a1ce8d2", "--omit"}, 1, "Entry 4a1ce8d2 does not contribute editable model content"},
+		{"empty entry", []string{"", "--omit"}, 2, "empty entry id: bad argument"},
+		{"no flag", []string{"d86f"}, 2, "give exactly one of --omit, --content and --content-json"},
+		{"two flags", []string{"d86f", "--omit", "--content", "x"}, 2, "give exactly one of --omit, --content and --content-json"},
+		{"three flags", []string{"d86f", "--omit", "--content", "x", "--content-json", `"y"`}, 2, "give exactly one of --omit, --content and --content-json"},
+	}
+	for _, tt := range refusals {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCmd(t, "", append([]string{"--db", db, "edit", sid}, tt.args...)...)
+			if r.code != tt.code || r.stderr != "sessiontree: "+tt.msg+"\n" || r.stdout != "" {
+				t.Errorf("edit %v: exit %d, stdout %q, stderr %q; want %d and %q", tt.args, r.code, r.stdout, r.stderr, tt.code, tt.msg)
+			}
+		})
+	}
+	if r := runCmd(t, "", "--db", db, "edit", "../../view/testdata/demo.jsonl", "d86f", "--omit"); r.code != 1 || !strings.HasSuffix(r.stderr, "read-only; import it to change it\n") {
+		t.Errorf("edit of a session file: exit %d, %q; want the read-only refusal", r.code, r.stderr)
+	}
+	if got := ok(t, "--db", db, "info", sid, "--json"); !strings.Contains(got, `"entryCount":15,`) {
+		t.Errorf("a refused edit wrote something: %s", got)
+	}
+
+	type message struct {
+		Role    string
+		Content json.RawMessage
+	}
+	contextOf := func() []message {
+		t.Helper()
+		var c struct{ Messages []message }
+		decode(t, ok(t, "--db", db, "context", sid, "--json"), &c)
+		return c.Messages
+	}
+	before := contextOf()
+	last := before[len(before)-1]
+	if last.Role != "assistant" {
+		t.Fatalf("the demo's context ends with %s; want the assistant's answer", last.Role)
+	}
+
+	// --omit drops the answer from the context; the log keeps it.
+	id := strings.TrimSpace(ok(t, "--db", db, "edit", sid, "d86f", "--omit"))
+	if len(id) != 8 {
+		t.Fatalf("edit printed %q; want the new entry's id", id)
+	}
+	if got := contextOf(); len(got) != len(before)-1 {
+		t.Errorf("context after --omit has %d messages; want %d", len(got), len(before)-1)
+	}
+	tree := ok(t, "--db", db, "tree", sid)
+	for _, want := range []string{"* d86f4b07 (omitted) assistant: Starting over", "* " + id + " (leaf) context_edit d86f4b07 omit"} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("tree after --omit lacks %q:\n%s", want, tree)
+		}
+	}
+	var entries []json.RawMessage
+	decode(t, ok(t, "--db", db, "branch", sid, "--json"), &entries)
+	want := `"type":"context_edit","id":"` + id + `","parentId":"73c2e19f","timestamp":`
+	if got := string(entries[len(entries)-1]); !strings.Contains(got, want) || !strings.HasSuffix(got, `"targetId":"d86f4b07","replacement":null}`) {
+		t.Errorf("stored edit = %s; want a context_edit of d86f4b07 with replacement null", got)
+	}
+
+	// A later edit wins: a text replacement of an assistant message becomes
+	// one text block, as pi stores it.
+	ok(t, "--db", db, "edit", sid, "d86f4b07", "--content", "Redacted <answer>.")
+	got := contextOf()
+	if len(got) != len(before) || string(got[len(got)-1].Content) != `[{"type":"text","text":"Redacted <answer>."}]` {
+		t.Errorf("context after --content ends with %s; want the text block", got[len(got)-1].Content)
+	}
+	if tree := ok(t, "--db", db, "tree", sid); !strings.Contains(tree, "* d86f4b07 (edited) assistant: Starting over") {
+		t.Errorf("tree after --content does not mark the entry edited:\n%s", tree)
+	}
+	// The user's prompt takes a JSON array as it is.
+	ok(t, "--db", db, "edit", sid, "c04e", "--content-json", `[{"type":"text","text":"Add --json."}]`)
+	got = contextOf()
+	for _, m := range got {
+		if m.Role == "user" && strings.Contains(string(m.Content), "ls command") {
+			t.Errorf("context still holds the edited prompt: %s", m.Content)
+		}
+	}
+	ok(t, "--db", db, "check", sid)
+}
