@@ -29,14 +29,14 @@ type Warning struct {
 	Unknown sessiontree.UnknownTypes `json:"unknownTypes"`
 }
 
-// String is the warning as one line: where, then what
-// ([sessiontree.UnknownTypes.String]).
-func (w Warning) String() string {
-	where := w.File
-	if where == "" {
-		where = "session " + w.SessionID
+// Where names what the warning is about: the file the session was
+// imported from, else "session <id>". What it says is
+// [sessiontree.UnknownTypes.String] of Unknown.
+func (w Warning) Where() string {
+	if w.File != "" {
+		return w.File
 	}
-	return where + ": " + w.Unknown.String()
+	return "session " + w.SessionID
 }
 
 // Warnings lists, for session id (exact; every session when id is ""),
