@@ -15,8 +15,9 @@ var (
 	// a parent that does not exist, a cycle, duplicate ids, unreadable records.
 	ErrCorrupt = errors.New("corrupt session")
 	// ErrInvalidEntry is returned when an entry given to a backend is
-	// malformed: missing type, id or timestamp, an unknown type, a field of
-	// the wrong JSON type.
+	// malformed: missing type, id or timestamp, a field its type requires
+	// missing or of the wrong JSON type. A type this package does not
+	// know is not malformed (see [EntryType.Known]).
 	ErrInvalidEntry = errors.New("invalid entry")
 	// ErrConflict is returned when a guarded write finds the leaf moved
 	// (see [AppendOptions.IfLeaf]), or when data to import disagrees with

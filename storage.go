@@ -101,8 +101,9 @@ type StateReader interface {
 
 // BatchAppender is implemented by backends that can take entries that
 // already have ids, parents and timestamps, as when importing a file. The
-// entries are validated (known types, unique ids, parents that exist
-// earlier in the session or in the batch) and stored in order in one
+// entries are validated (the fields their types require, unique ids,
+// parents that exist earlier in the session or in the batch; a type this
+// package does not know is kept as it is) and stored in order in one
 // transaction; the leaf then follows the leaf rule over them.
 type BatchAppender interface {
 	AppendBatch(ctx context.Context, entries []Entry) error

@@ -3,6 +3,7 @@ package jsonl_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,8 +50,6 @@ var badFiles = []struct {
 		want: `without "id"`, invalid: true},
 	{name: "entry without timestamp", content: lines(testHeader, `{"type":"custom","id":"aaaaaaaa","parentId":null,"customType":"x"}`), line: 2,
 		want: `missing "timestamp"`, invalid: true},
-	{name: "unknown type", content: lines(testHeader, `{"type":"bogus","id":"aaaaaaaa","parentId":null,`+ts+`}`), line: 2,
-		want: `unknown type "bogus"`, invalid: true},
 	{name: "second header", content: lines(testHeader, msg("aaaaaaaa", ""), `{"type":"session","id":"zz","parentId":null,`+ts+`}`), line: 3,
 		want: "second session header", invalid: true},
 	{name: "parentId a number", content: lines(testHeader, `{"type":"custom","id":"aaaaaaaa","parentId":42,`+ts+`,"customType":"x"}`), line: 2,
@@ -147,6 +146,34 @@ func checkSkipped(t *testing.T, st *jsonl.Storage, path string, line int, want s
 		}
 	}
 	t.Errorf("Report().Warnings = %v; want one at line %d", r.Warnings, line)
+}
+
+// TestUnknownTypeIsData opens, in every mode, the file that was once the
+// "unknown type" case of badFiles: an entry of a type this version does
+// not know is data, not damage. It loads as it is, with no warning line,
+// and the report counts its type once for the file.
+func TestUnknownTypeIsData(t *testing.T) {
+	ctx := context.Background()
+	line := `{"type":"bogus","id":"aaaaaaaa","parentId":null,` + ts + `}`
+	path := writeFile(t, lines(testHeader, line))
+	for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Strict, jsonl.Lenient} {
+		for _, ro := range []bool{true, false} {
+			st, err := jsonl.Open(ctx, path, jsonl.Options{Mode: mode, ReadOnly: ro})
+			if err != nil {
+				t.Fatalf("Open(unknown type, %v, read-only %v) = %v; want it accepted", mode, ro, err)
+			}
+			e, err := st.Entry(ctx, "aaaaaaaa")
+			if err != nil || string(e.Raw) != line || e.Type != "bogus" {
+				t.Errorf("Entry(aaaaaaaa) = %s, %v; want the line as it is", e.Raw, err)
+			}
+			r := st.Report()
+			want := sessiontree.UnknownTypes{{Type: "bogus", Count: 1}}
+			if len(r.Warnings) != 0 || r.Entries != 1 || !slices.Equal(r.Unknown, want) {
+				t.Errorf("Open(unknown type, %v) Report() = %+v; want 1 entry, no warning line, Unknown %v", mode, r, want)
+			}
+			_ = st.Close()
+		}
+	}
 }
 
 func TestMissingFile(t *testing.T) {

@@ -40,6 +40,11 @@
 // duplicate id, a parent that does not exist, a cycle. Reading never
 // panics and never loops.
 //
+// An entry whose type this version does not know (pi adds types every
+// few months) is not damage: it is read, kept and written back byte for
+// byte like any other, and [Report.Unknown] counts such entries per type,
+// for a caller to warn about once per file.
+//
 // A torn last line (the file ends in a partial line without newline, as
 // after a crash in the middle of a write) is recovered by default
 // ([Recover] mode): the entries before it load and [Storage.Report]

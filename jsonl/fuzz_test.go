@@ -17,17 +17,19 @@ import (
 
 func piFiles(f *testing.F) map[string][]byte {
 	f.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "pi", "*.jsonl"))
-	if err != nil || len(paths) == 0 {
-		f.Fatalf("no seed files: %v", err)
-	}
 	out := map[string][]byte{}
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
+	for _, dir := range fixtureDirs {
+		paths, err := filepath.Glob(filepath.Join("..", "testdata", dir, "*.jsonl"))
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("no seed files in %s: %v", dir, err)
 		}
-		out[filepath.Base(p)] = data
+		for _, p := range paths {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			out[dir+"/"+filepath.Base(p)] = data
+		}
 	}
 	return out
 }

@@ -19,7 +19,13 @@ import (
 // copyFixture copies a testdata/pi file to a temporary directory.
 func copyFixture(t testing.TB, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "pi", name))
+	return copyFixtureFrom(t, filepath.Join("..", "testdata", "pi"), name)
+}
+
+// copyFixtureFrom copies file name of dir to a temporary directory.
+func copyFixtureFrom(t testing.TB, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,9 @@ func (l *loader) load(r io.Reader) error {
 		return &LineError{Path: l.path, Line: 1, Err: corrupt("", "empty file: no session header")}
 	}
 	l.report.Entries = len(l.lines)
-	return nil
+	unknown, err := l.mem.UnknownTypes(l.ctx)
+	l.report.Unknown = unknown
+	return err
 }
 
 func (l *loader) start(h Header) error {

@@ -56,6 +56,11 @@ type Report struct {
 	Warnings []*LineError
 	// Torn describes the torn last line, nil when the file ends cleanly.
 	Torn *TornTail
+	// Unknown counts the loaded entries whose type this version does not
+	// know (a newer pi wrote them). They are kept byte for byte and read
+	// like any other entry: a warning to show once for the file
+	// ([sessiontree.UnknownTypes.String]), not damage.
+	Unknown sessiontree.UnknownTypes
 
 	torn []byte // the torn bytes, for the sidecar
 }
@@ -307,6 +312,7 @@ func (s *Storage) Header() Header { return s.header }
 func (s *Storage) Report() Report {
 	r := s.report
 	r.Warnings = append([]*LineError(nil), r.Warnings...)
+	r.Unknown = append(sessiontree.UnknownTypes(nil), r.Unknown...)
 	if r.Torn != nil {
 		t := *r.Torn
 		r.Torn = &t

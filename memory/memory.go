@@ -11,6 +11,12 @@
 // The JSONL backend keeps its index in a memory Storage and writes each
 // entry to its file through [Options.OnAppend] before the entry becomes
 // visible, so a failed write leaves the index unchanged.
+//
+// # Entry types
+//
+// Types are open: an entry of a type the root package does not know is
+// stored, indexed and returned like any other, byte for byte, and
+// [Storage.UnknownTypes] tells which such types a session holds.
 package memory
 
 import (
@@ -358,6 +364,27 @@ func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([
 		out = append(out, s.entries[pos])
 	}
 	return out, nil
+}
+
+// UnknownTypes counts the stored entries whose type this package does
+// not know, per type in the order first appended. It costs one look at
+// each type held, not at each entry.
+func (s *Storage) UnknownTypes(ctx context.Context) (sessiontree.UnknownTypes, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var u sessiontree.UnknownTypes
+	for t, pos := range s.byType {
+		if !t.Known() && len(pos) > 0 {
+			u = append(u, sessiontree.TypeCount{Type: t, Count: len(pos)})
+		}
+	}
+	// byType is a map: order the types as they were first appended.
+	slices.SortFunc(u, func(a, b sessiontree.TypeCount) int {
+		return s.byType[a.Type][0] - s.byType[b.Type][0]
+	})
+	return u, nil
 }
 
 // Label returns the current label of an entry.

@@ -19,7 +19,9 @@
 //     resumes correctly.
 //   - [Store.Search] is full-text search over every session with FTS5,
 //     for English and CJK text; [Store.Index] brings the index up to date.
-//   - [Store.Check] verifies the database, for the command line's check.
+//   - [Store.Check] verifies the database, for the command line's check;
+//     [Store.Warnings] names the sessions holding entries of types this
+//     version does not know, which are kept byte for byte (not damage).
 //
 // # Schema
 //
@@ -44,8 +46,9 @@
 // # Caveats
 //
 // A path fork rewrites the parentId of an entry whose parent was a label
-// entry (which a path fork leaves out, as pi does); nothing else of a
-// copied entry changes. Export for pi may need forward references
+// entry (which a path fork leaves out, as pi does), and a compaction's
+// firstKeptEntryId that named one; nothing else of a copied entry
+// changes. Export for pi may need forward references
 // ([Store.Export]). Search treats its query as FTS5 syntax unless told
 // otherwise ([SearchOptions.Literal]).
 package store

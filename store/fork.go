@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -44,25 +45,26 @@ const forkPageSize = 4096
 // A whole-tree fork copies the log as it is: the same entries byte for
 // byte, so the same labels, name and leaf.
 //
-// A path fork (At, Before, or the default) does what pi's
+// A path fork (At, Before, or the default) does what pi 1.6.0's
 // createBranchedSession does, so that the new session reads in pi as it
 // does here:
-//   - the path's entries keep their ids and every field, except label and
-//     leaf entries, which are left out; an entry whose parent was one of
-//     those gets the nearest kept ancestor as its parentId (and a
-//     compaction that kept a dropped label keeps the entry after it), the
-//     only change made to a copied entry;
-//   - every kept entry that has a label in the source gets a new label
-//     entry carrying it, with a fresh id and the timestamp of the label
-//     entry that set it, chained after the path in the order pi's label
-//     map holds them;
-//   - when the latest name on the path is not the source's current name,
-//     a session_info entry carrying the current name comes last (with the
-//     timestamp of the source's latest session_info entry);
-//   - the leaf is the last of these entries: the fork point itself when
-//     no label or name had to be written, else the last label or name
-//     entry under it, which adds nothing to the context. The context and
-//     state at the new leaf are the source's at the fork point.
+//   - the path from the root to the fork point, without its label
+//     entries (and leaf entries, which pi does not write), re-chained:
+//     each kept entry's parentId becomes the kept entry before it, and a
+//     compaction whose firstKeptEntryId named a dropped label names the
+//     kept entry after it; those are the only changes to a copied entry,
+//     which keeps its id and every other byte;
+//   - then one label entry per kept entry that has a label in the
+//     source, with a fresh id, the label as written and the timestamp of
+//     the label entry that set it (so it may be older than its parent),
+//     chained after the path in the order of pi's label map.
+//
+// The leaf is the last of these entries: the fork point itself when no
+// label had to be written, else the last label entry, which adds nothing
+// to the context. The context and state at the new leaf are the
+// source's at the fork point. The name is the latest on the path, as pi
+// reads a forked file: a name set later, or on another branch, is not
+// carried over.
 //
 // Before refuses an entry that is not a user message with
 // [ErrNotUserMessage]; an entry that does not exist is a
@@ -151,53 +153,73 @@ func copyTree(ctx context.Context, tx *engine.Tx, src, dst *engine.Storage) erro
 	}
 }
 
-// forkPath computes the entries of a path fork (see [Store.Fork]).
+// forkPath computes the entries of a path fork (see [Store.Fork]): the
+// path to the fork point re-chained without its label entries, then one
+// label entry per labelled entry kept.
 func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]sessiontree.Entry, error) {
-	at := opts.At
+	at, err := forkPoint(ctx, src, opts)
+	if err != nil {
+		return nil, err
+	}
+	path, err := src.FullPath(ctx, at)
+	if err != nil {
+		return nil, err
+	}
+	kept, err := rechain(path)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := pathLabels(ctx, src, kept)
+	if err != nil {
+		return nil, err
+	}
+	return appendLabels(kept, labels)
+}
+
+// forkPoint returns the entry a path fork ends at ("" for an empty fork).
+func forkPoint(ctx context.Context, src *engine.Storage, opts ForkOptions) (string, error) {
 	switch {
 	case opts.Before != "":
 		e, err := src.Entry(ctx, opts.Before)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if e.Type != sessiontree.TypeMessage || sessiontree.MessageInfoOf(e).Role != "user" {
 			what := string(e.Type)
 			if e.Type == sessiontree.TypeMessage {
 				what = sessiontree.MessageInfoOf(e).Role + " message"
 			}
-			return nil, fmt.Errorf("fork before %s: it is a %s entry: %w", e.ID, what, ErrNotUserMessage)
+			return "", fmt.Errorf("fork before %s: it is a %s entry: %w", e.ID, what, ErrNotUserMessage)
 		}
-		at = e.ParentID
-	case at == "":
-		leaf, err := src.Leaf(ctx)
-		if err != nil {
-			return nil, err
-		}
-		at = leaf
-	default:
-		if _, err := src.Entry(ctx, at); err != nil {
-			return nil, err
-		}
+		return e.ParentID, nil
+	case opts.At == "":
+		return src.Leaf(ctx)
 	}
-	path, err := src.FullPath(ctx, at)
-	if err != nil {
-		return nil, err
+	if _, err := src.Entry(ctx, opts.At); err != nil {
+		return "", err
 	}
+	return opts.At, nil
+}
 
-	// The path without label and leaf entries, re-chained.
+// rechain returns path (root first) without its label entries, as pi
+// 1.6.0's createBranchedSession cuts it: each kept entry's parentId
+// becomes the kept entry before it (null for the first), and a
+// compaction whose firstKeptEntryId named a dropped label names the next
+// kept entry instead. Leaf entries are dropped the same way: pi writes
+// none, and one kept would move the new session's leaf. Nothing else of
+// an entry changes.
+func rechain(path []sessiontree.Entry) ([]sessiontree.Entry, error) {
 	kept := make([]sessiontree.Entry, 0, len(path))
-	used := make(map[string]bool, len(path))
-	replacement := map[string]string{} // dropped label -> the kept entry after it
+	next := map[string]string{} // dropped entry -> the kept entry after it
 	var pending []string
 	parent := ""
-	name := ""
 	for _, e := range path {
 		if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
 			pending = append(pending, e.ID)
 			continue
 		}
 		for _, id := range pending {
-			replacement[id] = e.ID
+			next[id] = e.ID
 		}
 		pending = pending[:0]
 		if e.ParentID != parent {
@@ -208,8 +230,7 @@ func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]ses
 			e.Raw, e.ParentID = raw, parent
 		}
 		if e.Type == sessiontree.TypeCompaction {
-			keep := sessiontree.FirstKeptEntryID(e)
-			if r, ok := replacement[keep]; ok && keep != e.ID {
+			if r, ok := next[sessiontree.FirstKeptEntryID(e)]; ok {
 				raw, err := setMember(e.Raw, "firstKeptEntryId", r)
 				if err != nil {
 					return nil, err
@@ -217,24 +238,80 @@ func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]ses
 				e.Raw = raw
 			}
 		}
-		if e.Type == sessiontree.TypeSessionInfo {
-			name = sessiontree.NameOf(e)
-		}
 		e.Seq = 0
 		kept = append(kept, e)
-		used[e.ID] = true
 		parent = e.ID
 	}
+	return kept, nil
+}
 
-	labels, err := labelHistory(ctx, src)
+// forkLabel is a label a path fork writes again.
+type forkLabel struct {
+	target, label, timestamp string
+}
+
+// pathLabels returns the source's current labels of the kept entries,
+// each with the time of the label entry that set it
+// ([sessiontree.LabelTimestamps]), in the order of pi's label map (see
+// labelOrder).
+func pathLabels(ctx context.Context, src *engine.Storage, kept []sessiontree.Entry) ([]forkLabel, error) {
+	entries, err := src.EntriesByType(ctx, sessiontree.TypeLabel)
 	if err != nil {
 		return nil, err
 	}
-	taken := func(id string) bool { return used[id] }
-	for _, l := range labels {
-		if !used[l.target] {
-			continue
+	labels, err := src.Labels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	onPath := make(map[string]bool, len(kept))
+	for _, e := range kept {
+		onPath[e.ID] = true
+	}
+	times := sessiontree.LabelTimestamps(entries)
+	var out []forkLabel
+	for _, target := range labelOrder(entries) {
+		if onPath[target] && labels[target] != "" {
+			out = append(out, forkLabel{target, labels[target], times[target]})
 		}
+	}
+	return out, nil
+}
+
+// labelOrder replays label entries into the order of the labelled
+// targets in pi's label map, a JavaScript Map: a newly labelled target
+// goes to the end, a relabelled one keeps its place, a cleared one is
+// removed (and goes to the end when labelled again).
+func labelOrder(entries []sessiontree.Entry) []string {
+	var order []string
+	for _, e := range entries {
+		target := e.TargetID()
+		i := slices.Index(order, target)
+		switch {
+		case sessiontree.LabelOf(e) == "":
+			if i >= 0 {
+				order = slices.Delete(order, i, i+1)
+			}
+		case i < 0:
+			order = append(order, target)
+		}
+	}
+	return order
+}
+
+// appendLabels chains one label entry per label after kept, with fresh
+// ids (unused among the fork's entries, as pi draws them) and the labels'
+// own times, so a label entry may be older than its parent.
+func appendLabels(kept []sessiontree.Entry, labels []forkLabel) ([]sessiontree.Entry, error) {
+	used := make(map[string]bool, len(kept)+len(labels))
+	for _, e := range kept {
+		used[e.ID] = true
+	}
+	taken := func(id string) bool { return used[id] }
+	parent := ""
+	if len(kept) > 0 {
+		parent = kept[len(kept)-1].ID
+	}
+	for _, l := range labels {
 		f, err := sessiontree.Fields("targetId", l.target, "label", l.label)
 		if err != nil {
 			return nil, err
@@ -248,64 +325,7 @@ func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]ses
 		used[id] = true
 		parent = id
 	}
-
-	infos, err := src.EntriesByType(ctx, sessiontree.TypeSessionInfo)
-	if err != nil {
-		return nil, err
-	}
-	if len(infos) > 0 {
-		last := infos[len(infos)-1]
-		current := sessiontree.NameOf(last)
-		if current != name {
-			f, err := sessiontree.Fields("name", current)
-			if err != nil {
-				return nil, err
-			}
-			id := sessiontree.NewEntryID(taken)
-			e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeSessionInfo, Fields: f}, id, parent, last.Timestamp)
-			if err != nil {
-				return nil, err
-			}
-			kept = append(kept, e)
-		}
-	}
 	return kept, nil
-}
-
-type labelState struct {
-	target, label, timestamp string
-}
-
-// labelHistory replays the source's label entries into the current labels
-// in the order of pi's label map (a JavaScript Map: a new target goes to
-// the end, a changed one keeps its place, a cleared one is removed), each
-// with the timestamp of the entry that set it.
-func labelHistory(ctx context.Context, src *engine.Storage) ([]labelState, error) {
-	entries, err := src.EntriesByType(ctx, sessiontree.TypeLabel)
-	if err != nil {
-		return nil, err
-	}
-	var order []labelState
-	at := map[string]int{}
-	for _, e := range entries {
-		target, label := e.TargetID(), sessiontree.LabelOf(e)
-		i, ok := at[target]
-		switch {
-		case label == "" && ok:
-			order = append(order[:i], order[i+1:]...)
-			delete(at, target)
-			for j := i; j < len(order); j++ {
-				at[order[j].target] = j
-			}
-		case label == "":
-		case ok:
-			order[i].label, order[i].timestamp = label, e.Timestamp
-		default:
-			at[target] = len(order)
-			order = append(order, labelState{target, label, e.Timestamp})
-		}
-	}
-	return order, nil
 }
 
 // setMember returns a copy of the JSON object obj with member name set to

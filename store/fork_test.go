@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -23,6 +25,10 @@ import (
 // (a leaf entry moved from a3 back to a1 before u4.) The current labels
 // are u1 "begin" (first set by L1, so first in pi's label map) and u2
 // "mid"; the current name is "second name".
+//
+// A path fork is what pi 1.6.0's createBranchedSession writes: the path
+// without label entries, re-chained, then the labels of its entries; a
+// name comes only from the path.
 func forkSource(t *testing.T, s *store.Store) (*engine.Storage, map[string]sessiontree.Entry) {
 	st := mustCreate(t, s, store.CreateOptions{ID: "src", Cwd: "/work/src", Metadata: json.RawMessage(`{"k":"v"}`)})
 	b := newBuilder(t, st)
@@ -93,9 +99,6 @@ func TestFork(t *testing.T) {
 	labelRow := func(parent, target, label, from string) row {
 		return row{ID: "(new)", Parent: parent, Type: "label", Timestamp: ts(from), Target: target, Label: label}
 	}
-	nameRow := func(parent, name, from string) row {
-		return row{ID: "(new)", Parent: parent, Type: "session_info", Timestamp: ts(from), Name: name}
-	}
 
 	for _, tc := range []struct {
 		name      string
@@ -103,32 +106,31 @@ func TestFork(t *testing.T) {
 		want      []row
 		wantLeaf  string // "(last)" for the last entry
 		contextAt string // the source entry whose context the fork's leaf has
+		wantName  string // the latest name on the path
 	}{
 		{
 			// The path u1 a1 L1 u2 a2: L1 is left out and u2 re-parented
-			// on a1; both labels apply, in pi's map order; the path has
-			// no name, so the current one is added.
+			// on a1; both labels apply, in pi's map order, with the
+			// times of the label entries that set them; the path has no
+			// name, and none is added.
 			name: "at a2",
 			opts: store.ForkOptions{At: "a2"},
 			want: []row{
 				msg("u1", "", true), msg("a1", "u1", true), msg("u2", "a1", false), msg("a2", "u2", true),
 				labelRow("a2", "u1", "begin", "L3"), labelRow("(new)", "u2", "mid", "L2"),
-				nameRow("(new)", "second name", "n2"),
 			},
 			wantLeaf: "(last)", contextAt: "a2",
 		},
 		{
-			// Before u3 is at its parent n1, whose name is not the
-			// current one.
+			// Before u3 is at its parent n1: its name is the fork's.
 			name: "before u3",
 			opts: store.ForkOptions{Before: "u3"},
 			want: []row{
 				msg("u1", "", true), msg("a1", "u1", true), msg("u2", "a1", false), msg("a2", "u2", true),
 				{ID: "n1", Parent: "a2", Type: "session_info", Timestamp: ts("n1"), Name: "first name", Same: true},
 				labelRow("n1", "u1", "begin", "L3"), labelRow("(new)", "u2", "mid", "L2"),
-				nameRow("(new)", "second name", "n2"),
 			},
-			wantLeaf: "(last)", contextAt: "n1",
+			wantLeaf: "(last)", contextAt: "n1", wantName: "first name",
 		},
 		{
 			// The leaf's path u1 a1 u4 a4 L2 L3 n2: the labels are left
@@ -141,7 +143,7 @@ func TestFork(t *testing.T) {
 				{ID: "n2", Parent: "a4", Type: "session_info", Timestamp: ts("n2"), Name: "second name"},
 				labelRow("n2", "u1", "begin", "L3"),
 			},
-			wantLeaf: "(last)", contextAt: "n2",
+			wantLeaf: "(last)", contextAt: "n2", wantName: "second name",
 		},
 		{
 			// At an entry with no label on the path: a1 alone keeps u1's
@@ -150,19 +152,14 @@ func TestFork(t *testing.T) {
 			opts: store.ForkOptions{At: "a1"},
 			want: []row{
 				msg("u1", "", true), msg("a1", "u1", true),
-				labelRow("a1", "u1", "begin", "L3"), nameRow("(new)", "second name", "n2"),
+				labelRow("a1", "u1", "begin", "L3"),
 			},
 			wantLeaf: "(last)", contextAt: "a1",
 		},
 		{
-			// Before the root prompt: nothing of the conversation, only
-			// the name.
+			// Before the root prompt: nothing at all.
 			name: "before u1",
 			opts: store.ForkOptions{Before: "u1"},
-			want: []row{
-				nameRow("", "second name", "n2"),
-			},
-			wantLeaf: "(last)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,6 +174,9 @@ func TestFork(t *testing.T) {
 			leaf := leafOf(t, fork)
 			if tc.wantLeaf == "(last)" && leaf != log[len(log)-1].ID {
 				t.Errorf("fork leaf = %q; want its last entry %q", leaf, log[len(log)-1].ID)
+			}
+			if len(log) == 0 && leaf != "" {
+				t.Errorf("empty fork leaf = %q; want none", leaf)
 			}
 			if tc.contextAt != "" {
 				if diff := cmp.Diff(contextOf(t, src, tc.contextAt), contextOf(t, fork, "")); diff != "" {
@@ -194,8 +194,8 @@ func TestFork(t *testing.T) {
 					t.Errorf("fork state (-source +fork):\n%s", diff)
 				}
 			}
-			if got := nameOf(t, fork); got != "second name" {
-				t.Errorf("fork name = %q; want the source's %q", got, "second name")
+			if got := nameOf(t, fork); got != tc.wantName {
+				t.Errorf("fork name = %q; want the path's %q", got, tc.wantName)
 			}
 			m := metaOf(t, fork)
 			if m.ParentSession != "src" || m.Cwd != "/work/src" || m.ID == "src" {
@@ -314,4 +314,120 @@ func countSessions(t *testing.T, s *store.Store) int {
 		t.Fatal(err)
 	}
 	return len(p.Sessions)
+}
+
+// forkFixture is a fork pi 1.6.0 wrote: the path (lines 2 to 12, ending
+// at 44a59e33), then its three label entries with their original
+// timestamps (lines 13 to 15, older than their parents), then one more
+// message pi appended under the last label.
+const forkFixture = "../testdata/pi1/fork-00.jsonl"
+
+// Forking pi's own fork gives pi's shape: forked at the end of its path,
+// the same lines byte for byte, label ids aside; forked at the message
+// after the labels, that message re-chained onto the path and the labels
+// after it.
+func TestForkAsPi(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	f := mustImport(t, s, []string{forkFixture}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
+	if f.Outcome != store.OutcomeNew {
+		t.Fatalf("import %s: %+v", forkFixture, f)
+	}
+	file := lines(t, forkFixture)
+	for i := range file {
+		file[i] = strings.TrimSuffix(file[i], "\n")
+	}
+	path, labelLines, after := file[1:12], file[12:15], file[15]
+	src, err := s.OpenSession(ctx, f.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		at   string
+		want []string // the fork's lines before its label entries
+	}{
+		{"at the end of the path", "44a59e33", path},
+		{"after the labels", "b065c04d", append(slices.Clone(path), strings.Replace(after, `"parentId":"6023ccba"`, `"parentId":"44a59e33"`, 1))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fork, err := s.Fork(ctx, f.SessionID, store.ForkOptions{At: tc.at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log := logOf(t, fork)
+			if len(log) != len(tc.want)+len(labelLines) {
+				t.Fatalf("fork has %d entries; want %d and %d labels", len(log), len(tc.want), len(labelLines))
+			}
+			var got []string
+			for _, e := range log {
+				got = append(got, string(e.Raw))
+			}
+			// pi's label lines with the fork's fresh ids, chained after
+			// the path.
+			want := slices.Clone(tc.want)
+			parent := log[len(tc.want)-1].ID
+			for i, l := range labelLines {
+				e := log[len(tc.want)+i]
+				var orig struct{ ID, ParentID string }
+				if err := json.Unmarshal([]byte(l), &orig); err != nil {
+					t.Fatal(err)
+				}
+				l = strings.Replace(l, `"id":"`+orig.ID+`"`, `"id":"`+e.ID+`"`, 1)
+				want = append(want, strings.Replace(l, `"parentId":"`+orig.ParentID+`"`, `"parentId":"`+parent+`"`, 1))
+				parent = e.ID
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("fork lines (-pi's shape +fork):\n%s", diff)
+			}
+			if leaf := leafOf(t, fork); leaf != log[len(log)-1].ID {
+				t.Errorf("fork leaf = %q; want the last label entry", leaf)
+			}
+			if diff := cmp.Diff(contextOf(t, src, tc.at), contextOf(t, fork, "")); diff != "" {
+				t.Errorf("fork context (-source at %s +fork):\n%s", tc.at, diff)
+			}
+			if diff := cmp.Diff(labelsOf(t, src), labelsOf(t, fork)); diff != "" {
+				t.Errorf("fork labels (-source +fork):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Labels are written again as written, the cleared ones not at all, in
+// the order of pi's label map: relabelling keeps a target's place,
+// clearing and labelling again moves it to the end.
+func TestForkLabelOrder(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "l"}))
+	b.user("u1", "one")
+	b.user("u2", "two")
+	b.user("u3", "three")
+	b.label("L1", "u1", "  spaced  ")
+	b.label("L2", "u2", "second")
+	b.label("L3", "u3", "third")
+	b.label("L4", "u1", "")      // cleared: u1 leaves the map
+	b.label("L5", "u1", " back") // and comes back at the end
+	b.label("L6", "u2", "again") // relabelled in place
+	b.label("L7", "u3", "")      // cleared for good
+	b.user("u4", "four")
+	fork, err := s.Fork(ctx, "l", store.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range logOf(t, fork) {
+		if e.Type == sessiontree.TypeLabel {
+			got = append(got, e.TargetID()+"="+sessiontree.LabelOf(e)+"@"+e.Timestamp)
+		}
+	}
+	log := logOf(t, fork)
+	ts := func(i int) string { return sessiontree.FormatTime(time.Date(2026, 3, 1, 10, 0, i, 0, time.UTC)) }
+	want := []string{"u2=again@" + ts(9), "u1= back@" + ts(8)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fork label entries (-want +got):\n%s", diff)
+	}
+	if ids := ids(log[:4]); !slices.Equal(ids, []string{"u1", "u2", "u3", "u4"}) || log[3].ParentID != "u3" {
+		t.Errorf("fork path = %v, u4 under %q; want u1 u2 u3 u4 re-chained", ids, log[3].ParentID)
+	}
 }

@@ -131,6 +131,11 @@ type FileResult struct {
 	// tries it again once the writer has finished it). Each names the
 	// file and the line.
 	Problems []*jsonl.LineError `json:"problems,omitempty"`
+	// Unknown counts the entries imported this time whose type this
+	// version does not know (a newer pi wrote them). They are stored and
+	// exported byte for byte like any other: not a problem, a warning to
+	// show once for the file ([sessiontree.UnknownTypes.String]).
+	Unknown sessiontree.UnknownTypes `json:"unknownTypes,omitempty"`
 	// Err is why the file was not imported (OutcomeConflict,
 	// OutcomeFailed), nil otherwise.
 	Err error `json:"-"`
@@ -163,7 +168,9 @@ func (r ImportReport) Count(o Outcome) int {
 // [PiSessionsDir], when paths is empty). Files of every version are read
 // through the JSONL reader, which migrates them to version 3, and stored
 // with the engine's batch append: session id, entry ids, parents,
-// timestamps and every byte of every entry are kept.
+// timestamps and every byte of every entry are kept. Entries of types
+// this version does not know are imported like any other and counted in
+// [FileResult.Unknown], a warning, not a problem.
 //
 // A file whose new part fits in one chunk (up to 8 MB or 16384
 // entries), as most sessions do, is read once: its entries are checked
@@ -425,7 +432,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
 		}
 		if res.Err != nil && res.Entries == 0 {
-			res.Problems = nil
+			res.Problems, res.Unknown = nil, nil
 		}
 		return res
 	}
@@ -591,11 +598,21 @@ func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
 	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
 }
 
-// tolerate reports skip, a damaged line the mode tolerates, if any.
-func (fim *fileImport) tolerate(skip *jsonl.LineError) {
-	if skip != nil {
+// note takes into the file's result what one record of the read that
+// checks the file tells: a damaged line the mode tolerates (skip), or an
+// entry to import, whose type may be one this version does not know.
+func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
+	switch {
+	case skip != nil:
 		fim.res.Problems = append(fim.res.Problems, skip)
+	case r.Kind == jsonl.KindEntry:
+		fim.res.Unknown.Note(r.Entry.Type)
 	}
+}
+
+// restart forgets what an earlier read noted: the read starts again.
+func (fim *fileImport) restart() {
+	fim.res.Problems, fim.res.Unknown = nil, nil
 }
 
 // headerRead refuses a new file whose read ended without a header.
@@ -617,7 +634,7 @@ func (fim *fileImport) once(progress func(int64)) error {
 	var p *onePass
 	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
 		// The transaction may run more than once: start afresh.
-		fim.res.Problems = nil
+		fim.restart()
 		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
 		// The file is hashed as the reader reads it, which is up to the
 		// import's end unless a torn line is left for later.
@@ -676,7 +693,7 @@ func (p *onePass) visit(r jsonl.Record, skip *jsonl.LineError) error {
 			return err
 		}
 	}
-	fim.tolerate(skip)
+	fim.note(r, skip)
 	if r.Kind == jsonl.KindTorn {
 		return nil
 	}
@@ -737,7 +754,7 @@ func (p *onePass) record() error {
 // chunk by chunk, each chunk with the file's record, so that an import
 // cut short (a crash, a cancellation) resumes where its last chunk ended.
 func (fim *fileImport) twice(progress func(int64)) error {
-	fim.res.Problems = nil
+	fim.restart()
 	end, err := fim.check()
 	if err != nil {
 		return err
@@ -756,7 +773,7 @@ func (fim *fileImport) check() (int64, error) {
 				return err
 			}
 		}
-		fim.tolerate(skip)
+		fim.note(r, skip)
 		if r.Kind != jsonl.KindTorn {
 			end = r.Next.Offset
 		}

@@ -384,8 +384,10 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // labels), then the search index: FTS5's check of its own structure
 // (for every session), and that it holds as many entries as have text
 // among those it should hold (entries not yet indexed are pending, see
-// [Store.Index]). Problems match sessiontree.ErrCorrupt. It reads
-// everything it checks; it is for the command line's check and for tests.
+// [Store.Index]). Problems match sessiontree.ErrCorrupt. Entries of
+// types this version does not know are not damage; [Store.Warnings] names
+// the sessions holding them. It reads everything it checks; it is for the
+// command line's check and for tests.
 func (s *Store) Check(ctx context.Context, id string) error {
 	if err := s.db.Check(ctx, id); err != nil {
 		return err

@@ -300,34 +300,32 @@ var _ = register("StateHoldsAcrossCompaction", func(t *testing.T, h Harness) {
 var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	u1 := f.user("one")
-	a2 := f.assistant("two")
+	a1 := f.assistant("two")
 	id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "left it"})
 	if err != nil || id == "" {
 		t.Fatalf("MoveTo(%q, summary) = %q, %v", u1, id, err)
 	}
 	sum := f.ok(f.st.Entry(f.ctx, id))
-	// fromId is the leaf being left, as pi 1.x writes it.
-	if from, _ := sum.String("fromId"); sum.ParentID != u1 || from != a2 || sum.Type != sessiontree.TypeBranchSummary {
-		t.Errorf("summary entry = %s; want a branch_summary under %q with fromId %q", sum.Raw, u1, a2)
+	if from, _ := sum.String("fromId"); sum.ParentID != u1 || from != a1 || sum.Type != sessiontree.TypeBranchSummary {
+		t.Errorf("summary entry = %s; want a branch_summary under %q with fromId %q", sum.Raw, u1, a1)
 	}
 	if leaf, _ := f.st.Leaf(f.ctx); leaf != id {
 		t.Errorf("Leaf() = %q; want the summary %q", leaf, id)
 	}
-	f.user("three")
+	u3 := f.user("three")
 	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "branchSummary:left it", "user:three")
 	tm, _ := sum.Time()
-	want := mustJSON(map[string]any{"role": "branchSummary", "summary": "left it", "fromId": a2, "timestamp": tm.UnixMilli()})
+	want := mustJSON(map[string]any{"role": "branchSummary", "summary": "left it", "fromId": a1, "timestamp": tm.UnixMilli()})
 	if c := f.context(sessiontree.ContextOptions{}); !jsonEqual(c.Messages[1], want) {
 		t.Errorf("branch summary message = %s; want %s", c.Messages[1], want)
 	}
-	left, _ := f.st.Leaf(f.ctx)
 	id, err = f.s.MoveTo(f.ctx, "", &sessiontree.BranchSummary{Summary: "from scratch"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum = f.ok(f.st.Entry(f.ctx, id))
-	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != left {
-		t.Errorf("summary at root = %s; want parentId null and fromId %q", sum.Raw, left)
+	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != u3 {
+		t.Errorf("summary at root = %s; want parentId null and fromId %q", sum.Raw, u3)
 	}
 	f.wantTexts(sessiontree.ContextOptions{}, "branchSummary:from scratch")
 	if _, err := f.s.MoveTo(f.ctx, "", nil); err != nil {
@@ -349,6 +347,16 @@ var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
 		t.Errorf("empty summary was not written")
 	}
 	f.wantTexts(sessiontree.ContextOptions{}, "user:one")
+	// Leaving no leaf at all: fromId is "root".
+	empty := newFixture(t, h)
+	id, err = empty.s.MoveTo(empty.ctx, "", &sessiontree.BranchSummary{Summary: "nothing yet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum = empty.ok(empty.st.Entry(empty.ctx, id))
+	if from, _ := sum.String("fromId"); sum.ParentID != "" || from != "root" {
+		t.Errorf("summary in an empty session = %s; want parentId null and fromId \"root\"", sum.Raw)
+	}
 })
 
 var _ = register("CustomMessagesInContext", func(t *testing.T, h Harness) {
@@ -432,7 +440,8 @@ var _ = register("LabelsAndName", func(t *testing.T, h Harness) {
 	f.ok(f.s.SetLabel(f.ctx, a, ""))
 	f.ok(f.s.SetName(f.ctx, "  my\nsession\r\n\r\nname "))
 	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "assistant:two")
-	want := map[string]string{u: "  first  "} // kept as written, as pi does
+	// Labels are kept as written: pi does not trim them.
+	want := map[string]string{u: "  first  "}
 	if got, _ := f.st.Labels(f.ctx); !cmp.Equal(got, want) {
 		t.Errorf("Labels() = %v; want %v", got, want)
 	}
@@ -696,3 +705,295 @@ func jsonEqual(a, b []byte) bool {
 	}
 	return cmp.Equal(x, y)
 }
+
+// unknownFields are the fields of an entry of a type nobody knows: nested
+// values, numbers in unusual forms, and members that would count in the
+// stats or the context on a known type (a message, a usage), which they
+// must not here.
+const unknownFields = `{"message":{"role":"assistant","content":[{"type":"toolCall","id":"t"}],` +
+	`"usage":{"input":100,"output":5,"cacheRead":1,"cacheWrite":1,"cost":{"total":1}}},` +
+	`"usage":{"input":7,"output":7,"cost":{"total":2}},"provider":"p","model":"m",` +
+	`"payload":{"deep":[1,2.50,{"x":null,"s":"\u00e9<&>"}],"big":12345678901234567890,"e":1e3}}`
+
+var _ = register("UnknownEntryTypes", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u := f.user("before")
+	x := f.ok(f.st.Append(f.ctx, sessiontree.Draft{Type: "future_thing", Fields: json.RawMessage(unknownFields)}, sessiontree.AppendOptions{}))
+	if x.ParentID != u || x.Type != "future_thing" {
+		t.Errorf("Append(future_thing) = parent %q type %q; want parent %q, the type as given", x.ParentID, x.Type, u)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != x.ID {
+		t.Errorf("Leaf() after an unknown entry = %q; want it, %q", leaf, x.ID)
+	}
+	y := f.user("after")
+	if e := f.ok(f.st.Entry(f.ctx, y)); e.ParentID != x.ID {
+		t.Errorf("the entry after an unknown one has parent %q; want %q", e.ParentID, x.ID)
+	}
+	want := []sessiontree.Entry{x}
+	if ba, ok := f.st.(sessiontree.BatchAppender); ok {
+		// Keys in an unusual order, as a hand-written or newer file may
+		// have them.
+		b1 := f.decode(`{"id":"0dd00001","type":"other_thing","timestamp":"2026-01-02T03:04:05.678Z","parentId":"` + y + `","v":[[],{}]}`)
+		b2 := f.decode(`{"type":"future_thing","id":"0dd00002","parentId":"0dd00001","timestamp":"2026-01-02T03:04:06.000Z","payload":"<tag>&amp;"}`)
+		if err := ba.AppendBatch(f.ctx, []sessiontree.Entry{b1, b2}); err != nil {
+			t.Fatalf("AppendBatch(unknown types) = %v; want them taken", err)
+		}
+		if leaf, _ := f.st.Leaf(f.ctx); leaf != b2.ID {
+			t.Errorf("Leaf() after a batch of unknown entries = %q; want %q", leaf, b2.ID)
+		}
+		want = append(want, b1, b2)
+	}
+	z := f.user("last")
+	twin := newFixture(t, h)
+	for _, text := range []string{"before", "after", "last"} {
+		twin.user(text)
+	}
+	f.checkUnknown(want, z, twin)
+	f.reopen()
+	f.checkUnknown(want, z, twin)
+})
+
+// moveTo moves the leaf to target without a summary.
+func (f *fixture) moveTo(target string) {
+	f.t.Helper()
+	if _, err := f.s.MoveTo(f.ctx, target, nil); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// decode reads an entry from its JSON line.
+func (f *fixture) decode(line string) sessiontree.Entry {
+	f.t.Helper()
+	e, err := sessiontree.DecodeEntry([]byte(line))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e
+}
+
+// checkUnknown checks a session holding the unknown entries want (in
+// append order, all on the path to leaf) among user messages: they come
+// back byte for byte from every read, sit on the path and in the tree,
+// and contribute nothing to the context, the projection or the stats,
+// which equal those of twin, a session of the same user messages alone.
+func (f *fixture) checkUnknown(want []sessiontree.Entry, leaf string, twin *fixture) {
+	t := f.t
+	t.Helper()
+	byType := map[sessiontree.EntryType][]string{}
+	for _, w := range want {
+		if got := f.ok(f.st.Entry(f.ctx, w.ID)); string(got.Raw) != string(w.Raw) || got.Type != w.Type {
+			t.Errorf("Entry(%q) = %s %s; want %s %s", w.ID, got.Type, got.Raw, w.Type, w.Raw)
+		}
+		byType[w.Type] = append(byType[w.Type], string(w.Raw))
+	}
+	for typ, raws := range byType {
+		got, err := f.st.EntriesByType(f.ctx, typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotRaws []string
+		for _, e := range got {
+			gotRaws = append(gotRaws, string(e.Raw))
+		}
+		if diff := cmp.Diff(raws, gotRaws); diff != "" {
+			t.Errorf("EntriesByType(%q) (-want +got):\n%s", typ, diff)
+		}
+	}
+	log, err := f.st.Log(f.ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inLog := map[string]string{}
+	for _, e := range log {
+		inLog[e.ID] = string(e.Raw)
+	}
+	for _, w := range want {
+		if inLog[w.ID] != string(w.Raw) {
+			t.Errorf("Log() has %q as %s; want %s", w.ID, inLog[w.ID], w.Raw)
+		}
+	}
+	full := f.path(f.st.FullPath(f.ctx, leaf))
+	if got := f.path(f.st.Path(f.ctx, leaf)); !cmp.Equal(got, full) || len(full) != len(log) {
+		t.Errorf("Path(%q) = %v, FullPath = %v; want one chain of all %d entries", leaf, got, full, len(log))
+	}
+	onPath := map[string]bool{}
+	for _, id := range full {
+		onPath[id] = true
+	}
+	inTree := map[string]bool{}
+	for stack := sessiontree.BuildTree(log, nil); len(stack) > 0; {
+		n := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], n.Children...)
+		inTree[n.Entry.ID] = true
+	}
+	for _, w := range want {
+		if !onPath[w.ID] || !inTree[w.ID] {
+			t.Errorf("unknown entry %q: on the path %v, in the tree %v; want both", w.ID, onPath[w.ID], inTree[w.ID])
+		}
+	}
+	f.wantTexts(sessiontree.ContextOptions{}, "user:before", "user:after", "user:last")
+	proj, err := f.s.Projection(f.ctx, sessiontree.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := map[string]bool{}
+	for _, w := range want {
+		unknown[w.ID] = true
+	}
+	seen := 0
+	for _, pe := range proj {
+		if unknown[pe.SourceID] {
+			seen++
+			if pe.Messages == nil || len(pe.Messages) != 0 {
+				t.Errorf("Projection() entry %q has messages %v; want none (an empty list)", pe.SourceID, pe.Messages)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("Projection() lists %d of the %d unknown entries; want all", seen, len(want))
+	}
+	got, err := f.st.Stats(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := twin.st.Stats(twin.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Entries != int64(len(log)) || got.Entries != base.Entries+int64(len(want)) {
+		t.Errorf("Stats().Entries = %d; want %d, every entry", got.Entries, len(log))
+	}
+	if diff := cmp.Diff(base, got, cmpopts.IgnoreFields(sessiontree.Stats{}, "Entries"), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Stats() differ from those of the same messages without the unknown entries (-without +with):\n%s", diff)
+	}
+}
+
+var _ = register("ContextEditsBranchLocal", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u1 := f.user("one")
+	a1 := f.assistant("two")
+	u2 := f.user("three")
+	a2 := f.assistant("four")
+	e1 := f.ok(f.s.EditContext(f.ctx, a1, json.RawMessage(`"edited two"`)))
+	e2 := f.ok(f.s.EditContext(f.ctx, u2, nil))
+	// A later edit of the same target wins.
+	e3 := f.ok(f.s.EditContext(f.ctx, a1, json.RawMessage(`[{"type":"text","text":"again"}]`)))
+	if e1.ParentID != a2 || e3.ParentID != e2.ID {
+		t.Errorf("edits hang at %q and %q; want under %q and %q (the append rule)", e1.ParentID, e3.ParentID, a2, e2.ID)
+	}
+	f.moveTo(a1)
+	sib := f.user("sibling")
+	// An edit on the sibling branch, of an entry both branches share.
+	e4 := f.ok(f.s.EditContext(f.ctx, u1, json.RawMessage(`"edited one"`)))
+	check := func(when string) {
+		t.Helper()
+		for _, p := range []struct {
+			from string
+			want []string
+		}{
+			{e3.ID, []string{"user:one", "assistant:again", "assistant:four"}},
+			{e1.ID, []string{"user:one", "assistant:edited two", "user:three", "assistant:four"}},
+			{a2, []string{"user:one", "assistant:two", "user:three", "assistant:four"}},
+			{sib, []string{"user:one", "assistant:two", "user:sibling"}},
+			{e4.ID, []string{"user:edited one", "assistant:two", "user:sibling"}},
+		} {
+			if diff := cmp.Diff(p.want, texts(f.context(sessiontree.ContextOptions{From: p.from}))); diff != "" {
+				t.Errorf("%s: Context(From %q) messages (-want +got):\n%s", when, p.from, diff)
+			}
+		}
+		proj, err := f.s.Projection(f.ctx, sessiontree.ContextOptions{From: e3.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pe := range proj {
+			got = append(got, fmt.Sprintf("%s:%d", pe.SourceID, len(pe.Messages)))
+		}
+		want := []string{u1 + ":1", a1 + ":1", u2 + ":0", a2 + ":1", e1.ID + ":0", e2.ID + ":0", e3.ID + ":0"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: Projection(From %q) sources:messages (-want +got):\n%s", when, e3.ID, diff)
+		}
+	}
+	check("before reopening")
+	f.reopen()
+	check("after reopening")
+})
+
+// piEditRefusal is the message pi 1.6.0 refuses an edit with.
+func piEditRefusal(r sessiontree.EditRefusal, id string) string {
+	switch r {
+	case sessiontree.EditBadReplacement:
+		return "Context edit replacement must be null or contain string/array content"
+	case sessiontree.EditOffBranch:
+		return "Entry " + id + " is not on the active branch"
+	}
+	return "Entry " + id + " does not contribute editable model content"
+}
+
+var _ = register("EditContextRefusals", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	sys := f.ok(f.s.AppendMessage(f.ctx, json.RawMessage(`{"role":"system","content":"be brief","timestamp":1}`))).ID
+	u1 := f.user("one")
+	a1 := f.assistant("two")
+	comp := f.ok(f.s.AppendCompaction(f.ctx, sessiontree.Compaction{Summary: "S", FirstKeptEntryID: u1, TokensBefore: 10})).ID
+	mc := f.ok(f.s.AppendModelChange(f.ctx, "p", "m")).ID
+	u2 := f.user("three")
+	f.moveTo(u1)
+	sib := f.assistant("sibling")
+	f.moveTo(u2)
+	before := f.count()
+	str := json.RawMessage(`"x"`)
+	for _, tc := range []struct {
+		target string
+		repl   json.RawMessage
+		want   sessiontree.EditRefusal // 0: the target is missing
+	}{
+		// The replacement is checked first, whatever the target.
+		{"0badc0de", json.RawMessage(`{"content":"x"}`), sessiontree.EditBadReplacement},
+		{sib, json.RawMessage(`42`), sessiontree.EditBadReplacement},
+		{sys, json.RawMessage(`"unterminated`), sessiontree.EditBadReplacement},
+		{u1, json.RawMessage(` `), sessiontree.EditBadReplacement},
+		// Then the target exists, then it is on the active branch.
+		{"0badc0de", str, 0},
+		{"0badc0de", nil, 0},
+		{sib, str, sessiontree.EditOffBranch},
+		{sib, nil, sessiontree.EditOffBranch},
+		// Then it contributes editable content.
+		{sys, str, sessiontree.EditNotEditable},
+		{comp, nil, sessiontree.EditNotEditable},
+		{mc, str, sessiontree.EditNotEditable},
+	} {
+		_, err := f.s.EditContext(f.ctx, tc.target, tc.repl)
+		var refused *sessiontree.EditRefusedError
+		var nf *sessiontree.EntryNotFoundError
+		switch {
+		case tc.want == 0:
+			if !errors.Is(err, sessiontree.ErrNotFound) || !errors.As(err, &nf) || nf.Error() != "Entry "+tc.target+" not found" ||
+				errors.Is(err, sessiontree.ErrEditRefused) {
+				t.Errorf("EditContext(%s, %s) = %v; want pi's \"Entry %s not found\" matching ErrNotFound", tc.target, tc.repl, err, tc.target)
+			}
+		case !errors.Is(err, sessiontree.ErrEditRefused) || !errors.As(err, &refused) || refused.Reason != tc.want ||
+			refused.Error() != piEditRefusal(tc.want, tc.target) || errors.Is(err, sessiontree.ErrNotFound):
+			t.Errorf("EditContext(%s, %s) = %v; want pi's %q matching ErrEditRefused", tc.target, tc.repl, err, piEditRefusal(tc.want, tc.target))
+		}
+	}
+	if n := f.count(); n != before {
+		t.Errorf("after refused edits the log has %d entries; want %d", n, before)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != u2 {
+		t.Errorf("Leaf() after refused edits = %q; want %q", leaf, u2)
+	}
+	// A string replacement is one text block for an assistant target and
+	// stays a string for a user target, as pi stores them.
+	for _, tc := range []struct{ target, want string }{
+		{a1, `[{"type":"text","text":"short"}]`},
+		{u1, `"short"`},
+	} {
+		e := f.ok(f.s.EditContext(f.ctx, tc.target, json.RawMessage(`"short"`)))
+		edit, ok := sessiontree.ContextEditOf(e)
+		if !ok || edit.TargetID != tc.target || edit.Omit || string(edit.Content) != tc.want {
+			t.Errorf("EditContext(%s, \"short\") stored %s; want the content %s", tc.target, e.Raw, tc.want)
+		}
+	}
+	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:S", "user:short", "assistant:short", "user:three")
+})

@@ -31,11 +31,54 @@ type ImportSummary struct {
 	// import, and IndexSeconds how long that took.
 	Indexed      int64   `json:"indexed"`
 	IndexSeconds float64 `json:"indexSeconds"`
+	// Warnings are files that hold entries of types this version does
+	// not know, one per file: imported as they are, not problems.
+	Warnings []ImportWarning `json:"warnings"`
 	// Problems are damaged lines that were tolerated (skipped, or a torn
 	// last line left for later).
 	Problems []ImportProblem `json:"problems"`
 	// Failures are the files not imported, with why.
 	Failures []ImportFailure `json:"failures"`
+}
+
+// ImportWarning is a file holding entries of types this version does
+// not know.
+type ImportWarning struct {
+	// File is the file's path.
+	File string `json:"file"`
+	// Entries counts those entries, of every such type.
+	Entries int `json:"entries"`
+	// Types are their types, in the order first met.
+	Types []string `json:"types"`
+	// Message says it in a sentence, e.g. `3 entries of types this
+	// version does not know ("future_thing"), kept as they are`.
+	Message string `json:"message"`
+}
+
+// Warning is something a command tells that is not a problem: it does
+// not change the exit status.
+type Warning struct {
+	// Where names the file or the session.
+	Where string
+	// Message says what.
+	Message string
+}
+
+// WriteWarnings writes each warning on its own line, "warning: <where>:
+// <message>", as text only, whatever the writer.
+func WriteWarnings(w io.Writer, ws []Warning) error {
+	bw := bufio.NewWriter(w)
+	for _, x := range ws {
+		writeWarning(bw, x)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write warnings: %w", err)
+	}
+	return nil
+}
+
+func writeWarning(bw *bufio.Writer, x Warning) {
+	fmt.Fprintf(bw, "warning: %s: %s\n", OneLine(x.Where), OneLine(x.Message))
 }
 
 // ImportProblem is a damaged line of a file.
@@ -59,6 +102,7 @@ type ImportFailure struct {
 }
 
 // WriteImportSummary writes the summary: one line of counts, then the
+// warnings (one line per file, as [WriteWarnings] writes them), the
 // problems and the failures, each on its own line with its file (and
 // line). It writes only text, never escape codes, whatever the writer.
 func WriteImportSummary(w io.Writer, s ImportSummary) error {
@@ -75,6 +119,9 @@ func WriteImportSummary(w io.Writer, s ImportSummary) error {
 			fmt.Fprintf(bw, " in %.1fs (%s entries/s)", s.IndexSeconds, Count(int64(float64(s.Indexed)/s.IndexSeconds)))
 		}
 		bw.WriteByte('\n')
+	}
+	for _, x := range s.Warnings {
+		writeWarning(bw, Warning{Where: x.File, Message: x.Message})
 	}
 	if len(s.Problems) > 0 {
 		fmt.Fprintf(bw, "%s:\n", plural(len(s.Problems), "problem"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 func newCheckCommand(a *app) *cobra.Command {
@@ -19,7 +20,9 @@ integrity check, every parent present, no cycles, each session's
 materialized branch, counters and labels equal to what its log gives, and the
 search index. A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is
-any.`,
+any. A file or session holding entries of types this version does not know
+(written by a newer pi) gets one warning line; they are kept as they are,
+which is not a problem.`,
 		Example: `  sessiontree check
   sessiontree check 0198f2a4
   sessiontree check ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
@@ -28,14 +31,20 @@ any.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var problems []error
+			var warns []view.Warning
 			what := "the database"
 			switch sa, err := parseOptional(args); {
 			case err != nil:
 				return err
 			case sa.File != "":
 				what = sa.File
-				if problems, err = cli.CheckFile(ctx, sa.File); err != nil {
+				c, err := cli.InspectFile(ctx, sa.File)
+				if err != nil {
 					return err
+				}
+				problems = c.Problems
+				if len(c.Unknown) > 0 {
+					warns = append(warns, view.Warning{Where: sa.File, Message: c.Unknown.String()})
 				}
 			default:
 				id := ""
@@ -55,9 +64,17 @@ any.`,
 					}
 					problems = append(problems, splitProblems(err)...)
 				}
+				ws, err := s.Warnings(ctx, id)
+				if err != nil {
+					return err
+				}
+				warns = warnings(ws)
 			}
 			for _, p := range problems {
 				fmt.Fprintln(a.stdout, sentence(p))
+			}
+			if err := view.WriteWarnings(a.stdout, warns); err != nil {
+				return err
 			}
 			if len(problems) > 0 {
 				return silentError{fmt.Sprintf("check found %d problem%s in %s", len(problems), plural(len(problems)), what)}

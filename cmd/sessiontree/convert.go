@@ -10,7 +10,7 @@ import (
 // importSummary turns the store's import report into what view prints.
 func importSummary(r store.ImportReport) view.ImportSummary {
 	s := view.ImportSummary{Files: len(r.Files), Entries: r.Entries, Bytes: r.Bytes, Seconds: r.Duration.Seconds(),
-		Problems: []view.ImportProblem{}, Failures: []view.ImportFailure{}}
+		Warnings: []view.ImportWarning{}, Problems: []view.ImportProblem{}, Failures: []view.ImportFailure{}}
 	for _, f := range r.Files {
 		switch f.Outcome {
 		case store.OutcomeNew:
@@ -25,6 +25,10 @@ func importSummary(r store.ImportReport) view.ImportSummary {
 		default:
 			s.Failed++
 		}
+		if len(f.Unknown) > 0 {
+			s.Warnings = append(s.Warnings, view.ImportWarning{File: f.Path, Entries: f.Unknown.Entries(),
+				Types: f.Unknown.Names(), Message: f.Unknown.String()})
+		}
 		for _, p := range f.Problems {
 			s.Problems = append(s.Problems, problem(f.Path, p))
 		}
@@ -33,6 +37,15 @@ func importSummary(r store.ImportReport) view.ImportSummary {
 		}
 	}
 	return s
+}
+
+// warnings turns the store's warnings into what view prints.
+func warnings(ws []store.Warning) []view.Warning {
+	out := make([]view.Warning, len(ws))
+	for i, w := range ws {
+		out[i] = view.Warning{Where: w.Where(), Message: w.Unknown.String()}
+	}
+	return out
 }
 
 func problem(file string, le *jsonl.LineError) view.ImportProblem {

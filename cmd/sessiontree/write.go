@@ -160,8 +160,9 @@ func newForkCommand(a *app) *cobra.Command {
 print the new session's id. By default the active branch is copied up to the
 leaf; --at ID copies the path up to that entry (included); --before ID copies
 up to just before that user message, to re-edit the prompt as pi does;
---tree copies every branch. Entry ids, labels and the name are kept; the
-source is not changed.`,
+--tree copies every branch. Entry ids and labels are kept: a path is copied
+as pi's /fork copies it, without its label entries, which follow it instead.
+A copied path keeps the latest name on it. The source is not changed.`,
 		Example: `  sessiontree fork 0198f2a4
   sessiontree fork 0198f2a4 --before c04e9a55
   new=$(sessiontree fork 0198f2a4 --tree) && sessiontree tree "$new"`,

@@ -180,10 +180,10 @@ func TestEditing(t *testing.T) {
 	before := strings.TrimSpace(at("fork", sid, "--before", "c04e9a55"))
 	var entries []struct{ ID string }
 	decode(t, at("branch", before, "--json", "--full"), &entries)
-	// The two entries before the prompt, then the session's name, which
-	// the fork carries in a session_info entry of its own.
-	if len(entries) != 3 || entries[0].ID != "3f9a0c12" || entries[1].ID != "8b21d4e7" {
-		t.Errorf("fork --before c04e9a55 has branch %v; want the two entries before the prompt and the name", entries)
+	// The two entries before the prompt, and nothing else: as in pi's
+	// fork, a name set later on is not carried over.
+	if len(entries) != 2 || entries[0].ID != "3f9a0c12" || entries[1].ID != "8b21d4e7" {
+		t.Errorf("fork --before c04e9a55 has branch %v; want the two entries before the prompt", entries)
 	}
 	if r := runCmd(t, "", "--db", db, "fork", sid, "--before", "d86f4b07"); r.code != 1 || !strings.Contains(r.stderr, "not a user message") {
 		t.Errorf("fork --before an assistant message: exit %d, %q; want a refusal", r.code, r.stderr)

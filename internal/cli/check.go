@@ -10,25 +10,45 @@ import (
 )
 
 // CheckFile checks a session file without changing it and returns every
-// problem found, nil when there is none: each damaged line (read in
-// lenient mode, so that one bad line does not hide the next), or the error
-// that makes the file unreadable (a bad header, an id used twice, a
-// cycle), then the tree of what could be read, as [CheckStorage] does.
+// problem found, nil when there is none: the Problems of [InspectFile].
 func CheckFile(ctx context.Context, path string) ([]error, error) {
+	c, err := InspectFile(ctx, path)
+	return c.Problems, err
+}
+
+// FileCheck is what [InspectFile] found in a session file.
+type FileCheck struct {
+	// Problems are the damage found, nil when there is none.
+	Problems []error
+	// Unknown counts the entries of types this version does not know:
+	// kept as they are, not a problem, a warning to show once for the
+	// file.
+	Unknown sessiontree.UnknownTypes
+}
+
+// InspectFile checks a session file without changing it. Its problems are
+// each damaged line (read in lenient mode, so that one bad line does not
+// hide the next), or the error that makes the file unreadable (a bad
+// header, an id used twice, a cycle), then the problems of the tree of
+// what could be read, as [CheckStorage] finds them. The error is for
+// failures to read, not for problems found.
+func InspectFile(ctx context.Context, path string) (FileCheck, error) {
 	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
 	if err != nil {
 		if errors.Is(err, sessiontree.ErrCorrupt) || errors.Is(err, jsonl.ErrUnsupportedVersion) {
-			return []error{err}, nil
+			return FileCheck{Problems: []error{err}}, nil
 		}
-		return nil, err
+		return FileCheck{}, err
 	}
 	defer st.Close()
-	var problems []error
-	for _, w := range st.Report().Warnings {
-		problems = append(problems, w)
+	r := st.Report()
+	c := FileCheck{Unknown: r.Unknown}
+	for _, w := range r.Warnings {
+		c.Problems = append(c.Problems, w)
 	}
 	more, err := CheckStorage(ctx, st)
-	return append(problems, more...), err
+	c.Problems = append(c.Problems, more...)
+	return c, err
 }
 
 // CheckStorage checks the tree of any storage and returns every problem

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,6 +238,14 @@ func TestCheckFile(t *testing.T) {
 	}
 	if _, err := cli.CheckFile(ctx, filepath.Join(dir, "missing.jsonl")); err == nil {
 		t.Errorf("CheckFile(missing) = nil error; want the open error")
+	}
+	// An entry of an unknown type is not a problem; it is counted.
+	future := append(append([]string(nil), lines...),
+		`{"type":"future_thing","id":"feed0001","parentId":null,"timestamp":"2026-12-02T18:00:00.000Z","x":{"y":[1]}}`+"\n")
+	c, err := cli.InspectFile(ctx, write("future.jsonl", future))
+	want := sessiontree.UnknownTypes{{Type: "future_thing", Count: 1}}
+	if err != nil || len(c.Problems) != 0 || !slices.Equal(c.Unknown, want) {
+		t.Errorf("InspectFile(future) = %+v, %v; want no problems and Unknown %v", c, err, want)
 	}
 }
 
