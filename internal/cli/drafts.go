@@ -82,8 +82,6 @@ func ParseDraft(line []byte) (sessiontree.Draft, error) {
 		return sessiontree.Draft{}, errors.New(`missing "type"`)
 	case d.Type == sessiontree.TypeLeaf:
 		return sessiontree.Draft{}, errors.New("leaf entries cannot be appended: move the leaf with goto")
-	case !d.Type.Known():
-		return sessiontree.Draft{}, fmt.Errorf("unknown entry type %q", d.Type)
 	}
 	fields.WriteByte('}')
 	d.Fields = fields.Bytes()
