@@ -46,7 +46,7 @@ func (p Projected) Messages() []json.RawMessage {
 // other than the first entry contributes nothing (only the newest
 // compaction, which heads the list, is summarised).
 func Projection(entries []Entry, projectors map[string]Projector) (Projected, error) {
-	edits := latestEdits(entries)
+	edits := ContextEdits(entries)
 	out := make(Projected, 0, len(entries))
 	for i, e := range entries {
 		msgs := []json.RawMessage{}
@@ -100,8 +100,10 @@ func ContextEditOf(e Entry) (edit ContextEdit, ok bool) {
 	return edit, true
 }
 
-// latestEdits maps each edited entry id to the last edit of it in entries.
-func latestEdits(entries []Entry) map[string]ContextEdit {
+// ContextEdits returns the context edits in effect in a list of context
+// entries (see [ContextEntries]): per target id, the last context_edit of
+// the list, as [Projection] applies them. Nil when there are none.
+func ContextEdits(entries []Entry) map[string]ContextEdit {
 	var edits map[string]ContextEdit
 	for _, e := range entries {
 		if edit, ok := ContextEditOf(e); ok {
@@ -201,8 +203,3 @@ func withContent(m json.RawMessage, content json.RawMessage) json.RawMessage {
 	}
 	return w.done()
 }
-
-// ContextEdits returns the context edits in effect in a list of context
-// entries (see [ContextEntries]): per target id, the last context_edit of
-// the list, as [Projection] applies them.
-func ContextEdits(entries []Entry) map[string]ContextEdit { return latestEdits(entries) }
