@@ -136,7 +136,9 @@ func (o Options) Validate() error {
 		if !slices.Contains(backendNames, b) && !(isPiBackend(b) && slices.Contains(o.PiVersions, strings.TrimPrefix(b, backendPi+"-"))) {
 			names := slices.Clone(backendNames)
 			for _, v := range o.PiVersions {
-				names = append(names, piBackend(v))
+				if !slices.Contains(names, piBackend(v)) {
+					names = append(names, piBackend(v))
+				}
 			}
 			errs = append(errs, fmt.Errorf("unknown backend %q (want one of %s)", b, strings.Join(names, ", ")))
 		}
