@@ -15,6 +15,12 @@
 // packages: memory (in-memory), jsonl (pi's session files) and engine
 // (SQLite). Package storetest is the conformance suite they all pass.
 //
+// The model is pi's: sessiontree reads and answers exactly like pi 1.6.0
+// (@earendil-works/pi-coding-agent) and 0.73.1
+// (@mariozechner/pi-coding-agent), both session format version 3; the
+// files in testdata/pi1 and testdata/pi were written by those releases,
+// with their answers.
+//
 // # Lossless entries
 //
 // An entry keeps its whole JSON object in [Entry.Raw], byte for byte:

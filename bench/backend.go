@@ -20,7 +20,11 @@ const (
 	backendEngineCold = "engine-cold"
 	// backendStore is the session store (package store) on the engine.
 	backendStore = "store"
-	backendPi    = "pi"
+	// backendPi is pi's own loader in node. Each pi release measured has
+	// rows of its own, named piBackend(version) ("pi-1.6.0"); "pi" in
+	// -backends selects all of them, and backendNames' "pi" is where they
+	// go in the table.
+	backendPi = "pi"
 	// backendFloor is bare modernc SQLite doing the minimum for a workload.
 	backendFloor = "floor"
 	// backendFileFloor is bare file I/O: the bytes read or written.

@@ -86,7 +86,7 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 	p.Y.Tick.Marker = durationTicks{}
 
 	yMin, yMax := math.Inf(1), math.Inf(-1)
-	for i, b := range backendNames {
+	for i, b := range rep.backends() {
 		var xys plotter.XYs
 		for _, n := range sizes {
 			if r := rep.find(workload, shape, n, b); r != nil {
@@ -101,7 +101,7 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := backendColors[b]
+		col := rep.backendColor(b)
 		line.Color, points.Color = col, col
 		line.Width = vg.Points(1.5)
 		points.Shape = plotutil.Shape(i)
@@ -129,6 +129,24 @@ var backendColors = map[string]color.Color{
 	backendPi:         color.RGBA{0xe7, 0x29, 0x8a, 0xff},
 	backendFloor:      color.Black,
 	backendFileFloor:  color.Gray{0x88},
+}
+
+// piColors are the pi releases' colours, in the order they were
+// measured: the first pi's magenta, then lighter.
+var piColors = []color.Color{
+	backendColors[backendPi],
+	color.RGBA{0xf4, 0x9a, 0xc8, 0xff},
+	color.RGBA{0xa6, 0x10, 0x5c, 0xff},
+}
+
+// backendColor is b's colour in every chart.
+func (rep *Report) backendColor(b string) color.Color {
+	for i, p := range rep.Pi {
+		if p.Backend == b {
+			return piColors[i%len(piColors)]
+		}
+	}
+	return backendColors[b]
 }
 
 // durationTicks are log ticks at powers of ten, labelled as durations.

@@ -441,7 +441,7 @@ func floorInsertEntry(ctx context.Context, stmt *sql.Stmt, pk int64, ce corpusEn
 func listCases(r *runner, _ *dataset) []benchCase {
 	c := r.corpus
 	want := min(store.DefaultListLimit, len(c.sessions))
-	return []benchCase{
+	cs := []benchCase{
 		{backend: backendStore, setup: func(ctx context.Context) (*prepared, error) {
 			s := r.corpusStore
 			if s == nil {
@@ -455,7 +455,9 @@ func listCases(r *runner, _ *dataset) []benchCase {
 				return err
 			}}, nil
 		}},
-		piCorpusCase(r, "list", len(c.sessions)),
+	}
+	cs = append(cs, piCorpusCases(r, "list", len(c.sessions))...)
+	return append(cs,
 		corpusFloorCase(r, want, func(ctx context.Context, stmt *sql.Stmt) error {
 			rows, err := stmt.QueryContext(ctx)
 			if err != nil {
@@ -476,13 +478,13 @@ func listCases(r *runner, _ *dataset) []benchCase {
 			return checkLen("floor list", n, want)
 		}, corpusFloorList),
 		readAllCase(r, nil),
-	}
+	)
 }
 
 func searchCases(r *runner, _ *dataset) []benchCase {
 	c := r.corpus
 	want := min(store.DefaultSearchLimit, c.matches)
-	return []benchCase{
+	cs := []benchCase{
 		{backend: backendStore, setup: func(ctx context.Context) (*prepared, error) {
 			s := r.corpusStore
 			if s == nil {
@@ -496,7 +498,9 @@ func searchCases(r *runner, _ *dataset) []benchCase {
 				return err
 			}}, nil
 		}},
-		piCorpusCase(r, "search", c.matches),
+	}
+	cs = append(cs, piCorpusCases(r, "search", c.matches)...)
+	return append(cs,
 		corpusFloorCase(r, want, func(ctx context.Context, stmt *sql.Stmt) error {
 			rows, err := stmt.QueryContext(ctx, corpusQuery)
 			if err != nil {
@@ -517,7 +521,7 @@ func searchCases(r *runner, _ *dataset) []benchCase {
 			return checkLen("floor search", n, want)
 		}, corpusFloorSearch),
 		readAllCase(r, []byte(corpusQuery)),
-	}
+	)
 }
 
 // corpusFloorCase runs one prepared query on the corpus floor.
@@ -564,33 +568,40 @@ func readAllCase(r *runner, needle []byte) benchCase {
 	}}
 }
 
-// piCorpusCase times pi listing the corpus folder (SessionManager.list,
-// which reads every file), or "searching" it the way pi's session picker
-// does: the list, then a case-insensitive substring filter over each
-// session's message text.
-func piCorpusCase(r *runner, op string, want int) benchCase {
-	return benchCase{backend: backendPi, setup: func(ctx context.Context) (*prepared, error) {
-		if r.pi == nil {
-			return nil, errUnsupported
-		}
+// piCorpusCases time each pi release listing the corpus folder
+// (SessionManager.list, which reads every file), or "searching" it the way
+// pi's session picker does: the list, then a case-insensitive substring
+// filter over each session's message text. pi 1.x's list also keeps only
+// the sessions whose header names the cwd asked for (every corpus session
+// does), a pass 0.x did not make.
+func piCorpusCases(r *runner, op string, want int) []benchCase {
+	var cs []benchCase
+	for _, pi := range r.pis {
+		cs = append(cs, piCorpusCase(r, pi, op, want))
+	}
+	return cs
+}
+
+func piCorpusCase(r *runner, pi *piRunner, op string, want int) benchCase {
+	return benchCase{backend: pi.backend, setup: func(ctx context.Context) (*prepared, error) {
 		c := r.corpus
 		dir := filepath.Dir(c.files[0])
 		req := piRequest{Op: op, File: dir, Cwd: benchCwd, Query: corpusQuery}
 		p := &prepared{rows: want, external: true}
 		p.timed = func(ctx context.Context, n int) (time.Duration, error) {
 			req.N = n
-			rep, err := r.pi.call(req)
+			rep, err := pi.call(req)
 			if err != nil {
 				return 0, err
 			}
 			if rep.Messages != want {
-				return 0, fmt.Errorf("pi %s found %d, want %d", op, rep.Messages, want)
+				return 0, fmt.Errorf("pi %s %s found %d, want %d", pi.version, op, rep.Messages, want)
 			}
 			return time.Duration(rep.NS), nil
 		}
 		p.op = func(ctx context.Context) error { _, err := p.timed(ctx, 1); return err }
 		p.memory = func(ctx context.Context) (memPeak, error) {
-			rep, err := r.pi.call(piRequest{Op: "memory", Kind: op, File: dir, Cwd: benchCwd, Query: corpusQuery})
+			rep, err := pi.call(piRequest{Op: "memory", Kind: op, File: dir, Cwd: benchCwd, Query: corpusQuery})
 			if err != nil {
 				return memPeak{}, err
 			}

@@ -96,9 +96,9 @@ type runner struct {
 	stderr  io.Writer
 	start   time.Time
 	results []*Result
-	// pi is the node process timing pi's loader; nil without -vs-pi or
-	// without node.
-	pi *piRunner
+	// pis are the node processes timing pi's loader, one per release in
+	// Options.PiVersions' order; none without -vs-pi or without node.
+	pis []*piRunner
 
 	// lastDataset describes the dataset measured last.
 	lastDataset DatasetInfo

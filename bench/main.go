@@ -5,7 +5,8 @@
 //
 //	go run ./bench                 # full run, < 5 minutes
 //	go run ./bench -quick          # smoke test, < 30 seconds
-//	go run ./bench -vs-pi          # also time pi's own loader (node, npm)
+//	go run ./bench -vs-pi          # also time pi 1.6.0's own loader (node, npm)
+//	go run ./bench -pi-versions 1.6.0,0.73.1  # pi 1.6.0 and 0.73.1 side by side
 //	go run ./bench -benchstat      # testing.B lines for benchstat
 //
 // Progress goes to stderr; the Markdown table (or benchstat lines) to
@@ -75,18 +76,21 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		}
 	}
 	if opts.VsPi {
-		pi, err := startPi(ctx, opts.PiCache, r.progress)
-		switch {
-		case errors.Is(err, errNoNode):
-			r.progress("-vs-pi: node or npm not found; skipping pi")
-			rep.Notes = append(rep.Notes, "pi was not measured: node and npm were not found.")
-		case err != nil:
-			return err
-		default:
-			r.pi = pi
+		for _, v := range opts.PiVersions {
+			pi, err := startPi(ctx, opts.PiCache, v, true, r.progress)
+			if errors.Is(err, errNoNode) {
+				r.progress("-vs-pi: node or npm not found; skipping pi")
+				rep.Notes = append(rep.Notes, "pi was not measured: node and npm were not found.")
+				break
+			}
+			if err != nil {
+				return err
+			}
+			r.pis = append(r.pis, pi)
 			rep.Node = pi.node
+			rep.Pi = append(rep.Pi, PiRelease{Version: pi.version, Package: pi.pkg, Backend: pi.backend})
 			defer pi.close()
-			r.progress("pi %s loader running on node %s", piVersion, pi.node)
+			r.progress("pi %s (%s) loader running on node %s", pi.version, pi.pkg, pi.node)
 		}
 	}
 

@@ -61,6 +61,12 @@ type Options struct {
 	Benchstat bool
 	// VsPi times pi's own loader through node, when node and npm exist.
 	VsPi bool
+	// PiVersions are the pi releases VsPi times, side by side in the same
+	// rounds, each as a backend of its own ("pi-1.6.0"); the first is the
+	// one the targets compare with. Releases before 1.0 are installed as
+	// @mariozechner/pi-coding-agent, later ones as
+	// @earendil-works/pi-coding-agent. Default: 1.6.0 alone.
+	PiVersions []string
 	// PiCache is where pi is installed for VsPi; empty means the user's
 	// cache directory.
 	PiCache string
@@ -85,6 +91,7 @@ func DefaultOptions() Options {
 		CorpusMaxEntries: 12,
 		Seed:             1,
 		Out:              "bench-out",
+		PiVersions:       []string{piDefaultVersion},
 	}
 }
 
@@ -126,8 +133,24 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, b := range o.Backends {
-		if !slices.Contains(backendNames, b) {
-			errs = append(errs, fmt.Errorf("unknown backend %q (want one of %s)", b, strings.Join(backendNames, ", ")))
+		if !slices.Contains(backendNames, b) && !(isPiBackend(b) && slices.Contains(o.PiVersions, strings.TrimPrefix(b, backendPi+"-"))) {
+			names := slices.Clone(backendNames)
+			for _, v := range o.PiVersions {
+				if !slices.Contains(names, piBackend(v)) {
+					names = append(names, piBackend(v))
+				}
+			}
+			errs = append(errs, fmt.Errorf("unknown backend %q (want one of %s)", b, strings.Join(names, ", ")))
+		}
+	}
+	if o.VsPi && len(o.PiVersions) == 0 {
+		errs = append(errs, errors.New("no pi versions to time"))
+	}
+	for i, v := range o.PiVersions {
+		if !piVersionRE.MatchString(v) {
+			errs = append(errs, fmt.Errorf("pi version %q: want a release such as %s", v, piDefaultVersion))
+		} else if slices.Contains(o.PiVersions[:i], v) {
+			errs = append(errs, fmt.Errorf("pi version %s given twice", v))
 		}
 	}
 	if o.Runs < 1 || o.Runs > 1000 {
@@ -151,10 +174,11 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// wants reports whether backend b is selected.
+// wants reports whether backend b is selected. "pi" in Backends selects
+// every pi release; "pi-1.6.0" that one.
 func (o Options) wants(b string) bool {
-	if b == backendPi && !o.VsPi {
-		return false
+	if isPiBackend(b) {
+		return o.VsPi && (len(o.Backends) == 0 || slices.Contains(o.Backends, backendPi) || slices.Contains(o.Backends, b))
 	}
 	return len(o.Backends) == 0 || slices.Contains(o.Backends, b)
 }
@@ -182,7 +206,8 @@ func parseFlags(args []string) (Options, error) {
 	keep := fs.Bool("keep", false, "keep generated sessions and databases")
 	out := fs.String("out", "bench-out", "directory for results.json, results.md and SVG charts (\"\" for none)")
 	benchstat := fs.Bool("benchstat", false, "print testing.B-format lines for benchstat instead of the table")
-	vsPi := fs.Bool("vs-pi", false, "also time pi's own loader (needs node and npm)")
+	vsPi := fs.Bool("vs-pi", false, "also time pi's own loader (needs node and npm): pi "+piDefaultVersion+" unless -pi-versions says otherwise")
+	piVersions := fs.String("pi-versions", piDefaultVersion, "comma-separated pi releases to time side by side, the first for the targets ("+piDefaultVersion+","+piLegacyVersion+" adds the last @mariozechner release); implies -vs-pi")
 	piCache := fs.String("pi-cache", "", "where to install pi for -vs-pi (default in the user cache dir)")
 	if err := fs.Parse(args); err != nil {
 		return Options{}, err
@@ -230,6 +255,12 @@ func parseFlags(args []string) (Options, error) {
 	}
 	o.Seed, o.Dir, o.Keep, o.Out = *seed, *dir, *keep, *out
 	o.Benchstat, o.VsPi, o.PiCache = *benchstat, *vsPi, *piCache
+	o.PiVersions = splitList(*piVersions)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "pi-versions" {
+			o.VsPi = true
+		}
+	})
 	return o, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -18,14 +19,50 @@ import (
 // The released pi coding agent, timed on the same files: its own loader,
 // SessionManager.open (read and parse the whole file, build the index) and
 // buildSessionContext, called from a small node script written at run
-// time. One node process serves the whole run over a pipe, so its JIT is
-// as warm as an agent's would be after the first resume, and its runs
-// interleave with the other backends' like everything else.
+// time. One node process per pi release serves the whole run over a pipe,
+// so its JIT is as warm as an agent's would be after the first resume, and
+// its runs interleave with the other backends' like everything else.
+//
+// The script imports the package's dist/core/session-manager.js, not its
+// index: pi 1.x's index reaches package-manager.js, which imports
+// node:fs's globSync, and node 20 has none (1.6.0 declares node >= 22.19).
+// session-manager.js and everything it imports (config.js, utils,
+// messages.js, pi-ai's index) load on node 20; npm installs the package
+// there with EBADENGINE warnings only, and the install passes
+// --engine-strict=false so a user's engine-strict setting does not refuse
+// it. SessionManager is the same class either way (the index re-exports
+// it), and 0.x releases load the same file, so every release runs alike.
 
 const (
-	piPackage = "@mariozechner/pi-coding-agent"
-	piVersion = "0.73.1"
+	// piDefaultVersion is the pi release -vs-pi times unless -pi-versions
+	// says otherwise: the current one.
+	piDefaultVersion = "1.6.0"
+	// piLegacyVersion is the last release published as
+	// @mariozechner/pi-coding-agent, the one sessiontree was first built
+	// against; -pi-versions 1.6.0,0.73.1 times it beside the current one.
+	piLegacyVersion = "0.73.1"
 )
+
+// piVersionRE is what -pi-versions accepts: an exact release, since the
+// install is cached per version and checked against package.json.
+var piVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// piPackage is the npm package pi release version was published as: the
+// 0.x releases as @mariozechner/pi-coding-agent, from 1.0 on as
+// @earendil-works/pi-coding-agent.
+func piPackage(version string) string {
+	if strings.HasPrefix(version, "0.") {
+		return "@mariozechner/pi-coding-agent"
+	}
+	return "@earendil-works/pi-coding-agent"
+}
+
+// piBackend is the backend name pi release version's rows carry in the
+// table, the JSON, the charts and the benchstat lines: "pi-1.6.0".
+func piBackend(version string) string { return backendPi + "-" + version }
+
+// isPiBackend reports whether b is one of pi's rows.
+func isPiBackend(b string) bool { return strings.HasPrefix(b, backendPi+"-") }
 
 // piScript reads one JSON request per line and answers one JSON line:
 // {op:"open"|"resume", file, n} → {ns, messages, leaf}: the time of n
@@ -33,19 +70,22 @@ const (
 // sessions folder, cwd, query, n} → {ns, messages: sessions found};
 // {op:"memory", kind: one of those ops, ...} → {heap, rss}: heap and RSS
 // growth over one operation (after a full collection), its result still
-// referenced.
-const piScript = `import { createInterface } from "node:readline";
+// referenced. Its arguments are the package's session-manager.js and
+// package.json; its first line says node's version and the package's.
+const piScript = `import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 
-let mod;
-try {
-  mod = await import(pathToFileURL(process.argv[2]).href);
-} catch (e) {
-  mod = await import(pathToFileURL(process.argv[3]).href);
-}
-const { SessionManager } = mod;
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
-out({ ready: true, node: process.version });
+let SessionManager, version;
+try {
+  ({ SessionManager } = await import(pathToFileURL(process.argv[2]).href));
+  ({ version } = JSON.parse(readFileSync(process.argv[3], "utf8")));
+} catch (e) {
+  out({ error: String((e && e.stack) || e) });
+  process.exit(1);
+}
+out({ ready: true, node: process.version, version });
 
 async function load(req) {
   switch (req.op === "memory" ? req.kind : req.op) {
@@ -92,13 +132,15 @@ for await (const line of createInterface({ input: process.stdin })) {
 }
 `
 
-// piRunner is the node process running pi's loader.
+// piRunner is the node process running one pi release's loader.
 type piRunner struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	mu     sync.Mutex // one request at a time
-	node   string
+	// version and pkg are the release and its npm package; backend is its
+	// rows' name (piBackend); node is node's version.
+	version, pkg, backend, node string
 }
 
 // piRequest is a line the script reads.
@@ -115,6 +157,7 @@ type piRequest struct {
 type piReply struct {
 	Ready    bool    `json:"ready"`
 	Node     string  `json:"node"`
+	Version  string  `json:"version"`
 	NS       float64 `json:"ns"`
 	Messages int     `json:"messages"`
 	Leaf     string  `json:"leaf"`
@@ -123,30 +166,53 @@ type piReply struct {
 	Error    string  `json:"error"`
 }
 
-// errNoNode means node or npm is not installed; -vs-pi is skipped.
-var errNoNode = errors.New("node and npm are needed for -vs-pi")
+var (
+	// errNoNode means node or npm is not installed; -vs-pi is skipped.
+	errNoNode = errors.New("node and npm are needed for -vs-pi")
+	// errPiNotInstalled means the release is not in the cache and the
+	// caller asked not to install it (the tests, which must not need the
+	// network).
+	errPiNotInstalled = errors.New("pi is not installed in the cache")
+)
 
-// startPi installs pi into the cache (once) and starts the node script.
-func startPi(ctx context.Context, cache string, progress func(string, ...any)) (*piRunner, error) {
+// piCacheDir is where pi releases are installed: cache, or
+// sessiontree-bench in the user's cache directory.
+func piCacheDir(cache string) string {
+	if cache != "" {
+		return cache
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "sessiontree-bench")
+}
+
+// piPaths are where release version lives in cache: its npm prefix and
+// the package's own folder.
+func piPaths(cache, version string) (dir, pkgDir string) {
+	dir = filepath.Join(piCacheDir(cache), "pi-coding-agent-"+version)
+	return dir, filepath.Join(dir, "node_modules", filepath.FromSlash(piPackage(version)))
+}
+
+// startPi installs pi release version into the cache (once; not at all
+// unless install is set) and starts the node script on it.
+func startPi(ctx context.Context, cache, version string, install bool, progress func(string, ...any)) (*piRunner, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, errNoNode
 	}
 	npm, err := exec.LookPath("npm")
-	if err != nil {
+	if err != nil && install {
 		return nil, errNoNode
 	}
-	if cache == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
+	pkg := piPackage(version)
+	dir, pkgDir := piPaths(cache, version)
+	if !piInstalled(pkgDir, version) {
+		if !install {
+			return nil, fmt.Errorf("%s@%s in %s: %w", pkg, version, dir, errPiNotInstalled)
 		}
-		cache = filepath.Join(base, "sessiontree-bench")
-	}
-	dir := filepath.Join(cache, "pi-coding-agent-"+piVersion)
-	pkgDir := filepath.Join(dir, "node_modules", filepath.FromSlash(piPackage))
-	if !piInstalled(pkgDir) {
-		progress("installing %s@%s into %s (npm)", piPackage, piVersion, dir)
+		progress("installing %s@%s into %s (npm)", pkg, version, dir)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
@@ -154,13 +220,13 @@ func startPi(ctx context.Context, cache string, progress func(string, ...any)) (
 			return nil, err
 		}
 		cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
-			"--ignore-scripts", "--loglevel=error", piPackage+"@"+piVersion)
+			"--ignore-scripts", "--engine-strict=false", "--loglevel=error", pkg+"@"+version)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("npm install %s@%s: %w\n%s", piPackage, piVersion, err, out)
+			return nil, fmt.Errorf("npm install %s@%s: %w\n%s", pkg, version, err, out)
 		}
-		if !piInstalled(pkgDir) {
-			return nil, fmt.Errorf("npm install %s@%s: package not found afterwards in %s", piPackage, piVersion, pkgDir)
+		if !piInstalled(pkgDir, version) {
+			return nil, fmt.Errorf("npm install %s@%s: package not found afterwards in %s", pkg, version, pkgDir)
 		}
 	}
 	script := filepath.Join(dir, "sessiontree-bench-loader.mjs")
@@ -168,8 +234,8 @@ func startPi(ctx context.Context, cache string, progress func(string, ...any)) (
 		return nil, err
 	}
 	cmd := exec.Command(node, "--expose-gc", script,
-		filepath.Join(pkgDir, "dist", "index.js"),
-		filepath.Join(pkgDir, "dist", "core", "session-manager.js"))
+		filepath.Join(pkgDir, "dist", "core", "session-manager.js"),
+		filepath.Join(pkgDir, "package.json"))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -182,36 +248,41 @@ func startPi(ctx context.Context, cache string, progress func(string, ...any)) (
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start node: %w", err)
 	}
-	p := &piRunner{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<16)}
+	p := &piRunner{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<16),
+		version: version, pkg: pkg, backend: piBackend(version)}
 	rep, err := p.read()
-	if err != nil || !rep.Ready {
+	if err == nil && (!rep.Ready || rep.Version != version) {
+		err = fmt.Errorf("loaded version %q, want %s", rep.Version, version)
+	}
+	if err != nil {
 		p.close()
-		return nil, fmt.Errorf("pi loader did not start: %v", err)
+		return nil, fmt.Errorf("start %s@%s: %w", pkg, version, err)
 	}
 	p.node = rep.Node
 	return p, nil
 }
 
-func piInstalled(pkgDir string) bool {
+// piInstalled reports whether pkgDir holds release version.
+func piInstalled(pkgDir, version string) bool {
 	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
 	if err != nil {
 		return false
 	}
 	var pkg struct{ Version string }
-	return json.Unmarshal(b, &pkg) == nil && pkg.Version == piVersion
+	return json.Unmarshal(b, &pkg) == nil && pkg.Version == version
 }
 
 func (p *piRunner) read() (piReply, error) {
 	line, err := p.stdout.ReadBytes('\n')
 	if err != nil {
-		return piReply{}, fmt.Errorf("pi loader: %w", err)
+		return piReply{}, fmt.Errorf("pi %s loader: %w", p.version, err)
 	}
 	var rep piReply
 	if err := json.Unmarshal(line, &rep); err != nil {
-		return piReply{}, fmt.Errorf("pi loader said %q: %w", strings.TrimSpace(string(line)), err)
+		return piReply{}, fmt.Errorf("pi %s loader said %q: %w", p.version, strings.TrimSpace(string(line)), err)
 	}
 	if rep.Error != "" {
-		return rep, fmt.Errorf("pi loader: %s", rep.Error)
+		return rep, fmt.Errorf("pi %s loader: %s", p.version, rep.Error)
 	}
 	return rep, nil
 }
@@ -221,7 +292,7 @@ func (p *piRunner) call(req piRequest) (piReply, error) {
 	defer p.mu.Unlock()
 	b, _ := json.Marshal(req)
 	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
-		return piReply{}, fmt.Errorf("pi loader: %w", err)
+		return piReply{}, fmt.Errorf("pi %s loader: %w", p.version, err)
 	}
 	return p.read()
 }
@@ -239,12 +310,18 @@ func (p *piRunner) close() error {
 	}
 }
 
-// piCase is pi's loader on the dataset's file: op "open" or "resume".
-func piCase(r *runner, ds *dataset, op string) benchCase {
-	return benchCase{backend: backendPi, setup: func(ctx context.Context) (*prepared, error) {
-		if r.pi == nil {
-			return nil, errUnsupported
-		}
+// piCases are each pi release's loader on the dataset's file: op "open"
+// or "resume"; none without -vs-pi.
+func piCases(r *runner, ds *dataset, op string) []benchCase {
+	var cs []benchCase
+	for _, pi := range r.pis {
+		cs = append(cs, piCase(pi, ds, op))
+	}
+	return cs
+}
+
+func piCase(pi *piRunner, ds *dataset, op string) benchCase {
+	return benchCase{backend: pi.backend, setup: func(ctx context.Context) (*prepared, error) {
 		rows := len(ds.ActivePath)
 		if op == "open" {
 			rows = 1
@@ -252,15 +329,15 @@ func piCase(r *runner, ds *dataset, op string) benchCase {
 		p := &prepared{rows: rows, external: true}
 		check := func(rep piReply) error {
 			if rep.Leaf != ds.Leaf {
-				return fmt.Errorf("pi's leaf is %s, want %s", rep.Leaf, ds.Leaf)
+				return fmt.Errorf("pi %s's leaf is %s, want %s", pi.version, rep.Leaf, ds.Leaf)
 			}
 			if op == "resume" && rep.Messages != ds.ContextMessages {
-				return fmt.Errorf("pi's context has %d messages, ours %d", rep.Messages, ds.ContextMessages)
+				return fmt.Errorf("pi %s's context has %d messages, ours %d", pi.version, rep.Messages, ds.ContextMessages)
 			}
 			return nil
 		}
 		p.timed = func(ctx context.Context, n int) (time.Duration, error) {
-			rep, err := r.pi.call(piRequest{Op: op, File: ds.File, N: n})
+			rep, err := pi.call(piRequest{Op: op, File: ds.File, N: n})
 			if err != nil {
 				return 0, err
 			}
@@ -268,7 +345,7 @@ func piCase(r *runner, ds *dataset, op string) benchCase {
 		}
 		p.op = func(ctx context.Context) error { _, err := p.timed(ctx, 1); return err }
 		p.memory = func(ctx context.Context) (memPeak, error) {
-			rep, err := r.pi.call(piRequest{Op: "memory", Kind: op, File: ds.File})
+			rep, err := pi.call(piRequest{Op: "memory", Kind: op, File: ds.File})
 			if err != nil {
 				return memPeak{}, err
 			}

@@ -28,6 +28,8 @@ type Report struct {
 	CPU       string `json:"cpu"`
 	// Node is node's version when pi was measured.
 	Node string `json:"node,omitempty"`
+	// Pi lists the pi releases measured, in Options.PiVersions' order.
+	Pi []PiRelease `json:"pi,omitempty"`
 	// Sizes, Shapes, Runs, Seed and Quick are the run's options.
 	Sizes  []int   `json:"sizes"`
 	Shapes []Shape `json:"shapes"`
@@ -57,6 +59,40 @@ type DatasetInfo struct {
 	// the context's (0 for the corpus).
 	ActivePath      int `json:"activePath"`
 	ContextMessages int `json:"contextMessages"`
+}
+
+// PiRelease is a pi release whose loader was measured.
+type PiRelease struct {
+	// Version and Package are the release and the npm package it came
+	// from; Backend is its rows' name ("pi-1.6.0").
+	Version string `json:"version"`
+	Package string `json:"package"`
+	Backend string `json:"backend"`
+}
+
+// piBackend is the pi release the targets compare with: the first one
+// measured, else the default release (then not in the results).
+func (rep *Report) piBackend() string {
+	if len(rep.Pi) > 0 {
+		return rep.Pi[0].Backend
+	}
+	return piBackend(piDefaultVersion)
+}
+
+// backends lists the backends in table order, pi's slot holding every pi
+// release measured.
+func (rep *Report) backends() []string {
+	var out []string
+	for _, b := range backendNames {
+		if b != backendPi {
+			out = append(out, b)
+			continue
+		}
+		for _, p := range rep.Pi {
+			out = append(out, p.Backend)
+		}
+	}
+	return out
 }
 
 // cpuModel reads the CPU's model name on Linux.
@@ -90,8 +126,12 @@ func (rep *Report) find(workload, shape string, size int, backend string) *Resul
 func (rep *Report) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "## sessiontree benchmarks\n\n")
 	fmt.Fprintf(w, "%s · `%s` · %s %s/%s · %d CPUs (%s)", rep.Date, rep.Command, rep.GoVersion, rep.GOOS, rep.GOARCH, rep.CPUs, rep.CPU)
-	if rep.Node != "" {
-		fmt.Fprintf(w, " · pi %s on node %s", piVersion, rep.Node)
+	if len(rep.Pi) > 0 {
+		var pis []string
+		for _, p := range rep.Pi {
+			pis = append(pis, fmt.Sprintf("pi %s (`%s`)", p.Version, p.Package))
+		}
+		fmt.Fprintf(w, " · %s on node %s", strings.Join(pis, ", "), rep.Node)
 	}
 	fmt.Fprintf(w, " · %d runs each, medians · %.0f s\n\n", rep.Runs, rep.Seconds)
 	for _, n := range rep.Notes {
@@ -164,7 +204,8 @@ func (rep *Report) workloadResults(workload string) []*Result {
 		if d := a.Size - b.Size; d != 0 {
 			return d
 		}
-		return slices.Index(backendNames, a.Backend) - slices.Index(backendNames, b.Backend)
+		order := rep.backends()
+		return slices.Index(order, a.Backend) - slices.Index(order, b.Backend)
 	})
 	return out
 }

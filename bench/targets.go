@@ -71,7 +71,7 @@ func (rep *Report) checkTargets() {
 		n, at := rep.atSize(workload, shape, size)
 		s, f := rep.find(workload, shape, n, slow), rep.find(workload, shape, n, fast)
 		if s == nil || f == nil {
-			notRun(target, fmt.Sprintf("%s or %s not measured%s", slow, fast, map[bool]string{true: " (run with -vs-pi)"}[slow == backendPi]))
+			notRun(target, fmt.Sprintf("%s or %s not measured%s", slow, fast, map[bool]string{true: " (run with -vs-pi)"}[isPiBackend(slow)]))
 			return
 		}
 		x := s.MedianNs / f.MedianNs
@@ -79,7 +79,8 @@ func (rep *Report) checkTargets() {
 	}
 
 	// Issue 7.
-	speedup("engine resumes a compacted 100k session ≥ 200× faster than pi's loader", "resume", "compacted", targetSize, backendPi, backendEngine, 200)
+	pi := rep.piBackend()
+	speedup("engine resumes a compacted 100k session ≥ 200× faster than pi's loader", "resume", "compacted", targetSize, pi, backendEngine, 200)
 	speedup("engine resumes a compacted 100k session ≥ 100× faster than the JSONL backend", "resume", "compacted", targetSize, backendJSONL, backendEngine, 100)
 	rep.flatTarget(add, notRun)
 	rep.floorTarget(add, notRun, "engine single appends within 2.5× of the bare insert floor", "append", "linear", 2.5)
@@ -89,13 +90,13 @@ func (rep *Report) checkTargets() {
 	// Issue 3 (JSONL).
 	for _, shape := range []string{"linear", "compacted"} {
 		n, at := rep.atSize("resume", shape, targetSize)
-		j, p := rep.find("resume", shape, n, backendJSONL), rep.find("resume", shape, n, backendPi)
+		j, p := rep.find("resume", shape, n, backendJSONL), rep.find("resume", shape, n, pi)
 		target := fmt.Sprintf("JSONL opens and builds the context of a 100k %s file in < 1/3 of pi's time", shape)
 		if j == nil || p == nil {
-			notRun(target, "jsonl or pi not measured (run with -vs-pi)")
+			notRun(target, "jsonl or "+pi+" not measured (run with -vs-pi)")
 			continue
 		}
-		add(target, fmt.Sprintf("jsonl %s, pi %s: %.2f of pi's%s", fmtDuration(j.MedianNs), fmtDuration(p.MedianNs), j.MedianNs/p.MedianNs, at), verdict(j.MedianNs*3 < p.MedianNs))
+		add(target, fmt.Sprintf("jsonl %s, %s %s: %.2f of pi's%s", fmtDuration(j.MedianNs), pi, fmtDuration(p.MedianNs), j.MedianNs/p.MedianNs, at), verdict(j.MedianNs*3 < p.MedianNs))
 	}
 	rep.rateTarget(add, notRun, "JSONL appends ≥ 100,000 entries/s without sync", "append", "linear", backendJSONL, 100_000)
 
@@ -141,8 +142,8 @@ func (rep *Report) corpusTargets(add func(string, string, string), notRun func(s
 			at = fmt.Sprintf(" (over %s sessions)", sizeLabel(n))
 		}
 		m := fmtDuration(r.MedianNs) + at
-		if p := rep.find("list", string(ShapeCorpus), n, backendPi); p != nil {
-			m += fmt.Sprintf("; pi %s (%s)", fmtDuration(p.MedianNs), fmtRatio(p.MedianNs/r.MedianNs))
+		if p := rep.find("list", string(ShapeCorpus), n, rep.piBackend()); p != nil {
+			m += fmt.Sprintf("; %s %s (%s)", p.Backend, fmtDuration(p.MedianNs), fmtRatio(p.MedianNs/r.MedianNs))
 		}
 		add(target, m, verdict(r.MedianNs < 50e6))
 	} else {

@@ -186,7 +186,7 @@ func openCases(r *runner, ds *dataset) []benchCase {
 	}
 	cs := eachStored(r, mk(openOpts{}))
 	cs = append(cs, coldCase(r, mk(openOpts{cold: true})))
-	cs = append(cs, piCase(r, ds, "open"))
+	cs = append(cs, piCases(r, ds, "open")...)
 	cs = append(cs, benchCase{backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
 		f := r.floor
 		if f == nil {
@@ -256,7 +256,7 @@ func resumeCases(r *runner, ds *dataset) []benchCase {
 	}
 	cs := eachStored(r, mk(openOpts{}))
 	cs = append(cs, coldCase(r, mk(openOpts{cold: true})))
-	cs = append(cs, piCase(r, ds, "resume"))
+	cs = append(cs, piCases(r, ds, "resume")...)
 	cs = append(cs, benchCase{backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
 		f := r.floor
 		if f == nil {
