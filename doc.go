@@ -2,11 +2,13 @@
 //
 // An agent session is a tree kept as an append-only log: every [Entry]
 // (a message, a model or thinking-level change, a compaction, a branch
-// summary, a label, a name, custom data, a leaf move) has an id and the id
-// of its parent. A leaf pointer picks the active branch; moving it back
+// summary, a label, a name, custom data, a context edit, a usage record, a
+// leaf move, or a type a newer pi adds, kept as it is) has an id and the
+// id of its parent. A leaf pointer picks the active branch; moving it back
 // and appending starts a new branch without deleting anything. The model
-// sees a projection of the active path, cut at the newest compaction: the
-// [Context].
+// sees a projection of the active path, cut at the newest compaction, with
+// context edits applied: the [Context]; [Session.Projection] pairs each of
+// its messages with the entry it comes from.
 //
 // This package holds the model and the contract: the entry types, the
 // [Storage] interface every backend implements, [Session] (typed appends,
