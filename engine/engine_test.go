@@ -637,7 +637,8 @@ func TestBatchValidation(t *testing.T) {
 		{"duplicate in batch", []sessiontree.Entry{e("c", "b"), e("c", "b")}, sessiontree.ErrCorrupt},
 		{"duplicate of stored", append(append([]sessiontree.Entry(nil), many[:150]...), e("a", "n001")), sessiontree.ErrCorrupt},
 		{"duplicate of stored in a full chunk", append(append([]sessiontree.Entry(nil), many[:10]...), append([]sessiontree.Entry{e("b", "n009")}, many[10:]...)...), sessiontree.ErrCorrupt},
-		{"invalid", []sessiontree.Entry{{Type: "bogus", ID: "x", Timestamp: "t", Raw: json.RawMessage(`{}`)}}, sessiontree.ErrInvalidEntry},
+		{"invalid", []sessiontree.Entry{labelWithoutTarget("x", "b")}, sessiontree.ErrInvalidEntry},
+		{"fields not its JSON", []sessiontree.Entry{{Type: "future_thing", ID: "x", ParentID: "b", Timestamp: "t", Raw: json.RawMessage(`{}`)}}, sessiontree.ErrInvalidEntry},
 	}
 	for _, tt := range tests {
 		if err := st.AppendBatch(ctx, tt.batch); !errors.Is(err, tt.want) {
