@@ -56,11 +56,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
     first_user_text = coalesce(first_user_text, ?)
 WHERE pk = ?`
 
-	// qBucket and qSetBucket read and write a usage_buckets row; a
-	// bucket keeps the seq of its first use.
-	qBucket    = `SELECT first_seq, tokens, cost FROM usage_buckets WHERE session = ?1 AND bucket = ?2`
-	qSetBucket = `INSERT INTO usage_buckets (session, bucket, first_seq, tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5)
-ON CONFLICT (session, bucket) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost`
+	// qBucketCost reads a bucket's cost. qAddToBucket adds a write's
+	// tokens to a bucket, creating it first used by entry ?3, and adds
+	// its cost ?5, or with ?6 sets it (see bucketDelta).
+	qBucketCost  = `SELECT cost FROM usage_buckets WHERE session = ?1 AND bucket = ?2`
+	qAddToBucket = `INSERT INTO usage_buckets (session, bucket, first_seq, tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT (session, bucket) DO UPDATE
+SET tokens = tokens + excluded.tokens, cost = CASE WHEN ?6 THEN excluded.cost ELSE cost + excluded.cost END`
 
 	qUpsertLabel = `INSERT INTO labels (session, target_id, label, entry) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (session, target_id) DO UPDATE SET label = excluded.label, entry = excluded.entry`

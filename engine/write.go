@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -40,9 +41,8 @@ func (h *head) depth() int64 {
 //
 // Costs are floating-point sums, whose last bits depend on the order of
 // the additions: pi adds one record at a time in log order, to the
-// session's total and to its bucket's, so a write does too, starting
-// from the stored sums (the head's cost, the buckets' rows), and stores
-// the results rather than adding its own sum to them.
+// session's total and to its bucket's, so a write does too. The session's
+// total starts from the head's; a bucket's, see bucketDelta.
 type delta struct {
 	leaf   *node
 	leafID string
@@ -51,9 +51,8 @@ type delta struct {
 	tally sessiontree.Tally
 	// cost is the session's cost total after the write's entries so far.
 	cost float64
-	// buckets are the usage_buckets rows the write changes, as they are
-	// after its entries so far.
-	buckets   []bucket
+	// buckets are what the write does to usage_buckets rows.
+	buckets   []bucketDelta
 	updatedAt string
 	setsName  bool
 	name      string
@@ -67,6 +66,22 @@ type bucket struct {
 	firstSeq int64
 	tokens   int64
 	cost     float64
+}
+
+// bucketDelta is what a write does to one bucket's row: its key, the seq
+// of the write's first record in it (kept only if the row is new), and the
+// tokens it adds. While the write has one record in the bucket, cost is
+// that record's cost, which the stored cost plus it makes the sum pi
+// makes: an append writes its bucket without reading it. A second record
+// must be added after the first, so the stored cost is read then (it is
+// 0 for a new row, and 0 plus a cost is that cost): total is set, and
+// cost is the bucket's cost after the write's records so far.
+type bucketDelta struct {
+	key      string
+	firstSeq int64
+	tokens   int64
+	cost     float64
+	total    bool
 }
 
 // newDelta starts the delta of a write on a session with head h.
@@ -171,31 +186,30 @@ func (d *delta) count(w q, session, seq int64, e sessiontree.Entry, f *facts, h 
 		return nil
 	}
 	u := f.stats.Usage
-	b, err := d.bucket(w, session, f.stats.Bucket, seq)
-	if err != nil {
-		return err
-	}
 	d.cost += u.Cost
+	return d.addToBucket(w, session, seq, f.stats.Bucket, u)
+}
+
+// addToBucket adds usage record u, of entry seq, to bucket key (see
+// bucketDelta).
+func (d *delta) addToBucket(w q, session, seq int64, key string, u sessiontree.Usage) error {
+	i := slices.IndexFunc(d.buckets, func(b bucketDelta) bool { return b.key == key })
+	if i < 0 {
+		d.buckets = append(d.buckets, bucketDelta{key: key, firstSeq: seq, tokens: u.Tokens(), cost: u.Cost})
+		return nil
+	}
+	b := &d.buckets[i]
+	if !b.total {
+		var stored float64
+		err := w.row(qBucketCost, args(session, key), &stored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read usage bucket: %w", err)
+		}
+		b.cost, b.total = stored+b.cost, true
+	}
 	b.tokens += u.Tokens()
 	b.cost += u.Cost
 	return nil
-}
-
-// bucket returns the row of bucket key as the write has it so far: read
-// from the database the first time, or new, first used by entry seq.
-func (d *delta) bucket(w q, session int64, key string, seq int64) (*bucket, error) {
-	for i := range d.buckets {
-		if d.buckets[i].key == key {
-			return &d.buckets[i], nil
-		}
-	}
-	b := bucket{key: key, firstSeq: seq}
-	err := w.row(qBucket, args(session, key), &b.firstSeq, &b.tokens, &b.cost)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("read usage bucket: %w", err)
-	}
-	d.buckets = append(d.buckets, b)
-	return &d.buckets[len(d.buckets)-1], nil
 }
 
 func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
@@ -231,7 +245,7 @@ func (w q) apply(session int64, d *delta) error {
 		return err
 	}
 	for _, b := range d.buckets {
-		if _, err := w.exec(qSetBucket, session, b.key, b.firstSeq, b.tokens, b.cost); err != nil {
+		if _, err := w.exec(qAddToBucket, session, b.key, b.firstSeq, b.tokens, b.cost, b.total); err != nil {
 			return fmt.Errorf("write usage bucket: %w", err)
 		}
 	}
