@@ -29,7 +29,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // the session replayed from its entries in append order against what the
 // engine keeps: each stored row agrees with its JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
-// append computes, the counters, name, labels and leaf follow the log, and
+// append computes, the stats (exactly, through sessiontree.Tally), the
+// session list's first user text, name, labels and leaf follow the log, and
 // the materialized branch equals the path recomputed from parent ids. It
 // reads the whole session; it is a tool for tests and repair, not for the
 // hot path. Problems are reported as a sessiontree.CorruptError.

@@ -58,52 +58,52 @@ CREATE TEMP TABLE usage_log (
     cost        REAL    NOT NULL
 );
 
--- Where each entry keeps its usage (u) and which bucket it counts in:
--- assistant messages under provider/(responseModel, else model), usage
--- entries under provider/model, a missing or empty name printed
--- "undefined" as JavaScript prints it; the rest under Tools/summaries.
--- A number is read as the engine reads it: parsed to a double (adding
--- 0.0), then truncated for token counts.
+-- Each entry's usage object (u, NULL when it has none) and the bucket it
+-- counts in: assistant messages under provider/(responseModel, else
+-- model), usage entries under provider/model, a missing or empty name
+-- printed "undefined" as JavaScript prints it; the rest under
+-- Tools/summaries. A number is read as the engine reads it: parsed to a
+-- double (adding 0.0), then truncated for token counts.
 INSERT INTO usage_log (n, m, session, seq, bucket, input, output, cache_read, cache_write, cost)
 SELECT row_number() OVER (ORDER BY pk),
        row_number() OVER (ORDER BY session, bucket, seq),
        session, seq, bucket,
-       CAST(json_extract(raw, u || '.input') + 0.0 AS INTEGER),
-       CAST(json_extract(raw, u || '.output') + 0.0 AS INTEGER),
-       CASE WHEN json_type(raw, u || '.cacheRead') IN ('integer', 'real')
-            THEN CAST(json_extract(raw, u || '.cacheRead') + 0.0 AS INTEGER) ELSE 0 END,
-       CASE WHEN json_type(raw, u || '.cacheWrite') IN ('integer', 'real')
-            THEN CAST(json_extract(raw, u || '.cacheWrite') + 0.0 AS INTEGER) ELSE 0 END,
-       CASE WHEN json_type(raw, u || '.cost.total') IN ('integer', 'real')
-            THEN json_extract(raw, u || '.cost.total') + 0.0 ELSE 0.0 END
+       CAST((u ->> '$.input') + 0.0 AS INTEGER),
+       CAST((u ->> '$.output') + 0.0 AS INTEGER),
+       CASE WHEN json_type(u, '$.cacheRead') IN ('integer', 'real')
+            THEN CAST((u ->> '$.cacheRead') + 0.0 AS INTEGER) ELSE 0 END,
+       CASE WHEN json_type(u, '$.cacheWrite') IN ('integer', 'real')
+            THEN CAST((u ->> '$.cacheWrite') + 0.0 AS INTEGER) ELSE 0 END,
+       CASE WHEN json_type(u, '$.cost.total') IN ('integer', 'real')
+            THEN (u ->> '$.cost.total') + 0.0 ELSE 0.0 END
 FROM (
-    SELECT e.pk, e.session, e.seq, e.raw,
-           CASE e.type WHEN 'message' THEN '$.message.usage' ELSE '$.usage' END AS u,
+    SELECT e.pk, e.session, e.seq,
+           CASE e.type WHEN 'message' THEN e.raw -> '$.message.usage' ELSE e.raw -> '$.usage' END AS u,
            CASE
                WHEN e.type = 'message' AND e.role = 'assistant' THEN
                    coalesce(nullif(CASE WHEN json_type(e.raw, '$.message.provider') = 'text'
-                                        THEN json_extract(e.raw, '$.message.provider') END, ''), 'undefined')
+                                        THEN e.raw ->> '$.message.provider' END, ''), 'undefined')
                    || '/' ||
                    coalesce(nullif(CASE WHEN json_type(e.raw, '$.message.responseModel') = 'text'
-                                        THEN json_extract(e.raw, '$.message.responseModel') END, ''),
+                                        THEN e.raw ->> '$.message.responseModel' END, ''),
                             nullif(CASE WHEN json_type(e.raw, '$.message.model') = 'text'
-                                        THEN json_extract(e.raw, '$.message.model') END, ''),
+                                        THEN e.raw ->> '$.message.model' END, ''),
                             'undefined')
                WHEN e.type = 'usage' THEN
                    coalesce(nullif(CASE WHEN json_type(e.raw, '$.provider') = 'text'
-                                        THEN json_extract(e.raw, '$.provider') END, ''), 'undefined')
+                                        THEN e.raw ->> '$.provider' END, ''), 'undefined')
                    || '/' ||
                    coalesce(nullif(CASE WHEN json_type(e.raw, '$.model') = 'text'
-                                        THEN json_extract(e.raw, '$.model') END, ''), 'undefined')
+                                        THEN e.raw ->> '$.model' END, ''), 'undefined')
                ELSE 'Tools/summaries'
            END AS bucket
     FROM entries e
     WHERE e.type = 'message' AND e.role IN ('assistant', 'toolResult')
        OR e.type IN ('usage', 'compaction', 'branch_summary')
 )
-WHERE json_type(raw, u) = 'object'
-  AND json_type(raw, u || '.input') IN ('integer', 'real')
-  AND json_type(raw, u || '.output') IN ('integer', 'real');
+WHERE json_type(u) = 'object'
+  AND json_type(u, '$.input') IN ('integer', 'real')
+  AND json_type(u, '$.output') IN ('integer', 'real');
 
 -- Per session: the records added one at a time in log order (the
 -- tokens too, although integers would add up in any order).
@@ -161,7 +161,9 @@ UPDATE sessions SET
                count(*) FILTER (WHERE e.role = 'user'),
                count(*) FILTER (WHERE e.role = 'assistant'),
                count(*) FILTER (WHERE e.role = 'toolResult'),
-               coalesce(sum(CASE WHEN e.role = 'assistant' THEN (
+               -- (A block's type is matched as written, so an entry
+               -- whose JSON does not hold "toolCall" has none.)
+               coalesce(sum(CASE WHEN e.role = 'assistant' AND instr(e.raw, '"toolCall"') THEN (
                    SELECT count(*) FROM json_each(e.raw, '$.message.content') AS c
                    WHERE json_type(e.raw, '$.message.content') = 'array'
                      AND c.type = 'object' AND c.value ->> '$.type' = 'toolCall') ELSE 0 END), 0)
@@ -169,10 +171,9 @@ UPDATE sessions SET
         WHERE e.pk BETWEEN sessions.pk * 4294967296 + 1 AND sessions.pk * 4294967296 + 4294967295
           AND e.type = 'message'),
     first_user_text = (
-        SELECT t.text FROM (
-            SELECT e.seq,
-                   CASE json_type(e.raw, '$.message.content')
-                       WHEN 'text' THEN json_extract(e.raw, '$.message.content')
+        SELECT text FROM (
+            SELECT e.pk, CASE json_type(e.raw, '$.message.content')
+                       WHEN 'text' THEN e.raw ->> '$.message.content'
                        WHEN 'array' THEN (
                            SELECT group_concat(CASE WHEN json_type(b.value, '$.text') = 'text'
                                                     THEN b.value ->> '$.text' ELSE '' END, ' ' ORDER BY b.key)
@@ -181,10 +182,9 @@ UPDATE sessions SET
                    END AS text
             FROM entries e
             WHERE e.pk BETWEEN sessions.pk * 4294967296 + 1 AND sessions.pk * 4294967296 + 4294967295
-              AND e.type = 'message' AND e.role = 'user'
-        ) AS t
-        WHERE t.text <> ''
-        ORDER BY t.seq LIMIT 1);
+              AND e.type = 'message' AND e.role = 'user')
+        WHERE text <> ''
+        ORDER BY pk LIMIT 1);
 
 DROP TABLE temp.usage_total;
 DROP TABLE temp.usage_log;
