@@ -203,6 +203,16 @@ func TestStatsEveryWritePath(t *testing.T) {
 			t.Errorf("Stats().Breakdown has the empty bucket %q", b.Key)
 		}
 	}
+
+	// Deleting a session deletes its buckets.
+	key := mixed.Key()
+	if err := db.DeleteSession(ctx, mixed.ID()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := rawDB(t, db.Path()).QueryRowContext(ctx, `SELECT count(*) FROM usage_buckets WHERE session = ?`, key).Scan(&n); err != nil || n != 0 {
+		t.Errorf("usage_buckets rows of a deleted session = %d, %v; want 0", n, err)
+	}
 }
 
 // fieldsOf returns an entry's fields beyond the four common ones.
