@@ -68,14 +68,14 @@ type bucket struct {
 	cost     float64
 }
 
-// bucketDelta is what a write does to one bucket's row: its key, the seq
-// of the write's first record in it (kept only if the row is new), and the
-// tokens it adds. While the write has one record in the bucket, cost is
-// that record's cost, which the stored cost plus it makes the sum pi
-// makes: an append writes its bucket without reading it. A second record
-// must be added after the first, so the stored cost is read then (it is
-// 0 for a new row, and 0 plus a cost is that cost): total is set, and
-// cost is the bucket's cost after the write's records so far.
+// bucketDelta is what a write does to one bucket's row: the tokens it
+// adds, the seq of its first record there (which only a new row keeps),
+// and its cost. With one record in the bucket, as in every single append,
+// cost is that record's, added to the stored cost: the stored cost plus
+// it is pi's sum, and the row need not be read. At a second record the
+// stored cost is read (0 for a new row) and total is set: from then on
+// cost is the bucket's cost after the write's records, in order, and
+// replaces the stored one.
 type bucketDelta struct {
 	key      string
 	firstSeq int64
