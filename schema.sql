@@ -10,20 +10,22 @@
 -- branches stay. The engine answers from this schema without ever loading
 -- a whole session:
 --
---   * session list, leaf, name, stats: one sessions row;
+--   * session list, leaf, name: one sessions row; stats: that row and
+--     the session's usage_buckets rows (a few);
 --   * active path and context: one range scan of branch;
 --   * path from an entry off the active branch: a recursive query over
 --     entries.parent_id that applies the compaction rule as it walks and is
 --     bounded by the session's entry count (a longer walk is a cycle);
 --   * state (thinking level, model, tools) at any entry: the entry's three
 --     pointers, a constant number of rows;
---   * append: one entries row, one branch row, the sessions row, in one
+--   * append: one entries row, one branch row, the sessions row (and,
+--     for an entry with usage, its usage_buckets row), in one
 --     BEGIN IMMEDIATE transaction that reads the leaf inside it (or
 --     knows it: the engine's write connection remembers the sessions it
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 8;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 9;            -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -42,10 +44,19 @@ CREATE TABLE schema_migrations (
 --   boundary_depth    where the active path starts (the compaction
 --                     boundary): the active path is branch rows
 --                     boundary_depth..leaf_depth;
---   entry_count ...   the counters and usage totals of Stats;
+--   entry_count ...   the counters and usage totals of Stats, by
+--                     sessiontree.StatsOf's rules (pi 1.6.0's /session):
+--                     every entry, every message entry, messages by role
+--                     (migration 9), the assistant messages' tool calls,
+--                     and the tokens and cost of every usage record,
+--                     the cost added one record at a time in log order
+--                     as pi adds it (a float sum's last bits depend on
+--                     the order); the breakdown is in usage_buckets;
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
---   first_user_text   what a session list shows (migration 2);
+--   first_user_text   what a session list shows: the text of the first
+--                     user message that has text, by pi's rule
+--                     (sessiontree.UserText; migrations 2 and 9);
 --   metadata          free-form JSON an application keeps with the
 --                     session (package store, migration 3);
 --   indexed_count     how many of the session's entries (seq 1 ..
@@ -79,7 +90,11 @@ CREATE TABLE sessions (
     first_user_text TEXT,
     metadata       TEXT CHECK (metadata IS NULL OR json_valid(metadata)),
     indexed_count  INTEGER NOT NULL DEFAULT 0
-        CHECK (indexed_count >= 0 AND indexed_count <= entry_count)
+        CHECK (indexed_count >= 0 AND indexed_count <= entry_count),
+    user_messages      INTEGER NOT NULL DEFAULT 0,
+    assistant_messages INTEGER NOT NULL DEFAULT 0,
+    tool_results       INTEGER NOT NULL DEFAULT 0,
+    tool_calls         INTEGER NOT NULL DEFAULT 0
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -195,6 +210,25 @@ CREATE TABLE branch (
     depth   INTEGER NOT NULL CHECK (depth >= 1),
     entry   INTEGER NOT NULL,
     PRIMARY KEY (session, depth)
+) WITHOUT ROWID;
+
+-- The cost breakdown of pi's /session (migration 9): per session and
+-- bucket ("provider/model", or "Tools/summaries" for tool results and
+-- compaction and branch summaries, as sessiontree.StatsOf names them),
+-- the seq of the entry that first used it, its tokens (input + output +
+-- cacheRead + cacheWrite) and its cost, summed in log order like the
+-- session's. Written in the append's transaction: an entry with usage
+-- reads and rewrites its bucket's row, a batch each bucket it touches
+-- once. Buckets are few per session, so Stats reads them all and puts
+-- them in pi's order (sessiontree.SortBreakdown: zero buckets left out,
+-- by cost, ties in order of first use, which first_seq gives).
+CREATE TABLE usage_buckets (
+    session   INTEGER NOT NULL REFERENCES sessions (pk),
+    bucket    TEXT    NOT NULL,
+    first_seq INTEGER NOT NULL,
+    tokens    INTEGER NOT NULL,
+    cost      REAL    NOT NULL,
+    PRIMARY KEY (session, bucket)
 ) WITHOUT ROWID;
 
 -- Current labels (labels are global, not per branch): the latest label

@@ -83,7 +83,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 	parentIdx := make([]int, len(entries))
 	leafIdx := -1 // the leaf as an index into the batch, -1: stored or null
 	leaf, leafID := h.leaf, h.leafID
-	var dl delta
+	dl := newDelta(h)
 
 	// Rows wait in buf and go in by batchRows per statement; only stored
 	// entries are ever looked up in the database, so the wait is safe.
@@ -205,7 +205,9 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		if err := w.label(s.pk, e, f, n.pk); err != nil {
 			return fail(err)
 		}
-		dl.count(e, f, &h)
+		if err := dl.count(w, s.pk, seq, e, f, &h); err != nil {
+			return fail(err)
+		}
 		if e.Type == sessiontree.TypeLeaf {
 			leaf, leafID, leafIdx = target, f.targetID, -1
 			if j, ok := local[f.targetID]; ok {

@@ -30,6 +30,35 @@ func batchChain(t *testing.T, prefix, parent string, n int) []sessiontree.Entry 
 	return out
 }
 
+// labelWithoutTarget is an invalid entry: a label needs a targetId.
+func labelWithoutTarget(id, parent string) sessiontree.Entry {
+	p := `null`
+	if parent != "" {
+		p = `"` + parent + `"`
+	}
+	const ts = "2026-03-01T10:00:00.000Z"
+	raw := `{"type":"label","id":"` + id + `","parentId":` + p + `,"timestamp":"` + ts + `"}`
+	return sessiontree.Entry{Type: sessiontree.TypeLabel, ID: id, ParentID: parent, Timestamp: ts, Raw: json.RawMessage(raw)}
+}
+
+// relinked rebuilds e with another id or parent ("": keep e's).
+func relinked(t *testing.T, e sessiontree.Entry, id, parent string) sessiontree.Entry {
+	t.Helper()
+	if id == "" {
+		id = e.ID
+	}
+	if parent == "" {
+		parent = e.ParentID
+	}
+	msg, _ := e.Field("message")
+	d := sessiontree.Draft{Type: e.Type, Fields: json.RawMessage(`{"message":` + string(msg) + `}`)}
+	out, err := sessiontree.BuildEntry(d, id, parent, e.Timestamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestLargeBatchRefusals checks batches of several thousand entries, whose
 // entries are validated while earlier ones are being written: an invalid
 // entry anywhere is reported (before any other problem, naming it), and a
@@ -45,13 +74,13 @@ func TestLargeBatchRefusals(t *testing.T) {
 	const n = 3000
 	invalidAt := func(i int) []sessiontree.Entry {
 		b := batchChain(t, "x", "a0001", n)
-		b[i] = sessiontree.Entry{Type: "bogus", ID: b[i].ID, ParentID: b[i].ParentID, Timestamp: b[i].Timestamp, Raw: json.RawMessage(`{}`)}
+		b[i] = labelWithoutTarget(b[i].ID, b[i].ParentID)
 		return b
 	}
 	dupEarlyInvalidLate := invalidAt(n - 1)
-	dupEarlyInvalidLate[5].ID = "a0000" // stored already, and entry 7 loses its parent
+	dupEarlyInvalidLate[5] = relinked(t, dupEarlyInvalidLate[5], "a0000", "") // stored already, and entry 7 loses its parent
 	missingParent := batchChain(t, "x", "a0001", n)
-	missingParent[n-10].ParentID = "nowhere"
+	missingParent[n-10] = relinked(t, missingParent[n-10], "", "nowhere")
 	tests := []struct {
 		name  string
 		batch []sessiontree.Entry

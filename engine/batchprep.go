@@ -7,7 +7,8 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// batchPrep validates the entries of a batch and reads their facts (see
+// batchPrep validates the entries of a batch (their fields, and that
+// these are what their JSON holds) and reads their facts (see
 // factsOf) in a goroutine of its own, a chunk at a time, while the writer
 // stores the chunks before. Both only read the entries' JSON, and that
 // scanning is about a third of what a batch costs; on a second core it
@@ -58,7 +59,12 @@ func (p *batchPrep) run() {
 	for c, ready := range p.ready {
 		for i := c * prepChunk; i < min((c+1)*prepChunk, len(p.entries)); i++ {
 			e := p.entries[i]
-			if err := e.Validate(); err != nil {
+			p.facts[i] = factsOf(e)
+			err := e.Validate()
+			if err == nil {
+				err = checkFields(e, p.facts[i].canonical)
+			}
+			if err != nil {
 				p.err = fmt.Errorf("append batch: entry %d: %w", i+1, err)
 				p.bad.Store(int64(i))
 				for _, r := range p.ready[c:] {
@@ -66,7 +72,6 @@ func (p *batchPrep) run() {
 				}
 				return
 			}
-			p.facts[i] = factsOf(e)
 		}
 		close(ready)
 	}

@@ -239,6 +239,121 @@ func BenchmarkContext200(b *testing.B) {
 	}
 }
 
+// editFixtures are two sessions of 100,000 entries, built once, with a
+// compaction 151 entries before the leaf keeping the 50 before it, as in
+// the big fixture: edits has a context_edit at every tenth entry (10,000
+// in all, alternately replacing the content of the message before it and
+// dropping it), plain has messages there.
+type editFixtures struct {
+	path         string
+	edits, plain string
+	// msgs are the context's message counts at the two leaves.
+	msgs map[string]int
+}
+
+var (
+	editsOnce sync.Once
+	editsFx   editFixtures
+	editsErr  error
+)
+
+func loadEditFixtures(b *testing.B) editFixtures {
+	b.Helper()
+	editsOnce.Do(func() { editsFx, editsErr = buildEditFixtures() })
+	if editsErr != nil {
+		b.Fatal(editsErr)
+	}
+	return editsFx
+}
+
+// editEntry is entry number g.n+1 of an edit fixture under parent: with
+// edits, every tenth is a context_edit of its parent.
+func (g *gen) editEntry(parent string, edits bool) sessiontree.Entry {
+	if !edits || (g.n+1)%10 != 0 {
+		return g.message(parent)
+	}
+	repl := `null`
+	if (g.n+1)%20 == 0 {
+		repl = `{"content":[{"type":"text","text":"shortened"}]}`
+	}
+	return mustEntry(sessiontree.Draft{Type: sessiontree.TypeContextEdit,
+		Fields: []byte(`{"targetId":"` + parent + `","replacement":` + repl + `}`)}, g.id(), parent)
+}
+
+func buildEditFixtures() (editFixtures, error) {
+	ctx := context.Background()
+	f := editFixtures{path: filepath.Join(benchDir, "edits.db"), msgs: map[string]int{}}
+	db, err := engine.Open(ctx, f.path, engine.Options{})
+	if err != nil {
+		return f, err
+	}
+	defer db.Close()
+	for _, edits := range []bool{true, false} {
+		st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/edits"})
+		if err != nil {
+			return f, err
+		}
+		g := &gen{prefix: "e"}
+		var entries []sessiontree.Entry
+		parent := ""
+		add := func(e sessiontree.Entry) {
+			entries = append(entries, e)
+			parent = e.ID
+		}
+		for range 99848 {
+			add(g.editEntry(parent, edits))
+		}
+		kept := entries[len(entries)-50].ID
+		// Entry 99,849: not a tenth, so both sessions have 10,000 edit slots.
+		add(mustEntry(sessiontree.Draft{Type: sessiontree.TypeCompaction,
+			Fields: []byte(`{"summary":"Earlier work.","firstKeptEntryId":"` + kept + `","tokensBefore":150000}`)}, g.id(), parent))
+		for range 151 {
+			add(g.editEntry(parent, edits))
+		}
+		if err := importAll(ctx, st, entries); err != nil {
+			return f, err
+		}
+		c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})
+		if err != nil {
+			return f, err
+		}
+		if edits {
+			f.edits = st.ID()
+		} else {
+			f.plain = st.ID()
+		}
+		f.msgs[st.ID()] = len(c.Messages)
+	}
+	return f, db.Check(ctx, "")
+}
+
+// BenchmarkResumeWithEdits resumes a session of 100,000 entries (opens it
+// and builds the context at its leaf, 202 entries after the compaction
+// cut) with 10,000 context_edit entries spread over it, and the same
+// session without them: building the context reads the rows of the
+// context, so the edits elsewhere cost nothing.
+func BenchmarkResumeWithEdits(b *testing.B) {
+	fx := loadEditFixtures(b)
+	db := openBench(b, fx.path)
+	ctx := context.Background()
+	for _, bc := range []struct{ name, id string }{{"edits=10000", fx.edits}, {"edits=0", fx.plain}} {
+		b.Run(bc.name, func(b *testing.B) {
+			measureCPU(b)
+			for b.Loop() {
+				st, err := db.OpenSession(ctx, bc.id)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})
+				if err != nil || len(c.Messages) != fx.msgs[bc.id] {
+					b.Fatal(len(c.Messages), err)
+				}
+			}
+			b.ReportMetric(float64(fx.msgs[bc.id]), "messages")
+		})
+	}
+}
+
 // BenchmarkActivePath10k reads a 10,000-entry active path (target < 30 ms).
 func BenchmarkActivePath10k(b *testing.B) {
 	fx := loadFixtures(b)

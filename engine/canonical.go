@@ -48,6 +48,24 @@ func isCanonical(e sessiontree.Entry) bool {
 		parentOK && same(sp.ts0, sp.ts1, sp.tsEsc, e.Timestamp)
 }
 
+// checkFields refuses an entry whose common fields are not those its JSON
+// holds: the entries row keeps both, and a row whose columns disagree
+// with its JSON is corrupt. canonical says whether the JSON starts with
+// them (then they agree); other JSON is decoded.
+func checkFields(e sessiontree.Entry, canonical bool) error {
+	if canonical {
+		return nil
+	}
+	d, err := sessiontree.DecodeEntry(e.Raw)
+	if err != nil {
+		return err
+	}
+	if d.Type != e.Type || d.ID != e.ID || d.ParentID != e.ParentID || d.Timestamp != e.Timestamp {
+		return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its fields disagree with its JSON"}
+	}
+	return nil
+}
+
 // knownTypes maps a type's text to its constant, so that reading a type
 // allocates nothing.
 var knownTypes = func() map[string]sessiontree.EntryType {

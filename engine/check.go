@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/sessiontree/sessiontree"
@@ -16,8 +17,7 @@ const qCheckEntries = `SELECT pk, seq, id, parent_id, parent_pk, type, timestamp
        thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, coalesce(canonical, 0)
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
-const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, entry_count, message_count,
-       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, name
+const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text
 FROM sessions WHERE id = ?1`
 
 const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER BY depth`
@@ -29,7 +29,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // the session replayed from its entries in append order against what the
 // engine keeps: each stored row agrees with its JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
-// append computes, the counters, name, labels and leaf follow the log, and
+// append computes, the stats (exactly, through sessiontree.Tally), the
+// session list's first user text, name, labels and leaf follow the log, and
 // the materialized branch equals the path recomputed from parent ids. It
 // reads the whole session; it is a tool for tests and repair, not for the
 // hot path. Problems are reported as a sessiontree.CorruptError.
@@ -147,25 +148,27 @@ type checked struct {
 func checkSession(r q, id string) error {
 	var pk int64
 	var leafPK sql.NullInt64
-	var leafID, name sql.NullString
+	var leafID, name, firstUser sql.NullString
 	var leafDepth, boundary int64
-	var stored sessiontree.Stats
-	var u sessiontree.Usage
-	err := r.row(qCheckSession, args(id), &pk, &leafPK, &leafID, &leafDepth, &boundary, &stored.Entries,
-		&stored.TotalMessages, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost, &name)
+	err := r.row(qCheckSession, args(id), &pk, &leafPK, &leafID, &leafDepth, &boundary, &name, &firstUser)
 	if err == sql.ErrNoRows {
 		return &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
 		return err
 	}
-	stored.AddUsage(u)
+	stored, storedBuckets, err := (&Storage{db: r.db, pk: pk, meta: sessiontree.SessionMeta{ID: id}}).stats(r)
+	if err != nil {
+		return err
+	}
 
 	corrupt := func(entry, format string, a ...any) error {
 		return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
 	}
 	byID := map[string]*checked{}
 	var tally sessiontree.Tally
+	firstUse := map[string]int64{} // bucket -> seq of its first record
+	var wantFirst sql.NullString
 	labels := map[string]string{}
 	var wantName, leaf string
 	lo, hi := pkRange(pk)
@@ -246,7 +249,13 @@ func checkSession(r q, id string) error {
 			e.Raw = dec.Raw
 		}
 		byID[e.ID] = &c
-		tally.Add(dec)
+		tally.AddEntryStats(f.stats)
+		if _, seen := firstUse[f.stats.Bucket]; f.stats.HasUsage && !seen {
+			firstUse[f.stats.Bucket] = e.Seq
+		}
+		if !wantFirst.Valid {
+			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
+		}
 		switch e.Type {
 		case sessiontree.TypeLeaf:
 			leaf = f.targetID
@@ -269,10 +278,22 @@ func checkSession(r q, id string) error {
 	}
 	rows.Close()
 
+	// Costs are compared exactly: the engine adds them in log order, as
+	// the replay does.
 	want := tally.Stats()
-	if want.Entries != stored.Entries || want.TotalMessages != stored.TotalMessages || want.Tokens != stored.Tokens ||
-		math.Abs(want.Cost-stored.Cost) > 1e-9*math.Max(1, math.Abs(want.Cost)) {
+	want.Breakdown = nil
+	if !reflect.DeepEqual(stored, want) {
 		return corrupt("", "stored stats %+v, log gives %+v", stored, want)
+	}
+	var wantBuckets []bucket
+	for _, b := range tally.Buckets() {
+		wantBuckets = append(wantBuckets, bucket{key: b.Key, firstSeq: firstUse[b.Key], tokens: b.Tokens, cost: b.Cost})
+	}
+	if !slices.Equal(storedBuckets, wantBuckets) {
+		return corrupt("", "stored usage buckets %+v, log gives %+v", storedBuckets, wantBuckets)
+	}
+	if firstUser != wantFirst {
+		return corrupt("", "stored first user text %q, log gives %q", firstUser.String, wantFirst.String)
 	}
 	if name.String != wantName {
 		return corrupt("", "stored name %q, log gives %q", name.String, wantName)

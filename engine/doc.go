@@ -13,7 +13,10 @@
 //
 // What each operation costs:
 //
-//   - opening a session, its leaf, name, metadata and stats: one row;
+//   - opening a session, its leaf, name and metadata: one row;
+//   - its stats (pi 1.6.0's /session totals and cost breakdown): that row
+//     and the session's usage buckets, a few rows, kept by every write in
+//     its transaction by sessiontree.StatsOf's rules;
 //   - the active path and the context: a range scan of the materialized
 //     branch, from the compaction boundary to the leaf;
 //   - the path from an entry on the active branch: a prefix of the branch,
@@ -23,9 +26,21 @@
 //   - the state (thinking level, model, tools) at any entry: at most four
 //     rows, since every entry points at the latest state-setting entries of
 //     its full path;
-//   - an append: one entry row, one branch row, the session row;
+//   - an append: one entry row, one branch row, the session row, and for
+//     an entry with usage its usage bucket's row;
 //   - moving the leaf: the branch rows below the point where the old and
 //     the new path meet.
+//
+// # Entries
+//
+// Every entry is stored as its JSON, byte for byte, with the columns the
+// queries need read from it; a batch entry whose fields are not what its
+// JSON holds is refused. Entry types are open: an entry of a type the
+// engine does not know is stored and read like any other, follows the
+// append and leaf rules, and contributes nothing beyond being counted.
+// Stats add costs one record at a time in log order, as pi does, so that
+// the totals are pi's to the last bit (see schema.sql); [DB.Check]
+// replays every session through sessiontree.Tally against them.
 //
 // # Concurrency
 //

@@ -486,6 +486,12 @@ func TestCheckFindsDamage(t *testing.T) {
 		`DELETE FROM branch WHERE depth = 2`,
 		`UPDATE branch SET entry = entry - 1 WHERE depth = 3`,
 		`UPDATE sessions SET message_count = 7`,
+		`UPDATE sessions SET tool_calls = 1`,
+		`UPDATE sessions SET cost = cost + 1e-15`,
+		`UPDATE sessions SET first_user_text = 'other'`,
+		`UPDATE usage_buckets SET first_seq = 1`,
+		`UPDATE usage_buckets SET cost = cost * 2`,
+		`DELETE FROM usage_buckets`,
 		`DELETE FROM labels`,
 	} {
 		t.Run(damage, func(t *testing.T) {
@@ -508,6 +514,10 @@ func TestCheckFindsDamage(t *testing.T) {
 				}
 			}
 			if _, err := s.SetLabel(ctx, first, "x"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[],"provider":"p","model":"m",`+
+				`"usage":{"input":1,"output":2,"cost":{"total":0.1}}}`)); err != nil {
 				t.Fatal(err)
 			}
 			if err := db.Check(ctx, st.ID()); err != nil {
@@ -637,7 +647,8 @@ func TestBatchValidation(t *testing.T) {
 		{"duplicate in batch", []sessiontree.Entry{e("c", "b"), e("c", "b")}, sessiontree.ErrCorrupt},
 		{"duplicate of stored", append(append([]sessiontree.Entry(nil), many[:150]...), e("a", "n001")), sessiontree.ErrCorrupt},
 		{"duplicate of stored in a full chunk", append(append([]sessiontree.Entry(nil), many[:10]...), append([]sessiontree.Entry{e("b", "n009")}, many[10:]...)...), sessiontree.ErrCorrupt},
-		{"invalid", []sessiontree.Entry{{Type: "bogus", ID: "x", Timestamp: "t", Raw: json.RawMessage(`{}`)}}, sessiontree.ErrInvalidEntry},
+		{"invalid", []sessiontree.Entry{labelWithoutTarget("x", "b")}, sessiontree.ErrInvalidEntry},
+		{"fields not its JSON", []sessiontree.Entry{{Type: "future_thing", ID: "x", ParentID: "b", Timestamp: "t", Raw: json.RawMessage(`{}`)}}, sessiontree.ErrInvalidEntry},
 	}
 	for _, tt := range tests {
 		if err := st.AppendBatch(ctx, tt.batch); !errors.Is(err, tt.want) {

@@ -48,25 +48,66 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 	return name, s.one(ctx, "read name", qSessionName, &name)
 }
 
-// Stats returns the counts and usage totals kept in the session row.
+// Stats returns the counts, usage totals and breakdown kept in the
+// session row and its usage buckets (one statement, a row per bucket),
+// the breakdown in pi's order (sessiontree.SortBreakdown).
 func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 	if err := s.check(ctx); err != nil {
 		return sessiontree.Stats{}, err
 	}
 	var st sessiontree.Stats
-	var u sessiontree.Usage
-	err := s.db.read(ctx, func(r q) error {
-		return r.row(qSessionStats, args(s.pk), &st.Entries, &st.TotalMessages,
-			&u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost)
+	var buckets []bucket
+	err := s.db.read(ctx, func(r q) (err error) {
+		st, buckets, err = s.stats(r)
+		return err
 	})
-	if errors.Is(err, sql.ErrNoRows) {
-		err = &SessionNotFoundError{ID: s.meta.ID}
-	}
 	if err != nil {
 		return sessiontree.Stats{}, fmt.Errorf("read stats: %w", translate(err))
 	}
-	st.AddUsage(u)
+	breakdown := make([]sessiontree.UsageBucket, len(buckets))
+	for i, b := range buckets {
+		breakdown[i] = sessiontree.UsageBucket{Key: b.key, Cost: b.cost, Tokens: b.tokens}
+	}
+	st.Breakdown = sessiontree.SortBreakdown(breakdown)
 	return st, nil
+}
+
+// stats reads the stored stats, without Breakdown, and the usage buckets
+// in order of first use.
+func (s *Storage) stats(r q) (sessiontree.Stats, []bucket, error) {
+	var st sessiontree.Stats
+	rows, err := r.rows(qSessionStats, s.pk)
+	if err != nil {
+		return st, nil, err
+	}
+	defer rows.Close()
+	found := false
+	var buckets []bucket
+	for rows.Next() {
+		var u sessiontree.Usage
+		var key sql.NullString
+		var b bucket
+		if err := rows.Scan(&st.Entries, &st.TotalMessages, &st.UserMessages, &st.AssistantMessages,
+			&st.ToolResults, &st.ToolCalls, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost,
+			&key, &b.firstSeq, &b.tokens, &b.cost); err != nil {
+			return st, nil, err
+		}
+		if !found {
+			st.AddUsage(u)
+			found = true
+		}
+		if key.Valid {
+			b.key = key.String
+			buckets = append(buckets, b)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return st, nil, err
+	}
+	if !found {
+		return st, nil, &SessionNotFoundError{ID: s.meta.ID}
+	}
+	return st, buckets, nil
 }
 
 // NewEntryID returns an 8-hex-character id not used in the session.

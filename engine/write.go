@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -23,6 +24,9 @@ type head struct {
 	leafID   string
 	count    int64 // entries so far: the next seq is count+1
 	hasFirst bool  // first_user_text is already set
+	// cost is the session's cost total, to which a write adds each
+	// record's cost in log order (see delta).
+	cost float64
 }
 
 // depth is the leaf's depth: how many rows the branch has.
@@ -33,18 +37,55 @@ func (h *head) depth() int64 {
 	return h.leaf.depth
 }
 
-// delta is what a write adds to the session row.
+// delta is what a write adds to the session row and its usage buckets.
+//
+// Costs are floating-point sums, whose last bits depend on the order of
+// the additions: pi adds one record at a time in log order, to the
+// session's total and to its bucket's, so a write does too. The session's
+// total starts from the head's; a bucket's, see bucketDelta.
 type delta struct {
-	leaf      *node
-	leafID    string
-	entries   int64
-	messages  int64
-	usage     sessiontree.Usage
+	leaf   *node
+	leafID string
+	// tally counts what the write adds: entries, messages, tool calls,
+	// tokens (integers, which add up in any order).
+	tally sessiontree.Tally
+	// cost is the session's cost total after the write's entries so far.
+	cost float64
+	// buckets are what the write does to usage_buckets rows.
+	buckets   []bucketDelta
 	updatedAt string
 	setsName  bool
 	name      string
 	firstUser *string
 }
+
+// bucket is a usage_buckets row: a bucket of the breakdown, the seq of
+// the entry that first used it, its tokens and its cost.
+type bucket struct {
+	key      string
+	firstSeq int64
+	tokens   int64
+	cost     float64
+}
+
+// bucketDelta is what a write does to one bucket's row: the tokens it
+// adds, the seq of its first record there (which only a new row keeps),
+// and its cost. With one record in the bucket, as in every single append,
+// cost is that record's, added to the stored cost: the stored cost plus
+// it is pi's sum, and the row need not be read. At a second record the
+// stored cost is read (0 for a new row) and total is set: from then on
+// cost is the bucket's cost after the write's records, in order, and
+// replaces the stored one.
+type bucketDelta struct {
+	key      string
+	firstSeq int64
+	tokens   int64
+	cost     float64
+	total    bool
+}
+
+// newDelta starts the delta of a write on a session with head h.
+func newDelta(h head) delta { return delta{cost: h.cost} }
 
 // head returns the session's head inside a write transaction. The write
 // connection remembers the head of each session it appended to (see
@@ -64,7 +105,7 @@ func (w q) head(session int64) (head, error) {
 	var leafDepth int64
 	var n node
 	err := w.row(qWriteState, args(session), &deleting, &leafPK, &h.leafID, &leafDepth, &h.count, &h.hasFirst,
-		&start, &n.thinking, &n.model, &n.tools)
+		&h.cost, &start, &n.thinking, &n.model, &n.tools)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && deleting {
 		return h, sessiontree.ErrNotFound
 	}
@@ -121,7 +162,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 	if parent != nil {
 		parentPK = parent.pk
 	}
-	if isCanonical(e) {
+	if f.canonical {
 		canonical = int64(1)
 	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
@@ -129,29 +170,46 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 		nullString(f.customType), nullString(f.role), text(e.Raw), canonical)
 }
 
-// count adds entry e to the delta.
-func (d *delta) count(e sessiontree.Entry, f *facts, h *head) {
-	d.entries++
+// count adds entry e, number seq of the session, to the delta.
+func (d *delta) count(w q, session, seq int64, e sessiontree.Entry, f *facts, h *head) error {
+	d.tally.AddEntryStats(f.stats)
 	d.updatedAt = e.Timestamp
-	if f.message {
-		d.messages++
-		if f.role == "user" && !h.hasFirst && d.firstUser == nil {
-			if t, ok := userText(e); ok {
-				d.firstUser = &t
-			}
+	if f.role == "user" && !h.hasFirst && d.firstUser == nil {
+		if t, ok := sessiontree.UserText(e); ok {
+			d.firstUser = &t
 		}
-	}
-	if f.hasUsage {
-		u := &d.usage
-		u.Input += f.usage.Input
-		u.Output += f.usage.Output
-		u.CacheRead += f.usage.CacheRead
-		u.CacheWrite += f.usage.CacheWrite
-		u.Cost += f.usage.Cost
 	}
 	if f.setsName {
 		d.setsName, d.name = true, f.name
 	}
+	if !f.stats.HasUsage {
+		return nil
+	}
+	u := f.stats.Usage
+	d.cost += u.Cost
+	return d.addToBucket(w, session, seq, f.stats.Bucket, u)
+}
+
+// addToBucket adds usage record u, of entry seq, to bucket key (see
+// bucketDelta).
+func (d *delta) addToBucket(w q, session, seq int64, key string, u sessiontree.Usage) error {
+	i := slices.IndexFunc(d.buckets, func(b bucketDelta) bool { return b.key == key })
+	if i < 0 {
+		d.buckets = append(d.buckets, bucketDelta{key: key, firstSeq: seq, tokens: u.Tokens(), cost: u.Cost})
+		return nil
+	}
+	b := &d.buckets[i]
+	if !b.total {
+		var stored float64
+		err := w.row(qBucketCost, args(session, key), &stored)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read usage bucket: %w", err)
+		}
+		b.cost, b.total = stored+b.cost, true
+	}
+	b.tokens += u.Tokens()
+	b.cost += u.Cost
+	return nil
 }
 
 func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
@@ -166,6 +224,7 @@ func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
 	return err
 }
 
+// apply writes the delta to the session row and its usage buckets.
 func (w q) apply(session int64, d *delta) error {
 	var leafPK, leafID any
 	var depth, start int64
@@ -176,10 +235,21 @@ func (w q) apply(session int64, d *delta) error {
 	if d.firstUser != nil {
 		first = *d.firstUser
 	}
-	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, d.entries, d.messages,
-		d.usage.Input, d.usage.Output, d.usage.CacheRead, d.usage.CacheWrite, d.usage.Cost,
+	st := d.tally.Stats()
+	t := st.Tokens
+	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, st.Entries, st.TotalMessages,
+		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
+		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost,
 		d.updatedAt, d.setsName, nullString(d.name), first, session)
-	return err
+	if err != nil {
+		return err
+	}
+	for _, b := range d.buckets {
+		if _, err := w.exec(qAddToBucket, session, b.key, b.firstSeq, b.tokens, b.cost, b.total); err != nil {
+			return fmt.Errorf("write usage bucket: %w", err)
+		}
+	}
+	return nil
 }
 
 func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }
@@ -295,13 +365,17 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		if err := w.label(s.pk, e, &f, n.pk); err != nil {
 			return err
 		}
-		dl := delta{leaf: &n, leafID: e.ID}
-		dl.count(e, &f, &h)
+		dl := newDelta(h)
+		dl.leaf, dl.leafID = &n, e.ID
+		if err := dl.count(w, s.pk, e.Seq, e, &f, &h); err != nil {
+			return err
+		}
 		out = e
 		if err := w.apply(s.pk, &dl); err != nil {
 			return err
 		}
-		w.remember(s.pk, head{leaf: &n, leafID: e.ID, count: h.count + 1, hasFirst: h.hasFirst || dl.firstUser != nil})
+		w.remember(s.pk, head{leaf: &n, leafID: e.ID, count: h.count + 1,
+			hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost})
 		return nil
 	})
 	if err != nil {
@@ -344,13 +418,16 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		if err := w.moveBranch(s.pk, h.depth(), to); err != nil {
 			return err
 		}
-		dl := delta{leaf: to, leafID: target}
-		dl.count(e, &f, &h)
+		dl := newDelta(h)
+		dl.leaf, dl.leafID = to, target
+		if err := dl.count(w, s.pk, e.Seq, e, &f, &h); err != nil {
+			return err
+		}
 		out = e
 		if err := w.apply(s.pk, &dl); err != nil {
 			return err
 		}
-		w.remember(s.pk, head{leaf: to, leafID: target, count: h.count + 1, hasFirst: h.hasFirst})
+		w.remember(s.pk, head{leaf: to, leafID: target, count: h.count + 1, hasFirst: h.hasFirst, cost: dl.cost})
 		return nil
 	})
 	if err != nil {

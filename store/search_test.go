@@ -325,7 +325,10 @@ func TestSearchMigrationBackfill(t *testing.T) {
 
 	// Take the store's migrations (3 to 5, 7 and 8) out again, leaving the
 	// database as the engine alone made it (with its own later
-	// migrations, if any: Up then applies the missing ones).
+	// migrations, if any: Up then applies the missing ones). The engine's
+	// migration 9 adds columns to sessions after the store's, so it goes
+	// too: applied again in order, the columns come in a fresh database's
+	// order.
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +339,10 @@ func TestSearchMigrationBackfill(t *testing.T) {
 		`DROP TRIGGER sessions_caught_up`, `DROP TRIGGER sessions_forget_pending`, `DROP TABLE search_pending`,
 		`DROP TABLE entries_fts_vocab`, `DROP TABLE entries_fts`, `DROP VIEW search_text`,
 		`DROP TABLE imports`, `ALTER TABLE sessions DROP COLUMN metadata`, `ALTER TABLE sessions DROP COLUMN indexed_count`,
-		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8)`,
+		`DROP TABLE usage_buckets`, `ALTER TABLE sessions DROP COLUMN user_messages`,
+		`ALTER TABLE sessions DROP COLUMN assistant_messages`, `ALTER TABLE sessions DROP COLUMN tool_results`,
+		`ALTER TABLE sessions DROP COLUMN tool_calls`,
+		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
