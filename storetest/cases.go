@@ -995,5 +995,6 @@ var _ = register("EditContextRefusals", func(t *testing.T, h Harness) {
 			t.Errorf("EditContext(%s, \"short\") stored %s; want the content %s", tc.target, e.Raw, tc.want)
 		}
 	}
-	f.wantTexts(sessiontree.ContextOptions{}, "compactionSummary:S", "user:short", "assistant:short", "user:three")
+	// The compaction's snapshot of the system message comes first.
+	f.wantTexts(sessiontree.ContextOptions{}, "system:be brief", "compactionSummary:S", "user:short", "assistant:short", "user:three")
 })
