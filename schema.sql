@@ -359,8 +359,10 @@ WHERE body <> '';
 -- virtual tables, and the view needs json_each and json_tree, so those
 -- two fail. Rebuild with INSERT INTO entries_fts (rowid, body) SELECT pk,
 -- body FROM search_text (as migration 4 does) after a 'delete-all';
--- store.Check compares counts instead. Queries, snippets and the
--- delete trigger read the view normally.
+-- store.Check compares the index with the view itself instead (each
+-- entry's document and token count, and a sample's trigrams; see
+-- store/indexcheck.go). Queries, snippets and the delete trigger read
+-- the view normally.
 CREATE VIRTUAL TABLE entries_fts USING fts5 (
     body,
     content = 'search_text',

@@ -141,6 +141,23 @@
 // alike) is found by Check, and a path walked through the cycle off the
 // active branch ends in sessiontree.ErrCorrupt.
 //
+// # Silent corruption
+//
+// TestSilentCorruption changes a stored entry behind the engine's back
+// (issue 13): one letter of a message's text, or its JSON cut short, by a
+// raw UPDATE of the entries table. SQLite's own checks see valid pages;
+// the entry's checksum (the CRC-32C of its JSON, migration 11) does not
+// match. The store's Check reports it as sessiontree.ErrCorrupt naming the
+// session and the entry, and every read that hands out entries fails with
+// a *sessiontree.CorruptError naming it instead of handing out the
+// damaged JSON: the path (packed and row by row), the full path, the log,
+// the entry, entries by type, the context and its projection, the export;
+// so do `sessiontree check` (exit 1), `branch --json`, `tree --json`,
+// `context --json` and `export` (exit 1, nothing of the damage printed,
+// no file left by `export -o`). The same letter changed with a checksum
+// written to match (a deliberate edit) leaves the entries consistent, and
+// Check finds the search index holding a text the entry no longer gives.
+//
 // # Bounded memory
 //
 // TestBoundedMemory generates a session whose tool results hold 500 MB
