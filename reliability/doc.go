@@ -137,9 +137,10 @@
 // and by the command; a database truncated to one page or to half, or with
 // pages overwritten, is refused as corrupt; a garbage WAL file is
 // ignored, as SQLite does; an empty file becomes a new database; a cycle
-// or a missing parent written behind the engine's back (column and JSON
-// alike) is found by Check, and a path walked through the cycle off the
-// active branch ends in sessiontree.ErrCorrupt.
+// or a missing parent written behind the engine's back (column, JSON and
+// checksum alike, so that it is the tree that is wrong, not one row) is
+// found by Check, and a path walked through the cycle off the active
+// branch ends in sessiontree.ErrCorrupt.
 //
 // # Silent corruption
 //
