@@ -167,7 +167,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
 		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
-		nullString(f.customType), nullString(f.role), text(e.Raw), canonical, EntryChecksum(e.Raw))
+		nullString(f.customType), nullString(f.role), text(e.Raw), canonical, f.checksum)
 }
 
 // count adds entry e, number seq of the session, to the delta.
