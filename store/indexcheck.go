@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +53,7 @@ const (
 )
 
 const (
-	qCheckMarks = `SELECT pk, id, indexed_count FROM sessions WHERE pk BETWEEN ?1 AND ?2`
+	qCheckMarks = `SELECT pk, indexed_count FROM sessions WHERE pk BETWEEN ?1 AND ?2`
 	// The view gives its rows in key order (a scan of entries by key), as
 	// the docsize table does.
 	qCheckTexts   = `SELECT pk FROM search_text WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
@@ -65,20 +64,15 @@ const (
 	qCheckEntryID = `SELECT e.id, s.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk = ?1`
 )
 
-// sessionMark is what the index comparison needs of a session: its id and
-// how many of its entries the index holds.
-type sessionMark struct {
-	id      string
-	indexed int64
-}
-
 // indexChecker compares the index with the text of the entries with keys
 // lo..hi (one session's, or all).
 type indexChecker struct {
 	ctx    context.Context
 	tx     *sqlx.Tx
 	lo, hi int64
-	marks  map[int64]sessionMark
+	// marks holds each session's indexed_count by key: the index holds
+	// its entries up to that seq.
+	marks map[int64]int64
 	// sample holds the keys of the documents drawn for the content
 	// comparison (reservoir sampling over the documents met, seen).
 	sample []int64
@@ -88,20 +82,19 @@ type indexChecker struct {
 
 // checkIndexText runs both steps of the comparison in tx.
 func checkIndexText(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
-	c := &indexChecker{ctx: ctx, tx: tx, lo: lo, hi: hi, marks: map[int64]sessionMark{},
+	c := &indexChecker{ctx: ctx, tx: tx, lo: lo, hi: hi, marks: map[int64]int64{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	rows, err := tx.QueryContext(ctx, qCheckMarks, lo>>32, hi>>32)
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
-		var pk int64
-		var m sessionMark
-		if err := rows.Scan(&pk, &m.id, &m.indexed); err != nil {
+		var pk, indexed int64
+		if err := rows.Scan(&pk, &indexed); err != nil {
 			rows.Close()
 			return err
 		}
-		c.marks[pk] = m
+		c.marks[pk] = indexed
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -131,8 +124,8 @@ func (c *indexChecker) corrupt(pk int64, format string, a ...any) error {
 // indexed reports whether the index should hold the entry with key pk,
 // if it has text: it is at or below its session's mark.
 func (c *indexChecker) indexed(pk int64) bool {
-	m, ok := c.marks[pk>>32]
-	return ok && pk&0xffffffff <= m.indexed
+	indexed, ok := c.marks[pk>>32]
+	return ok && pk&0xffffffff <= indexed
 }
 
 // documents is the first step: the documents are those of the entries
@@ -232,18 +225,27 @@ func (c *indexChecker) content() error {
 		if got := trigrams(body); !ok || size != uint64(got) {
 			return c.corrupt(pk, "its document in the search index has %d tokens, its text gives %d", size, got)
 		}
-		for _, t := range distinctTrigrams(body) {
+		seen := map[string]bool{}
+		var problem error
+		done := false
+		eachTrigram(body, func(t string) bool {
+			k := strings.ToLower(t)
+			if seen[k] {
+				return true
+			}
+			seen[k] = true
 			var one int
 			err := lookup.QueryRowContext(c.ctx, quotePhrase(t), pk).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
-				return c.corrupt(pk, "its document in the search index lacks %q, which its text holds", t)
+				problem = c.corrupt(pk, "its document in the search index lacks %q, which its text holds", t)
+			} else if err != nil {
+				problem = err
 			}
-			if err != nil {
-				return err
-			}
-			if time.Now().After(deadline) {
-				return nil
-			}
+			done = time.Now().After(deadline)
+			return problem == nil && !done
+		})
+		if problem != nil || done {
+			return problem
 		}
 	}
 	return nil
@@ -254,8 +256,9 @@ func (c *indexChecker) content() error {
 // every continuation byte (0x80 to 0xBF) after it; any other byte is a
 // character of its own. This is UTF-8 where text is, and decides the
 // split the tokenizer's way where it is not. NUL characters are skipped,
-// as the tokenizer skips them. fn gets each character's bytes.
-func tokenChars(text []byte, fn func(ch []byte)) {
+// as the tokenizer skips them. fn gets each character's bytes, until it
+// returns false.
+func tokenChars(text []byte, fn func(ch []byte) bool) {
 	for i := 0; i < len(text); {
 		j := i + 1
 		if text[i] >= 0xc0 {
@@ -263,8 +266,8 @@ func tokenChars(text []byte, fn func(ch []byte)) {
 				j++
 			}
 		}
-		if text[i] != 0 {
-			fn(text[i:j])
+		if text[i] != 0 && !fn(text[i:j]) {
+			return
 		}
 		i = j
 	}
@@ -273,25 +276,25 @@ func tokenChars(text []byte, fn func(ch []byte)) {
 // trigrams returns how many tokens the trigram tokenizer makes of text.
 func trigrams(text []byte) int {
 	n := 0
-	tokenChars(text, func([]byte) { n++ })
+	tokenChars(text, func([]byte) bool { n++; return true })
 	return max(n-2, 0)
 }
 
-// distinctTrigrams returns the trigrams of text, each once, as the text of
-// three characters (the tokenizer folds case; so does a query).
-func distinctTrigrams(text []byte) []string {
-	var chars [][]byte
-	tokenChars(text, func(ch []byte) { chars = append(chars, ch) })
-	seen := map[string]bool{}
-	var out []string
-	for i := 0; i+3 <= len(chars); i++ {
-		t := string(slices.Concat(chars[i], chars[i+1], chars[i+2]))
-		if k := strings.ToLower(t); !seen[k] {
-			seen[k] = true
-			out = append(out, t)
+// eachTrigram calls fn with each trigram of text in order, as the text of
+// its three characters (the tokenizer folds case; so does a query), until
+// fn returns false.
+func eachTrigram(text []byte, fn func(t string) bool) {
+	var last [3][]byte
+	n := 0
+	buf := make([]byte, 0, 12)
+	tokenChars(text, func(ch []byte) bool {
+		last[0], last[1], last[2] = last[1], last[2], ch
+		if n++; n < 3 {
+			return true
 		}
-	}
-	return out
+		buf = append(append(append(buf[:0], last[0]...), last[1]...), last[2]...)
+		return fn(string(buf))
+	})
 }
 
 // varint decodes the SQLite varint at the start of b (FTS5 writes a

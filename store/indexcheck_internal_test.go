@@ -43,7 +43,15 @@ func TestTrigramsAsTheTokenizer(t *testing.T) {
 		if got := trigrams([]byte(text)); !ok || uint64(got) != n {
 			t.Errorf("trigrams(%q) = %d; the tokenizer made %d tokens (%x)", text, got, n, sz)
 		}
-		for _, tri := range distinctTrigrams([]byte(text)) {
+		var tris []string
+		eachTrigram([]byte(text), func(tri string) bool {
+			tris = append(tris, tri)
+			return true
+		})
+		if len(tris) != trigrams([]byte(text)) {
+			t.Errorf("text %q: eachTrigram gave %d trigrams, trigrams() counts %d", text, len(tris), trigrams([]byte(text)))
+		}
+		for _, tri := range tris {
 			var one int
 			err := db.QueryRowContext(ctx, `SELECT 1 FROM t WHERE t MATCH ? AND rowid = ?`, quotePhrase(tri), i+1).Scan(&one)
 			if err != nil {
