@@ -360,7 +360,7 @@ WHERE body <> '';
 -- two fail. Rebuild with INSERT INTO entries_fts (rowid, body) SELECT pk,
 -- body FROM search_text (as migration 4 does) after a 'delete-all';
 -- store.Check compares the index with the view itself instead (each
--- entry's document and token count, and a sample's trigrams; see
+-- entry's document, and a sample's token counts and trigrams; see
 -- store/indexcheck.go). Queries, snippets and the delete trigger read
 -- the view normally.
 CREATE VIRTUAL TABLE entries_fts USING fts5 (

@@ -44,7 +44,10 @@ func TestTrigramsAsTheTokenizer(t *testing.T) {
 			t.Errorf("trigrams(%q) = %d; the tokenizer made %d tokens (%x)", text, got, n, sz)
 		}
 		var tris []string
-		eachTrigram([]byte(text), func(tri string) bool {
+		eachTrigram([]byte(text), func(i int, tri string) bool {
+			if i != len(tris) {
+				t.Errorf("text %q: trigram %d given as %d", text, len(tris), i)
+			}
 			tris = append(tris, tri)
 			return true
 		})
@@ -77,6 +80,30 @@ func TestVarint(t *testing.T) {
 	} {
 		if got, ok := varint(tc.b); got != tc.want || ok != tc.ok {
 			t.Errorf("varint(%x) = %d, %v; want %d, %v", tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestSampledTrigramsFindAChangedCharacter changes each character of a
+// text but the two newlines the view ends it with: one of the trigrams
+// the content comparison looks up is then not among the original's.
+func TestSampledTrigramsFindAChangedCharacter(t *testing.T) {
+	const text = "abcdefghijklmnopq\n\n"
+	all := map[string]bool{}
+	eachTrigram([]byte(text), func(_ int, tri string) bool {
+		all[tri] = true
+		return true
+	})
+	for p := 0; p < len(text)-2; p++ {
+		changed := []byte(text)
+		changed[p] = 'Z'
+		count, found := trigrams(changed), false
+		eachTrigram(changed, func(i int, tri string) bool {
+			found = found || sampled(i, count) && !all[tri]
+			return true
+		})
+		if !found {
+			t.Errorf("character %d changed: every sampled trigram of %q is the original's", p, changed)
 		}
 	}
 }

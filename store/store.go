@@ -385,10 +385,11 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // index: FTS5's check of its own structure (for every session), and the
 // index against the entries' text: it holds a document for exactly the
 // entries with text among those it should hold (entries not yet indexed
-// are pending, see [Store.Index]), and, for entries drawn at random
-// until about a second has passed, one with as many tokens as the
-// entry's text gives and every trigram of it (see indexcheck.go: a small
-// store is compared whole, a large one in part). Problems match
+// are pending, see [Store.Index]), and, for entries drawn at random up
+// to a bounded number of index lookups (about a second in a store of
+// 430,000 entries), one with as many tokens as the entry's text gives
+// and holding its text's trigrams (see indexcheck.go: a small store is
+// compared whole, a large one in part). Problems match
 // sessiontree.ErrCorrupt; one of an entry is a *sessiontree.CorruptError
 // naming it, wrapped with its session's id. Entries of
 // types this version does not know are not damage; [Store.Warnings] names
