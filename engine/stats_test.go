@@ -15,8 +15,8 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
-	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/migrate"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // statsCase is one entry of statsLog: its type and its fields beyond the
@@ -355,20 +355,10 @@ func TestStatsBackfill(t *testing.T) {
 func importFile(t testing.TB, db *engine.DB, path string) string {
 	t.Helper()
 	ctx := context.Background()
-	var st *engine.Storage
-	var entries []sessiontree.Entry
-	for rec, err := range jsonl.ReadFile(ctx, path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch rec.Kind {
-		case jsonl.KindHeader:
-			if st, err = db.CreateSession(ctx, rec.Header.SessionMeta); err != nil {
-				t.Fatal(err)
-			}
-		case jsonl.KindEntry:
-			entries = append(entries, rec.Entry)
-		}
+	meta, entries := storetest.ReadSessionFile(t, path)
+	st, err := db.CreateSession(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatalf("%s: %v", path, err)
