@@ -324,6 +324,34 @@ ORDER BY s.updated_at DESC, s.pk DESC`
 	return page, nil
 }
 
+// ListN returns up to n sessions in the order of [Store.List], however
+// many that is (every session when n <= 0), reading them page after page
+// of MaxListLimit: List caps a page, ListN does the paging a caller
+// wanting n rows would do. opts selects as for List, its Limit ignored;
+// its After, when set, is where the listing starts. Each page is read in
+// its own snapshot, as when a caller pages through List: a session
+// written to meanwhile moves before the pages read, so it is listed once
+// at its old place if a page read before had it, and not at all
+// otherwise; no session is listed twice.
+func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
+	var out []SessionInfo
+	for {
+		opts.Limit = MaxListLimit
+		if n > 0 {
+			opts.Limit = min(n-len(out), MaxListLimit)
+		}
+		page, err := s.List(ctx, opts)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, page.Sessions...)
+		if page.Next == "" || n > 0 && len(out) >= n {
+			return out, nil
+		}
+		opts.After = page.Next
+	}
+}
+
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
