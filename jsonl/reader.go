@@ -323,23 +323,36 @@ func openFile(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-// openError wraps an error of opening the file at path: the sentinel for
-// it, and the system's reason once (a *fs.PathError would name the path
-// and the step again).
+// openError is the error of opening the file at path: the system's
+// *fs.PathError, which names the step and the path once, matching the
+// sentinel for it too ([sessiontree.ErrNotFound] or
+// [sessiontree.ErrStorage]). A [*sessiontree.NotRegularFileError] names
+// the path itself and is returned as it is.
 func openError(path string, err error) error {
 	var nr *sessiontree.NotRegularFileError
 	if errors.As(err, &nr) {
 		return err
 	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
+	if !errors.As(err, &pe) {
+		err = &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	kind := sessiontree.ErrStorage
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrNotFound, err)
+		kind = sessiontree.ErrNotFound
 	}
-	return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrStorage, err)
+	return &openFailed{err: err, kind: kind}
 }
+
+// openFailed is an error of opening a file that reads as the system's
+// and matches a sentinel of ours as well.
+type openFailed struct {
+	err  error // the system's
+	kind error // the sentinel
+}
+
+func (e *openFailed) Error() string   { return e.err.Error() }
+func (e *openFailed) Unwrap() []error { return []error{e.err, e.kind} }
 
 type reader struct {
 	lines    *lines.Reader

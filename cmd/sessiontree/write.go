@@ -55,6 +55,10 @@ The exit status is 1 when a file failed or conflicted.`,
 			case lenient:
 				opts.Mode = jsonl.Lenient
 			}
+			var err error
+			if opts.MaxLineBytes, err = a.maxLine(); err != nil {
+				return err
+			}
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -500,7 +504,11 @@ database serializes writers and nothing is lost.`,
 			if err != nil {
 				return err
 			}
-			for d, err := range cli.ReadDrafts(ctx, a.stdin) {
+			maxLine, err := a.maxLine()
+			if err != nil {
+				return err
+			}
+			for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
 				if err != nil {
 					return err
 				}

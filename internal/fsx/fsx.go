@@ -52,6 +52,10 @@ import (
 func Open(path string, flag int, want string) (*os.File, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // what the caller asked for; the stat is ours
+		}
 		return nil, err
 	}
 	if err := Check(path, fi, want); err != nil {
