@@ -77,18 +77,21 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (*engine.Storage
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
 	}
 	var out *engine.Storage
+	var inner error // the step's own error, which names the session already
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
 		st, err := tx.CreateSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession})
-		if err != nil {
-			return err
+		if err == nil {
+			if err = setMetadata(tx, st, opts.Metadata); err != nil {
+				err = fmt.Errorf("create session %s: %w", st.ID(), err)
+			}
 		}
-		if err := setMetadata(tx, st, opts.Metadata); err != nil {
-			return err
-		}
-		out = st
-		return nil
+		out, inner = st, err
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && inner != nil && errors.Is(err, inner):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return out, nil
@@ -114,11 +117,8 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (*engine.Sto
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.db.OpenSession(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("open session: %w", err)
-	}
-	return st, nil
+	// The engine's error says "open session <id>" already.
+	return s.db.OpenSession(ctx, id)
 }
 
 // Resolve returns the full id of the session idOrPrefix names, with the
