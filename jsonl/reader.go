@@ -323,11 +323,11 @@ func openFile(path string, flag int) (*os.File, error) {
 	return f, nil
 }
 
-// openError is the error of opening the file at path: the system's
-// *fs.PathError, which names the step and the path once, matching the
-// sentinel for it too ([sessiontree.ErrNotFound] or
-// [sessiontree.ErrStorage]). A [*sessiontree.NotRegularFileError] names
-// the path itself and is returned as it is.
+// openError is the error of opening the file at path: the sentinel for
+// it ([sessiontree.ErrNotFound] or [sessiontree.ErrStorage]) and the
+// system's *fs.PathError, which names the step and the path, once. A
+// [*sessiontree.NotRegularFileError] names the path itself and is
+// returned as it is.
 func openError(path string, err error) error {
 	var nr *sessiontree.NotRegularFileError
 	if errors.As(err, &nr) {
@@ -337,22 +337,11 @@ func openError(path string, err error) error {
 	if !errors.As(err, &pe) {
 		err = &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	kind := sessiontree.ErrStorage
 	if errors.Is(err, fs.ErrNotExist) {
-		kind = sessiontree.ErrNotFound
+		return fmt.Errorf("%w: %w", sessiontree.ErrNotFound, err)
 	}
-	return &openFailed{err: err, kind: kind}
+	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
 }
-
-// openFailed is an error of opening a file that reads as the system's
-// and matches a sentinel of ours as well.
-type openFailed struct {
-	err  error // the system's
-	kind error // the sentinel
-}
-
-func (e *openFailed) Error() string   { return e.err.Error() }
-func (e *openFailed) Unwrap() []error { return []error{e.err, e.kind} }
 
 type reader struct {
 	lines    *lines.Reader

@@ -797,7 +797,8 @@ func repeatedStep(msg string) string {
 
 // TestErrorPrefixes checks that the command's errors say each step once:
 // before, an append said "append message: append message: ...", and a
-// missing file "open F: not found: open F: ...".
+// missing file "open F: not found: open F: ..." (now "not found: open F:
+// no such file or directory").
 func TestErrorPrefixes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
