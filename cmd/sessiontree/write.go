@@ -131,7 +131,12 @@ func newExportCommand(a *app) *cobra.Command {
 stdout or, atomically, to FILE. Every entry is written as stored, leaf
 entries included, so the file reopens on the same leaf. --for-pi writes what
 the released pi agent reads correctly: no leaf entries, and the current
-leaf's entry last, so pi resumes where the session is.`,
+leaf's entry last, so pi resumes where the session is.
+
+A FILE that is a symbolic link is written through: its target is replaced,
+the link stays. A device or a pipe (/dev/stdout, /dev/null, a named pipe) is
+written straight to, never replaced; so is /dev/stdout on a file a shell
+opened with >>, which it appends to.`,
 		Example: `  sessiontree export 0198f2a4 > session.jsonl
   sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
 		Args:              args(1, 1, "one argument (SESSION)"),
