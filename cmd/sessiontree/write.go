@@ -30,7 +30,10 @@ func newImportCommand(a *app) *cobra.Command {
 ~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
 a file that has grown since adds only its new lines, and a file whose
 imported part changed is reported as a conflict, not merged. One bad file
-never stops the others.
+never stops the others. Paths may be symbolic links (a linked ~/.pi, say): a
+file is known by its resolved path, so it is imported once whichever path
+reaches it; inside a folder, links leading out of it are not followed. A
+named pipe or a device is refused.
 
 By default a torn last line (a write cut short) is left for a later import
 and any other damage fails the file; --strict refuses any damage, --lenient
