@@ -20,6 +20,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -130,7 +131,9 @@ type DB struct {
 // migrations. A file that is not a SQLite database, a SQLite database of
 // another application, or one written by a newer version of this program is
 // refused with [ErrNotDatabase], [ErrForeign] or [ErrNewer] and left
-// untouched.
+// untouched; a path that names something other than a regular file (a
+// named pipe, a device, a directory) with a
+// [*sessiontree.NotRegularFileError], before anything reads it.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	abs, err := filepath.Abs(path)
@@ -138,6 +141,10 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if err := prepareFile(abs); err != nil {
+		var nr *sessiontree.NotRegularFileError
+		if errors.As(err, &nr) {
+			return nil, err // it names the path already
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	db := &DB{path: abs, opts: opts}
@@ -163,7 +170,9 @@ func prepareFile(path string) error {
 	if !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("create: %w", err)
 	}
-	f, err = os.Open(path)
+	// Refused before anything reads it: a named pipe would block the
+	// open (here and in SQLite), a directory or a device is no database.
+	f, err = fsx.Open(path, os.O_RDONLY, "database file")
 	if err != nil {
 		return err
 	}

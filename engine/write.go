@@ -379,7 +379,10 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		return nil
 	})
 	if err != nil {
-		return sessiontree.Entry{}, fmt.Errorf("append %s: %w", d.Type, translate(err))
+		// No "append <type>" step here: as with the other backends, the
+		// caller says what it was appending (sessiontree.Session.Append,
+		// the command's append), and saying it here too doubled it.
+		return sessiontree.Entry{}, translate(err)
 	}
 	return out, nil
 }

@@ -167,6 +167,51 @@
 //
 //	go test -run='^$' -fuzz='^FuzzOpenFile$' -fuzztime=60s ./jsonl
 //
+// # Conditions from outside
+//
+// The tests of issue 13 give the library and the command what a user's
+// machine holds besides plain files.
+//
+// TestSymlinkedFolders: a folder given to import that is a symbolic
+// link, pi's sessions folder under a linked PI_CODING_AGENT_DIR or a
+// linked ~/.pi (the library's Import() and the command's import),
+// folders with link loops (a link to "..", to itself, two links to each
+// other, a *.jsonl link to itself, which fails alone), links leading out
+// of the folder (to a file, a folder, "/": not followed), and one file
+// reached by two paths, in one import and in three (new, unchanged,
+// grown: one session, never a conflict with itself). Files are known by
+// their resolved path. An upgrade of a legacy file opened through a link
+// rewrites the target and keeps the link.
+//
+// TestSpecialFiles: a named pipe and /dev/zero given to every entry
+// point that opens a path a user gives: the JSONL backend read-only and
+// for writing, its reader, its upgrade, the store's import, the
+// database, the check of a file; and to the command's import, tree,
+// info, context, check and --db. Each runs in a child process (a call
+// blocked in open(2) on a pipe cannot be stopped otherwise) and must be
+// refused in well under a second, with an error that names the path and
+// what it is ("... is a named pipe, not a session file") and matches
+// sessiontree.ErrNotRegularFile.
+//
+// TestLongLines: the line limit is 256 MiB by default, documented, and
+// --max-line (or SESSIONTREE_MAX_LINE) changes it; a line over it is
+// refused with its file and line (a *jsonl.LineError whose Err is a
+// *jsonl.LineTooLongError) by the reader, the backend in every mode, the
+// import and the command; reading an endless line costs the limit, not
+// the line; and `sessiontree append` fed a line without end, or a long
+// one, stops at the limit with the input's line number, having appended
+// the lines before it, in a few megabytes of memory.
+//
+// TestListBeyondAPage: `ls --limit N` lists N sessions beyond a page of
+// the store's List (1,000), each once, newest first. TestExportThroughLinks:
+// export -o writes through a link to a file (made when missing), and
+// straight to a named pipe, to /dev/stdout on a pipe or on a file a
+// shell opened with >> (appending), to /dev/null, never replacing them
+// (devices are reached only through links in the test's folder, so that
+// a faulty export replaces a link of the test's, never a device);
+// a folder is refused. TestErrorPrefixes: the command's errors and
+// Session.Append's over each backend say each step once.
+//
 // # Privacy and SQL
 //
 // TestFileModes clears the umask and makes every kind of file the

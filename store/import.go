@@ -23,6 +23,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -97,6 +98,12 @@ type ImportOptions struct {
 	// entries whose id is taken or whose parent or target is missing).
 	// What is tolerated is reported in [FileResult.Problems].
 	Mode jsonl.Mode
+	// MaxLineBytes bounds a line's length, as
+	// jsonl.ReadOptions.MaxLineBytes: 0 means jsonl.DefaultMaxLineBytes
+	// (256 MiB). A file with a longer line fails in every mode, with a
+	// *jsonl.LineError whose Err is a *jsonl.LineTooLongError; the
+	// import's memory is bounded by it.
+	MaxLineBytes int
 	// Progress, when set, is called as files and bytes are done, from the
 	// goroutine running Import: at the start of each file, after each
 	// file, and after each chunk of a file of several (see Import). It is
@@ -116,7 +123,8 @@ type ImportProgress struct {
 
 // FileResult is what [Store.Import] did with one file.
 type FileResult struct {
-	// Path is the file's absolute path.
+	// Path is the file's resolved path: absolute, with every symbolic
+	// link followed. The store knows a file by it.
 	Path string `json:"path"`
 	// SessionID is the file's session, "" when it was not read that far.
 	SessionID string `json:"sessionId,omitempty"`
@@ -171,6 +179,15 @@ func (r ImportReport) Count(o Outcome) int {
 // timestamps and every byte of every entry are kept. Entries of types
 // this version does not know are imported like any other and counted in
 // [FileResult.Unknown], a warning, not a problem.
+//
+// Paths are resolved: a folder or a file given through a symbolic link
+// (pi's folder under a linked ~/.pi, say) is followed, and a file is
+// known by its resolved path, so a file reached by two paths is one
+// file, imported once. Inside a folder, a *.jsonl link to a file inside
+// the folder is followed; links leading outside it, and links to
+// folders, are not. A path that is neither a regular file nor a folder
+// (a named pipe, a device) fails with a *sessiontree.NotRegularFileError
+// before anything reads it.
 //
 // A file whose new part fits in one chunk (up to 8 MB or 16384
 // entries), as most sessions do, is read once: its entries are checked
@@ -238,7 +255,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		if f.err != nil {
 			res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
 		} else {
-			res = s.importFile(ctx, f.path, opts.Mode, func(done int64) { progress(f.path, done) })
+			res = s.importFile(ctx, f.path, opts.Mode, opts.MaxLineBytes, func(done int64) { progress(f.path, done) })
 		}
 		report.Files = append(report.Files, res)
 		report.Entries += res.Entries
@@ -270,7 +287,16 @@ type candidate struct {
 
 // collectFiles expands paths into files: a directory gives its *.jsonl
 // files, recursively, in lexical order; a file is taken whatever its
-// name. Each file appears once.
+// name. Each file appears once, by its resolved path (absolute, every
+// symbolic link followed), which keys its import record: a file reached
+// by two paths is one file. A path given that is a link, or that goes
+// through one (~/.pi linked by a dotfile setup), is followed wherever it
+// leads. Inside a directory, a *.jsonl link to a file is followed when
+// the file is inside the directory too, and links to directories are
+// not followed at all: whatever one inside the directory leads to is
+// walked anyway, and one leading outside (to / say) is not the
+// directory's, so a link loop cannot loop. A path that is not a regular
+// file or a directory is refused before anything reads it.
 func collectFiles(paths []string) []candidate {
 	var out []candidate
 	seen := map[string]bool{}
@@ -280,22 +306,30 @@ func collectFiles(paths []string) []candidate {
 			out = append(out, c)
 		}
 	}
+	file := func(path string, fi fs.FileInfo) {
+		add(candidate{path: path, size: fi.Size(), err: fsx.Check(path, fi, "session file")})
+	}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			add(candidate{path: p, err: err})
 			continue
 		}
-		fi, err := os.Stat(abs)
+		root, err := filepath.EvalSymlinks(abs)
 		if err != nil {
 			add(candidate{path: abs, err: fmt.Errorf("import: %w", err)})
 			continue
 		}
-		if !fi.IsDir() {
-			add(candidate{path: abs, size: fi.Size()})
+		fi, err := os.Stat(root)
+		if err != nil {
+			add(candidate{path: root, err: fmt.Errorf("import: %w", err)})
 			continue
 		}
-		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if !fi.IsDir() {
+			file(root, fi)
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
@@ -304,20 +338,38 @@ func collectFiles(paths []string) []candidate {
 				return nil
 			}
 			info, err := d.Info()
+			if d.Type()&fs.ModeSymlink != 0 {
+				target, lerr := filepath.EvalSymlinks(path)
+				if lerr != nil {
+					add(candidate{path: path, err: fmt.Errorf("import: %w", lerr)})
+					return nil
+				}
+				if !within(root, target) {
+					return nil
+				}
+				path = target
+				info, err = os.Stat(path)
+			}
 			if err != nil {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
 			}
 			if info.Mode().IsRegular() {
-				add(candidate{path: path, size: info.Size()})
+				file(path, info)
 			}
 			return nil
 		})
 		if err != nil {
-			add(candidate{path: abs, err: fmt.Errorf("import: %w", err)})
+			add(candidate{path: root, err: fmt.Errorf("import: %w", err)})
 		}
 	}
 	return out
+}
+
+// within tells whether path is root or inside it; both are resolved.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // importRecord is a row of the imports table.
@@ -411,6 +463,8 @@ type fileImport struct {
 	seed   map[string]uint64
 	h      hash.Hash // SHA-256 of the file's first hashed bytes
 	hashed int64
+
+	maxLine int // ImportOptions.MaxLineBytes
 }
 
 // importFile imports one file. When its new part fits in one chunk, as
@@ -418,7 +472,7 @@ type fileImport struct {
 // (once); a larger file is read twice, checked and then committed chunk
 // by chunk (twice). Either way a file the mode refuses leaves nothing
 // behind, and an import cut short resumes where its last commit ended.
-func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, progress func(done int64)) FileResult {
+func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
 	res := FileResult{Path: path}
 	result := func(err error) FileResult {
 		var oe *outcomeError
@@ -436,7 +490,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 		}
 		return res
 	}
-	f, err := os.Open(path)
+	f, err := fsx.Open(path, os.O_RDONLY, "session file")
 	if err != nil {
 		return result(err)
 	}
@@ -445,7 +499,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	if err != nil {
 		return result(err)
 	}
-	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -548,7 +602,7 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 	if tee != nil {
 		tee.r, src = src, tee
 	}
-	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint}) {
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint, MaxLineBytes: fim.maxLine}) {
 		if err != nil {
 			var le *jsonl.LineError
 			if errors.As(err, &le) {

@@ -77,18 +77,21 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (*engine.Storage
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
 	}
 	var out *engine.Storage
+	var inner error // the step's own error, which names the session already
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
 		st, err := tx.CreateSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession})
-		if err != nil {
-			return err
+		if err == nil {
+			if err = setMetadata(tx, st, opts.Metadata); err != nil {
+				err = fmt.Errorf("create session %s: %w", st.ID(), err)
+			}
 		}
-		if err := setMetadata(tx, st, opts.Metadata); err != nil {
-			return err
-		}
-		out = st
-		return nil
+		out, inner = st, err
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && inner != nil && errors.Is(err, inner):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return out, nil
@@ -114,11 +117,8 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (*engine.Sto
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.db.OpenSession(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("open session: %w", err)
-	}
-	return st, nil
+	// The engine's error says "open session <id>" already.
+	return s.db.OpenSession(ctx, id)
 }
 
 // Resolve returns the full id of the session idOrPrefix names, with the
@@ -322,6 +322,34 @@ ORDER BY s.updated_at DESC, s.pk DESC`
 		return Page{}, fmt.Errorf("list sessions: %w", err)
 	}
 	return page, nil
+}
+
+// ListN returns up to n sessions in the order of [Store.List], however
+// many that is (every session when n <= 0), reading them page after page
+// of MaxListLimit: List caps a page, ListN does the paging a caller
+// wanting n rows would do. opts selects as for List, its Limit ignored;
+// its After, when set, is where the listing starts. Each page is read in
+// its own snapshot, as when a caller pages through List: a session
+// written to meanwhile moves before the pages read, so it is listed once
+// at its old place if a page read before had it, and not at all
+// otherwise; no session is listed twice.
+func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
+	var out []SessionInfo
+	for {
+		opts.Limit = MaxListLimit
+		if n > 0 {
+			opts.Limit = min(n-len(out), MaxListLimit)
+		}
+		page, err := s.List(ctx, opts)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, page.Sessions...)
+		if page.Next == "" || n > 0 && len(out) >= n {
+			return out, nil
+		}
+		opts.After = page.Next
+	}
 }
 
 func likeEscape(s string) string {

@@ -41,19 +41,19 @@ messages)".`,
 			if err != nil {
 				return err
 			}
-			page, err := s.List(ctx, opts)
+			sessions, err := s.ListN(ctx, opts, opts.Limit)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				rows := make([]lsRow, 0, len(page.Sessions))
-				for _, in := range page.Sessions {
+				rows := make([]lsRow, 0, len(sessions))
+				for _, in := range sessions {
 					rows = append(rows, lsRow{in, in.ListInfo()})
 				}
 				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
 			}
-			rows := make([]view.SessionRow, 0, len(page.Sessions))
-			for _, in := range page.Sessions {
+			rows := make([]view.SessionRow, 0, len(sessions))
+			for _, in := range sessions {
 				rows = append(rows, sessionRow(in))
 			}
 			return view.WriteSessions(a.stdout, rows, now())
@@ -62,7 +62,7 @@ messages)".`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
 	f.StringVar(&opts.Name, "name", "", "only sessions whose name contains this text (ASCII case ignored)")
-	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions")
+	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
 	return cmd
 }

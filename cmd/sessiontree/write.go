@@ -30,7 +30,10 @@ func newImportCommand(a *app) *cobra.Command {
 ~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
 a file that has grown since adds only its new lines, and a file whose
 imported part changed is reported as a conflict, not merged. One bad file
-never stops the others.
+never stops the others. Paths may be symbolic links (a linked ~/.pi, say): a
+file is known by its resolved path, so it is imported once whichever path
+reaches it; inside a folder, links leading out of it are not followed. A
+named pipe or a device is refused.
 
 By default a torn last line (a write cut short) is left for a later import
 and any other damage fails the file; --strict refuses any damage, --lenient
@@ -54,6 +57,10 @@ The exit status is 1 when a file failed or conflicted.`,
 				opts.Mode = jsonl.Strict
 			case lenient:
 				opts.Mode = jsonl.Lenient
+			}
+			var err error
+			if opts.MaxLineBytes, err = a.maxLine(); err != nil {
+				return err
 			}
 			s, err := a.openStore(ctx)
 			if err != nil {
@@ -127,7 +134,12 @@ func newExportCommand(a *app) *cobra.Command {
 stdout or, atomically, to FILE. Every entry is written as stored, leaf
 entries included, so the file reopens on the same leaf. --for-pi writes what
 the released pi agent reads correctly: no leaf entries, and the current
-leaf's entry last, so pi resumes where the session is.`,
+leaf's entry last, so pi resumes where the session is.
+
+A FILE that is a symbolic link is written through: its target is replaced,
+the link stays. A device or a pipe (/dev/stdout, /dev/null, a named pipe) is
+written straight to, never replaced; so is /dev/stdout on a file a shell
+opened with >>, which it appends to.`,
 		Example: `  sessiontree export 0198f2a4 > session.jsonl
   sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
 		Args:              args(1, 1, "one argument (SESSION)"),
@@ -500,7 +512,11 @@ database serializes writers and nothing is lost.`,
 			if err != nil {
 				return err
 			}
-			for d, err := range cli.ReadDrafts(ctx, a.stdin) {
+			maxLine, err := a.maxLine()
+			if err != nil {
+				return err
+			}
+			for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
 				if err != nil {
 					return err
 				}
