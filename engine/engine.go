@@ -255,23 +255,30 @@ func (db *DB) connect(ctx context.Context) error {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
-		return translate(err)
+	// Connecting runs the pragmas, and switching a new file to WAL takes
+	// an exclusive lock: processes creating the file together find it
+	// busy, and SQLite says so at once, without its busy handler.
+	if err := db.retry(ctx, func() error { return w.PingContext(ctx) }); err != nil {
+		return err
 	}
 	// The header check in prepareFile can be stale for a database in WAL
-	// mode; ask SQLite too.
-	var appID int32
-	if err := w.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
-		return translate(err)
+	// mode; ask SQLite too, in one statement, which reads one snapshot:
+	// read in two, another process's first migration (tables and
+	// application_id in one commit) could land between them, and its
+	// tables without the id read before would look like a foreign file.
+	var own struct {
+		AppID   int32 `db:"app_id"`
+		Objects int   `db:"objects"`
 	}
-	if appID == 0 {
-		var n int
-		if err := w.GetContext(ctx, &n, `SELECT count(*) FROM sqlite_master`); err != nil {
-			return translate(err)
-		}
-		if n != 0 {
-			return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
-		}
+	err = db.retry(ctx, func() error {
+		return w.GetContext(ctx, &own, `SELECT (SELECT application_id FROM pragma_application_id) AS app_id,
+       (SELECT count(*) FROM sqlite_master) AS objects`)
+	})
+	if err != nil {
+		return err
+	}
+	if own.AppID == 0 && own.Objects != 0 {
+		return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
 	}
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
