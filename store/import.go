@@ -205,6 +205,9 @@ func (r ImportReport) Count(o Outcome) int {
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
+	if err := s.db.ReadOnly(); err != nil {
+		return report, fmt.Errorf("import: %w", err)
+	}
 	if len(paths) == 0 {
 		dir, err := PiSessionsDir()
 		if err != nil {
