@@ -183,9 +183,26 @@
 //
 // TestFileModes clears the umask and makes every kind of file the
 // library and the command write: databases (with their WAL and
-// shared-memory files) in missing folders, exports in missing folders and
-// over an existing file, session files, a torn tail's sidecar, an
-// upgraded legacy file. Files are 0600 and folders 0700.
+// shared-memory files) in missing folders and in an empty file made
+// beforehand (0666), exports in missing folders and over an existing
+// file, session files, a torn tail's sidecar, an upgraded legacy file.
+// Files are 0600 and folders 0700.
+//
+// # Read-only media and modes
+//
+// TestReadOnlyDatabase puts a database on a read-only mount, in a folder
+// the user may not write, and in a file at 0400, each after a clean
+// close, with the -wal and -shm files a killed writer left, and with that
+// -wal file alone (as running as root, file modes hold for nobody, and
+// the commands run as nobody through runuser). Every read command (ls,
+// info, tree, context, branch, search, check, export) works and sees what
+// only the -wal file holds; every write command fails with one line
+// saying the database is read-only and why; the library's writes fail
+// with an error matching sessiontree.ErrReadOnly; no file is made or
+// changed. TestReadOnlyFileWritableAgain: with the file at 0400, check
+// finds no damage and leaves nothing; after chmod 600, writes and check
+// work, also when a plain SQLite reader had left a -wal and a -shm file at
+// 0400 (they get the database file's mode back).
 //
 // TestHostileStrings and TestHostileStringsCommandLine feed session ids,
 // entry ids, names, labels, working directories, metadata and search text
