@@ -100,13 +100,13 @@
 // TestStaleWriterConflict shows the guard deterministically: the refused
 // write leaves nothing and the other writer's entry is intact.
 //
-// TestConcurrentCreate: several processes open one database file that
-// does not exist yet at the same moment, or a few hundred microseconds
-// apart so that some come while another one migrates, round after round.
-// Every one of them opens it (none refuses the half-made file as foreign,
-// none gives up on it as busy), the schema is made once (each migration
-// recorded once, the application id set), and the database passes the
-// check. TestConcurrentImports: several `sessiontree import` processes
+// TestConcurrentCreate: several processes open a series of database
+// files that do not exist yet, each file all at once: every other file at
+// the same moment, the others up to a few milliseconds apart so that some
+// come while another one migrates. Every one of them opens every file
+// (none refuses the half-made file as foreign, none gives up on it as
+// busy), each schema is made once (each migration recorded once, the
+// application id set), and each database passes the check. TestConcurrentImports: several `sessiontree import` processes
 // import one folder of pi's files at once, into an empty store, after the
 // files grew, and with nothing new: all exit 0, each file is new (grown)
 // to exactly one of them and unchanged to the others, and the store

@@ -1,12 +1,13 @@
 package reliability_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,66 +24,89 @@ func init() {
 	childRoles["open-new"] = openNewChild
 }
 
-// openNewChild opens the store at spec.DB, which does not exist yet,
-// spec.N microseconds after the parent says go, and says "opened" once it
-// is open.
+// openNewChild opens the stores at spec.DB/0/sessions.db,
+// spec.DB/1/sessions.db, ... up to spec.N of them, which do not exist
+// yet: each when the parent says go, the even ones at once, the k-th odd
+// one after a pause of k×spec.Big microseconds. It says "ready" before
+// each and "opened" after, and stops at the first that fails.
 func openNewChild(ctx context.Context, spec childSpec) error {
-	printLine("ready")
-	waitStdin()
-	time.Sleep(time.Duration(spec.N) * time.Microsecond)
-	s, err := store.Open(ctx, spec.DB, store.Options{})
-	if err != nil {
-		return err
+	in := bufio.NewReader(os.Stdin)
+	for k := range spec.N {
+		printLine("ready")
+		if _, err := in.ReadString('\n'); err != nil {
+			return nil // the parent is done
+		}
+		if k%2 == 1 {
+			time.Sleep(time.Duration(k/2*spec.Big) * time.Microsecond)
+		}
+		s, err := store.Open(ctx, filepath.Join(spec.DB, strconv.Itoa(k), "sessions.db"), store.Options{})
+		if err != nil {
+			return fmt.Errorf("database %d: %w", k, err)
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		printLine("opened")
 	}
-	defer s.Close()
-	printLine("opened")
 	return nil
 }
 
-// TestConcurrentCreate starts several processes that open one database
-// file that does not exist yet, at the same moment or a few milliseconds
-// apart, for several rounds: every process opens it (none refuses the
-// file another is making as foreign, nor gives up on it as busy), the
-// schema is made once, and the database is sound.
+// TestConcurrentCreate starts several processes that open a series of
+// database files that do not exist yet, each file by all of them at
+// once: every other file at the same moment, so that they make it and
+// switch it to WAL together, and the k-th of the others with the i-th
+// process k×i×70µs after the first, up to a few milliseconds apart, so
+// that some come while another one migrates.
+// Every process opens every file (none refuses the file another is
+// making as foreign, nor gives up on it as busy), each schema is made
+// once, and each database is sound.
 func TestConcurrentCreate(t *testing.T) {
-	procs, rounds := pick(4, 4, 8), pick(12, 24, 100)
-	rng := rand.New(rand.NewPCG(13, 7))
+	procs, files := pick(6, 6, 8), pick(30, 60, 200)
 	migs, err := migrate.Load(migrate.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for round := range rounds {
-		path := filepath.Join(dir, fmt.Sprintf("round-%d", round), "sessions.db")
-		var cs []*child
-		// Round r starts the processes r×100µs apart (and a little
-		// more at random): the first rounds start them together, so
-		// that they make the file and switch it to WAL at once, the later
-		// ones so that some come while another migrates.
-		for i := range procs {
-			delay := i*round*100 + rng.IntN(100)
-			cs = append(cs, startChild(t, childSpec{Role: "open-new", DB: path, N: delay}))
+	var cs []*child
+	for i := range procs {
+		cs = append(cs, startChild(t, childSpec{Role: "open-new", DB: dir, N: files, Big: i * 70}))
+	}
+	alive := make([]bool, procs)
+	var failed []string
+	fail := func(i int, c *child) {
+		alive[i] = false
+		failed = append(failed, fmt.Sprintf("process %d: %v: %s", i, c.wait(), strings.Join(c.rest(), " | ")))
+	}
+	for i, c := range cs {
+		alive[i] = true
+		if line, ok, _ := c.next(time.Minute); !ok || line != "ready" {
+			fail(i, c)
 		}
-		for _, c := range cs {
-			c.expect(t, "ready", time.Minute, nil)
-		}
-		for _, c := range cs {
-			if _, err := c.stdin.Write([]byte("go\n")); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var failed []string
+	}
+	for k := range files {
 		for i, c := range cs {
-			_ = c.stdin.Close()
-			lines := c.rest()
-			if err := c.wait(); err != nil {
-				failed = append(failed, fmt.Sprintf("process %d: %v: %s", i, err, strings.Join(lines, " | ")))
+			if alive[i] {
+				if _, err := c.stdin.Write([]byte("go\n")); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		if len(failed) > 0 {
-			t.Errorf("round %d: %d of %d processes opening a new database at once failed:\n%s", round, len(failed), procs, strings.Join(failed, "\n"))
-			continue
+		for i, c := range cs {
+			if !alive[i] {
+				continue
+			}
+			want := []string{"opened", "ready"}
+			if k == files-1 {
+				want = want[:1]
+			}
+			for _, w := range want {
+				if line, ok, _ := c.next(time.Minute); !ok || line != w {
+					fail(i, c)
+					break
+				}
+			}
 		}
+		path := filepath.Join(dir, strconv.Itoa(k), "sessions.db")
 		s := checkDB(t, path, "")
 		var n, versions int
 		var appID int32
@@ -100,11 +124,20 @@ func TestConcurrentCreate(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n != len(migs) || versions != len(migs) || appID != engine.ApplicationID {
-			t.Fatalf("round %d: %d migration records of %d versions, application_id %#x; want each of the %d migrations once and %#x",
-				round, n, versions, appID, len(migs), engine.ApplicationID)
+			t.Fatalf("%s: %d migration records of %d versions, application_id %#x; want each of the %d migrations once and %#x",
+				path, n, versions, appID, len(migs), engine.ApplicationID)
 		}
 	}
-	t.Logf("%d rounds of %d processes opening a new database at once: all opened, the schema made once", rounds, procs)
+	for i, c := range cs {
+		if alive[i] {
+			c.finish(t, time.Minute)
+		}
+	}
+	if len(failed) > 0 {
+		t.Fatalf("%d of %d processes opening new databases at once failed:\n%s", len(failed), procs, strings.Join(failed, "\n"))
+	}
+	t.Logf("%d processes opening the same %d new databases at once, 0 to %.1f ms apart: all opened, each schema made once",
+		procs, files, float64((files/2)*(procs-1)*70)/1000)
 }
 
 // TestConcurrentImports runs the import of one folder of pi's files in
