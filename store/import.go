@@ -191,7 +191,11 @@ func (r ImportReport) Count(o Outcome) int {
 //     stopped, into the same session;
 //   - a file whose imported part changed, or whose session was written to
 //     in the store since the import, is a conflict: reported, not merged;
-//   - a new file whose session id is already in the store is a conflict.
+//   - a new file whose session id is already in the store is a conflict;
+//   - imports of the same files running at once (two processes importing
+//     one folder) import each file once: the one that finds, inside its
+//     transaction, that another committed the file since it looked
+//     starts over from there, which mostly leaves it nothing to do.
 //
 // One file's failure never stops the others; the report says what
 // happened to each. The error is non-nil only when the import as a whole
@@ -202,6 +206,8 @@ func (r ImportReport) Count(o Outcome) int {
 // other writers wait a second or two at most. It leaves the search index
 // to [Store.Index] (which the next search runs, and the command line runs
 // right after an import): indexing costs several times what storing does.
+// A store opened read-only (engine.DB.ReadOnly) imports nothing: Import
+// returns that error at once.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
