@@ -504,12 +504,10 @@ func (a *attempt) after(prev *attempt) {
 	a.res.Problems = append(problems, a.res.Problems...)
 	var unknown sessiontree.UnknownTypes
 	var at []unknownAt
-	if prev.res.Entries > 0 { // else importAttempt dropped its notes
-		for _, u := range prev.unknownAt {
-			if u.offset < a.start {
-				unknown.Note(u.typ)
-				at = append(at, u)
-			}
+	for _, u := range prev.unknownAt {
+		if u.offset < a.start {
+			unknown.Note(u.typ)
+			at = append(at, u)
 		}
 	}
 	unknown.Merge(a.res.Unknown)
@@ -559,7 +557,7 @@ func (s *Store) importAttempt(ctx context.Context, path string, mode jsonl.Mode,
 			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
 		}
 		if res.Err != nil && res.Entries == 0 {
-			res.Problems, res.Unknown = nil, nil
+			res.Problems, res.Unknown, a.unknownAt = nil, nil, nil
 		}
 		return res
 	}
