@@ -193,8 +193,8 @@
 // TestReadOnlyDatabase puts a database on a read-only mount, in a folder
 // the user may not write, and in a file at 0400, each after a clean
 // close, with the -wal and -shm files a killed writer left, and with that
-// -wal file alone (as running as root, file modes hold for nobody, and
-// the commands run as nobody through runuser). Every read command (ls,
+// -wal file alone (file modes do not hold for root: run as root, the
+// test runs the commands as nobody, through runuser). Every read command (ls,
 // info, tree, context, branch, search, check, export) works and sees what
 // only the -wal file holds; every write command fails with one line
 // saying the database is read-only and why; the library's writes fail

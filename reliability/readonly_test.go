@@ -306,7 +306,15 @@ const (
 	roSearch = "logging" // a word of the first session's
 )
 
-func pi1File(name string) string { return filepath.Join("..", "testdata", "pi1", name) }
+// pi1File is the absolute path of a file of testdata/pi1 (the bystander
+// runs in a folder of its own).
+func pi1File(name string) string {
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "pi1", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
 
 // TestReadOnlyDatabase: a database that cannot be written, because it is
 // on a read-only mount, in a folder the user may not write, or its file is
@@ -416,6 +424,9 @@ func TestReadOnlyDatabase(t *testing.T) {
 					}
 					if r := b.run(t, "--db", db, "info", roID); !strings.Contains(r.stdout, "renamed") {
 						t.Errorf("info after the rename:\n%s%s", r.stdout, r.stderr)
+					}
+					if !t.Failed() {
+						t.Logf("%d sessions read by %d commands, and written to: the -wal and -shm files were there to write", sessions, len(steps))
 					}
 					return
 				}
