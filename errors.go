@@ -31,7 +31,9 @@ var (
 	// ErrClosed is returned by a storage used after Close.
 	ErrClosed = errors.New("storage is closed")
 	// ErrReadOnly is returned when a write is attempted on storage opened
-	// for reading only.
+	// for reading only: a session file opened read-only, a database the
+	// engine could open for reading only (a read-only mount, a folder or
+	// file the user may not write).
 	ErrReadOnly = errors.New("storage is read-only")
 )
 

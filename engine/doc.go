@@ -70,6 +70,15 @@
 // checkpoint.go). Moving the leaf walks up runs of consecutive entries
 // rather than one entry at a time (see branch.go). See bench_test.go.
 //
+// # Read-only databases
+//
+// A database SQLite could not write ([Open] checks the file, its folder
+// and its -wal and -shm files first) is opened for reading only, without
+// making or changing a file: on a read-only mount, in a folder or a file
+// the user may not write. Reads work; every write returns a
+// [*ReadOnlyError] (sessiontree.ErrReadOnly); [DB.ReadOnly] says why. How
+// it is read depends on the files beside it, see readonly.go.
+//
 // # Caveats
 //
 // The entries table refuses UPDATE and DELETE by triggers, except a DELETE

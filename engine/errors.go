@@ -27,6 +27,24 @@ var (
 	ErrNewer = migrate.ErrNewer
 )
 
+// ReadOnlyError says why [Open] opened a database for reading only, and
+// is what every write to it returns. It matches sessiontree.ErrReadOnly.
+type ReadOnlyError struct {
+	// Path is the database file.
+	Path string
+	// Reason says what cannot be written, e.g. "it is on a read-only
+	// file system".
+	Reason string
+}
+
+// Error says in one sentence that the database is read-only, and why.
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("the database %s is read-only: %s", e.Path, e.Reason)
+}
+
+// Is makes errors.Is(err, sessiontree.ErrReadOnly) true.
+func (e *ReadOnlyError) Is(target error) bool { return target == sessiontree.ErrReadOnly }
+
 // sqliteCode returns the primary result code of a SQLite error, 0 for
 // other errors.
 func sqliteCode(err error) int {
@@ -58,7 +76,7 @@ func translate(err error) error {
 	}
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrLocked, sessiontree.ErrClosed,
-		context.Canceled, context.DeadlineExceeded, ErrNotDatabase, ErrForeign, ErrNewer} {
+		sessiontree.ErrReadOnly, context.Canceled, context.DeadlineExceeded, ErrNotDatabase, ErrForeign, ErrNewer} {
 		if errors.Is(err, s) {
 			return err
 		}
@@ -75,6 +93,10 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
 	case sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	case sqlite3.SQLITE_READONLY:
+		// A write the checks of Open did not foresee (a file made
+		// read-only since, a -shm file of another user).
+		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
 	case 0:
 		var se *sqlite.Error
 		if !errors.As(err, &se) && !errors.Is(err, sql.ErrTxDone) {

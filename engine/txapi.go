@@ -26,10 +26,14 @@ type Tx struct {
 // when fn returns nil and rolls back when fn returns an error or panics.
 // When the database is busy (another process writing), the transaction
 // is retried within the busy timeout, so fn may run more than once and
-// must not keep effects outside the transaction.
+// must not keep effects outside the transaction. On a database opened
+// for reading only it returns [DB.ReadOnly]'s error without calling fn.
 func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
+	}
+	if db.ro != nil {
+		return db.ro
 	}
 	return translate(db.retry(ctx, func() error { return db.updateTx(ctx, fn) }))
 }

@@ -100,6 +100,18 @@
 // TestStaleWriterConflict shows the guard deterministically: the refused
 // write leaves nothing and the other writer's entry is intact.
 //
+// TestConcurrentCreate: several processes open a series of database
+// files that do not exist yet, each file all at once: every other file at
+// the same moment, the others up to a few milliseconds apart so that some
+// come while another one migrates. Every one of them opens every file
+// (none refuses the half-made file as foreign, none gives up on it as
+// busy), each schema is made once (each migration recorded once, the
+// application id set), and each database passes the check. TestConcurrentImports: several `sessiontree import` processes
+// import one folder of pi's files at once, into an empty store, after the
+// files grew, and with nothing new: all exit 0, each file is new (grown)
+// to exactly one of them and unchanged to the others, and the store
+// holds each session once with every entry of its file.
+//
 // TestJSONLSecondWriterRefused: while a process holds a session file for
 // writing, another process and this one are refused with
 // sessiontree.ErrLocked and the file is not changed; readers (a read-only
@@ -216,9 +228,26 @@
 //
 // TestFileModes clears the umask and makes every kind of file the
 // library and the command write: databases (with their WAL and
-// shared-memory files) in missing folders, exports in missing folders and
-// over an existing file, session files, a torn tail's sidecar, an
-// upgraded legacy file. Files are 0600 and folders 0700.
+// shared-memory files) in missing folders and in an empty file made
+// beforehand (0666), exports in missing folders and over an existing
+// file, session files, a torn tail's sidecar, an upgraded legacy file.
+// Files are 0600 and folders 0700.
+//
+// # Read-only media and modes
+//
+// TestReadOnlyDatabase puts a database on a read-only mount, in a folder
+// the user may not write, and in a file at 0400, each after a clean
+// close, with the -wal and -shm files a killed writer left, and with that
+// -wal file alone (file modes do not hold for root: run as root, the
+// test runs the commands as nobody, through runuser). Every read command (ls,
+// info, tree, context, branch, search, check, export) works and sees what
+// only the -wal file holds; every write command fails with one line
+// saying the database is read-only and why; the library's writes fail
+// with an error matching sessiontree.ErrReadOnly; no file is made or
+// changed. TestReadOnlyFileWritableAgain: with the file at 0400, check
+// finds no damage and leaves nothing; after chmod 600, writes and check
+// work, also when a plain SQLite reader had left a -wal and a -shm file at
+// 0400 (they get the database file's mode back).
 //
 // TestHostileStrings and TestHostileStringsCommandLine feed session ids,
 // entry ids, names, labels, working directories, metadata and search text

@@ -29,9 +29,10 @@ func init() {
 
 // makeFilesChild creates every kind of file the library writes, with the
 // umask cleared so that only the modes the code asks for count: a
-// database in missing folders (with its WAL and shared-memory files), an
-// export in missing folders, a session file, a torn tail's sidecar, an
-// upgraded legacy file.
+// database in missing folders (with its WAL and shared-memory files), a
+// database in an empty file someone else made (0666, as a shell makes it
+// under umask 0), an export in missing folders, a session file, a torn
+// tail's sidecar, an upgraded legacy file.
 func makeFilesChild(ctx context.Context, spec childSpec) error {
 	syscall.Umask(0)
 	dir := spec.File
@@ -45,6 +46,18 @@ func makeFilesChild(ctx context.Context, spec childSpec) error {
 		return err
 	}
 	if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, userMessage("secret")); err != nil {
+		return err
+	}
+	adopted := filepath.Join(dir, "adopted.db")
+	if err := os.WriteFile(adopted, nil, 0o666); err != nil {
+		return err
+	}
+	a, err := store.Open(ctx, adopted, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if _, err := a.Create(ctx, store.CreateOptions{Cwd: "/private"}); err != nil {
 		return err
 	}
 	if err := s.ExportFile(ctx, st.ID(), filepath.Join(dir, "exports", "deep", "out.jsonl"), store.ExportOptions{}); err != nil {
@@ -132,8 +145,8 @@ func TestFileModes(t *testing.T) {
 	c.expect(t, "done", time.Minute, nil)
 	files, dirs := checkModes(t, dir)
 	c.finish(t, time.Minute)
-	if files < 8 {
-		t.Errorf("only %d files made; want the database, its WAL and shm, two exports, three session files and a sidecar", files)
+	if files < 11 {
+		t.Errorf("only %d files made; want two databases with their WAL and shm, two exports, three session files and a sidecar", files)
 	}
 
 	// The command, under umask 0 too (through sh, the one way to set it
@@ -147,8 +160,9 @@ func TestFileModes(t *testing.T) {
 	db := filepath.Join(cdir, "x", "y", "sessions.db")
 	id := "0190a000-0000-7000-8000-00000000b0b0"
 	bin := sessiontreeCommand(t)
-	script := `umask 000 && "$0" --db "$1" import "$2" && "$0" --db "$1" export "$3" -o "$4" && "$0" --db "$1" demo >/dev/null`
-	r := runShell(t, script, bin, db, src, id, filepath.Join(cdir, "out", "again", "s.jsonl"))
+	script := `umask 000 && "$0" --db "$1" import "$2" && "$0" --db "$1" export "$3" -o "$4" && "$0" --db "$1" demo >/dev/null &&
+: > "$5" && "$0" --db "$5" import "$2" >/dev/null`
+	r := runShell(t, script, bin, db, src, id, filepath.Join(cdir, "out", "again", "s.jsonl"), filepath.Join(cdir, "adopted.db"))
 	if r != "" {
 		t.Fatal(r)
 	}

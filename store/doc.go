@@ -41,7 +41,16 @@
 // same database file: every write is one BEGIN IMMEDIATE transaction of the
 // engine, so writers queue on SQLite's write lock, and reads see one
 // snapshot and never wait for writers. An import holds the write lock one
-// chunk of a file at a time.
+// chunk of a file at a time; imports of the same files at once import
+// each file once.
+//
+// # Read-only databases
+//
+// A database that cannot be written (a read-only mount, a folder or file
+// the user may not write) opens read-only (see engine.Open): listing,
+// reading, exporting, [Store.Check] and [Store.Search] work (a search
+// then answers from what the index holds, without catching it up), and
+// every write returns an error matching sessiontree.ErrReadOnly.
 //
 // # Caveats
 //

@@ -208,7 +208,11 @@ func (r ImportReport) Count(o Outcome) int {
 //     stopped, into the same session;
 //   - a file whose imported part changed, or whose session was written to
 //     in the store since the import, is a conflict: reported, not merged;
-//   - a new file whose session id is already in the store is a conflict.
+//   - a new file whose session id is already in the store is a conflict;
+//   - imports of the same files running at once (two processes importing
+//     one folder) import each file once: the one that finds, inside its
+//     transaction, that another committed the file since it looked
+//     starts over from there, which mostly leaves it nothing to do.
 //
 // One file's failure never stops the others; the report says what
 // happened to each. The error is non-nil only when the import as a whole
@@ -219,9 +223,14 @@ func (r ImportReport) Count(o Outcome) int {
 // other writers wait a second or two at most. It leaves the search index
 // to [Store.Index] (which the next search runs, and the command line runs
 // right after an import): indexing costs several times what storing does.
+// A store opened read-only (engine.DB.ReadOnly) imports nothing: Import
+// returns that error at once.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
+	if err := s.db.ReadOnly(); err != nil {
+		return report, fmt.Errorf("import: %w", err)
+	}
 	if len(paths) == 0 {
 		dir, err := PiSessionsDir()
 		if err != nil {
@@ -463,18 +472,134 @@ type fileImport struct {
 	seed   map[string]uint64
 	h      hash.Hash // SHA-256 of the file's first hashed bytes
 	hashed int64
+	// unknownAt are the entries of unknown types noted, with their
+	// offsets (see attempt).
+	unknownAt []unknownAt
 
 	maxLine int // ImportOptions.MaxLineBytes
 }
 
-// importFile imports one file. When its new part fits in one chunk, as
-// most sessions do, it is read once and committed in one transaction
-// (once); a larger file is read twice, checked and then committed chunk
-// by chunk (twice). Either way a file the mode refuses leaves nothing
-// behind, and an import cut short resumes where its last commit ended.
+// unknownAt is an entry of a type this version does not know, and where
+// it is in the file.
+type unknownAt struct {
+	offset int64
+	typ    sessiontree.EntryType
+}
+
+// errMeanwhile says that another import of the same file (another
+// process importing the same folder) committed since this one read the
+// file's record. The transaction that finds it writes nothing, and
+// importFile starts over from what the other import left.
+var errMeanwhile = fmt.Errorf("the file was imported by another import meanwhile: %w", sessiontree.ErrConflict)
+
+// maxImportAttempts bounds how many times importFile starts one file
+// over; every new start follows a commit of another import to the same
+// file, so the bound is met only by imports that keep overtaking each
+// other. Past it the file is reported as a conflict.
+const maxImportAttempts = 100
+
+// attempt is one run of importAttempt on a file: its result, where it
+// began to read the file, whether it created the file's session, and the
+// entries of unknown types it noted.
+type attempt struct {
+	res       FileResult
+	start     int64
+	resumed   bool // the file had a record when the attempt began
+	created   bool
+	unknownAt []unknownAt
+}
+
+// importFile imports one file (see importAttempt). Imports of the same
+// file running at once meet inside the transactions that write: one that
+// finds the file's record changed since it read it starts over, from
+// what the other import committed, which mostly leaves it nothing to do.
+// So imports of one folder running at once end as one import would, each
+// file imported once, and none reports the others' work as a conflict.
 func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
+	var prev *attempt
+	for n := 1; ; n++ {
+		a := &attempt{}
+		var base int64
+		if prev != nil {
+			base = prev.res.Bytes
+		}
+		a.res = s.importAttempt(ctx, path, mode, maxLine, func(done int64) { progress(base + done) }, a)
+		if prev != nil {
+			a.after(prev)
+		}
+		if !errors.Is(a.res.Err, errMeanwhile) || n == maxImportAttempts || ctx.Err() != nil {
+			return a.res
+		}
+		prev = a
+	}
+}
+
+// after adds to a what prev, the attempt before it, did: the entries and
+// bytes it committed, the session if it created it, and what it noted of
+// the part of the file before where a began (a notes the rest).
+func (a *attempt) after(prev *attempt) {
+	a.res.Entries += prev.res.Entries
+	a.res.Bytes += prev.res.Bytes
+	a.created = a.created || prev.created
+	if a.res.Err == nil {
+		switch {
+		case a.created:
+			a.res.Outcome = OutcomeNew
+		case a.res.Bytes > 0:
+			a.res.Outcome = OutcomeGrown
+		}
+	}
+	var problems []*jsonl.LineError
+	for _, p := range prev.res.Problems {
+		if p.Offset < a.start {
+			problems = append(problems, p)
+		}
+	}
+	a.res.Problems = append(problems, a.res.Problems...)
+	var unknown sessiontree.UnknownTypes
+	var at []unknownAt
+	for _, u := range prev.unknownAt {
+		if u.offset < a.start {
+			unknown.Note(u.typ)
+			at = append(at, u)
+		}
+	}
+	unknown.Merge(a.res.Unknown)
+	if len(unknown) > 0 {
+		a.res.Unknown = unknown
+	}
+	a.unknownAt = append(at, a.unknownAt...)
+}
+
+// recheck reads the file's record again in q, the transaction about to
+// write (or the read that checks a new file's header), and returns
+// errMeanwhile, as a conflict outcome, when another import changed it
+// since this one read it.
+func (fim *fileImport) recheck(q queryer) (importRecord, bool, error) {
+	cur, found, err := readRecord(fim.ctx, q, fim.path)
+	if err != nil {
+		return cur, found, err
+	}
+	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
+		return cur, found, &outcomeError{OutcomeConflict, errMeanwhile}
+	}
+	return cur, found, nil
+}
+
+// importAttempt imports one file, telling a how. When its new part fits
+// in one chunk, as most sessions do, it is read once and committed in one
+// transaction (once); a larger file is read twice, checked and then
+// committed chunk by chunk (twice). Either way a file the mode refuses
+// leaves nothing behind, and an import cut short resumes where its last
+// commit ended.
+func (s *Store) importAttempt(ctx context.Context, path string, mode jsonl.Mode, maxLine int, progress func(done int64), a *attempt) FileResult {
 	res := FileResult{Path: path}
+	var fim *fileImport
 	result := func(err error) FileResult {
+		if fim != nil {
+			a.created = !a.resumed && fim.found
+			a.unknownAt = fim.unknownAt
+		}
 		var oe *outcomeError
 		switch {
 		case err == nil:
@@ -486,7 +611,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, ma
 			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
 		}
 		if res.Err != nil && res.Entries == 0 {
-			res.Problems, res.Unknown = nil, nil
+			res.Problems, res.Unknown, a.unknownAt = nil, nil, nil
 		}
 		return res
 	}
@@ -499,7 +624,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, ma
 	if err != nil {
 		return result(err)
 	}
-	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim = &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -507,7 +632,8 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, ma
 	if err != nil {
 		return result(err)
 	}
-	if fim.found {
+	if a.resumed = fim.found; fim.found {
+		a.start = fim.rec.ImportedBytes
 		rec := fim.rec
 		res.SessionID = rec.SessionID
 		if fim.h, err = checkPrefix(f, rec, fi.Size()); err != nil {
@@ -541,7 +667,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, ma
 	default:
 		res.Outcome = OutcomeUnchanged
 	}
-	return res
+	return result(nil)
 }
 
 // loadSession checks the session of a file imported before and reads its
@@ -550,6 +676,9 @@ func (fim *fileImport) loadSession() error {
 	ctx, rec := fim.ctx, fim.rec
 	return fim.s.db.View(ctx, func(tx *sqlx.Tx) error {
 		clear(fim.seed)
+		if _, _, err := fim.recheck(tx); err != nil {
+			return err
+		}
 		var pk, count int64
 		err := tx.QueryRowContext(ctx, `SELECT pk, entry_count FROM sessions WHERE id = ? AND deleting = 0`, rec.SessionID).Scan(&pk, &count)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -637,6 +766,9 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 // refuses it when the store has that session already; q is a transaction
 // that sees the store as the import will write to it.
 func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
+	if _, _, err := fim.recheck(q); err != nil {
+		return err
+	}
 	fim.meta = h.SessionMeta
 	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
 	fim.res.SessionID = fim.meta.ID
@@ -661,12 +793,15 @@ func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
 		fim.res.Problems = append(fim.res.Problems, skip)
 	case r.Kind == jsonl.KindEntry:
 		fim.res.Unknown.Note(r.Entry.Type)
+		if !r.Entry.Type.Known() {
+			fim.unknownAt = append(fim.unknownAt, unknownAt{r.Offset, r.Entry.Type})
+		}
 	}
 }
 
 // restart forgets what an earlier read noted: the read starts again.
 func (fim *fileImport) restart() {
-	fim.res.Problems, fim.res.Unknown = nil, nil
+	fim.res.Problems, fim.res.Unknown, fim.unknownAt = nil, nil, nil
 }
 
 // headerRead refuses a new file whose read ended without a header.
@@ -920,12 +1055,9 @@ func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, co
 // returns the session and its entry count.
 func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
 	ctx := fim.ctx
-	cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	cur, found, err := fim.recheck(tx.SQL())
 	if err != nil {
 		return nil, 0, err
-	}
-	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
-		return nil, 0, conflict("the file was imported by another import meanwhile")
 	}
 	var st *engine.Storage
 	if !found {

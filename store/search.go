@@ -113,8 +113,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	if q == "" {
 		return nil, &QueryError{Query: query, Reason: "empty query"}
 	}
-	if _, err := s.Index(ctx, nil); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	// A database opened read-only cannot catch its index up: the search
+	// answers from what the index holds.
+	if s.db.ReadOnly() == nil {
+		if _, err := s.Index(ctx, nil); err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
 	}
 	var hits []Hit
 	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
