@@ -10,16 +10,14 @@
 -- branches stay. The engine answers from this schema without ever loading
 -- a whole session:
 --
---   * session list, leaf, name: one sessions row; stats: that row and
---     the session's usage_buckets rows (a few);
+--   * session list, leaf, name, stats: one sessions row;
 --   * active path and context: one range scan of branch;
 --   * path from an entry off the active branch: a recursive query over
 --     entries.parent_id that applies the compaction rule as it walks and is
 --     bounded by the session's entry count (a longer walk is a cycle);
 --   * state (thinking level, model, tools) at any entry: the entry's three
 --     pointers, a constant number of rows;
---   * append: one entries row, one branch row, the sessions row (and,
---     for an entry with usage, its usage_buckets row), in one
+--   * append: one entries row, one branch row, the sessions row, in one
 --     BEGIN IMMEDIATE transaction that reads the leaf inside it (or
 --     knows it: the engine's write connection remembers the sessions it
 --     wrote, while SQLite's data version shows no other writer).
@@ -51,7 +49,24 @@ CREATE TABLE schema_migrations (
 --                     and the tokens and cost of every usage record,
 --                     the cost added one record at a time in log order
 --                     as pi adds it (a float sum's last bits depend on
---                     the order); the breakdown is in usage_buckets;
+--                     the order);
+--   usage_buckets     the cost breakdown (migration 9): a JSON array, in
+--                     order of first use, of the buckets
+--                     ("provider/model", or "Tools/summaries" for tool
+--                     results and compaction and branch summaries, as
+--                     sessiontree.StatsOf names them), each with the seq
+--                     of the entry that first used it, its tokens (input
+--                     + output + cacheRead + cacheWrite) and its cost,
+--                     summed in log order like the session's and written
+--                     in digits that read back as the same double:
+--                     [{"bucket":"anthropic/m1","first_seq":7,
+--                       "tokens":6510,"cost":0.0123}].
+--                     It lives in this row, which every append writes
+--                     anyway: a table of its own cost an append with usage
+--                     one more page (BenchmarkAppend, engine/breakdown.go).
+--                     Stats puts the buckets in pi's order
+--                     (sessiontree.SortBreakdown: zero buckets left out,
+--                     by cost, ties in order of first use);
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
 --   first_user_text   what a session list shows: the text of the first
@@ -94,7 +109,8 @@ CREATE TABLE sessions (
     user_messages      INTEGER NOT NULL DEFAULT 0,
     assistant_messages INTEGER NOT NULL DEFAULT 0,
     tool_results       INTEGER NOT NULL DEFAULT 0,
-    tool_calls         INTEGER NOT NULL DEFAULT 0
+    tool_calls         INTEGER NOT NULL DEFAULT 0,
+    usage_buckets      TEXT    NOT NULL DEFAULT '[]'
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -210,25 +226,6 @@ CREATE TABLE branch (
     depth   INTEGER NOT NULL CHECK (depth >= 1),
     entry   INTEGER NOT NULL,
     PRIMARY KEY (session, depth)
-) WITHOUT ROWID;
-
--- The cost breakdown of pi's /session (migration 9): per session and
--- bucket ("provider/model", or "Tools/summaries" for tool results and
--- compaction and branch summaries, as sessiontree.StatsOf names them),
--- the seq of the entry that first used it, its tokens (input + output +
--- cacheRead + cacheWrite) and its cost, summed in log order like the
--- session's. Written in the append's transaction: an entry with usage
--- reads and rewrites its bucket's row, a batch each bucket it touches
--- once. Buckets are few per session, so Stats reads them all and puts
--- them in pi's order (sessiontree.SortBreakdown: zero buckets left out,
--- by cost, ties in order of first use, which first_seq gives).
-CREATE TABLE usage_buckets (
-    session   INTEGER NOT NULL REFERENCES sessions (pk),
-    bucket    TEXT    NOT NULL,
-    first_seq INTEGER NOT NULL,
-    tokens    INTEGER NOT NULL,
-    cost      REAL    NOT NULL,
-    PRIMARY KEY (session, bucket)
 ) WITHOUT ROWID;
 
 -- Current labels (labels are global, not per branch): the latest label

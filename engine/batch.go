@@ -205,9 +205,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		if err := w.label(s.pk, e, f, n.pk); err != nil {
 			return fail(err)
 		}
-		if err := dl.count(w, s.pk, seq, e, f, &h); err != nil {
-			return fail(err)
-		}
+		dl.count(seq, e, f, &h)
 		if e.Type == sessiontree.TypeLeaf {
 			leaf, leafID, leafIdx = target, f.targetID, -1
 			if j, ok := local[f.targetID]; ok {

@@ -14,9 +14,9 @@
 // What each operation costs:
 //
 //   - opening a session, its leaf, name and metadata: one row;
-//   - its stats (pi 1.6.0's /session totals and cost breakdown): that row
-//     and the session's usage buckets, a few rows, kept by every write in
-//     its transaction by sessiontree.StatsOf's rules;
+//   - its stats (pi 1.6.0's /session totals and cost breakdown): that
+//     row, kept by every write in its transaction by
+//     sessiontree.StatsOf's rules;
 //   - the active path and the context: a range scan of the materialized
 //     branch, from the compaction boundary to the leaf;
 //   - the path from an entry on the active branch: a prefix of the branch,
@@ -26,8 +26,7 @@
 //   - the state (thinking level, model, tools) at any entry: at most four
 //     rows, since every entry points at the latest state-setting entries of
 //     its full path;
-//   - an append: one entry row, one branch row, the session row, and for
-//     an entry with usage its usage bucket's row;
+//   - an append: one entry row, one branch row and the session row;
 //   - moving the leaf: the branch rows below the point where the old and
 //     the new path meet.
 //

@@ -339,9 +339,9 @@ func TestSearchMigrationBackfill(t *testing.T) {
 		`DROP TRIGGER sessions_caught_up`, `DROP TRIGGER sessions_forget_pending`, `DROP TABLE search_pending`,
 		`DROP TABLE entries_fts_vocab`, `DROP TABLE entries_fts`, `DROP VIEW search_text`,
 		`DROP TABLE imports`, `ALTER TABLE sessions DROP COLUMN metadata`, `ALTER TABLE sessions DROP COLUMN indexed_count`,
-		`DROP TABLE usage_buckets`, `ALTER TABLE sessions DROP COLUMN user_messages`,
+		`ALTER TABLE sessions DROP COLUMN user_messages`,
 		`ALTER TABLE sessions DROP COLUMN assistant_messages`, `ALTER TABLE sessions DROP COLUMN tool_results`,
-		`ALTER TABLE sessions DROP COLUMN tool_calls`,
+		`ALTER TABLE sessions DROP COLUMN tool_calls`, `ALTER TABLE sessions DROP COLUMN usage_buckets`,
 		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
