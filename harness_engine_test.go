@@ -70,7 +70,8 @@ func engineHarness() storetest.Harness {
 
 // loadEngineUnchecked writes entries straight into the tables with SQL,
 // past every check of the engine, as a damaged database would hold them:
-// no depths, no branch rows, the leaf on the last entry.
+// no depths, no branch rows, the leaf on the last entry. Each row's JSON
+// has its checksum, so that what the tests see is the tree's damage.
 func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []sessiontree.Entry) (sessiontree.Storage, error) {
 	t.Helper()
 	ctx := context.Background()
@@ -96,8 +97,9 @@ func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []s
 			parent = e.ParentID
 		}
 		if _, err := raw.ExecContext(ctx, `INSERT INTO entries (pk, session, seq, id, parent_id, type, timestamp,
-			depth, start_depth, raw) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?)`,
-			session<<32|seq, session, seq, e.ID, parent, string(e.Type), e.Timestamp, string(e.Raw)); err != nil {
+			depth, start_depth, raw, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?)`,
+			session<<32|seq, session, seq, e.ID, parent, string(e.Type), e.Timestamp, string(e.Raw),
+			engine.EntryChecksum(e.Raw)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,7 +23,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 9;            -- the latest migration, mirrored in the header
+PRAGMA user_version = 11;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -149,6 +149,15 @@ CREATE INDEX sessions_by_cwd ON sessions (cwd);
 -- reads anyway instead of four more columns, which halves the cost of
 -- reading a long path. NULL (older rows, entries given in another shape)
 -- means: read the columns.
+--
+-- checksum (migration 11) is the CRC-32C of raw's bytes
+-- (engine.EntryChecksum), written with the row: SQLite's checks see
+-- pages, not values, so a letter changed inside the JSON or JSON cut short
+-- would otherwise be read as the entry. engine.Check verifies every row's
+-- and the reads that hand out entries verify theirs, and report a
+-- mismatch, or a row without one, as a corrupt session. Migration 11
+-- filled it for the rows before it, except those whose JSON was already
+-- damaged.
 CREATE TABLE entries (
     pk          INTEGER PRIMARY KEY,
     session     INTEGER NOT NULL REFERENCES sessions (pk),
@@ -168,6 +177,7 @@ CREATE TABLE entries (
     role        TEXT,
     raw         TEXT    NOT NULL,
     canonical   INTEGER CHECK (canonical IS NULL OR canonical = 1),
+    checksum    INTEGER CHECK (checksum BETWEEN 0 AND 4294967295),
     UNIQUE (session, id),
     CHECK (seq BETWEEN 1 AND 4294967295 AND pk = session * 4294967296 + seq)
 );
@@ -346,8 +356,10 @@ WHERE body <> '';
 -- virtual tables, and the view needs json_each and json_tree, so those
 -- two fail. Rebuild with INSERT INTO entries_fts (rowid, body) SELECT pk,
 -- body FROM search_text (as migration 4 does) after a 'delete-all';
--- store.Check compares counts instead. Queries, snippets and the
--- delete trigger read the view normally.
+-- store.Check compares the index with the view itself instead (each
+-- entry's document and token count, and a sample's trigrams; see
+-- store/indexcheck.go). Queries, snippets and the delete trigger read
+-- the view normally.
 CREATE VIRTUAL TABLE entries_fts USING fts5 (
     body,
     content = 'search_text',

@@ -14,7 +14,7 @@ import (
 )
 
 const qCheckEntries = `SELECT pk, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
-       thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, coalesce(canonical, 0)
+       thinking_pk, model_pk, tools_pk, target_id, custom_type, role, CAST(raw AS BLOB), coalesce(canonical, 0), checksum
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
 const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text
@@ -27,7 +27,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // Check verifies the database and a session (every session when
 // sessionID is ""): SQLite's integrity_check and foreign_key_check, then
 // the session replayed from its entries in append order against what the
-// engine keeps: each stored row agrees with its JSON, parents exist
+// engine keeps: each stored row's JSON matches its checksum (see
+// [EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally), the
 // session list's first user text, name, labels and leaf follow the log, and
@@ -185,9 +186,10 @@ func checkSession(r q, id string) error {
 		var typ string
 		var raw []byte
 		var canonical bool
+		var sum sql.NullInt64
 		n := &c.node
 		if err := rows.Scan(&n.pk, &c.e.Seq, &c.e.ID, &parentID, &parentPK, &typ, &c.e.Timestamp, &n.depth, &n.start,
-			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw, &canonical); err != nil {
+			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw, &canonical, &sum); err != nil {
 			return err
 		}
 		seq++
@@ -195,6 +197,9 @@ func checkSession(r q, id string) error {
 		e.Type, e.ParentID = sessiontree.EntryType(typ), parentID.String
 		if e.Seq != seq {
 			return corrupt(e.ID, "seq %d, want %d", e.Seq, seq)
+		}
+		if err := VerifyChecksum(e.ID, raw, sum); err != nil {
+			return err
 		}
 		dec, err := sessiontree.DecodeEntry(raw)
 		if err != nil {

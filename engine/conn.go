@@ -24,27 +24,31 @@ import (
 // the pools, and the transactions of DB.Update and DB.View, whose callers
 // use its API.
 
-// connector opens the connections of a pool: modernc's, wrapped in a conn.
+// connector opens the connections of a pool: modernc's, opened by the
+// DB's own driver (see newDriver), wrapped in a conn.
 type connector struct {
-	driver.Connector
+	drv *sqlite.Driver
+	dsn string
 }
 
-func newConnector(dsn string) (*connector, error) {
-	c, err := sqlite.NewConnector(dsn)
-	if err != nil {
-		return nil, err
-	}
-	return &connector{c}, nil
+func newConnector(drv *sqlite.Driver, dsn string) *connector {
+	return &connector{drv: drv, dsn: dsn}
 }
 
 // Connect opens a connection.
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
-	dc, err := c.Connector.Connect(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dc, err := c.drv.Open(c.dsn)
 	if err != nil {
 		return nil, err
 	}
 	return &conn{Conn: dc}, nil
 }
+
+// Driver returns the driver the connections come from.
+func (c *connector) Driver() driver.Driver { return c.drv }
 
 // innerConn is what modernc's connections implement and a conn forwards,
 // so that database/sql uses them as it would use modernc's own.

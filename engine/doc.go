@@ -34,7 +34,12 @@
 //
 // Every entry is stored as its JSON, byte for byte, with the columns the
 // queries need read from it; a batch entry whose fields are not what its
-// JSON holds is refused. Entry types are open: an entry of a type the
+// JSON holds is refused. With the JSON goes its checksum
+// ([EntryChecksum], CRC-32C), written by every write path; [DB.Check]
+// verifies every entry's, and every read that hands out entries (paths,
+// the log, an entry, entries by type, the state) verifies those it reads,
+// so a row changed behind the engine's back is a
+// sessiontree.CorruptError naming the entry, not an entry. Entry types are open: an entry of a type the
 // engine does not know is stored and read like any other, follows the
 // append and leaf rules, and contributes nothing beyond being counted.
 // Stats add costs one record at a time in log order, as pi does, so that
@@ -84,4 +89,12 @@
 // of entries whose session is marked deleting ([DB.DeleteSession]). The
 // connections enable recursive_triggers so that INSERT OR REPLACE cannot
 // sidestep them; a tool opening the file without that pragma could.
+//
+// The engine's connections come from a driver of its own, which gives
+// them the SQL function entry_checksum(blob) (the [EntryChecksum] of a
+// blob): migration 11 fills the checksums of older rows with it, so the
+// engine's migrations must be applied through the engine (or a
+// connection given that function). A checksum guards against damage, not
+// against a deliberate edit: whoever can write the file can write a
+// matching checksum.
 package engine

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
@@ -117,11 +117,12 @@ func (o Options) cacheKiB(write bool) int {
 type DB struct {
 	path string
 	opts Options
-	w    *sqlx.DB      // the single write connection
-	r    *sqlx.DB      // query-only readers
-	wc   *connector    // makes the write connection
-	rc   *connector    // makes the readers' connections
-	cp   *checkpointer // see checkpoint.go
+	drv  *sqlite.Driver // opens both pools' connections (see newDriver)
+	w    *sqlx.DB       // the single write connection
+	r    *sqlx.DB       // query-only readers
+	wc   *connector     // makes the write connection
+	rc   *connector     // makes the readers' connections
+	cp   *checkpointer  // see checkpoint.go
 
 	// ro is why the database is opened for reading only (readonly.go),
 	// nil when it is writable; then rmode says how it is read.
@@ -165,7 +166,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: abs, opts: opts, ro: ro}
+	drv, err := newDriver()
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{path: abs, opts: opts, drv: drv, ro: ro}
 	if ro != nil {
 		db.rmode = readModeOf(abs)
 	}
@@ -297,10 +302,7 @@ func (db *DB) dsn(write bool) string {
 
 // open makes a pool whose connections are conns (see conn.go).
 func (db *DB) open(write bool) (*sqlx.DB, error) {
-	c, err := newConnector(db.dsn(write))
-	if err != nil {
-		return nil, err
-	}
+	c := newConnector(db.drv, db.dsn(write))
 	if write {
 		db.wc = c
 	} else {

@@ -17,17 +17,24 @@ import (
 // driver per column (each taking the connection's mutex) and a Go
 // allocation per value: for a path of 10,000 entries the allocations
 // alone make the garbage collector a third of the read. So the path is
-// read packRows branch rows at a time as one row of three aggregates, in
-// the branch's depth order: the keys, the JSON texts joined by a record
+// read packRows branch rows at a time as one row of aggregates, in the
+// branch's depth order: the keys, the JSON texts joined by a record
 // separator (0x1E, which valid JSON never holds unescaped) as one blob,
 // and the common fields of the rows that are not canonical (see
 // entryCols). Each entry's JSON is then a slice of the chunk's blob.
+//
+// The JSON texts are checked against their checksums through one more
+// aggregate, the sum of the chunk's checksums (a missing one counted as
+// -1, which no checksum is), against the sum of the checksums of the
+// slices: one damaged entry changes it. (A list of the checksums, one
+// number per row to format and parse, cost more than twice as much.)
 //
 // The split is checked (as many separators as rows, less one, in each
 // column, and each entry the child of the one before it); when it does not
 // hold, as with a JSON text or a field holding the separator, or when the
 // chunk is too big for one SQLite value, the chunk is read row by row
-// instead.
+// instead. So is a chunk whose sum of checksums is not its JSON texts':
+// the row read, which checks each entry's, reports the entry.
 
 // packRows is how many branch rows one packed read takes: enough to make
 // the statement's own cost small, few enough that the chunk's blob stays
@@ -37,23 +44,13 @@ const packRows = 256
 const recordSeparator = 0x1e
 
 // qBranchPacked reads the branch rows of session ?1 at depths ?2..?3. The
-// fields column is entryCols' third, which is NULL for a canonical row:
+// fields column is entryFields, which is NULL for a canonical row:
 // coalesce makes it the empty string, so that group_concat keeps one part
 // per row.
-var qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
-       group_concat(coalesce(` + entryFieldsCol() + `, ''), char(30))
+const qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
+       coalesce(sum(coalesce(e.checksum, -1)), 0), group_concat(coalesce(` + entryFields + `, ''), char(30))
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3`
-
-// entryFieldsCol returns the third column of entryCols: the common fields
-// of a row that is not canonical, else NULL.
-func entryFieldsCol() string {
-	cols := strings.SplitN(entryCols, ", ", 3)
-	if len(cols) != 3 || !strings.HasPrefix(cols[2], "CASE") {
-		panic("engine: entryCols does not end in the fields column")
-	}
-	return cols[2]
-}
 
 // branchRange appends the entries of the branch rows lo..hi to out.
 func (r q) branchRange(out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, error) {
@@ -77,10 +74,10 @@ func (r q) branchRange(out []sessiontree.Entry, session, lo, hi int64) ([]sessio
 // packedBranch appends the entries of the branch rows lo..hi to out, read
 // packed; false: read them row by row instead (out may hold part of them).
 func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, bool, error) {
-	var n int64
+	var n, sum int64
 	var keyList, fieldList sql.NullString // NULL when there is no row
 	var raws []byte
-	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &fieldList); err != nil {
+	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &fieldList); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_TOOBIG {
 			return out, false, nil
 		}
@@ -108,6 +105,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		if err != nil {
 			return out, false, nil
 		}
+		sum -= EntryChecksum(raw)
 		var fp *string
 		if f != "" {
 			fp = &f
@@ -117,6 +115,9 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 			return out, false, nil // the row query tells what is wrong
 		}
 		out = append(out, e)
+	}
+	if sum != 0 {
+		return out, false, nil // the row query reports the entry
 	}
 	return out, true, nil
 }

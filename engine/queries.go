@@ -34,11 +34,11 @@ WHERE s.pk = ?`
 	// entryColumns are the columns of an entries row as entryArgs lists
 	// them.
 	entryColumns = `pk, session, seq, id, parent_id, parent_pk, type, timestamp,
-    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, canonical`
-	entryParams = 18
+    depth, start_depth, thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, canonical, checksum`
+	entryParams = 19
 
 	qInsertEntry = `INSERT INTO entries (` + entryColumns + `)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	qInsertBranch = `INSERT INTO branch (session, depth, entry) VALUES (?, ?, ?)`
 
@@ -103,7 +103,8 @@ WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
 
 	// qState reads the latest state-setting entries on the full path of
 	// an entry: each entry points at them, inherited from its parent.
-	qState = `SELECT t.raw, m.type, m.raw, o.raw
+	qState = `SELECT t.pk, CAST(t.raw AS BLOB), t.checksum, m.pk, m.type, CAST(m.raw AS BLOB), m.checksum,
+       o.pk, CAST(o.raw AS BLOB), o.checksum
 FROM entries e
 LEFT JOIN entries t ON t.pk = e.thinking_pk
 LEFT JOIN entries m ON m.pk = e.model_pk
@@ -120,11 +121,15 @@ WHERE e.session = ?1 AND e.id = ?2`
 
 // entryCols are the columns an Entry is read from (see scanEntry): its key
 // (the seq is its low 32 bits), its JSON as a blob (which the driver hands
-// over without converting it to a string), and, only for a row that is not
-// canonical, the four common fields in one NUL-separated text; a canonical
-// row's JSON starts with them. A path of thousands of rows costs mostly
-// per column fetched.
-const entryCols = `e.pk, CAST(e.raw AS BLOB), CASE WHEN e.canonical = 1 THEN NULL
+// over without converting it to a string), the JSON's checksum, and, only
+// for a row that is not canonical, the four common fields in one
+// NUL-separated text (entryFields); a canonical row's JSON starts with
+// them. A path of thousands of rows costs mostly per column fetched.
+const entryCols = `e.pk, CAST(e.raw AS BLOB), e.checksum, ` + entryFields
+
+// entryFields is the last column of entryCols: the common fields of a row
+// that is not canonical, NULL for a canonical one.
+const entryFields = `CASE WHEN e.canonical = 1 THEN NULL
     ELSE e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp END`
 
 // walkStep computes, for entry e reached from walk row w, the columns of

@@ -120,17 +120,22 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 }
 
 // scanEntry reads an entry from the columns entryCols lists, found in
-// vals: the key, the JSON and the common fields' text or, for a canonical
-// row, NULL (the JSON starts with them).
+// vals: the key, the JSON, its checksum, and the common fields' text or,
+// for a canonical row, NULL (the JSON starts with them). JSON that does
+// not match its checksum is a *checksumError (see q.entryError).
 func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 	pk, ok0 := vals[0].(int64)
 	raw, ok1 := vals[1].([]byte)
 	if !ok0 || !ok1 {
 		return sessiontree.Entry{}, fmt.Errorf("entry row of %T, %T", vals[0], vals[1])
 	}
+	sum, valid := vals[2].(int64)
+	if reason := checksumProblem(raw, sum, valid); reason != "" {
+		return sessiontree.Entry{}, &checksumError{pk: pk, reason: reason}
+	}
 	var head *string
-	if vals[2] != nil {
-		h, _ := vals[2].(string)
+	if vals[3] != nil {
+		h, _ := vals[3].(string)
 		head = &h
 	}
 	return scanFields(pk, raw, head)
@@ -182,7 +187,8 @@ func (x q) appendEntries(out []sessiontree.Entry, query string, args ...any) ([]
 	for r.Next() {
 		e, err := scanEntry(r.dest)
 		if err != nil {
-			return nil, err
+			r.Close()
+			return nil, x.entryError(err)
 		}
 		out = append(out, e)
 	}
@@ -385,7 +391,8 @@ func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error)
 		}
 		e, err := scanEntry(rows.dest[2:])
 		if err != nil {
-			return nil, err
+			rows.Close()
+			return nil, r.entryError(err)
 		}
 		out = append(out, e)
 	}
@@ -416,9 +423,20 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, nil
 	}
-	var thinking, modelType, model, tools sql.NullString
+	var thinking, model, tools stateEntry
+	var modelType sql.NullString
 	err := s.db.read(ctx, func(r q) error {
-		return r.row(qState, args(s.pk, from), &thinking, &modelType, &model, &tools)
+		err := r.row(qState, args(s.pk, from), &thinking.pk, &thinking.raw, &thinking.sum,
+			&model.pk, &modelType, &model.raw, &model.sum, &tools.pk, &tools.raw, &tools.sum)
+		if err != nil {
+			return err
+		}
+		for _, se := range []*stateEntry{&thinking, &model, &tools} {
+			if err := se.verify(); err != nil {
+				return r.entryError(err)
+			}
+		}
+		return nil
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fmt.Errorf("read state at %s: %w", from, &sessiontree.EntryNotFoundError{ID: from})
@@ -426,14 +444,34 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if err != nil {
 		return st, fmt.Errorf("read state at %s: %w", from, translate(err))
 	}
-	if thinking.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeThinkingLevelChange, Raw: []byte(thinking.String)})
+	if thinking.pk.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.TypeThinkingLevelChange, Raw: thinking.raw})
 	}
-	if model.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.EntryType(modelType.String), Raw: []byte(model.String)})
+	if model.pk.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.EntryType(modelType.String), Raw: model.raw})
 	}
-	if tools.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeActiveToolsChange, Raw: []byte(tools.String)})
+	if tools.pk.Valid {
+		st.Apply(sessiontree.Entry{Type: sessiontree.TypeActiveToolsChange, Raw: tools.raw})
 	}
 	return st, nil
+}
+
+// stateEntry is one of the state-setting entries qState reads: its key
+// (NULL when there is none), JSON and checksum.
+type stateEntry struct {
+	pk  sql.NullInt64
+	raw []byte
+	sum sql.NullInt64
+}
+
+// verify returns a *checksumError when the entry's JSON does not match
+// its checksum.
+func (se *stateEntry) verify() error {
+	if !se.pk.Valid {
+		return nil
+	}
+	if reason := checksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
+		return &checksumError{pk: se.pk.Int64, reason: reason}
+	}
+	return nil
 }

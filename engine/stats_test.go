@@ -299,13 +299,15 @@ func TestStatsBackfill(t *testing.T) {
 	const v8Sessions = `pk, id, version, created_at, cwd, parent_session, updated_at, name, leaf_pk, leaf_id,
 		leaf_depth, boundary_depth, entry_count, message_count, input_tokens, output_tokens, cache_read_tokens,
 		cache_write_tokens, cost, deleting, first_user_text, metadata, indexed_count`
+	const v8Entries = `pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
+		thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, canonical`
 	for _, stmt := range []string{
 		`ATTACH DATABASE '` + current.Path() + `' AS cur`,
 		`INSERT INTO sessions (` + v8Sessions + `) SELECT ` + v8Sessions + ` FROM cur.sessions`,
 		// What migration 9 recomputes, made stale.
 		`UPDATE sessions SET message_count = 0, input_tokens = 1, output_tokens = 2, cache_read_tokens = 3,
 			cache_write_tokens = 4, cost = 0.5, first_user_text = 'stale', indexed_count = 0`,
-		`INSERT INTO entries SELECT * FROM cur.entries`,
+		`INSERT INTO entries (` + v8Entries + `) SELECT ` + v8Entries + ` FROM cur.entries`,
 		`INSERT INTO branch SELECT * FROM cur.branch`,
 		`INSERT INTO labels SELECT * FROM cur.labels`,
 		`DETACH DATABASE cur`,

@@ -150,7 +150,7 @@ func (w q) insert(session, seq int64, e sessiontree.Entry, f *facts, parent *nod
 }
 
 // entryArgs appends the parameters of one entries row to a (see
-// entryColumns).
+// entryColumns), the checksum of its JSON among them.
 func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, parent *node, n node) []any {
 	var parentPK, canonical any
 	if parent != nil {
@@ -161,7 +161,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
 		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
-		nullString(f.customType), nullString(f.role), text(e.Raw), canonical)
+		nullString(f.customType), nullString(f.role), text(e.Raw), canonical, f.checksum)
 }
 
 // count adds entry e to the delta.

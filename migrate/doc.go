@@ -5,7 +5,11 @@
 //
 // A migration is a file NNNN_description.sql at the root of an [fs.FS]; its
 // version is the numeric prefix (positive, unique). The engine's migrations
-// are embedded in [Files]; tests pass an fstest.MapFS.
+// are embedded in [Files]; tests pass an fstest.MapFS. A migration is SQL
+// alone; what SQLite cannot compute it gets from SQL functions of the
+// connection: migration 11 calls entry_checksum, which the engine
+// defines on its connections (engine.EntryChecksum), so [Files] applies
+// through the engine or a connection given that function.
 //
 // # Transactions
 //

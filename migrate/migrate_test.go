@@ -2,6 +2,8 @@ package migrate_test
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -10,15 +12,29 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
-	_ "modernc.org/sqlite"
+	"modernc.org/sqlite"
 
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/migrate"
 )
+
+// driverName names a driver whose connections have the SQL function the
+// engine's migrations call, entry_checksum (migration 11), as the
+// engine's connections do.
+var driverName = func() string {
+	d := &sqlite.Driver{}
+	d.MustRegisterDeterministicScalarFunction("entry_checksum", 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+		b, _ := a[0].([]byte)
+		return engine.EntryChecksum(b), nil
+	})
+	sql.Register("sqlite-migrate-test", d)
+	return "sqlite-migrate-test"
+}()
 
 // open opens a pool whose transactions begin IMMEDIATE, as Up needs.
 func open(t testing.TB, path string) *sqlx.DB {
 	t.Helper()
-	db, err := sqlx.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	db, err := sqlx.Open(driverName, "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,9 +149,27 @@
 // and by the command; a database truncated to one page or to half, or with
 // pages overwritten, is refused as corrupt; a garbage WAL file is
 // ignored, as SQLite does; an empty file becomes a new database; a cycle
-// or a missing parent written behind the engine's back (column and JSON
-// alike) is found by Check, and a path walked through the cycle off the
-// active branch ends in sessiontree.ErrCorrupt.
+// or a missing parent written behind the engine's back (column, JSON and
+// checksum alike, so that it is the tree that is wrong, not one row) is
+// found by Check, and a path walked through the cycle off the active
+// branch ends in sessiontree.ErrCorrupt.
+//
+// # Silent corruption
+//
+// TestSilentCorruption changes a stored entry behind the engine's back
+// (issue 13): one letter of a message's text, or its JSON cut short, by a
+// raw UPDATE of the entries table. SQLite's own checks see valid pages;
+// the entry's checksum (the CRC-32C of its JSON, migration 11) does not
+// match. The store's Check reports it as sessiontree.ErrCorrupt naming the
+// session and the entry, and every read that hands out entries fails with
+// a *sessiontree.CorruptError naming it instead of handing out the
+// damaged JSON: the path (packed and row by row), the full path, the log,
+// the entry, entries by type, the context and its projection, the export;
+// so do `sessiontree check` (exit 1), `branch --json`, `tree --json`,
+// `context --json` and `export` (exit 1, nothing of the damage printed,
+// no file left by `export -o`). The same letter changed with a checksum
+// written to match (a deliberate edit) leaves the entries consistent, and
+// Check finds the search index holding a text the entry no longer gives.
 //
 // # Bounded memory
 //

@@ -643,6 +643,45 @@ func rawSQL(t *testing.T, path string, stmts ...string) {
 	}
 }
 
+// reseal gives the entries rows of a database file that match where
+// the checksum of their JSON as it is now (engine.EntryChecksum), behind
+// the engine's back, so that damage written with rawSQL is seen for what
+// it does to the tree rather than as a changed row. The append-only
+// trigger must have been dropped.
+func reseal(t *testing.T, path, where string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT pk, CAST(raw AS BLOB) FROM entries WHERE ` + where)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[int64]int64{}
+	for rows.Next() {
+		var pk int64
+		var raw []byte
+		if err := rows.Scan(&pk, &raw); err != nil {
+			t.Fatal(err)
+		}
+		sums[pk] = engine.EntryChecksum(raw)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+	if len(sums) == 0 {
+		t.Fatalf("reseal: no entries where %s", where)
+	}
+	for pk, sum := range sums {
+		if _, err := db.Exec(`UPDATE entries SET checksum = ? WHERE pk = ?`, sum, pk); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func hostileDBs() []hostileDB {
 	return []hostileDB{
 		{name: "garbage file", make: func(t *testing.T, dir string) string {
@@ -717,12 +756,14 @@ func hostileDBs() []hostileDB {
 			rawSQL(t, path, `DROP TRIGGER entries_no_update`,
 				`UPDATE entries SET parent_id = (SELECT id FROM entries WHERE seq = 10), parent_pk = (SELECT pk FROM entries WHERE seq = 10),
 					raw = json_set(raw, '$.parentId', (SELECT id FROM entries WHERE seq = 10)) WHERE seq = 3`)
+			reseal(t, path, "seq = 3")
 			return path
 		}, open: nil, check: sessiontree.ErrCorrupt, then: checkCycleBounded},
 		{name: "a missing parent", make: func(t *testing.T, dir string) string {
 			path, _ := validDB(t, dir, "orphan.db")
 			rawSQL(t, path, `DROP TRIGGER entries_no_update`,
 				`UPDATE entries SET parent_id = 'zzzzzzzz', parent_pk = NULL, raw = json_set(raw, '$.parentId', 'zzzzzzzz') WHERE seq = 5`)
+			reseal(t, path, "seq = 5")
 			return path
 		}, open: nil, check: sessiontree.ErrCorrupt},
 	}

@@ -30,7 +30,11 @@ type ExportOptions struct {
 // the header {"type":"session","version":3,"id","timestamp","cwd"} (with
 // "parentSession" when set), then one entry per line, each exactly as
 // stored. Everything is read in one snapshot, so a session being written
-// meanwhile exports as it was at one instant.
+// meanwhile exports as it was at one instant. An entry whose stored JSON
+// does not match its checksum ends the export with a
+// *sessiontree.CorruptError naming it (see engine.VerifyChecksum), so
+// that damage is not written out as an entry; [Store.ExportFile] then
+// leaves its file as it was.
 //
 // By default every entry is written in append order, leaf entries
 // included, so the file reopens (in the JSONL backend, or in a pi that
@@ -189,7 +193,8 @@ WHERE l.pk BETWEEN ?1 AND ?2 AND l.type = 'leaf' AND EXISTS (
 			return err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT type, id, raw FROM entries WHERE pk BETWEEN ? AND ? ORDER BY pk`, lo, hi)
+	rows, err := tx.QueryContext(ctx, `SELECT type, id, CAST(raw AS BLOB), checksum FROM entries
+WHERE pk BETWEEN ? AND ? ORDER BY pk`, lo, hi)
 	if err != nil {
 		return err
 	}
@@ -197,13 +202,19 @@ WHERE l.pk BETWEEN ?1 AND ?2 AND l.type = 'leaf' AND EXISTS (
 	var last []byte
 	var typ, eid string
 	var raw sql.RawBytes
+	var sum sql.NullInt64
 	for n := 0; rows.Next(); n++ {
 		if n%4096 == 4095 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if err := rows.Scan(&typ, &eid, &raw); err != nil {
+		if err := rows.Scan(&typ, &eid, &raw, &sum); err != nil {
+			return err
+		}
+		// A line that is not the entry stored is refused, not written:
+		// the file would hold it as if it were.
+		if err := engine.VerifyChecksum(eid, raw, sum); err != nil {
 			return err
 		}
 		if opts.ForPi {

@@ -16,9 +16,10 @@ func newCheckCommand(a *app) *cobra.Command {
 		Use:   "check [SESSION]",
 		Short: "Check the integrity of a session or of the whole database",
 		Long: `Check one session, or the whole database when no SESSION is given: SQLite's
-integrity check, every parent present, no cycles, each session's
-materialized branch, counters and labels equal to what its log gives, and the
-search index. A session file is checked line by line without changing it.
+integrity check, every entry's stored JSON matching its checksum, every parent
+present, no cycles, each session's materialized branch, counters and labels
+equal to what its log gives, and the search index against the entries' text.
+A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is
 any. A file or session holding entries of types this version does not know
 (written by a newer pi) gets one warning line; they are kept as they are,
