@@ -51,7 +51,8 @@ func isUniqueID(err error) bool {
 
 // translate maps database errors to the sessiontree sentinels, keeping the
 // original error in the chain. Errors that already carry a sentinel, and
-// context errors, pass unchanged.
+// context errors, pass unchanged. A DB translates a little more
+// ([DB.translate]).
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -71,6 +72,8 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
 	case sqlite3.SQLITE_CONSTRAINT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	case sqlite3.SQLITE_FULL:
+		return &diskFullError{err}
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
 	case sqlite3.SQLITE_NOTADB:
@@ -95,7 +98,7 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 	for {
 		err := fn()
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return translate(err)
+			return db.translate(err)
 		}
 		t := time.NewTimer(delay + rand.N(delay))
 		select {
