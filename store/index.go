@@ -10,12 +10,20 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 )
 
-// indexChunk bounds how many pending entries one transaction of [Store.Index]
-// indexes: at the trigram tokenizer's few MB/s, about a second's work for
-// entries of a couple of KB, so that other writers do not wait long for the
-// write lock, progress moves and a canceled context stops it soon. Larger
-// chunks (fewer, larger FTS5 segments) measured no faster.
-var indexChunk int64 = 2000
+// One transaction of [Store.Index] indexes at most indexChunk pending
+// entries and, of those, only as many as hold indexChunkBytes of JSON
+// (always at least one): at the trigram tokenizer's few MB/s, about a
+// second's work, so that other writers do not wait long for the write
+// lock, progress moves and a canceled context stops it soon. The count
+// alone let one chunk hold a whole 200 MB tool output, 40 s under the
+// lock; the bytes bound it by what the chunk reads, and the text each
+// entry gives the index is capped (schema.sql, migration 10). Larger
+// chunks (fewer, larger FTS5 segments) measured no faster. Variables for
+// tests.
+var (
+	indexChunk      int64 = 2000
+	indexChunkBytes int64 = 4 << 20
+)
 
 // pendingSession is a session whose newest entries the search index does not
 // hold yet: seq indexed+1 .. count.
@@ -37,17 +45,41 @@ type IndexProgress struct {
 	Done, Total int64
 }
 
+// IndexOptions configure [Store.Index]. The zero value indexes everything
+// pending, waiting for other writers as long as the context allows.
+type IndexOptions struct {
+	// Progress, when set, is called before each chunk and once at the
+	// end, never inside a transaction.
+	Progress func(IndexProgress)
+	// NoWait makes Index stop when another process holds the database's
+	// write lock for more than a moment, returning what it indexed so far
+	// with an error matching sessiontree.ErrLocked, instead of waiting.
+	NoWait bool
+	// Waiting, when set, is called each time Index starts waiting for
+	// another process's write (after a moment's wait, which a write such
+	// as an append does not outlast).
+	Waiting func()
+}
+
 // Index brings the search index up to date and returns how many entries it
 // indexed. Writes store entries only; the index holds each session's entries
 // up to a mark kept in the session's row, and Index indexes what lies beyond
 // it, many entries per FTS5 segment, advancing the mark in the same
-// transaction (schema.sql, migrations 7 and 8). [Store.Search] calls it first, so a
-// search always sees every committed entry; calling it after a large write
-// (as the command line's import does) moves that cost out of the next
-// search. It commits every few thousand entries, so other writers are not
-// held up for long and an interrupted Index keeps what it did. progress may
-// be nil.
-func (s *Store) Index(ctx context.Context, progress func(IndexProgress)) (int64, error) {
+// transaction (schema.sql, migrations 7 and 8). Each entry gives the index
+// the first 1 MiB of its text ([IndexedTextLimit]). Calling
+// it after a large write (as the command line's import does) keeps the
+// searches that follow from reading what is pending themselves (see
+// [Store.Search]), which they do only so far.
+//
+// It commits a chunk of entries at a time, each bounded in entries and in
+// bytes, so other writers are not held up for long; ctx's cancellation
+// stops it between chunks or inside one, and what it committed stays.
+func (s *Store) Index(ctx context.Context, opts IndexOptions) (int64, error) {
+	return s.index(ctx, opts, gate{db: s.db, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace})
+}
+
+// index is Index with the gate its writes go through.
+func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, error) {
 	var pending []pendingSession
 	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
 		return tx.SelectContext(ctx, &pending, qPending)
@@ -60,13 +92,14 @@ func (s *Store) Index(ctx context.Context, progress func(IndexProgress)) (int64,
 		p.Total += ps.Count - ps.Indexed
 	}
 	for len(pending) > 0 {
-		if progress != nil {
-			progress(p)
+		if opts.Progress != nil {
+			opts.Progress(p)
 		}
 		var n int64
-		err := s.db.Update(ctx, func(tx *engine.Tx) error {
+		var more bool
+		err := g.update(ctx, func(tx *engine.Tx) error {
 			var err error
-			n, err = indexSome(ctx, tx)
+			n, more, err = indexSome(ctx, tx)
 			return err
 		})
 		if err != nil {
@@ -74,74 +107,146 @@ func (s *Store) Index(ctx context.Context, progress func(IndexProgress)) (int64,
 		}
 		p.Done += n
 		p.Total = max(p.Total, p.Done)
-		if n < indexChunk {
+		if !more {
 			break
 		}
 	}
-	if progress != nil && p.Total > 0 {
-		progress(p)
+	if opts.Progress != nil && p.Total > 0 {
+		opts.Progress(p)
 	}
 	return p.Done, nil
 }
 
-// indexSome indexes up to about indexChunk pending entries, whole sessions
-// or the first part of one, and advances their marks. It reads what is
-// pending inside the transaction, so concurrent writers and indexers never
-// index an entry twice.
+// indexSome indexes one chunk of pending entries, whole sessions or the
+// first part of one, and advances their marks; more reports that entries
+// beyond the chunk were pending. It reads what is pending inside the
+// transaction, so concurrent writers and indexers never index an entry
+// twice.
 //
 // All of a chunk's sessions go into the index in one statement: FTS5
 // writes its pending terms out as a new segment at the end of every
 // statement that changed it (its savepoint), and merges segments as they
 // pile up, so a statement per session made as many segments as sessions,
 // and indexing many small sessions cost three times what their text does.
-func indexSome(ctx context.Context, tx *engine.Tx) (int64, error) {
+func indexSome(ctx context.Context, tx *engine.Tx) (done int64, more bool, err error) {
 	var pending []pendingSession
 	if err := tx.SQL().SelectContext(ctx, &pending, qPending); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	ranges, marks, done := chunkOf(pending, indexChunk)
-	if done == 0 {
-		return 0, nil
+	spans := chunkOf(pending, indexChunk)
+	if len(spans) == 0 {
+		return 0, false, nil
 	}
+	if spans, err = withinBytes(ctx, tx.SQL(), spans, indexChunkBytes); err != nil {
+		return 0, false, err
+	}
+	ranges, marks := encodeSpans(spans)
 	// CROSS JOIN keeps the ranges the outer loop, so each is one range
 	// scan of entries by primary key.
-	_, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
+	_, err = tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
 SELECT t.pk, t.body FROM json_each(?) r CROSS JOIN search_text t
 WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, ranges)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	_, err = tx.SQL().ExecContext(ctx, `UPDATE sessions SET indexed_count = json_extract(m.value, '$[1]')
 FROM json_each(?) m WHERE sessions.pk = json_extract(m.value, '$[0]')`, marks)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return done, nil
+	var total int64
+	for _, ps := range pending {
+		total += ps.Count - ps.Indexed
+	}
+	for _, sp := range spans {
+		done += sp.to - sp.from + 1
+	}
+	return done, done < total, nil
 }
 
-// chunkOf picks the pending entries of the next chunk: up to limit, whole
-// sessions in pk order and the first part of the one that does not fit.
-// It returns their key ranges as a JSON array of [lo, hi] pairs, the new
-// marks as a JSON array of [session pk, indexed_count] pairs, and how
-// many entries they are.
-func chunkOf(pending []pendingSession, limit int64) (ranges, marks string, done int64) {
-	var r, m strings.Builder
-	r.WriteByte('[')
-	m.WriteByte('[')
+// span is a run of a session's entries, seq from .. to.
+type span struct {
+	session, from, to int64
+}
+
+// lo and hi are the span's first and last entry keys.
+func (sp span) lo() int64 { return sp.session<<32 | sp.from }
+func (sp span) hi() int64 { return sp.session<<32 | sp.to }
+
+// chunkOf picks up to limit pending entries: whole sessions in pk order
+// and the first part of the one that does not fit.
+func chunkOf(pending []pendingSession, limit int64) []span {
+	var out []span
+	var done int64
 	for _, ps := range pending {
 		if done >= limit {
 			break
 		}
 		upto := min(ps.Count, ps.Indexed+limit-done)
-		if done > 0 {
+		out = append(out, span{ps.PK, ps.Indexed + 1, upto})
+		done += upto - ps.Indexed
+	}
+	return out
+}
+
+// withinBytes keeps the first entries of spans, in order, whose JSON holds
+// at most maxBytes, and always the first entry. It reads the entries'
+// sizes, not their JSON (octet_length reads a row's header only).
+func withinBytes(ctx context.Context, q sqlx.QueryerContext, spans []span, maxBytes int64) ([]span, error) {
+	ranges, _ := encodeSpans(spans)
+	rows, err := q.QueryxContext(ctx, `SELECT e.pk, octet_length(e.raw) FROM json_each(?) r CROSS JOIN entries e
+WHERE e.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]') ORDER BY e.pk`, ranges)
+	if err != nil {
+		return nil, fmt.Errorf("entry sizes: %w", err)
+	}
+	defer rows.Close()
+	var total int64
+	last := int64(-1) // the key of the last entry kept
+	for rows.Next() {
+		var pk, size int64
+		if err := rows.Scan(&pk, &size); err != nil {
+			return nil, fmt.Errorf("entry sizes: %w", err)
+		}
+		if last >= 0 && total+size > maxBytes {
+			break
+		}
+		total += size
+		last = pk
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("entry sizes: %w", err)
+	}
+	if last < 0 {
+		return spans, nil // nothing read: the spans are as the caller saw them
+	}
+	var out []span
+	for _, sp := range spans {
+		if sp.lo() > last {
+			break
+		}
+		if sp.hi() > last {
+			sp.to = last & 0xffffffff
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// encodeSpans writes spans as a JSON array of [lo, hi] key pairs and
+// their sessions' new marks as one of [session pk, indexed_count] pairs.
+func encodeSpans(spans []span) (ranges, marks string) {
+	var r, m strings.Builder
+	r.WriteByte('[')
+	m.WriteByte('[')
+	for i, sp := range spans {
+		if i > 0 {
 			r.WriteByte(',')
 			m.WriteByte(',')
 		}
-		fmt.Fprintf(&r, "[%d,%d]", ps.PK<<32|(ps.Indexed+1), ps.PK<<32|upto)
-		fmt.Fprintf(&m, "[%d,%d]", ps.PK, upto)
-		done += upto - ps.Indexed
+		fmt.Fprintf(&r, "[%d,%d]", sp.lo(), sp.hi())
+		fmt.Fprintf(&m, "[%d,%d]", sp.session, sp.to)
 	}
 	r.WriteByte(']')
 	m.WriteByte(']')
-	return r.String(), m.String(), done
+	return r.String(), m.String()
 }
