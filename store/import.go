@@ -259,7 +259,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 			// NoWait and another process writing: the file was not
 			// imported, nor tried; the files after it are not either.
 			report.Duration = time.Since(start)
-			return report, res.Err
+			return report, fmt.Errorf("import: %w", lockedError(s.db))
 		}
 		report.Files = append(report.Files, res)
 		report.Entries += res.Entries

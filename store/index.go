@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -95,19 +97,23 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		if opts.Progress != nil {
 			opts.Progress(p)
 		}
-		var n int64
-		var more bool
-		err := g.update(ctx, func(tx *engine.Tx) error {
-			var err error
-			n, more, err = indexSome(ctx, tx)
-			return err
-		})
+		c, err := s.planChunk(ctx)
 		if err != nil {
 			return p.Done, fmt.Errorf("index: %w", err)
 		}
-		p.Done += n
+		if c.entries == 0 {
+			break
+		}
+		err = g.update(ctx, func(tx *engine.Tx) error { return c.write(ctx, tx) })
+		if errors.Is(err, errChunkStale) {
+			continue // another indexer took these entries in first
+		}
+		if err != nil {
+			return p.Done, fmt.Errorf("index: %w", err)
+		}
+		p.Done += c.entries
 		p.Total = max(p.Total, p.Done)
-		if !more {
+		if !c.more {
 			break
 		}
 	}
@@ -117,51 +123,133 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 	return p.Done, nil
 }
 
-// indexSome indexes one chunk of pending entries, whole sessions or the
-// first part of one, and advances their marks; more reports that entries
-// beyond the chunk were pending. It reads what is pending inside the
-// transaction, so concurrent writers and indexers never index an entry
-// twice.
+// chunk is one transaction's worth of pending entries: whole sessions or
+// the first part of one, planned in a read transaction (their text read
+// from search_text there, which for a huge entry is most of the work) and
+// written in a write transaction that holds the lock for the index's
+// writes alone. Entries never change, so the text read stays right; the
+// write checks that the sessions' marks are still where the plan found
+// them, so concurrent writers and indexers never index an entry twice.
+type chunk struct {
+	spans   []span
+	bodies  string // JSON [[key, hex of the text], ...]: exact bytes, NULs and all
+	entries int64
+	more    bool // entries beyond the chunk were pending
+}
+
+// errChunkStale rolls back a chunk whose sessions another indexer took in
+// first.
+var errChunkStale = errors.New("chunk indexed meanwhile")
+
+// planChunk picks the next chunk of pending entries and reads their text.
+func (s *Store) planChunk(ctx context.Context) (chunk, error) {
+	var c chunk
+	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
+		c = chunk{}
+		var pending []pendingSession
+		if err := tx.SelectContext(ctx, &pending, qPending); err != nil {
+			return err
+		}
+		spans := chunkOf(pending, indexChunk)
+		if len(spans) == 0 {
+			return nil
+		}
+		spans, err := withinBytes(ctx, tx, spans, indexChunkBytes)
+		if err != nil {
+			return err
+		}
+		c.spans = spans
+		var total int64
+		for _, ps := range pending {
+			total += ps.Count - ps.Indexed
+		}
+		for _, sp := range spans {
+			c.entries += sp.to - sp.from + 1
+		}
+		c.more = c.entries < total
+		c.bodies, err = readBodies(ctx, tx, spans)
+		return err
+	})
+	return c, err
+}
+
+// readBodies reads the text of the entries of spans from search_text, as
+// a JSON array of [key, hex of the text] pairs.
+func readBodies(ctx context.Context, tx *sqlx.Tx, spans []span) (string, error) {
+	ranges, _ := encodeSpans(spans)
+	// CROSS JOIN keeps the ranges the outer loop, so each is one range
+	// scan of entries by primary key.
+	rows, err := tx.QueryContext(ctx, `SELECT t.pk, CAST(t.body AS BLOB) FROM json_each(?) r CROSS JOIN search_text t
+WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, ranges)
+	if err != nil {
+		return "", fmt.Errorf("read text: %w", err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	b.WriteByte('[')
+	for n := 0; rows.Next(); n++ {
+		var pk int64
+		var body []byte
+		if err := rows.Scan(&pk, &body); err != nil {
+			return "", fmt.Errorf("read text: %w", err)
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `[%d,"%s"]`, pk, hex.EncodeToString(body))
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("read text: %w", err)
+	}
+	b.WriteByte(']')
+	return b.String(), nil
+}
+
+// write indexes the chunk's text and advances its sessions' marks, if
+// they are still where the plan found them (else errChunkStale).
 //
-// All of a chunk's sessions go into the index in one statement: FTS5
+// All of a chunk's entries go into the index in one statement: FTS5
 // writes its pending terms out as a new segment at the end of every
 // statement that changed it (its savepoint), and merges segments as they
 // pile up, so a statement per session made as many segments as sessions,
 // and indexing many small sessions cost three times what their text does.
-func indexSome(ctx context.Context, tx *engine.Tx) (done int64, more bool, err error) {
-	var pending []pendingSession
-	if err := tx.SQL().SelectContext(ctx, &pending, qPending); err != nil {
-		return 0, false, err
-	}
-	spans := chunkOf(pending, indexChunk)
-	if len(spans) == 0 {
-		return 0, false, nil
-	}
-	if spans, err = withinBytes(ctx, tx.SQL(), spans, indexChunkBytes); err != nil {
-		return 0, false, err
-	}
-	ranges, marks := encodeSpans(spans)
-	// CROSS JOIN keeps the ranges the outer loop, so each is one range
-	// scan of entries by primary key.
-	_, err = tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
-SELECT t.pk, t.body FROM json_each(?) r CROSS JOIN search_text t
-WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]')`, ranges)
+func (c chunk) write(ctx context.Context, tx *engine.Tx) error {
+	before, marks := c.marks()
+	var n int
+	err := tx.SQL().GetContext(ctx, &n, `SELECT count(*) FROM json_each(?) m JOIN sessions s ON s.pk = json_extract(m.value, '$[0]')
+WHERE s.indexed_count = json_extract(m.value, '$[1]') AND s.deleting = 0`, before)
 	if err != nil {
-		return 0, false, err
+		return err
+	}
+	if n != len(c.spans) {
+		return errChunkStale
+	}
+	// The text goes in as it was read, byte for byte (hex through JSON,
+	// back to a blob, read as text as the view's is).
+	_, err = tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
+SELECT json_extract(value, '$[0]'), CAST(unhex(json_extract(value, '$[1]')) AS TEXT) FROM json_each(?)`, c.bodies)
+	if err != nil {
+		return err
 	}
 	_, err = tx.SQL().ExecContext(ctx, `UPDATE sessions SET indexed_count = json_extract(m.value, '$[1]')
 FROM json_each(?) m WHERE sessions.pk = json_extract(m.value, '$[0]')`, marks)
-	if err != nil {
-		return 0, false, err
+	return err
+}
+
+// marks returns the chunk's sessions' marks before and after it, as JSON
+// arrays of [session pk, indexed_count] pairs.
+func (c chunk) marks() (before, after string) {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, sp := range c.spans {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "[%d,%d]", sp.session, sp.from-1)
 	}
-	var total int64
-	for _, ps := range pending {
-		total += ps.Count - ps.Indexed
-	}
-	for _, sp := range spans {
-		done += sp.to - sp.from + 1
-	}
-	return done, done < total, nil
+	b.WriteByte(']')
+	_, after = encodeSpans(c.spans)
+	return b.String(), after
 }
 
 // span is a run of a session's entries, seq from .. to.

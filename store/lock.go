@@ -55,10 +55,15 @@ func (g gate) wait(ctx context.Context) error {
 		}
 	}
 	if g.noWait {
-		return fmt.Errorf("another process is writing to %s: %w", g.db.Path(), sessiontree.ErrLocked)
+		return lockedError(g.db)
 	}
 	if g.waiting != nil {
 		g.waiting()
 	}
 	return g.db.WaitForLock(ctx)
+}
+
+// lockedError says that another process holds db's write lock.
+func lockedError(db *engine.DB) error {
+	return fmt.Errorf("another process is writing to %s: %w", db.Path(), sessiontree.ErrLocked)
 }
