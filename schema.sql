@@ -373,13 +373,16 @@ CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 -- writes a new segment, and merges older ones, at every commit that
 -- changed the index. So a write stores entries only, and
 -- sessions.indexed_count says how many of a session's entries the index
--- holds (seq 1 .. indexed_count); the rest are pending. A search first
--- brings every pending entry into the index, in write transactions that
--- also advance indexed_count (store.Store.Index), so every search sees
--- every committed entry; the command line's import does the same when it
--- ends. Indexing many entries at once makes one segment of them instead
--- of one per append. The index and indexed_count change in one
--- transaction, so a crash cannot tear them apart.
+-- holds (seq 1 .. indexed_count); the rest are pending.
+-- store.Store.Index brings pending entries into the index, a chunk at a
+-- time (bounded in entries and in bytes), in write transactions that
+-- also advance indexed_count; the command line's import runs it when it
+-- ends, and a search when it can take the write lock at once. A search
+-- reads what is still pending itself (within bounds), so it sees every
+-- committed entry without writing. Indexing many entries at once makes
+-- one segment of them instead of one per append. The index and
+-- indexed_count change in one transaction, so a crash cannot tear them
+-- apart.
 --
 -- Deleting a session removes from the index what it holds; the BEFORE
 -- trigger reads the text the index must remove while the row is still
