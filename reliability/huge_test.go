@@ -3,6 +3,8 @@ package reliability_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,7 +63,7 @@ func indexState(t *testing.T, s *store.Store) (entries, indexed int64) {
 	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
 		return tx.QueryRowContext(context.Background(), `SELECT entry_count, indexed_count FROM sessions WHERE id = ?`, hugeSession).Scan(&entries, &indexed)
 	})
-	if err != nil && !strings.Contains(err.Error(), "no rows") {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		t.Fatal(err)
 	}
 	return entries, indexed

@@ -18,10 +18,10 @@ import (
 // second's work, so that other writers do not wait long for the write
 // lock, progress moves and a canceled context stops it soon. The count
 // alone let one chunk hold a whole 200 MB tool output, 40 s under the
-// lock; the bytes bound it by what the chunk reads, and the text each
-// entry gives the index is capped (schema.sql, migration 10). Larger
-// chunks (fewer, larger FTS5 segments) measured no faster. Variables for
-// tests.
+// lock; now the bytes bound what a chunk reads, the text each entry gives
+// the index is capped (schema.sql, migration 10), and the text is read
+// before the write transaction (see chunk). Larger chunks (fewer, larger
+// FTS5 segments) measured no faster. Variables for tests.
 var (
 	indexChunk      int64 = 2000
 	indexChunkBytes int64 = 4 << 20
@@ -68,10 +68,10 @@ type IndexOptions struct {
 // up to a mark kept in the session's row, and Index indexes what lies beyond
 // it, many entries per FTS5 segment, advancing the mark in the same
 // transaction (schema.sql, migrations 7 and 8). Each entry gives the index
-// the first 1 MiB of its text ([IndexedTextLimit]). Calling
-// it after a large write (as the command line's import does) keeps the
-// searches that follow from reading what is pending themselves (see
-// [Store.Search]), which they do only so far.
+// the first 1 MiB of its text ([IndexedTextLimit]). Calling it after a
+// large write (as the command line's import does) keeps the searches that
+// follow from reading what is pending themselves (see [Store.Search]),
+// which they do only so far.
 //
 // It commits a chunk of entries at a time, each bounded in entries and in
 // bytes, so other writers are not held up for long; ctx's cancellation
