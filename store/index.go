@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -132,7 +133,7 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 // them, so concurrent writers and indexers never index an entry twice.
 type chunk struct {
 	spans   []span
-	bodies  string // JSON [[key, hex of the text], ...]: exact bytes, NULs and all
+	bodies  string // JSON {"key": "hex of the text", ...}: exact bytes, NULs and all
 	entries int64
 	more    bool // entries beyond the chunk were pending
 }
@@ -174,7 +175,9 @@ func (s *Store) planChunk(ctx context.Context) (chunk, error) {
 }
 
 // readBodies reads the text of the entries of spans from search_text, as
-// a JSON array of [key, hex of the text] pairs.
+// a JSON object of entry key to the hex of its text (an object, not an
+// array of pairs, so that json_each gives each key and text without
+// parsing a pair again).
 func readBodies(ctx context.Context, tx *sqlx.Tx, spans []span) (string, error) {
 	ranges, _ := encodeSpans(spans)
 	// CROSS JOIN keeps the ranges the outer loop, so each is one range
@@ -185,24 +188,28 @@ WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 		return "", fmt.Errorf("read text: %w", err)
 	}
 	defer rows.Close()
-	var b strings.Builder
-	b.WriteByte('[')
+	var b []byte
+	b = append(b, '{')
+	var body []byte
 	for n := 0; rows.Next(); n++ {
 		var pk int64
-		var body []byte
 		if err := rows.Scan(&pk, &body); err != nil {
 			return "", fmt.Errorf("read text: %w", err)
 		}
 		if n > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, `[%d,"%s"]`, pk, hex.EncodeToString(body))
+		b = append(b, '"')
+		b = strconv.AppendInt(b, pk, 10)
+		b = append(b, '"', ':', '"')
+		b = hex.AppendEncode(b, body)
+		b = append(b, '"')
 	}
 	if err := rows.Err(); err != nil {
 		return "", fmt.Errorf("read text: %w", err)
 	}
-	b.WriteByte(']')
-	return b.String(), nil
+	b = append(b, '}')
+	return string(b), nil
 }
 
 // write indexes the chunk's text and advances its sessions' marks, if
@@ -227,7 +234,7 @@ WHERE s.indexed_count = json_extract(m.value, '$[1]') AND s.deleting = 0`, befor
 	// The text goes in as it was read, byte for byte (hex through JSON,
 	// back to a blob, read as text as the view's is).
 	_, err = tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (rowid, body)
-SELECT json_extract(value, '$[0]'), CAST(unhex(json_extract(value, '$[1]')) AS TEXT) FROM json_each(?)`, c.bodies)
+SELECT CAST(key AS INTEGER), CAST(unhex(value) AS TEXT) FROM json_each(?)`, c.bodies)
 	if err != nil {
 		return err
 	}

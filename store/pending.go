@@ -109,8 +109,11 @@ func (sr *searcher) readPending() error {
 // the filters. Sizes come from the rows' headers (octet_length), not from
 // their JSON.
 func (sr *searcher) pendingKeys() (keys []int64, total int64, err error) {
-	query := `SELECT s.pk, s.indexed_count, s.entry_count FROM search_pending p JOIN sessions s ON s.pk = p.session
-WHERE s.indexed_count < s.entry_count AND s.deleting = 0 AND s.pk BETWEEN ?1 AND ?2`
+	// CROSS JOIN keeps search_pending, empty when the index is current,
+	// the outer loop: every search runs this, and the sessions table is
+	// long.
+	query := `SELECT s.pk, s.indexed_count, s.entry_count FROM search_pending p CROSS JOIN sessions s ON s.pk = p.session
+WHERE p.session BETWEEN ?1 AND ?2 AND s.indexed_count < s.entry_count AND s.deleting = 0`
 	params := []any{sr.lo >> 32, sr.hi >> 32}
 	if sr.opts.Cwd != "" {
 		query += ` AND s.cwd = ?3`
