@@ -100,13 +100,22 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return db.translate(err)
 		}
-		t := time.NewTimer(delay + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// pause waits between d and 2d (the jitter keeps waiters from retrying in
+// step), or returns ctx's error when ctx is done first.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d + rand.N(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

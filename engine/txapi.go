@@ -61,12 +61,8 @@ func (db *DB) WaitForLock(ctx context.Context) error {
 		if !errors.Is(err, sessiontree.ErrLocked) {
 			return err
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, 50*time.Millisecond)
 	}

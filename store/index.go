@@ -42,6 +42,15 @@ type pendingSession struct {
 const qPending = `SELECT s.pk, s.indexed_count, s.entry_count FROM search_pending p JOIN sessions s ON s.pk = p.session
 WHERE s.indexed_count < s.entry_count AND s.deleting = 0 ORDER BY p.session`
 
+// pendingTotal counts the entries pending in sessions.
+func pendingTotal(sessions []pendingSession) int64 {
+	var n int64
+	for _, ps := range sessions {
+		n += ps.Count - ps.Indexed
+	}
+	return n
+}
+
 // IndexProgress is what [Store.Index] reports as it goes: entries indexed so
 // far of those pending when it began.
 type IndexProgress struct {
@@ -90,10 +99,7 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("index: %w", err)
 	}
-	var p IndexProgress
-	for _, ps := range pending {
-		p.Total += ps.Count - ps.Indexed
-	}
+	p := IndexProgress{Total: pendingTotal(pending)}
 	for len(pending) > 0 {
 		if opts.Progress != nil {
 			opts.Progress(p)
@@ -160,14 +166,10 @@ func (s *Store) planChunk(ctx context.Context) (chunk, error) {
 			return err
 		}
 		c.spans = spans
-		var total int64
-		for _, ps := range pending {
-			total += ps.Count - ps.Indexed
-		}
 		for _, sp := range spans {
 			c.entries += sp.to - sp.from + 1
 		}
-		c.more = c.entries < total
+		c.more = c.entries < pendingTotal(pending)
 		c.bodies, err = readBodies(ctx, tx, spans)
 		return err
 	})

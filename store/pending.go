@@ -125,9 +125,8 @@ WHERE p.session BETWEEN ?1 AND ?2 AND s.indexed_count < s.entry_count AND s.dele
 	}
 	looked, bytes := 0, int64(0)
 	for _, ps := range sessions {
-		total += ps.Count - ps.Indexed
 		if looked == PendingScanEntries {
-			continue
+			break
 		}
 		var entries []pendingEntry
 		err := sr.tx.SelectContext(sr.ctx, &entries, `SELECT pk, octet_length(raw) AS size FROM entries
@@ -144,7 +143,7 @@ WHERE pk BETWEEN ? AND ? ORDER BY pk DESC LIMIT `+strconv.Itoa(PendingScanEntrie
 			}
 		}
 	}
-	return keys, total, nil
+	return keys, pendingTotal(sessions), nil
 }
 
 // match runs an FTS5 query over the pending entries read, newest first,
