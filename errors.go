@@ -26,6 +26,13 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrStorage is returned when the underlying file or database fails.
 	ErrStorage = errors.New("storage failure")
+	// ErrDiskFull is returned, together with [ErrStorage], when a write
+	// fails because the disk (or a size limit set on the database) has no
+	// room left for it. The failed write leaves nothing behind; what was
+	// committed before is intact. The SQLite engine returns it; the JSONL
+	// backend returns the operating system's error (syscall.ENOSPC) within
+	// ErrStorage.
+	ErrDiskFull = errors.New("disk full")
 	// ErrLocked is returned when another writer holds the session.
 	ErrLocked = errors.New("session is locked by another writer")
 	// ErrClosed is returned by a storage used after Close.

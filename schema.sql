@@ -292,40 +292,47 @@ END;
 -- custom-message content, compaction and branch summaries, and session
 -- names (session_info entries). Entries of other types, and entries
 -- without text, have no row. Every text ends in two newlines, so that each
--- of its characters starts a trigram (see the tokenizer below).
+-- of its characters starts a trigram (see the tokenizer below). A text is
+-- cut to its first 1 MiB (migration 10): each part, then the whole, in
+-- bytes (through a blob: substr of a text stops at a NUL byte), so one
+-- huge tool output costs the index, the searches that rank it and the
+-- snippets cut from it no more than a megabyte of text; the entry itself
+-- is stored whole. A block's type and text are read from the entry's JSON
+-- by the block's path, which SQLite parses once per statement, rather than
+-- from the block extracted as JSON and parsed again.
 CREATE VIEW search_text (pk, body) AS
 SELECT pk, body || char(10) || char(10) FROM (
     SELECT e.pk AS pk,
            CASE e.type
-               WHEN 'message' THEN (
+               WHEN 'message' THEN CAST(substr(CAST((
                    SELECT group_concat(t, char(10)) FROM (
                        SELECT CASE c.type
-                                  WHEN 'text' THEN c.value
-                                  WHEN 'object' THEN CASE json_extract(c.value, '$.type')
-                                      WHEN 'text' THEN json_extract(c.value, '$.text')
-                                      WHEN 'thinking' THEN json_extract(c.value, '$.thinking')
-                                      WHEN 'toolCall' THEN (
-                                          SELECT group_concat(a.value, ' ')
+                                  WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
+                                  WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
+                                      WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
+                                      WHEN 'thinking' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.thinking') AS BLOB), 1, 1048576) AS TEXT)
+                                      WHEN 'toolCall' THEN CAST(substr(CAST((
+                                          SELECT group_concat(CAST(substr(CAST(a.value AS BLOB), 1, 1048576) AS TEXT), ' ')
                                           FROM json_tree(c.value, '$.arguments') AS a
-                                          WHERE a.type = 'text')
+                                          WHERE a.type = 'text') AS BLOB), 1, 1048576) AS TEXT)
                                   END
                               END AS t
                        FROM json_each(e.raw, '$.message.content') AS c
                        UNION ALL
-                       SELECT json_extract(e.raw, '$.message.command')
+                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.command') AS BLOB), 1, 1048576) AS TEXT)
                        UNION ALL
-                       SELECT json_extract(e.raw, '$.message.output')))
-               WHEN 'custom_message' THEN (
+                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.output') AS BLOB), 1, 1048576) AS TEXT))) AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'custom_message' THEN CAST(substr(CAST((
                    SELECT group_concat(CASE c.type
-                                           WHEN 'text' THEN c.value
-                                           WHEN 'object' THEN CASE json_extract(c.value, '$.type')
-                                               WHEN 'text' THEN json_extract(c.value, '$.text')
+                                           WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
+                                           WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
+                                               WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
                                            END
                                        END, char(10))
-                   FROM json_each(e.raw, '$.content') AS c)
-               WHEN 'compaction' THEN json_extract(e.raw, '$.summary')
-               WHEN 'branch_summary' THEN json_extract(e.raw, '$.summary')
-               WHEN 'session_info' THEN json_extract(e.raw, '$.name')
+                   FROM json_each(e.raw, '$.content') AS c) AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'compaction' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'branch_summary' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'session_info' THEN CAST(substr(CAST(json_extract(e.raw, '$.name') AS BLOB), 1, 1048576) AS TEXT)
            END AS body
     FROM entries AS e
     WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
@@ -375,13 +382,16 @@ CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 -- writes a new segment, and merges older ones, at every commit that
 -- changed the index. So a write stores entries only, and
 -- sessions.indexed_count says how many of a session's entries the index
--- holds (seq 1 .. indexed_count); the rest are pending. A search first
--- brings every pending entry into the index, in write transactions that
--- also advance indexed_count (store.Store.Index), so every search sees
--- every committed entry; the command line's import does the same when it
--- ends. Indexing many entries at once makes one segment of them instead
--- of one per append. The index and indexed_count change in one
--- transaction, so a crash cannot tear them apart.
+-- holds (seq 1 .. indexed_count); the rest are pending.
+-- store.Store.Index brings pending entries into the index, a chunk at a
+-- time (bounded in entries and in bytes), in write transactions that
+-- also advance indexed_count; the command line's import runs it when it
+-- ends, and a search when it can take the write lock at once. A search
+-- reads what is still pending itself (within bounds), so it sees every
+-- committed entry without writing. Indexing many entries at once makes
+-- one segment of them instead of one per append. The index and
+-- indexed_count change in one transaction, so a crash cannot tear them
+-- apart.
 --
 -- Deleting a session removes from the index what it holds; the BEFORE
 -- trigger reads the text the index must remove while the row is still

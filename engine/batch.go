@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -61,6 +63,13 @@ func (w q) savepoint(fn func() error) error {
 	}
 	if err := fn(); err != nil {
 		if _, rerr := w.exec(qRollbackToBatch); rerr != nil {
+			if sqliteCode(err) == sqlite3.SQLITE_FULL || sqliteCode(err) == sqlite3.SQLITE_IOERR {
+				// After a full disk or an I/O error SQLite may roll the
+				// whole transaction back, savepoint and all: the
+				// write's own error says what happened, and the caller
+				// rolls back on it.
+				return err
+			}
 			return errors.Join(err, fmt.Errorf("roll back batch: %w", rerr))
 		}
 		if _, rerr := w.exec(qReleaseBatch); rerr != nil {

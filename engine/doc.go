@@ -57,7 +57,11 @@
 // SQLite's data version, checked inside the transaction, shows that
 // another connection has written since.) A writer waits for another process's
 // write up to [Options.BusyTimeout]; busy errors are retried within that
-// bound and then reported as sessiontree.ErrLocked. Reads use a pool of
+// bound and then reported as sessiontree.ErrLocked. [DB.TryUpdate] does
+// not wait at all, and [DB.WaitForLock] waits as long as its context
+// allows, for callers that choose (the store's import and search index).
+// A write refused for want of room (a full disk, [Options.MaxSize])
+// matches sessiontree.ErrDiskFull. Reads use a pool of
 // query-only connections and, under WAL, never wait for writers; a read
 // of several statements (a path) sees one snapshot.
 //

@@ -66,6 +66,12 @@ type Options struct {
 	// Now is the clock that stamps entries without a timestamp and the
 	// records of new sessions; nil means time.Now.
 	Now func() time.Time
+	// MaxSize bounds the database's size, in bytes (whole pages of 4
+	// KiB): a write that would grow it beyond fails with
+	// sessiontree.ErrDiskFull, as on a full disk, and leaves nothing
+	// behind. 0 means no bound but the disk's. A database already larger
+	// keeps its size and does not grow.
+	MaxSize int64
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +100,10 @@ const (
 	// the pages an append touches in a session of 100,000 entries.
 	writeCacheKiB = 4 << 10
 )
+
+// pageSize is the size of a database page: SQLite's default, which the
+// engine never changes.
+const pageSize = 4096
 
 // cacheKiB is the page cache of a connection.
 func (o Options) cacheKiB(write bool) int {
@@ -280,6 +290,9 @@ func (db *DB) dsn(write bool) string {
 		// would run before locking_mode: a lockless connection keeps
 		// SQLite's default page cache.
 		q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.cacheKiB(write))+")")
+	}
+	if write && db.opts.MaxSize > 0 {
+		q.Add("_pragma", "max_page_count("+strconv.FormatInt(max(db.opts.MaxSize/pageSize, 1), 10)+")")
 	}
 	if write {
 		// A large transaction (a batch import) still keeps up to 16 MiB

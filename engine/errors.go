@@ -69,7 +69,8 @@ func isUniqueID(err error) bool {
 
 // translate maps database errors to the sessiontree sentinels, keeping the
 // original error in the chain. Errors that already carry a sentinel, and
-// context errors, pass unchanged.
+// context errors, pass unchanged. A DB translates a little more
+// ([DB.translate]).
 func translate(err error) error {
 	if err == nil {
 		return nil
@@ -89,6 +90,8 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
 	case sqlite3.SQLITE_CONSTRAINT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	case sqlite3.SQLITE_FULL:
+		return &diskFullError{err}
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
 	case sqlite3.SQLITE_NOTADB:
@@ -117,15 +120,24 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 	for {
 		err := fn()
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return translate(err)
+			return db.translate(err)
 		}
-		t := time.NewTimer(delay + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// pause waits between d and 2d (the jitter keeps waiters from retrying in
+// step), or returns ctx's error when ctx is done first.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d + rand.N(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -316,11 +316,11 @@ func TestHostileStrings(t *testing.T) {
 			// Search: literally, the hostile text is found in its session
 			// (three characters or more make a trigram; shorter ones are
 			// scanned for); as FTS5 syntax it is an answer or ErrBadQuery.
-			hits, err := s.Search(ctx, "find me: "+h, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit})
+			res, err := s.Search(ctx, "find me: "+h, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit})
 			if err != nil {
 				t.Errorf("Search(%q, literal) = %v", h, err)
-			} else if !hasHit(hits, sid) {
-				t.Errorf("Search(%q, literal) = %d hits, none in %q", h, len(hits), sid)
+			} else if !hasHit(res.Hits, sid) {
+				t.Errorf("Search(%q, literal) = %d hits, none in %q", h, len(res.Hits), sid)
 			}
 			if _, err := s.Search(ctx, h, store.SearchOptions{}); err != nil && !errors.Is(err, store.ErrBadQuery) {
 				t.Errorf("Search(%q) = %v; want hits or ErrBadQuery", h, err)

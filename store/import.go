@@ -109,6 +109,15 @@ type ImportOptions struct {
 	// file, and after each chunk of a file of several (see Import). It is
 	// never called inside a transaction, so it may use the store.
 	Progress func(ImportProgress)
+	// NoWait makes an import that finds another process holding the
+	// database's write lock for more than a moment stop at once, with an
+	// error matching sessiontree.ErrLocked and the report of the files
+	// done before, instead of waiting for it (see Import).
+	NoWait bool
+	// Waiting, when set, is called each time the import starts waiting
+	// for another process's write, from the goroutine running Import and
+	// never inside a transaction: a command tells its user.
+	Waiting func()
 }
 
 // ImportProgress is a progress report of [Store.Import].
@@ -216,15 +225,19 @@ func (r ImportReport) Count(o Outcome) int {
 //
 // One file's failure never stops the others; the report says what
 // happened to each. The error is non-nil only when the import as a whole
-// stops: ctx is done or the store is closed (the report then covers the
-// files done so far).
+// stops: ctx is done, the store is closed, or another process holds the
+// write lock and [ImportOptions.NoWait] is set (the report then covers the
+// files done before).
 //
 // An import holds the database's write lock one chunk at a time, so
-// other writers wait a second or two at most. It leaves the search index
-// to [Store.Index] (which the next search runs, and the command line runs
-// right after an import): indexing costs several times what storing does.
-// A store opened read-only (engine.DB.ReadOnly) imports nothing: Import
-// returns that error at once.
+// other writers wait a second or two at most. When another process holds
+// it, the import waits for it as long as ctx allows, telling
+// [ImportOptions.Waiting], and no file fails for it: the wait is the
+// import's, once, not the busy timeout of every file. It leaves the
+// search index to [Store.Index] (which the command line runs right after
+// an import, and a search when it can): indexing costs several times what
+// storing does. A store opened read-only (engine.DB.ReadOnly) imports
+// nothing: Import returns that error at once.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
@@ -243,6 +256,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		paths = []string{dir}
 	}
 	files := collectFiles(paths)
+	g := gate{db: s.db, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace}
 	p := ImportProgress{FilesTotal: len(files)}
 	for _, f := range files {
 		p.BytesTotal += f.size
@@ -264,7 +278,13 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		if f.err != nil {
 			res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
 		} else {
-			res = s.importFile(ctx, f.path, opts.Mode, opts.MaxLineBytes, func(done int64) { progress(f.path, done) })
+			res = s.importFile(ctx, g, f.path, opts.Mode, opts.MaxLineBytes, func(done int64) { progress(f.path, done) })
+		}
+		if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
+			// NoWait and another process writing: the file was not
+			// imported, nor tried; the files after it are not either.
+			report.Duration = time.Since(start)
+			return report, fmt.Errorf("import: %w", lockedError(s.db))
 		}
 		report.Files = append(report.Files, res)
 		report.Entries += res.Entries
@@ -459,6 +479,7 @@ var errChunkFull = errors.New("more than one chunk")
 type fileImport struct {
 	s      *Store
 	ctx    context.Context
+	gate   gate // how its writes wait for another process's
 	path   string
 	f      *os.File
 	fi     os.FileInfo // the file as the import found it
@@ -515,7 +536,7 @@ type attempt struct {
 // what the other import committed, which mostly leaves it nothing to do.
 // So imports of one folder running at once end as one import would, each
 // file imported once, and none reports the others' work as a conflict.
-func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
+func (s *Store) importFile(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
 	var prev *attempt
 	for n := 1; ; n++ {
 		a := &attempt{}
@@ -523,7 +544,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, ma
 		if prev != nil {
 			base = prev.res.Bytes
 		}
-		a.res = s.importAttempt(ctx, path, mode, maxLine, func(done int64) { progress(base + done) }, a)
+		a.res = s.importAttempt(ctx, g, path, mode, maxLine, func(done int64) { progress(base + done) }, a)
 		if prev != nil {
 			a.after(prev)
 		}
@@ -592,7 +613,7 @@ func (fim *fileImport) recheck(q queryer) (importRecord, bool, error) {
 // committed chunk by chunk (twice). Either way a file the mode refuses
 // leaves nothing behind, and an import cut short resumes where its last
 // commit ended.
-func (s *Store) importAttempt(ctx context.Context, path string, mode jsonl.Mode, maxLine int, progress func(done int64), a *attempt) FileResult {
+func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64), a *attempt) FileResult {
 	res := FileResult{Path: path}
 	var fim *fileImport
 	result := func(err error) FileResult {
@@ -624,7 +645,7 @@ func (s *Store) importAttempt(ctx context.Context, path string, mode jsonl.Mode,
 	if err != nil {
 		return result(err)
 	}
-	fim = &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim = &fileImport{s: s, ctx: ctx, gate: g, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -821,7 +842,7 @@ func (fim *fileImport) headerRead() error {
 // written nothing.
 func (fim *fileImport) once(progress func(int64)) error {
 	var p *onePass
-	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
 		// The transaction may run more than once: start afresh.
 		fim.restart()
 		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
@@ -1025,7 +1046,7 @@ func (fim *fileImport) resumeAt() jsonl.Position {
 func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
 	var rec importRecord
 	var h hash.Hash
-	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
 		st, count, err := fim.session(tx)
 		if err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 func mustIndex(t *testing.T, s *store.Store) (int64, []store.IndexProgress) {
 	t.Helper()
 	var seen []store.IndexProgress
-	n, err := s.Index(context.Background(), func(p store.IndexProgress) { seen = append(seen, p) })
+	n, err := s.Index(context.Background(), store.IndexOptions{Progress: func(p store.IndexProgress) { seen = append(seen, p) }})
 	if err != nil {
 		t.Fatalf("Index: %v", err)
 	}
@@ -162,10 +162,11 @@ func TestIndexWhileAppending(t *testing.T) {
 	seen := 0
 	for k := range appended {
 		seen = max(seen, k)
-		hits, err := s.Search(ctx, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit})
+		res, err := s.Search(ctx, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
+		hits := res.Hits
 		if len(hits) < seen {
 			t.Fatalf("search found %d entries after %d were appended", len(hits), seen)
 		}

@@ -420,9 +420,10 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // sessiontree.ErrCorrupt; one of an entry is a *sessiontree.CorruptError
 // naming it, wrapped with its session's id. Entries of
 // types this version does not know are not damage; [Store.Warnings] names
-// the sessions holding them. It reads everything it checks and writes
-// nothing, so it checks a database opened read-only as well; it is for
-// the command line's check and for tests.
+// the sessions holding them. It reads everything it checks, in read
+// transactions only and writing nothing, so another process writing never
+// fails it or makes it wait, and it checks a database opened read-only as
+// well; it is for the command line's check and for tests.
 //
 // (FTS5's own check is also a write of a special row, 'integrity-check',
 // which Check ran itself before, rolled back; SQLite 3.44 and later run

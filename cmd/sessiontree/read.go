@@ -297,7 +297,11 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 "a phrase", OR, NOT, parentheses; --literal takes it as plain words.
 
 Entries written since the last search are indexed first (with a progress
-bar on a terminal), so every search sees everything.`,
+bar on a terminal), so every search sees everything. When another process
+is writing to the database the search does not wait: it reads the newest of
+those entries itself (up to 1,000 entries or 2 MiB of them), and says on
+stderr when it had to leave some unread. The first 1 MiB of each entry's
+text is searched.`,
 		Example: `  sessiontree search "database lock"
   sessiontree search 'flock OR fcntl' --cwd . --limit 5
   sessiontree search 日本語 --session 0198f2a4 --json`,
@@ -318,16 +322,21 @@ bar on a terminal), so every search sees everything.`,
 			if err != nil {
 				return err
 			}
-			// A read-only database answers from what its index holds.
-			if s.DB().ReadOnly() == nil {
-				if _, _, err := indexPending(ctx, a, s); err != nil {
-					return err
-				}
+			bar := a.progressBar()
+			opts.IndexProgress = func(p store.IndexProgress) {
+				bar.Update(view.ProgressStatus{Entries: p.Done, EntriesTotal: p.Total})
 			}
-			hits, err := s.Search(ctx, args[0], opts)
+			res, err := s.Search(ctx, args[0], opts)
+			if derr := bar.Done(); err == nil {
+				err = derr
+			}
 			if err != nil {
 				return err
 			}
+			if err := view.WriteSearchNote(a.stderr, res.Unsearched); err != nil {
+				return err
+			}
+			hits := res.Hits
 			if asJSON {
 				if hits == nil {
 					hits = []store.Hit{}
