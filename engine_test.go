@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -64,29 +63,16 @@ func TestPiFixtures(t *testing.T) {
 	}
 }
 
-// loadMemory streams a pi file through the JSONL reader (which migrates
+// loadMemory reads a pi file through the JSONL reader (which migrates
 // versions 1 and 2) into the memory backend.
 func loadMemory(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
-	ctx := context.Background()
-	var st *memory.Storage
-	var entries []sessiontree.Entry
-	for rec, err := range jsonl.ReadFile(ctx, fx.Path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch rec.Kind {
-		case jsonl.KindHeader:
-			if st, err = memory.New(rec.Header.SessionMeta, memory.Options{}); err != nil {
-				t.Fatal(err)
-			}
-		case jsonl.KindEntry:
-			entries = append(entries, rec.Entry)
-		default:
-			t.Fatalf("%s:%d: unexpected record kind %d", fx.Name, rec.Line, rec.Kind)
-		}
+	meta, entries := storetest.ReadSessionFile(t, fx.Path)
+	st, err := memory.New(meta, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := st.AppendBatch(ctx, entries); err != nil {
+	if err := st.AppendBatch(context.Background(), entries); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -3,6 +3,7 @@ package sessiontree
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // Sentinel errors. Every backend returns (a wrapping of) the same sentinel
@@ -25,12 +26,21 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrStorage is returned when the underlying file or database fails.
 	ErrStorage = errors.New("storage failure")
+	// ErrDiskFull is returned, together with [ErrStorage], when a write
+	// fails because the disk (or a size limit set on the database) has no
+	// room left for it. The failed write leaves nothing behind; what was
+	// committed before is intact. The SQLite engine returns it; the JSONL
+	// backend returns the operating system's error (syscall.ENOSPC) within
+	// ErrStorage.
+	ErrDiskFull = errors.New("disk full")
 	// ErrLocked is returned when another writer holds the session.
 	ErrLocked = errors.New("session is locked by another writer")
 	// ErrClosed is returned by a storage used after Close.
 	ErrClosed = errors.New("storage is closed")
 	// ErrReadOnly is returned when a write is attempted on storage opened
-	// for reading only.
+	// for reading only: a session file opened read-only, a database the
+	// engine could open for reading only (a read-only mount, a folder or
+	// file the user may not write).
 	ErrReadOnly = errors.New("storage is read-only")
 )
 
@@ -159,3 +169,50 @@ func (e *EditRefusedError) Error() string {
 
 // Is makes errors.Is(err, ErrEditRefused) true.
 func (e *EditRefusedError) Is(target error) bool { return target == ErrEditRefused }
+
+// ErrNotRegularFile is matched by a [*NotRegularFileError]: a path given
+// as a session file or a database names something else, such as a named
+// pipe or a device. Such a path is refused before it is opened for
+// reading, which for a named pipe would block and for a device such as
+// /dev/zero would read without end.
+var ErrNotRegularFile = errors.New("not a regular file")
+
+// NotRegularFileError reports a path that names something other than a
+// regular file where one is needed. It matches [ErrNotRegularFile] with
+// errors.Is. Its message names the path and what it is: "/tmp/p is a
+// named pipe, not a session file".
+type NotRegularFileError struct {
+	// Path is the path as given.
+	Path string
+	// Mode is the file's type bits (fs.ModeNamedPipe, fs.ModeDevice, ...).
+	Mode fs.FileMode
+	// Want says what the path should have been: "session file",
+	// "database file".
+	Want string
+}
+
+func (e *NotRegularFileError) Error() string {
+	return fmt.Sprintf("%s is %s, not a %s", e.Path, fileKind(e.Mode), e.Want)
+}
+
+// Is makes errors.Is(err, ErrNotRegularFile) true.
+func (e *NotRegularFileError) Is(target error) bool { return target == ErrNotRegularFile }
+
+// fileKind names a file's type for people.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file"
+}

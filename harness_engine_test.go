@@ -9,7 +9,6 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
-	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
@@ -118,22 +117,10 @@ func loadEngine(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
 	ctx := context.Background()
 	db := openEngine(t, filepath.Join(t.TempDir(), "sessions.db"), true)
-	var st *engine.Storage
-	var entries []sessiontree.Entry
-	for rec, err := range jsonl.ReadFile(ctx, fx.Path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch rec.Kind {
-		case jsonl.KindHeader:
-			if st, err = db.CreateSession(ctx, rec.Header.SessionMeta); err != nil {
-				t.Fatal(err)
-			}
-		case jsonl.KindEntry:
-			entries = append(entries, rec.Entry)
-		default:
-			t.Fatalf("%s:%d: unexpected record kind %d", fx.Name, rec.Line, rec.Kind)
-		}
+	meta, entries := storetest.ReadSessionFile(t, fx.Path)
+	st, err := db.CreateSession(ctx, meta)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)

@@ -10,16 +10,14 @@
 -- branches stay. The engine answers from this schema without ever loading
 -- a whole session:
 --
---   * session list, leaf, name: one sessions row; stats: that row and
---     the session's usage_buckets rows (a few);
+--   * session list, leaf, name, stats: one sessions row;
 --   * active path and context: one range scan of branch;
 --   * path from an entry off the active branch: a recursive query over
 --     entries.parent_id that applies the compaction rule as it walks and is
 --     bounded by the session's entry count (a longer walk is a cycle);
 --   * state (thinking level, model, tools) at any entry: the entry's three
 --     pointers, a constant number of rows;
---   * append: one entries row, one branch row, the sessions row (and,
---     for an entry with usage, its usage_buckets row), in one
+--   * append: one entries row, one branch row, the sessions row, in one
 --     BEGIN IMMEDIATE transaction that reads the leaf inside it (or
 --     knows it: the engine's write connection remembers the sessions it
 --     wrote, while SQLite's data version shows no other writer).
@@ -51,7 +49,24 @@ CREATE TABLE schema_migrations (
 --                     and the tokens and cost of every usage record,
 --                     the cost added one record at a time in log order
 --                     as pi adds it (a float sum's last bits depend on
---                     the order); the breakdown is in usage_buckets;
+--                     the order);
+--   usage_buckets     the cost breakdown (migration 9): a JSON array, in
+--                     order of first use, of the buckets
+--                     ("provider/model", or "Tools/summaries" for tool
+--                     results and compaction and branch summaries, as
+--                     sessiontree.StatsOf names them), each with the seq
+--                     of the entry that first used it, its tokens (input
+--                     + output + cacheRead + cacheWrite) and its cost,
+--                     summed in log order like the session's and written
+--                     in digits that read back as the same double:
+--                     [{"bucket":"anthropic/m1","first_seq":7,
+--                       "tokens":6510,"cost":0.0123}].
+--                     It lives in this row, which every append writes
+--                     anyway: a table of its own cost an append with usage
+--                     one more page (BenchmarkAppend, engine/breakdown.go).
+--                     Stats puts the buckets in pi's order
+--                     (sessiontree.SortBreakdown: zero buckets left out,
+--                     by cost, ties in order of first use);
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
 --   first_user_text   what a session list shows: the text of the first
@@ -94,7 +109,8 @@ CREATE TABLE sessions (
     user_messages      INTEGER NOT NULL DEFAULT 0,
     assistant_messages INTEGER NOT NULL DEFAULT 0,
     tool_results       INTEGER NOT NULL DEFAULT 0,
-    tool_calls         INTEGER NOT NULL DEFAULT 0
+    tool_calls         INTEGER NOT NULL DEFAULT 0,
+    usage_buckets      TEXT    NOT NULL DEFAULT '[]'
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -222,25 +238,6 @@ CREATE TABLE branch (
     PRIMARY KEY (session, depth)
 ) WITHOUT ROWID;
 
--- The cost breakdown of pi's /session (migration 9): per session and
--- bucket ("provider/model", or "Tools/summaries" for tool results and
--- compaction and branch summaries, as sessiontree.StatsOf names them),
--- the seq of the entry that first used it, its tokens (input + output +
--- cacheRead + cacheWrite) and its cost, summed in log order like the
--- session's. Written in the append's transaction: an entry with usage
--- reads and rewrites its bucket's row, a batch each bucket it touches
--- once. Buckets are few per session, so Stats reads them all and puts
--- them in pi's order (sessiontree.SortBreakdown: zero buckets left out,
--- by cost, ties in order of first use, which first_seq gives).
-CREATE TABLE usage_buckets (
-    session   INTEGER NOT NULL REFERENCES sessions (pk),
-    bucket    TEXT    NOT NULL,
-    first_seq INTEGER NOT NULL,
-    tokens    INTEGER NOT NULL,
-    cost      REAL    NOT NULL,
-    PRIMARY KEY (session, bucket)
-) WITHOUT ROWID;
-
 -- Current labels (labels are global, not per branch): the latest label
 -- entry per target wins, an empty label deletes the row. entry is the
 -- label entry that set it.
@@ -295,40 +292,47 @@ END;
 -- custom-message content, compaction and branch summaries, and session
 -- names (session_info entries). Entries of other types, and entries
 -- without text, have no row. Every text ends in two newlines, so that each
--- of its characters starts a trigram (see the tokenizer below).
+-- of its characters starts a trigram (see the tokenizer below). A text is
+-- cut to its first 1 MiB (migration 10): each part, then the whole, in
+-- bytes (through a blob: substr of a text stops at a NUL byte), so one
+-- huge tool output costs the index, the searches that rank it and the
+-- snippets cut from it no more than a megabyte of text; the entry itself
+-- is stored whole. A block's type and text are read from the entry's JSON
+-- by the block's path, which SQLite parses once per statement, rather than
+-- from the block extracted as JSON and parsed again.
 CREATE VIEW search_text (pk, body) AS
 SELECT pk, body || char(10) || char(10) FROM (
     SELECT e.pk AS pk,
            CASE e.type
-               WHEN 'message' THEN (
+               WHEN 'message' THEN CAST(substr(CAST((
                    SELECT group_concat(t, char(10)) FROM (
                        SELECT CASE c.type
-                                  WHEN 'text' THEN c.value
-                                  WHEN 'object' THEN CASE json_extract(c.value, '$.type')
-                                      WHEN 'text' THEN json_extract(c.value, '$.text')
-                                      WHEN 'thinking' THEN json_extract(c.value, '$.thinking')
-                                      WHEN 'toolCall' THEN (
-                                          SELECT group_concat(a.value, ' ')
+                                  WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
+                                  WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
+                                      WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
+                                      WHEN 'thinking' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.thinking') AS BLOB), 1, 1048576) AS TEXT)
+                                      WHEN 'toolCall' THEN CAST(substr(CAST((
+                                          SELECT group_concat(CAST(substr(CAST(a.value AS BLOB), 1, 1048576) AS TEXT), ' ')
                                           FROM json_tree(c.value, '$.arguments') AS a
-                                          WHERE a.type = 'text')
+                                          WHERE a.type = 'text') AS BLOB), 1, 1048576) AS TEXT)
                                   END
                               END AS t
                        FROM json_each(e.raw, '$.message.content') AS c
                        UNION ALL
-                       SELECT json_extract(e.raw, '$.message.command')
+                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.command') AS BLOB), 1, 1048576) AS TEXT)
                        UNION ALL
-                       SELECT json_extract(e.raw, '$.message.output')))
-               WHEN 'custom_message' THEN (
+                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.output') AS BLOB), 1, 1048576) AS TEXT))) AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'custom_message' THEN CAST(substr(CAST((
                    SELECT group_concat(CASE c.type
-                                           WHEN 'text' THEN c.value
-                                           WHEN 'object' THEN CASE json_extract(c.value, '$.type')
-                                               WHEN 'text' THEN json_extract(c.value, '$.text')
+                                           WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
+                                           WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
+                                               WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
                                            END
                                        END, char(10))
-                   FROM json_each(e.raw, '$.content') AS c)
-               WHEN 'compaction' THEN json_extract(e.raw, '$.summary')
-               WHEN 'branch_summary' THEN json_extract(e.raw, '$.summary')
-               WHEN 'session_info' THEN json_extract(e.raw, '$.name')
+                   FROM json_each(e.raw, '$.content') AS c) AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'compaction' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'branch_summary' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
+               WHEN 'session_info' THEN CAST(substr(CAST(json_extract(e.raw, '$.name') AS BLOB), 1, 1048576) AS TEXT)
            END AS body
     FROM entries AS e
     WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
@@ -378,13 +382,16 @@ CREATE VIRTUAL TABLE entries_fts_vocab USING fts5vocab (entries_fts, 'row');
 -- writes a new segment, and merges older ones, at every commit that
 -- changed the index. So a write stores entries only, and
 -- sessions.indexed_count says how many of a session's entries the index
--- holds (seq 1 .. indexed_count); the rest are pending. A search first
--- brings every pending entry into the index, in write transactions that
--- also advance indexed_count (store.Store.Index), so every search sees
--- every committed entry; the command line's import does the same when it
--- ends. Indexing many entries at once makes one segment of them instead
--- of one per append. The index and indexed_count change in one
--- transaction, so a crash cannot tear them apart.
+-- holds (seq 1 .. indexed_count); the rest are pending.
+-- store.Store.Index brings pending entries into the index, a chunk at a
+-- time (bounded in entries and in bytes), in write transactions that
+-- also advance indexed_count; the command line's import runs it when it
+-- ends, and a search when it can take the write lock at once. A search
+-- reads what is still pending itself (within bounds), so it sees every
+-- committed entry without writing. Indexing many entries at once makes
+-- one segment of them instead of one per append. The index and
+-- indexed_count change in one transaction, so a crash cannot tear them
+-- apart.
 --
 -- Deleting a session removes from the index what it holds; the BEFORE
 -- trigger reads the text the index must remove while the row is still

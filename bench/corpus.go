@@ -331,7 +331,7 @@ func indexCorpusStore(ctx context.Context, s *store.Store, c *corpus) error {
 // indexAll brings s's search index up to date and checks that it indexed
 // the want entries written since.
 func indexAll(ctx context.Context, s *store.Store, want int) error {
-	n, err := s.Index(ctx, nil)
+	n, err := s.Index(ctx, store.IndexOptions{})
 	if err == nil && n != int64(want) {
 		err = fmt.Errorf("%d entries indexed, want %d", n, want)
 	}
@@ -491,9 +491,9 @@ func searchCases(r *runner, _ *dataset) []benchCase {
 				return nil, errUnsupported
 			}
 			return &prepared{rows: want, note: fmt.Sprintf("store.Search %q, ranked, %d hits", corpusQuery, want), op: func(ctx context.Context) error {
-				hits, err := s.Search(ctx, corpusQuery, store.SearchOptions{})
-				if err == nil && len(hits) != want {
-					err = fmt.Errorf("search: %d hits, want %d", len(hits), want)
+				res, err := s.Search(ctx, corpusQuery, store.SearchOptions{})
+				if err == nil && len(res.Hits) != want {
+					err = fmt.Errorf("search: %d hits, want %d", len(res.Hits), want)
 				}
 				return err
 			}}, nil

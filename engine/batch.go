@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -61,6 +63,13 @@ func (w q) savepoint(fn func() error) error {
 	}
 	if err := fn(); err != nil {
 		if _, rerr := w.exec(qRollbackToBatch); rerr != nil {
+			if sqliteCode(err) == sqlite3.SQLITE_FULL || sqliteCode(err) == sqlite3.SQLITE_IOERR {
+				// After a full disk or an I/O error SQLite may roll the
+				// whole transaction back, savepoint and all: the
+				// write's own error says what happened, and the caller
+				// rolls back on it.
+				return err
+			}
 			return errors.Join(err, fmt.Errorf("roll back batch: %w", rerr))
 		}
 		if _, rerr := w.exec(qReleaseBatch); rerr != nil {
@@ -205,9 +214,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		if err := w.label(s.pk, e, f, n.pk); err != nil {
 			return fail(err)
 		}
-		if err := dl.count(w, s.pk, seq, e, f, &h); err != nil {
-			return fail(err)
-		}
+		dl.count(seq, e, f, &h)
 		if e.Type == sessiontree.TypeLeaf {
 			leaf, leafID, leafIdx = target, f.targetID, -1
 			if j, ok := local[f.targetID]; ok {

@@ -290,7 +290,6 @@ func TestChecksumMigration(t *testing.T) {
 	for _, stmt := range []string{
 		`ATTACH DATABASE '` + current.Path() + `' AS cur`,
 		`INSERT INTO sessions SELECT * FROM cur.sessions`,
-		`INSERT INTO usage_buckets SELECT * FROM cur.usage_buckets`,
 		// The damaged session's third entry is cut short.
 		`INSERT INTO entries (` + cols + `) SELECT ` + strings.Replace(cols, "raw,", "CASE WHEN id = 'd0002' THEN substr(raw, 1, 40) ELSE raw END,", 1) + ` FROM cur.entries`,
 		`INSERT INTO branch SELECT * FROM cur.branch`,

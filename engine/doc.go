@@ -14,9 +14,9 @@
 // What each operation costs:
 //
 //   - opening a session, its leaf, name and metadata: one row;
-//   - its stats (pi 1.6.0's /session totals and cost breakdown): that row
-//     and the session's usage buckets, a few rows, kept by every write in
-//     its transaction by sessiontree.StatsOf's rules;
+//   - its stats (pi 1.6.0's /session totals and cost breakdown): that
+//     row, kept by every write in its transaction by
+//     sessiontree.StatsOf's rules;
 //   - the active path and the context: a range scan of the materialized
 //     branch, from the compaction boundary to the leaf;
 //   - the path from an entry on the active branch: a prefix of the branch,
@@ -26,8 +26,7 @@
 //   - the state (thinking level, model, tools) at any entry: at most four
 //     rows, since every entry points at the latest state-setting entries of
 //     its full path;
-//   - an append: one entry row, one branch row, the session row, and for
-//     an entry with usage its usage bucket's row;
+//   - an append: one entry row, one branch row and the session row;
 //   - moving the leaf: the branch rows below the point where the old and
 //     the new path meet.
 //
@@ -58,7 +57,11 @@
 // SQLite's data version, checked inside the transaction, shows that
 // another connection has written since.) A writer waits for another process's
 // write up to [Options.BusyTimeout]; busy errors are retried within that
-// bound and then reported as sessiontree.ErrLocked. Reads use a pool of
+// bound and then reported as sessiontree.ErrLocked. [DB.TryUpdate] does
+// not wait at all, and [DB.WaitForLock] waits as long as its context
+// allows, for callers that choose (the store's import and search index).
+// A write refused for want of room (a full disk, [Options.MaxSize])
+// matches sessiontree.ErrDiskFull. Reads use a pool of
 // query-only connections and, under WAL, never wait for writers; a read
 // of several statements (a path) sees one snapshot.
 //
@@ -74,6 +77,15 @@
 // goroutine of its own rather than in the commit that fills it (see
 // checkpoint.go). Moving the leaf walks up runs of consecutive entries
 // rather than one entry at a time (see branch.go). See bench_test.go.
+//
+// # Read-only databases
+//
+// A database SQLite could not write ([Open] checks the file, its folder
+// and its -wal and -shm files first) is opened for reading only, without
+// making or changing a file: on a read-only mount, in a folder or a file
+// the user may not write. Reads work; every write returns a
+// [*ReadOnlyError] (sessiontree.ErrReadOnly); [DB.ReadOnly] says why. How
+// it is read depends on the files beside it, see readonly.go.
 //
 // # Caveats
 //

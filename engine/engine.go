@@ -20,6 +20,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -65,6 +66,12 @@ type Options struct {
 	// Now is the clock that stamps entries without a timestamp and the
 	// records of new sessions; nil means time.Now.
 	Now func() time.Time
+	// MaxSize bounds the database's size, in bytes (whole pages of 4
+	// KiB): a write that would grow it beyond fails with
+	// sessiontree.ErrDiskFull, as on a full disk, and leaves nothing
+	// behind. 0 means no bound but the disk's. A database already larger
+	// keeps its size and does not grow.
+	MaxSize int64
 }
 
 func (o Options) withDefaults() Options {
@@ -93,6 +100,10 @@ const (
 	// the pages an append touches in a session of 100,000 entries.
 	writeCacheKiB = 4 << 10
 )
+
+// pageSize is the size of a database page: SQLite's default, which the
+// engine never changes.
+const pageSize = 4096
 
 // cacheKiB is the page cache of a connection.
 func (o Options) cacheKiB(write bool) int {
@@ -123,29 +134,56 @@ type DB struct {
 	rc   *connector     // makes the readers' connections
 	cp   *checkpointer  // see checkpoint.go
 
+	// ro is why the database is opened for reading only (readonly.go),
+	// nil when it is writable; then rmode says how it is read.
+	ro    *ReadOnlyError
+	rmode readMode
+
 	closed atomic.Bool
 }
 
 // Open opens the database at path, creating it (mode 0600, missing
 // directories 0700) when it does not exist, and applies pending
-// migrations. A file that is not a SQLite database, a SQLite database of
-// another application, or one written by a newer version of this program is
+// migrations. An empty file is taken as a database not made yet, and
+// gets mode 0600 (and so do the -wal and -shm files SQLite makes beside
+// it). A file that is not a SQLite database, a SQLite database of another
+// application, or one written by a newer version of this program is
 // refused with [ErrNotDatabase], [ErrForeign] or [ErrNewer] and left
-// untouched.
+// untouched; a path that names something other than a regular file (a
+// named pipe, a device, a directory) with a
+// [*sessiontree.NotRegularFileError], before anything reads it.
+//
+// A database that SQLite could not write (on a read-only file system, in
+// a folder or a file this process may not write) is opened for reading
+// only, without making or changing any file (see readonly.go): reads
+// work, [DB.ReadOnly] says why, and every write returns that
+// [*ReadOnlyError], which matches sessiontree.ErrReadOnly. One that would
+// need a migration, or is an empty file, cannot be opened so: Open
+// returns the same error.
+//
+// Any number of processes may open, and create, one file at once.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := prepareFile(abs); err != nil {
+	ro, err := prepareFile(abs)
+	if err != nil {
+		var nr *sessiontree.NotRegularFileError
+		if errors.As(err, &nr) {
+			return nil, err // it names the path already
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	drv, err := newDriver()
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: abs, opts: opts, drv: drv}
+	db := &DB{path: abs, opts: opts, drv: drv, ro: ro}
+	if ro != nil {
+		db.rmode = readModeOf(abs)
+	}
 	if err := db.connect(ctx); err != nil {
 		db.closePools()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -156,43 +194,61 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 // prepareFile creates the file and its directories owner-only when they
 // do not exist, and otherwise checks from the header, without opening it
 // through SQLite, that the file is ours: opening it would already change a
-// foreign file (the WAL pragma rewrites its header).
-func prepareFile(path string) error {
+// foreign file (the WAL pragma rewrites its header). It returns why
+// SQLite could not write the database, nil when it can (see writeCheck).
+func prepareFile(path string) (*ReadOnlyError, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create directory: %w", err)
+		return nil, fmt.Errorf("create directory: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		return f.Close()
+		return nil, f.Close()
 	}
 	if !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("create: %w", err)
+		return nil, fmt.Errorf("create: %w", err)
 	}
-	f, err = os.Open(path)
+	// Refused before anything reads it: a named pipe would block the
+	// open (here and in SQLite), a directory or a device is no database.
+	f, err = fsx.Open(path, os.O_RDONLY, "database file")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	var hdr [100]byte
 	n, err := io.ReadFull(f, hdr[:])
 	if n == 0 && (err == io.EOF || err == nil) {
-		return nil // empty: a file we created and have not initialized yet
+		// Empty: a file made and not initialized yet, by another Open or
+		// by the user (touch, a shell's redirection), whose mode is taken
+		// to be that of a file Open makes.
+		if ro := writeCheck(path, fi); ro != nil {
+			return nil, fmt.Errorf("an empty file, not a database yet: %w", ro)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			if err := os.Chmod(path, 0o600); err != nil {
+				return nil, fmt.Errorf("make the empty file owner-only: %w", err)
+			}
+		}
+		return nil, nil
 	}
 	if err != nil || !bytes.Equal(hdr[:16], []byte("SQLite format 3\x00")) {
-		return ErrNotDatabase
+		return nil, ErrNotDatabase
 	}
 	appID := int32(binary.BigEndian.Uint32(hdr[68:72]))
 	schemaCookie := binary.BigEndian.Uint32(hdr[40:44])
 	userVersion := int64(binary.BigEndian.Uint32(hdr[60:64]))
 	switch {
 	case appID != 0 && appID != ApplicationID:
-		return fmt.Errorf("application_id %#x: %w", appID, ErrForeign)
+		return nil, fmt.Errorf("application_id %#x: %w", appID, ErrForeign)
 	case appID == 0 && schemaCookie != 0:
-		return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
+		return nil, fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
 	case userVersion > latestVersion():
-		return fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
+		return nil, fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
 	}
-	return nil
+	return writeCheck(path, fi), nil
 }
 
 var latestOnce = sync.OnceValue(func() int64 {
@@ -210,13 +266,34 @@ func latestVersion() int64 { return latestOnce() }
 func (db *DB) dsn(write bool) string {
 	u := url.URL{Scheme: "file", Path: db.path}
 	q := url.Values{}
+	switch db.rmode { // see readonly.go
+	case readShared:
+		q.Set("mode", "ro")
+	case readLockless:
+		q.Set("mode", "ro")
+		q.Set("vfs", locklessVFS)
+		// Before any pragma that reads the schema: reading in another
+		// locking mode would need the -shm file.
+		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
+	case readImmutable:
+		q.Set("immutable", "1")
+	}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(db.opts.BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	// With recursive triggers, the delete that INSERT OR REPLACE does
 	// fires the append-only trigger too.
 	q.Add("_pragma", "recursive_triggers(1)")
 	q.Add("_pragma", "synchronous("+db.opts.Synchronous.pragma()+")")
-	q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.cacheKiB(write))+")")
+	if db.rmode != readLockless {
+		// modernc runs the _pragma values in the order of their text
+		// (busy_timeout first), so cache_size, which reads the schema,
+		// would run before locking_mode: a lockless connection keeps
+		// SQLite's default page cache.
+		q.Add("_pragma", "cache_size(-"+strconv.Itoa(db.opts.cacheKiB(write))+")")
+	}
+	if write && db.opts.MaxSize > 0 {
+		q.Add("_pragma", "max_page_count("+strconv.FormatInt(max(db.opts.MaxSize/pageSize, 1), 10)+")")
+	}
 	if write {
 		// A large transaction (a batch import) still keeps up to 16 MiB
 		// of changed pages in memory before it writes any to the log, as
@@ -248,6 +325,9 @@ func (db *DB) open(write bool) (*sqlx.DB, error) {
 }
 
 func (db *DB) connect(ctx context.Context) error {
+	if db.ro != nil {
+		return db.connectReadOnly(ctx)
+	}
 	w, err := db.open(true)
 	if err != nil {
 		return err
@@ -257,23 +337,14 @@ func (db *DB) connect(ctx context.Context) error {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	if err := w.PingContext(ctx); err != nil {
-		return translate(err)
+	// Connecting runs the pragmas, and switching a new file to WAL takes
+	// an exclusive lock: processes creating the file together find it
+	// busy, and SQLite says so at once, without its busy handler.
+	if err := db.retry(ctx, func() error { return w.PingContext(ctx) }); err != nil {
+		return err
 	}
-	// The header check in prepareFile can be stale for a database in WAL
-	// mode; ask SQLite too.
-	var appID int32
-	if err := w.GetContext(ctx, &appID, `PRAGMA application_id`); err != nil {
-		return translate(err)
-	}
-	if appID == 0 {
-		var n int
-		if err := w.GetContext(ctx, &n, `SELECT count(*) FROM sqlite_master`); err != nil {
-			return translate(err)
-		}
-		if n != 0 {
-			return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
-		}
+	if err := db.checkOwner(ctx, w); err != nil {
+		return err
 	}
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
@@ -291,6 +362,60 @@ func (db *DB) connect(ctx context.Context) error {
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
 	return translate(r.PingContext(ctx))
+}
+
+// checkOwner refuses a database of another application. The header
+// check in prepareFile can be stale for a database in WAL mode; this asks
+// SQLite, in one statement, which reads one snapshot: read in two,
+// another process's first migration (its tables and the application id
+// in one commit) could land between them, and its tables seen without
+// the id read before would look like a foreign file.
+func (db *DB) checkOwner(ctx context.Context, p *sqlx.DB) error {
+	var own struct {
+		AppID   int32 `db:"app_id"`
+		Objects int   `db:"objects"`
+	}
+	err := db.retry(ctx, func() error {
+		return p.GetContext(ctx, &own, `SELECT (SELECT application_id FROM pragma_application_id) AS app_id,
+       (SELECT count(*) FROM sqlite_master) AS objects`)
+	})
+	if err != nil {
+		return err
+	}
+	if own.AppID == 0 && own.Objects != 0 {
+		return fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
+	}
+	return nil
+}
+
+// connectReadOnly opens the readers of a database that cannot be
+// written, after the checks of connect, made without writing: the file is
+// ours and has the schema this program knows (a migration would write).
+func (db *DB) connectReadOnly(ctx context.Context) error {
+	r, err := db.open(false)
+	if err != nil {
+		return err
+	}
+	db.r = r
+	r.SetMaxOpenConns(db.opts.MaxReaders)
+	r.SetMaxIdleConns(db.opts.MaxReaders)
+	r.SetConnMaxLifetime(0)
+	r.SetConnMaxIdleTime(0)
+	if err := db.retry(ctx, func() error { return r.PingContext(ctx) }); err != nil {
+		return err
+	}
+	if err := db.checkOwner(ctx, r); err != nil {
+		return err
+	}
+	pending, err := migrate.Pending(ctx, r, migrate.Files, migrate.Options{ApplicationID: ApplicationID})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", translate(err))
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("the schema needs %d migrations, up to %s, which cannot be written: %w",
+			len(pending), pending[len(pending)-1].Name, db.ro)
+	}
+	return nil
 }
 
 // Path returns the database file's absolute path.

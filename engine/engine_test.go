@@ -489,9 +489,13 @@ func TestCheckFindsDamage(t *testing.T) {
 		`UPDATE sessions SET tool_calls = 1`,
 		`UPDATE sessions SET cost = cost + 1e-15`,
 		`UPDATE sessions SET first_user_text = 'other'`,
-		`UPDATE usage_buckets SET first_seq = 1`,
-		`UPDATE usage_buckets SET cost = cost * 2`,
-		`DELETE FROM usage_buckets`,
+		`UPDATE sessions SET usage_buckets = json_set(usage_buckets, '$[0].first_seq', 1)`,
+		`UPDATE sessions SET usage_buckets = json_set(usage_buckets, '$[0].cost', usage_buckets ->> '$[0].cost' * 2)`,
+		`UPDATE sessions SET usage_buckets = json_set(usage_buckets, '$[0].bucket', 'p/other')`,
+		`UPDATE sessions SET usage_buckets = '[]'`,
+		`UPDATE sessions SET usage_buckets = json_remove(usage_buckets, '$[0].tokens')`,
+		`UPDATE sessions SET usage_buckets = '[{"bucket":"p/m","first_seq":5,"tokens":3,"cost":"0.1"}]'`,
+		`UPDATE sessions SET usage_buckets = '{'`,
 		`DELETE FROM labels`,
 	} {
 		t.Run(damage, func(t *testing.T) {

@@ -27,6 +27,24 @@ var (
 	ErrNewer = migrate.ErrNewer
 )
 
+// ReadOnlyError says why [Open] opened a database for reading only, and
+// is what every write to it returns. It matches sessiontree.ErrReadOnly.
+type ReadOnlyError struct {
+	// Path is the database file.
+	Path string
+	// Reason says what cannot be written, e.g. "it is on a read-only
+	// file system".
+	Reason string
+}
+
+// Error says in one sentence that the database is read-only, and why.
+func (e *ReadOnlyError) Error() string {
+	return fmt.Sprintf("the database %s is read-only: %s", e.Path, e.Reason)
+}
+
+// Is makes errors.Is(err, sessiontree.ErrReadOnly) true.
+func (e *ReadOnlyError) Is(target error) bool { return target == sessiontree.ErrReadOnly }
+
 // sqliteCode returns the primary result code of a SQLite error, 0 for
 // other errors.
 func sqliteCode(err error) int {
@@ -51,14 +69,15 @@ func isUniqueID(err error) bool {
 
 // translate maps database errors to the sessiontree sentinels, keeping the
 // original error in the chain. Errors that already carry a sentinel, and
-// context errors, pass unchanged.
+// context errors, pass unchanged. A DB translates a little more
+// ([DB.translate]).
 func translate(err error) error {
 	if err == nil {
 		return nil
 	}
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrLocked, sessiontree.ErrClosed,
-		context.Canceled, context.DeadlineExceeded, ErrNotDatabase, ErrForeign, ErrNewer} {
+		sessiontree.ErrReadOnly, context.Canceled, context.DeadlineExceeded, ErrNotDatabase, ErrForeign, ErrNewer} {
 		if errors.Is(err, s) {
 			return err
 		}
@@ -71,10 +90,16 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
 	case sqlite3.SQLITE_CONSTRAINT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	case sqlite3.SQLITE_FULL:
+		return &diskFullError{err}
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%w: %w", sessiontree.ErrCorrupt, err)
 	case sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %w", ErrNotDatabase, err)
+	case sqlite3.SQLITE_READONLY:
+		// A write the checks of Open did not foresee (a file made
+		// read-only since, a -shm file of another user).
+		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
 	case 0:
 		var se *sqlite.Error
 		if !errors.As(err, &se) && !errors.Is(err, sql.ErrTxDone) {
@@ -95,15 +120,24 @@ func (db *DB) retry(ctx context.Context, fn func() error) error {
 	for {
 		err := fn()
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return translate(err)
+			return db.translate(err)
 		}
-		t := time.NewTimer(delay + rand.N(delay))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := pause(ctx, delay); err != nil {
+			return err
 		}
 		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// pause waits between d and 2d (the jitter keeps waiters from retrying in
+// step), or returns ctx's error when ctx is done first.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d + rand.N(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

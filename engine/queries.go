@@ -16,20 +16,18 @@ FROM sessions WHERE id = ?1 AND deleting = 0`
 
 	qSessionLeaf = `SELECT coalesce(leaf_id, '') FROM sessions WHERE pk = ?1`
 	qSessionName = `SELECT coalesce(name, '') FROM sessions WHERE pk = ?1`
-	// qSessionStats reads the session's counters with its usage buckets,
-	// one row per bucket in order of first use (one row without a
-	// bucket when there is none).
-	qSessionStats = `SELECT s.entry_count, s.message_count, s.user_messages, s.assistant_messages,
-       s.tool_results, s.tool_calls, s.input_tokens, s.output_tokens,
-       s.cache_read_tokens, s.cache_write_tokens, s.cost,
-       b.bucket, coalesce(b.first_seq, 0), coalesce(b.tokens, 0), coalesce(b.cost, 0.0)
-FROM sessions s LEFT JOIN usage_buckets b ON b.session = s.pk
-WHERE s.pk = ?1 ORDER BY b.first_seq`
+	// qSessionStats reads the session's counters and its cost breakdown
+	// (see breakdown.go).
+	qSessionStats = `SELECT entry_count, message_count, user_messages, assistant_messages,
+       tool_results, tool_calls, input_tokens, output_tokens,
+       cache_read_tokens, cache_write_tokens, cost, CAST(usage_buckets AS BLOB)
+FROM sessions WHERE pk = ?1`
 
 	// qWriteState reads, inside a write transaction, what an append needs:
 	// the leaf and what the new entry inherits from it.
 	qWriteState = `SELECT s.deleting, s.leaf_pk, coalesce(s.leaf_id, ''), s.leaf_depth, s.entry_count,
-       s.first_user_text IS NOT NULL, s.cost, e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk
+       s.first_user_text IS NOT NULL, s.cost, CAST(s.usage_buckets AS BLOB),
+       e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk
 FROM sessions s LEFT JOIN entries e ON e.pk = s.leaf_pk
 WHERE s.pk = ?`
 
@@ -51,18 +49,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
     tool_results = tool_results + ?, tool_calls = tool_calls + ?,
     input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
     cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-    cost = ?, updated_at = ?,
+    cost = ?, usage_buckets = coalesce(?, usage_buckets), updated_at = ?,
     name = CASE WHEN ? THEN ? ELSE name END,
     first_user_text = coalesce(first_user_text, ?)
 WHERE pk = ?`
-
-	// qBucketCost reads a bucket's cost. qAddToBucket adds a write's
-	// tokens to a bucket, creating it first used by entry ?3, and adds
-	// its cost ?5, or with ?6 sets it (see bucketDelta).
-	qBucketCost  = `SELECT cost FROM usage_buckets WHERE session = ?1 AND bucket = ?2`
-	qAddToBucket = `INSERT INTO usage_buckets (session, bucket, first_seq, tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5)
-ON CONFLICT (session, bucket) DO UPDATE
-SET tokens = tokens + excluded.tokens, cost = CASE WHEN ?6 THEN excluded.cost ELSE cost + excluded.cost END`
 
 	qUpsertLabel = `INSERT INTO labels (session, target_id, label, entry) VALUES (?1, ?2, ?3, ?4)
 ON CONFLICT (session, target_id) DO UPDATE SET label = excluded.label, entry = excluded.entry`
@@ -125,7 +115,6 @@ WHERE e.session = ?1 AND e.id = ?2`
 	qMarkDeleting  = `UPDATE sessions SET deleting = 1 WHERE pk = ?1`
 	qDeleteBranch  = `DELETE FROM branch WHERE session = ?1`
 	qDeleteLabels  = `DELETE FROM labels WHERE session = ?1`
-	qDeleteBuckets = `DELETE FROM usage_buckets WHERE session = ?1`
 	qDeleteEntries = `DELETE FROM entries WHERE pk BETWEEN ?1 AND ?2`
 	qDeleteSession = `DELETE FROM sessions WHERE pk = ?1`
 )

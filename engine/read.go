@@ -49,8 +49,8 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 }
 
 // Stats returns the counts, usage totals and breakdown kept in the
-// session row and its usage buckets (one statement, a row per bucket),
-// the breakdown in pi's order (sessiontree.SortBreakdown).
+// session row (one row), the breakdown in pi's order
+// (sessiontree.SortBreakdown).
 func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 	if err := s.check(ctx); err != nil {
 		return sessiontree.Stats{}, err
@@ -76,38 +76,19 @@ func (s *Storage) Stats(ctx context.Context) (sessiontree.Stats, error) {
 // in order of first use.
 func (s *Storage) stats(r q) (sessiontree.Stats, []bucket, error) {
 	var st sessiontree.Stats
-	rows, err := r.rows(qSessionStats, s.pk)
+	var u sessiontree.Usage
+	var breakdown []byte
+	err := r.row(qSessionStats, args(s.pk), &st.Entries, &st.TotalMessages, &st.UserMessages, &st.AssistantMessages,
+		&st.ToolResults, &st.ToolCalls, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost, &breakdown)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, nil, &SessionNotFoundError{ID: s.meta.ID}
+	}
 	if err != nil {
 		return st, nil, err
 	}
-	defer rows.Close()
-	found := false
-	var buckets []bucket
-	for rows.Next() {
-		var u sessiontree.Usage
-		var key sql.NullString
-		var b bucket
-		if err := rows.Scan(&st.Entries, &st.TotalMessages, &st.UserMessages, &st.AssistantMessages,
-			&st.ToolResults, &st.ToolCalls, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost,
-			&key, &b.firstSeq, &b.tokens, &b.cost); err != nil {
-			return st, nil, err
-		}
-		if !found {
-			st.AddUsage(u)
-			found = true
-		}
-		if key.Valid {
-			b.key = key.String
-			buckets = append(buckets, b)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return st, nil, err
-	}
-	if !found {
-		return st, nil, &SessionNotFoundError{ID: s.meta.ID}
-	}
-	return st, buckets, nil
+	st.AddUsage(u)
+	buckets, err := parseBreakdown(breakdown)
+	return st, buckets, err
 }
 
 // NewEntryID returns an 8-hex-character id not used in the session.

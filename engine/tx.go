@@ -80,6 +80,9 @@ func (db *DB) update(ctx context.Context, keep bool, fn func(w q) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
+	if db.ro != nil {
+		return db.ro
+	}
 	return db.retry(ctx, func() error {
 		return withConn(ctx, db.w.DB, func(c *conn) error { return db.updateOnce(ctx, c, keep, fn) })
 	})

@@ -3,7 +3,10 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -26,23 +29,83 @@ type Tx struct {
 // when fn returns nil and rolls back when fn returns an error or panics.
 // When the database is busy (another process writing), the transaction
 // is retried within the busy timeout, so fn may run more than once and
-// must not keep effects outside the transaction.
+// must not keep effects outside the transaction. On a database opened
+// for reading only it returns [DB.ReadOnly]'s error without calling fn.
 func (db *DB) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
-	return translate(db.retry(ctx, func() error { return db.updateTx(ctx, fn) }))
+	if db.ro != nil {
+		return db.ro
+	}
+	return translate(db.retry(ctx, func() error { return db.updateTx(ctx, true, fn) }))
 }
 
-func (db *DB) updateTx(ctx context.Context, fn func(tx *Tx) error) error {
+// TryUpdate is [DB.Update] without waiting: when another connection (of
+// this process or another) holds the database's write lock, it returns at
+// once an error matching sessiontree.ErrLocked, without running fn. Once
+// it has the lock, fn runs once, as in Update.
+func (db *DB) TryUpdate(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	if db.ro != nil {
+		return db.ro
+	}
+	return db.translate(db.updateTx(ctx, false, fn))
+}
+
+// WaitForLock returns once no other connection holds the database's
+// write lock, or with ctx's error when ctx is done first, however long
+// that takes (a write waits [Options.BusyTimeout] at most). It takes the
+// lock for a moment to know (an empty transaction, which writes
+// nothing), so the write that follows is likely, not certain, to find it
+// free.
+func (db *DB) WaitForLock(ctx context.Context) error {
+	delay := time.Millisecond
+	for {
+		err := db.TryUpdate(ctx, func(*Tx) error { return nil })
+		if !errors.Is(err, sessiontree.ErrLocked) {
+			return err
+		}
+		if err := pause(ctx, delay); err != nil {
+			return err
+		}
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}
+
+// updateTx runs one write transaction; with wait false, its BEGIN does not
+// wait for the write lock (busy_timeout 0 for that statement alone).
+func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) error {
 	sc, err := db.w.Connx(ctx)
 	if err != nil {
 		return err
 	}
 	defer sc.Close()
+	if !wait {
+		if _, err := sc.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+			return err
+		}
+	}
 	// BeginTxx forgets the heads the connection remembers (see
 	// conn.BeginTx): the caller's SQL may change any session.
 	tx, err := sc.BeginTxx(ctx, nil)
+	if !wait {
+		restore := `PRAGMA busy_timeout = ` + strconv.FormatInt(db.opts.BusyTimeout.Milliseconds(), 10)
+		if _, rerr := sc.ExecContext(context.WithoutCancel(ctx), restore); rerr != nil {
+			if err == nil {
+				_ = tx.Rollback()
+			}
+			// A connection left without its busy timeout would fail
+			// every write that meets another: the pool must drop it.
+			_ = sc.Raw(func(dc any) error {
+				dc.(*conn).broken = true
+				return nil
+			})
+			return fmt.Errorf("restore busy timeout: %w", rerr)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}

@@ -27,6 +27,10 @@ type head struct {
 	// cost is the session's cost total, to which a write adds each
 	// record's cost in log order (see delta).
 	cost float64
+	// buckets is the cost breakdown in order of first use (see
+	// breakdown.go). A head's buckets are never changed in place: a
+	// remembered head shares them with the delta that made it.
+	buckets []bucket
 }
 
 // depth is the leaf's depth: how many rows the branch has.
@@ -37,12 +41,12 @@ func (h *head) depth() int64 {
 	return h.leaf.depth
 }
 
-// delta is what a write adds to the session row and its usage buckets.
+// delta is what a write adds to the session row.
 //
 // Costs are floating-point sums, whose last bits depend on the order of
 // the additions: pi adds one record at a time in log order, to the
-// session's total and to its bucket's, so a write does too. The session's
-// total starts from the head's; a bucket's, see bucketDelta.
+// session's total and to its bucket's, so a write does too, starting from
+// the head's sums.
 type delta struct {
 	leaf   *node
 	leafID string
@@ -51,16 +55,18 @@ type delta struct {
 	tally sessiontree.Tally
 	// cost is the session's cost total after the write's entries so far.
 	cost float64
-	// buckets are what the write does to usage_buckets rows.
-	buckets   []bucketDelta
-	updatedAt string
-	setsName  bool
-	name      string
-	firstUser *string
+	// buckets is the breakdown after the write's entries so far: the
+	// head's until a record changes it (ownBuckets), then a copy.
+	buckets    []bucket
+	ownBuckets bool
+	updatedAt  string
+	setsName   bool
+	name       string
+	firstUser  *string
 }
 
-// bucket is a usage_buckets row: a bucket of the breakdown, the seq of
-// the entry that first used it, its tokens and its cost.
+// bucket is one bucket of the breakdown: its key, the seq of the entry
+// that first used it, its tokens and its cost.
 type bucket struct {
 	key      string
 	firstSeq int64
@@ -68,24 +74,8 @@ type bucket struct {
 	cost     float64
 }
 
-// bucketDelta is what a write does to one bucket's row: the tokens it
-// adds, the seq of its first record there (which only a new row keeps),
-// and its cost. With one record in the bucket, as in every single append,
-// cost is that record's, added to the stored cost: the stored cost plus
-// it is pi's sum, and the row need not be read. At a second record the
-// stored cost is read (0 for a new row) and total is set: from then on
-// cost is the bucket's cost after the write's records, in order, and
-// replaces the stored one.
-type bucketDelta struct {
-	key      string
-	firstSeq int64
-	tokens   int64
-	cost     float64
-	total    bool
-}
-
 // newDelta starts the delta of a write on a session with head h.
-func newDelta(h head) delta { return delta{cost: h.cost} }
+func newDelta(h head) delta { return delta{cost: h.cost, buckets: h.buckets} }
 
 // head returns the session's head inside a write transaction. The write
 // connection remembers the head of each session it appended to (see
@@ -104,12 +94,16 @@ func (w q) head(session int64) (head, error) {
 	var leafPK, start sql.NullInt64
 	var leafDepth int64
 	var n node
+	var breakdown []byte
 	err := w.row(qWriteState, args(session), &deleting, &leafPK, &h.leafID, &leafDepth, &h.count, &h.hasFirst,
-		&h.cost, &start, &n.thinking, &n.model, &n.tools)
+		&h.cost, &breakdown, &start, &n.thinking, &n.model, &n.tools)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && deleting {
 		return h, sessiontree.ErrNotFound
 	}
 	if err != nil {
+		return h, err
+	}
+	if h.buckets, err = parseBreakdown(breakdown); err != nil {
 		return h, err
 	}
 	if leafPK.Valid {
@@ -170,8 +164,8 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 		nullString(f.customType), nullString(f.role), text(e.Raw), canonical, f.checksum)
 }
 
-// count adds entry e, number seq of the session, to the delta.
-func (d *delta) count(w q, session, seq int64, e sessiontree.Entry, f *facts, h *head) error {
+// count adds entry e to the delta.
+func (d *delta) count(seq int64, e sessiontree.Entry, f *facts, h *head) {
 	d.tally.AddEntryStats(f.stats)
 	d.updatedAt = e.Timestamp
 	if f.role == "user" && !h.hasFirst && d.firstUser == nil {
@@ -182,34 +176,25 @@ func (d *delta) count(w q, session, seq int64, e sessiontree.Entry, f *facts, h 
 	if f.setsName {
 		d.setsName, d.name = true, f.name
 	}
-	if !f.stats.HasUsage {
-		return nil
+	if f.stats.HasUsage {
+		d.addUsage(seq, f.stats.Bucket, f.stats.Usage)
 	}
-	u := f.stats.Usage
-	d.cost += u.Cost
-	return d.addToBucket(w, session, seq, f.stats.Bucket, u)
 }
 
-// addToBucket adds usage record u, of entry seq, to bucket key (see
-// bucketDelta).
-func (d *delta) addToBucket(w q, session, seq int64, key string, u sessiontree.Usage) error {
-	i := slices.IndexFunc(d.buckets, func(b bucketDelta) bool { return b.key == key })
+// addUsage adds usage record u, of entry seq, to the session's cost and
+// to bucket key's tokens and cost.
+func (d *delta) addUsage(seq int64, key string, u sessiontree.Usage) {
+	d.cost += u.Cost
+	if !d.ownBuckets {
+		d.buckets, d.ownBuckets = slices.Clone(d.buckets), true
+	}
+	i := slices.IndexFunc(d.buckets, func(b bucket) bool { return b.key == key })
 	if i < 0 {
-		d.buckets = append(d.buckets, bucketDelta{key: key, firstSeq: seq, tokens: u.Tokens(), cost: u.Cost})
-		return nil
+		d.buckets = append(d.buckets, bucket{key: key, firstSeq: seq})
+		i = len(d.buckets) - 1
 	}
-	b := &d.buckets[i]
-	if !b.total {
-		var stored float64
-		err := w.row(qBucketCost, args(session, key), &stored)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("read usage bucket: %w", err)
-		}
-		b.cost, b.total = stored+b.cost, true
-	}
-	b.tokens += u.Tokens()
-	b.cost += u.Cost
-	return nil
+	d.buckets[i].tokens += u.Tokens()
+	d.buckets[i].cost += u.Cost
 }
 
 func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
@@ -224,7 +209,8 @@ func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
 	return err
 }
 
-// apply writes the delta to the session row and its usage buckets.
+// apply writes the delta to the session row: the breakdown only when a
+// record changed it.
 func (w q) apply(session int64, d *delta) error {
 	var leafPK, leafID any
 	var depth, start int64
@@ -235,21 +221,18 @@ func (w q) apply(session int64, d *delta) error {
 	if d.firstUser != nil {
 		first = *d.firstUser
 	}
+	var breakdown any
+	if d.ownBuckets {
+		var buf [256]byte
+		breakdown = string(appendBreakdown(buf[:0], d.buckets))
+	}
 	st := d.tally.Stats()
 	t := st.Tokens
 	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, st.Entries, st.TotalMessages,
 		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
-		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost,
+		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost, breakdown,
 		d.updatedAt, d.setsName, nullString(d.name), first, session)
-	if err != nil {
-		return err
-	}
-	for _, b := range d.buckets {
-		if _, err := w.exec(qAddToBucket, session, b.key, b.firstSeq, b.tokens, b.cost, b.total); err != nil {
-			return fmt.Errorf("write usage bucket: %w", err)
-		}
-	}
-	return nil
+	return err
 }
 
 func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }
@@ -367,19 +350,20 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		}
 		dl := newDelta(h)
 		dl.leaf, dl.leafID = &n, e.ID
-		if err := dl.count(w, s.pk, e.Seq, e, &f, &h); err != nil {
-			return err
-		}
+		dl.count(e.Seq, e, &f, &h)
 		out = e
 		if err := w.apply(s.pk, &dl); err != nil {
 			return err
 		}
 		w.remember(s.pk, head{leaf: &n, leafID: e.ID, count: h.count + 1,
-			hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost})
+			hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost, buckets: dl.buckets})
 		return nil
 	})
 	if err != nil {
-		return sessiontree.Entry{}, fmt.Errorf("append %s: %w", d.Type, translate(err))
+		// No "append <type>" step here: as with the other backends, the
+		// caller says what it was appending (sessiontree.Session.Append,
+		// the command's append), and saying it here too doubled it.
+		return sessiontree.Entry{}, translate(err)
 	}
 	return out, nil
 }
@@ -420,14 +404,13 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		}
 		dl := newDelta(h)
 		dl.leaf, dl.leafID = to, target
-		if err := dl.count(w, s.pk, e.Seq, e, &f, &h); err != nil {
-			return err
-		}
+		dl.count(e.Seq, e, &f, &h)
 		out = e
 		if err := w.apply(s.pk, &dl); err != nil {
 			return err
 		}
-		w.remember(s.pk, head{leaf: to, leafID: target, count: h.count + 1, hasFirst: h.hasFirst, cost: dl.cost})
+		w.remember(s.pk, head{leaf: to, leafID: target, count: h.count + 1, hasFirst: h.hasFirst,
+			cost: dl.cost, buckets: dl.buckets})
 		return nil
 	})
 	if err != nil {

@@ -40,6 +40,18 @@
 // duplicate id, a parent that does not exist, a cycle. Reading never
 // panics and never loops.
 //
+// A line is at most [DefaultMaxLineBytes] long, 256 MiB, unless
+// [Options.MaxLineBytes] or [ReadOptions.MaxLineBytes] says otherwise. A
+// longer line refuses the file in every mode, with a [*LineError] whose
+// Err is a [*LineTooLongError], as soon as the limit is passed: memory
+// holds at most the limit of it, whatever the file (one without
+// newlines, a binary file).
+//
+// A session file is a regular file. [Open] and [ReadFile] refuse a path
+// naming anything else (a named pipe, which would block the read; a
+// device such as /dev/zero, which would never end it; a directory) with
+// a [*sessiontree.NotRegularFileError] before they read from it.
+//
 // An entry whose type this version does not know (pi adds types every
 // few months) is not damage: it is read, kept and written back byte for
 // byte like any other, and [Report.Unknown] counts such entries per type,

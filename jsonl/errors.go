@@ -46,3 +46,34 @@ func (e *LineError) Is(target error) bool { return target == sessiontree.ErrCorr
 func corrupt(id, format string, args ...any) error {
 	return &sessiontree.CorruptError{EntryID: id, Reason: fmt.Sprintf(format, args...)}
 }
+
+// ErrLineTooLong is matched by a [*LineTooLongError].
+var ErrLineTooLong = errors.New("line too long")
+
+// LineTooLongError is the Err of the [*LineError] for a line longer than
+// the read's limit ([ReadOptions.MaxLineBytes], [Options.MaxLineBytes],
+// by default [DefaultMaxLineBytes]). It matches [ErrLineTooLong] with
+// errors.Is, and through its LineError [sessiontree.ErrCorrupt].
+type LineTooLongError struct {
+	// Limit is the longest line accepted, in bytes, newline not counted.
+	Limit int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line longer than the limit of %s", formatSize(e.Limit))
+}
+
+// Is makes errors.Is(err, ErrLineTooLong) true.
+func (e *LineTooLongError) Is(target error) bool { return target == ErrLineTooLong }
+
+// formatSize writes a size in bytes as people read limits: "256 MiB"
+// for a whole number of MiB or KiB, else "1000 bytes".
+func formatSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -19,6 +19,7 @@ type loader struct {
 	ctx      context.Context
 	path     string
 	mode     Mode
+	maxLine  int // ReadOptions.MaxLineBytes
 	onAppend func(context.Context, sessiontree.Entry) error
 	state    *stateLinks
 
@@ -63,7 +64,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (l *loader) load(r io.Reader) error {
-	for rec, err := range read(l.ctx, &countingReader{r: r, l: l}, ReadOptions{Name: l.path, Mode: l.mode}, false) {
+	for rec, err := range read(l.ctx, &countingReader{r: r, l: l}, ReadOptions{Name: l.path, Mode: l.mode, MaxLineBytes: l.maxLine}, false) {
 		if err != nil {
 			if l.fail != nil {
 				break // the first failure is the one to report

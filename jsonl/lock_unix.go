@@ -3,8 +3,10 @@
 package jsonl
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -15,7 +17,31 @@ import (
 // to the open file description, so a second open of the same file in the
 // same process conflicts too, and the lock goes away when f is closed or
 // the process dies.
+//
+// A lock found taken is tried again for lockGrace before it counts as
+// another writer's: a process that starts a program (os/exec forks, then
+// execs) holds a copy of every open descriptor for that moment, so a
+// file this process just closed can still look locked by the child.
 func lockFile(f *os.File) error {
+	deadline := time.Now().Add(lockGrace)
+	for {
+		err := tryLock(f)
+		if !errors.Is(err, sessiontree.ErrLocked) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(lockRetry)
+	}
+}
+
+// lockGrace and lockRetry bound how long and how often lockFile tries a
+// taken lock again.
+const (
+	lockGrace = 100 * time.Millisecond
+	lockRetry = 5 * time.Millisecond
+)
+
+// tryLock takes the flock on f once.
+func tryLock(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return fmt.Errorf("lock %s: %w: %w", f.Name(), sessiontree.ErrStorage, err)

@@ -1,18 +1,20 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"sync"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
+	"github.com/sessiontree/sessiontree/internal/lines"
 )
 
 // Mode says how much damage a read tolerates.
@@ -45,10 +47,15 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// DefaultMaxLineBytes is the longest line a read accepts when
-// [ReadOptions.MaxLineBytes] is 0. Lines of tens of megabytes (a large
-// tool result) are normal; a line of a gigabyte is not a session.
-const DefaultMaxLineBytes = 1 << 30
+// DefaultMaxLineBytes, 256 MiB, is the longest line a read accepts when
+// [ReadOptions.MaxLineBytes] (or [Options.MaxLineBytes]) is 0; the
+// newline does not count. Lines of tens of megabytes (a large tool
+// result, a screenshot) are normal; a line of hundreds of megabytes is
+// not a session, but a file without newlines, or a stream of zeros. A
+// longer line is refused with a [*LineError] whose Err is a
+// [*LineTooLongError], as soon as the limit is passed: memory holds at
+// most the limit of it.
+const DefaultMaxLineBytes = 256 << 20
 
 // ReadOptions configure [Read]. The zero value reads a whole file in
 // [Recover] mode.
@@ -61,8 +68,9 @@ type ReadOptions struct {
 	// pass the Next position of the last record it yielded, and a reader
 	// positioned at Resume.Offset. No header record is yielded then.
 	Resume *Position
-	// MaxLineBytes bounds the length of one line; 0 means
-	// [DefaultMaxLineBytes]. Memory use is bounded by it, not by the file.
+	// MaxLineBytes bounds the length of one line, newline not counted;
+	// 0 means [DefaultMaxLineBytes]. Memory use is bounded by it, not by
+	// the file: a longer line is refused once this much of it is read.
 	MaxLineBytes int
 	// SizeHint, when positive, is about how many bytes the read will see
 	// (a file's size less the resume offset): a read of a small input
@@ -153,16 +161,20 @@ func Read(ctx context.Context, r io.Reader, opts ReadOptions) iter.Seq2[Record, 
 func read(ctx context.Context, r io.Reader, opts ReadOptions, validate bool) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		rd := &reader{
-			br:       bufio.NewReaderSize(r, readBufferFor(opts.SizeHint)),
+			lines:    lines.NewReader(r, readBufferFor(opts.SizeHint), maxLine(opts.MaxLineBytes)),
 			opts:     opts,
-			maxLine:  opts.MaxLineBytes,
 			validate: validate,
-		}
-		if rd.maxLine <= 0 {
-			rd.maxLine = DefaultMaxLineBytes
 		}
 		readAhead(ctx, rd, yield)
 	}
+}
+
+// maxLine is the line limit for a MaxLineBytes option.
+func maxLine(opt int) int {
+	if opt <= 0 {
+		return DefaultMaxLineBytes
+	}
+	return opt
 }
 
 // Read-ahead bounds: a batch is sent when it holds this many records or
@@ -264,12 +276,15 @@ func readAhead(ctx context.Context, rd *reader, yield func(Record, error) bool) 
 }
 
 // ReadFile is [Read] over the file at path. With opts.Resume it starts
-// reading at Resume.Offset. The file is closed when the sequence ends.
+// reading at Resume.Offset. The file is closed when the sequence ends. A
+// path that names something other than a regular file (a named pipe, a
+// device, a directory) yields a [*sessiontree.NotRegularFileError]
+// before anything is read from it.
 func ReadFile(ctx context.Context, path string, opts ReadOptions) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
-		f, err := os.Open(path)
+		f, err := openFile(path, os.O_RDONLY)
 		if err != nil {
-			yield(Record{}, openError(path, err))
+			yield(Record{}, err)
 			return
 		}
 		defer f.Close()
@@ -296,57 +311,50 @@ func ReadFile(ctx context.Context, path string, opts ReadOptions) iter.Seq2[Reco
 	}
 }
 
-func openError(path string, err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrNotFound, err)
+// openFile opens the session file at path with flag, refusing anything
+// but a regular file before reading it (a named pipe would block the
+// read, /dev/zero never end it) with a
+// [*sessiontree.NotRegularFileError].
+func openFile(path string, flag int) (*os.File, error) {
+	f, err := fsx.Open(path, flag, "session file")
+	if err != nil {
+		return nil, openError(path, err)
 	}
-	return fmt.Errorf("open %s: %w: %w", path, sessiontree.ErrStorage, err)
+	return f, nil
+}
+
+// openError is the error of opening the file at path: the sentinel for
+// it ([sessiontree.ErrNotFound] or [sessiontree.ErrStorage]) and the
+// system's *fs.PathError, which names the step and the path, once. A
+// [*sessiontree.NotRegularFileError] names the path itself and is
+// returned as it is.
+func openError(path string, err error) error {
+	var nr *sessiontree.NotRegularFileError
+	if errors.As(err, &nr) {
+		return err
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		err = &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", sessiontree.ErrNotFound, err)
+	}
+	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
 }
 
 type reader struct {
-	br       *bufio.Reader
-	buf      []byte // holds a line longer than br's buffer
+	lines    *lines.Reader
 	opts     ReadOptions
-	maxLine  int
 	validate bool
 	pos      Position
 	ids      v1IDs
 }
 
-// errLineTooLong is returned by readLine for a line over maxLine bytes.
-var errLineTooLong = errors.New("line too long")
-
 // readLine returns the next line, its newline included when it has one.
-// The slice is valid until the next call. It returns io.EOF at the end.
-func (r *reader) readLine() ([]byte, error) {
-	r.buf = r.buf[:0]
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			r.buf = append(r.buf, chunk...)
-			if len(r.buf) > r.maxLine {
-				return nil, errLineTooLong
-			}
-			continue
-		}
-		line := chunk
-		if len(r.buf) > 0 {
-			r.buf = append(r.buf, chunk...)
-			line = r.buf
-		}
-		if len(line) > r.maxLine+1 {
-			return nil, errLineTooLong
-		}
-		switch {
-		case err == nil:
-			return line, nil
-		case err == io.EOF && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
-		}
-	}
-}
+// The slice is valid until the next call. It returns io.EOF at the end
+// and lines.ErrTooLong for a line over the limit.
+func (r *reader) readLine() ([]byte, error) { return r.lines.Next() }
 
 func (r *reader) lineError(start Position, err error) *LineError {
 	return &LineError{Path: r.opts.Name, Line: start.Line + 1, Offset: start.Offset, Err: err}
@@ -385,8 +393,8 @@ func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
 			return
 		}
 		if err != nil {
-			if err == errLineTooLong {
-				yield(Record{}, r.lineError(start, corrupt("", "line longer than %d bytes", r.maxLine)))
+			if err == lines.ErrTooLong {
+				yield(Record{}, r.lineError(start, &LineTooLongError{Limit: r.lines.Max()}))
 			} else {
 				yield(Record{}, r.ioError(err))
 			}
@@ -444,8 +452,8 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 		case err == io.EOF:
 			yield(Record{}, r.lineError(start, corrupt("", "empty file: no session header")))
 			return false
-		case err == errLineTooLong:
-			yield(Record{}, r.lineError(start, corrupt("", "malformed header: line longer than %d bytes", r.maxLine)))
+		case err == lines.ErrTooLong:
+			yield(Record{}, r.lineError(start, &LineTooLongError{Limit: r.lines.Max()}))
 			return false
 		case err != nil:
 			yield(Record{}, r.ioError(err))

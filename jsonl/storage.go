@@ -40,6 +40,11 @@ type Options struct {
 	// batch for AppendBatch). Off by default, as in pi: an append then
 	// survives a crash of the process but not of the machine.
 	Sync bool
+	// MaxLineBytes bounds the length of a line read, as
+	// [ReadOptions.MaxLineBytes]: 0 means [DefaultMaxLineBytes]. A
+	// longer line refuses the file (in every mode) with a [*LineError]
+	// whose Err is a [*LineTooLongError].
+	MaxLineBytes int
 }
 
 // Report tells what opening a file found.
@@ -196,7 +201,10 @@ func headerLine(meta sessiontree.SessionMeta) ([]byte, error) {
 // rule. Unless opts.ReadOnly, it first takes the file's write lock, and a
 // second writer gets [sessiontree.ErrLocked]. Bad input gives a
 // [*LineError]; what was tolerated is in [Storage.Report]. A file that
-// does not exist gives [sessiontree.ErrNotFound].
+// does not exist gives [sessiontree.ErrNotFound]; a path that names
+// something other than a regular file (a named pipe, a device, a
+// directory) gives a [*sessiontree.NotRegularFileError] before anything
+// is read from it.
 func Open(ctx context.Context, path string, opts Options) (*Storage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -204,15 +212,14 @@ func Open(ctx context.Context, path string, opts Options) (*Storage, error) {
 	var f *os.File
 	var err error
 	if opts.ReadOnly {
-		f, err = os.Open(path)
-		if err != nil {
-			return nil, openError(path, err)
+		if f, err = openFile(path, os.O_RDONLY); err != nil {
+			return nil, err
 		}
 	} else if f, err = openLocked(path); err != nil {
 		return nil, err
 	}
 	s := &Storage{path: path, opts: opts, f: f, tornAt: -1, loading: true}
-	l := &loader{ctx: ctx, path: path, mode: opts.Mode, onAppend: s.onAppend, state: &s.state}
+	l := &loader{ctx: ctx, path: path, mode: opts.Mode, maxLine: opts.MaxLineBytes, onAppend: s.onAppend, state: &s.state}
 	if err := l.load(f); err != nil {
 		_ = f.Close()
 		return nil, err
@@ -248,9 +255,9 @@ func Open(ctx context.Context, path string, opts Options) (*Storage, error) {
 // no longer at path, so it checks and tries again.
 func openLocked(path string) (*os.File, error) {
 	for range 10 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+		f, err := openFile(path, os.O_RDWR|os.O_APPEND)
 		if err != nil {
-			return nil, openError(path, err)
+			return nil, err
 		}
 		if err := lockFile(f); err != nil {
 			_ = f.Close()
@@ -512,7 +519,8 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 // directory, so a crash leaves either file whole; the new file is locked
 // before it replaces the old one. A current file is left alone. It
 // refuses when opening skipped lines ([Lenient] mode), which the rewrite
-// would lose.
+// would lose. A file opened through a symbolic link is rewritten where
+// the link points; the link stays.
 func (s *Storage) Upgrade(ctx context.Context) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -545,11 +553,17 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w", s.path, err)
 	}
-	tmp, size, err := s.writeUpgraded(ctx, fi.Mode().Perm(), entries)
+	// A path that is a symbolic link is upgraded at its target: renaming
+	// over the link would replace the link by a copy.
+	target, err := filepath.EvalSymlinks(s.path)
+	if err != nil {
+		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
+	}
+	tmp, size, err := s.writeUpgraded(ctx, target, fi.Mode().Perm(), entries)
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w", s.path, err)
 	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		_ = tmp.Close()
 		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
@@ -557,16 +571,16 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	old := s.f
 	s.f, s.version, s.size, s.tornAt, s.needNewline = tmp, CurrentVersion, size, -1, false
 	_ = old.Close() // releases the old file's lock; openLocked sees it is no longer at path
-	if err := syncDir(filepath.Dir(s.path)); err != nil {
+	if err := syncDir(filepath.Dir(target)); err != nil {
 		return fmt.Errorf("upgrade %s: sync directory: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
 	return nil
 }
 
 // writeUpgraded writes the migrated file to a locked temporary file in the
-// same directory and syncs it.
-func (s *Storage) writeUpgraded(ctx context.Context, perm fs.FileMode, entries []sessiontree.Entry) (*os.File, int64, error) {
-	dir, base := filepath.Split(s.path)
+// directory of target, the file it is to replace, and syncs it.
+func (s *Storage) writeUpgraded(ctx context.Context, target string, perm fs.FileMode, entries []sessiontree.Entry) (*os.File, int64, error) {
+	dir, base := filepath.Split(target)
 	var tmp *os.File
 	var err error
 	for i := 0; ; i++ {

@@ -28,7 +28,8 @@
 // records versions this code does not know ([ErrNewer]: written by a newer
 // program). With [Options.ApplicationID] set it also sets PRAGMA
 // application_id in the first step and refuses a database that carries
-// another ([ErrForeign]).
+// another ([ErrForeign]). [Pending] makes the same checks without writing,
+// for a database that cannot be written, and lists what Up would apply.
 //
 // # Concurrency
 //

@@ -167,6 +167,35 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 	return res, nil
 }
 
+// Pending returns the migrations of fsys that q's database has not
+// applied, in order, after checking without writing what [Up] checks: the
+// applied ones against their files ([ErrChecksum], [ErrNewer]) and the
+// application id ([ErrForeign]). It is for a database that cannot be
+// written, where Up could not apply them.
+func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Options) ([]Migration, error) {
+	migs, err := Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readRecordsRetrying(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := verify(recs, migs); err != nil {
+		return nil, err
+	}
+	if err := checkAppID(ctx, q, opts.ApplicationID); err != nil {
+		return nil, err
+	}
+	var pending []Migration
+	for _, m := range migs {
+		if !slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
+			pending = append(pending, m)
+		}
+	}
+	return pending, nil
+}
+
 // Version returns the highest applied version, 0 for a database without
 // migration records.
 func Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {

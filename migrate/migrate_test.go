@@ -148,6 +148,42 @@ func TestNewerDatabaseIsRefused(t *testing.T) {
 	}
 }
 
+// Pending lists what Up would apply and checks what Up checks, writing
+// nothing.
+func TestPending(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	db := open(t, path)
+	fsys := fstest.MapFS{"0001_first.sql": {Data: []byte("CREATE TABLE a (x);")}}
+	if _, err := migrate.Up(ctx, db, fsys, migrate.Options{ApplicationID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := sqlx.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if p, err := migrate.Pending(ctx, ro, fsys, migrate.Options{ApplicationID: 7}); err != nil || len(p) != 0 {
+		t.Errorf("Pending() with everything applied = %v, %v; want none", p, err)
+	}
+	fsys["0002_second.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE b (x);")}
+	fsys["0003_third.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE c (x);")}
+	p, err := migrate.Pending(ctx, ro, fsys, migrate.Options{ApplicationID: 7})
+	if err != nil || len(p) != 2 || p[0].Version != 2 || p[1].Version != 3 {
+		t.Errorf("Pending() = %v, %v; want 2 and 3", p, err)
+	}
+	if _, err := migrate.Pending(ctx, ro, fsys, migrate.Options{ApplicationID: 8}); !errors.Is(err, migrate.ErrForeign) {
+		t.Errorf("Pending() with another application id = %v; want ErrForeign", err)
+	}
+	fsys["0001_first.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE a (x, y);")}
+	if _, err := migrate.Pending(ctx, ro, fsys, migrate.Options{ApplicationID: 7}); !errors.Is(err, migrate.ErrChecksum) {
+		t.Errorf("Pending() after editing an applied migration = %v; want ErrChecksum", err)
+	}
+	if got := tables(t, db); !cmp.Equal(got, []string{"a", "schema_migrations"}) {
+		t.Errorf("tables after Pending() = %v; want only the first migration's", got)
+	}
+}
+
 func TestBadNames(t *testing.T) {
 	for name, fsys := range map[string]fstest.MapFS{
 		"no number":      {"first.sql": {Data: []byte("SELECT 1;")}},

@@ -37,7 +37,7 @@ func corruptDB(t *testing.T, dir string) (path, session, victim string) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Index(ctx, nil); err != nil {
+	if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	log := logOf(t, st)

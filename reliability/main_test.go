@@ -355,25 +355,44 @@ type cliResult struct {
 // runCLI runs the sessiontree command with a timeout.
 func runCLI(tb testing.TB, stdin string, args ...string) cliResult {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runCLIWith(tb, cliRun{stdin: strings.NewReader(stdin)}, args...)
+}
+
+// cliRun says how runCLIWith runs the command.
+type cliRun struct {
+	env     []string      // variables added to the environment
+	stdin   io.Reader     // nil: none
+	stdout  io.Writer     // nil: collected in the result
+	timeout time.Duration // after it the command is killed and the test fails; 0: two minutes
+}
+
+// runCLIWith runs the sessiontree command as o says.
+func runCLIWith(tb testing.TB, o cliRun, args ...string) cliResult {
+	tb.Helper()
+	if o.timeout == 0 {
+		o.timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, sessiontreeCommand(tb), args...)
-	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdin = o.stdin
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.Env = append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db")
+	if o.stdout != nil {
+		cmd.Stdout = o.stdout
+	}
+	cmd.Env = append(append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db"), o.env...)
 	err := cmd.Run()
 	res := cliResult{stdout: out.String(), stderr: errb.String()}
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		tb.Fatalf("sessiontree %q did not finish in %v (a hang?)", args, o.timeout)
 	case err == nil:
 	case errors.As(err, &ee):
 		res.code = ee.ExitCode()
 	default:
 		tb.Fatalf("sessiontree %q: %v", args, err)
-	}
-	if ctx.Err() != nil {
-		tb.Fatalf("sessiontree %q did not finish in time (a hang?)", args)
 	}
 	return res
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,14 +85,30 @@ func writeMemSession(tb testing.TB, path string, ms memSession) (size int64, lon
 }
 
 // runMeasured runs the sessiontree command and returns its peak resident
-// memory and how long it took. ru_maxrss of the command cannot be read
-// directly: Go starts commands with vfork, and Linux then counts this test
-// process's memory as the command's. So the command runs under GNU time
-// (which forks) when /usr/bin/time exists, and otherwise the kernel's
-// high-water mark of the command's own address space (VmHWM) is read every
-// millisecond while it runs, which may miss a peak in its last moment.
+// memory and how long it took; it fails unless the command exits 0. See
+// measureCLI.
 func runMeasured(tb testing.TB, args ...string) (peak int64, took time.Duration, out string) {
 	tb.Helper()
+	peak, took, res := measureCLI(tb, cliRun{}, args...)
+	if res.code != 0 {
+		tb.Fatalf("sessiontree %q exited %d\n%s", args, res.code, res.stderr)
+	}
+	return peak, took, res.stdout
+}
+
+// measureCLI runs the sessiontree command as o says (its env, stdin and
+// timeout) and returns its peak resident memory, how long it took and
+// what it did. ru_maxrss of the command cannot be read directly: Go
+// starts commands with vfork, and Linux then counts this test process's
+// memory as the command's. So the command runs under GNU time (which
+// forks) when /usr/bin/time exists, and otherwise the kernel's high-water
+// mark of the command's own address space (VmHWM) is read every
+// millisecond while it runs, which may miss a peak in its last moment.
+func measureCLI(tb testing.TB, o cliRun, args ...string) (peak int64, took time.Duration, res cliResult) {
+	tb.Helper()
+	if o.timeout == 0 {
+		o.timeout = 10 * time.Minute
+	}
 	bin := sessiontreeCommand(tb)
 	timeOut := filepath.Join(tb.TempDir(), "maxrss")
 	gnuTime := exec.Command("/usr/bin/time", "-f", "%M", "-o", timeOut, "true").Run() == nil
@@ -98,12 +116,18 @@ func runMeasured(tb testing.TB, args ...string) (peak int64, took time.Duration,
 	if gnuTime {
 		cmd = exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", timeOut, bin}, args...)...)
 	}
+	cmd.Env = append(os.Environ(), o.env...)
+	cmd.Stdin = o.stdin
+	// A group of its own, so that a timeout kills the command, not only
+	// GNU time above it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
+	killer := time.AfterFunc(o.timeout, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -127,7 +151,16 @@ func runMeasured(tb testing.TB, args ...string) (peak int64, took time.Duration,
 	took = time.Since(start)
 	close(stop)
 	<-done
-	if err != nil {
+	if !killer.Stop() {
+		tb.Fatalf("sessiontree %q did not finish in %v (a hang?)", args, o.timeout)
+	}
+	res = cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	default:
 		tb.Fatalf("sessiontree %q: %v\n%s", args, err, stderr.String())
 	}
 	if gnuTime {
@@ -135,7 +168,12 @@ func runMeasured(tb testing.TB, args ...string) (peak int64, took time.Duration,
 		if err != nil {
 			tb.Fatal(err)
 		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		// GNU time notes a non-zero exit on a line of its own first.
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			tb.Fatalf("GNU time said %q", b)
+		}
+		kb, err := strconv.ParseInt(f[len(f)-1], 10, 64)
 		if err != nil {
 			tb.Fatalf("GNU time said %q", b)
 		}
@@ -144,7 +182,7 @@ func runMeasured(tb testing.TB, args ...string) (peak int64, took time.Duration,
 	if peak == 0 {
 		tb.Skip("cannot measure a command's memory on this system")
 	}
-	return peak, took, stdout.String()
+	return peak, took, res
 }
 
 // vmHWM reads the VmHWM line of a /proc/<pid>/status file, in bytes; 0

@@ -29,9 +29,10 @@ func init() {
 
 // makeFilesChild creates every kind of file the library writes, with the
 // umask cleared so that only the modes the code asks for count: a
-// database in missing folders (with its WAL and shared-memory files), an
-// export in missing folders, a session file, a torn tail's sidecar, an
-// upgraded legacy file.
+// database in missing folders (with its WAL and shared-memory files), a
+// database in an empty file someone else made (0666, as a shell makes it
+// under umask 0), an export in missing folders, a session file, a torn
+// tail's sidecar, an upgraded legacy file.
 func makeFilesChild(ctx context.Context, spec childSpec) error {
 	syscall.Umask(0)
 	dir := spec.File
@@ -45,6 +46,18 @@ func makeFilesChild(ctx context.Context, spec childSpec) error {
 		return err
 	}
 	if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, userMessage("secret")); err != nil {
+		return err
+	}
+	adopted := filepath.Join(dir, "adopted.db")
+	if err := os.WriteFile(adopted, nil, 0o666); err != nil {
+		return err
+	}
+	a, err := store.Open(ctx, adopted, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if _, err := a.Create(ctx, store.CreateOptions{Cwd: "/private"}); err != nil {
 		return err
 	}
 	if err := s.ExportFile(ctx, st.ID(), filepath.Join(dir, "exports", "deep", "out.jsonl"), store.ExportOptions{}); err != nil {
@@ -132,8 +145,8 @@ func TestFileModes(t *testing.T) {
 	c.expect(t, "done", time.Minute, nil)
 	files, dirs := checkModes(t, dir)
 	c.finish(t, time.Minute)
-	if files < 8 {
-		t.Errorf("only %d files made; want the database, its WAL and shm, two exports, three session files and a sidecar", files)
+	if files < 11 {
+		t.Errorf("only %d files made; want two databases with their WAL and shm, two exports, three session files and a sidecar", files)
 	}
 
 	// The command, under umask 0 too (through sh, the one way to set it
@@ -147,8 +160,9 @@ func TestFileModes(t *testing.T) {
 	db := filepath.Join(cdir, "x", "y", "sessions.db")
 	id := "0190a000-0000-7000-8000-00000000b0b0"
 	bin := sessiontreeCommand(t)
-	script := `umask 000 && "$0" --db "$1" import "$2" && "$0" --db "$1" export "$3" -o "$4" && "$0" --db "$1" demo >/dev/null`
-	r := runShell(t, script, bin, db, src, id, filepath.Join(cdir, "out", "again", "s.jsonl"))
+	script := `umask 000 && "$0" --db "$1" import "$2" && "$0" --db "$1" export "$3" -o "$4" && "$0" --db "$1" demo >/dev/null &&
+: > "$5" && "$0" --db "$5" import "$2" >/dev/null`
+	r := runShell(t, script, bin, db, src, id, filepath.Join(cdir, "out", "again", "s.jsonl"), filepath.Join(cdir, "adopted.db"))
 	if r != "" {
 		t.Fatal(r)
 	}
@@ -302,11 +316,11 @@ func TestHostileStrings(t *testing.T) {
 			// Search: literally, the hostile text is found in its session
 			// (three characters or more make a trigram; shorter ones are
 			// scanned for); as FTS5 syntax it is an answer or ErrBadQuery.
-			hits, err := s.Search(ctx, "find me: "+h, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit})
+			res, err := s.Search(ctx, "find me: "+h, store.SearchOptions{Literal: true, Limit: store.MaxSearchLimit})
 			if err != nil {
 				t.Errorf("Search(%q, literal) = %v", h, err)
-			} else if !hasHit(hits, sid) {
-				t.Errorf("Search(%q, literal) = %d hits, none in %q", h, len(hits), sid)
+			} else if !hasHit(res.Hits, sid) {
+				t.Errorf("Search(%q, literal) = %d hits, none in %q", h, len(res.Hits), sid)
 			}
 			if _, err := s.Search(ctx, h, store.SearchOptions{}); err != nil && !errors.Is(err, store.ErrBadQuery) {
 				t.Errorf("Search(%q) = %v; want hits or ErrBadQuery", h, err)

@@ -182,7 +182,7 @@ func listDB(b *testing.B) string {
 				return err
 			}
 		}
-		_, err := s.Index(ctx, nil)
+		_, err := s.Index(ctx, store.IndexOptions{})
 		return err
 	})
 }
@@ -245,7 +245,7 @@ func BenchmarkSearch(b *testing.B) {
 				return err
 			}
 		}
-		if _, err := s.Index(ctx, nil); err != nil {
+		if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
 			return err
 		}
 		// Leave the index merged as a long-lived database's would be.
@@ -288,9 +288,9 @@ func BenchmarkSearch(b *testing.B) {
 		{"one-session", "session", store.SearchOptions{SessionID: oneSession}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			hits, err := s.Search(ctx, bc.query, bc.opts)
-			if err != nil || len(hits) == 0 {
-				b.Fatalf("Search(%q): %d hits, %v", bc.query, len(hits), err)
+			res, err := s.Search(ctx, bc.query, bc.opts)
+			if err != nil || len(res.Hits) == 0 {
+				b.Fatalf("Search(%q): %d hits, %v", bc.query, len(res.Hits), err)
 			}
 			measure(b, func() {
 				if _, err := s.Search(ctx, bc.query, bc.opts); err != nil {
@@ -311,15 +311,15 @@ func BenchmarkSearchCatchUp(b *testing.B) {
 	ctx := context.Background()
 	b.Run("index-nothing-pending", func(b *testing.B) {
 		measure(b, func() {
-			if n, err := s.Index(ctx, nil); err != nil || n != 0 {
+			if n, err := s.Index(ctx, store.IndexOptions{}); err != nil || n != 0 {
 				b.Fatalf("Index = %d, %v; want 0, nil", n, err)
 			}
 		})
 	})
 	b.Run("search-rare", func(b *testing.B) {
 		measure(b, func() {
-			if hits, err := s.Search(ctx, "zanzibar", store.SearchOptions{}); err != nil || len(hits) == 0 {
-				b.Fatalf("Search: %d hits, %v", len(hits), err)
+			if res, err := s.Search(ctx, "zanzibar", store.SearchOptions{}); err != nil || len(res.Hits) == 0 {
+				b.Fatalf("Search: %d hits, %v", len(res.Hits), err)
 			}
 		})
 	})
@@ -449,7 +449,7 @@ func benchIndex(b *testing.B, dir string, size int64) {
 		s = freshStore(b)
 		want = mustImportNew(b, s, dir)
 	}, func() int {
-		n, err := s.Index(ctx, nil)
+		n, err := s.Index(ctx, store.IndexOptions{})
 		if err != nil || n != int64(want) {
 			b.Fatalf("Index = %d, %v; want %d", n, err, want)
 		}

@@ -18,7 +18,8 @@
 //     session back as a pi file, optionally in the form the released pi
 //     resumes correctly.
 //   - [Store.Search] is full-text search over every session with FTS5,
-//     for English and CJK text; [Store.Index] brings the index up to date.
+//     for English and CJK text, over the first 1 MiB of each entry's text
+//     ([IndexedTextLimit]); [Store.Index] brings the index up to date.
 //   - [Store.Check] verifies the database, for the command line's check;
 //     [Store.Warnings] names the sessions holding entries of types this
 //     version does not know, which are kept byte for byte (not damage).
@@ -26,14 +27,17 @@
 // # Schema
 //
 // The store's tables come as migrations of package migrate (0003, 0004,
-// 0007 and 0008), so any engine database gains them when opened; schema.sql at
-// the repository root shows and explains them. Writes (a Storage's
-// append, a batch import, a fork) store entries only; each session's row
-// marks how many of its entries the search index holds, and
-// [Store.Index], which every search runs first, indexes the rest, many at
-// a time, advancing the mark in the same transaction. Indexing costs
-// several times what storing does, so appends and imports no longer pay
-// it one entry at a time, and a search still sees every committed entry.
+// 0007, 0008 and 0010), so any engine database gains them when opened;
+// schema.sql at the repository root shows and explains them. Writes (a
+// Storage's append, a batch import, a fork) store entries only; each
+// session's row marks how many of its entries the search index holds, and
+// [Store.Index] indexes the rest, many at a time (chunks bounded in
+// entries and in bytes), advancing the mark in the same transaction.
+// Indexing costs several times what storing does, so appends and imports
+// no longer pay it one entry at a time. A search catches the index up
+// when it can take the write lock at once, and reads the entries still
+// pending itself, so it still sees every committed entry, within bounds
+// ([Store.Search]).
 //
 // # Concurrency
 //
@@ -41,7 +45,24 @@
 // same database file: every write is one BEGIN IMMEDIATE transaction of the
 // engine, so writers queue on SQLite's write lock, and reads see one
 // snapshot and never wait for writers. An import holds the write lock one
-// chunk of a file at a time.
+// chunk of a file at a time; imports of the same files at once import
+// each file once. Reads stay reads: [Store.Search] and [Store.Check]
+// never fail, nor wait, because another process is writing. The long
+// writes, [Store.Import] and [Store.Index], wait for another process's
+// write once, as long as their context allows, and say so
+// ([ImportOptions.Waiting]), or give up at once with
+// sessiontree.ErrLocked ([ImportOptions.NoWait]); never the busy timeout
+// once per file or chunk. A write that finds no room matches
+// sessiontree.ErrDiskFull.
+//
+// # Read-only databases
+//
+// A database that cannot be written (a read-only mount, a folder or file
+// the user may not write) opens read-only (see engine.Open): listing,
+// reading, exporting, [Store.Check] and [Store.Search] work (a search
+// then answers from what the index holds and a scan of what is pending,
+// without catching the index up), and every write returns an error
+// matching sessiontree.ErrReadOnly.
 //
 // # Caveats
 //

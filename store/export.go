@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 )
 
 // ExportOptions configure [Store.Export]. The zero value writes the
@@ -72,8 +73,22 @@ func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportO
 // atomically: it writes a temporary file in the same directory (mode
 // 0600), syncs it, renames it over path and syncs the directory, so path
 // holds either its old content or the whole export, even after a crash.
-// Missing directories are created with mode 0700.
+// Missing directories are created with mode 0700. A path that is a
+// symbolic link is written through: the file it points to is replaced
+// (or made), and the link stays. A path that names something other than
+// a regular file (a device such as /dev/null, /dev/stdout on a terminal
+// or a pipe, a named pipe) is written straight to, never replaced;
+// so is an open file descriptor (/dev/stdout, /dev/fd/N) on a file a
+// shell opened with > or >>, appending. A directory is refused.
 func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOptions) (err error) {
+	t, err := fsx.WriteTarget(path, "session file")
+	if err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	if t.Direct {
+		return s.exportDirect(ctx, id, t.Path, opts)
+	}
+	path = t.Path
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("export %s: %w", id, err)
@@ -105,6 +120,20 @@ func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOpti
 		return fmt.Errorf("export %s: %w", id, err)
 	}
 	return syncDir(dir)
+}
+
+// exportDirect exports session id by writing to path as it is, a device,
+// a pipe or an open descriptor: there is nothing to sync or rename.
+func (s *Store) exportDirect(ctx context.Context, id, path string, opts ExportOptions) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", id, err)
+	}
+	err = s.Export(ctx, id, f, opts)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("export %s: close: %w", id, cerr)
+	}
+	return err
 }
 
 func syncDir(dir string) error {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -97,11 +98,26 @@ type ImportOptions struct {
 	// entries whose id is taken or whose parent or target is missing).
 	// What is tolerated is reported in [FileResult.Problems].
 	Mode jsonl.Mode
+	// MaxLineBytes bounds a line's length, as
+	// jsonl.ReadOptions.MaxLineBytes: 0 means jsonl.DefaultMaxLineBytes
+	// (256 MiB). A file with a longer line fails in every mode, with a
+	// *jsonl.LineError whose Err is a *jsonl.LineTooLongError; the
+	// import's memory is bounded by it.
+	MaxLineBytes int
 	// Progress, when set, is called as files and bytes are done, from the
 	// goroutine running Import: at the start of each file, after each
 	// file, and after each chunk of a file of several (see Import). It is
 	// never called inside a transaction, so it may use the store.
 	Progress func(ImportProgress)
+	// NoWait makes an import that finds another process holding the
+	// database's write lock for more than a moment stop at once, with an
+	// error matching sessiontree.ErrLocked and the report of the files
+	// done before, instead of waiting for it (see Import).
+	NoWait bool
+	// Waiting, when set, is called each time the import starts waiting
+	// for another process's write, from the goroutine running Import and
+	// never inside a transaction: a command tells its user.
+	Waiting func()
 }
 
 // ImportProgress is a progress report of [Store.Import].
@@ -116,7 +132,8 @@ type ImportProgress struct {
 
 // FileResult is what [Store.Import] did with one file.
 type FileResult struct {
-	// Path is the file's absolute path.
+	// Path is the file's resolved path: absolute, with every symbolic
+	// link followed. The store knows a file by it.
 	Path string `json:"path"`
 	// SessionID is the file's session, "" when it was not read that far.
 	SessionID string `json:"sessionId,omitempty"`
@@ -172,6 +189,15 @@ func (r ImportReport) Count(o Outcome) int {
 // this version does not know are imported like any other and counted in
 // [FileResult.Unknown], a warning, not a problem.
 //
+// Paths are resolved: a folder or a file given through a symbolic link
+// (pi's folder under a linked ~/.pi, say) is followed, and a file is
+// known by its resolved path, so a file reached by two paths is one
+// file, imported once. Inside a folder, a *.jsonl link to a file inside
+// the folder is followed; links leading outside it, and links to
+// folders, are not. A path that is neither a regular file nor a folder
+// (a named pipe, a device) fails with a *sessiontree.NotRegularFileError
+// before anything reads it.
+//
 // A file whose new part fits in one chunk (up to 8 MB or 16384
 // entries), as most sessions do, is read once: its entries are checked
 // and appended as the reader parses the next ones, in one transaction
@@ -191,20 +217,33 @@ func (r ImportReport) Count(o Outcome) int {
 //     stopped, into the same session;
 //   - a file whose imported part changed, or whose session was written to
 //     in the store since the import, is a conflict: reported, not merged;
-//   - a new file whose session id is already in the store is a conflict.
+//   - a new file whose session id is already in the store is a conflict;
+//   - imports of the same files running at once (two processes importing
+//     one folder) import each file once: the one that finds, inside its
+//     transaction, that another committed the file since it looked
+//     starts over from there, which mostly leaves it nothing to do.
 //
 // One file's failure never stops the others; the report says what
 // happened to each. The error is non-nil only when the import as a whole
-// stops: ctx is done or the store is closed (the report then covers the
-// files done so far).
+// stops: ctx is done, the store is closed, or another process holds the
+// write lock and [ImportOptions.NoWait] is set (the report then covers the
+// files done before).
 //
 // An import holds the database's write lock one chunk at a time, so
-// other writers wait a second or two at most. It leaves the search index
-// to [Store.Index] (which the next search runs, and the command line runs
-// right after an import): indexing costs several times what storing does.
+// other writers wait a second or two at most. When another process holds
+// it, the import waits for it as long as ctx allows, telling
+// [ImportOptions.Waiting], and no file fails for it: the wait is the
+// import's, once, not the busy timeout of every file. It leaves the
+// search index to [Store.Index] (which the command line runs right after
+// an import, and a search when it can): indexing costs several times what
+// storing does. A store opened read-only (engine.DB.ReadOnly) imports
+// nothing: Import returns that error at once.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
+	if err := s.db.ReadOnly(); err != nil {
+		return report, fmt.Errorf("import: %w", err)
+	}
 	if len(paths) == 0 {
 		dir, err := PiSessionsDir()
 		if err != nil {
@@ -217,6 +256,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		paths = []string{dir}
 	}
 	files := collectFiles(paths)
+	g := gate{db: s.db, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace}
 	p := ImportProgress{FilesTotal: len(files)}
 	for _, f := range files {
 		p.BytesTotal += f.size
@@ -238,7 +278,13 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		if f.err != nil {
 			res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
 		} else {
-			res = s.importFile(ctx, f.path, opts.Mode, func(done int64) { progress(f.path, done) })
+			res = s.importFile(ctx, g, f.path, opts.Mode, opts.MaxLineBytes, func(done int64) { progress(f.path, done) })
+		}
+		if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
+			// NoWait and another process writing: the file was not
+			// imported, nor tried; the files after it are not either.
+			report.Duration = time.Since(start)
+			return report, fmt.Errorf("import: %w", lockedError(s.db))
 		}
 		report.Files = append(report.Files, res)
 		report.Entries += res.Entries
@@ -270,7 +316,16 @@ type candidate struct {
 
 // collectFiles expands paths into files: a directory gives its *.jsonl
 // files, recursively, in lexical order; a file is taken whatever its
-// name. Each file appears once.
+// name. Each file appears once, by its resolved path (absolute, every
+// symbolic link followed), which keys its import record: a file reached
+// by two paths is one file. A path given that is a link, or that goes
+// through one (~/.pi linked by a dotfile setup), is followed wherever it
+// leads. Inside a directory, a *.jsonl link to a file is followed when
+// the file is inside the directory too, and links to directories are
+// not followed at all: whatever one inside the directory leads to is
+// walked anyway, and one leading outside (to / say) is not the
+// directory's, so a link loop cannot loop. A path that is not a regular
+// file or a directory is refused before anything reads it.
 func collectFiles(paths []string) []candidate {
 	var out []candidate
 	seen := map[string]bool{}
@@ -280,22 +335,30 @@ func collectFiles(paths []string) []candidate {
 			out = append(out, c)
 		}
 	}
+	file := func(path string, fi fs.FileInfo) {
+		add(candidate{path: path, size: fi.Size(), err: fsx.Check(path, fi, "session file")})
+	}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			add(candidate{path: p, err: err})
 			continue
 		}
-		fi, err := os.Stat(abs)
+		root, err := filepath.EvalSymlinks(abs)
 		if err != nil {
 			add(candidate{path: abs, err: fmt.Errorf("import: %w", err)})
 			continue
 		}
-		if !fi.IsDir() {
-			add(candidate{path: abs, size: fi.Size()})
+		fi, err := os.Stat(root)
+		if err != nil {
+			add(candidate{path: root, err: fmt.Errorf("import: %w", err)})
 			continue
 		}
-		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+		if !fi.IsDir() {
+			file(root, fi)
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
@@ -304,20 +367,38 @@ func collectFiles(paths []string) []candidate {
 				return nil
 			}
 			info, err := d.Info()
+			if d.Type()&fs.ModeSymlink != 0 {
+				target, lerr := filepath.EvalSymlinks(path)
+				if lerr != nil {
+					add(candidate{path: path, err: fmt.Errorf("import: %w", lerr)})
+					return nil
+				}
+				if !within(root, target) {
+					return nil
+				}
+				path = target
+				info, err = os.Stat(path)
+			}
 			if err != nil {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
 			}
 			if info.Mode().IsRegular() {
-				add(candidate{path: path, size: info.Size()})
+				file(path, info)
 			}
 			return nil
 		})
 		if err != nil {
-			add(candidate{path: abs, err: fmt.Errorf("import: %w", err)})
+			add(candidate{path: root, err: fmt.Errorf("import: %w", err)})
 		}
 	}
 	return out
+}
+
+// within tells whether path is root or inside it; both are resolved.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // importRecord is a row of the imports table.
@@ -398,6 +479,7 @@ var errChunkFull = errors.New("more than one chunk")
 type fileImport struct {
 	s      *Store
 	ctx    context.Context
+	gate   gate // how its writes wait for another process's
 	path   string
 	f      *os.File
 	fi     os.FileInfo // the file as the import found it
@@ -411,16 +493,134 @@ type fileImport struct {
 	seed   map[string]uint64
 	h      hash.Hash // SHA-256 of the file's first hashed bytes
 	hashed int64
+	// unknownAt are the entries of unknown types noted, with their
+	// offsets (see attempt).
+	unknownAt []unknownAt
+
+	maxLine int // ImportOptions.MaxLineBytes
 }
 
-// importFile imports one file. When its new part fits in one chunk, as
-// most sessions do, it is read once and committed in one transaction
-// (once); a larger file is read twice, checked and then committed chunk
-// by chunk (twice). Either way a file the mode refuses leaves nothing
-// behind, and an import cut short resumes where its last commit ended.
-func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, progress func(done int64)) FileResult {
+// unknownAt is an entry of a type this version does not know, and where
+// it is in the file.
+type unknownAt struct {
+	offset int64
+	typ    sessiontree.EntryType
+}
+
+// errMeanwhile says that another import of the same file (another
+// process importing the same folder) committed since this one read the
+// file's record. The transaction that finds it writes nothing, and
+// importFile starts over from what the other import left.
+var errMeanwhile = fmt.Errorf("the file was imported by another import meanwhile: %w", sessiontree.ErrConflict)
+
+// maxImportAttempts bounds how many times importFile starts one file
+// over; every new start follows a commit of another import to the same
+// file, so the bound is met only by imports that keep overtaking each
+// other. Past it the file is reported as a conflict.
+const maxImportAttempts = 100
+
+// attempt is one run of importAttempt on a file: its result, where it
+// began to read the file, whether it created the file's session, and the
+// entries of unknown types it noted.
+type attempt struct {
+	res       FileResult
+	start     int64
+	resumed   bool // the file had a record when the attempt began
+	created   bool
+	unknownAt []unknownAt
+}
+
+// importFile imports one file (see importAttempt). Imports of the same
+// file running at once meet inside the transactions that write: one that
+// finds the file's record changed since it read it starts over, from
+// what the other import committed, which mostly leaves it nothing to do.
+// So imports of one folder running at once end as one import would, each
+// file imported once, and none reports the others' work as a conflict.
+func (s *Store) importFile(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
+	var prev *attempt
+	for n := 1; ; n++ {
+		a := &attempt{}
+		var base int64
+		if prev != nil {
+			base = prev.res.Bytes
+		}
+		a.res = s.importAttempt(ctx, g, path, mode, maxLine, func(done int64) { progress(base + done) }, a)
+		if prev != nil {
+			a.after(prev)
+		}
+		if !errors.Is(a.res.Err, errMeanwhile) || n == maxImportAttempts || ctx.Err() != nil {
+			return a.res
+		}
+		prev = a
+	}
+}
+
+// after adds to a what prev, the attempt before it, did: the entries and
+// bytes it committed, the session if it created it, and what it noted of
+// the part of the file before where a began (a notes the rest).
+func (a *attempt) after(prev *attempt) {
+	a.res.Entries += prev.res.Entries
+	a.res.Bytes += prev.res.Bytes
+	a.created = a.created || prev.created
+	if a.res.Err == nil {
+		switch {
+		case a.created:
+			a.res.Outcome = OutcomeNew
+		case a.res.Bytes > 0:
+			a.res.Outcome = OutcomeGrown
+		}
+	}
+	var problems []*jsonl.LineError
+	for _, p := range prev.res.Problems {
+		if p.Offset < a.start {
+			problems = append(problems, p)
+		}
+	}
+	a.res.Problems = append(problems, a.res.Problems...)
+	var unknown sessiontree.UnknownTypes
+	var at []unknownAt
+	for _, u := range prev.unknownAt {
+		if u.offset < a.start {
+			unknown.Note(u.typ)
+			at = append(at, u)
+		}
+	}
+	unknown.Merge(a.res.Unknown)
+	if len(unknown) > 0 {
+		a.res.Unknown = unknown
+	}
+	a.unknownAt = append(at, a.unknownAt...)
+}
+
+// recheck reads the file's record again in q, the transaction about to
+// write (or the read that checks a new file's header), and returns
+// errMeanwhile, as a conflict outcome, when another import changed it
+// since this one read it.
+func (fim *fileImport) recheck(q queryer) (importRecord, bool, error) {
+	cur, found, err := readRecord(fim.ctx, q, fim.path)
+	if err != nil {
+		return cur, found, err
+	}
+	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
+		return cur, found, &outcomeError{OutcomeConflict, errMeanwhile}
+	}
+	return cur, found, nil
+}
+
+// importAttempt imports one file, telling a how. When its new part fits
+// in one chunk, as most sessions do, it is read once and committed in one
+// transaction (once); a larger file is read twice, checked and then
+// committed chunk by chunk (twice). Either way a file the mode refuses
+// leaves nothing behind, and an import cut short resumes where its last
+// commit ended.
+func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64), a *attempt) FileResult {
 	res := FileResult{Path: path}
+	var fim *fileImport
 	result := func(err error) FileResult {
+		if fim != nil {
+			a.created = !a.resumed && fim.found
+			a.unknownAt = fim.unknownAt
+		}
 		var oe *outcomeError
 		switch {
 		case err == nil:
@@ -432,11 +632,11 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
 		}
 		if res.Err != nil && res.Entries == 0 {
-			res.Problems, res.Unknown = nil, nil
+			res.Problems, res.Unknown, a.unknownAt = nil, nil, nil
 		}
 		return res
 	}
-	f, err := os.Open(path)
+	f, err := fsx.Open(path, os.O_RDONLY, "session file")
 	if err != nil {
 		return result(err)
 	}
@@ -445,7 +645,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	if err != nil {
 		return result(err)
 	}
-	fim := &fileImport{s: s, ctx: ctx, path: path, f: f, fi: fi, mode: mode, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim = &fileImport{s: s, ctx: ctx, gate: g, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -453,7 +653,8 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	if err != nil {
 		return result(err)
 	}
-	if fim.found {
+	if a.resumed = fim.found; fim.found {
+		a.start = fim.rec.ImportedBytes
 		rec := fim.rec
 		res.SessionID = rec.SessionID
 		if fim.h, err = checkPrefix(f, rec, fi.Size()); err != nil {
@@ -487,7 +688,7 @@ func (s *Store) importFile(ctx context.Context, path string, mode jsonl.Mode, pr
 	default:
 		res.Outcome = OutcomeUnchanged
 	}
-	return res
+	return result(nil)
 }
 
 // loadSession checks the session of a file imported before and reads its
@@ -496,6 +697,9 @@ func (fim *fileImport) loadSession() error {
 	ctx, rec := fim.ctx, fim.rec
 	return fim.s.db.View(ctx, func(tx *sqlx.Tx) error {
 		clear(fim.seed)
+		if _, _, err := fim.recheck(tx); err != nil {
+			return err
+		}
 		var pk, count int64
 		err := tx.QueryRowContext(ctx, `SELECT pk, entry_count FROM sessions WHERE id = ? AND deleting = 0`, rec.SessionID).Scan(&pk, &count)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -548,7 +752,7 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 	if tee != nil {
 		tee.r, src = src, tee
 	}
-	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint}) {
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint, MaxLineBytes: fim.maxLine}) {
 		if err != nil {
 			var le *jsonl.LineError
 			if errors.As(err, &le) {
@@ -583,6 +787,9 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 // refuses it when the store has that session already; q is a transaction
 // that sees the store as the import will write to it.
 func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
+	if _, _, err := fim.recheck(q); err != nil {
+		return err
+	}
 	fim.meta = h.SessionMeta
 	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
 	fim.res.SessionID = fim.meta.ID
@@ -607,12 +814,15 @@ func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
 		fim.res.Problems = append(fim.res.Problems, skip)
 	case r.Kind == jsonl.KindEntry:
 		fim.res.Unknown.Note(r.Entry.Type)
+		if !r.Entry.Type.Known() {
+			fim.unknownAt = append(fim.unknownAt, unknownAt{r.Offset, r.Entry.Type})
+		}
 	}
 }
 
 // restart forgets what an earlier read noted: the read starts again.
 func (fim *fileImport) restart() {
-	fim.res.Problems, fim.res.Unknown = nil, nil
+	fim.res.Problems, fim.res.Unknown, fim.unknownAt = nil, nil, nil
 }
 
 // headerRead refuses a new file whose read ended without a header.
@@ -632,7 +842,7 @@ func (fim *fileImport) headerRead() error {
 // written nothing.
 func (fim *fileImport) once(progress func(int64)) error {
 	var p *onePass
-	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
 		// The transaction may run more than once: start afresh.
 		fim.restart()
 		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
@@ -836,7 +1046,7 @@ func (fim *fileImport) resumeAt() jsonl.Position {
 func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
 	var rec importRecord
 	var h hash.Hash
-	err := fim.s.db.Update(fim.ctx, func(tx *engine.Tx) error {
+	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
 		st, count, err := fim.session(tx)
 		if err != nil {
 			return err
@@ -866,12 +1076,9 @@ func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, co
 // returns the session and its entry count.
 func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
 	ctx := fim.ctx
-	cur, found, err := readRecord(ctx, tx.SQL(), fim.path)
+	cur, found, err := fim.recheck(tx.SQL())
 	if err != nil {
 		return nil, 0, err
-	}
-	if found != fim.found || found && (cur.ImportedBytes != fim.rec.ImportedBytes || cur.SessionID != fim.rec.SessionID) {
-		return nil, 0, conflict("the file was imported by another import meanwhile")
 	}
 	var st *engine.Storage
 	if !found {

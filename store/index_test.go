@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
@@ -15,7 +17,7 @@ import (
 func mustIndex(t *testing.T, s *store.Store) (int64, []store.IndexProgress) {
 	t.Helper()
 	var seen []store.IndexProgress
-	n, err := s.Index(context.Background(), func(p store.IndexProgress) { seen = append(seen, p) })
+	n, err := s.Index(context.Background(), store.IndexOptions{Progress: func(p store.IndexProgress) { seen = append(seen, p) }})
 	if err != nil {
 		t.Fatalf("Index: %v", err)
 	}
@@ -160,10 +162,11 @@ func TestIndexWhileAppending(t *testing.T) {
 	seen := 0
 	for k := range appended {
 		seen = max(seen, k)
-		hits, err := s.Search(ctx, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit})
+		res, err := s.Search(ctx, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit})
 		if err != nil {
 			t.Fatal(err)
 		}
+		hits := res.Hits
 		if len(hits) < seen {
 			t.Fatalf("search found %d entries after %d were appended", len(hits), seen)
 		}
@@ -177,4 +180,47 @@ func TestIndexWhileAppending(t *testing.T) {
 	if got := search(t, s, "topaz", store.SearchOptions{Limit: store.MaxSearchLimit}); len(got) != n {
 		t.Errorf("%d hits after all appends; want %d", len(got), n)
 	}
+}
+
+// TestCheckFindsDamagedIndex: Check, which writes nothing, finds damage
+// in the structure of the search index: SQLite's integrity_check, which
+// the engine's check runs, runs FTS5's own check too.
+func TestCheckFindsDamagedIndex(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
+	for i := range 20 {
+		b.user(fmt.Sprintf("u%d", i), fmt.Sprintf("jade and amber number %d", i))
+	}
+	mustIndex(t, s)
+	mustCheck(t, s, "")
+	const segment = `(SELECT min(id) FROM entries_fts_data WHERE id > 10)` // the first segment's first page
+	var good []byte
+	if err := s.DB().View(ctx, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &good, `SELECT block FROM entries_fts_data WHERE id = `+segment)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(b []byte) {
+		t.Helper()
+		err := s.DB().Update(ctx, func(tx *engine.Tx) error {
+			_, err := tx.SQL().ExecContext(ctx, `UPDATE entries_fts_data SET block = ? WHERE id = `+segment, b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := slices.Clone(good)
+	for i := len(bad) / 2; i < len(bad); i++ {
+		bad[i] ^= 0x55
+	}
+	rewrite(bad)
+	for _, id := range []string{"", "s1"} {
+		if err := s.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check(%q) with a damaged index segment = %v; want ErrCorrupt", id, err)
+		}
+	}
+	rewrite(good) // or the helper's closing check fails the test
+	mustCheck(t, s, "")
 }

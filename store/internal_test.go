@@ -24,3 +24,7 @@ func SetAfterAppend(fn func()) (restore func()) { return swap(&afterAppend, fn) 
 // time, for tests that need several batches of a small file; it returns
 // a function that restores the default.
 func SetAppendBatch(n int) (restore func()) { return swap(&appendEntries, n) }
+
+// SetIndexChunkBytes makes Index commit every n bytes of entries' JSON,
+// for tests; it returns a function that restores the default.
+func SetIndexChunkBytes(n int64) (restore func()) { return swap(&indexChunkBytes, n) }

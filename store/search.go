@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // SearchOptions narrow and shape a [Store.Search]. The zero value searches
@@ -32,6 +36,23 @@ type SearchOptions struct {
 	// Marks are put before and after each match in a snippet; the zero
 	// value means "[" and "]".
 	Marks [2]string
+	// IndexProgress, when set, is told the progress of the index
+	// catch-up the search makes first ([Store.Index]), if it makes one.
+	IndexProgress func(IndexProgress)
+}
+
+// SearchResult is what a [Store.Search] found.
+type SearchResult struct {
+	// Hits are the entries found, best first.
+	Hits []Hit `json:"hits"`
+	// Scanned counts the entries not yet in the index that the search
+	// read itself (see [Store.Search]).
+	Scanned int64 `json:"scanned,omitempty"`
+	// Unsearched counts the entries not yet in the index that it left
+	// unread, beyond [PendingScanEntries] and [PendingScanBytes]: when it
+	// is not 0, hits among them are missing, and a search once the index
+	// has caught up ([Store.Index]) may find more.
+	Unsearched int64 `json:"unsearched,omitempty"`
 }
 
 // Hit limits of [Store.Search].
@@ -72,9 +93,22 @@ const maxExpansion = 256
 
 // Search finds entries whose text matches query, best first, using the
 // FTS5 index (schema.sql: what text is indexed, and why the trigram
-// tokenizer). It first indexes the entries written since the index was
-// last brought up to date ([Store.Index]), so it sees every committed
-// entry.
+// tokenizer): the first [IndexedTextLimit] bytes (1 MiB) of each entry's
+// text.
+//
+// A search is a read: it never fails, nor waits, because another process
+// is writing. It first brings the index up to date ([Store.Index]) if it
+// can take the write lock at once, and answers from one read transaction
+// either way: what the index holds through the index, and the entries
+// written since it was last brought up to date (pending, see
+// [Store.Index]) by reading their text, which it indexes for the query
+// alone in a private in-memory FTS5 table, so that the query means the
+// same there. It reads at most the [PendingScanEntries] newest pending
+// entries of the sessions written to last, and of those as many as hold
+// [PendingScanBytes] of JSON, newest first; the pending entries it leaves
+// unread are counted in [SearchResult.Unsearched], and their hits are
+// missing. An index catch-up that fails for want of room
+// (sessiontree.ErrDiskFull) does not fail the search either.
 //
 // Ranking: the newest [RankWindow] matching entries (all of them, when fewer
 // match) are scored by the query's words and phrases in their text, as
@@ -97,7 +131,7 @@ const maxExpansion = 256
 //
 // A query FTS5 cannot parse is a [*QueryError] (matching [ErrBadQuery])
 // with SQLite's reason.
-func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
+func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (SearchResult, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultSearchLimit
@@ -111,14 +145,20 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		q = literalQuery(q)
 	}
 	if q == "" {
-		return nil, &QueryError{Query: query, Reason: "empty query"}
+		return SearchResult{}, &QueryError{Query: query, Reason: "empty query"}
 	}
-	if _, err := s.Index(ctx, nil); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+	// A database opened read-only cannot catch its index up: the search
+	// answers from what the index holds and a scan of what is pending.
+	var err error
+	if s.db.ReadOnly() == nil {
+		_, err = s.index(ctx, IndexOptions{Progress: opts.IndexProgress}, gate{db: s.db, noWait: true})
 	}
-	var hits []Hit
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
-		hits = nil
+	if err != nil && !errors.Is(err, sessiontree.ErrLocked) && !errors.Is(err, sessiontree.ErrDiskFull) {
+		return SearchResult{}, fmt.Errorf("search: %w", err)
+	}
+	var res SearchResult
+	err = s.db.View(ctx, func(tx *sqlx.Tx) error {
+		res = SearchResult{}
 		var lo, hi int64 = 0, 1<<63 - 1
 		if opts.SessionID != "" {
 			var pk int64
@@ -129,21 +169,28 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 			lo, hi = pk<<32, pk<<32|0xffffffff
 		}
 		sr := searcher{ctx: ctx, tx: tx, query: query, opts: opts, limit: limit, lo: lo, hi: hi}
+		defer sr.close()
+		if err := sr.readPending(); err != nil {
+			return err
+		}
 		match, scan, err := sr.prepare(q)
 		if err != nil {
 			return err
 		}
 		if scan != "" {
-			hits, err = sr.scan(scan)
-		} else {
-			hits, err = sr.match(match)
+			// The scan reads every entry's text, pending or not.
+			res.Hits, err = sr.scan(scan)
+			res.Scanned = sr.pend.scanned + sr.pend.unsearched
+			return err
 		}
+		res.Hits, err = sr.match(match)
+		res.Scanned, res.Unsearched = sr.pend.scanned, sr.pend.unsearched
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return SearchResult{}, fmt.Errorf("search: %w", err)
 	}
-	return hits, nil
+	return res, nil
 }
 
 type searcher struct {
@@ -153,6 +200,7 @@ type searcher struct {
 	opts   SearchOptions
 	limit  int
 	lo, hi int64
+	pend   pendingScan // the pending entries the search reads itself
 }
 
 // literalQuery makes each whitespace-separated word a quoted phrase.
@@ -270,13 +318,23 @@ func (sr *searcher) expand(text string) ([]string, error) {
 	folded := strings.Map(unicode.ToLower, text)
 	r, size := utf8.DecodeLastRuneInString(folded)
 	upper := folded[:len(folded)-size] + string(r+1)
+	const q = `SELECT term FROM %s WHERE term >= ? AND term < ? ORDER BY term LIMIT ?`
 	var terms []string
-	err := sr.tx.SelectContext(sr.ctx, &terms, `SELECT term FROM entries_fts_vocab WHERE term >= ? AND term < ? LIMIT ?`,
-		folded, upper, maxExpansion+1)
+	err := sr.tx.SelectContext(sr.ctx, &terms, fmt.Sprintf(q, "entries_fts_vocab"), folded, upper, maxExpansion+1)
 	if err != nil {
 		return nil, fmt.Errorf("expand %q: %w", text, err)
 	}
-	return terms, nil
+	if sr.pend.db == nil {
+		return terms, nil
+	}
+	var more []string
+	err = sr.pend.db.SelectContext(sr.ctx, &more, fmt.Sprintf(q, pendingVocab), folded, upper, maxExpansion+1)
+	if err != nil {
+		return nil, fmt.Errorf("expand %q in the pending entries: %w", text, err)
+	}
+	terms = append(terms, more...)
+	slices.Sort(terms)
+	return slices.Compact(terms), nil
 }
 
 // RankWindow is how many matching entries, newest first, a search
@@ -308,6 +366,15 @@ func (sr *searcher) match(match string) ([]Hit, error) {
 	var keys []int64
 	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
 		return nil, sr.queryError(err)
+	}
+	more, err := sr.pend.match(sr.ctx, match)
+	if err != nil {
+		return nil, sr.queryError(err)
+	}
+	if len(more) > 0 {
+		keys = append(keys, more...)
+		slices.SortFunc(keys, func(a, b int64) int { return cmp.Compare(b, a) })
+		keys = keys[:min(len(keys), RankWindow)]
 	}
 	if len(keys) == 0 {
 		return []Hit{}, nil

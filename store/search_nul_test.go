@@ -25,9 +25,9 @@ func TestLiteralSearchWithNUL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"alpha\x00bravo", "charlie\x00", "\x00alpha"} {
-		hits, err := s.Search(ctx, q, store.SearchOptions{Literal: true})
-		if err != nil || len(hits) != 1 {
-			t.Errorf("Search(%q, literal) = %d hits, %v; want the entry", q, len(hits), err)
+		res, err := s.Search(ctx, q, store.SearchOptions{Literal: true})
+		if err != nil || len(res.Hits) != 1 {
+			t.Errorf("Search(%q, literal) = %d hits, %v; want the entry", q, len(res.Hits), err)
 		}
 	}
 }

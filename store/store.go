@@ -77,18 +77,21 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (*engine.Storage
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
 	}
 	var out *engine.Storage
+	var inner error // the step's own error, which names the session already
 	err := s.db.Update(ctx, func(tx *engine.Tx) error {
 		st, err := tx.CreateSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession})
-		if err != nil {
-			return err
+		if err == nil {
+			if err = setMetadata(tx, st, opts.Metadata); err != nil {
+				err = fmt.Errorf("create session %s: %w", st.ID(), err)
+			}
 		}
-		if err := setMetadata(tx, st, opts.Metadata); err != nil {
-			return err
-		}
-		out = st
-		return nil
+		out, inner = st, err
+		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil && inner != nil && errors.Is(err, inner):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return out, nil
@@ -114,11 +117,8 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (*engine.Sto
 	if err != nil {
 		return nil, err
 	}
-	st, err := s.db.OpenSession(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("open session: %w", err)
-	}
-	return st, nil
+	// The engine's error says "open session <id>" already.
+	return s.db.OpenSession(ctx, id)
 }
 
 // Resolve returns the full id of the session idOrPrefix names, with the
@@ -324,6 +324,34 @@ ORDER BY s.updated_at DESC, s.pk DESC`
 	return page, nil
 }
 
+// ListN returns up to n sessions in the order of [Store.List], however
+// many that is (every session when n <= 0), reading them page after page
+// of MaxListLimit: List caps a page, ListN does the paging a caller
+// wanting n rows would do. opts selects as for List, its Limit ignored;
+// its After, when set, is where the listing starts. Each page is read in
+// its own snapshot, as when a caller pages through List: a session
+// written to meanwhile moves before the pages read, so it is listed once
+// at its old place if a page read before had it, and not at all
+// otherwise; no session is listed twice.
+func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
+	var out []SessionInfo
+	for {
+		opts.Limit = MaxListLimit
+		if n > 0 {
+			opts.Limit = min(n-len(out), MaxListLimit)
+		}
+		page, err := s.List(ctx, opts)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, page.Sessions...)
+		if page.Next == "" || n > 0 && len(out) >= n {
+			return out, nil
+		}
+		opts.After = page.Next
+	}
+}
+
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
@@ -379,45 +407,34 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 }
 
 // Check verifies the database and one session (every session when id is
-// ""): the engine's check (SQLite's integrity_check and foreign keys, and
+// ""): the engine's check (SQLite's integrity_check, which runs FTS5's
+// check of the search index's own structure too, and foreign keys, and
 // each session replayed against its materialized branch, counters and
-// labels, and every entry's JSON against its checksum), then the search
-// index: FTS5's check of its own structure (for every session), and the
-// index against the entries' text: it holds a document for exactly the
-// entries with text among those it should hold (entries not yet indexed
-// are pending, see [Store.Index]), and, for entries drawn at random up
-// to a bounded number of index lookups (about a second in a store of
-// 430,000 entries), one with as many tokens as the entry's text gives
-// and holding its text's trigrams (see indexcheck.go: a small store is
+// labels, and every entry's JSON against its checksum), then the index
+// against the entries' text: it holds a document for exactly the entries
+// with text among those it should hold (entries not yet indexed are
+// pending, see [Store.Index]), and, for entries drawn at random up to a
+// bounded number of index lookups (about a second in a store of 430,000
+// entries), one with as many tokens as the entry's text gives and holding
+// its text's trigrams (see indexcheck.go: a small store is
 // compared whole, a large one in part). Problems match
 // sessiontree.ErrCorrupt; one of an entry is a *sessiontree.CorruptError
 // naming it, wrapped with its session's id. Entries of
 // types this version does not know are not damage; [Store.Warnings] names
-// the sessions holding them. It reads everything it checks; it is for the
-// command line's check and for tests.
+// the sessions holding them. It reads everything it checks, in read
+// transactions only and writing nothing, so another process writing never
+// fails it or makes it wait, and it checks a database opened read-only as
+// well; it is for the command line's check and for tests.
+//
+// (FTS5's own check is also a write of a special row, 'integrity-check',
+// which Check ran itself before, rolled back; SQLite 3.44 and later run
+// the same check, rank 0, from integrity_check, without writing.)
 func (s *Store) Check(ctx context.Context, id string) error {
 	if err := s.db.Check(ctx, id); err != nil {
 		return err
 	}
 	var lo, hi int64 = 0, 1<<63 - 1
-	if id == "" {
-		// FTS5 runs its integrity check as a write of a special row; it
-		// changes nothing, and rolling back makes sure of that. (Rank 0:
-		// the index's own structure. Rank 1 would compare it with the
-		// content, which FTS5 cannot read from the view; see schema.sql.
-		// The count below compares them instead.)
-		errCheck := errors.New("rollback")
-		err := s.db.Update(ctx, func(tx *engine.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (entries_fts, rank) VALUES ('integrity-check', 0)`)
-			if err != nil {
-				return &sessiontree.CorruptError{Reason: "search index: " + err.Error()}
-			}
-			return errCheck
-		})
-		if err != nil && !errors.Is(err, errCheck) {
-			return fmt.Errorf("check %s: %w", s.db.Path(), err)
-		}
-	} else {
+	if id != "" {
 		st, err := s.db.OpenSession(ctx, id)
 		if err != nil {
 			return fmt.Errorf("check: %w", err)

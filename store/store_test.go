@@ -250,8 +250,8 @@ func TestDelete(t *testing.T) {
 			t.Errorf("OpenSession(%s) after delete = %v; want ErrNotFound", id, err)
 		}
 	}
-	if hits, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(hits) != 0 {
-		t.Errorf("Search after delete = %v, %v; want no hits", hits, err)
+	if res, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(res.Hits) != 0 {
+		t.Errorf("Search after delete = %v, %v; want no hits", res.Hits, err)
 	}
 	n, err = s.Delete(ctx, "a", imported)
 	if err != nil || n != 0 {

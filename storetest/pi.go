@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
 )
 
 // PiFixture is one session file written by the pi agent with pi's answers.
@@ -362,4 +363,28 @@ func childrenOf(roots []*sessiontree.TreeNode) map[string][]string {
 	}
 	walk("", roots)
 	return out
+}
+
+// ReadSessionFile reads a pi session file of any version strictly through
+// the JSONL reader (which migrates versions 1 and 2): its header and its
+// entries, ready for a backend's AppendBatch. It fails the test on any
+// error.
+func ReadSessionFile(t testing.TB, path string) (sessiontree.SessionMeta, []sessiontree.Entry) {
+	t.Helper()
+	var meta sessiontree.SessionMeta
+	var entries []sessiontree.Entry
+	for rec, err := range jsonl.ReadFile(context.Background(), path, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Kind {
+		case jsonl.KindHeader:
+			meta = rec.Header.SessionMeta
+		case jsonl.KindEntry:
+			entries = append(entries, rec.Entry)
+		default:
+			t.Fatalf("%s:%d: unexpected record kind %d", path, rec.Line, rec.Kind)
+		}
+	}
+	return meta, entries
 }

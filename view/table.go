@@ -179,6 +179,21 @@ type HitRow struct {
 	OnActiveBranch bool
 }
 
+// WriteSearchNote writes, on one line, that a search left unsearched
+// entries not yet in the search index (another process was writing), so
+// its hits may be incomplete; nothing when unsearched is 0.
+func WriteSearchNote(w io.Writer, unsearched int64) error {
+	if unsearched <= 0 {
+		return nil
+	}
+	what := Count(unsearched) + " recent entries"
+	if unsearched == 1 {
+		what = "1 recent entry"
+	}
+	_, err := fmt.Fprintf(w, "note: the results may be incomplete: %s not yet in the search index could not be searched (another process is writing; search again when it is done)\n", what)
+	return err
+}
+
 // WriteHits writes search hits as a table, best first as given: a mark
 // ("*" on the session's active branch, "o" off it, as in the tree view),
 // the session's id (shortest prefix that tells the listed sessions apart),

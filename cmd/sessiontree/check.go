@@ -39,7 +39,11 @@ which is not a problem.`,
 				return err
 			case sa.File != "":
 				what = sa.File
-				c, err := cli.InspectFile(ctx, sa.File)
+				maxLine, err := a.maxLine()
+				if err != nil {
+					return err
+				}
+				c, err := cli.InspectFile(ctx, sa.File, maxLine)
 				if err != nil {
 					return err
 				}

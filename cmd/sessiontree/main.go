@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
 )
@@ -88,7 +89,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, "sessiontree: "+sentence(err))
+	msg := sentence(err)
+	if errors.Is(err, jsonl.ErrLineTooLong) {
+		msg += " (raise the limit with --max-line or $" + cli.MaxLineEnv + ")"
+	}
+	fmt.Fprintln(stderr, "sessiontree: "+msg)
 	if isUsage(err) {
 		return exitUsage
 	}
@@ -148,6 +153,8 @@ straight from the file, read-only, without importing it.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database file (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
+		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
 		newImportCommand(a),
 		newLsCommand(a),

@@ -41,19 +41,19 @@ messages)".`,
 			if err != nil {
 				return err
 			}
-			page, err := s.List(ctx, opts)
+			sessions, err := s.ListN(ctx, opts, opts.Limit)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				rows := make([]lsRow, 0, len(page.Sessions))
-				for _, in := range page.Sessions {
+				rows := make([]lsRow, 0, len(sessions))
+				for _, in := range sessions {
 					rows = append(rows, lsRow{in, in.ListInfo()})
 				}
 				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
 			}
-			rows := make([]view.SessionRow, 0, len(page.Sessions))
-			for _, in := range page.Sessions {
+			rows := make([]view.SessionRow, 0, len(sessions))
+			for _, in := range sessions {
 				rows = append(rows, sessionRow(in))
 			}
 			return view.WriteSessions(a.stdout, rows, now())
@@ -62,7 +62,7 @@ messages)".`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
 	f.StringVar(&opts.Name, "name", "", "only sessions whose name contains this text (ASCII case ignored)")
-	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions")
+	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
 	return cmd
 }
@@ -297,7 +297,11 @@ QUERY is SQLite FTS5 syntax over substrings: words (all must match),
 "a phrase", OR, NOT, parentheses; --literal takes it as plain words.
 
 Entries written since the last search are indexed first (with a progress
-bar on a terminal), so every search sees everything.`,
+bar on a terminal), so every search sees everything. When another process
+is writing to the database the search does not wait: it reads the newest of
+those entries itself (up to 1,000 entries or 2 MiB of them), and says on
+stderr when it had to leave some unread. The first 1 MiB of each entry's
+text is searched.`,
 		Example: `  sessiontree search "database lock"
   sessiontree search 'flock OR fcntl' --cwd . --limit 5
   sessiontree search 日本語 --session 0198f2a4 --json`,
@@ -318,13 +322,21 @@ bar on a terminal), so every search sees everything.`,
 			if err != nil {
 				return err
 			}
-			if _, _, err := indexPending(ctx, a, s); err != nil {
-				return err
+			bar := a.progressBar()
+			opts.IndexProgress = func(p store.IndexProgress) {
+				bar.Update(view.ProgressStatus{Entries: p.Done, EntriesTotal: p.Total})
 			}
-			hits, err := s.Search(ctx, args[0], opts)
+			res, err := s.Search(ctx, args[0], opts)
+			if derr := bar.Done(); err == nil {
+				err = derr
+			}
 			if err != nil {
 				return err
 			}
+			if err := view.WriteSearchNote(a.stderr, res.Unsearched); err != nil {
+				return err
+			}
+			hits := res.Hits
 			if asJSON {
 				if hits == nil {
 					hits = []store.Hit{}

@@ -19,7 +19,8 @@ type app struct {
 	stdout, stderr io.Writer
 	env            cli.DBEnv
 
-	dbFlag string
+	dbFlag      string
+	maxLineFlag string
 
 	store      *store.Store
 	closeStore func() error
@@ -41,7 +42,11 @@ func (a *app) session(ctx context.Context, arg string, forWrite bool) (sessiontr
 		if forWrite {
 			return nil, fmt.Errorf("%s: %w", sa.File, errReadOnlyFile)
 		}
-		st, err := jsonl.Open(ctx, sa.File, jsonl.Options{ReadOnly: true})
+		maxLine, err := a.maxLine()
+		if err != nil {
+			return nil, err
+		}
+		st, err := jsonl.Open(ctx, sa.File, jsonl.Options{ReadOnly: true, MaxLineBytes: maxLine})
 		if err != nil {
 			return nil, err
 		}
@@ -85,4 +90,14 @@ func entry(ctx context.Context, st sessiontree.Storage, arg string, allowRoot bo
 		return "", usageError{err}
 	}
 	return cli.ResolveEntry(ctx, st, id)
+}
+
+// maxLine returns the line limit of --max-line or $SESSIONTREE_MAX_LINE,
+// 0 for the default.
+func (a *app) maxLine() (int, error) {
+	n, err := cli.MaxLine(a.maxLineFlag, a.env.Getenv)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	return n, nil
 }

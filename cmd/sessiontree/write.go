@@ -21,7 +21,7 @@ import (
 )
 
 func newImportCommand(a *app) *cobra.Command {
-	var strict, lenient, asJSON bool
+	var strict, lenient, asJSON, wait, noWait bool
 	cmd := &cobra.Command{
 		Use:   "import [PATH...]",
 		Short: "Import pi session files or folders into the database",
@@ -30,16 +30,25 @@ func newImportCommand(a *app) *cobra.Command {
 ~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
 a file that has grown since adds only its new lines, and a file whose
 imported part changed is reported as a conflict, not merged. One bad file
-never stops the others.
+never stops the others. Paths may be symbolic links (a linked ~/.pi, say): a
+file is known by its resolved path, so it is imported once whichever path
+reaches it; inside a folder, links leading out of it are not followed. A
+named pipe or a device is refused.
 
 By default a torn last line (a write cut short) is left for a later import
 and any other damage fails the file; --strict refuses any damage, --lenient
 skips bad lines as pi does. Problems are listed with file and line.
 
 Then the search index takes in what was imported, so that searches find it
-at once. A progress bar is drawn on a terminal; otherwise only the summary
-is printed.
-The exit status is 1 when a file failed or conflicted.`,
+at once; it holds the first 1 MiB of each entry's text (the entry is stored
+whole). A progress bar is drawn on a terminal; otherwise only the summary is
+printed, and it is printed whatever happens after the files are done (the
+index failing, an interrupt), before the error.
+
+When another process is writing to the database, import says so on stderr
+and waits for it (--wait, the default); --no-wait fails at once instead,
+with nothing imported. The exit status is 1 when a file failed or
+conflicted.`,
 		Example: `  sessiontree import
   sessiontree import ~/.pi/agent/sessions/--home-me-project--
   sessiontree import --lenient old-session.jsonl --json`,
@@ -55,6 +64,14 @@ The exit status is 1 when a file failed or conflicted.`,
 			case lenient:
 				opts.Mode = jsonl.Lenient
 			}
+			var err error
+			if opts.MaxLineBytes, err = a.maxLine(); err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("wait") && cmd.Flags().Changed("no-wait") && wait == noWait {
+				return usagef("--wait and --no-wait cannot be used together")
+			}
+			opts.NoWait = noWait || !wait
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
@@ -64,18 +81,16 @@ The exit status is 1 when a file failed or conflicted.`,
 				bar.Update(view.ProgressStatus{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal,
 					BytesDone: p.BytesDone, BytesTotal: p.BytesTotal, Entries: -1})
 			}
+			opts.Waiting = a.waiting(bar)
 			report, err := s.Import(ctx, paths, opts)
 			if derr := bar.Done(); err == nil {
 				err = derr
 			}
-			if err != nil {
-				return err
-			}
 			summary := importSummary(report)
-			if summary.Indexed, summary.IndexSeconds, err = indexPending(ctx, a, s); err != nil {
-				return err
+			if err == nil {
+				summary.Indexed, summary.IndexSeconds, err = indexPending(ctx, a, s, opts.NoWait)
 			}
-			if len(paths) == 0 && len(report.Files) == 0 && !asJSON {
+			if len(paths) == 0 && len(report.Files) == 0 && !asJSON && err == nil {
 				dir, err := store.PiSessionsDir()
 				if err != nil {
 					return err
@@ -83,11 +98,14 @@ The exit status is 1 when a file failed or conflicted.`,
 				_, err = fmt.Fprintf(a.stdout, "no pi session files in %s (give files or folders to import)\n", dir)
 				return err
 			}
-			if asJSON {
-				if err := view.WriteJSON(a.stdout, summary, a.jsonOpts()); err != nil {
-					return err
+			// The report comes first, whatever failed after the files
+			// were done: what was imported is imported.
+			if len(report.Files) > 0 || err == nil {
+				if werr := writeImportSummary(a, summary, asJSON); werr != nil {
+					return errors.Join(err, werr)
 				}
-			} else if err := view.WriteImportSummary(a.stdout, summary); err != nil {
+			}
+			if err != nil {
 				return err
 			}
 			if n := summary.Failed; n > 0 {
@@ -99,20 +117,49 @@ The exit status is 1 when a file failed or conflicted.`,
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse files with any damage")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "skip damaged lines, as pi does")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
+	cmd.Flags().BoolVar(&wait, "wait", true, "wait for another process writing to the database to finish")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "fail at once when another process is writing to the database")
 	return cmd
 }
 
+func writeImportSummary(a *app, summary view.ImportSummary, asJSON bool) error {
+	if asJSON {
+		return view.WriteJSON(a.stdout, summary, a.jsonOpts())
+	}
+	return view.WriteImportSummary(a.stdout, summary)
+}
+
+// waitingMessage is what a command prints on stderr when it waits for
+// another process's write.
+const waitingMessage = "waiting for another sessiontree process to finish writing…"
+
+// waiting returns what the store calls when it starts waiting for another
+// process's write: the message on stderr, on a line of its own (the bar,
+// if drawn, is cleared first and redrawn by its next update).
+func (a *app) waiting(bar *view.Progress) func() {
+	return func() {
+		_ = bar.Done()
+		fmt.Fprintln(a.stderr, waitingMessage)
+	}
+}
+
 // indexPending brings the search index up to date with a progress bar (a
-// search would do it anyway, silently), and returns how many entries it
-// indexed and how long that took.
-func indexPending(ctx context.Context, a *app, s *store.Store) (int64, float64, error) {
+// search would read what is pending itself, only so far), and returns how
+// many entries it indexed and how long that took. With noWait, a database
+// another process is writing to leaves the index as it is, with a note:
+// the next search or import takes it up.
+func indexPending(ctx context.Context, a *app, s *store.Store, noWait bool) (int64, float64, error) {
 	bar := a.progressBar()
 	start := time.Now()
-	n, err := s.Index(ctx, func(p store.IndexProgress) {
+	n, err := s.Index(ctx, store.IndexOptions{NoWait: noWait, Waiting: a.waiting(bar), Progress: func(p store.IndexProgress) {
 		bar.Update(view.ProgressStatus{Entries: p.Done, EntriesTotal: p.Total})
-	})
+	}})
 	if derr := bar.Done(); err == nil {
 		err = derr
+	}
+	if noWait && errors.Is(err, sessiontree.ErrLocked) {
+		fmt.Fprintln(a.stderr, "note: the search index was left behind, another process is writing; the next search or import brings it up to date")
+		err = nil
 	}
 	return n, time.Since(start).Seconds(), err
 }
@@ -127,7 +174,12 @@ func newExportCommand(a *app) *cobra.Command {
 stdout or, atomically, to FILE. Every entry is written as stored, leaf
 entries included, so the file reopens on the same leaf. --for-pi writes what
 the released pi agent reads correctly: no leaf entries, and the current
-leaf's entry last, so pi resumes where the session is.`,
+leaf's entry last, so pi resumes where the session is.
+
+A FILE that is a symbolic link is written through: its target is replaced,
+the link stays. A device or a pipe (/dev/stdout, /dev/null, a named pipe) is
+written straight to, never replaced; so is /dev/stdout on a file a shell
+opened with >>, which it appends to.`,
 		Example: `  sessiontree export 0198f2a4 > session.jsonl
   sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
 		Args:              args(1, 1, "one argument (SESSION)"),
@@ -500,7 +552,11 @@ database serializes writers and nothing is lost.`,
 			if err != nil {
 				return err
 			}
-			for d, err := range cli.ReadDrafts(ctx, a.stdin) {
+			maxLine, err := a.maxLine()
+			if err != nil {
+				return err
+			}
+			for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
 				if err != nil {
 					return err
 				}

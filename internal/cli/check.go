@@ -10,9 +10,10 @@ import (
 )
 
 // CheckFile checks a session file without changing it and returns every
-// problem found, nil when there is none: the Problems of [InspectFile].
+// problem found, nil when there is none: the Problems of [InspectFile]
+// with the default line limit.
 func CheckFile(ctx context.Context, path string) ([]error, error) {
-	c, err := InspectFile(ctx, path)
+	c, err := InspectFile(ctx, path, 0)
 	return c.Problems, err
 }
 
@@ -31,9 +32,11 @@ type FileCheck struct {
 // hide the next), or the error that makes the file unreadable (a bad
 // header, an id used twice, a cycle), then the problems of the tree of
 // what could be read, as [CheckStorage] finds them. The error is for
-// failures to read, not for problems found.
-func InspectFile(ctx context.Context, path string) (FileCheck, error) {
-	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
+// failures to read, not for problems found. Lines are at most maxLine
+// bytes long (jsonl.Options.MaxLineBytes; 0: the default, 256 MiB): a
+// longer one is a problem that ends the read.
+func InspectFile(ctx context.Context, path string, maxLine int) (FileCheck, error) {
+	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient, MaxLineBytes: maxLine})
 	if err != nil {
 		if errors.Is(err, sessiontree.ErrCorrupt) || errors.Is(err, jsonl.ErrUnsupportedVersion) {
 			return FileCheck{Problems: []error{err}}, nil

@@ -171,7 +171,7 @@ func TestReadDrafts(t *testing.T) {
 		`{"type":"label","targetId":"x"}` + "\n" +
 		`{"type":"future_thing","data":{"k":[1]}}`
 	var got []sessiontree.Draft
-	for d, err := range cli.ReadDrafts(context.Background(), strings.NewReader(in)) {
+	for d, err := range cli.ReadDrafts(context.Background(), strings.NewReader(in), 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestReadDrafts(t *testing.T) {
 	}
 	for _, b := range bad {
 		var err error
-		for _, e := range cli.ReadDrafts(context.Background(), strings.NewReader("\n"+b.line+"\n")) {
+		for _, e := range cli.ReadDrafts(context.Background(), strings.NewReader("\n"+b.line+"\n"), 0) {
 			err = e
 		}
 		var ie *cli.InputError
@@ -244,7 +244,7 @@ func TestCheckFile(t *testing.T) {
 	// An entry of an unknown type is not a problem; it is counted.
 	future := append(append([]string(nil), lines...),
 		`{"type":"future_thing","id":"feed0001","parentId":null,"timestamp":"2026-12-02T18:00:00.000Z","x":{"y":[1]}}`+"\n")
-	c, err := cli.InspectFile(ctx, write("future.jsonl", future))
+	c, err := cli.InspectFile(ctx, write("future.jsonl", future), 0)
 	want := sessiontree.UnknownTypes{{Type: "future_thing", Count: 1}}
 	if err != nil || len(c.Problems) != 0 || !slices.Equal(c.Unknown, want) {
 		t.Errorf("InspectFile(future) = %+v, %v; want no problems and Unknown %v", c, err, want)

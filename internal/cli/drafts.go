@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
+	"github.com/sessiontree/sessiontree/internal/lines"
+	"github.com/sessiontree/sessiontree/jsonl"
 )
 
 // InputError reports a line of `append` input that is not an entry. It
@@ -93,30 +94,43 @@ func ParseDraft(line []byte) (sessiontree.Draft, error) {
 // yields an [*InputError] and ends the sequence; so does a read error.
 // Lines are read one at a time, so a caller can append each before the
 // next arrives.
-func ReadDrafts(ctx context.Context, r io.Reader) iter.Seq2[sessiontree.Draft, error] {
+//
+// A line is at most maxLine bytes long, newline not counted; 0 means
+// jsonl.DefaultMaxLineBytes (256 MiB), the session files' limit. A longer
+// line is refused as soon as the limit is passed, with an [*InputError]
+// whose Err is a *jsonl.LineTooLongError: memory holds at most the limit
+// of it, so an input without newlines (/dev/zero) ends there.
+func ReadDrafts(ctx context.Context, r io.Reader, maxLine int) iter.Seq2[sessiontree.Draft, error] {
+	if maxLine <= 0 {
+		maxLine = jsonl.DefaultMaxLineBytes
+	}
 	return func(yield func(sessiontree.Draft, error) bool) {
-		br := bufio.NewReaderSize(r, 64<<10)
+		lr := lines.NewReader(r, 64<<10, maxLine)
 		for n := 1; ; n++ {
 			if err := ctx.Err(); err != nil {
 				yield(sessiontree.Draft{}, err)
 				return
 			}
-			line, err := br.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
-				d, perr := ParseDraft(bytes.TrimSpace(line))
-				if perr != nil {
-					yield(sessiontree.Draft{}, &InputError{Line: n, Err: perr})
-					return
-				}
-				if !yield(d, nil) {
-					return
-				}
-			}
-			if errors.Is(err, io.EOF) {
+			line, err := lr.Next()
+			switch {
+			case errors.Is(err, io.EOF):
+				return
+			case errors.Is(err, lines.ErrTooLong):
+				yield(sessiontree.Draft{}, &InputError{Line: n, Err: &jsonl.LineTooLongError{Limit: maxLine}})
+				return
+			case err != nil:
+				yield(sessiontree.Draft{}, fmt.Errorf("read input: %w", err))
 				return
 			}
-			if err != nil {
-				yield(sessiontree.Draft{}, fmt.Errorf("read input: %w", err))
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			d, perr := ParseDraft(bytes.TrimSpace(line))
+			if perr != nil {
+				yield(sessiontree.Draft{}, &InputError{Line: n, Err: perr})
+				return
+			}
+			if !yield(d, nil) {
 				return
 			}
 		}

@@ -1,16 +1,20 @@
 -- pi 1.6.0's /session stats and session list (shared/PI1.md sections 9
 -- and 12), kept per session in the append's transaction like the
--- counters before, so that Stats reads rows, never the log.
+-- counters before, so that Stats reads one row, never the log.
 --
--- sessions gains the message counts by role (user, assistant, toolResult)
--- and the assistant messages' tool calls. usage_buckets is the cost
--- breakdown: per session and bucket ("provider/model", or
--- "Tools/summaries" for tool results and compaction and branch
--- summaries), the seq of the entry that first used it (pi orders buckets
--- of equal cost by first use), its tokens (input + output + cacheRead +
--- cacheWrite) and its cost. The rules are sessiontree.StatsOf's; the
--- engine's writes take them from it, and engine.Check replays every
--- session through sessiontree.Tally against these rows.
+-- sessions gains the message counts by role (user, assistant, toolResult),
+-- the assistant messages' tool calls, and usage_buckets, the cost
+-- breakdown: a JSON array, in order of first use, of the session's
+-- buckets ("provider/model", or "Tools/summaries" for tool results and
+-- compaction and branch summaries), each with the seq of the entry that
+-- first used it (pi orders buckets of equal cost by first use), its
+-- tokens (input + output + cacheRead + cacheWrite) and its cost:
+-- [{"bucket":"anthropic/m1","first_seq":7,"tokens":6510,"cost":0.0123}].
+-- It is in the row that every append writes anyway, rather than a table
+-- of its own, whose page an append with usage would write besides. The
+-- rules are sessiontree.StatsOf's; the engine's writes take them from it
+-- (engine/breakdown.go writes the column), and engine.Check replays every
+-- session through sessiontree.Tally against these columns.
 --
 -- Existing sessions are recomputed here from their stored JSON, by the
 -- same rules written in SQL: the token and cost totals (the rule changed:
@@ -27,21 +31,15 @@
 -- of the additions: pi adds one record at a time in log order, per
 -- session and per bucket, and the engine does the same. SQLite's sum()
 -- compensates rounding (since 3.43), which gives other bits, so the costs
--- here are recursive queries that add one record at a time.
+-- here are recursive queries that add one record at a time. SQLite's JSON
+-- writes a real in digits that read back as the same double, as the
+-- engine's Go does.
 
 ALTER TABLE sessions ADD COLUMN user_messages      INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN assistant_messages INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN tool_results       INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN tool_calls         INTEGER NOT NULL DEFAULT 0;
-
-CREATE TABLE usage_buckets (
-    session   INTEGER NOT NULL REFERENCES sessions (pk),
-    bucket    TEXT    NOT NULL,
-    first_seq INTEGER NOT NULL,
-    tokens    INTEGER NOT NULL,
-    cost      REAL    NOT NULL,
-    PRIMARY KEY (session, bucket)
-) WITHOUT ROWID;
+ALTER TABLE sessions ADD COLUMN usage_buckets      TEXT    NOT NULL DEFAULT '[]';
 
 -- The usage records of every log, one row per entry that has one: n
 -- numbers them in log order, m by session, bucket and log order.
@@ -135,7 +133,16 @@ SELECT session, input, output, cache_read, cache_write, cost FROM (
 
 -- Per session and bucket, the same in the order of m; first_seq is the
 -- seq of the bucket's first record.
-INSERT INTO usage_buckets (session, bucket, first_seq, tokens, cost)
+CREATE TEMP TABLE usage_bucket (
+    session   INTEGER NOT NULL,
+    bucket    TEXT    NOT NULL,
+    first_seq INTEGER NOT NULL,
+    tokens    INTEGER NOT NULL,
+    cost      REAL    NOT NULL,
+    PRIMARY KEY (session, bucket)
+) WITHOUT ROWID;
+
+INSERT INTO usage_bucket (session, bucket, first_seq, tokens, cost)
 WITH RECURSIVE run (m, session, bucket, first_seq, tokens, cost) AS (
     SELECT m, session, bucket, seq, input + output + cache_read + cache_write, 0.0 + cost
     FROM usage_log WHERE m = 1
@@ -152,6 +159,10 @@ SELECT session, bucket, first_seq, tokens, cost FROM (
 );
 
 UPDATE sessions SET
+    usage_buckets = (
+        SELECT json_group_array(json_object('bucket', b.bucket, 'first_seq', b.first_seq,
+                                            'tokens', b.tokens, 'cost', b.cost) ORDER BY b.first_seq)
+        FROM usage_bucket b WHERE b.session = sessions.pk),
     (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost) = (
         SELECT coalesce(max(t.input), 0), coalesce(max(t.output), 0), coalesce(max(t.cache_read), 0),
                coalesce(max(t.cache_write), 0), coalesce(max(t.cost), 0.0)
@@ -186,5 +197,6 @@ UPDATE sessions SET
         WHERE text <> ''
         ORDER BY pk LIMIT 1);
 
+DROP TABLE temp.usage_bucket;
 DROP TABLE temp.usage_total;
 DROP TABLE temp.usage_log;

@@ -1,0 +1,173 @@
+// Package fsx holds the rules for the paths a user gives the library and
+// the command: what may be read as a session file or a database, and
+// where a file written to a path goes.
+//
+// # Reading
+//
+// A session file or a database is a regular file. [Open] refuses
+// anything else, a named pipe, a device, a socket, a directory, with a
+// [*sessiontree.NotRegularFileError] before it reads a byte: reading a
+// named pipe blocks until someone writes to it, and reading /dev/zero
+// never ends.
+//
+// # Writing
+//
+// A write to a path that is a symbolic link goes to the link's target;
+// the link stays. A path naming something other than a regular file (a
+// device such as /dev/null or /dev/stdout on a terminal or a pipe, a
+// named pipe) is written straight to, never replaced. See [WriteTarget].
+//
+// # Concurrency
+//
+// The functions hold no state and are safe for concurrent use.
+package fsx
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// Open opens the regular file at path with flag (os.O_RDONLY,
+// os.O_RDWR|os.O_APPEND, ...; not os.O_CREATE) and refuses anything else
+// with a [*sessiontree.NotRegularFileError] saying it is not a want
+// ("session file", "database file"). Other errors are os.Stat's and
+// os.OpenFile's, *fs.PathError.
+//
+// It looks twice. Before opening, os.Stat refuses what is plainly not a
+// regular file without opening it at all: opening a named pipe for
+// reading blocks until a writer comes, and opening some devices has
+// effects of its own (a tape rewinds, a serial line hangs up). The path
+// may be replaced between that look and the open, so the open adds
+// O_NONBLOCK, with which opening a named pipe returns at once, and the
+// opened file's own Stat is checked again: the file returned is the one
+// checked, with no window between check and use. O_NONBLOCK changes
+// nothing for a regular file, whose reads and writes never wait.
+func Open(path string, flag int, want string) (*os.File, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // what the caller asked for; the stat is ours
+		}
+		return nil, err
+	}
+	if err := Check(path, fi, want); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, flag|oNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = Check(path, fi, want)
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Check returns a [*sessiontree.NotRegularFileError] saying path is not
+// a want when fi, the file at path, is not a regular file; nil when it
+// is.
+func Check(path string, fi fs.FileInfo, want string) error {
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	return &sessiontree.NotRegularFileError{Path: path, Mode: fi.Mode().Type(), Want: want}
+}
+
+// Target is where a write to a path goes, as [WriteTarget] finds it.
+type Target struct {
+	// Path is the file to write. When Direct is false it is the path
+	// given with the symbolic links naming it followed: a regular file,
+	// or where one is to be made, to be replaced atomically (a new file
+	// in its directory renamed over it), so that the link stays a link.
+	// When Direct is true it is the path given.
+	Path string
+	// Direct is true when the path is to be opened and written to as it
+	// is, appending, never truncated or replaced: it names a device
+	// (/dev/null; /dev/stdout on a terminal or a pipe), a named pipe, a
+	// socket, or an open file descriptor (/dev/stdout, /dev/fd/N,
+	// /proc/self/fd/N on a file a shell opened with > or >>).
+	Direct bool
+}
+
+// maxLinks bounds the symbolic links followed by hand, as the kernel
+// bounds them (Linux allows 40).
+const maxLinks = 40
+
+// WriteTarget tells where a write to path goes (see [Target]). A
+// directory is refused with a [*sessiontree.NotRegularFileError] saying
+// it is not a want.
+func WriteTarget(path, want string) (Target, error) {
+	fi, err := os.Stat(path) // follows every link, as an open would
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A missing file, or a link to one: the file is made at the
+		// link's target, as a shell's > makes it.
+		p, _, err := followLinks(path)
+		return Target{Path: p}, err
+	case err != nil:
+		return Target{}, err
+	case fi.IsDir():
+		return Target{}, &sessiontree.NotRegularFileError{Path: path, Mode: fi.Mode().Type(), Want: want}
+	case !fi.Mode().IsRegular():
+		return Target{Path: path, Direct: true}, nil
+	}
+	p, viaFD, err := followLinks(path)
+	if err != nil {
+		return Target{}, err
+	}
+	if viaFD {
+		// Opening /proc/self/fd/N opens the file again at offset 0 (on
+		// Linux), and renaming over it would throw away what a shell's
+		// >> keeps: write straight to it, appending.
+		return Target{Path: path, Direct: true}, nil
+	}
+	if at, err := os.Stat(p); err != nil || !os.SameFile(fi, at) {
+		return Target{}, fmt.Errorf("%s: following its links by hand does not reach the file they name", path)
+	}
+	return Target{Path: p}, nil
+}
+
+// followLinks follows the symbolic links that path's last element names,
+// one by one, to the path of the file they end at (which may not exist).
+// The directories on the way are left as they are: a rename works
+// through them. viaFD tells whether one of the paths on the way names an
+// open file descriptor (/dev/fd/N, /proc/<pid>/fd/N), whose link text the
+// kernel does not follow as a path.
+func followLinks(path string) (p string, viaFD bool, err error) {
+	p = path
+	for range maxLinks {
+		viaFD = viaFD || namesDescriptor(p)
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return p, viaFD, nil
+		}
+		t, err := os.Readlink(p)
+		if err != nil {
+			return "", false, err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(p), t)
+		}
+		p = t
+	}
+	return "", false, &fs.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
+}
+
+// namesDescriptor tells whether p is in a folder of open file
+// descriptors.
+func namesDescriptor(p string) bool {
+	p = filepath.ToSlash(filepath.Clean(p))
+	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/fd/")
+}

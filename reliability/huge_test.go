@@ -1,0 +1,179 @@
+package reliability_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree/store"
+)
+
+const hugeSession = "0190a000-0000-7000-8000-00000000f00d"
+
+// writeHugeSession writes a pi file of a user prompt, then one tool result
+// per size in sizes of that many bytes of log lines (as a build or a test
+// run prints them, with their newlines escaped), then a short user
+// message. Tool result i starts with the word head<i> and ends with the
+// word tail<i>, which lies beyond the text the search index takes when
+// the result is larger than that.
+func writeHugeSession(t *testing.T, path string, sizes ...int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintf(w, `{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/huge"}`+"\n", hugeSession)
+	fmt.Fprintln(w, `{"type":"message","id":"prompt00","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"run the build","timestamp":1}}`)
+	prev := "prompt00"
+	for i, size := range sizes {
+		id := fmt.Sprintf("result%02d", i)
+		fmt.Fprintf(w, `{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"toolResult","toolCallId":"c%d","toolName":"bash","content":[{"type":"text","text":"head%d `, id, prev, i, i)
+		for n, k := 0, 0; n < size; k++ {
+			s := fmt.Sprintf(`2026-01-01T00:%02d:%02d.%03dZ INFO worker-%d processed item %d in %dms status=ok key=k%x\n`, k/60000%60, k/1000%60, k%1000, k%17, k, k%997, k*2654435761)
+			w.WriteString(s)
+			n += len(s)
+		}
+		fmt.Fprintf(w, `tail%d"}],"isError":false,"timestamp":2}}`+"\n", i)
+		prev = id
+	}
+	fmt.Fprintf(w, `{"type":"message","id":"thanks00","parentId":%q,"timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"thanks, findme","timestamp":3}}`+"\n", prev)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// indexState reads how many entries the huge session has and how many of
+// them the search index holds, from another connection (as another
+// process would); 0, 0 before the import has committed it.
+func indexState(t *testing.T, s *store.Store) (entries, indexed int64) {
+	t.Helper()
+	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		return tx.QueryRowContext(context.Background(), `SELECT entry_count, indexed_count FROM sessions WHERE id = ?`, hugeSession).Scan(&entries, &indexed)
+	})
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		t.Fatal(err)
+	}
+	return entries, indexed
+}
+
+// TestHugeEntry (issue 13, item 5): a tool output of tens or hundreds of
+// megabytes on one line. Importing one used to cost 25 to 30 times the
+// line in memory and most of its time in the search index, which took in
+// all of its text in one transaction under the write lock (an append
+// meanwhile failed after the busy timeout; an interrupt waited for it and
+// lost it all; the next search did it again). Now:
+//
+//   - the import's peak memory stays within 64 MB and 14 times the line;
+//   - the index holds the first 1 MiB of an entry's text (a word beyond
+//     it is not found), and the entry is stored and exported whole;
+//   - the index commits in chunks bounded by bytes: while it takes in
+//     several large outputs, an append of another process goes through
+//     (within its busy timeout), and an interrupt stops the import at
+//     once, keeping the chunks committed; the next search does the rest.
+func TestHugeEntry(t *testing.T) {
+	line := pick(8<<20, 50<<20, 200<<20)
+	dir := t.TempDir()
+	t.Run("one line", func(t *testing.T) {
+		file := filepath.Join(dir, "one.jsonl")
+		writeHugeSession(t, file, line)
+		db := filepath.Join(dir, "one.db")
+		peak, took, out := runMeasured(t, "--db", db, "import", file)
+		if !strings.Contains(out, "1 new") {
+			t.Fatalf("import: %s", out)
+		}
+		t.Logf("import of a %d MB line: %v, peak RSS %.0f MB (%.1f times the line)\n%s", line>>20, took.Round(time.Millisecond), mb(uint64(peak)), float64(peak)/float64(line), out)
+		if limit := int64(64<<20) + 14*int64(line); peak > limit {
+			t.Errorf("import of a %d MB line: peak RSS %.0f MB; want at most %.0f MB (64 MB and 14 times the line)", line>>20, mb(uint64(peak)), mb(uint64(limit)))
+		}
+		for q, want := range map[string]string{"head0": "result00", "findme": "thanks00", "tail0": "no hits"} {
+			r, took := timedCLI(t, "--db", db, "search", q)
+			if r.code != 0 || !strings.Contains(r.stdout, want) {
+				t.Errorf("search %s: exit %d\n%s%s; want %q", q, r.code, r.stdout, r.stderr, want)
+			}
+			t.Logf("search %s: %v", q, took.Round(time.Millisecond))
+		}
+		exported := filepath.Join(dir, "exported.jsonl")
+		cliOK(t, "", "--db", db, "export", hugeSession[:8], "-o", exported)
+		a, _ := os.ReadFile(file)
+		b, _ := os.ReadFile(exported)
+		if string(a) != string(b) {
+			t.Errorf("export differs from the file imported (%d bytes, %d imported); want the entry whole", len(b), len(a))
+		}
+		checkDB(t, db, "").Close()
+	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		results, each := pick(10, 16, 40), pick(2<<20, 3<<20, 5<<20)
+		sizes := make([]int, results)
+		for i := range sizes {
+			sizes[i] = each
+		}
+		file := filepath.Join(dir, "many.jsonl")
+		writeHugeSession(t, file, sizes...)
+		db := filepath.Join(dir, "many.db")
+		cliOK(t, "", "--db", db, "ls") // create it
+		watch, err := store.Open(context.Background(), db, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer watch.Close()
+
+		imp := startCLI(t, "--db", db, "import", file)
+		total := int64(results + 2)
+		deadline := time.Now().Add(2 * time.Minute)
+		for n, _ := indexState(t, watch); n < total && time.Now().Before(deadline); n, _ = indexState(t, watch) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		// The entries are in; the search index takes them in now. Another
+		// process appends meanwhile.
+		start := time.Now()
+		app := runCLI(t, `{"type":"message","message":{"role":"user","content":"meanwhile"}}`+"\n", "--db", db, "append", hugeSession[:8])
+		took := time.Since(start)
+		if app.code != 0 {
+			t.Errorf("append while the import indexes %d outputs of %d MB: exit %d: %s; want it through", results, each>>20, app.code, app.stderr)
+		}
+		t.Logf("append while the import indexes: %v", took.Round(time.Millisecond))
+		var indexed int64
+		for ; indexed == 0 && time.Now().Before(deadline); _, indexed = indexState(t, watch) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		imp.interrupt(t)
+		sent := time.Now()
+		code, stderr, _ := imp.wait(t, time.Minute)
+		stopped := time.Since(sent)
+		_, kept := indexState(t, watch)
+		t.Logf("interrupted with %d of %d entries indexed: exit %d in %v, %d indexed kept; stderr %q; stdout %q",
+			indexed, total, code, stopped.Round(time.Millisecond), kept, stderr, imp.stdout.String())
+		if code != 1 || !strings.Contains(strings.Join(stderr, "\n"), "interrupted") || !strings.Contains(imp.stdout.String(), "1 new") {
+			t.Errorf("import interrupted while indexing: exit %d, stdout %q, stderr %q; want the summary, then interrupted, exit 1", code, imp.stdout.String(), stderr)
+		}
+		if stopped > 3*time.Second {
+			t.Errorf("import interrupted while indexing stopped after %v; want at once", stopped.Round(time.Millisecond))
+		}
+		if kept == 0 || kept >= total+1 {
+			t.Errorf("after the interrupt the index holds %d of %d entries; want the chunks committed before it, not all", kept, total+1)
+		}
+		r, took := timedCLI(t, "--db", db, "search", fmt.Sprintf("head%d", results-1))
+		if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("result%02d", results-1)) {
+			t.Errorf("search after the interrupt: exit %d\n%s%s; want the last output found", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("the next search, catching up the rest: %v", took.Round(time.Millisecond))
+		if _, indexed := indexState(t, watch); indexed != total+1 {
+			t.Errorf("after the next search the index holds %d of %d entries; want all", indexed, total+1)
+		}
+		checkDB(t, db, "").Close()
+	})
+}
