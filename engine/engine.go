@@ -352,16 +352,26 @@ func (db *DB) connect(ctx context.Context) error {
 	if err := db.startCheckpointer(ctx); err != nil {
 		return translate(err)
 	}
-	r, err := db.open(false)
+	r, err := db.openReaders()
 	if err != nil {
 		return err
+	}
+	return translate(r.PingContext(ctx))
+}
+
+// openReaders makes the pool of query-only readers, MaxReaders
+// connections kept open.
+func (db *DB) openReaders() (*sqlx.DB, error) {
+	r, err := db.open(false)
+	if err != nil {
+		return nil, err
 	}
 	db.r = r
 	r.SetMaxOpenConns(db.opts.MaxReaders)
 	r.SetMaxIdleConns(db.opts.MaxReaders)
 	r.SetConnMaxLifetime(0)
 	r.SetConnMaxIdleTime(0)
-	return translate(r.PingContext(ctx))
+	return r, nil
 }
 
 // checkOwner refuses a database of another application. The header
@@ -392,15 +402,10 @@ func (db *DB) checkOwner(ctx context.Context, p *sqlx.DB) error {
 // written, after the checks of connect, made without writing: the file is
 // ours and has the schema this program knows (a migration would write).
 func (db *DB) connectReadOnly(ctx context.Context) error {
-	r, err := db.open(false)
+	r, err := db.openReaders()
 	if err != nil {
 		return err
 	}
-	db.r = r
-	r.SetMaxOpenConns(db.opts.MaxReaders)
-	r.SetMaxIdleConns(db.opts.MaxReaders)
-	r.SetConnMaxLifetime(0)
-	r.SetConnMaxIdleTime(0)
 	if err := db.retry(ctx, func() error { return r.PingContext(ctx) }); err != nil {
 		return err
 	}
