@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/jmoiron/sqlx"
 
@@ -262,20 +260,7 @@ func TestChecksumMigration(t *testing.T) {
 	}
 
 	oldPath := filepath.Join(dir, "old.db")
-	old := fstest.MapFS{}
-	migs, err := migrate.Load(migrate.Files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Version < 11 {
-			b, err := fs.ReadFile(migrate.Files, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old[m.Name] = &fstest.MapFile{Data: b}
-		}
-	}
+	old := migrationsUpTo(t, 10)
 	odb, err := sqlx.Open("sqlite", "file:"+oldPath+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)
@@ -306,6 +291,10 @@ func TestChecksumMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var version int64
 	if err := db.QueryPragma(ctx, "user_version", &version); err != nil || version != migrate.Latest(migs) {
 		t.Errorf("user_version = %d, %v; want %d", version, err, migrate.Latest(migs))

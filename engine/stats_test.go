@@ -364,20 +364,7 @@ func importFile(t testing.TB, db *engine.DB, path string) string {
 // makeVersion8 makes an empty database with the migrations up to 8.
 func makeVersion8(t testing.TB, path string) {
 	t.Helper()
-	old := fstest.MapFS{}
-	migs, err := migrate.Load(migrate.Files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Version <= 8 {
-			b, err := fs.ReadFile(migrate.Files, m.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old[m.Name] = &fstest.MapFile{Data: b}
-		}
-	}
+	old := migrationsUpTo(t, 8)
 	db, err := sqlx.Open("sqlite", "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)
@@ -386,4 +373,25 @@ func makeVersion8(t testing.TB, path string) {
 	if res, err := migrate.Up(context.Background(), db, old, migrate.Options{ApplicationID: engine.ApplicationID}); err != nil || res.To != 8 {
 		t.Fatalf("migrations 1 to 8: %+v, %v", res, err)
 	}
+}
+
+// migrationsUpTo returns the embedded migrations with versions up to
+// last, as a database of an older release was made.
+func migrationsUpTo(t testing.TB, last int64) fstest.MapFS {
+	t.Helper()
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{}
+	for _, m := range migs {
+		if m.Version <= last {
+			b, err := fs.ReadFile(migrate.Files, m.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[m.Name] = &fstest.MapFile{Data: b}
+		}
+	}
+	return out
 }
