@@ -25,6 +25,7 @@ package fsx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,4 +171,80 @@ func followLinks(path string) (p string, viaFD bool, err error) {
 func namesDescriptor(p string) bool {
 	p = filepath.ToSlash(filepath.Clean(p))
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/fd/")
+}
+
+// WriteFile writes what write produces to the file at path, as
+// [WriteTarget] says: a regular file (or a new one) atomically, through a
+// temporary file in the same directory (mode perm) that is synced, renamed
+// over the target and followed by a sync of the directory, so the path
+// holds either its old content or all of the new, even after a crash;
+// missing directories are made with mode 0700. Anything else (a device, a
+// named pipe, an open descriptor) is written straight to, appending. When
+// write fails the target is left as it was and the temporary file removed.
+func WriteFile(path, want string, perm os.FileMode, write func(w io.Writer) error) (err error) {
+	t, err := WriteTarget(path, want)
+	if err != nil {
+		return err
+	}
+	if t.Direct {
+		return writeDirect(t.Path, write)
+	}
+	dir := filepath.Dir(t.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(t.Path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	if err := os.Rename(tmp, t.Path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// writeDirect writes to path as it is, a device, a pipe or an open
+// descriptor: there is nothing to sync or rename.
+func writeDirect(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	return err
+}
+
+// SyncDir makes a rename or a new file in dir durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
 }
