@@ -13,6 +13,7 @@ import (
 // block is one content block of an agent message.
 type block struct {
 	Type      string          `json:"type"`
+	Data      string          `json:"data"`
 	Text      string          `json:"text"`
 	Thinking  string          `json:"thinking"`
 	Name      string          `json:"name"`

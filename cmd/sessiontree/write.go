@@ -164,44 +164,6 @@ func indexPending(ctx context.Context, a *app, s *store.Store, noWait bool) (int
 	return n, time.Since(start).Seconds(), err
 }
 
-func newExportCommand(a *app) *cobra.Command {
-	var out string
-	var forPi bool
-	cmd := &cobra.Command{
-		Use:   "export SESSION [-o FILE] [--for-pi]",
-		Short: "Write a session as a pi JSONL file",
-		Long: `Write a session of the database as a pi session file (JSONL, version 3), to
-stdout or, atomically, to FILE. Every entry is written as stored, leaf
-entries included, so the file reopens on the same leaf. --for-pi writes what
-the released pi agent reads correctly: no leaf entries, and the current
-leaf's entry last, so pi resumes where the session is.
-
-A FILE that is a symbolic link is written through: its target is replaced,
-the link stays. A device or a pipe (/dev/stdout, /dev/null, a named pipe) is
-written straight to, never replaced; so is /dev/stdout on a file a shell
-opened with >>, which it appends to.`,
-		Example: `  sessiontree export 0198f2a4 > session.jsonl
-  sessiontree export 0198f2a4 --for-pi -o ~/.pi/agent/sessions/--home-me-project--/resumed.jsonl`,
-		Args:              args(1, 1, "one argument (SESSION)"),
-		ValidArgsFunction: a.completeSessions(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			id, err := a.sessionID(ctx, args[0], "export")
-			if err != nil {
-				return err
-			}
-			opts := store.ExportOptions{ForPi: forPi}
-			if out != "" && out != "-" {
-				return a.store.ExportFile(ctx, id, out, opts)
-			}
-			return a.store.Export(ctx, id, a.stdout, opts)
-		},
-	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
-	cmd.Flags().BoolVar(&forPi, "for-pi", false, "write for the released pi agent: no leaf entries, the leaf's entry last")
-	return cmd
-}
-
 func newForkCommand(a *app) *cobra.Command {
 	var at, before string
 	var tree bool
