@@ -41,8 +41,9 @@ type Image struct {
 // repository: a title (the session name, else its id), a list of facts
 // (id, working directory, creation time, models used, token and cost
 // totals over every branch), then the active branch, root first, as a
-// transcript. User and assistant text is Markdown as written (a code
-// fence left open is closed, so it cannot swallow the rest); thinking is
+// transcript. User and assistant text is Markdown as written, except
+// that HTML tags outside code are escaped and a code fence left open is
+// closed, so it cannot swallow the rest of the page; thinking is
 // folded in <details>; tool calls, tool results, commands and system
 // prompts are fenced code blocks, each fence longer than any backtick run
 // inside; compactions and branch summaries stand out under a rule, their
@@ -167,7 +168,7 @@ func (mw *mdWriter) turn(t turn) error {
 func (mw *mdWriter) part(p part) (string, error) {
 	switch p.Kind {
 	case partText:
-		return closeFences(p.Text), nil
+		return safeProse(p.Text), nil
 	case partThinking:
 		return "<details>\n<summary>Thinking</summary>\n\n" + fenced(p.Text, "text") + "\n\n</details>", nil
 	case partImage:
@@ -273,27 +274,109 @@ func longestRun(s string, c byte) int {
 // fenceLine matches a line that opens or closes a code fence.
 var fenceLine = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
 
-// closeFences returns Markdown text with a code fence it leaves open
-// closed at its end, so that it cannot turn the rest of the page into
-// code.
-func closeFences(text string) string {
-	open := ""
-	for _, line := range strings.Split(text, "\n") {
-		m := fenceLine.FindStringSubmatch(line)
-		switch {
-		case m == nil:
-		case open == "":
-			if m[1][0] != '`' || !strings.Contains(m[2], "`") {
-				open = m[1]
+// safeProse returns Markdown text, as the user or the model wrote it, made
+// safe to embed: a code fence it leaves open is closed at its end, so it
+// cannot turn the rest of the page into code, and outside code (fenced
+// blocks and `code spans`) every "<" that would start an HTML tag, and
+// every link to a javascript:, vbscript: or data: URL, is escaped, so no
+// text of a session acts as HTML or script in a renderer that lets HTML
+// through.
+func safeProse(text string) string {
+	lines := strings.Split(text, "\n")
+	open := "" // the open fence, "" outside fenced code
+	for i, line := range lines {
+		if m := fenceLine.FindStringSubmatch(line); m != nil {
+			switch {
+			case open == "":
+				if m[1][0] != '`' || !strings.Contains(m[2], "`") {
+					open = m[1]
+					continue
+				}
+			case m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(m[2]) == "":
+				open = ""
+				continue
 			}
-		case m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(m[2]) == "":
-			open = ""
+		}
+		if open == "" {
+			lines[i] = escapeTags(line)
 		}
 	}
+	text = strings.Join(lines, "\n")
 	if open != "" {
-		return text + "\n" + open
+		text += "\n" + open
 	}
 	return text
+}
+
+// escapeTags escapes each "<" of a line that starts a tag, a comment or a
+// declaration, and each link to a javascript:, vbscript: or data: URL,
+// outside code spans. A code span is taken to end on its
+// line (one that goes on to the next line has its "<" escaped too, which
+// shows a backslash but lets nothing through).
+func escapeTags(line string) string {
+	var b strings.Builder
+	if linkDefinition.MatchString(line) {
+		b.WriteByte('\\') // [x]: javascript:... defines no link then
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '`':
+			n := 1
+			for i+n < len(line) && line[i+n] == '`' {
+				n++
+			}
+			run := line[i : i+n]
+			if end := closingRun(line[i+n:], n); end >= 0 {
+				run = line[i : i+n+end+n] // the whole code span, as written
+			}
+			b.WriteString(run)
+			i += len(run) - 1
+			continue
+		case c == '\\' && i+1 < len(line):
+			b.WriteString(line[i : i+2]) // an escape stays one
+			i++
+			continue
+		case c == '<' && i+1 < len(line) && isTagStart(line[i+1]),
+			c == '(' && i > 0 && line[i-1] == ']' && unsafeScheme.MatchString(line[i+1:]):
+			b.WriteByte('\\') // not a tag; not a link that runs script
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// unsafeScheme matches the start of a link destination whose scheme can
+// run script or hide a page in the link: javascript:, vbscript:, data:.
+var unsafeScheme = regexp.MustCompile(`^\s*<?\s*(?i:javascript|vbscript|data):`)
+
+// linkDefinition matches a link reference definition to such a scheme.
+var linkDefinition = regexp.MustCompile(`^ {0,3}\[[^\]]*\]:\s*<?\s*(?i:javascript|vbscript|data):`)
+
+// closingRun is the index in s of the first run of exactly n backticks,
+// -1 when there is none.
+func closingRun(s string, n int) int {
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		if j-i == n {
+			return i
+		}
+		i = j
+	}
+	return -1
+}
+
+// isTagStart reports whether c after "<" makes an HTML tag, closing tag,
+// comment, declaration or processing instruction.
+func isTagStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
 }
 
 // blockQuote makes a block a block quote.
