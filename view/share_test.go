@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -397,4 +398,24 @@ func TestMarkdownTreeListsEveryBranch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkShare writes the largest pi 1.6.0 fixture (1,478 entries, 149
+// branches) as Markdown with its branch list, and as HTML.
+func BenchmarkShare(b *testing.B) {
+	s := loadShare(b, load(b, "../testdata/pi1/session-003.jsonl"))
+	b.Run("markdown", func(b *testing.B) {
+		for b.Loop() {
+			if err := view.WriteMarkdown(io.Discard, s, view.MarkdownOptions{Tree: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("html", func(b *testing.B) {
+		for b.Loop() {
+			if err := view.WriteHTML(io.Discard, s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
