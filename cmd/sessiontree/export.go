@@ -112,8 +112,12 @@ func (a *app) exportPage(ctx context.Context, arg, format, out string, tree bool
 		return write(a.stdout)
 	}
 	if format == "md" {
-		dir := strings.TrimSuffix(out, filepath.Ext(out)) + "_images"
-		opts.Image = view.ImageFiles(dir, filepath.ToSlash(filepath.Base(dir)))
+		// Images go beside a file, not beside a device or a pipe
+		// (/dev/stdout_images): there they are left out, as on stdout.
+		if t, err := fsx.WriteTarget(out, "page"); err == nil && !t.Direct {
+			dir := strings.TrimSuffix(t.Path, filepath.Ext(t.Path)) + "_images"
+			opts.Image = view.ImageFiles(dir, filepath.ToSlash(filepath.Base(dir)))
+		}
 	}
 	if err := fsx.WriteFile(out, "page", 0o644, write); err != nil {
 		return fmt.Errorf("export %s: %w", out, err)

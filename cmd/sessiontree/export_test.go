@@ -68,6 +68,16 @@ func TestExportPage(t *testing.T) {
 		t.Errorf("an HTML export wrote an images folder (%v); its images are inline", err)
 	}
 
+	// A page written to a device has no folder beside it for images.
+	null := filepath.Join(dir, "null.md")
+	if err := os.Symlink("/dev/null", null); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, "--db", db, "export", "01a237bc-c4aa", "--format", "md", "-o", null)
+	if _, err := os.Stat(filepath.Join(dir, "null_images")); !os.IsNotExist(err) {
+		t.Errorf("a page written to /dev/null wrote images beside its link (%v)", err)
+	}
+
 	bad := []struct {
 		args []string
 		msg  string
