@@ -215,7 +215,13 @@ func (mw *mdWriter) branches(t *shareTree) {
 		}
 		where, size := t.describe(k)
 		fmt.Fprintf(&b, "%s · %s · ends at %s · %s\n", head, mdInline(where), mdInline(ShortID(br.tip().Entry.ID)), size)
-		for _, n := range t.milestones(br, mw.labels) {
+		outline, skipped := t.milestones(br, mw.labels)
+		for _, n := range outline {
+			if n == nil {
+				fmt.Fprintf(&b, "   - _… %s_\n", plural(skipped[0], "more user message"))
+				skipped = skipped[1:]
+				continue
+			}
 			b.WriteString("   - " + mdInline(entryLine(n.Entry, mw.labels, nil, mw.leaf, defaultTextWidth)) + "\n")
 		}
 	}

@@ -104,22 +104,43 @@ func (t *shareTree) activePath() []sessiontree.Entry {
 	return out
 }
 
+// outlineUsers is how many user messages an outline shows at each end of
+// a branch's own part; those between are counted, not listed.
+const outlineUsers = 2
+
 // milestones are the entries of a branch's own part that outline it:
-// user messages, compactions, branch summaries, labelled entries, and
-// its tip.
-func (t *shareTree) milestones(b shareBranch, labels map[string]string) []*node {
+// labelled entries, compactions, branch summaries, its tip, and its
+// first and last user messages. A nil in the list stands for skipped
+// user messages; skipped counts them, one per nil, in order.
+func (t *shareTree) milestones(b shareBranch, labels map[string]string) (out []*node, skipped []int) {
 	own := b.own()
-	var out []*node
-	for i, n := range own {
-		e := n.Entry
-		switch {
-		case i == len(own)-1, labels[e.ID] != "",
-			e.Type == sessiontree.TypeCompaction, e.Type == sessiontree.TypeBranchSummary,
-			isUserMessage(e):
-			out = append(out, n)
+	users := 0
+	for _, n := range own {
+		if isUserMessage(n.Entry) {
+			users++
 		}
 	}
-	return out
+	user := 0
+	for i, n := range own {
+		e := n.Entry
+		isUser := isUserMessage(e)
+		keep := i == len(own)-1 || labels[e.ID] != "" ||
+			e.Type == sessiontree.TypeCompaction || e.Type == sessiontree.TypeBranchSummary ||
+			isUser && (user < outlineUsers || user >= users-outlineUsers)
+		if isUser {
+			user++
+		}
+		switch {
+		case keep:
+			out = append(out, n)
+		case isUser && len(out) > 0 && out[len(out)-1] == nil:
+			skipped[len(skipped)-1]++
+		case isUser:
+			out = append(out, nil)
+			skipped = append(skipped, 1)
+		}
+	}
+	return out, skipped
 }
 
 // chain is a run of entries between forks, as the HTML page's tree lists
