@@ -26,7 +26,7 @@ var pageCSS = func() template.CSS {
 	if err != nil {
 		panic(err) // embedded at build time: cannot be missing
 	}
-	return template.CSS(b) //nolint:gosec // our own file, not session text
+	return template.CSS(b) // our own file, not session text
 }()
 
 // WriteHTML writes a session as one self-contained HTML page: no script,
@@ -188,7 +188,7 @@ func htmlPartOf(p part) htmlPart {
 		}
 		// The URL is built from our own type name and re-encoded bytes,
 		// never from session text, so it can only be an image.
-		url := template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)) //nolint:gosec
+		url := template.URL("data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data))
 		return htmlPart{Kind: "image", URL: url, Text: mime + " image"}
 	}
 	return htmlPart{Kind: "code", Title: p.Title, Text: p.Text}
