@@ -67,9 +67,9 @@ func (s Share) facts(branches int) [][2]string {
 	}
 	t := s.Stats.Tokens
 	return append(rows,
-		[2]string{"Tokens", fmt.Sprintf("%s (%s input, %s output, %s cache read, %s cache write), every branch",
+		[2]string{"Tokens (all branches)", fmt.Sprintf("%s (%s input, %s output, %s cache read, %s cache write)",
 			Count(t.Total), Count(t.Input), Count(t.Output), Count(t.CacheRead), Count(t.CacheWrite))},
-		[2]string{"Cost", fmt.Sprintf("$%.4f", s.Stats.Cost)},
+		[2]string{"Cost (all branches)", fmt.Sprintf("$%.4f", s.Stats.Cost)},
 		[2]string{"Entries", fmt.Sprintf("%s in %s", Count(int64(len(s.Data.Log))), branchCount(branches))},
 	)
 }

@@ -1,0 +1,55 @@
+package view
+
+import "testing"
+
+func TestFenced(t *testing.T) {
+	tests := []struct{ text, lang, want string }{
+		{"plain", "", "```\nplain\n```"},
+		{"a ``` b", "json", "````json\na ``` b\n````"},
+		{"`````\nx", "", "``````\n`````\nx\n``````"},
+		{"~~~ only", "text", "```text\n~~~ only\n```"},
+	}
+	for _, tt := range tests {
+		if got := fenced(tt.text, tt.lang); got != tt.want {
+			t.Errorf("fenced(%q, %q) = %q; want %q", tt.text, tt.lang, got, tt.want)
+		}
+	}
+}
+
+func TestSafeProse(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"no markup, a < b and 1<2", "no markup, a < b and 1<2"},
+		{"<script>x</script>", `\<script>x\</script>`},
+		{"<!-- hidden -->", `\<!-- hidden -->`},
+		{"use `<T>` and ``a ` <b>`` here <i>", "use `<T>` and ``a ` <b>`` here \\<i>"},
+		{"an open ` then <b>", "an open ` then \\<b>"},
+		{`already \<b> escaped`, `already \<b> escaped`},
+		{"```html\n<b>kept in code</b>\n```\n<b>", "```html\n<b>kept in code</b>\n```\n\\<b>"},
+		{"```go\nfunc x() {", "```go\nfunc x() {\n```"},
+		{"~~~~\ncode\n~~~\nstill code", "~~~~\ncode\n~~~\nstill code\n~~~~"},
+		{"````\n```\n````\nout <i>", "````\n```\n````\nout \\<i>"},
+		{"[x](javascript:alert(1)) [y](https://example.org)", "[x]\\(javascript:alert(1)) [y](https://example.org)"},
+		{"[x]( <JavaScript:alert(1)>)", "[x]\\( \\<JavaScript:alert(1)>)"},
+		{"[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"},
+		{"[img](data:text/html,x)", "[img]\\(data:text/html,x)"},
+	}
+	for _, tt := range tests {
+		if got := safeProse(tt.in); got != tt.want {
+			t.Errorf("safeProse(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMdInline(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"model_change", "model_change"},
+		{"_lead and trail_", `\_lead and trail\_`},
+		{"a *b* [c](d) <e> `f` # g | h ~ i & j \\ k", `a \*b\* \[c\](d) \<e\> \` + "`f\\`" + ` \# g \| h \~ i \& j \\ k`},
+		{"two\nlines", "two lines"},
+	}
+	for _, tt := range tests {
+		if got := mdInline(tt.in); got != tt.want {
+			t.Errorf("mdInline(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
