@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -508,5 +510,39 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	sort.Strings(inTable)
 	if diff := cmp.Diff(inTable, inDoc); diff != "" {
 		t.Errorf("routes (-table +openapi.json):\n%s", diff)
+	}
+}
+
+// TestExamples keeps the README's examples true: each is in the README
+// as written in testdata, and the Python one, run against a live server,
+// appends its two messages and prints the context.
+func TestExamples(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"example.py", "example.ts"} {
+		ex, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), string(ex)) {
+			t.Errorf("README.md does not hold testdata/%s as it is", name)
+		}
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the Python example is not run")
+	}
+	f := newFixture(t, Options{})
+	cmd := exec.Command(python, "testdata/example.py")
+	cmd.Env = append(os.Environ(), "SESSIONTREE_URL="+f.url, "SESSIONTREE_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("example.py: %v\n%s", err, out)
+	}
+	want := "user \"What is 2+2?\"\nassistant [{\"type\": \"text\", \"text\": \"4\"}]\n"
+	if string(out) != want {
+		t.Errorf("example.py printed %q; want %q", out, want)
 	}
 }
