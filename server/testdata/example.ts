@@ -1,3 +1,5 @@
+export {}; // an ES module, for top-level await
+
 const base = process.env.SESSIONTREE_URL ?? "http://127.0.0.1:7878";
 const token = process.env.SESSIONTREE_TOKEN!;
 
