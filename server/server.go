@@ -38,8 +38,13 @@ type Options struct {
 	ErrorLog *log.Logger
 }
 
-// ErrNoToken is returned by [New] when Options.Token is empty.
-var ErrNoToken = errors.New("server: a token is required")
+// Errors of [New].
+var (
+	// ErrNoToken is returned when Options.Token is empty.
+	ErrNoToken = errors.New("server: a token is required")
+	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
+	ErrBadOrigin = errors.New("not an origin")
+)
 
 // Server answers the API and serves the page over one store. Make one
 // with [New]; it is an http.Handler.
@@ -53,6 +58,9 @@ type Server struct {
 func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
+	}
+	if o := opts.CORSOrigin; o != "" && !isOrigin(o) {
+		return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], as a browser sends it: %w", o, ErrBadOrigin)
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
