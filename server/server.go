@@ -7,8 +7,10 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -73,13 +75,14 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	}
 	srv := &Server{store: s, opts: opts, mux: http.NewServeMux()}
 	for _, rt := range srv.routes() {
-		srv.mux.Handle(rt.method+" "+rt.pattern, srv.guard(rt))
+		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
 	return srv, nil
 }
 
 // route is one line of the route table.
 type route struct {
+	// method is "" for a route that takes every method.
 	method, pattern string
 	// handle answers the request; an error it returns is answered as
 	// JSON (see [StatusOf]).
@@ -107,7 +110,8 @@ func (srv *Server) routes() []route {
 		{"POST", "/api/sessions/{id}/edits", srv.editContext},
 		{"POST", "/api/sessions/{id}/fork", srv.fork},
 		{"GET", "/api/search", srv.search},
-		{"GET", "/", srv.page},
+		{"", "/api/", srv.noRoute},
+		{"", "/", srv.page},
 	}
 }
 
@@ -167,8 +171,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, v, view.JSONOptions{}) })
 }
 
+// noRoute answers a request under /api/ that no route takes, as JSON.
+func (srv *Server) noRoute(w http.ResponseWriter, r *http.Request) error {
+	return fmt.Errorf("no API route %s %s (see /api/openapi.json): %w", r.Method, r.URL.Path, errNoRoute)
+}
+
+// errNoRoute is matched by the error of a request no route takes; it is
+// answered 404.
+var errNoRoute = fmt.Errorf("no such route: %w", sessiontree.ErrNotFound)
+
 // page serves the web page's files.
 func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeErrorCode(w, http.StatusMethodNotAllowed, CodeBadRequest, "the page is read with GET")
+		return nil
+	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
 	http.FileServerFS(web.Files()).ServeHTTP(w, r)
 	return nil
