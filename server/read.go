@@ -207,9 +207,8 @@ const (
 	MaxEntriesLimit     = 10000
 )
 
-// entries is the append log, a page at a time: ?after=SEQ&limit=N gives
-// up to N entries after the SEQth (1-based, in append order), as a JSON
-// array of entries as `branch --json` writes them. The next page's
+// entries is `log --json --after SEQ --limit N`, the append log a page at
+// a time: up to N entries after the SEQth (1-based, in append order). The next page's
 // "after" is in the X-Next-Cursor header, when there may be one.
 func (srv *Server) entries(w http.ResponseWriter, r *http.Request) error {
 	after, err := intParam(r, "after", 0)

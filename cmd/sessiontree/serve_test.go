@@ -137,7 +137,8 @@ func TestServeAnswersAsTheCommand(t *testing.T) {
 }
 
 // checkEntriesPages reads the session's entries three at a time, following
-// X-Next-Cursor, and compares them with the entry lines of export.
+// X-Next-Cursor: each page is what log --json prints for it, and together
+// they are the entry lines of export.
 func checkEntriesPages(t *testing.T, api, db, id string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(ok(t, "--db", db, "export", id), "\n"), "\n")[1:]
@@ -153,10 +154,16 @@ func checkEntriesPages(t *testing.T, api, db, id string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var entries []json.RawMessage
-		err = json.NewDecoder(resp.Body).Decode(&entries)
+		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ok(t, "--db", db, "log", id, "--json", "--limit", "3", "--after", after); string(body) != want {
+			t.Errorf("entries after %s differ from log --json:\n got %.300s\nwant %.300s", after, body, want)
+		}
+		var entries []json.RawMessage
+		if err := json.Unmarshal(body, &entries); err != nil {
 			t.Fatalf("entries after %s: %v", after, err)
 		}
 		for _, e := range entries {
