@@ -548,3 +548,18 @@ func TestExamples(t *testing.T) {
 		t.Errorf("example.py printed %q; want %q", out, want)
 	}
 }
+
+// TestBodyLimit checks that a body longer than Options.MaxBodyBytes is
+// refused with a 400 that says so, and nothing is written.
+func TestBodyLimit(t *testing.T) {
+	f := newFixture(t, Options{MaxBodyBytes: 200})
+	before := f.logIDs()
+	big := `{"entries":[{"type":"custom","customType":"x","data":"` + strings.Repeat("a", 300) + `"}]}`
+	r := f.call("POST", "/api/sessions/s1/entries", big, 400)
+	if !strings.Contains(r.body, "longer than 200 bytes") {
+		t.Errorf("too long body answered %s", r.body)
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("a refused body changed the log")
+	}
+}
