@@ -445,8 +445,8 @@ func TestListCursor(t *testing.T) {
 	}
 }
 
-// TestEventsStart checks where a stream starts: ?after=0 sends the whole
-// log, and a deleted session ends the stream with an error event.
+// TestEventsStart checks where a stream starts: after ?after=1, and a
+// deleted session ends the stream with an error event.
 func TestEventsStart(t *testing.T) {
 	f := newFixture(t, Options{})
 	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
@@ -561,5 +561,32 @@ func TestBodyLimit(t *testing.T) {
 	}
 	if after := f.logIDs(); !slices.Equal(after, before) {
 		t.Errorf("a refused body changed the log")
+	}
+}
+
+// TestEventsResume checks that a reconnecting browser's Last-Event-ID
+// wins over the ?after of the URL it repeats.
+func TestEventsResume(t *testing.T) {
+	f := newFixture(t, Options{})
+	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Last-Event-ID", "2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "id: ") {
+			if line != "id: 3\n" {
+				t.Errorf("first event %q; want id 3, the one after Last-Event-ID", line)
+			}
+			return
+		}
 	}
 }
