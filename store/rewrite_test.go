@@ -1,0 +1,113 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// TestImportFollowRewrites checks ImportOptions.FollowRewrites: a file
+// rewritten whole with the same entries (other bytes: a v2 file pi
+// migrated, keys in another order) and more after them, or moved to a new
+// path, is followed and its new entries imported; a rewrite whose entries
+// differ stays a conflict, saying why, and leaves the session as it was.
+func TestImportFollowRewrites(t *testing.T) {
+	ctx := context.Background()
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	follow := store.ImportOptions{FollowRewrites: true}
+	sessionIDs := func(s *store.Store, id string) []string {
+		t.Helper()
+		st, err := s.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		return ids(logOf(t, st))
+	}
+	wantIDs := readIDs(t, filepath.Join(piDir, "session-002.jsonl"))
+
+	t.Run("rewritten", func(t *testing.T) {
+		s := openStore(t)
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		writeFile(t, path, strings.Join(all[:10], ""))
+		id := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0].SessionID
+		// The same entries written again with other bytes (a space after
+		// each line's first key), then the rest.
+		var rewritten []string
+		for _, l := range all {
+			rewritten = append(rewritten, strings.Replace(l, `":`, `": `, 1))
+		}
+		writeFile(t, path, strings.Join(rewritten, ""))
+		if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeConflict {
+			t.Fatalf("Import without FollowRewrites = %v; want a conflict", f.Outcome)
+		}
+		f := mustImport(t, s, []string{path}, follow).Files[0]
+		if f.Outcome != store.OutcomeGrown || !f.Rewritten || f.Entries != len(all)-10 || f.Err != nil {
+			t.Fatalf("Import = %v rewritten %v, %d entries, %v; want grown, rewritten, %d entries", f.Outcome, f.Rewritten, f.Entries, f.Err, len(all)-10)
+		}
+		if diff := sessionIDs(s, id); strings.Join(diff, ",") != strings.Join(wantIDs, ",") {
+			t.Errorf("session ids = %v; want %v", diff, wantIDs)
+		}
+		// Followed once: the next import finds nothing new.
+		if f := mustImport(t, s, []string{path}, follow).Files[0]; f.Outcome != store.OutcomeUnchanged || f.Rewritten {
+			t.Errorf("Import again = %v rewritten %v; want unchanged", f.Outcome, f.Rewritten)
+		}
+	})
+
+	t.Run("moved", func(t *testing.T) {
+		s := openStore(t)
+		dir := t.TempDir()
+		old, moved := filepath.Join(dir, "old.jsonl"), filepath.Join(dir, "sub", "moved.jsonl")
+		writeFile(t, old, strings.Join(all[:10], ""))
+		id := mustImport(t, s, []string{old}, store.ImportOptions{}).Files[0].SessionID
+		if err := os.MkdirAll(filepath.Dir(moved), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(old, moved); err != nil {
+			t.Fatal(err)
+		}
+		appendFile(t, moved, strings.Join(all[10:], ""))
+		f := mustImport(t, s, []string{dir}, follow).Files[0]
+		if f.Outcome != store.OutcomeGrown || f.MovedFrom != old || f.Entries != len(all)-10 {
+			t.Fatalf("Import = %v moved from %q, %d entries, %v; want grown from %s, %d entries", f.Outcome, f.MovedFrom, f.Entries, f.Err, old, len(all)-10)
+		}
+		if got := sessionIDs(s, id); strings.Join(got, ",") != strings.Join(wantIDs, ",") {
+			t.Errorf("session ids = %v; want %v", got, wantIDs)
+		}
+		// A copy of a file whose original still exists is not a move.
+		copyFile(t, moved, filepath.Join(dir, "copy.jsonl"))
+		rep := mustImport(t, s, []string{dir}, follow)
+		if rep.Count(store.OutcomeConflict) != 1 || rep.Count(store.OutcomeUnchanged) != 1 {
+			t.Errorf("Import of a copy = %+v; want the copy a conflict, the moved file unchanged", rep.Files)
+		}
+	})
+
+	t.Run("not followed", func(t *testing.T) {
+		for _, tc := range []struct{ name, content, why string }{
+			{"other ids", strings.Replace(strings.Join(all, ""), wantIDs[3], "zzzzzzzz", -1), "line 5 holds entry zzzzzzzz"},
+			{"cut short", strings.Join(all[:6], ""), "the file holds 5 of the session's 9 entries"},
+			{"half written", strings.Join(all[:6], "") + all[6][:20], "the file holds 5 of the session's 9 entries"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				s := openStore(t)
+				path := filepath.Join(t.TempDir(), "s.jsonl")
+				writeFile(t, path, strings.Join(all[:10], ""))
+				id := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0].SessionID
+				writeFile(t, path, tc.content)
+				f := mustImport(t, s, []string{path}, follow).Files[0]
+				if f.Outcome != store.OutcomeConflict || !errors.Is(f.Err, sessiontree.ErrConflict) || !strings.Contains(f.Err.Error(), tc.why) {
+					t.Errorf("Import = %v, %v; want a conflict saying %q", f.Outcome, f.Err, tc.why)
+				}
+				if got := sessionIDs(s, id); len(got) != 9 {
+					t.Errorf("session has %d entries; want the first import's 9", len(got))
+				}
+			})
+		}
+	})
+}
