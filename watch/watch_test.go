@@ -124,7 +124,7 @@ func TestWatchRewrites(t *testing.T) {
 	}
 	lines := strings.SplitAfter(string(old), "\n")
 	lines = lines[:len(lines)-1] // after the last newline
-	rewrite(lines[:3]) // the header and two of the four entries
+	rewrite(lines[:3])           // the header and two of the four entries
 	w.waitFor("the half-written rewrite", func(e watch.Event) bool {
 		return e.Kind == watch.Unsettled && e.Path == a.path && e.Result.Err != nil
 	})
