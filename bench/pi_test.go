@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiontree/sessiontree/internal/pipkg"
 )
 
 func TestPiPackage(t *testing.T) {
@@ -16,8 +18,8 @@ func TestPiPackage(t *testing.T) {
 		{"2.0.1", "@earendil-works/pi-coding-agent"},
 		{"0.73.1", "@mariozechner/pi-coding-agent"},
 	} {
-		if got := piPackage(tc.version); got != tc.want {
-			t.Errorf("piPackage(%q) = %q; want %q", tc.version, got, tc.want)
+		if got := pipkg.Package(tc.version); got != tc.want {
+			t.Errorf("pipkg.Package(%q) = %q; want %q", tc.version, got, tc.want)
 		}
 	}
 }
@@ -111,7 +113,7 @@ func TestPiLoader(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pi.close()
-			if pi.backend != "pi-"+v || pi.pkg != piPackage(v) {
+			if pi.backend != "pi-"+v || pi.pkg != pipkg.Package(v) {
 				t.Errorf("startPi(%s) = backend %q, package %q", v, pi.backend, pi.pkg)
 			}
 			for _, op := range []string{"open", "resume"} {
