@@ -68,6 +68,17 @@ func watchLine(e watch.Event) string {
 	return ""
 }
 
+// WriteWatchStarted writes the line `sessiontree import --watch` prints
+// once it has imported what was there when it started: how much, and
+// that it is now watching.
+func WriteWatchStarted(w io.Writer, nEntries, nFiles int) error {
+	_, err := fmt.Fprintf(w, "imported %s from %s; watching for changes (Ctrl-C to stop)\n", entries(nEntries), plural(nFiles, "file"))
+	if err != nil {
+		return fmt.Errorf("write watch start: %w", err)
+	}
+	return nil
+}
+
 // WriteWatchSummary writes what a watch did, on one line: how long it
 // ran, the files it followed and what it imported.
 func WriteWatchSummary(w io.Writer, s watch.Summary) error {

@@ -68,8 +68,7 @@ func TestImportWatch(t *testing.T) {
 			}
 		}
 	}
-	waitLine("(new session)")
-	waitLine("watching for changes")
+	waitLine("imported 15 entries from 1 file; watching for changes")
 
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
