@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -524,6 +525,9 @@ type fileImport struct {
 
 	maxLine int  // ImportOptions.MaxLineBytes
 	follow  bool // ImportOptions.FollowRewrites
+	// skipped are lines skipped before the import's start (see
+	// skipClosedTorn), kept in the result's Problems.
+	skipped []*jsonl.LineError
 }
 
 // unknownAt is an entry of a type this version does not know, and where
@@ -697,6 +701,9 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 		if err := fim.loadSession(); err != nil {
 			return result(err)
 		}
+		if err := fim.skipClosedTorn(); err != nil {
+			return result(err)
+		}
 	}
 	err = errChunkFull
 	if fi.Size()-fim.start <= importChunkBytes {
@@ -860,7 +867,7 @@ func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
 
 // restart forgets what an earlier read noted: the read starts again.
 func (fim *fileImport) restart() {
-	fim.res.Problems, fim.res.Torn, fim.res.Unknown, fim.unknownAt = nil, nil, nil, nil
+	fim.res.Problems, fim.res.Torn, fim.res.Unknown, fim.unknownAt = slices.Clone(fim.skipped), nil, nil, nil
 }
 
 // headerRead refuses a new file whose read ended without a header.

@@ -1,17 +1,21 @@
 package store
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -164,4 +168,41 @@ func (fim *fileImport) matchEntries(sessionID string, stored []sessiontree.Entry
 		}
 	}
 	return pos, &notFollowed{fmt.Sprintf("the file holds %d of the session's %d entries", n, len(stored))}
+}
+
+// skipClosedTorn skips the line the import resumes at when an earlier
+// import left it torn (the file had bytes after the imported part) and a
+// newline now ends it while it still is not JSON: pi ends a torn last
+// line so when it opens a file, and skips it, as it skips every line that
+// is not JSON. The line is reported in the result's Problems; the import
+// goes on after it, and its record moves past it with the next commit.
+func (fim *fileImport) skipClosedTorn() error {
+	if !fim.follow || fim.rec.Size <= fim.rec.ImportedBytes {
+		return nil
+	}
+	limit := int64(fim.maxLine)
+	if limit <= 0 {
+		limit = jsonl.DefaultMaxLineBytes
+	}
+	br := bufio.NewReader(io.NewSectionReader(fim.f, fim.start, limit+1))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return nil // not ended by a newline: still torn, or longer than a line may be
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || jsonx.Valid(trimmed) == nil {
+		return nil
+	}
+	if _, err := fim.h.Write(line); err != nil {
+		return fmt.Errorf("hash: %w", err)
+	}
+	pos := *fim.from
+	fim.skipped = append(fim.skipped, &jsonl.LineError{Path: fim.path, Line: pos.Line + 1, Offset: pos.Offset,
+		Err: &sessiontree.CorruptError{Reason: "a torn line its writer ended with a newline, skipped as pi skips it"}})
+	pos.Offset += int64(len(line))
+	pos.Line++
+	fim.from, fim.start = &pos, pos.Offset
+	fim.hashed = pos.Offset
+	fim.res.Problems = slices.Clone(fim.skipped)
+	return nil
 }

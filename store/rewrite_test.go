@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,4 +111,41 @@ func TestImportFollowRewrites(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestImportFollowsClosedTornLine: a torn last line left for later that
+// a newline then ends while it still is not JSON (pi does so when it
+// opens a file after a crash in the middle of a write, and skips the
+// line) is skipped and reported when following rewrites, and the lines
+// after it are imported; without following it is damage.
+func TestImportFollowsClosedTornLine(t *testing.T) {
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	for _, follow := range []bool{false, true} {
+		t.Run("follow="+strconv.FormatBool(follow), func(t *testing.T) {
+			s := openStore(t)
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			torn := all[10][:30]
+			writeFile(t, path, strings.Join(all[:10], "")+torn)
+			opts := store.ImportOptions{FollowRewrites: follow}
+			if f := mustImport(t, s, []string{path}, opts).Files[0]; f.Torn == nil || f.Torn.Line != 11 || f.Entries != 9 {
+				t.Fatalf("Import = %d entries, torn %v; want 9 entries, line 11 torn", f.Entries, f.Torn)
+			}
+			// pi ends the torn line, then appends again what it had not
+			// written (its leaf is the last whole entry).
+			appendFile(t, path, "\n"+strings.Join(all[10:], ""))
+			f := mustImport(t, s, []string{path}, opts).Files[0]
+			if !follow {
+				if f.Outcome != store.OutcomeFailed || !errors.Is(f.Err, sessiontree.ErrCorrupt) {
+					t.Errorf("Import = %v, %v; want failed for a damaged line", f.Outcome, f.Err)
+				}
+				return
+			}
+			if f.Outcome != store.OutcomeGrown || f.Err != nil || f.Entries != len(all)-10 || len(f.Problems) != 1 || f.Problems[0].Line != 11 {
+				t.Fatalf("Import = %v, %v, %d entries, problems %v; want grown, %d entries, line 11 skipped", f.Outcome, f.Err, f.Entries, f.Problems, len(all)-10)
+			}
+			if f := mustImport(t, s, []string{path}, opts).Files[0]; f.Outcome != store.OutcomeUnchanged {
+				t.Errorf("Import again = %v, %v; want unchanged", f.Outcome, f.Err)
+			}
+		})
+	}
 }

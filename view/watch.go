@@ -44,6 +44,11 @@ func watchLine(e watch.Event) string {
 		if len(how) > 0 {
 			line += " (" + strings.Join(how, ", ") + ")"
 		}
+		for _, p := range r.Problems {
+			if p != r.Torn {
+				line += fmt.Sprintf("; line %d skipped: %s", p.Line, OneLine(p.Err.Error()))
+			}
+		}
 		return line
 	case watch.Problem:
 		msg := "unknown problem"

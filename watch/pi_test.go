@@ -33,12 +33,18 @@ const piVersion = "1.6.0"
 //	                               the leaf first; then pi's answers
 //	{op:"fork"}                   createBranchedSession at the leaf (a new
 //	                               file); then pi's answers
+//	{op:"crash"}                  half a line written to the file, as by a
+//	                               pi killed in the middle of a write; {ok}
+//	{op:"reopen"}                 SessionManager.open on the file (which
+//	                               ends a torn last line with a newline),
+//	                               one user message; then pi's answers
 //	{op:"user", text}             one user message; {ok}
 //
 // pi's answers are those of SessionManager.open on the file, as the
 // fixtures' (testdata/pi1/README.md): sessionId, cwd, entryCount, leafId,
 // name, context, branch, labels, projection, contextEntryIds.
-const piWriterScript = `import { createInterface } from "node:readline";
+const piWriterScript = `import { appendFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 
 const { SessionManager } = await import(pathToFileURL(process.argv[2]).href);
@@ -127,6 +133,15 @@ for await (const line of createInterface({ input: process.stdin })) {
       case "fork":
         sm.createBranchedSession(sm.getLeafId());
         user(text("forked"));
+        out(answers());
+        break;
+      case "crash":
+        appendFileSync(sm.getSessionFile(), '{"type":"message","id":"torn0001","parentId":"');
+        out({ ok: true });
+        break;
+      case "reopen":
+        sm = SessionManager.open(sm.getSessionFile());
+        user(text("after the crash"));
         out(answers());
         break;
       case "user":
@@ -227,7 +242,8 @@ func (p *piWriter) call(req map[string]any, v any) {
 // TestWatchFollowsPi runs pi 1.6.0's SessionManager writing a session
 // into a folder that does not exist yet while a watch follows it: after
 // every few appends (of every kind pi writes, branches, compactions,
-// context edits, and a fork into a new file) the database answers what pi
+// context edits, a crash in the middle of a line and pi opening the file
+// again, and a fork into a new file) the database answers what pi
 // answers on the file: entries, leaf, name, context, full branch, labels,
 // projection.
 func TestWatchFollowsPi(t *testing.T) {
@@ -243,9 +259,14 @@ func TestWatchFollowsPi(t *testing.T) {
 	files := map[string]bool{}
 	for i := range steps {
 		var ans piAnswers
-		if i == steps/2 {
+		switch i {
+		case steps / 3:
+			pi.call(map[string]any{"op": "crash"}, &struct{}{})
+			w.waitFor("the torn line", func(e watch.Event) bool { return e.Kind == watch.Unsettled && e.Result.Torn != nil })
+			pi.call(map[string]any{"op": "reopen"}, &ans)
+		case steps / 2:
 			pi.call(map[string]any{"op": "fork"}, &ans)
-		} else {
+		default:
 			pi.call(map[string]any{"op": "step", "n": 1 + i%4}, &ans)
 		}
 		files[ans.File] = true
