@@ -76,6 +76,19 @@ func startWatch(t testing.TB, s *store.Store, paths []string, opts watch.Options
 	return r
 }
 
+// watching starts a watch of a new folder holding one session file with
+// n entries, and waits until it has imported them.
+func watching(t testing.TB, n int, opts watch.Options) (dir string, s *store.Store, a *sessionFile, w *running) {
+	t.Helper()
+	dir = t.TempDir()
+	s = openStore(t)
+	a = newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
+	a.add(n)
+	w = startWatch(t, s, []string{dir}, opts)
+	w.caughtUp(a.id, n)
+	return dir, s, a, w
+}
+
 // stop stops the watch and returns its summary, failing the test on an
 // error.
 func (r *running) stop() watch.Summary {

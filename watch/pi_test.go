@@ -239,6 +239,18 @@ func (p *piWriter) call(req map[string]any, v any) {
 	}
 }
 
+// followPi starts pi writing a new session into a folder that does not
+// exist yet, and a watch following the folder above it.
+func followPi(t testing.TB) (*piWriter, *store.Store, *running) {
+	t.Helper()
+	pi := startPiWriter(t)
+	dir := filepath.Join(t.TempDir(), "sessions", "--home-user-app--")
+	s := openStore(t)
+	w := startWatch(t, s, []string{filepath.Dir(dir)}, watch.Options{})
+	pi.call(map[string]any{"op": "start", "dir": dir, "cwd": "/home/user/app", "seed": 16}, &struct{}{})
+	return pi, s, w
+}
+
 // TestWatchFollowsPi runs pi 1.6.0's SessionManager writing a session
 // into a folder that does not exist yet while a watch follows it: after
 // every few appends (of every kind pi writes, branches, compactions,
@@ -247,11 +259,7 @@ func (p *piWriter) call(req map[string]any, v any) {
 // answers on the file: entries, leaf, name, context, full branch, labels,
 // projection.
 func TestWatchFollowsPi(t *testing.T) {
-	pi := startPiWriter(t)
-	dir := filepath.Join(t.TempDir(), "sessions", "--home-user-app--")
-	s := openStore(t)
-	w := startWatch(t, s, []string{filepath.Dir(dir)}, watch.Options{})
-	pi.call(map[string]any{"op": "start", "dir": dir, "cwd": "/home/user/app", "seed": 16}, &struct{}{})
+	pi, s, w := followPi(t)
 	steps := 24
 	if testing.Short() {
 		steps = 12
@@ -296,11 +304,7 @@ func TestWatchFollowsPi(t *testing.T) {
 // milliseconds. The time starts when pi's append has returned (the script
 // answers right after it), so the pipe back to Go is counted, not hidden.
 func BenchmarkWatchDelay(b *testing.B) {
-	pi := startPiWriter(b)
-	dir := filepath.Join(b.TempDir(), "sessions", "--home-user-app--")
-	s := openStore(b)
-	w := startWatch(b, s, []string{filepath.Dir(dir)}, watch.Options{})
-	pi.call(map[string]any{"op": "start", "dir": dir, "cwd": "/home/user/app", "seed": 16}, &struct{}{})
+	pi, s, w := followPi(b)
 	var delays []time.Duration
 	for i := range b.N {
 		word := fmt.Sprintf("delayprobe%dx", i)

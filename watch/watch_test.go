@@ -64,12 +64,7 @@ func TestWatchFollowsFiles(t *testing.T) {
 // reported while the file is live; once finished it comes in. A torn
 // line left alone past the settle time is reported, once.
 func TestWatchTornLine(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t)
-	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
-	a.add(1)
-	w := startWatch(t, s, []string{dir}, watch.Options{Settle: 300 * time.Millisecond})
-	w.caughtUp(a.id, 1)
+	_, _, a, w := watching(t, 1, watch.Options{Settle: 300 * time.Millisecond})
 
 	for i := range 3 {
 		line := a.line("a long line written in two pieces") + "\n"
@@ -100,12 +95,7 @@ func TestWatchTornLine(t *testing.T) {
 // to a last line without one when it opens the file. Nothing is reported
 // as a problem.
 func TestWatchRewrites(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t)
-	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
-	a.add(4)
-	w := startWatch(t, s, []string{dir}, watch.Options{})
-	w.caughtUp(a.id, 4)
+	_, _, a, w := watching(t, 4, watch.Options{})
 
 	old, err := os.ReadFile(a.path)
 	if err != nil {
@@ -210,12 +200,7 @@ func TestWatchMissingFolder(t *testing.T) {
 // TestWatchResumes: a watch started again imports only what was written
 // while none ran.
 func TestWatchResumes(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t)
-	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
-	a.add(3)
-	w := startWatch(t, s, []string{dir}, watch.Options{})
-	w.caughtUp(a.id, 3)
+	dir, s, a, w := watching(t, 3, watch.Options{})
 	if sum := w.stop(); sum.Entries != 3 {
 		t.Errorf("first watch imported %d entries; want 3", sum.Entries)
 	}
