@@ -196,6 +196,7 @@ type watcher struct {
 	fsw        *fsnotify.Watcher
 	roots      []*root
 	dirs       map[string]bool // folders with a watch on them
+	unwatched  map[string]bool // folders a watch failed on, reported
 	files      map[string]*fileState
 	dirty      map[string]burst
 	imported   map[string]bool // files entries were imported from
@@ -219,7 +220,7 @@ func newWatcher(s *store.Store, paths []string, opts Options) (*watcher, error) 
 	}
 	opts.Import.Progress = nil
 	opts.Import.FollowRewrites = true
-	w := &watcher{s: s, opts: opts, dirs: map[string]bool{}, files: map[string]*fileState{},
+	w := &watcher{s: s, opts: opts, dirs: map[string]bool{}, unwatched: map[string]bool{}, files: map[string]*fileState{},
 		dirty: map[string]burst{}, imported: map[string]bool{}}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
@@ -412,15 +413,21 @@ func nearestExisting(dir string) string {
 	}
 }
 
-// watchDir puts a watch on a folder once.
+// watchDir puts a watch on a folder once. A folder that cannot be
+// watched (the system's limit on watches reached, say) is reported once
+// and left to the rescan, which tries again.
 func (w *watcher) watchDir(dir string) {
 	if w.dirs[dir] {
 		return
 	}
 	if err := w.fsw.Add(dir); err != nil {
-		w.report(Event{Kind: Dropped, Path: dir, Err: err})
+		if !w.unwatched[dir] {
+			w.unwatched[dir] = true
+			w.report(Event{Kind: Dropped, Path: dir, Err: err})
+		}
 		return
 	}
+	delete(w.unwatched, dir)
 	w.dirs[dir] = true
 }
 
@@ -619,6 +626,9 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 // take records one file's import.
 func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 	f, known := w.files[res.Path]
+	if fi == nil && res.Err == nil {
+		fi, _ = os.Stat(res.Path) // it was created while it was looked at
+	}
 	if errors.Is(res.Err, fs.ErrNotExist) || fi == nil {
 		if known {
 			delete(w.files, res.Path)

@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/watch"
 )
@@ -232,4 +234,46 @@ func TestWatchRescan(t *testing.T) {
 	c := newSessionFile(t, filepath.Join(late, "c.jsonl"), "cccc-session")
 	c.add(2)
 	w.caughtUp(c.id, 2)
+}
+
+// TestWatchOneFile: a file given alone is followed; the other files of
+// its folder are not.
+func TestWatchOneFile(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t)
+	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
+	a.add(1)
+	w := startWatch(t, s, []string{a.path}, watch.Options{})
+	w.caughtUp(a.id, 1)
+	b := newSessionFile(t, filepath.Join(dir, "b.jsonl"), "bbbb-session")
+	b.add(1)
+	a.add(1)
+	w.caughtUp(a.id, 2)
+	if n := entryCount(t, s, b.id); n != -1 {
+		t.Errorf("the other file's session has %d entries; want it not imported", n)
+	}
+}
+
+// TestWatchReportsConflict: a second file holding a session already
+// imported from a file that still exists (a copy) is a conflict, reported
+// once after the settle time; the first file is still followed.
+func TestWatchReportsConflict(t *testing.T) {
+	dir, s, a, w := watching(t, 2, watch.Options{Settle: 50 * time.Millisecond})
+	copied, err := os.ReadFile(a.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "copy.jsonl")
+	if err := os.WriteFile(copyPath, copied, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := w.waitFor("the copy's problem", func(e watch.Event) bool { return e.Kind == watch.Problem })
+	if e.Path != copyPath || !errors.Is(e.Result.Err, sessiontree.ErrConflict) {
+		t.Errorf("Problem = %s, %v; want %s, a conflict", e.Path, e.Result.Err, copyPath)
+	}
+	a.add(1)
+	w.caughtUp(a.id, 3)
+	if sum := w.stop(); sum.Problems != 1 || entryCount(t, s, a.id) != 3 {
+		t.Errorf("Summary = %+v; want 1 problem", sum)
+	}
 }
