@@ -66,7 +66,8 @@ func TestWatchFollowsFiles(t *testing.T) {
 // reported while the file is live; once finished it comes in. A torn
 // line left alone past the settle time is reported, once.
 func TestWatchTornLine(t *testing.T) {
-	_, _, a, w := watching(t, 1, watch.Options{Settle: 300 * time.Millisecond})
+	const settle = time.Second
+	_, _, a, w := watching(t, 1, watch.Options{Settle: settle})
 
 	for i := range 3 {
 		line := a.line("a long line written in two pieces") + "\n"
@@ -74,11 +75,15 @@ func TestWatchTornLine(t *testing.T) {
 		w.waitFor("the watcher to see the torn line", func(e watch.Event) bool {
 			return e.Kind == watch.Unsettled && e.Result.Torn != nil && e.Path == a.path
 		})
+		seen := time.Now()
 		a.write(os.O_WRONLY|os.O_APPEND, line[len(line)/2:])
+		finished := time.Since(seen)
 		w.caughtUp(a.id, 2+i)
-	}
-	if n := w.count(watch.Problem); n != 0 {
-		t.Errorf("%d problems reported for lines finished within the settle time; want 0", n)
+		// A line finished well within the settle time is not a problem
+		// (a test held up longer than that may see it reported, rightly).
+		if n := w.count(watch.Problem); n != 0 && finished < settle/2 {
+			t.Errorf("%d problems reported for a line finished %v after the watcher saw it torn; want 0", n, finished)
+		}
 	}
 	line := a.line("never finished")
 	a.write(os.O_WRONLY|os.O_APPEND, line[:20])
@@ -86,8 +91,8 @@ func TestWatchTornLine(t *testing.T) {
 	if e.Result.Torn == nil || e.Path != a.path {
 		t.Errorf("Problem = %s %+v; want %s's torn line", e.Path, e.Result, a.path)
 	}
-	if sum := w.stop(); sum.Problems != 1 || sum.Entries != 4 {
-		t.Errorf("Summary = %+v; want 1 problem, 4 entries", sum)
+	if sum := w.stop(); sum.Problems != w.count(watch.Problem) || sum.Entries != 4 {
+		t.Errorf("Summary = %+v; want %d problems, 4 entries", sum, w.count(watch.Problem))
 	}
 }
 
