@@ -12,18 +12,6 @@ import (
 	"github.com/sessiontree/sessiontree/internal/pipkg"
 )
 
-func TestPiPackage(t *testing.T) {
-	for _, tc := range []struct{ version, want string }{
-		{"1.6.0", "@earendil-works/pi-coding-agent"},
-		{"2.0.1", "@earendil-works/pi-coding-agent"},
-		{"0.73.1", "@mariozechner/pi-coding-agent"},
-	} {
-		if got := pipkg.Package(tc.version); got != tc.want {
-			t.Errorf("pipkg.Package(%q) = %q; want %q", tc.version, got, tc.want)
-		}
-	}
-}
-
 func TestPiOptions(t *testing.T) {
 	o, err := parseFlags(nil)
 	if err != nil {
