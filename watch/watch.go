@@ -202,6 +202,7 @@ type watcher struct {
 	imported   map[string]bool // files entries were imported from
 	sum        Summary
 	nextRescan time.Time
+	rescanNow  bool // events were lost: rescan at once
 }
 
 func newWatcher(s *store.Store, paths []string, opts Options) (*watcher, error) {
@@ -276,7 +277,7 @@ func (w *watcher) run(ctx context.Context) error {
 				return errors.New("watch: the file watcher stopped")
 			}
 			w.report(Event{Kind: Dropped, Err: err})
-			w.nextRescan = time.Now() // catch up with what was lost now
+			w.rescanNow = true // catch up with what was lost now, even with the rescan off
 		case now := <-timer.C:
 			if err := w.tick(ctx, now); err != nil {
 				return err
@@ -288,8 +289,9 @@ func (w *watcher) run(ctx context.Context) error {
 // tick does what is due at now: a rescan, imports, reports of settled
 // problems.
 func (w *watcher) tick(ctx context.Context, now time.Time) error {
-	if w.opts.Rescan > 0 && !now.Before(w.nextRescan) {
+	if w.rescanNow || w.opts.Rescan > 0 && !now.Before(w.nextRescan) {
 		w.rescan()
+		w.rescanNow = false
 		w.scheduleRescan(now)
 	}
 	for path, f := range w.files {
@@ -310,7 +312,10 @@ func (w *watcher) scheduleRescan(now time.Time) {
 // the rescan.
 func (w *watcher) next() time.Time {
 	next := time.Now().Add(time.Hour)
-	if w.opts.Rescan > 0 {
+	switch {
+	case w.rescanNow:
+		return time.Now()
+	case w.opts.Rescan > 0:
 		next = w.nextRescan
 	}
 	for _, b := range w.dirty {
