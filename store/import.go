@@ -122,9 +122,12 @@ type ImportOptions struct {
 	Waiting func()
 	// FollowRewrites takes a file that was rewritten whole, or moved, as
 	// the same file when it still begins with every entry of its session
-	// (see Import), instead of reporting a conflict. A watcher following
-	// pi sets it: pi rewrites a file when it migrates it from an older
-	// version, and a file may move.
+	// (see Import), instead of reporting a conflict; and it skips a torn
+	// last line left for later that a newline has ended since while it
+	// still is not JSON, as pi skips it (pi ends a torn line so when it
+	// opens a file after a crash). A watcher following pi sets it: pi
+	// rewrites a file when it migrates it from an older version, and a
+	// file may move.
 	FollowRewrites bool
 }
 
@@ -152,9 +155,10 @@ type FileResult struct {
 	// Bytes is the number of the file's bytes imported this time.
 	Bytes int64 `json:"bytes"`
 	// Problems are the damaged lines that were tolerated: lines skipped in
-	// lenient mode and a torn last line (left for a later import, which
-	// tries it again once the writer has finished it). Each names the
-	// file and the line.
+	// lenient mode, a torn line ended by a newline (with
+	// [ImportOptions.FollowRewrites]), and a torn last line (left for a
+	// later import, which tries it again once the writer has finished
+	// it). Each names the file and the line.
 	Problems []*jsonl.LineError `json:"problems,omitempty"`
 	// Torn is the torn last line left for a later import (also in
 	// Problems), nil when the file ends in a whole line: a writer may
