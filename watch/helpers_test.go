@@ -134,8 +134,11 @@ func (r *running) waitFor(what string, ok func(watch.Event) bool) watch.Event {
 	}
 }
 
-// caughtUp waits until the watcher has caught up with the session id
-// holding n entries: the state the test just wrote.
+// caughtUp waits until the watcher says it has caught up with the
+// session id holding n entries: the state the test just wrote. Every
+// event of the import that got there is read by then. (A round that
+// catches up with several files says so once: wait for them together,
+// with waitFor.)
 func (r *running) caughtUp(id string, n int) {
 	r.t.Helper()
 	r.waitFor(fmt.Sprintf("catching up with %d entries in %s", n, id), func(e watch.Event) bool {

@@ -282,3 +282,40 @@ func TestWatchReportsConflict(t *testing.T) {
 		t.Errorf("Summary = %+v; want 1 problem", sum)
 	}
 }
+
+// TestWatchManyWriters: files written at once, line by line, by writers
+// of their own lose no line.
+func TestWatchManyWriters(t *testing.T) {
+	const writers, lines = 6, 40
+	dir := t.TempDir()
+	s := openStore(t)
+	w := startWatch(t, s, []string{dir}, watch.Options{})
+	w.waitFor("the first round", func(e watch.Event) bool { return e.Kind == watch.CaughtUp })
+	files := make([]*sessionFile, writers)
+	for i := range files {
+		files[i] = newSessionFile(t, filepath.Join(dir, strconv.Itoa(i%2), "s.jsonl"+strconv.Itoa(i)+".jsonl"), strconv.Itoa(1000+i)+"-session")
+	}
+	done := make(chan struct{})
+	for _, f := range files {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range lines {
+				f.add(1)
+			}
+		}()
+	}
+	for range files {
+		<-done
+	}
+	w.waitFor("catching up with every file", func(e watch.Event) bool {
+		if e.Kind != watch.CaughtUp {
+			return false
+		}
+		for _, f := range files {
+			if entryCount(t, s, f.id) != lines {
+				return false
+			}
+		}
+		return true
+	})
+}
