@@ -393,7 +393,7 @@ func collectFiles(paths []string) []candidate {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
 			}
-			if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+			if d.IsDir() || !IsSessionFileName(d.Name()) {
 				return nil
 			}
 			info, err := d.Info()
@@ -424,6 +424,10 @@ func collectFiles(paths []string) []candidate {
 	}
 	return out
 }
+
+// IsSessionFileName tells whether a file found in a folder is taken as a
+// session file by [Store.Import]: its name ends in ".jsonl", as pi's do.
+func IsSessionFileName(name string) bool { return strings.HasSuffix(name, ".jsonl") }
 
 // within tells whether path is root or inside it; both are resolved.
 func within(root, path string) bool {

@@ -453,11 +453,16 @@ func (w *watcher) addTree(dir string, now time.Time) {
 	})
 }
 
-func isSessionFile(path string) bool { return strings.HasSuffix(path, ".jsonl") }
+func isSessionFile(path string) bool { return store.IsSessionFileName(filepath.Base(path)) }
 
 // consider marks a file to import when it is new to the watcher or its
-// size or time differ from when it was last imported.
+// size or time differ from when it was last imported. A link is followed
+// only to a file the watch covers, as the import follows only links
+// inside a folder.
 func (w *watcher) consider(path string, now time.Time) {
+	if !w.followable(path) {
+		return
+	}
 	f, known := w.files[path]
 	if known {
 		fi, err := os.Stat(path)
@@ -466,6 +471,13 @@ func (w *watcher) consider(path string, now time.Time) {
 		}
 	}
 	w.touch(path, now)
+}
+
+// followable tells whether a path is not a link, or a link to a file
+// the watch covers.
+func (w *watcher) followable(path string) bool {
+	real, err := filepath.EvalSymlinks(path)
+	return err != nil || real == path || w.covered(real)
 }
 
 // touch records an event on a file.
@@ -521,7 +533,7 @@ func (w *watcher) event(ev fsnotify.Event, now time.Time) {
 			return
 		}
 	}
-	if isSessionFile(name) || w.isRootFile(name) {
+	if (isSessionFile(name) || w.isRootFile(name)) && w.followable(name) {
 		w.touch(name, now)
 	}
 }

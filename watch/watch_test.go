@@ -319,3 +319,19 @@ func TestWatchManyWriters(t *testing.T) {
 		return true
 	})
 }
+
+// TestWatchLinks: a link in the folder to a session file outside it is
+// not followed, as the import does not follow it.
+func TestWatchLinks(t *testing.T) {
+	dir, s, a, w := watching(t, 1, watch.Options{})
+	outside := newSessionFile(t, filepath.Join(t.TempDir(), "o.jsonl"), "oooo-session")
+	outside.add(1)
+	if err := os.Symlink(outside.path, filepath.Join(dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	a.add(1)
+	w.caughtUp(a.id, 2)
+	if n := entryCount(t, s, outside.id); n != -1 {
+		t.Errorf("the linked file's session has %d entries; want it not imported", n)
+	}
+}
