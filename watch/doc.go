@@ -24,7 +24,9 @@
 // # What pi does to its files
 //
 //   - A torn last line (pi's write seen half done) is left for later, as
-//     the import does, and not reported while the file is live.
+//     the import does, and not reported while the file is live. A torn
+//     line pi ended with a newline when it opened the file again after a
+//     crash is skipped, as pi skips it, and named in the Imported event.
 //   - A file pi rewrites whole (the migration of an old file, the first
 //     write of a session, the newline pi adds to a last line without one
 //     when it opens a file) is followed by [store.ImportOptions.FollowRewrites]:
@@ -36,9 +38,11 @@
 //   - A folder that does not exist yet is waited for: the nearest
 //     existing folder above it is watched until it appears ([Waiting]).
 //
-// Damage, a conflict or a torn line is reported ([Problem]) only once the
-// file has stayed unchanged for [Options.Settle] with it: a file seen in
-// the middle of a rewrite is not damaged, only early.
+// Damage, a conflict or a torn line is [Unsettled] at first, and reported
+// as a [Problem] only once the file has stayed unchanged for
+// [Options.Settle] with it, once: a file seen in the middle of a rewrite
+// is not damaged, only early. A version-1 file pi migrated (pi gives its
+// entries new ids) and a copy of a file still there are conflicts.
 //
 // # Concurrency
 //
