@@ -27,11 +27,13 @@
 //     the import does, and not reported while the file is live. A torn
 //     line pi ended with a newline when it opened the file again after a
 //     crash is skipped, as pi skips it, and named in the Imported event.
-//   - A file pi rewrites whole (the migration of an old file, the first
-//     write of a session, the newline pi adds to a last line without one
-//     when it opens a file) is followed by [store.ImportOptions.FollowRewrites]:
-//     when the rewritten file still holds every entry of its session, in
-//     order, only what comes after them is imported.
+//   - A file pi rewrites whole (when it migrates an older version's file)
+//     is followed by [store.ImportOptions.FollowRewrites]: when the
+//     rewritten file still holds every entry of its session, in order,
+//     only what comes after them is imported. A file pi writes at once (its
+//     first write of a session, a fork) may be seen half written: what is
+//     there is imported, the rest as it comes. The newline pi adds to a
+//     last line without one when it opens a file is an append like others.
 //   - A file deleted or moved away is forgotten ([Gone]); its session
 //     stays in the store. A file moved inside the watched folders is
 //     followed at its new path.

@@ -105,6 +105,7 @@ func (k Kind) String() string {
 
 // Event is something [Watch] reports through [Options.Report].
 type Event struct {
+	// Kind says what happened.
 	Kind Kind
 	// Path is the file or folder concerned ("" for CaughtUp).
 	Path string
