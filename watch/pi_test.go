@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,10 @@ const piVersion = "1.6.0"
 //	{op:"reopen"}                 SessionManager.open on the file (which
 //	                               ends a torn last line with a newline),
 //	                               one user message; then pi's answers
+//	{op:"open", file}             SessionManager.open on another file
+//	                               (which migrates an old one, rewriting
+//	                               it whole), one user message; then pi's
+//	                               answers
 //	{op:"user", text}             one user message; {ok}
 //
 // pi's answers are those of SessionManager.open on the file, as the
@@ -139,8 +144,9 @@ for await (const line of createInterface({ input: process.stdin })) {
         appendFileSync(sm.getSessionFile(), '{"type":"message","id":"torn0001","parentId":"');
         out({ ok: true });
         break;
+      case "open":
       case "reopen":
-        sm = SessionManager.open(sm.getSessionFile());
+        sm = SessionManager.open(req.op === "open" ? req.file : sm.getSessionFile());
         user(text("after the crash"));
         out(answers());
         break;
@@ -294,6 +300,41 @@ func TestWatchFollowsPi(t *testing.T) {
 	}
 	if n := w.count(watch.Problem); n != 0 {
 		t.Errorf("%d problems reported; want 0", n)
+	}
+}
+
+// TestWatchFollowsPiMigration: pi opens a version-2 file the watch has
+// imported, migrates it (rewriting it whole, with the same entry ids) and
+// appends to it: the watch follows the rewrite, and the database answers
+// what pi answers.
+func TestWatchFollowsPiMigration(t *testing.T) {
+	pi := startPiWriter(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "legacy.jsonl")
+	old, err := os.ReadFile("../testdata/pi/legacy-v2-hookmessage.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t)
+	w := startWatch(t, s, []string{dir}, watch.Options{})
+	w.caughtUp("v2-hook", 5)
+	var ans piAnswers
+	pi.call(map[string]any{"op": "open", "file": path}, &ans)
+	if now, err := os.ReadFile(path); err != nil || !strings.Contains(string(now), `"version":3`) {
+		t.Fatalf("pi did not migrate the file (%v): %.200s", err, now)
+	}
+	w.caughtUp(ans.SessionID, ans.EntryCount)
+	st, err := s.OpenSession(context.Background(), ans.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.CheckPi(t, st, ans.PiExpected)
+	if !rewrittenSeen(w, path) {
+		t.Errorf("no Imported event says %s was rewritten", path)
 	}
 }
 
