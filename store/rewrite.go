@@ -58,7 +58,12 @@ func (fim *fileImport) followRewrite(err error, from string) error {
 		fim.res.Rewritten, fim.res.MovedFrom = true, from
 		return &outcomeError{OutcomeConflict, errMeanwhile}
 	case errors.As(rerr, &nf):
-		return &outcomeError{OutcomeConflict, fmt.Errorf("%w; not followed as the same file: %s", oe.err, nf.reason)}
+		reason := nf.reason
+		if from == "" && fim.rec.Position.Version == 1 {
+			reason += fmt.Sprintf(" (pi gives a version-1 file's entries new ids when it migrates it; deleting session %s from the store lets the file be imported again as it is now)",
+				fim.rec.SessionID)
+		}
+		return &outcomeError{OutcomeConflict, fmt.Errorf("%w; not followed as the same file: %s", oe.err, reason)}
 	}
 	return rerr
 }

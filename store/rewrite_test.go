@@ -149,3 +149,34 @@ func TestImportFollowsClosedTornLine(t *testing.T) {
 		})
 	}
 }
+
+// TestImportVersion1Migrated: a version-1 file that pi migrated (its
+// entries get new random ids) stays a conflict, saying how to import it
+// again; the session keeps what it holds.
+func TestImportVersion1Migrated(t *testing.T) {
+	s := openStore(t)
+	path := filepath.Join(t.TempDir(), "v1.jsonl")
+	copyFile(t, filepath.Join(piDir, "legacy-v1-linear.jsonl"), path)
+	n := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0].Entries
+	writeFile(t, path, `{"type":"session","version":3,"id":"v1-linear","timestamp":"2025-06-01T09:00:00.000Z","cwd":"/home/user/old"}`+"\n"+
+		`{"type":"message","id":"5eed0001","parentId":null,"timestamp":"2025-06-01T09:00:01.000Z","message":{"role":"user","content":"first question","timestamp":1748768401000}}`+"\n")
+	f := mustImport(t, s, []string{path}, store.ImportOptions{FollowRewrites: true}).Files[0]
+	if f.Outcome != store.OutcomeConflict || !strings.Contains(f.Err.Error(), "deleting session v1-linear from the store") {
+		t.Errorf("Import of the migrated file = %v, %v; want a conflict saying how to import it again", f.Outcome, f.Err)
+	}
+	st, err := s.OpenSession(context.Background(), "v1-linear")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := len(logOf(t, st)); got != n {
+		t.Errorf("session has %d entries; want the %d imported", got, n)
+	}
+	// Deleting the session forgets the file: it is imported as it is now.
+	if _, err := s.Delete(context.Background(), "v1-linear"); err != nil {
+		t.Fatal(err)
+	}
+	if f := mustImport(t, s, []string{path}, store.ImportOptions{FollowRewrites: true}).Files[0]; f.Outcome != store.OutcomeNew || f.Entries != 1 {
+		t.Errorf("Import after deleting the session = %v, %d entries, %v; want new, 1 entry", f.Outcome, f.Entries, f.Err)
+	}
+}

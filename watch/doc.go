@@ -44,7 +44,9 @@
 // as a [Problem] only once the file has stayed unchanged for
 // [Options.Settle] with it, once: a file seen in the middle of a rewrite
 // is not damaged, only early. A version-1 file pi migrated (pi gives its
-// entries new ids) and a copy of a file still there are conflicts.
+// entries new ids) and a copy of a file still there are conflicts; once
+// the session is deleted from the store, the file is imported afresh at
+// its next change.
 //
 // # Concurrency
 //
