@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sessiontree/sessiontree/internal/pipkg"
 )
 
 // The released pi coding agent, timed on the same files: its own loader,
@@ -23,15 +24,10 @@ import (
 // so its JIT is as warm as an agent's would be after the first resume, and
 // its runs interleave with the other backends' like everything else.
 //
-// The script imports the package's dist/core/session-manager.js, not its
-// index: pi 1.x's index reaches package-manager.js, which imports
-// node:fs's globSync, and node 20 has none (1.6.0 declares node >= 22.19).
-// session-manager.js and everything it imports (config.js, utils,
-// messages.js, pi-ai's index) load on node 20; npm installs the package
-// there with EBADENGINE warnings only, and the install passes
-// --engine-strict=false so a user's engine-strict setting does not refuse
-// it. SessionManager is the same class either way (the index re-exports
-// it), and 0.x releases load the same file, so every release runs alike.
+// The script imports the package's dist/core/session-manager.js (package
+// pipkg installs it and says why that file): SessionManager is the same
+// class as the index's, and 0.x releases load the same file, so every
+// release runs alike.
 
 const (
 	// piDefaultVersion is the pi release -vs-pi times unless -pi-versions
@@ -46,16 +42,6 @@ const (
 // piVersionRE is what -pi-versions accepts: an exact release, since the
 // install is cached per version and checked against package.json.
 var piVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
-
-// piPackage is the npm package pi release version was published as: the
-// 0.x releases as @mariozechner/pi-coding-agent, from 1.0 on as
-// @earendil-works/pi-coding-agent.
-func piPackage(version string) string {
-	if strings.HasPrefix(version, "0.") {
-		return "@mariozechner/pi-coding-agent"
-	}
-	return "@earendil-works/pi-coding-agent"
-}
 
 // piBackend is the backend name pi release version's rows carry in the
 // table, the JSON, the charts and the benchstat lines: "pi-1.6.0".
@@ -168,73 +154,28 @@ type piReply struct {
 
 var (
 	// errNoNode means node or npm is not installed; -vs-pi is skipped.
-	errNoNode = errors.New("node and npm are needed for -vs-pi")
+	errNoNode = pipkg.ErrNoNode
 	// errPiNotInstalled means the release is not in the cache and the
 	// caller asked not to install it (the tests, which must not need the
 	// network).
-	errPiNotInstalled = errors.New("pi is not installed in the cache")
+	errPiNotInstalled = pipkg.ErrNotInstalled
 )
-
-// piCacheDir is where pi releases are installed: cache, or
-// sessiontree-bench in the user's cache directory.
-func piCacheDir(cache string) string {
-	if cache != "" {
-		return cache
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	return filepath.Join(base, "sessiontree-bench")
-}
-
-// piPaths are where release version lives in cache: its npm prefix and
-// the package's own folder.
-func piPaths(cache, version string) (dir, pkgDir string) {
-	dir = filepath.Join(piCacheDir(cache), "pi-coding-agent-"+version)
-	return dir, filepath.Join(dir, "node_modules", filepath.FromSlash(piPackage(version)))
-}
 
 // startPi installs pi release version into the cache (once; not at all
 // unless install is set) and starts the node script on it.
 func startPi(ctx context.Context, cache, version string, install bool, progress func(string, ...any)) (*piRunner, error) {
-	node, err := exec.LookPath("node")
+	node, pkgDir, err := pipkg.Ensure(ctx, cache, version, install, progress)
 	if err != nil {
-		return nil, errNoNode
+		return nil, err
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil && install {
-		return nil, errNoNode
-	}
-	pkg := piPackage(version)
-	dir, pkgDir := piPaths(cache, version)
-	if !piInstalled(pkgDir, version) {
-		if !install {
-			return nil, fmt.Errorf("%s@%s in %s: %w", pkg, version, dir, errPiNotInstalled)
-		}
-		progress("installing %s@%s into %s (npm)", pkg, version, dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"private":true,"type":"module"}`+"\n"), 0o644); err != nil {
-			return nil, err
-		}
-		cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
-			"--ignore-scripts", "--engine-strict=false", "--loglevel=error", pkg+"@"+version)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("npm install %s@%s: %w\n%s", pkg, version, err, out)
-		}
-		if !piInstalled(pkgDir, version) {
-			return nil, fmt.Errorf("npm install %s@%s: package not found afterwards in %s", pkg, version, pkgDir)
-		}
-	}
+	pkg := pipkg.Package(version)
+	dir, _ := pipkg.Paths(cache, version)
 	script := filepath.Join(dir, "sessiontree-bench-loader.mjs")
 	if err := os.WriteFile(script, []byte(piScript), 0o644); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(node, "--expose-gc", script,
-		filepath.Join(pkgDir, "dist", "core", "session-manager.js"),
+		pipkg.SessionManagerJS(pkgDir),
 		filepath.Join(pkgDir, "package.json"))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -260,16 +201,6 @@ func startPi(ctx context.Context, cache, version string, install bool, progress 
 	}
 	p.node = rep.Node
 	return p, nil
-}
-
-// piInstalled reports whether pkgDir holds release version.
-func piInstalled(pkgDir, version string) bool {
-	b, err := os.ReadFile(filepath.Join(pkgDir, "package.json"))
-	if err != nil {
-		return false
-	}
-	var pkg struct{ Version string }
-	return json.Unmarshal(b, &pkg) == nil && pkg.Version == version
 }
 
 func (p *piRunner) read() (piReply, error) {

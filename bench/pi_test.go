@@ -8,19 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func TestPiPackage(t *testing.T) {
-	for _, tc := range []struct{ version, want string }{
-		{"1.6.0", "@earendil-works/pi-coding-agent"},
-		{"2.0.1", "@earendil-works/pi-coding-agent"},
-		{"0.73.1", "@mariozechner/pi-coding-agent"},
-	} {
-		if got := piPackage(tc.version); got != tc.want {
-			t.Errorf("piPackage(%q) = %q; want %q", tc.version, got, tc.want)
-		}
-	}
-}
+	"github.com/sessiontree/sessiontree/internal/pipkg"
+)
 
 func TestPiOptions(t *testing.T) {
 	o, err := parseFlags(nil)
@@ -111,7 +101,7 @@ func TestPiLoader(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pi.close()
-			if pi.backend != "pi-"+v || pi.pkg != piPackage(v) {
+			if pi.backend != "pi-"+v || pi.pkg != pipkg.Package(v) {
 				t.Errorf("startPi(%s) = backend %q, package %q", v, pi.backend, pi.pkg)
 			}
 			for _, op := range []string{"open", "resume"} {

@@ -14,7 +14,10 @@
 //   - [Store.Import] brings pi's JSONL files in (every version, through
 //     the JSONL reader and the engine's batch append), idempotently: it
 //     remembers each file and, when pi has appended to it since, imports
-//     only the new lines. [Store.Export] and [Store.ExportFile] write a
+//     only the new lines; with [ImportOptions.FollowRewrites] it also
+//     follows a file pi rewrote whole or that moved (package watch,
+//     which keeps a store current while pi writes, sets it).
+//     [Store.Export] and [Store.ExportFile] write a
 //     session back as a pi file, optionally in the form the released pi
 //     resumes correctly.
 //   - [Store.Search] is full-text search over every session with FTS5,

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -16,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,6 +120,15 @@ type ImportOptions struct {
 	// for another process's write, from the goroutine running Import and
 	// never inside a transaction: a command tells its user.
 	Waiting func()
+	// FollowRewrites takes a file that was rewritten whole, or moved, as
+	// the same file when it still begins with every entry of its session
+	// (see Import), instead of reporting a conflict; and it skips a torn
+	// last line left for later that a newline has ended since while it
+	// still is not JSON, as pi skips it (pi ends a torn line so when it
+	// opens a file after a crash). A watcher following pi sets it: pi
+	// rewrites a file when it migrates it from an older version, and a
+	// file may move.
+	FollowRewrites bool
 }
 
 // ImportProgress is a progress report of [Store.Import].
@@ -144,10 +155,20 @@ type FileResult struct {
 	// Bytes is the number of the file's bytes imported this time.
 	Bytes int64 `json:"bytes"`
 	// Problems are the damaged lines that were tolerated: lines skipped in
-	// lenient mode and a torn last line (left for a later import, which
-	// tries it again once the writer has finished it). Each names the
-	// file and the line.
+	// lenient mode, a torn line ended by a newline (with
+	// [ImportOptions.FollowRewrites]), and a torn last line (left for a
+	// later import, which tries it again once the writer has finished
+	// it). Each names the file and the line.
 	Problems []*jsonl.LineError `json:"problems,omitempty"`
+	// Torn is the torn last line left for a later import (also in
+	// Problems), nil when the file ends in a whole line: a writer may
+	// still be finishing it.
+	Torn *jsonl.LineError `json:"-"`
+	// Rewritten says the file was rewritten since it was imported, or
+	// moved (MovedFrom is then its old path), and was followed
+	// ([ImportOptions.FollowRewrites]).
+	Rewritten bool   `json:"rewritten,omitempty"`
+	MovedFrom string `json:"movedFrom,omitempty"`
 	// Unknown counts the entries imported this time whose type this
 	// version does not know (a newer pi wrote them). They are stored and
 	// exported byte for byte like any other: not a problem, a warning to
@@ -218,6 +239,15 @@ func (r ImportReport) Count(o Outcome) int {
 //   - a file whose imported part changed, or whose session was written to
 //     in the store since the import, is a conflict: reported, not merged;
 //   - a new file whose session id is already in the store is a conflict;
+//   - with [ImportOptions.FollowRewrites], a file whose imported part
+//     changed, or a new path whose session was imported from a file that
+//     no longer exists (the file moved), is followed when its entries
+//     begin with every entry of the session, by id and in order (pi
+//     rewrites a file whole when it migrates it, writing the same ids):
+//     the session keeps what it holds, the file's record moves to the
+//     file's bytes after those entries, and the entries after them are
+//     imported ([FileResult.Rewritten]). A version-1 file that pi
+//     migrated has new random ids and stays a conflict;
 //   - imports of the same files running at once (two processes importing
 //     one folder) import each file once: the one that finds, inside its
 //     transaction, that another committed the file since it looked
@@ -278,7 +308,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		if f.err != nil {
 			res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
 		} else {
-			res = s.importFile(ctx, g, f.path, opts.Mode, opts.MaxLineBytes, func(done int64) { progress(f.path, done) })
+			res = s.importFile(ctx, g, f.path, opts, func(done int64) { progress(f.path, done) })
 		}
 		if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
 			// NoWait and another process writing: the file was not
@@ -363,7 +393,7 @@ func collectFiles(paths []string) []candidate {
 				add(candidate{path: path, err: fmt.Errorf("import: %w", err)})
 				return nil
 			}
-			if d.IsDir() || !strings.HasSuffix(d.Name(), ".jsonl") {
+			if d.IsDir() || !IsSessionFileName(d.Name()) {
 				return nil
 			}
 			info, err := d.Info()
@@ -394,6 +424,10 @@ func collectFiles(paths []string) []candidate {
 	}
 	return out
 }
+
+// IsSessionFileName tells whether a file found in a folder is taken as a
+// session file by [Store.Import]: its name ends in ".jsonl", as pi's do.
+func IsSessionFileName(name string) bool { return strings.HasSuffix(name, ".jsonl") }
 
 // within tells whether path is root or inside it; both are resolved.
 func within(root, path string) bool {
@@ -497,7 +531,11 @@ type fileImport struct {
 	// offsets (see attempt).
 	unknownAt []unknownAt
 
-	maxLine int // ImportOptions.MaxLineBytes
+	maxLine int  // ImportOptions.MaxLineBytes
+	follow  bool // ImportOptions.FollowRewrites
+	// skipped are lines skipped before the import's start (see
+	// skipClosedTorn), kept in the result's Problems.
+	skipped []*jsonl.LineError
 }
 
 // unknownAt is an entry of a type this version does not know, and where
@@ -536,7 +574,7 @@ type attempt struct {
 // what the other import committed, which mostly leaves it nothing to do.
 // So imports of one folder running at once end as one import would, each
 // file imported once, and none reports the others' work as a conflict.
-func (s *Store) importFile(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64)) FileResult {
+func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, progress func(done int64)) FileResult {
 	var prev *attempt
 	for n := 1; ; n++ {
 		a := &attempt{}
@@ -544,7 +582,7 @@ func (s *Store) importFile(ctx context.Context, g gate, path string, mode jsonl.
 		if prev != nil {
 			base = prev.res.Bytes
 		}
-		a.res = s.importAttempt(ctx, g, path, mode, maxLine, func(done int64) { progress(base + done) }, a)
+		a.res = s.importAttempt(ctx, g, path, opts, func(done int64) { progress(base + done) }, a)
 		if prev != nil {
 			a.after(prev)
 		}
@@ -561,6 +599,8 @@ func (s *Store) importFile(ctx context.Context, g gate, path string, mode jsonl.
 func (a *attempt) after(prev *attempt) {
 	a.res.Entries += prev.res.Entries
 	a.res.Bytes += prev.res.Bytes
+	a.res.Rewritten = a.res.Rewritten || prev.res.Rewritten
+	a.res.MovedFrom = cmp.Or(a.res.MovedFrom, prev.res.MovedFrom)
 	a.created = a.created || prev.created
 	if a.res.Err == nil {
 		switch {
@@ -613,7 +653,7 @@ func (fim *fileImport) recheck(q queryer) (importRecord, bool, error) {
 // committed chunk by chunk (twice). Either way a file the mode refuses
 // leaves nothing behind, and an import cut short resumes where its last
 // commit ended.
-func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jsonl.Mode, maxLine int, progress func(done int64), a *attempt) FileResult {
+func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts ImportOptions, progress func(done int64), a *attempt) FileResult {
 	res := FileResult{Path: path}
 	var fim *fileImport
 	result := func(err error) FileResult {
@@ -632,7 +672,7 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
 		}
 		if res.Err != nil && res.Entries == 0 {
-			res.Problems, res.Unknown, a.unknownAt = nil, nil, nil
+			res.Problems, res.Torn, res.Unknown, a.unknownAt = nil, nil, nil, nil
 		}
 		return res
 	}
@@ -645,7 +685,7 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 	if err != nil {
 		return result(err)
 	}
-	fim = &fileImport{s: s, ctx: ctx, gate: g, path: path, f: f, fi: fi, mode: mode, maxLine: maxLine, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim = &fileImport{s: s, ctx: ctx, gate: g, path: path, f: f, fi: fi, mode: opts.Mode, maxLine: opts.MaxLineBytes, follow: opts.FollowRewrites, res: &res, seed: map[string]uint64{}, h: sha256.New()}
 	err = s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(ctx, tx, path)
 		return err
@@ -658,7 +698,7 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 		rec := fim.rec
 		res.SessionID = rec.SessionID
 		if fim.h, err = checkPrefix(f, rec, fi.Size()); err != nil {
-			return result(err)
+			return result(fim.followRewrite(err, ""))
 		}
 		if fi.Size() == rec.Size {
 			return result(errUnchanged)
@@ -669,6 +709,9 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 		if err := fim.loadSession(); err != nil {
 			return result(err)
 		}
+		if err := fim.skipClosedTorn(); err != nil {
+			return result(err)
+		}
 	}
 	err = errChunkFull
 	if fi.Size()-fim.start <= importChunkBytes {
@@ -676,6 +719,10 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 	}
 	if errors.Is(err, errChunkFull) {
 		err = fim.twice(progress)
+	}
+	var moved *movedError
+	if errors.As(err, &moved) {
+		err = fim.followRewrite(err, moved.from)
 	}
 	if err != nil {
 		return result(err)
@@ -801,6 +848,9 @@ func (fim *fileImport) takeHeader(q *sqlx.Tx, h jsonl.Header) error {
 	var p string
 	if q.GetContext(fim.ctx, &p, `SELECT path FROM imports WHERE session_id = ? LIMIT 1`, fim.meta.ID) == nil {
 		other = p
+		if _, err := os.Lstat(p); fim.follow && errors.Is(err, fs.ErrNotExist) {
+			return &movedError{from: p}
+		}
 	}
 	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
 }
@@ -812,6 +862,9 @@ func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
 	switch {
 	case skip != nil:
 		fim.res.Problems = append(fim.res.Problems, skip)
+		if r.Kind == jsonl.KindTorn {
+			fim.res.Torn = skip
+		}
 	case r.Kind == jsonl.KindEntry:
 		fim.res.Unknown.Note(r.Entry.Type)
 		if !r.Entry.Type.Known() {
@@ -822,7 +875,7 @@ func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
 
 // restart forgets what an earlier read noted: the read starts again.
 func (fim *fileImport) restart() {
-	fim.res.Problems, fim.res.Unknown, fim.unknownAt = nil, nil, nil
+	fim.res.Problems, fim.res.Torn, fim.res.Unknown, fim.unknownAt = slices.Clone(fim.skipped), nil, nil, nil
 }
 
 // headerRead refuses a new file whose read ended without a header.

@@ -26,7 +26,7 @@ var testNow = time.Date(2026, 3, 1, 11, 31, 39, 0, time.UTC)
 func TestMain(m *testing.M) {
 	// Multi-process tests run this test binary as the command itself.
 	if os.Getenv(asMainEnv) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runMain())
 	}
 	now = func() time.Time { return testNow }
 	openStore = sharedStores.open

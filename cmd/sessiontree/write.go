@@ -21,7 +21,7 @@ import (
 )
 
 func newImportCommand(a *app) *cobra.Command {
-	var strict, lenient, asJSON, wait, noWait bool
+	var strict, lenient, asJSON, wait, noWait, follow bool
 	cmd := &cobra.Command{
 		Use:   "import [PATH...]",
 		Short: "Import pi session files or folders into the database",
@@ -48,10 +48,20 @@ index failing, an interrupt), before the error.
 When another process is writing to the database, import says so on stderr
 and waits for it (--wait, the default); --no-wait fails at once instead,
 with nothing imported. The exit status is 1 when a file failed or
-conflicted.`,
+conflicted.
+
+With --watch, import keeps the database current while pi writes: after the
+import it follows the folders (subfolders too, and new ones) and imports
+each line pi appends within a second, a line left half written once it is
+finished, a file pi rewrites whole, and a file moved inside the folders at
+its new path; a deleted file leaves its session in the database, and a
+folder that does not exist yet is waited for. It prints a line for what it
+imports and for problems that last, and stops on Ctrl-C or SIGTERM with a
+summary. Started again, it imports only what is new.`,
 		Example: `  sessiontree import
   sessiontree import ~/.pi/agent/sessions/--home-me-project--
-  sessiontree import --lenient old-session.jsonl --json`,
+  sessiontree import --lenient old-session.jsonl --json
+  sessiontree import --watch       # follow pi's sessions folder until Ctrl-C`,
 		Args: args(0, -1, "any number of paths"),
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			ctx := cmd.Context()
@@ -75,6 +85,9 @@ conflicted.`,
 			s, err := a.openStore(ctx)
 			if err != nil {
 				return err
+			}
+			if follow {
+				return watchImport(ctx, a, s, paths, opts, asJSON)
 			}
 			bar := a.progressBar()
 			opts.Progress = func(p store.ImportProgress) {
@@ -119,6 +132,7 @@ conflicted.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait for another process writing to the database to finish")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "fail at once when another process is writing to the database")
+	cmd.Flags().BoolVar(&follow, "watch", false, "keep importing what pi writes until interrupted")
 	return cmd
 }
 

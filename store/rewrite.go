@@ -1,0 +1,213 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+// movedError ends the read of a new path whose session was imported from
+// a file that no longer exists: the file may have moved
+// ([ImportOptions.FollowRewrites]).
+type movedError struct{ from string }
+
+func (e *movedError) Error() string {
+	return fmt.Sprintf("its session was imported from %s, which no longer exists", e.from)
+}
+
+// notFollowed is why a rewritten or moved file cannot be taken as the
+// same file: its entries do not begin with its session's.
+type notFollowed struct{ reason string }
+
+func (e *notFollowed) Error() string { return e.reason }
+
+// followRewrite follows a file whose import met err, a conflict: the file
+// was rewritten since its import (from == "") or is a new path for a
+// session imported from from, a path that no longer exists. When the
+// import follows rewrites and the file begins with every entry of the
+// session, the file's record is moved onto the file as it is now, and an
+// error that makes importFile start over (and import what follows those
+// entries) is returned. Otherwise the conflict stands, saying why the
+// file was not followed.
+func (fim *fileImport) followRewrite(err error, from string) error {
+	var oe *outcomeError
+	if !fim.follow || from == "" && !(errors.As(err, &oe) && oe.outcome == OutcomeConflict) {
+		return err
+	}
+	if from != "" {
+		err = conflict("session %s is already in the store (from %s, which no longer exists)", fim.meta.ID, from)
+		errors.As(err, &oe)
+	}
+	rerr := fim.rebase(from)
+	var nf *notFollowed
+	switch {
+	case rerr == nil:
+		fim.res.Rewritten, fim.res.MovedFrom = true, from
+		return &outcomeError{OutcomeConflict, errMeanwhile}
+	case errors.As(rerr, &nf):
+		reason := nf.reason
+		if from == "" && fim.rec.Position.Version == 1 {
+			reason += fmt.Sprintf(" (pi gives a version-1 file's entries new ids when it migrates it; deleting session %s from the store lets the file be imported again as it is now)",
+				fim.rec.SessionID)
+		}
+		return &outcomeError{OutcomeConflict, fmt.Errorf("%w; not followed as the same file: %s", oe.err, reason)}
+	}
+	return rerr
+}
+
+// rebase moves the import record of the file (or of from, the path its
+// session was imported from) onto the file as it is now: up to the end
+// of the line holding the session's last entry, provided the file's
+// entries begin with the session's, by id and in order. The session
+// keeps what it holds. It fails with a *notFollowed when they do not.
+func (fim *fileImport) rebase(from string) error {
+	ctx := fim.ctx
+	recPath := fim.path
+	if from != "" {
+		recPath = from
+	}
+	var rec importRecord
+	var found bool
+	err := fim.s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
+		rec, found, err = readRecord(ctx, tx, recPath)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return errMeanwhile
+	}
+	st, err := fim.s.db.OpenSession(ctx, rec.SessionID)
+	if err != nil {
+		return err
+	}
+	stored, err := st.Log(ctx, 0, 0)
+	st.Close()
+	if err != nil {
+		return err
+	}
+	if int64(len(stored)) != rec.SessionEntries {
+		return &notFollowed{fmt.Sprintf("session %s was written to in the store since the import", rec.SessionID)}
+	}
+	pos, err := fim.matchEntries(rec.SessionID, stored)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(fim.f, 0, pos.Offset)); err != nil {
+		return fmt.Errorf("hash: %w", err)
+	}
+	next := importRecord{SessionID: rec.SessionID, ImportedBytes: pos.Offset, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
+		Position: pos, SessionEntries: rec.SessionEntries}
+	return fim.gate.update(ctx, func(tx *engine.Tx) error {
+		cur, ok, err := readRecord(ctx, tx.SQL(), recPath)
+		if err != nil {
+			return err
+		}
+		if !ok || cur != rec {
+			return errMeanwhile
+		}
+		if from != "" {
+			if _, ok, err := readRecord(ctx, tx.SQL(), fim.path); err != nil || ok {
+				return cmp.Or(err, errMeanwhile)
+			}
+			if _, err := tx.SQL().ExecContext(ctx, `DELETE FROM imports WHERE path = ?`, from); err != nil {
+				return fmt.Errorf("record import: %w", err)
+			}
+		}
+		var count int64
+		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE id = ? AND deleting = 0`, rec.SessionID); err != nil {
+			return err
+		}
+		if count != rec.SessionEntries {
+			return errMeanwhile
+		}
+		return fim.save(tx, &next, false)
+	})
+}
+
+// matchEntries reads the file from its start and returns the reader's
+// position after the line holding the last of the stored entries (after
+// the header when there are none), provided the file is the session's
+// and its entries begin with the stored ones, by id and in order.
+func (fim *fileImport) matchEntries(sessionID string, stored []sessiontree.Entry) (jsonl.Position, error) {
+	var pos jsonl.Position
+	n := 0
+	src := io.NewSectionReader(fim.f, 0, fim.fi.Size())
+	for r, err := range jsonl.Read(fim.ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, SizeHint: fim.fi.Size(), MaxLineBytes: fim.maxLine}) {
+		if err != nil {
+			var le *jsonl.LineError
+			if errors.As(err, &le) {
+				return pos, &notFollowed{err.Error()}
+			}
+			return pos, err
+		}
+		switch {
+		case r.Kind == jsonl.KindHeader && r.Header.ID != sessionID:
+			return pos, &notFollowed{fmt.Sprintf("the file is now session %s", r.Header.ID)}
+		case r.Kind == jsonl.KindHeader:
+			pos = r.Next
+		case r.Kind == jsonl.KindEntry && n < len(stored):
+			if r.Entry.ID != stored[n].ID {
+				return pos, &notFollowed{fmt.Sprintf("line %d holds entry %s where the session has %s", r.Line, r.Entry.ID, stored[n].ID)}
+			}
+			n++
+			pos = r.Next
+		}
+		if r.Kind != jsonl.KindTorn && n == len(stored) && pos.Offset > 0 {
+			return pos, nil
+		}
+	}
+	return pos, &notFollowed{fmt.Sprintf("the file holds %d of the session's %d entries", n, len(stored))}
+}
+
+// skipClosedTorn skips the line the import resumes at when an earlier
+// import left it torn (the file had bytes after the imported part) and a
+// newline now ends it while it still is not JSON: pi ends a torn last
+// line so when it opens a file, and skips it, as it skips every line that
+// is not JSON. The line is reported in the result's Problems; the import
+// goes on after it, and its record moves past it with the next commit.
+func (fim *fileImport) skipClosedTorn() error {
+	if !fim.follow || fim.rec.Size <= fim.rec.ImportedBytes {
+		return nil
+	}
+	limit := int64(fim.maxLine)
+	if limit <= 0 {
+		limit = jsonl.DefaultMaxLineBytes
+	}
+	br := bufio.NewReader(io.NewSectionReader(fim.f, fim.start, limit+1))
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return nil // not ended by a newline: still torn, or longer than a line may be
+	}
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || jsonx.Valid(trimmed) == nil {
+		return nil
+	}
+	if _, err := fim.h.Write(line); err != nil {
+		return fmt.Errorf("hash: %w", err)
+	}
+	pos := *fim.from
+	fim.skipped = append(fim.skipped, &jsonl.LineError{Path: fim.path, Line: pos.Line + 1, Offset: pos.Offset,
+		Err: &sessiontree.CorruptError{Reason: "a torn line its writer ended with a newline, skipped as pi skips it"}})
+	pos.Offset += int64(len(line))
+	pos.Line++
+	fim.from, fim.start = &pos, pos.Offset
+	fim.hashed = pos.Offset
+	fim.res.Problems = slices.Clone(fim.skipped)
+	return nil
+}
