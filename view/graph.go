@@ -1,6 +1,9 @@
 package view
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -19,13 +22,15 @@ type GraphRow struct {
 	ID string `json:"id"`
 	// Type is the entry's type, or [FoldType].
 	Type string `json:"type"`
-	// Role is a message's role, "" for other entries.
+	// Role is a message's role, "" for other entries; [Describe] fills it
+	// in.
 	Role string `json:"role,omitempty"`
 	// Lane is the column the row is drawn in, 0 at the left.
 	Lane int `json:"lane"`
 	// Parent is the row of the entry's parent, -1 for a root.
 	Parent int `json:"parent"`
-	// Summary is the entry's one-line text ([EntrySummary], cut).
+	// Summary is the entry's one-line text ([EntrySummary], cut), or a
+	// fold's size; [Describe] fills it in for entries.
 	Summary string `json:"summary"`
 	// Label is the entry's current label, "" when none.
 	Label string `json:"label,omitempty"`
@@ -40,13 +45,14 @@ type GraphRow struct {
 	Folded int `json:"folded,omitempty"`
 }
 
-// graphNode is what a graph keeps of an entry: everything a row shows, not
-// the entry's payload, so a graph of a large session stays small.
+// graphNode is what a graph keeps of an entry: its place and marks, not its
+// payload or text, so that the graph of a large session stays small and
+// quick to build; [Describe] reads the text of the rows on screen.
 type graphNode struct {
-	id, typ, role, summary, label, mark string
-	active, leaf                        bool
-	parent                              int // index in Graph.nodes, -1 for a root
-	kids                                []int
+	id, typ, label, mark string
+	active, leaf         bool
+	parent               int // index in Graph.nodes, -1 for a root
+	kids                 []int
 }
 
 // Graph is a session's tree reduced to what its rows show, from which
@@ -79,9 +85,7 @@ func NewGraph(d SessionData) *Graph {
 			e := it.n.Entry
 			i := len(g.nodes)
 			g.nodes = append(g.nodes, graphNode{
-				id: e.ID, typ: string(e.Type), role: sessiontree.MessageInfoOf(e).Role,
-				summary: Truncate(EntrySummary(e), graphTextWidth),
-				label:   d.Labels[e.ID], mark: marks[e.ID],
+				id: e.ID, typ: string(e.Type), label: d.Labels[e.ID], mark: marks[e.ID],
 				active: active[e.ID], leaf: e.ID == d.Leaf && d.Leaf != "",
 				parent: it.parent,
 			})
@@ -170,8 +174,8 @@ func (g *Graph) chainRows(rows []GraphRow, chain []int, lane, parent int, expand
 func (g *Graph) appendRow(rows []GraphRow, i, lane, parent int) []GraphRow {
 	n := &g.nodes[i]
 	return append(rows, GraphRow{
-		ID: n.id, Type: n.typ, Role: n.role, Lane: lane, Parent: parent,
-		Summary: n.summary, Label: n.label, Mark: n.mark, Active: n.active, Leaf: n.leaf,
+		ID: n.id, Type: n.typ, Lane: lane, Parent: parent,
+		Label: n.label, Mark: n.mark, Active: n.active, Leaf: n.leaf,
 	})
 }
 
@@ -202,4 +206,23 @@ func (g *Graph) FoldOf(id string, rows []GraphRow) (string, bool) {
 		i = p
 	}
 	return "", false
+}
+
+// Describe fills in the summary and role of the entry rows among rows,
+// reading each entry from st: a page asks for the rows on screen, so a
+// session's text is read a screen at a time.
+func Describe(ctx context.Context, st sessiontree.Storage, rows []GraphRow) error {
+	for i := range rows {
+		r := &rows[i]
+		if r.Type == FoldType {
+			continue
+		}
+		e, err := st.Entry(ctx, r.ID)
+		if err != nil {
+			return fmt.Errorf("describe row %d: %w", i, err)
+		}
+		r.Summary = Truncate(EntrySummary(e), graphTextWidth)
+		r.Role = sessiontree.MessageInfoOf(e).Role
+	}
+	return nil
 }
