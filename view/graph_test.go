@@ -123,7 +123,7 @@ func checkParents(t *testing.T, d view.SessionData, rows []view.GraphRow) {
 
 // linearSession is a session of n user messages in one chain, with a label
 // on entry label and a side branch of two messages from entry fork.
-func linearSession(t *testing.T, n, label, fork int) (view.SessionData, []string) {
+func linearSession(t *testing.T, n, label, fork int) (sessiontree.Storage, view.SessionData, []string) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := memory.New(sessiontree.SessionMeta{ID: "s", Version: 3, Cwd: "/x"}, memory.Options{})
@@ -159,11 +159,11 @@ func linearSession(t *testing.T, n, label, fork int) (view.SessionData, []string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, ids
+	return st, d, ids
 }
 
 func TestGraphFoldsAndExpands(t *testing.T) {
-	d, ids := linearSession(t, 20, 10, 3)
+	st, d, ids := linearSession(t, 20, 10, 3)
 	g := view.NewGraph(d)
 	rows := g.Rows(nil)
 	// 0..3, then the fork at 3: the side branch is the newer child, so it
@@ -200,6 +200,19 @@ func TestGraphFoldsAndExpands(t *testing.T) {
 	}
 	if r := rows[8]; !r.Leaf {
 		t.Errorf("row 8 = %+v; want the leaf", r)
+	}
+
+	if err := view.Describe(context.Background(), st, rows); err != nil {
+		t.Fatal(err)
+	}
+	if r := rows[3]; r.Summary != "user: message 3" || r.Role != "user" {
+		t.Errorf("described row 3 = %q, role %q; want %q, user", r.Summary, r.Role, "user: message 3")
+	}
+	if r := rows[5]; r.Summary != "5 entries" || r.Role != "" {
+		t.Errorf("described fold = %q, role %q; want %q, no role", r.Summary, r.Role, "5 entries")
+	}
+	if r := rows[9]; r.Summary != "label "+view.ShortID(ids[10])+": mid" {
+		t.Errorf("described label entry = %q", r.Summary)
 	}
 
 	key, ok := g.FoldOf(ids[15], rows)
