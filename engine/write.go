@@ -304,68 +304,99 @@ func (s *Storage) insertNew(w q, h head, ownID string, build func(id string) (se
 // transaction, and makes it the leaf. The entry row, its branch row, the
 // label and the session's counters change in one transaction.
 func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	if d.Type == sessiontree.TypeLeaf {
-		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	out, err := s.AppendAll(ctx, []sessiontree.Draft{d}, opts)
+	if err != nil {
+		return sessiontree.Entry{}, err
 	}
-	ts := d.Timestamp
-	if ts == "" {
-		ts = s.now()
+	return out[0], nil
+}
+
+// AppendAll appends drafts in order, each under the one before (the first
+// under the current leaf), in one transaction: all of them or, on error,
+// none. The guard in opts is checked once, against the leaf before the
+// first. It returns the stored entries; no drafts is a no-op.
+func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opts sessiontree.AppendOptions) ([]sessiontree.Entry, error) {
+	for _, d := range drafts {
+		if d.Type == sessiontree.TypeLeaf {
+			return nil, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+		}
 	}
-	var out sessiontree.Entry
+	if len(drafts) == 0 {
+		return []sessiontree.Entry{}, nil
+	}
+	now := s.now()
+	var out []sessiontree.Entry
 	err := s.write(ctx, opts, true, func(w q, h head) error {
-		// The kept entry of a compaction is an ancestor exactly when it
-		// is on the active branch, which is the new entry's path.
-		onBranch := func(id string) (int64, error) {
-			var pk, depth, start int64
-			var on bool
-			err := w.row(qEntryPlace, args(s.pk, id), &pk, &depth, &start, &on)
-			if errors.Is(err, sql.ErrNoRows) || err == nil && !on {
-				return 0, nil
+		out = make([]sessiontree.Entry, 0, len(drafts))
+		for _, d := range drafts {
+			if d.Timestamp == "" {
+				d.Timestamp = now
 			}
-			return depth, err
-		}
-		build := func(id string) (sessiontree.Entry, error) {
-			e, err := sessiontree.BuildEntry(d, id, h.leafID, ts)
+			e, next, err := s.appendDraft(w, h, d)
 			if err != nil {
-				return e, err
+				return err
 			}
-			if e.Type == sessiontree.TypeLabel {
-				if n, err := w.node(s.pk, e.TargetID()); err != nil {
-					return e, err
-				} else if n == nil {
-					return e, &sessiontree.EntryNotFoundError{ID: e.TargetID()}
-				}
-			}
-			return e, nil
+			out, h = append(out, e), next
 		}
-		e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
-		if err != nil {
-			return err
-		}
-		if _, err := w.exec(qInsertBranch, s.pk, n.depth, n.pk); err != nil {
-			return fmt.Errorf("extend branch: %w", err)
-		}
-		if err := w.label(s.pk, e, &f, n.pk); err != nil {
-			return err
-		}
-		dl := newDelta(h)
-		dl.leaf, dl.leafID = &n, e.ID
-		dl.count(e.Seq, e, &f, &h)
-		out = e
-		if err := w.apply(s.pk, &dl); err != nil {
-			return err
-		}
-		w.remember(s.pk, head{leaf: &n, leafID: e.ID, count: h.count + 1,
-			hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost, buckets: dl.buckets})
 		return nil
 	})
 	if err != nil {
 		// No "append <type>" step here: as with the other backends, the
 		// caller says what it was appending (sessiontree.Session.Append,
 		// the command's append), and saying it here too doubled it.
-		return sessiontree.Entry{}, translate(err)
+		return nil, translate(err)
 	}
 	return out, nil
+}
+
+// appendDraft stores draft d, stamped, under head h in the write
+// transaction w, and returns the entry with the session's new head.
+func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Entry, head, error) {
+	// The kept entry of a compaction is an ancestor exactly when it
+	// is on the active branch, which is the new entry's path.
+	onBranch := func(id string) (int64, error) {
+		var pk, depth, start int64
+		var on bool
+		err := w.row(qEntryPlace, args(s.pk, id), &pk, &depth, &start, &on)
+		if errors.Is(err, sql.ErrNoRows) || err == nil && !on {
+			return 0, nil
+		}
+		return depth, err
+	}
+	build := func(id string) (sessiontree.Entry, error) {
+		e, err := sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
+		if err != nil {
+			return e, err
+		}
+		if e.Type == sessiontree.TypeLabel {
+			if n, err := w.node(s.pk, e.TargetID()); err != nil {
+				return e, err
+			} else if n == nil {
+				return e, &sessiontree.EntryNotFoundError{ID: e.TargetID()}
+			}
+		}
+		return e, nil
+	}
+	e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
+	if err != nil {
+		return e, h, err
+	}
+	if _, err := w.exec(qInsertBranch, s.pk, n.depth, n.pk); err != nil {
+		return e, h, fmt.Errorf("extend branch: %w", err)
+	}
+	if err := w.label(s.pk, e, &f, n.pk); err != nil {
+		return e, h, err
+	}
+	dl := newDelta(h)
+	dl.leaf, dl.leafID = &n, e.ID
+	dl.count(e.Seq, e, &f, &h)
+	if err := w.apply(s.pk, &dl); err != nil {
+		return e, h, err
+	}
+	next := head{leaf: &n, leafID: e.ID, count: h.count + 1,
+		hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost, buckets: dl.buckets}
+	w.remember(s.pk, next)
+	return e, next, nil
 }
 
 // SetLeaf appends a leaf entry under the current leaf and moves the leaf

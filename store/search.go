@@ -55,6 +55,15 @@ type SearchResult struct {
 	Unsearched int64 `json:"unsearched,omitempty"`
 }
 
+// HitList returns the hits as `sessiontree search --json` and the HTTP
+// API's search give them: never nil, so that no hits is written [].
+func (r SearchResult) HitList() []Hit {
+	if r.Hits == nil {
+		return []Hit{}
+	}
+	return r.Hits
+}
+
 // Hit limits of [Store.Search].
 const (
 	DefaultSearchLimit = 20

@@ -164,3 +164,37 @@ func NewContextJSON(c sessiontree.Context, p sessiontree.Projected) ContextJSON 
 	}
 	return out
 }
+
+// LoadContextJSON builds what `sessiontree context --json` prints: the
+// context at entry from (the leaf when ""), with its projection when
+// projection is set ([] for an empty session).
+func LoadContextJSON(ctx context.Context, st sessiontree.Storage, from string, projection bool) (ContextJSON, error) {
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	opts := sessiontree.ContextOptions{From: from}
+	c, err := s.Context(ctx, opts)
+	if err != nil {
+		return ContextJSON{}, err
+	}
+	if !projection {
+		return NewContextJSON(c, nil), nil
+	}
+	p, err := s.Projection(ctx, opts)
+	if err != nil {
+		return ContextJSON{}, err
+	}
+	if p == nil {
+		p = sessiontree.Projected{}
+	}
+	return NewContextJSON(c, p), nil
+}
+
+// LoadBranch returns what `sessiontree branch` shows: the path from entry
+// from (the leaf when "") to the compaction boundary, or to the root when
+// full, root first.
+func LoadBranch(ctx context.Context, st sessiontree.Storage, from string, full bool) ([]sessiontree.Entry, error) {
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	if full {
+		return s.FullBranch(ctx, from)
+	}
+	return s.Branch(ctx, from)
+}

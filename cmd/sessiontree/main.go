@@ -173,6 +173,7 @@ straight from the file, read-only, without importing it.`,
 		newAppendCommand(a),
 		newCheckCommand(a),
 		newDemoCommand(a),
+		newServeCommand(a),
 	)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.

@@ -46,11 +46,7 @@ messages)".`,
 				return err
 			}
 			if asJSON {
-				rows := make([]lsRow, 0, len(sessions))
-				for _, in := range sessions {
-					rows = append(rows, lsRow{in, in.ListInfo()})
-				}
-				return view.WriteJSON(a.stdout, rows, a.jsonOpts())
+				return view.WriteJSON(a.stdout, store.ListRows(sessions), a.jsonOpts())
 			}
 			rows := make([]view.SessionRow, 0, len(sessions))
 			for _, in := range sessions {
@@ -65,13 +61,6 @@ messages)".`,
 	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
 	return cmd
-}
-
-// lsRow is one row of ls --json: the store's row with pi's session-list
-// fields (messageCount, firstMessage) beside it.
-type lsRow struct {
-	store.SessionInfo
-	sessiontree.ListInfo
 }
 
 func newInfoCommand(a *app) *cobra.Command {
@@ -189,12 +178,7 @@ With --json: an array of the entries, each exactly as stored.`,
 			if err != nil {
 				return err
 			}
-			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-			branch := s.Branch
-			if full {
-				branch = s.FullBranch
-			}
-			path, err := branch(ctx, start)
+			path, err := view.LoadBranch(ctx, st, start, full)
 			if err != nil {
 				return err
 			}
@@ -252,25 +236,19 @@ order, are "messages".`,
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				c, err := view.LoadContextJSON(ctx, st, start, projection)
+				if err != nil {
+					return err
+				}
+				return view.WriteJSON(a.stdout, c, a.jsonOpts())
+			}
 			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-			opts := sessiontree.ContextOptions{From: start}
-			c, err := s.Context(ctx, opts)
+			c, err := s.Context(ctx, sessiontree.ContextOptions{From: start})
 			if err != nil {
 				return err
 			}
-			if !asJSON {
-				return view.WriteTranscript(a.stdout, c)
-			}
-			var p sessiontree.Projected
-			if projection {
-				if p, err = s.Projection(ctx, opts); err != nil {
-					return err
-				}
-				if p == nil {
-					p = sessiontree.Projected{}
-				}
-			}
-			return view.WriteJSON(a.stdout, view.NewContextJSON(c, p), a.jsonOpts())
+			return view.WriteTranscript(a.stdout, c)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
@@ -338,10 +316,7 @@ text is searched.`,
 			}
 			hits := res.Hits
 			if asJSON {
-				if hits == nil {
-					hits = []store.Hit{}
-				}
-				return view.WriteJSON(a.stdout, hits, a.jsonOpts())
+				return view.WriteJSON(a.stdout, res.HitList(), a.jsonOpts())
 			}
 			// On a terminal the snippet gets the width the other columns
 			// leave; in a pipe it is not cut.

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree/server"
+)
+
+// tokenEnv is the environment variable that sets serve's token.
+const tokenEnv = "SESSIONTREE_TOKEN"
+
+// defaultServeAddr is where serve listens unless --addr says otherwise.
+const defaultServeAddr = "127.0.0.1:7878"
+
+func newServeCommand(a *app) *cobra.Command {
+	var addr, token, cors string
+	var open bool
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:7878] [--open] [--token TOKEN] [--cors ORIGIN]",
+		Short: "Serve a web page and a JSON API over the database",
+		Long: `Serve the database over HTTP: a web page to browse, search and edit the
+sessions, and the JSON API it uses, which any program can call (GET
+/api/openapi.json describes it; every GET answers what the matching command
+prints with --json). It prints the URL to open, with its token:
+http://127.0.0.1:7878/?token=TOKEN. Stop it with Ctrl-C.
+
+Every request needs the token: scripts send "Authorization: Bearer TOKEN"
+(writes must), the page keeps it in a cookie from its first load. The token
+is random unless --token or $` + tokenEnv + ` sets it. serve listens on this
+machine only (loopback) unless --addr names another address, which it warns
+about: anyone who can reach that address and learns the token can read and
+change every session. Pages of other sites may not call the API unless
+--cors names their origin.`,
+		Example: `  sessiontree serve --open
+  sessiontree serve --addr 127.0.0.1:0 --token "$(cat ~/.sessiontree-token)"
+  curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:7878/api/sessions`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			hosts, public, err := server.ListenHosts(addr)
+			if err != nil {
+				return usageError{err}
+			}
+			if token == "" {
+				token = a.env.Getenv(tokenEnv)
+			}
+			if token == "" {
+				if token, err = server.NewToken(); err != nil {
+					return err
+				}
+			}
+			s, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			h, err := server.New(s, server.Options{Token: token, CORSOrigin: cors, Hosts: hosts})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			if public {
+				fmt.Fprintf(a.stderr, "warning: listening on %s, which other machines may reach: anyone with the token can read and change every session\n", ln.Addr())
+			}
+			u := server.URL(ln.Addr(), token)
+			fmt.Fprintf(a.stdout, "serving %s at %s\n", s.Path(), u)
+			if open {
+				if err := server.OpenBrowser(u); err != nil {
+					fmt.Fprintf(a.stderr, "warning: %v; open the URL yourself\n", err)
+				}
+			}
+			return server.Serve(ctx, ln, h)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", defaultServeAddr, "address to listen on (another than loopback lets other machines in)")
+	f.BoolVar(&open, "open", false, "open the page in a browser")
+	f.StringVar(&token, "token", "", "the token requests must carry (default $"+tokenEnv+", else a random one)")
+	f.StringVar(&cors, "cors", "", "let pages of this origin (as https://app.example) call the API")
+	return cmd
+}

@@ -1,0 +1,38 @@
+// Package server is `sessiontree serve`: an HTTP server over one session
+// store that answers a JSON API and serves the web page of package web.
+//
+// # The API
+//
+// The routes live in one table ([Server.routes]); /api/openapi.json
+// describes them, and a test holds the document and the table to each
+// other. The body of every GET is exactly what the matching command
+// prints with --json (compact): both call the same function of package
+// view or store, so one contract serves scripts and the page. Writes
+// take JSON bodies; their drafts are read as `sessiontree append` reads
+// its lines (internal/cli.ParseDraft), and POST /api/sessions/{id}/entries
+// stores them in one transaction, guarded by "ifLeaf". Errors are
+// {"error": {"code", "message"}}, their status chosen from the library's
+// sentinel errors with errors.Is ([StatusOf]).
+//
+// GET /api/sessions/{id}/events streams the session's new entries as
+// server-sent events, also those other processes write: while a client
+// listens the server reads the log after the last entry it sent, one
+// indexed range scan, every [Options.PollInterval].
+//
+// # Security
+//
+// Every request needs the token ([Options.Token]): as
+// "Authorization: Bearer TOKEN", or, for reads only, the cookie the
+// first load of a page with ?token=TOKEN sets (HttpOnly, SameSite=Strict)
+// or that query parameter itself. Writes need the header, so another site
+// cannot make a browser post into a user's sessions with its cookie. The
+// Host header must name a loopback address, localhost, or one of
+// [Options.Hosts] (against DNS rebinding); a request whose Origin is
+// another site's is refused unless it is [Options.CORSOrigin]. Responses
+// carry X-Content-Type-Options: nosniff and are not cached.
+//
+// # Concurrency
+//
+// A [Server] is safe for concurrent use; it holds no state of its own
+// beyond its options, and the store serializes writers.
+package server

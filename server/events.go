@@ -1,0 +1,102 @@
+package server
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// heartbeat is how often an idle event stream sends a comment line, so
+// that a client that has gone is noticed and proxies keep the stream.
+const heartbeat = 15 * time.Second
+
+// eventsPage bounds the entries one poll sends.
+const eventsPage = 1000
+
+// events streams the session's new entries as server-sent events, one
+// event per entry: "id: SEQ", "event: entry", "data: <the entry>". It
+// starts after entry ?after=SEQ, or after the Last-Event-ID a
+// reconnecting browser sends, or else at the end of the log (only what is
+// appended from now on). Entries other processes write are seen too: the
+// log after the last sent entry is read every Options.PollInterval. The
+// stream ends when the client goes, the server shuts down, or the session
+// is deleted (an "error" event says so).
+func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
+	st, err := srv.open(r)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	after, err := srv.eventsStart(r, st)
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
+	// A first comment lets the client know the stream is open.
+	fmt.Fprint(bw, ": sessiontree events\n\n")
+	if bw.Flush() != nil || rc.Flush() != nil {
+		return nil
+	}
+	poll := time.NewTicker(srv.opts.PollInterval)
+	defer poll.Stop()
+	lastSent := time.Now()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-poll.C:
+		}
+		log, err := st.Log(r.Context(), after, eventsPage)
+		if err != nil {
+			if r.Context().Err() == nil {
+				_, code := StatusOf(err)
+				fmt.Fprintf(bw, "event: error\ndata: %s\n\n", errorJSON(code, err.Error()))
+				_ = bw.Flush()
+				_ = rc.Flush()
+			}
+			return nil
+		}
+		for _, e := range log {
+			fmt.Fprintf(bw, "id: %d\nevent: entry\ndata: %s\n\n", e.Seq, e.Raw)
+			after = e.Seq
+		}
+		if len(log) == 0 && time.Since(lastSent) < heartbeat {
+			continue
+		}
+		if len(log) == 0 {
+			fmt.Fprint(bw, ": ping\n\n")
+		}
+		if bw.Flush() != nil || rc.Flush() != nil {
+			return nil // the client has gone
+		}
+		lastSent = time.Now()
+	}
+}
+
+// eventsStart returns the sequence number an event stream starts after.
+func (srv *Server) eventsStart(r *http.Request, st *engine.Storage) (int64, error) {
+	if s := r.Header.Get("Last-Event-ID"); s != "" && r.URL.Query().Get("after") == "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("Last-Event-ID %q: want an entry's sequence number: %w", s, ErrBadRequest)
+		}
+		return n, nil
+	}
+	if r.URL.Query().Has("after") {
+		return intParam(r, "after", 0)
+	}
+	in, err := srv.store.Info(r.Context(), st.ID())
+	if err != nil {
+		return 0, err
+	}
+	return in.Entries, nil
+}

@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// NextCursorHeader is the response header of a paged GET (the session
+// list, the entries) that holds the cursor of the next page; it is absent
+// on the last page. The body stays what the command prints.
+const NextCursorHeader = "X-Next-Cursor"
+
+// compact is how the API writes JSON: as the command does into a pipe.
+var compact = view.JSONOptions{}
+
+// open opens the session of the request's {id}: a full id or a unique
+// prefix, as the command takes it. The caller closes it.
+func (srv *Server) open(r *http.Request) (*engine.Storage, error) {
+	id := r.PathValue("id")
+	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) {
+		return nil, fmt.Errorf("session id %q: %w", id, ErrBadRequest)
+	}
+	return srv.store.OpenSession(r.Context(), id)
+}
+
+// withSession runs fn on the request's session, closing it after.
+func (srv *Server) withSession(r *http.Request, fn func(st *engine.Storage) error) error {
+	st, err := srv.open(r)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+// intParam reads a non-negative integer query parameter, def when absent.
+func intParam(r *http.Request, name string, def int64) (int64, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a non-negative integer: %w", name, s, ErrBadRequest)
+	}
+	return n, nil
+}
+
+// boolParam reads a flag query parameter: "1" or "true" set it.
+func boolParam(r *http.Request, name string) (bool, error) {
+	switch s := r.URL.Query().Get(name); s {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want 1 or 0: %w", name, s, ErrBadRequest)
+	}
+}
+
+// cwdParam reads the cwd filter, made absolute as the command makes --cwd.
+func cwdParam(r *http.Request) (string, error) {
+	cwd := r.URL.Query().Get("cwd")
+	if cwd == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd=%q: %w", cwd, ErrBadRequest)
+	}
+	return abs, nil
+}
+
+// entryParam resolves an entry id (or unique prefix) query parameter of
+// st, "" when absent.
+func entryParam(ctx context.Context, r *http.Request, st sessiontree.Storage, name string) (string, error) {
+	arg := r.URL.Query().Get(name)
+	if arg == "" {
+		return "", nil
+	}
+	return resolveEntry(ctx, st, arg, false)
+}
+
+// resolveEntry resolves an entry id or unique prefix as the command's
+// ENTRY arguments are; allowRoot takes "root" for before the first entry.
+func resolveEntry(ctx context.Context, st sessiontree.Storage, arg string, allowRoot bool) (string, error) {
+	id, err := cli.ParseEntryArg(arg, allowRoot)
+	if err != nil {
+		return "", err
+	}
+	return cli.ResolveEntry(ctx, st, id)
+}
+
+// listSessions is `ls --json`, one page: ?cwd=&name=&limit=&cursor=.
+func (srv *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+	limit, err := intParam(r, "limit", store.DefaultListLimit)
+	if err != nil {
+		return err
+	}
+	cwd, err := cwdParam(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	opts := store.ListOptions{Cwd: cwd, Name: q.Get("name"), After: q.Get("cursor"), Limit: int(min(limit, store.MaxListLimit))}
+	if limit == 0 {
+		opts.Limit = store.MaxListLimit
+	}
+	page, err := srv.store.List(r.Context(), opts)
+	if err != nil {
+		return err
+	}
+	if page.Next != "" {
+		w.Header().Set(NextCursorHeader, page.Next)
+	}
+	return respond(w, http.StatusOK, func(w io.Writer) error {
+		return view.WriteJSON(w, store.ListRows(page.Sessions), compact)
+	})
+}
+
+// sessionInfo is `info --json`.
+func (srv *Server) sessionInfo(w http.ResponseWriter, r *http.Request) error {
+	return srv.withSession(r, func(st *engine.Storage) error {
+		return srv.writeInfo(w, r.Context(), http.StatusOK, st)
+	})
+}
+
+// writeInfo answers the info of st.
+func (srv *Server) writeInfo(w http.ResponseWriter, ctx context.Context, status int, st sessiontree.Storage) error {
+	info, err := view.LoadInfo(ctx, st)
+	if err != nil {
+		return err
+	}
+	return respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, info, compact) })
+}
+
+// tree is `tree --json`.
+func (srv *Server) tree(w http.ResponseWriter, r *http.Request) error {
+	return srv.withSession(r, func(st *engine.Storage) error {
+		return respond(w, http.StatusOK, func(w io.Writer) error {
+			return view.WriteTreeJSON(r.Context(), w, st, compact)
+		})
+	})
+}
+
+// branch is `branch --json [--from ID] [--full]`: ?from=&full=1.
+func (srv *Server) branch(w http.ResponseWriter, r *http.Request) error {
+	full, err := boolParam(r, "full")
+	if err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		from, err := entryParam(r.Context(), r, st, "from")
+		if err != nil {
+			return err
+		}
+		path, err := view.LoadBranch(r.Context(), st, from, full)
+		if err != nil {
+			return err
+		}
+		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteEntriesJSON(w, path, compact) })
+	})
+}
+
+// context is `context --json [--from ID] [--projection]`:
+// ?from=&projection=1.
+func (srv *Server) context(w http.ResponseWriter, r *http.Request) error {
+	projection, err := boolParam(r, "projection")
+	if err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		from, err := entryParam(r.Context(), r, st, "from")
+		if err != nil {
+			return err
+		}
+		c, err := view.LoadContextJSON(r.Context(), st, from, projection)
+		if err != nil {
+			return err
+		}
+		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, c, compact) })
+	})
+}
+
+// Page sizes of GET /api/sessions/{id}/entries.
+const (
+	DefaultEntriesLimit = 1000
+	MaxEntriesLimit     = 10000
+)
+
+// entries is the append log, a page at a time: ?after=SEQ&limit=N gives
+// up to N entries after the SEQth (1-based, in append order), as a JSON
+// array of entries as `branch --json` writes them. The next page's
+// "after" is in the X-Next-Cursor header, when there may be one.
+func (srv *Server) entries(w http.ResponseWriter, r *http.Request) error {
+	after, err := intParam(r, "after", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", DefaultEntriesLimit)
+	if err != nil {
+		return err
+	}
+	if limit == 0 || limit > MaxEntriesLimit {
+		limit = MaxEntriesLimit
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		log, err := st.Log(r.Context(), after, int(limit))
+		if err != nil {
+			return err
+		}
+		if len(log) == int(limit) {
+			w.Header().Set(NextCursorHeader, strconv.FormatInt(log[len(log)-1].Seq, 10))
+		}
+		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteEntriesJSON(w, log, compact) })
+	})
+}
+
+// search is `search --json`: ?q=&cwd=&session=&limit=&literal=1.
+func (srv *Server) search(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if q.Get("q") == "" {
+		return fmt.Errorf("q: a query is required: %w", ErrBadRequest)
+	}
+	limit, err := intParam(r, "limit", store.DefaultSearchLimit)
+	if err != nil {
+		return err
+	}
+	literal, err := boolParam(r, "literal")
+	if err != nil {
+		return err
+	}
+	cwd, err := cwdParam(r)
+	if err != nil {
+		return err
+	}
+	opts := store.SearchOptions{Cwd: cwd, Limit: int(min(limit, store.MaxSearchLimit)), Literal: literal}
+	if s := q.Get("session"); s != "" {
+		if opts.SessionID, err = srv.store.Resolve(r.Context(), s); err != nil {
+			return err
+		}
+	}
+	res, err := srv.store.Search(r.Context(), q.Get("q"), opts)
+	if err != nil {
+		return err
+	}
+	return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, res.HitList(), compact) })
+}

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"time"
+
+	"github.com/sessiontree/sessiontree/server/web"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// Options configure a [Server]. Token is required; the zero value of the
+// rest works.
+type Options struct {
+	// Token is the secret every request must carry (see the package
+	// doc). [NewToken] makes a good one.
+	Token string
+	// CORSOrigin, when set, is the one other origin (as
+	// "https://app.example") allowed to call the API from a browser;
+	// otherwise requests from other origins are refused.
+	CORSOrigin string
+	// Hosts are the host names, besides localhost and loopback
+	// addresses, that the Host header may name: the host of an address
+	// given to listen on.
+	Hosts []string
+	// PollInterval is how often an event stream looks for new entries;
+	// 0 means 250 ms.
+	PollInterval time.Duration
+	// MaxBodyBytes bounds a request body; 0 means 64 MiB.
+	MaxBodyBytes int64
+	// ErrorLog receives the errors answered with status 500, which are
+	// the server's own failures; nil means the standard logger.
+	ErrorLog *log.Logger
+}
+
+// ErrNoToken is returned by [New] when Options.Token is empty.
+var ErrNoToken = errors.New("server: a token is required")
+
+// Server answers the API and serves the page over one store. Make one
+// with [New]; it is an http.Handler.
+type Server struct {
+	store *store.Store
+	opts  Options
+	mux   *http.ServeMux
+}
+
+// New returns a server over s.
+func New(s *store.Store, opts Options) (*Server, error) {
+	if opts.Token == "" {
+		return nil, ErrNoToken
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 250 * time.Millisecond
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 64 << 20
+	}
+	if opts.ErrorLog == nil {
+		opts.ErrorLog = log.Default()
+	}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux()}
+	for _, rt := range srv.routes() {
+		srv.mux.Handle(rt.method+" "+rt.pattern, srv.guard(rt))
+	}
+	return srv, nil
+}
+
+// route is one line of the route table.
+type route struct {
+	method, pattern string
+	// handle answers the request; an error it returns is answered as
+	// JSON (see [StatusOf]).
+	handle func(w http.ResponseWriter, r *http.Request) error
+}
+
+// routes is the route table: every route the server answers. The OpenAPI
+// document lists the same /api routes (a test checks it).
+func (srv *Server) routes() []route {
+	return []route{
+		{"GET", "/api/openapi.json", srv.openAPI},
+		{"GET", "/api/sessions", srv.listSessions},
+		{"POST", "/api/sessions", srv.createSession},
+		{"GET", "/api/sessions/{id}", srv.sessionInfo},
+		{"DELETE", "/api/sessions/{id}", srv.deleteSession},
+		{"GET", "/api/sessions/{id}/tree", srv.tree},
+		{"GET", "/api/sessions/{id}/branch", srv.branch},
+		{"GET", "/api/sessions/{id}/context", srv.context},
+		{"GET", "/api/sessions/{id}/entries", srv.entries},
+		{"POST", "/api/sessions/{id}/entries", srv.appendEntries},
+		{"GET", "/api/sessions/{id}/events", srv.events},
+		{"POST", "/api/sessions/{id}/leaf", srv.moveLeaf},
+		{"POST", "/api/sessions/{id}/labels", srv.setLabel},
+		{"POST", "/api/sessions/{id}/name", srv.setName},
+		{"POST", "/api/sessions/{id}/edits", srv.editContext},
+		{"POST", "/api/sessions/{id}/fork", srv.fork},
+		{"GET", "/api/search", srv.search},
+		{"GET", "/", srv.page},
+	}
+}
+
+// ServeHTTP answers one request.
+func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	// The first URL holds the token: no page may send it on as a referrer.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	if !srv.hostAllowed(r.Host) {
+		writeErrorCode(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("host %q is not served: use the address sessiontree serve printed", r.Host))
+		return
+	}
+	if !srv.cors(w, r) {
+		return
+	}
+	srv.mux.ServeHTTP(w, r)
+}
+
+// guard wraps a route with the token check and the error answer.
+func (srv *Server) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !srv.authorized(w, r) {
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, srv.opts.MaxBodyBytes)
+		}
+		if err := rt.handle(w, r); err != nil {
+			if status, _ := StatusOf(err); status == http.StatusInternalServerError {
+				srv.opts.ErrorLog.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+			}
+			writeError(w, r, err)
+		}
+	})
+}
+
+// respond renders a JSON body with fill and sends it with status. The
+// body is rendered whole before anything is sent, so an error while
+// rendering is still answered as an error.
+func respond(w http.ResponseWriter, status int, fill func(w io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := fill(&buf); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	// A failed write means the client has gone: nobody is left to tell.
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
+
+// writeJSON answers v as JSON, as the command's --json writes it.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	_ = respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, v, view.JSONOptions{}) })
+}
+
+// page serves the web page's files.
+func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	http.FileServerFS(web.Files()).ServeHTTP(w, r)
+	return nil
+}
+
+// contentSecurityPolicy lets the page load its own files only, so a
+// script that slipped into session text could not run or send anything
+// anywhere: no inline scripts, no other origins.
+const contentSecurityPolicy = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+	"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"

@@ -1,0 +1,302 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// decodeBody reads the request's JSON body into v, refusing unknown
+// fields and trailing data. An empty body leaves v as it is.
+func decodeBody(r *http.Request, v any) error {
+	body, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return fmt.Errorf("body: longer than %d bytes: %w", tooBig.Limit, ErrBadRequest)
+	case err != nil:
+		return fmt.Errorf("read body: %w", err)
+	case len(bytes.TrimSpace(body)) == 0:
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body: %v: %w", err, ErrBadRequest)
+	}
+	if dec.More() {
+		return fmt.Errorf("body: more than one JSON value: %w", ErrBadRequest)
+	}
+	return nil
+}
+
+// createRequest is the body of POST /api/sessions.
+type createRequest struct {
+	ID            string          `json:"id"`
+	Cwd           string          `json:"cwd"`
+	ParentSession string          `json:"parentSession"`
+	Metadata      json.RawMessage `json:"metadata"`
+}
+
+// createSession makes an empty session and answers its info (201).
+func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
+	var req createRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: req.Cwd,
+		ParentSession: req.ParentSession, Metadata: req.Metadata})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return srv.writeInfo(w, r.Context(), http.StatusCreated, st)
+}
+
+// deleteSession is `rm`: it answers {"deleted": 1}.
+func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	st, err := srv.open(r)
+	if err != nil {
+		return err
+	}
+	id := st.ID()
+	st.Close()
+	n, err := srv.store.Delete(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"deleted": n})
+	return nil
+}
+
+// appendRequest is the body of POST /api/sessions/{id}/entries.
+type appendRequest struct {
+	// Entries are drafts as `sessiontree append` reads its lines.
+	Entries []json.RawMessage `json:"entries"`
+	// IfLeaf, when present, guards the write: "" for an empty session.
+	IfLeaf *string `json:"ifLeaf"`
+}
+
+// ParseDrafts reads the drafts of an append request: each one as
+// `sessiontree append` reads a line ([cli.ParseDraft]), after its
+// insignificant white space is removed, since a stored entry is one line.
+// An error names the draft by its index and matches
+// [sessiontree.ErrInvalidEntry].
+func ParseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
+	drafts := make([]sessiontree.Draft, 0, len(raw))
+	for i, one := range raw {
+		var line bytes.Buffer
+		if err := json.Compact(&line, one); err != nil {
+			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
+		}
+		d, err := cli.ParseDraft(line.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
+		}
+		drafts = append(drafts, d)
+	}
+	return drafts, nil
+}
+
+// appendEntries appends the drafts in one transaction and answers the
+// stored entries (201); a stale ifLeaf is 409 and writes nothing.
+func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
+	var req appendRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if len(req.Entries) == 0 {
+		return fmt.Errorf(`body: "entries" must hold at least one entry: %w`, ErrBadRequest)
+	}
+	drafts, err := ParseDrafts(req.Entries)
+	if err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: req.IfLeaf})
+		if err != nil {
+			return err
+		}
+		return respond(w, http.StatusCreated, func(w io.Writer) error { return view.WriteEntriesJSON(w, out, compact) })
+	})
+}
+
+// leafRequest is the body of POST /api/sessions/{id}/leaf.
+type leafRequest struct {
+	// EntryID is where the leaf goes: an id or unique prefix; null (or
+	// "root") for before the first entry.
+	EntryID *string `json:"entryId"`
+	// Summary, when present, is a summary of the branch being left.
+	Summary *string `json:"summary"`
+}
+
+// moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
+func (srv *Server) moveLeaf(w http.ResponseWriter, r *http.Request) error {
+	var req leafRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		target := ""
+		if req.EntryID != nil {
+			var err error
+			if target, err = resolveEntry(r.Context(), st, *req.EntryID, true); err != nil {
+				return err
+			}
+		}
+		var bs *sessiontree.BranchSummary
+		if req.Summary != nil {
+			bs = &sessiontree.BranchSummary{Summary: *req.Summary}
+		}
+		id, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).MoveTo(r.Context(), target, bs)
+		if err != nil {
+			return err
+		}
+		if id == "" {
+			id = target
+		}
+		var leaf *string
+		if id != "" {
+			leaf = &id
+		}
+		writeJSON(w, http.StatusOK, map[string]*string{"leafId": leaf})
+		return nil
+	})
+}
+
+// labelRequest is the body of POST /api/sessions/{id}/labels.
+type labelRequest struct {
+	EntryID string `json:"entryId"`
+	// Label is kept as written; "" clears the label.
+	Label string `json:"label"`
+}
+
+// setLabel is `label`: it answers the label entry written (201).
+func (srv *Server) setLabel(w http.ResponseWriter, r *http.Request) error {
+	var req labelRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
+		if err != nil {
+			return err
+		}
+		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetLabel(r.Context(), target, req.Label)
+		return writeEntry(w, e, err)
+	})
+}
+
+// nameRequest is the body of POST /api/sessions/{id}/name.
+type nameRequest struct {
+	// Name is the new name; "" clears it.
+	Name string `json:"name"`
+}
+
+// setName is `name`: it answers the session_info entry written (201).
+func (srv *Server) setName(w http.ResponseWriter, r *http.Request) error {
+	var req nameRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), req.Name)
+		return writeEntry(w, e, err)
+	})
+}
+
+// editRequest is the body of POST /api/sessions/{id}/edits: exactly one
+// of Omit and Content, as `edit` takes exactly one of --omit and
+// --content-json.
+type editRequest struct {
+	EntryID string `json:"entryId"`
+	// Omit takes the entry out of the model's context.
+	Omit bool `json:"omit"`
+	// Content replaces the entry's content: a string or an array of
+	// content blocks.
+	Content json.RawMessage `json:"content"`
+}
+
+// editContext is `edit`: it answers the context_edit entry written (201).
+func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
+	var req editRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	if req.Omit == (req.Content != nil) {
+		return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
+		if err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
+			return err
+		}
+		if err != nil {
+			// EditContext reports a missing entry itself, after a bad
+			// replacement, in pi's order (as the command does).
+			target = req.EntryID
+		}
+		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(r.Context(), target, req.Content)
+		return writeEntry(w, e, err)
+	})
+}
+
+// writeEntry answers one entry written (201), or err.
+func writeEntry(w http.ResponseWriter, e sessiontree.Entry, err error) error {
+	if err != nil {
+		return err
+	}
+	return respond(w, http.StatusCreated, func(w io.Writer) error {
+		_, err := w.Write(append(e.Raw[:len(e.Raw):len(e.Raw)], '\n'))
+		return err
+	})
+}
+
+// forkRequest is the body of POST /api/sessions/{id}/fork: at most one of
+// At, Before and Tree, as `fork` takes them.
+type forkRequest struct {
+	At     string `json:"at"`
+	Before string `json:"before"`
+	Tree   bool   `json:"tree"`
+	// ID and Cwd are the new session's; empty means a fresh id, the
+	// source's directory.
+	ID  string `json:"id"`
+	Cwd string `json:"cwd"`
+}
+
+// fork is `fork`: it answers the new session's info (201).
+func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
+	var req forkRequest
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
+		var err error
+		if req.At != "" {
+			if opts.At, err = resolveEntry(r.Context(), st, req.At, false); err != nil {
+				return err
+			}
+		}
+		if req.Before != "" {
+			if opts.Before, err = resolveEntry(r.Context(), st, req.Before, false); err != nil {
+				return err
+			}
+		}
+		forked, err := srv.store.Fork(r.Context(), st.ID(), opts)
+		if err != nil {
+			return err
+		}
+		defer forked.Close()
+		return srv.writeInfo(w, r.Context(), http.StatusCreated, forked)
+	})
+}
