@@ -47,6 +47,8 @@ type Server struct {
 	store *store.Store
 	opts  Options
 	mux   *http.ServeMux
+	// graphs keeps the page's graphs of the sessions looked at last.
+	graphs graphCache
 }
 
 // New returns a server over s.

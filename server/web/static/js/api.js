@@ -76,9 +76,9 @@ export const api = {
   entry: (id, entryID) => request("GET", `/api/sessions/${seg(id)}/entries/${seg(entryID)}`),
   context: (id, from) => request("GET", `/api/sessions/${seg(id)}/context` + query({from})),
   search: (params) => request("GET", "/api/search" + query(params)),
-  label: (id, targetId, label) => request("POST", `/api/sessions/${seg(id)}/labels`, {targetId, label}),
-  moveLeaf: (id, targetId, summary) => request("POST", `/api/sessions/${seg(id)}/leaf`, summary ? {targetId, summary} : {targetId}),
-  omit: (id, targetId) => request("POST", `/api/sessions/${seg(id)}/edits`, {targetId, omit: true}),
+  label: (id, entryId, label) => request("POST", `/api/sessions/${seg(id)}/labels`, {entryId, label}),
+  moveLeaf: (id, entryId, summary) => request("POST", `/api/sessions/${seg(id)}/leaf`, summary ? {entryId, summary} : {entryId}),
+  omit: (id, entryId) => request("POST", `/api/sessions/${seg(id)}/edits`, {entryId, omit: true}),
   fork: (id, at) => request("POST", `/api/sessions/${seg(id)}/fork`, {at}),
   eventsURL: (id) => `/api/sessions/${seg(id)}/events`,
 };

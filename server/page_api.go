@@ -1,0 +1,220 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// The routes the web page needs beyond the command's: a session's tree a
+// window of rows at a time, and one entry. They have no command of their
+// own, so their shapes are the page's.
+
+// Graph windows: how many rows one request may ask for, and how many it
+// gets when it does not say.
+const (
+	defaultGraphRows = 200
+	maxGraphRows     = 2000
+)
+
+// graphCacheSize is how many sessions' graphs a server keeps: building one
+// reads the whole log (0.8 s for 100,000 entries), and a person looks at a
+// few sessions at a time.
+const graphCacheSize = 4
+
+// graphAnswer is the body of GET /api/sessions/{id}/graph.
+type graphAnswer struct {
+	// Total is the number of rows of the whole graph as laid out.
+	Total int `json:"total"`
+	// Lanes is the number of lanes of the whole graph.
+	Lanes int `json:"lanes"`
+	// Offset is the row number of Rows[0].
+	Offset int `json:"offset"`
+	// Rows are the rows of the window, described.
+	Rows []view.GraphRow `json:"rows"`
+	// Edges are the edges that cross the window, each [parent row,
+	// parent lane, child row, child lane].
+	Edges [][4]int `json:"edges"`
+	// Expand are the ids of the folds expanded, with the one that held
+	// the focus.
+	Expand []string `json:"expand"`
+	// FocusRow is the row of the focus entry, -1 without one.
+	FocusRow int `json:"focusRow"`
+}
+
+// graph answers a window of the session's tree laid out as rows:
+// ?offset=&limit=&expand=ID,ID&focus=ENTRY. With focus, the fold that hides
+// the entry is expanded and the window is centred on it.
+func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
+	offset, err := intParam(r, "offset", 0)
+	if err != nil {
+		return err
+	}
+	limit, err := intParam(r, "limit", defaultGraphRows)
+	if err != nil {
+		return err
+	}
+	if limit == 0 || limit > maxGraphRows {
+		return fmt.Errorf("limit=%d: want 1 to %d: %w", limit, maxGraphRows, ErrBadRequest)
+	}
+	expand := map[string]bool{}
+	for _, id := range strings.Split(r.URL.Query().Get("expand"), ",") {
+		if id != "" {
+			expand[id] = true
+		}
+	}
+	return srv.withSession(r, func(st *engine.Storage) error {
+		focus, err := entryParam(r.Context(), r, st, "focus")
+		if err != nil {
+			return err
+		}
+		g, err := srv.graphs.get(r.Context(), st)
+		if err != nil {
+			return err
+		}
+		rows := g.Rows(expand)
+		if fold, ok := g.FoldOf(focus, rows); ok {
+			expand[fold] = true
+			rows = g.Rows(expand)
+		}
+		ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.Sorted(maps.Keys(expand))}
+		if focus != "" {
+			ans.FocusRow = slices.IndexFunc(rows, func(r view.GraphRow) bool { return r.ID == focus && r.Type != view.FoldType })
+			if ans.FocusRow >= 0 {
+				offset = int64(max(0, ans.FocusRow-int(limit)/2))
+			}
+		}
+		ans.Offset = int(min(offset, int64(len(rows))))
+		end := int(min(int64(ans.Offset)+limit, int64(len(rows))))
+		ans.Rows = slices.Clone(rows[ans.Offset:end])
+		if err := view.Describe(r.Context(), st, ans.Rows); err != nil {
+			return err
+		}
+		ans.Lanes, ans.Edges = graphEdges(rows, ans.Offset, end)
+		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+	})
+}
+
+// graphEdges returns the number of lanes of rows and the edges, parent to
+// child, that cross the rows [start, end): those with the parent above end
+// and the child at or below start.
+func graphEdges(rows []view.GraphRow, start, end int) (int, [][4]int) {
+	lanes := 0
+	edges := [][4]int{}
+	for i, r := range rows {
+		lanes = max(lanes, r.Lane+1)
+		if i >= start && r.Parent >= 0 && r.Parent < end {
+			p := rows[r.Parent]
+			edges = append(edges, [4]int{r.Parent, p.Lane, i, r.Lane})
+		}
+	}
+	return lanes, edges
+}
+
+// entryAnswer is the body of GET /api/sessions/{id}/entries/{entry}.
+type entryAnswer struct {
+	// Entry is the entry as stored.
+	Entry json.RawMessage `json:"entry"`
+	// Label is its current label, "" when none.
+	Label string `json:"label"`
+	// Leaf is set when the entry is the session's leaf.
+	Leaf bool `json:"leaf"`
+}
+
+// entry answers one entry by id (or unique prefix), with its label.
+func (srv *Server) entry(w http.ResponseWriter, r *http.Request) error {
+	return srv.withSession(r, func(st *engine.Storage) error {
+		id, err := resolveEntry(r.Context(), st, r.PathValue("entry"), false)
+		if err != nil {
+			return err
+		}
+		e, err := st.Entry(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		ans := entryAnswer{Entry: e.Raw}
+		if ans.Label, err = st.Label(r.Context(), id); err != nil {
+			return err
+		}
+		leaf, err := st.Leaf(r.Context())
+		if err != nil {
+			return err
+		}
+		ans.Leaf = leaf == id
+		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+	})
+}
+
+// graphCache keeps the graphs of the sessions looked at last. A graph is
+// good while its session's log has not grown: every change to a session
+// (an entry, a label, a move of the leaf, a context edit) appends, so one
+// indexed look past the last entry it was built from tells. The zero value
+// is ready to use; it is safe for concurrent use.
+type graphCache struct {
+	mu    sync.Mutex // guards items
+	items []cachedGraph
+}
+
+type cachedGraph struct {
+	session string
+	lastSeq int64
+	graph   *view.Graph
+}
+
+// get returns the graph of st, building it when none is kept or the
+// session has grown since.
+func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, error) {
+	if g, ok := c.fresh(ctx, st); ok {
+		return g, nil
+	}
+	d, err := view.LoadSessionData(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	var last int64
+	if n := len(d.Log); n > 0 {
+		last = d.Log[n-1].Seq
+	}
+	g := view.NewGraph(d)
+	c.put(cachedGraph{session: st.ID(), lastSeq: last, graph: g})
+	return g, nil
+}
+
+// fresh returns the kept graph of st if the session has not grown since.
+func (c *graphCache) fresh(ctx context.Context, st *engine.Storage) (*view.Graph, bool) {
+	c.mu.Lock()
+	i := slices.IndexFunc(c.items, func(it cachedGraph) bool { return it.session == st.ID() })
+	var it cachedGraph
+	if i >= 0 {
+		it = c.items[i]
+	}
+	c.mu.Unlock()
+	if i < 0 {
+		return nil, false
+	}
+	newer, err := st.Log(ctx, it.lastSeq, 1)
+	if err != nil || len(newer) > 0 {
+		return nil, false
+	}
+	return it.graph, true
+}
+
+// put keeps g as the newest, dropping the oldest beyond graphCacheSize.
+func (c *graphCache) put(g cachedGraph) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = slices.DeleteFunc(c.items, func(it cachedGraph) bool { return it.session == g.session })
+	c.items = append(c.items, g)
+	if len(c.items) > graphCacheSize {
+		c.items = slices.Delete(c.items, 0, len(c.items)-graphCacheSize)
+	}
+}
