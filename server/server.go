@@ -101,6 +101,8 @@ func (srv *Server) routes() []route {
 		{"POST", "/api/sessions/{id}/edits", srv.editContext},
 		{"POST", "/api/sessions/{id}/fork", srv.fork},
 		{"GET", "/api/search", srv.search},
+		{"GET", "/api/sessions/{id}/graph", srv.graph},
+		{"GET", "/api/sessions/{id}/entries/{entry}", srv.entry},
 		{"GET", "/", srv.page},
 	}
 }
