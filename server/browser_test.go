@@ -247,7 +247,7 @@ func TestBrowser(t *testing.T) {
 	hostile, hostileEntry := hostileSession(t, st)
 
 	// The first load: the token moves from the address into the tab.
-	p.do("open the page", chromedp.Navigate(ts.URL+"/?token="+browserToken))
+	p.do("open the page", chromedp.Navigate(ts.URL+"/?token="+browserToken), chromedp.WaitReady(chromedp.CSS("#list li")))
 	p.wait("the session list", `document.querySelectorAll("#list .session-item").length === 2`)
 	if href := eval[string](p, "address", `location.href`); strings.Contains(href, browserToken) {
 		t.Errorf("the address still holds the token: %s", href)
@@ -357,10 +357,11 @@ func TestBrowser(t *testing.T) {
 	p.wait("its graph", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(hostileEntry))))
 	p.do("click its message", chromedp.Click(chromedp.CSS(rowSel(hostileEntry))))
 	p.wait("its entry", `document.querySelectorAll("#entry .context-messages .msg").length >= 1`)
+	p.wait("its name", `document.querySelector("#session-head h2")?.textContent === `+js(hostileName))
 	checkEscaped(t, p, hostileEntry)
 	p.shot("6-hostile")
 
-	p.do("reopen the real session", chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#/s/"+real))
+	p.do("reopen the real session", chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/#/s/"+real), chromedp.WaitReady(chromedp.CSS("#graph g.row")))
 	p.wait("its graph", `document.querySelectorAll("#graph g.row").length > 5`)
 	p.do("select the fix", chromedp.Click(chromedp.CSS(rowSel(ids["cause"]))))
 	p.wait("its entry", `document.querySelectorAll("#entry .context-messages .msg").length > 0`)

@@ -118,7 +118,10 @@ async function openSession(id, focus) {
     state.entry = "";
     fill($("entry"));
     listen(id);
-    await Promise.all([showInfo(), guard("load the tree", () => graph.load({focus}))]);
+    // The info reads the whole log: it waits for the tree's first screen
+    // rather than compete with it.
+    await guard("load the tree", () => graph.load({focus}));
+    showInfo();
   } else if (focus && !graph.has(focus)) {
     await guard("load the tree", () => graph.load({focus, keepExpanded: true}));
   }
@@ -241,7 +244,9 @@ function start() {
   const input = $("search");
   input.addEventListener("input", debounce(() => search(input.value), 200));
   window.addEventListener("hashchange", route);
-  showList().then(route);
+  // The list and an open session load side by side.
+  showList();
+  route();
 }
 
 start();
