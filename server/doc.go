@@ -25,7 +25,14 @@
 // "Authorization: Bearer TOKEN", or, for reads only, the cookie the
 // first load of a page with ?token=TOKEN sets (HttpOnly, SameSite=Strict)
 // or that query parameter itself. Writes need the header, so another site
-// cannot make a browser post into a user's sessions with its cookie. The
+// cannot make a browser post into a user's sessions with its cookie; the
+// page, which cannot read its HttpOnly cookie, takes the token for its
+// writes from the ?token= of the URL it was opened with. A request under
+// /api/ that no route takes is a JSON 404.
+//
+// Paged GETs (the session list, the entries) answer the body the command
+// prints and put the next page's cursor in the X-Next-Cursor header
+// ([NextCursorHeader]), absent on the last page. The
 // Host header must name a loopback address, localhost, or one of
 // [Options.Hosts] (against DNS rebinding); a request whose Origin is
 // another site's is refused unless it is [Options.CORSOrigin]. Responses

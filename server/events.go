@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 )
 
@@ -55,7 +56,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-poll.C:
 		}
-		log, err := st.Log(r.Context(), after, eventsPage)
+		log, err := srv.newEntries(r, st, after)
 		if err != nil {
 			if r.Context().Err() == nil {
 				_, code := StatusOf(err)
@@ -80,6 +81,17 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		}
 		lastSent = time.Now()
 	}
+}
+
+// newEntries returns the entries appended after the afterth, reading the
+// session's row (one lookup by key, which also notices a deleted session)
+// and the log only when the row counts more.
+func (srv *Server) newEntries(r *http.Request, st *engine.Storage, after int64) ([]sessiontree.Entry, error) {
+	in, err := srv.store.Info(r.Context(), st.ID())
+	if err != nil || in.Entries <= after {
+		return nil, err
+	}
+	return st.Log(r.Context(), after, eventsPage)
 }
 
 // eventsStart returns the sequence number an event stream starts after.

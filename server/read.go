@@ -123,9 +123,7 @@ func (srv *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if page.Next != "" {
 		w.Header().Set(NextCursorHeader, page.Next)
 	}
-	return respond(w, http.StatusOK, func(w io.Writer) error {
-		return view.WriteJSON(w, store.ListRows(page.Sessions), compact)
-	})
+	return respond(w, http.StatusOK, jsonOf(store.ListRows(page.Sessions)))
 }
 
 // sessionInfo is `info --json`.
@@ -141,7 +139,7 @@ func (srv *Server) writeInfo(w http.ResponseWriter, ctx context.Context, status 
 	if err != nil {
 		return err
 	}
-	return respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, info, compact) })
+	return respond(w, status, jsonOf(info))
 }
 
 // tree is `tree --json`.
@@ -155,27 +153,38 @@ func (srv *Server) tree(w http.ResponseWriter, r *http.Request) error {
 
 // branch is `branch --json [--from ID] [--full]`: ?from=&full=1.
 func (srv *Server) branch(w http.ResponseWriter, r *http.Request) error {
-	full, err := boolParam(r, "full")
-	if err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
-		from, err := entryParam(r.Context(), r, st, "from")
+	return srv.fromEntry(w, r, "full", func(ctx context.Context, st sessiontree.Storage, from string, full bool) (writeFunc, error) {
+		path, err := view.LoadBranch(ctx, st, from, full)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		path, err := view.LoadBranch(r.Context(), st, from, full)
-		if err != nil {
-			return err
-		}
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteEntriesJSON(w, path, compact) })
+		return func(w io.Writer) error { return view.WriteEntriesJSON(w, path, compact) }, nil
 	})
 }
 
 // context is `context --json [--from ID] [--projection]`:
 // ?from=&projection=1.
 func (srv *Server) context(w http.ResponseWriter, r *http.Request) error {
-	projection, err := boolParam(r, "projection")
+	return srv.fromEntry(w, r, "projection", func(ctx context.Context, st sessiontree.Storage, from string, projection bool) (writeFunc, error) {
+		c, err := view.LoadContextJSON(ctx, st, from, projection)
+		return jsonOf(c), err
+	})
+}
+
+// writeFunc writes a response body.
+type writeFunc = func(w io.Writer) error
+
+// jsonOf returns the writeFunc of v as the command's --json writes it.
+func jsonOf(v any) writeFunc {
+	return func(w io.Writer) error { return view.WriteJSON(w, v, compact) }
+}
+
+// fromEntry answers a GET that reads the session at the entry ?from=
+// (the leaf when absent) with one flag parameter: load returns what
+// writes the body.
+func (srv *Server) fromEntry(w http.ResponseWriter, r *http.Request, flag string,
+	load func(ctx context.Context, st sessiontree.Storage, from string, set bool) (writeFunc, error)) error {
+	set, err := boolParam(r, flag)
 	if err != nil {
 		return err
 	}
@@ -184,11 +193,11 @@ func (srv *Server) context(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		c, err := view.LoadContextJSON(r.Context(), st, from, projection)
+		write, err := load(r.Context(), st, from, set)
 		if err != nil {
 			return err
 		}
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, c, compact) })
+		return respond(w, http.StatusOK, write)
 	})
 }
 
@@ -198,9 +207,8 @@ const (
 	MaxEntriesLimit     = 10000
 )
 
-// entries is the append log, a page at a time: ?after=SEQ&limit=N gives
-// up to N entries after the SEQth (1-based, in append order), as a JSON
-// array of entries as `branch --json` writes them. The next page's
+// entries is `log --json --after SEQ --limit N`, the append log a page at
+// a time: up to N entries after the SEQth (1-based, in append order). The next page's
 // "after" is in the X-Next-Cursor header, when there may be one.
 func (srv *Server) entries(w http.ResponseWriter, r *http.Request) error {
 	after, err := intParam(r, "after", 0)
@@ -254,5 +262,5 @@ func (srv *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, res.HitList(), compact) })
+	return respond(w, http.StatusOK, jsonOf(res.HitList()))
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"runtime"
 	"time"
@@ -84,6 +85,9 @@ func ListenHosts(addr string) (hosts []string, public bool, err error) {
 		if n, ok := a.(*net.IPNet); ok {
 			hosts = append(hosts, n.IP.String())
 		}
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
 	}
 	return hosts, true, nil
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -38,8 +40,13 @@ type Options struct {
 	ErrorLog *log.Logger
 }
 
-// ErrNoToken is returned by [New] when Options.Token is empty.
-var ErrNoToken = errors.New("server: a token is required")
+// Errors of [New].
+var (
+	// ErrNoToken is returned when Options.Token is empty.
+	ErrNoToken = errors.New("server: a token is required")
+	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
+	ErrBadOrigin = errors.New("not an origin")
+)
 
 // Server answers the API and serves the page over one store. Make one
 // with [New]; it is an http.Handler.
@@ -56,6 +63,9 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
 	}
+	if o := opts.CORSOrigin; o != "" && !isOrigin(o) {
+		return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], as a browser sends it: %w", o, ErrBadOrigin)
+	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 250 * time.Millisecond
 	}
@@ -67,13 +77,14 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	}
 	srv := &Server{store: s, opts: opts, mux: http.NewServeMux()}
 	for _, rt := range srv.routes() {
-		srv.mux.Handle(rt.method+" "+rt.pattern, srv.guard(rt))
+		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
 	return srv, nil
 }
 
 // route is one line of the route table.
 type route struct {
+	// method is "" for a route that takes every method.
 	method, pattern string
 	// handle answers the request; an error it returns is answered as
 	// JSON (see [StatusOf]).
@@ -103,7 +114,8 @@ func (srv *Server) routes() []route {
 		{"GET", "/api/search", srv.search},
 		{"GET", "/api/sessions/{id}/graph", srv.graph},
 		{"GET", "/api/sessions/{id}/entries/{entry}", srv.entry},
-		{"GET", "/", srv.page},
+		{"", "/api/", srv.noRoute},
+		{"", "/", srv.page},
 	}
 }
 
@@ -163,8 +175,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, v, view.JSONOptions{}) })
 }
 
+// noRoute answers a request under /api/ that no route takes, as JSON.
+func (srv *Server) noRoute(w http.ResponseWriter, r *http.Request) error {
+	return fmt.Errorf("no API route %s %s (see /api/openapi.json): %w", r.Method, r.URL.Path, errNoRoute)
+}
+
+// errNoRoute is matched by the error of a request no route takes; it is
+// answered 404.
+var errNoRoute = fmt.Errorf("no such route: %w", sessiontree.ErrNotFound)
+
 // page serves the web page's files.
 func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeErrorCode(w, http.StatusMethodNotAllowed, CodeBadRequest, "the page is read with GET")
+		return nil
+	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
 	http.FileServerFS(web.Files()).ServeHTTP(w, r)
 	return nil

@@ -39,6 +39,16 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// withBody decodes the request's body into a T and runs fn with it on
+// the request's session.
+func withBody[T any](srv *Server, r *http.Request, fn func(req T, st *engine.Storage) error) error {
+	var req T
+	if err := decodeBody(r, &req); err != nil {
+		return err
+	}
+	return srv.withSession(r, func(st *engine.Storage) error { return fn(req, st) })
+}
+
 // createRequest is the body of POST /api/sessions.
 type createRequest struct {
 	ID            string          `json:"id"`
@@ -110,18 +120,14 @@ func ParseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 // appendEntries appends the drafts in one transaction and answers the
 // stored entries (201); a stale ifLeaf is 409 and writes nothing.
 func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
-	var req appendRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if len(req.Entries) == 0 {
-		return fmt.Errorf(`body: "entries" must hold at least one entry: %w`, ErrBadRequest)
-	}
-	drafts, err := ParseDrafts(req.Entries)
-	if err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req appendRequest, st *engine.Storage) error {
+		if len(req.Entries) == 0 {
+			return fmt.Errorf(`body: "entries" must hold at least one entry: %w`, ErrBadRequest)
+		}
+		drafts, err := ParseDrafts(req.Entries)
+		if err != nil {
+			return err
+		}
 		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: req.IfLeaf})
 		if err != nil {
 			return err
@@ -141,11 +147,7 @@ type leafRequest struct {
 
 // moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
 func (srv *Server) moveLeaf(w http.ResponseWriter, r *http.Request) error {
-	var req leafRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req leafRequest, st *engine.Storage) error {
 		target := ""
 		if req.EntryID != nil {
 			var err error
@@ -182,11 +184,7 @@ type labelRequest struct {
 
 // setLabel is `label`: it answers the label entry written (201).
 func (srv *Server) setLabel(w http.ResponseWriter, r *http.Request) error {
-	var req labelRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req labelRequest, st *engine.Storage) error {
 		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
 		if err != nil {
 			return err
@@ -204,11 +202,7 @@ type nameRequest struct {
 
 // setName is `name`: it answers the session_info entry written (201).
 func (srv *Server) setName(w http.ResponseWriter, r *http.Request) error {
-	var req nameRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req nameRequest, st *engine.Storage) error {
 		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), req.Name)
 		return writeEntry(w, e, err)
 	})
@@ -228,14 +222,10 @@ type editRequest struct {
 
 // editContext is `edit`: it answers the context_edit entry written (201).
 func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
-	var req editRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	if req.Omit == (req.Content != nil) {
-		return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req editRequest, st *engine.Storage) error {
+		if req.Omit == (req.Content != nil) {
+			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
+		}
 		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
 		if err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
 			return err
@@ -275,11 +265,7 @@ type forkRequest struct {
 
 // fork is `fork`: it answers the new session's info (201).
 func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
-	var req forkRequest
-	if err := decodeBody(r, &req); err != nil {
-		return err
-	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return withBody(srv, r, func(req forkRequest, st *engine.Storage) error {
 		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
 		var err error
 		if req.At != "" {

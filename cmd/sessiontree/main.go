@@ -174,6 +174,7 @@ straight from the file, read-only, without importing it.`,
 		newCheckCommand(a),
 		newDemoCommand(a),
 		newServeCommand(a),
+		newLogCommand(a),
 	)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -61,6 +62,9 @@ change every session. Pages of other sites may not call the API unless
 				return err
 			}
 			h, err := server.New(s, server.Options{Token: token, CORSOrigin: cors, Hosts: hosts})
+			if errors.Is(err, server.ErrBadOrigin) {
+				return usagef("--cors: %v", err)
+			}
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIsLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "app.localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
+		"0.0.0.0": false, "evil.example": false, "localhost.evil.example": false, "10.0.0.1": false, "": false,
+	} {
+		if got := IsLoopbackHost(host); got != want {
+			t.Errorf("IsLoopbackHost(%q) = %v; want %v", host, got, want)
+		}
+	}
+}
+
+func TestListenHosts(t *testing.T) {
+	for _, c := range []struct {
+		addr      string
+		hosts     []string
+		public    bool
+		wantError bool
+	}{
+		{"127.0.0.1:7878", nil, false, false},
+		{"localhost:0", nil, false, false},
+		{"[::1]:7878", nil, false, false},
+		{"192.0.2.7:7878", []string{"192.0.2.7"}, true, false},
+		{"box.lan:80", []string{"box.lan"}, true, false},
+		{"127.0.0.1", nil, false, true},
+	} {
+		hosts, public, err := ListenHosts(c.addr)
+		if (err != nil) != c.wantError || public != c.public || !slices.Equal(hosts, c.hosts) {
+			t.Errorf("ListenHosts(%q) = %q, %v, %v; want %q, %v, error %v", c.addr, hosts, public, err, c.hosts, c.public, c.wantError)
+		}
+	}
+	// Every interface: public, and this machine's own addresses allowed.
+	hosts, public, err := ListenHosts(":7878")
+	if err != nil || !public || !slices.Contains(hosts, "127.0.0.1") {
+		t.Errorf("ListenHosts(:7878) = %q, %v, %v; want public with this machine's addresses", hosts, public, err)
+	}
+}
+
+func TestURL(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:7878": "http://127.0.0.1:7878/?token=a%2Bb",
+		"[::1]:80":       "http://[::1]:80/?token=a%2Bb",
+		"0.0.0.0:7878":   "http://127.0.0.1:7878/?token=a%2Bb",
+	} {
+		tcp, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := URL(tcp, "a+b"); got != want {
+			t.Errorf("URL(%s) = %q; want %q", addr, got, want)
+		}
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	if _, err := New(nil, Options{}); !errors.Is(err, ErrNoToken) {
+		t.Errorf("New without a token: %v; want ErrNoToken", err)
+	}
+	for _, o := range []string{"app.example", "https://app.example/", "https://app.example/x", "ftp://app.example"} {
+		if _, err := New(nil, Options{Token: "x", CORSOrigin: o}); !errors.Is(err, ErrBadOrigin) {
+			t.Errorf("New with CORS origin %q: %v; want ErrBadOrigin", o, err)
+		}
+	}
+	a, b := NewToken()
+	c, d := NewToken()
+	if b != nil || d != nil || len(a) < 40 || a == c {
+		t.Errorf("NewToken = %q, %v and %q, %v; want two different long tokens", a, b, c, d)
+	}
+}
+
+// TestServeShutdown checks that Serve returns nil once its context is
+// done, ending an open event stream rather than waiting for it.
+func TestServeShutdown(t *testing.T) {
+	f := newFixture(t, Options{})
+	h, err := New(f.store, Options{Token: token, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, h) }()
+	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/api/sessions/s1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64)
+	if n, err := resp.Body.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), ":") {
+		t.Fatalf("stream opened with %q, %v", buf[:n], err)
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after cancel = %v; want nil", err)
+		}
+	case <-time.After(shutdownGrace + 5*time.Second):
+		t.Fatal("Serve did not return")
+	}
+	if d := time.Since(start); d >= shutdownGrace {
+		t.Errorf("Serve waited %v for the event stream; want it ended at once", d)
+	}
+}

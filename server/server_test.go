@@ -1,0 +1,550 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+const token = "t0ken"
+
+// fixture is a server over a fresh store holding one session.
+type fixture struct {
+	t     testing.TB
+	store *store.Store
+	url   string
+	// session is the session's id; entries its entries' ids in order.
+	session string
+	entries []string
+}
+
+// newFixture starts a server (with opts, Token set) over a new store with
+// one session of three messages, the last one holding markup.
+func newFixture(t testing.TB, opts Options) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "sessions.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Check(ctx, ""); err != nil {
+			t.Errorf("check after the test: %v", err)
+		}
+		s.Close()
+	})
+	st, err := s.Create(ctx, store.CreateOptions{ID: "s1", Cwd: "/work"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f := &fixture{t: t, store: s, session: "s1"}
+	sess := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	for _, m := range []string{
+		`{"role":"user","content":"hello"}`,
+		`{"role":"assistant","content":[{"type":"text","text":"hi"}]}`,
+		`{"role":"user","content":"<script>alert(1)</script> javascript:alert(2) & more"}`,
+	} {
+		e, err := sess.AppendMessage(ctx, json.RawMessage(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.entries = append(f.entries, e.ID)
+	}
+	opts.Token = token
+	opts.PollInterval = 10 * time.Millisecond
+	h, err := New(s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	f.url = ts.URL
+	return f
+}
+
+// request describes one call; do sends it.
+type request struct {
+	method, path, body string
+	bearer             string            // "" for no Authorization header
+	header             map[string]string // more headers (Host, Origin, Cookie)
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (f *fixture) do(r request) response {
+	f.t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	req, err := http.NewRequest(r.method, f.url+r.path, body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if r.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+r.bearer)
+	}
+	for k, v := range r.header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, string(b)}
+}
+
+// call sends an authorized request and fails unless its status is want.
+func (f *fixture) call(method, path, body string, want int) response {
+	f.t.Helper()
+	r := f.do(request{method: method, path: path, body: body, bearer: token})
+	if r.status != want {
+		f.t.Fatalf("%s %s = %d %s; want %d", method, path, r.status, r.body, want)
+	}
+	return r
+}
+
+// errorCode decodes an error body, failing when it is not one.
+func errorCode(t testing.TB, r response) string {
+	t.Helper()
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("body %q is not an error body (%v)", r.body, err)
+	}
+	return e.Error.Code
+}
+
+func TestAuth(t *testing.T) {
+	f := newFixture(t, Options{})
+	cookie := map[string]string{"Cookie": CookieName + "=" + token}
+	post := `{"name":"renamed"}`
+	for _, c := range []struct {
+		name string
+		req  request
+		want int
+	}{
+		{"no token", request{method: "GET", path: "/api/sessions"}, 401},
+		{"wrong bearer", request{method: "GET", path: "/api/sessions", bearer: "nope"}, 401},
+		{"bearer", request{method: "GET", path: "/api/sessions", bearer: token}, 200},
+		{"not bearer", request{method: "GET", path: "/api/sessions", header: map[string]string{"Authorization": "Basic " + token}}, 401},
+		{"cookie read", request{method: "GET", path: "/api/sessions", header: cookie}, 200},
+		{"wrong cookie", request{method: "GET", path: "/api/sessions", header: map[string]string{"Cookie": CookieName + "=x"}}, 401},
+		{"query read", request{method: "GET", path: "/api/sessions?token=" + token}, 200},
+		{"wrong query", request{method: "GET", path: "/api/sessions?token=x"}, 401},
+		{"page without token", request{method: "GET", path: "/"}, 401},
+		{"cookie-only write", request{method: "POST", path: "/api/sessions/s1/name", body: post, header: cookie}, 403},
+		{"query-only write", request{method: "POST", path: "/api/sessions/s1/name?token=" + token, body: post}, 403},
+		{"cookie-only delete", request{method: "DELETE", path: "/api/sessions/s1", header: cookie}, 403},
+		{"no-token write", request{method: "POST", path: "/api/sessions/s1/name", body: post}, 401},
+		{"wrong-token write", request{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: "nope"}, 401},
+		{"cross-origin read", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://evil.example"}}, 403},
+		{"cross-origin write", request{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: token, header: map[string]string{"Origin": "https://evil.example"}}, 403},
+		{"same-origin write", request{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: token, header: map[string]string{"Origin": f.url}}, 201},
+		{"rebound host", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Host": "evil.example:80"}}, 403},
+		{"localhost host", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Host": "localhost:7878"}}, 200},
+		{"ipv6 loopback host", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Host": "[::1]:7878"}}, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := f.do(c.req)
+			if r.status != c.want {
+				t.Fatalf("%s %s = %d %s; want %d", c.req.method, c.req.path, r.status, r.body, c.want)
+			}
+			if c.want >= 400 {
+				errorCode(t, r)
+			}
+			if r.header.Get("Access-Control-Allow-Origin") != "" {
+				t.Errorf("CORS header %q without --cors", r.header.Get("Access-Control-Allow-Origin"))
+			}
+		})
+	}
+	// The name was written once, by the same-origin write with the header.
+	var info struct{ Name string }
+	json.Unmarshal([]byte(f.call("GET", "/api/sessions/s1", "", 200).body), &info)
+	if info.Name != "renamed" {
+		t.Errorf("name = %q; want renamed", info.Name)
+	}
+}
+
+// TestTokenCookie checks that the first load with ?token= sets the
+// cookie, HttpOnly and SameSite=Strict, and that the cookie then works.
+func TestTokenCookie(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.do(request{method: "GET", path: "/?token=" + token})
+	if r.status != 200 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /?token= = %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	c := r.header.Get("Set-Cookie")
+	for _, want := range []string{CookieName + "=" + token, "HttpOnly", "SameSite=Strict", "Path=/"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("Set-Cookie %q lacks %q", c, want)
+		}
+	}
+	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("page's Content-Security-Policy = %q", csp)
+	}
+}
+
+func TestCORS(t *testing.T) {
+	const origin = "https://app.example"
+	f := newFixture(t, Options{CORSOrigin: origin})
+	pre := f.do(request{method: "OPTIONS", path: "/api/sessions/s1/entries", header: map[string]string{
+		"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}})
+	if pre.status != 204 || pre.header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(pre.header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight = %d %v", pre.status, pre.header)
+	}
+	r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": origin}})
+	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != origin {
+		t.Errorf("GET from %s = %d, Access-Control-Allow-Origin %q", origin, r.status, r.header.Get("Access-Control-Allow-Origin"))
+	}
+	if r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://other.example"}}); r.status != 403 {
+		t.Errorf("GET from another origin = %d; want 403", r.status)
+	}
+}
+
+// TestJSONHeaders checks every GET route of the API, and an error, for
+// Content-Type application/json and X-Content-Type-Options nosniff: a
+// browser must never take session text for a page.
+func TestJSONHeaders(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, path := range []string{"/api/openapi.json", "/api/sessions", "/api/sessions/s1", "/api/sessions/s1/tree",
+		"/api/sessions/s1/branch", "/api/sessions/s1/context", "/api/sessions/s1/entries", "/api/search?q=script",
+		"/api/sessions/nope", "/api/sessions/s1/branch?full=maybe"} {
+		r := f.do(request{method: "GET", path: path, bearer: token})
+		if ct, ns := r.header.Get("Content-Type"), r.header.Get("X-Content-Type-Options"); ct != "application/json" || ns != "nosniff" {
+			t.Errorf("GET %s: Content-Type %q, X-Content-Type-Options %q", path, ct, ns)
+		}
+		if !json.Valid([]byte(r.body)) {
+			t.Errorf("GET %s: body is not JSON: %.200s", path, r.body)
+		}
+	}
+	// Markup in session text comes back as the JSON string it was.
+	body := f.call("GET", "/api/sessions/s1/entries", "", 200).body
+	if !strings.Contains(body, `"<script>alert(1)</script> javascript:alert(2) & more"`) {
+		t.Errorf("entries do not hold the message as written: %s", body)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		{"GET", "/api/sessions/nope", "", 404, CodeNotFound},
+		{"GET", "/api/sessions/nope/tree", "", 404, CodeNotFound},
+		{"POST", "/api/sessions/nope/entries", `{"entries":[{"type":"custom","customType":"x"}]}`, 404, CodeNotFound},
+		{"DELETE", "/api/sessions/nope", "", 404, CodeNotFound},
+		{"GET", "/api/sessions/s1/branch?from=feedbeef", "", 404, CodeNotFound},
+		{"GET", "/api/sessions/s1/entries?after=-1", "", 400, CodeBadRequest},
+		{"GET", "/api/sessions?cursor=!!", "", 400, CodeBadRequest},
+		{"GET", "/api/search", "", 400, CodeBadRequest},
+		{"GET", "/api/search?q=%22unclosed", "", 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/name", `{"name":`, 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/name", `{"nom":"x"}`, 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/entries", `{"entries":[]}`, 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/edits", `{"entryId":"x","omit":true,"content":"y"}`, 400, CodeBadRequest},
+		{"POST", "/api/sessions", `{"id":"s1"}`, 409, CodeConflict},
+		{"GET", "/api/nothing", "", 404, CodeNotFound},
+		{"PUT", "/api/sessions/s1/tree", "", 404, CodeNotFound},
+	} {
+		r := f.do(request{method: c.method, path: c.path, body: c.body, bearer: token})
+		if r.status != c.status {
+			t.Errorf("%s %s %s = %d %s; want %d", c.method, c.path, c.body, r.status, r.body, c.status)
+			continue
+		}
+		if code := errorCode(t, r); code != c.code {
+			t.Errorf("%s %s: code %q; want %q", c.method, c.path, code, c.code)
+		}
+	}
+}
+
+// logIDs returns the ids of the session's entries in append order.
+func (f *fixture) logIDs() []string {
+	f.t.Helper()
+	var log []struct{ ID string }
+	if err := json.Unmarshal([]byte(f.call("GET", "/api/sessions/s1/entries", "", 200).body), &log); err != nil {
+		f.t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range log {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+func TestAppendEntries(t *testing.T) {
+	f := newFixture(t, Options{})
+	leaf := f.entries[2]
+	r := f.call("POST", "/api/sessions/s1/entries", `{"ifLeaf":"`+leaf+`","entries":[
+		{"type": "message", "message": {"role": "user", "content": "one"}},
+		{"type":"custom","customType":"step","data":{"n":1.50}},
+		{"type":"label","targetId":"`+f.entries[0]+`","label":"start"}]}`, 201)
+	var got []struct {
+		ID, ParentID, Type string
+		Message            json.RawMessage
+		Data               json.RawMessage
+	}
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || len(got) != 3 {
+		t.Fatalf("answer %s: %v", r.body, err)
+	}
+	if got[0].ParentID != leaf || got[1].ParentID != got[0].ID || got[2].ParentID != got[1].ID {
+		t.Errorf("entries are not chained under %s: %+v", leaf, got)
+	}
+	if string(got[0].Message) != `{"role":"user","content":"one"}` || string(got[1].Data) != `{"n":1.50}` {
+		t.Errorf("fields not kept as written: %s, %s", got[0].Message, got[1].Data)
+	}
+	if !strings.Contains(r.body, "\n") || strings.Count(r.body, "\n") != 1 {
+		t.Errorf("answer spans lines: %q", r.body)
+	}
+	before := f.logIDs()
+
+	// A stale guard writes nothing.
+	r = f.call("POST", "/api/sessions/s1/entries", `{"ifLeaf":"`+leaf+`","entries":[{"type":"custom","customType":"late"}]}`, 409)
+	if errorCode(t, r) != CodeConflict {
+		t.Errorf("stale ifLeaf: %s", r.body)
+	}
+	// One bad draft, found by the store, writes none of them.
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"label","targetId":"feedbeef","label":"x"}]}`, 404)
+	// One bad draft, found when reading them, is named by its index.
+	r = f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"custom","parentId":"x"}]}`, 400)
+	if !strings.Contains(r.body, "entries[1]") || !strings.Contains(r.body, "parentId") {
+		t.Errorf("bad draft error = %s; want it to name entries[1] and parentId", r.body)
+	}
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"leaf","targetId":null}]}`, 400)
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused appends changed the log: %d entries, had %d", len(after), len(before))
+	}
+
+	// An empty session takes the guard "".
+	f.call("POST", "/api/sessions", `{"id":"empty"}`, 201)
+	f.call("POST", "/api/sessions/empty/entries", `{"ifLeaf":"","entries":[{"type":"custom","customType":"first"}]}`, 201)
+	f.call("POST", "/api/sessions/empty/entries", `{"ifLeaf":"","entries":[{"type":"custom","customType":"second"}]}`, 409)
+}
+
+func TestWrites(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := func() (c struct {
+		Messages []json.RawMessage
+	}) {
+		json.Unmarshal([]byte(f.call("GET", "/api/sessions/s1/context", "", 200).body), &c)
+		return c
+	}
+	// label, by a unique prefix
+	lab := f.call("POST", "/api/sessions/s1/labels", `{"entryId":"`+f.entries[1][:6]+`","label":"<b>mark</b>"}`, 201)
+	if !strings.Contains(lab.body, `"targetId":"`+f.entries[1]+`"`) {
+		t.Errorf("label entry = %s", lab.body)
+	}
+	if tree := f.call("GET", "/api/sessions/s1/tree", "", 200).body; !strings.Contains(tree, `"label":"<b>mark</b>"`) {
+		t.Errorf("tree lacks the label: %s", tree)
+	}
+	// edit: omit the markup message
+	f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[2]+`","omit":true}`, 201)
+	if n := len(ctx().Messages); n != 2 {
+		t.Errorf("context after omit has %d messages; want 2", n)
+	}
+	f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","content":"replaced"}`, 201)
+	if m := ctx().Messages; len(m) == 0 || !strings.Contains(string(m[0]), `"replaced"`) {
+		t.Errorf("context after replace = %s", m)
+	}
+	r := f.call("POST", "/api/sessions/s1/edits", `{"entryId":"feedbeef","content":7}`, 400)
+	if !strings.Contains(r.body, "Context edit replacement must be null") {
+		t.Errorf("bad replacement answered %s; want pi's message first", r.body)
+	}
+	// goto with a summary, then to the root
+	r = f.call("POST", "/api/sessions/s1/leaf", `{"entryId":"`+f.entries[0]+`","summary":"left it"}`, 200)
+	var leaf struct{ LeafID *string }
+	json.Unmarshal([]byte(r.body), &leaf)
+	if leaf.LeafID == nil || *leaf.LeafID == f.entries[0] {
+		t.Errorf("leaf after goto with summary = %s; want the summary's id", r.body)
+	}
+	if c := ctx().Messages; len(c) != 2 || !strings.Contains(string(c[1]), `"left it"`) {
+		t.Errorf("context after goto = %s", c)
+	}
+	if r := f.call("POST", "/api/sessions/s1/leaf", `{"entryId":null}`, 200); r.body != "{\"leafId\":null}\n" {
+		t.Errorf("goto root = %q", r.body)
+	}
+	// fork the whole tree, then delete it
+	r = f.call("POST", "/api/sessions/s1/fork", `{"tree":true,"id":"s2"}`, 201)
+	var info struct {
+		ID            string
+		ParentSession string
+		EntryCount    int
+	}
+	json.Unmarshal([]byte(r.body), &info)
+	if info.ID != "s2" || info.ParentSession != "s1" || info.EntryCount < 3 {
+		t.Errorf("fork answered %s", r.body)
+	}
+	f.call("DELETE", "/api/sessions/s2", "", 200)
+	f.call("GET", "/api/sessions/s2", "", 404)
+	// create with metadata
+	r = f.call("POST", "/api/sessions", `{"id":"s3","cwd":"/tmp/x","metadata":{"k":1}}`, 201)
+	if !strings.Contains(r.body, `"id":"s3"`) || !strings.Contains(r.body, `"cwd":"/tmp/x"`) {
+		t.Errorf("create answered %s", r.body)
+	}
+}
+
+func TestListCursor(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, id := range []string{"a", "b", "c"} {
+		f.call("POST", "/api/sessions", `{"id":"`+id+`"}`, 201)
+	}
+	var ids []string
+	path := "/api/sessions?limit=2"
+	for pages := 0; path != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("more pages than sessions")
+		}
+		r := f.call("GET", path, "", 200)
+		var rows []struct{ ID string }
+		json.Unmarshal([]byte(r.body), &rows)
+		for _, row := range rows {
+			ids = append(ids, row.ID)
+		}
+		path = ""
+		if c := r.header.Get(NextCursorHeader); c != "" {
+			path = "/api/sessions?limit=2&cursor=" + c
+		}
+	}
+	sort.Strings(ids)
+	if diff := cmp.Diff([]string{"a", "b", "c", "s1"}, ids); diff != "" {
+		t.Errorf("sessions over pages (-want +got):\n%s", diff)
+	}
+}
+
+// TestEventsStart checks where a stream starts: ?after=0 sends the whole
+// log, and a deleted session ends the stream with an error event.
+func TestEventsStart(t *testing.T) {
+	f := newFixture(t, Options{})
+	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// Read up to the last entry, then delete the session.
+	var text strings.Builder
+	events := bufio.NewReader(resp.Body)
+	for !strings.Contains(text.String(), "id: 3\n") {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended early: %v\n%s", err, text.String())
+		}
+		text.WriteString(line)
+	}
+	f.call("DELETE", "/api/sessions/s1", "", 200)
+	rest, err := io.ReadAll(events) // the stream ends with the session
+	if err != nil {
+		t.Fatal(err)
+	}
+	text.Write(rest)
+	for _, want := range []string{"id: 2\nevent: entry\ndata: {", "id: 3\n", "event: error\ndata: {\"error\":{\"code\":\"not_found\""} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("stream lacks %q:\n%s", want, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "id: 1\n") {
+		t.Errorf("stream after 1 sent entry 1:\n%s", text.String())
+	}
+}
+
+// TestOpenAPIMatchesRoutes holds the OpenAPI document and the route
+// table to each other: every /api route is described, and nothing else.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Errorf("openapi = %q; want 3.x", doc.OpenAPI)
+	}
+	var inDoc, inTable []string
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if method != "parameters" {
+				inDoc = append(inDoc, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	for _, rt := range (&Server{}).routes() {
+		if strings.HasPrefix(rt.pattern, "/api/") && rt.method != "" {
+			inTable = append(inTable, rt.method+" "+rt.pattern)
+		}
+	}
+	sort.Strings(inDoc)
+	sort.Strings(inTable)
+	if diff := cmp.Diff(inTable, inDoc); diff != "" {
+		t.Errorf("routes (-table +openapi.json):\n%s", diff)
+	}
+}
+
+// TestExamples keeps the README's examples true: each is in the README
+// as written in testdata, and the Python one, run against a live server,
+// appends its two messages and prints the context.
+func TestExamples(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"example.py", "example.ts"} {
+		ex, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), string(ex)) {
+			t.Errorf("README.md does not hold testdata/%s as it is", name)
+		}
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the Python example is not run")
+	}
+	f := newFixture(t, Options{})
+	cmd := exec.Command(python, "testdata/example.py")
+	cmd.Env = append(os.Environ(), "SESSIONTREE_URL="+f.url, "SESSIONTREE_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("example.py: %v\n%s", err, out)
+	}
+	want := "user \"What is 2+2?\"\nassistant [{\"type\": \"text\", \"text\": \"4\"}]\n"
+	if string(out) != want {
+		t.Errorf("example.py printed %q; want %q", out, want)
+	}
+}
