@@ -212,11 +212,23 @@ async function afterWrite() {
 function listen(id) {
   if (state.events) state.events.close();
   const es = new EventSource(api.eventsURL(id));
-  const update = debounce(() => {
+  // One update at a time: entries that come during one make one more,
+  // so an agent writing fast costs a redraw per answer, not per entry.
+  let running = false, again = false;
+  const update = debounce(async () => {
     if (state.session !== id) return;
-    guard("reload the tree", () => graph.refresh());
-    showInfo();
-    $("live").textContent = "updated " + new Date().toLocaleTimeString();
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    await Promise.all([guard("reload the tree", () => graph.refresh()), showInfo()]);
+    $("live").textContent = "● live · updated " + new Date().toLocaleTimeString();
+    running = false;
+    if (again) {
+      again = false;
+      update();
+    }
   }, 150);
   es.onmessage = update;
   es.addEventListener("entry", update);

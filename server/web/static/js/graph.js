@@ -93,14 +93,9 @@ export class GraphView {
     });
     if (seq !== this.seq) return;
     for (const id of answer.expand || []) this.expanded.add(id);
-    if (focus && answer.focusRow >= 0 && Math.abs(answer.focusRow - answer.offset) > PAGE / 2) {
-      // The focus is outside the window asked for: ask around it.
-      this.space.style.height = answer.total * ROW + "px";
-      this.container.scrollTop = answer.focusRow * ROW - this.container.clientHeight / 2;
-      return this.fetch(answer.focusRow, "");
-    }
     this.win = answer;
     this.draw();
+    // With a focus the server centres the window on it.
     if (focus && answer.focusRow >= 0) {
       const top = answer.focusRow * ROW - this.container.clientHeight / 2;
       this.container.scrollTop = Math.max(0, top);
