@@ -3,6 +3,8 @@ package view
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -50,6 +52,7 @@ type GraphRow struct {
 // quick to build; [Describe] reads the text of the rows on screen.
 type graphNode struct {
 	id, typ, label, mark string
+	timestamp            string // orders siblings (see Graph.Extend)
 	active, leaf         bool
 	parent               int // index in Graph.nodes, -1 for a root
 	kids                 []int
@@ -62,6 +65,10 @@ type Graph struct {
 	nodes []graphNode
 	roots []int
 	index map[string]int
+	leaf  int // the leaf's node, -1 when none
+	// edits is set when the session has context edits: then the marks
+	// depend on the whole active path, and Extend gives up.
+	edits bool
 }
 
 // NewGraph reduces the session d to a graph: the tree of [sessiontree.BuildTree]
@@ -70,7 +77,7 @@ type Graph struct {
 func NewGraph(d SessionData) *Graph {
 	active := d.ActiveSet()
 	marks := d.EditMarks()
-	g := &Graph{index: make(map[string]int, len(d.Log))}
+	g := &Graph{index: make(map[string]int, len(d.Log)), leaf: -1}
 	type item struct {
 		n      *node
 		parent int
@@ -85,7 +92,7 @@ func NewGraph(d SessionData) *Graph {
 			e := it.n.Entry
 			i := len(g.nodes)
 			g.nodes = append(g.nodes, graphNode{
-				id: e.ID, typ: string(e.Type), label: d.Labels[e.ID], mark: marks[e.ID],
+				id: e.ID, typ: string(e.Type), label: d.Labels[e.ID], mark: marks[e.ID], timestamp: e.Timestamp,
 				active: active[e.ID], leaf: e.ID == d.Leaf && d.Leaf != "",
 				parent: it.parent,
 			})
@@ -100,7 +107,96 @@ func NewGraph(d SessionData) *Graph {
 			}
 		}
 	}
+	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
+		g.leaf = i
+	}
+	g.edits = slices.ContainsFunc(d.Log, func(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeContextEdit })
 	return g
+}
+
+// Extend returns the graph of the session after the entries log were
+// appended to it (in append order), given the session's labels and leaf
+// after them; g is left as it was. It gives up, returning false, when
+// extending could differ from building the graph anew: when the session
+// has context edits (their marks depend on the whole active path) or an
+// entry's parent is not in the graph. A page open on a session an agent
+// writes to then costs what the new entries cost, not the whole log.
+func (g *Graph) Extend(log []sessiontree.Entry, labels map[string]string, leaf string) (*Graph, bool) {
+	if g.edits {
+		return nil, false
+	}
+	n := &Graph{
+		nodes: slices.Grow(slices.Clone(g.nodes), len(log)),
+		roots: slices.Clone(g.roots),
+		index: maps.Clone(g.index),
+		leaf:  g.leaf,
+	}
+	owned := map[int]bool{} // parents whose kids n no longer shares with g
+	for _, e := range log {
+		switch _, dup := n.index[e.ID]; {
+		case e.Type == sessiontree.TypeContextEdit:
+			return nil, false
+		case e.Type == sessiontree.TypeLeaf || dup:
+			continue // BuildTree leaves these out
+		}
+		parent, ok := n.index[e.ParentID]
+		if e.ParentID != "" && !ok {
+			return nil, false
+		}
+		i := len(n.nodes)
+		n.nodes = append(n.nodes, graphNode{id: e.ID, typ: string(e.Type), timestamp: e.Timestamp, label: labels[e.ID], parent: -1})
+		n.index[e.ID] = i
+		if e.ParentID == "" {
+			n.roots = append(n.roots, i)
+			continue
+		}
+		n.nodes[i].parent = parent
+		if !owned[parent] {
+			n.nodes[parent].kids = slices.Clone(n.nodes[parent].kids)
+			owned[parent] = true
+		}
+		n.nodes[parent].kids = n.insertKid(n.nodes[parent].kids, i)
+		if e.Type == sessiontree.TypeLabel {
+			if t, ok := n.index[e.TargetID()]; ok {
+				n.nodes[t].label = labels[e.TargetID()]
+			}
+		}
+	}
+	n.setLeaf(leaf)
+	return n, true
+}
+
+// insertKid puts node i among kids where a stable sort by time puts the
+// newest entry: after every sibling not later than it.
+func (g *Graph) insertKid(kids []int, i int) []int {
+	pos := len(kids)
+	for pos > 0 && sessiontree.CompareTimestamps(g.nodes[kids[pos-1]].timestamp, g.nodes[i].timestamp) > 0 {
+		pos--
+	}
+	return slices.Insert(kids, pos, i)
+}
+
+// setLeaf moves the leaf mark and the active path to leaf.
+func (g *Graph) setLeaf(leaf string) {
+	g.walkUp(g.leaf, func(n *graphNode) { n.active = false })
+	if g.leaf >= 0 {
+		g.nodes[g.leaf].leaf = false
+	}
+	g.leaf = -1
+	if i, ok := g.index[leaf]; ok && leaf != "" {
+		g.leaf = i
+		g.nodes[i].leaf = true
+	}
+	g.walkUp(g.leaf, func(n *graphNode) { n.active = true })
+}
+
+// walkUp calls fn on node i and each of its ancestors. A node's parent
+// always comes before it in nodes (they are added root first), so the walk
+// ends.
+func (g *Graph) walkUp(i int, fn func(n *graphNode)) {
+	for ; i >= 0; i = g.nodes[i].parent {
+		fn(&g.nodes[i])
+	}
 }
 
 // Len returns the number of entries in the graph.

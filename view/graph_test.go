@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,5 +238,95 @@ func TestGraphFoldsAndExpands(t *testing.T) {
 	}
 	if _, ok := g.FoldOf(ids[15], expanded); ok {
 		t.Errorf("FoldOf(%s) after expanding its fold = true; want false", ids[15])
+	}
+}
+
+// TestGraphExtendMatchesNewGraph builds each fixture's graph from a part of
+// its log, extends it with the rest, and holds it to the graph built from
+// the whole log.
+func TestGraphExtendMatchesNewGraph(t *testing.T) {
+	ctx := context.Background()
+	var files []string
+	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
+		m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	files = append(files, fixtures["demo"])
+	extended := 0
+	for _, path := range files {
+		st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := view.LoadSessionData(ctx, st)
+		_ = st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := sessiontree.SessionMeta{ID: "s", Version: 3}
+		hasEdits := slices.ContainsFunc(full.Log, func(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeContextEdit })
+		want := view.NewGraph(full)
+		for _, cut := range []int{0, 1, len(full.Log) / 3, len(full.Log) / 2, len(full.Log) - 1} {
+			if cut < 0 || cut > len(full.Log) {
+				continue
+			}
+			part := sessionData(t, meta, full.Log[:cut])
+			got, ok := view.NewGraph(part).Extend(full.Log[cut:], full.Labels, full.Leaf)
+			if ok == hasEdits {
+				t.Errorf("%s cut at %d: Extend ok = %v; want %v (the session has context edits: %v)", path, cut, ok, !hasEdits, hasEdits)
+				continue
+			}
+			if !ok {
+				continue
+			}
+			extended++
+			compareGraphs(t, fmt.Sprintf("%s cut at %d", filepath.Base(path), cut), want, got)
+		}
+	}
+	if extended == 0 {
+		t.Fatal("no graph was extended")
+	}
+}
+
+// sessionData is what LoadSessionData reads of a session of these entries.
+func sessionData(t *testing.T, meta sessiontree.SessionMeta, log []sessiontree.Entry) view.SessionData {
+	t.Helper()
+	st, err := memory.New(meta, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.AppendBatch(context.Background(), log); err != nil {
+		t.Fatal(err)
+	}
+	d, err := view.LoadSessionData(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// compareGraphs compares the rows of two graphs, folded and with every
+// fold expanded.
+func compareGraphs(t *testing.T, what string, want, got *view.Graph) {
+	t.Helper()
+	if want.Len() != got.Len() {
+		t.Errorf("%s: %d entries; want %d", what, got.Len(), want.Len())
+	}
+	folded := want.Rows(nil)
+	if diff := cmp.Diff(folded, got.Rows(nil)); diff != "" {
+		t.Errorf("%s: rows (-new +extended):\n%s", what, diff)
+	}
+	all := map[string]bool{}
+	for _, r := range folded {
+		if r.Type == view.FoldType {
+			all[r.ID] = true
+		}
+	}
+	if diff := cmp.Diff(want.Rows(all), got.Rows(all)); diff != "" {
+		t.Errorf("%s: expanded rows (-new +extended):\n%s", what, diff)
 	}
 }
