@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/view"
 )
@@ -154,11 +155,12 @@ func (srv *Server) entry(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// graphCache keeps the graphs of the sessions looked at last. A graph is
-// good while its session's log has not grown: every change to a session
-// (an entry, a label, a move of the leaf, a context edit) appends, so one
-// indexed look past the last entry it was built from tells. The zero value
-// is ready to use; it is safe for concurrent use.
+// graphCache keeps the graphs of the sessions looked at last. Every
+// change to a session (an entry, a label, a move of the leaf, a context
+// edit) appends to its log, so one indexed look past the last entry a graph
+// has tells whether it is current; a graph a few entries behind is
+// extended with them ([view.Graph.Extend]) rather than built anew. The zero
+// value is ready to use; it is safe for concurrent use.
 type graphCache struct {
 	mu    sync.Mutex // guards items
 	items []cachedGraph
@@ -166,15 +168,34 @@ type graphCache struct {
 
 type cachedGraph struct {
 	session string
-	lastSeq int64
+	lastSeq int64 // the last entry the graph has
 	graph   *view.Graph
 }
 
-// get returns the graph of st, building it when none is kept or the
-// session has grown since.
+// extendLimit is how many new entries a kept graph is extended with;
+// beyond it, building anew reads little more.
+const extendLimit = 10_000
+
+// get returns the graph of st as its log is now.
 func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, error) {
-	if g, ok := c.fresh(ctx, st); ok {
-		return g, nil
+	if it, ok := c.kept(st.ID()); ok {
+		newer, err := st.Log(ctx, it.lastSeq, extendLimit+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(newer) == 0 {
+			return it.graph, nil
+		}
+		if len(newer) <= extendLimit {
+			g, ok, err := extend(ctx, st, it.graph, newer)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				c.put(cachedGraph{session: st.ID(), lastSeq: newer[len(newer)-1].Seq, graph: g})
+				return g, nil
+			}
+		}
 	}
 	d, err := view.LoadSessionData(ctx, st)
 	if err != nil {
@@ -189,23 +210,30 @@ func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, 
 	return g, nil
 }
 
-// fresh returns the kept graph of st if the session has not grown since.
-func (c *graphCache) fresh(ctx context.Context, st *engine.Storage) (*view.Graph, bool) {
+// extend extends g with the entries newer appended to st, reading the
+// labels and the leaf they leave.
+func extend(ctx context.Context, st *engine.Storage, g *view.Graph, newer []sessiontree.Entry) (*view.Graph, bool, error) {
+	labels, err := st.Labels(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("read labels: %w", err)
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("read leaf: %w", err)
+	}
+	g2, ok := g.Extend(newer, labels, leaf)
+	return g2, ok, nil
+}
+
+// kept returns the kept graph of a session.
+func (c *graphCache) kept(session string) (cachedGraph, bool) {
 	c.mu.Lock()
-	i := slices.IndexFunc(c.items, func(it cachedGraph) bool { return it.session == st.ID() })
-	var it cachedGraph
-	if i >= 0 {
-		it = c.items[i]
-	}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	i := slices.IndexFunc(c.items, func(it cachedGraph) bool { return it.session == session })
 	if i < 0 {
-		return nil, false
+		return cachedGraph{}, false
 	}
-	newer, err := st.Log(ctx, it.lastSeq, 1)
-	if err != nil || len(newer) > 0 {
-		return nil, false
-	}
-	return it.graph, true
+	return c.items[i], true
 }
 
 // put keeps g as the newest, dropping the oldest beyond graphCacheSize.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -121,6 +122,29 @@ func TestGraphWindow(t *testing.T) {
 	if after.Total <= all.Total {
 		t.Errorf("after a label: %d rows; want more than %d (the label entry, the labelled entry out of its fold)", after.Total, all.Total)
 	}
+	// The kept graph, extended, is the one a new server builds.
+	f.call("POST", "/api/sessions/"+f.session+"/leaf", fmt.Sprintf(`{"entryId":%q}`, ids[12]), http.StatusOK)
+	f.call("POST", "/api/sessions/"+f.session+"/entries", `{"entries":[{"type":"message","message":{"role":"user","content":"new branch"}}]}`, http.StatusCreated)
+	kept := f.graph("?limit=2000", http.StatusOK)
+	fresh := newFixtureServer(t, f).graph("?limit=2000", http.StatusOK)
+	if diff := cmp.Diff(fresh, kept); diff != "" {
+		t.Errorf("the kept graph after writes differs from a new server's (-new +kept):\n%s", diff)
+	}
+}
+
+// newFixtureServer is a second server over the fixture's store, with no
+// graph kept.
+func newFixtureServer(t *testing.T, f *fixture) *fixture {
+	t.Helper()
+	h, err := New(f.store, Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	g := *f
+	g.url = ts.URL
+	return &g
 }
 
 // stripText leaves out what only a described window holds.
