@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -136,7 +137,10 @@ func realSession(t testing.TB, st *store.Store) (string, map[string]string) {
 		Summary: "Tried a 10 ms sleep in the test: it passes but only hides the race in Release."}); err != nil {
 		t.Fatal(err)
 	}
-	ids["fix"] = b.user("No sleeps. Make Release synchronous and keep the API.")
+	ids["fix"] = b.message(map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "No sleeps. Make Release synchronous and keep the API. Here is the CI failure:"},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": tinyPNG},
+	}})
 	b.assistant("claude-sonnet-4-5", "Release must unlock before returning; callers that wanted it in the background can use go l.Release().",
 		"", "edit", map[string]any{"path": "lock/lock.go", "old": "go l.unlock()", "new": "l.unlock()"})
 	b.toolResult("edit", "edited lock/lock.go")
@@ -154,12 +158,21 @@ func realSession(t testing.TB, st *store.Store) (string, map[string]string) {
 	return b.id(), ids
 }
 
+// tinyPNG is a 1×1 PNG, base64.
+const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
 // hostileSession is a session whose name, messages and label try to run
 // script in the page. It returns the session id and the labelled entry.
 func hostileSession(t testing.TB, st *store.Store) (string, string) {
 	t.Helper()
 	b := newSession(t, st, "/tmp/<script>alert(1)</script>")
-	ask := b.user(hostileMessage)
+	ask := b.message(map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": hostileMessage},
+		// An SVG can hold script: the page must not show it as an image.
+		map[string]any{"type": "image", "mimeType": "image/svg+xml",
+			"data": base64.StdEncoding.EncodeToString([]byte(`<svg xmlns="http://www.w3.org/2000/svg" onload="window.__pwned='svg'"/>`))},
+		map[string]any{"type": "image", "mimeType": "image/png", "data": `x" onerror="window.__pwned='data'`},
+	}})
 	b.assistant("claude-sonnet-4-5", "<script>window.__pwned = 'thinking'</script>", hostileReply,
 		"bash", map[string]any{"command": "echo '<img src=x onerror=alert(1)>'"})
 	b.check(b.s.SetLabel(b.ctx, ask, hostileLabel))

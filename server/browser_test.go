@@ -316,6 +316,9 @@ func TestBrowser(t *testing.T) {
 	// Click an entry: its text, and the context from there.
 	p.do("click an entry", chromedp.Click(chromedp.CSS(rowSel(ids["fix"]))))
 	p.wait("the entry", `document.querySelector("#entry .entry")?.textContent.includes("Make Release synchronous")`)
+	if src := eval[string](p, "image", `document.querySelector("#entry .entry img.block-image")?.src ?? ""`); src != "data:image/png;base64,"+tinyPNG {
+		t.Errorf("the entry's image src = %.60q; want the PNG's data URL", src)
+	}
 	p.wait("the context", `document.querySelectorAll("#entry .context-messages .msg").length > 0`)
 	ctxText := eval[string](p, "context", `document.querySelector("#entry .context").textContent`)
 	for _, want := range []string{"branchSummary", "Tried a 10 ms sleep", "unlocks in a goroutine", "No sleeps. Make Release synchronous"} {
@@ -431,6 +434,7 @@ func checkEscaped(t *testing.T, p *browserPage, entry string) {
 		{"the reply in the tree", `document.querySelector("#graph").textContent`, hostileReply},
 		{"the label in the entry", `document.querySelector("#entry .label-tag").textContent`, hostileLabel},
 		{"the label in the input", `document.querySelector("#label-input").value`, hostileLabel},
+		{"the images not shown", `document.querySelector("#entry .entry").textContent`, "[image of type image/svg+xml not shown]"},
 	} {
 		if got := eval[string](p, c.what, c.js); !strings.Contains(got, c.want) {
 			t.Errorf("%s = %q; want it to show %q as text", c.what, got, c.want)
