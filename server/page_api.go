@@ -28,8 +28,8 @@ const (
 )
 
 // graphCacheSize is how many sessions' graphs a server keeps: building one
-// reads the whole log (0.8 s for 100,000 entries), and a person looks at a
-// few sessions at a time.
+// reads the whole log (about a second for 100,000 entries), and a person
+// looks at a few sessions at a time.
 const graphCacheSize = 4
 
 // graphAnswer is the body of GET /api/sessions/{id}/graph.
@@ -52,57 +52,82 @@ type graphAnswer struct {
 	FocusRow int `json:"focusRow"`
 }
 
-// graph answers a window of the session's tree laid out as rows:
-// ?offset=&limit=&expand=ID,ID&focus=ENTRY. With focus, the fold that hides
-// the entry is expanded and the window is centred on it.
-func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
-	offset, err := intParam(r, "offset", 0)
-	if err != nil {
-		return err
+// graphQuery is what GET /api/sessions/{id}/graph asks for.
+type graphQuery struct {
+	offset, limit int64
+	expand        map[string]bool // ids of the folds to expand
+	focus         string          // an entry id or prefix, as given
+}
+
+// readGraphQuery reads ?offset=&limit=&expand=ID,ID&focus=ENTRY.
+func readGraphQuery(r *http.Request) (graphQuery, error) {
+	q := graphQuery{expand: map[string]bool{}, focus: r.URL.Query().Get("focus")}
+	var err error
+	if q.offset, err = intParam(r, "offset", 0); err != nil {
+		return q, err
 	}
-	limit, err := intParam(r, "limit", defaultGraphRows)
-	if err != nil {
-		return err
+	if q.limit, err = intParam(r, "limit", defaultGraphRows); err != nil {
+		return q, err
 	}
-	if limit == 0 || limit > maxGraphRows {
-		return fmt.Errorf("limit=%d: want 1 to %d: %w", limit, maxGraphRows, ErrBadRequest)
+	if q.limit == 0 || q.limit > maxGraphRows {
+		return q, fmt.Errorf("limit=%d: want 1 to %d: %w", q.limit, maxGraphRows, ErrBadRequest)
 	}
-	expand := map[string]bool{}
 	for _, id := range strings.Split(r.URL.Query().Get("expand"), ",") {
 		if id != "" {
-			expand[id] = true
+			q.expand[id] = true
 		}
 	}
+	return q, nil
+}
+
+// graph answers a window of the session's tree laid out as rows (see
+// graphQuery). With a focus, the fold that hides the entry is expanded and
+// the window is centred on it.
+func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
+	q, err := readGraphQuery(r)
+	if err != nil {
+		return err
+	}
 	return srv.withSession(r, func(st *engine.Storage) error {
-		focus, err := entryParam(r.Context(), r, st, "focus")
-		if err != nil {
+		if q.focus, err = entryParam(r.Context(), r, st, "focus"); err != nil {
 			return err
 		}
 		g, err := srv.graphs.get(r.Context(), st)
 		if err != nil {
 			return err
 		}
-		rows := g.Rows(expand)
-		if fold, ok := g.FoldOf(focus, rows); ok {
-			expand[fold] = true
-			rows = g.Rows(expand)
-		}
-		ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.Sorted(maps.Keys(expand))}
-		if focus != "" {
-			ans.FocusRow = slices.IndexFunc(rows, func(r view.GraphRow) bool { return r.ID == focus && r.Type != view.FoldType })
-			if ans.FocusRow >= 0 {
-				offset = int64(max(0, ans.FocusRow-int(limit)/2))
-			}
-		}
-		ans.Offset = int(min(offset, int64(len(rows))))
-		end := int(min(int64(ans.Offset)+limit, int64(len(rows))))
-		ans.Rows = slices.Clone(rows[ans.Offset:end])
-		if err := view.Describe(r.Context(), st, ans.Rows); err != nil {
+		ans, err := graphWindow(r.Context(), st, g, q)
+		if err != nil {
 			return err
 		}
-		ans.Lanes, ans.Edges = graphEdges(rows, ans.Offset, end)
 		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
 	})
+}
+
+// graphWindow lays g out with the folds q expands and answers the window
+// q asks for, its rows described from st.
+func graphWindow(ctx context.Context, st sessiontree.Storage, g *view.Graph, q graphQuery) (graphAnswer, error) {
+	rows := g.Rows(q.expand)
+	if fold, ok := g.FoldOf(q.focus, rows); ok {
+		q.expand[fold] = true
+		rows = g.Rows(q.expand)
+	}
+	ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.Sorted(maps.Keys(q.expand))}
+	offset := q.offset
+	if q.focus != "" {
+		ans.FocusRow = slices.IndexFunc(rows, func(r view.GraphRow) bool { return r.ID == q.focus && r.Type != view.FoldType })
+		if ans.FocusRow >= 0 {
+			offset = int64(max(0, ans.FocusRow-int(q.limit)/2))
+		}
+	}
+	ans.Offset = int(min(offset, int64(len(rows))))
+	end := int(min(int64(ans.Offset)+q.limit, int64(len(rows))))
+	ans.Rows = slices.Clone(rows[ans.Offset:end])
+	if err := view.Describe(ctx, st, ans.Rows); err != nil {
+		return ans, err
+	}
+	ans.Lanes, ans.Edges = graphEdges(rows, ans.Offset, end)
+	return ans, nil
 }
 
 // graphEdges returns the number of lanes of rows and the edges, parent to
