@@ -20,9 +20,9 @@ const eventsPage = 1000
 
 // events streams the session's new entries as server-sent events, one
 // event per entry: "id: SEQ", "event: entry", "data: <the entry>". It
-// starts after entry ?after=SEQ, or after the Last-Event-ID a
-// reconnecting browser sends, or else at the end of the log (only what is
-// appended from now on). Entries other processes write are seen too: the
+// starts after the Last-Event-ID a reconnecting browser sends, or after
+// entry ?after=SEQ, or else at the end of the log (only what is appended
+// from now on). Entries other processes write are seen too: the
 // log after the last sent entry is read every Options.PollInterval. The
 // stream ends when the client goes, the server shuts down, or the session
 // is deleted (an "error" event says so).
@@ -96,7 +96,9 @@ func (srv *Server) newEntries(r *http.Request, st *engine.Storage, after int64) 
 
 // eventsStart returns the sequence number an event stream starts after.
 func (srv *Server) eventsStart(r *http.Request, st *engine.Storage) (int64, error) {
-	if s := r.Header.Get("Last-Event-ID"); s != "" && r.URL.Query().Get("after") == "" {
+	// A reconnecting browser repeats the URL it first opened, so its
+	// Last-Event-ID, which is later, wins over ?after.
+	if s := r.Header.Get("Last-Event-ID"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("Last-Event-ID %q: want an entry's sequence number: %w", s, ErrBadRequest)

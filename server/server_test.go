@@ -445,8 +445,8 @@ func TestListCursor(t *testing.T) {
 	}
 }
 
-// TestEventsStart checks where a stream starts: ?after=0 sends the whole
-// log, and a deleted session ends the stream with an error event.
+// TestEventsStart checks where a stream starts: after ?after=1, and a
+// deleted session ends the stream with an error event.
 func TestEventsStart(t *testing.T) {
 	f := newFixture(t, Options{})
 	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
@@ -546,5 +546,47 @@ func TestExamples(t *testing.T) {
 	want := "user \"What is 2+2?\"\nassistant [{\"type\": \"text\", \"text\": \"4\"}]\n"
 	if string(out) != want {
 		t.Errorf("example.py printed %q; want %q", out, want)
+	}
+}
+
+// TestBodyLimit checks that a body longer than Options.MaxBodyBytes is
+// refused with a 400 that says so, and nothing is written.
+func TestBodyLimit(t *testing.T) {
+	f := newFixture(t, Options{MaxBodyBytes: 200})
+	before := f.logIDs()
+	big := `{"entries":[{"type":"custom","customType":"x","data":"` + strings.Repeat("a", 300) + `"}]}`
+	r := f.call("POST", "/api/sessions/s1/entries", big, 400)
+	if !strings.Contains(r.body, "longer than 200 bytes") {
+		t.Errorf("too long body answered %s", r.body)
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("a refused body changed the log")
+	}
+}
+
+// TestEventsResume checks that a reconnecting browser's Last-Event-ID
+// wins over the ?after of the URL it repeats.
+func TestEventsResume(t *testing.T) {
+	f := newFixture(t, Options{})
+	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Last-Event-ID", "2")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	for {
+		line, err := events.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "id: ") {
+			if line != "id: 3\n" {
+				t.Errorf("first event %q; want id 3, the one after Last-Event-ID", line)
+			}
+			return
+		}
 	}
 }

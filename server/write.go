@@ -96,12 +96,12 @@ type appendRequest struct {
 	IfLeaf *string `json:"ifLeaf"`
 }
 
-// ParseDrafts reads the drafts of an append request: each one as
+// parseDrafts reads the drafts of an append request: each one as
 // `sessiontree append` reads a line ([cli.ParseDraft]), after its
 // insignificant white space is removed, since a stored entry is one line.
 // An error names the draft by its index and matches
 // [sessiontree.ErrInvalidEntry].
-func ParseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
+func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 	drafts := make([]sessiontree.Draft, 0, len(raw))
 	for i, one := range raw {
 		var line bytes.Buffer
@@ -124,7 +124,7 @@ func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
 		if len(req.Entries) == 0 {
 			return fmt.Errorf(`body: "entries" must hold at least one entry: %w`, ErrBadRequest)
 		}
-		drafts, err := ParseDrafts(req.Entries)
+		drafts, err := parseDrafts(req.Entries)
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"github.com/spf13/cobra"
-
-	"github.com/sessiontree/sessiontree/view"
-)
+import "github.com/spf13/cobra"
 
 func newLogCommand(a *app) *cobra.Command {
 	var after, limit int64
@@ -36,18 +32,7 @@ With --json: an array of the entries, each exactly as stored (the API's GET
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return view.WriteEntriesJSON(a.stdout, log, a.jsonOpts())
-			}
-			labels, err := st.Labels(ctx)
-			if err != nil {
-				return err
-			}
-			leaf, err := st.Leaf(ctx)
-			if err != nil {
-				return err
-			}
-			return view.WriteBranch(a.stdout, log, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
+			return a.writeEntries(ctx, st, log, asJSON)
 		},
 	}
 	f := cmd.Flags()

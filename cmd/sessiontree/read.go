@@ -182,18 +182,7 @@ With --json: an array of the entries, each exactly as stored.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return view.WriteEntriesJSON(a.stdout, path, a.jsonOpts())
-			}
-			labels, err := st.Labels(ctx)
-			if err != nil {
-				return err
-			}
-			leaf, err := st.Leaf(ctx)
-			if err != nil {
-				return err
-			}
-			return view.WriteBranch(a.stdout, path, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
+			return a.writeEntries(ctx, st, path, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "start at this entry (id or unique prefix) instead of the leaf")
@@ -334,6 +323,23 @@ text is searched.`,
 	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not FTS5 syntax")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
 	return cmd
+}
+
+// writeEntries prints entries of st one per line with their time, label
+// and leaf mark, or, asJSON, as a JSON array of the entries as stored.
+func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries []sessiontree.Entry, asJSON bool) error {
+	if asJSON {
+		return view.WriteEntriesJSON(a.stdout, entries, a.jsonOpts())
+	}
+	labels, err := st.Labels(ctx)
+	if err != nil {
+		return err
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		return err
+	}
+	return view.WriteBranch(a.stdout, entries, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
 }
 
 // checkFilterFlags checks --limit and makes --cwd absolute, for the

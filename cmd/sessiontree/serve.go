@@ -73,7 +73,11 @@ change every session. Pages of other sites may not call the API unless
 				return err
 			}
 			if public {
-				fmt.Fprintf(a.stderr, "warning: listening on %s, which other machines may reach: anyone with the token can read and change every session\n", ln.Addr())
+				// The address as given (Go shows 0.0.0.0 as [::]), with the port it got.
+				host, _, _ := net.SplitHostPort(addr)
+				_, port, _ := net.SplitHostPort(ln.Addr().String())
+				fmt.Fprintf(a.stderr, "warning: listening on %s, which other machines may reach: anyone with the token can read and change every session\n",
+					net.JoinHostPort(host, port))
 			}
 			u := server.URL(ln.Addr(), token)
 			fmt.Fprintf(a.stdout, "serving %s at %s\n", s.Path(), u)

@@ -228,49 +228,69 @@ func TestServeEventsFromAnotherProcess(t *testing.T) {
 
 // TestServeCommand runs serve as its own process on a free port: it
 // prints the URL with the token, answers with that token, and exits 0 on
-// SIGTERM.
+// SIGTERM. On loopback it says nothing on stderr; on every interface it
+// warns, and a browser that cannot be opened is a warning too.
 func TestServeCommand(t *testing.T) {
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
-	cmd := command(t, "--db", db, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(cmd.Env, "SESSIONTREE_TOKEN=from-env")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed no URL: %v (stderr %q)", err, stderr.String())
-	}
-	_, u, found := strings.Cut(strings.TrimSpace(line), " at ")
-	pu, perr := url.Parse(u)
-	if !found || perr != nil || pu.Query().Get("token") != "from-env" || pu.Hostname() != "127.0.0.1" {
-		t.Fatalf("serve printed %q; want the URL with the token of $SESSIONTREE_TOKEN", line)
-	}
-	base := pu.Scheme + "://" + pu.Host
-	if body := getWith(t, "from-env", base, "/api/sessions/0198f2a4"); !strings.Contains(body, `"entryCount":15`) {
-		t.Errorf("GET info = %.200s", body)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve after SIGTERM: %v (stderr %q)", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop on SIGTERM")
-	}
-	if stderr.Len() != 0 {
-		t.Errorf("serve on loopback wrote to stderr: %q", stderr.String())
+	for _, c := range []struct {
+		name     string
+		args     []string
+		env      []string
+		warnings []string
+	}{
+		{"loopback", []string{"--addr", "127.0.0.1:0"}, nil, nil},
+		{"every interface, no browser", []string{"--addr", "0.0.0.0:0", "--open"}, []string{"PATH=" + t.TempDir()},
+			[]string{"warning: listening on 0.0.0.0:", "warning: open a browser"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := command(t, append([]string{"--db", db, "serve"}, c.args...)...)
+			cmd.Env = append(cmd.Env, append(c.env, "SESSIONTREE_TOKEN=from-env")...)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil {
+				t.Fatalf("serve printed no URL: %v", err)
+			}
+			_, u, found := strings.Cut(strings.TrimSpace(line), " at ")
+			pu, perr := url.Parse(u)
+			if !found || perr != nil || pu.Query().Get("token") != "from-env" || pu.Hostname() != "127.0.0.1" {
+				t.Fatalf("serve printed %q; want the URL with the token of $SESSIONTREE_TOKEN", line)
+			}
+			base := pu.Scheme + "://" + pu.Host
+			if body := getWith(t, "from-env", base, "/api/sessions/0198f2a4"); !strings.Contains(body, `"entryCount":15`) {
+				t.Errorf("GET info = %.200s", body)
+			}
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("serve after SIGTERM: %v (stderr %q)", err, stderr.String())
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("serve did not stop on SIGTERM")
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(c.warnings) == 0 && stderr.Len() != 0 || len(c.warnings) > 0 && len(lines) != len(c.warnings) {
+				t.Fatalf("stderr = %q; want %d warnings", stderr.String(), len(c.warnings))
+			}
+			for i, w := range c.warnings {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("stderr line %d = %q; want it to start %q", i+1, lines[i], w)
+				}
+			}
+		})
 	}
 }
