@@ -121,6 +121,28 @@ func (p *browserPage) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// click clicks the element sel selects. The page redraws a panel after a
+// write, so an element found may be gone when clicked: a click that fails
+// at once is tried again, twice.
+func (p *browserPage) click(what, sel string) {
+	p.t.Helper()
+	var err error
+	for range 3 {
+		ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+		err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		expired := ctx.Err() != nil
+		cancel()
+		if err == nil || expired {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		p.failShot(what)
+		p.t.Fatalf("%s: click %s: %v", what, sel, err)
+	}
+}
+
 // eval returns the value of a JavaScript expression.
 func eval[T any](p *browserPage, what, js string) T {
 	p.t.Helper()
@@ -254,7 +276,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("sessionStorage token = %q; want %q", got, browserToken)
 	}
 	// The README's picture: the session with an entry open.
-	p.do("select the cause", chromedp.Click(chromedp.CSS(rowSel(ids["cause"]))))
+	p.click("select the cause", rowSel(ids["cause"]))
 	p.wait("its context", `document.querySelectorAll("#entry .context-messages .msg").length > 0`)
 	p.wait("the info", `document.querySelectorAll("#info table").length > 0`)
 	readme := p.shot("0-session")
@@ -289,7 +311,7 @@ func TestBrowser(t *testing.T) {
 	}
 	p.shot("2-search")
 	// A hit opens its session at its entry.
-	p.do("open a hit", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list .hit-item[data-entry="%s"]`, ids["sleep"]))))
+	p.click("open a hit", fmt.Sprintf(`#list .hit-item[data-entry="%s"]`, ids["sleep"]))
 	p.wait("the hit's entry selected", fmt.Sprintf(`document.querySelector(%s)?.classList.contains("selected")`, js(rowSel(ids["sleep"]))))
 	p.wait("the hit's entry shown", `document.querySelector("#entry .entry")?.textContent.includes("200 of 200 runs pass")`)
 
@@ -297,7 +319,7 @@ func TestBrowser(t *testing.T) {
 	// compaction and the branch summary.
 	p.setInput("clear the search", "#search", "")
 	p.wait("the list again", `document.querySelectorAll("#list .session-item").length === 2`)
-	p.do("open the session", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list .session-item[data-id="%s"]`, real))))
+	p.click("open the session", fmt.Sprintf(`#list .session-item[data-id="%s"]`, real))
 	p.wait("the graph", `document.querySelectorAll("#graph g.row").length > 5`)
 	checkGraph(t, p, ids)
 	p.shot("3-session")
@@ -307,14 +329,14 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("entry %s is drawn before its fold is expanded", ids["fix"])
 	}
 	foldsBefore := eval[int](p, "folds", `document.querySelectorAll("#graph g.row.fold").length`)
-	p.do("expand the fold", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#graph g.row.fold[data-id="%s"]`, ids["fix"]))))
+	p.click("expand the fold", fmt.Sprintf(`#graph g.row.fold[data-id="%s"]`, ids["fix"]))
 	p.wait("the fold's entries", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(ids["fix"]))))
 	if n := eval[int](p, "folds", `document.querySelectorAll("#graph g.row.fold").length`); n != foldsBefore-1 {
 		t.Errorf("after expanding one fold: %d folds; want %d", n, foldsBefore-1)
 	}
 
 	// Click an entry: its text, and the context from there.
-	p.do("click an entry", chromedp.Click(chromedp.CSS(rowSel(ids["fix"]))))
+	p.click("click an entry", rowSel(ids["fix"]))
 	p.wait("the entry", `document.querySelector("#entry .entry")?.textContent.includes("Make Release synchronous")`)
 	if src := eval[string](p, "image", `document.querySelector("#entry .entry img.block-image")?.src ?? ""`); src != "data:image/png;base64,"+tinyPNG {
 		t.Errorf("the entry's image src = %.60q; want the PNG's data URL", src)
@@ -336,11 +358,12 @@ func TestBrowser(t *testing.T) {
 
 	// Label an entry and see it drawn.
 	p.setInput("type a label", "#label-input", "the fix <b>")
-	p.do("label the entry", chromedp.Click(chromedp.CSS("#label-button")))
+	p.click("label the entry", "#label-button")
 	p.wait("the label drawn", rowText(ids["fix"])+`.includes("[the fix <b>]")`)
+	p.wait("the entry redrawn", `document.querySelector("#entry .label-tag")?.textContent === "the fix <b>"`)
 
 	// Omit an entry from the context: the tree marks it.
-	p.do("omit the entry", chromedp.Click(chromedp.CSS("#omit-button")))
+	p.click("omit the entry", "#omit-button")
 	p.wait("the omitted mark", rowText(ids["fix"])+`.includes("(omitted)")`)
 
 	// Live: an entry another writer appends shows up.
@@ -354,10 +377,10 @@ func TestBrowser(t *testing.T) {
 	p.wait("the appended entry", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(live))))
 
 	// Move the leaf back with a summary: the leaf mark moves.
-	p.do("click the cause", chromedp.Click(chromedp.CSS(rowSel(ids["cause"]))))
+	p.click("click the cause", rowSel(ids["cause"]))
 	p.wait("the cause", `document.querySelector("#entry .entry")?.textContent.includes("Found it")`)
 	p.setInput("type a summary", "#summary-input", "Reviewed; going back.")
-	p.do("move the leaf", chromedp.Click(chromedp.CSS("#leaf-button")))
+	p.click("move the leaf", "#leaf-button")
 	p.wait("a new branch summary is the leaf", `[...document.querySelectorAll("#graph g.row.leaf")].some(g => g.textContent.includes("Reviewed; going back."))`)
 	if eval[bool](p, "old leaf", fmt.Sprintf(`document.querySelector(%s).classList.contains("active")`, js(rowSel(live)))) {
 		t.Errorf("the entry left behind is still on the active path")
@@ -365,20 +388,35 @@ func TestBrowser(t *testing.T) {
 	p.shot("5-actions")
 
 	// Fork up to an entry: the new session opens.
-	p.do("fork", chromedp.Click(chromedp.CSS("#fork-button")))
+	p.click("fork", "#fork-button")
 	p.wait("the fork opened", fmt.Sprintf(`location.hash.startsWith("#/s/") && !location.hash.includes(%s) && document.querySelectorAll("#graph g.row").length > 0`, js(real)))
 	if n := eval[int](p, "sessions", `document.querySelectorAll("#list .session-item").length`); n != 3 {
 		t.Errorf("after the fork the list shows %d sessions; want 3", n)
 	}
 
 	// The hostile session: everything shown as text, nothing run.
-	p.do("open the hostile session", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list .session-item[data-id="%s"]`, hostile))))
+	p.click("open the hostile session", fmt.Sprintf(`#list .session-item[data-id="%s"]`, hostile))
 	p.wait("its graph", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(hostileEntry))))
-	p.do("click its message", chromedp.Click(chromedp.CSS(rowSel(hostileEntry))))
+	p.click("click its message", rowSel(hostileEntry))
 	p.wait("its entry", `document.querySelectorAll("#entry .context-messages .msg").length >= 1`)
 	p.wait("its name", `document.querySelector("#session-head h2")?.textContent === `+js(hostileName))
 	checkEscaped(t, p, hostileEntry)
 	p.shot("6-hostile")
+
+	// A long session: the page holds a window of rows, not all of them,
+	// and scrolling brings the others.
+	long := bigSession(t, st, 3000)
+	p.do("open a long session", chromedp.Navigate(ts.URL+"/#/s/"+long), chromedp.WaitReady(chromedp.CSS("#graph g.row.fold")))
+	p.wait("its head", `document.querySelector("#session-head .meta")?.textContent.includes("3,000 entries")`)
+	p.click("expand its run", "#graph g.row.fold")
+	p.wait("the run expanded", `document.querySelector("#graph .graph-space").offsetHeight > 2900 * 24`)
+	if n := eval[int](p, "rows", `document.querySelectorAll("#graph g.row").length`); n > 300 {
+		t.Errorf("the page draws %d rows of a 3,000-row graph; want a window", n)
+	}
+	p.do("scroll to the end", chromedp.Evaluate[chromedp.Void](`(() => { const g = document.querySelector("#graph"); g.scrollTop = g.scrollHeight })()`))
+	last := fmt.Sprintf("%08x", 3000)
+	p.wait("the last rows", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(last))))
+	p.shot("8-long-end")
 
 }
 

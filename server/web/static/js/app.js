@@ -117,6 +117,8 @@ async function openSession(id, focus) {
   if (changed) {
     state.entry = "";
     fill($("entry"));
+    fill($("info"));
+    fill($("session-head"), h("h2", null, shortID(id)), h("div", {class: "meta"}, "loading…"));
     listen(id);
     // The info reads the whole log: it waits for the tree's first screen
     // rather than compete with it.
