@@ -55,7 +55,7 @@ export function s(tag, attrs, ...children) {
   return node;
 }
 
-// clear empties a node and appends children to it.
+// fill empties a node and appends children to it.
 export function fill(node, ...children) {
   node.replaceChildren();
   append(node, children);

@@ -9,7 +9,7 @@
 
 import {s, shortID} from "./dom.js";
 
-export const ROW = 24; // px per row
+const ROW = 24; // px per row
 const LANE = 16; // px per lane
 const PAGE = 240; // rows asked for at a time
 const MARGIN = 40; // rows kept loaded beyond the screen before asking again
