@@ -63,11 +63,10 @@ func graphLines(rows []view.GraphRow) []treeLine {
 	return out
 }
 
-// TestGraphRowsMatchTextTree holds the graph the page draws to the text
-// tree the CLI prints, over every pi fixture: the same entries in the same
-// order and lanes, the same folds.
-func TestGraphRowsMatchTextTree(t *testing.T) {
-	ctx := context.Background()
+// graphFixtures are the session files the graph is tested on: every pi
+// fixture, of every version, and the demo.
+func graphFixtures(t *testing.T) []string {
+	t.Helper()
 	var files []string
 	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
 		m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
@@ -76,18 +75,32 @@ func TestGraphRowsMatchTextTree(t *testing.T) {
 		}
 		files = append(files, m...)
 	}
-	files = append(files, fixtures["demo"])
-	for _, path := range files {
+	return append(files, fixtures["demo"])
+}
+
+// readSession reads a session file of any version as the tree view does.
+func readSession(t *testing.T, path string) view.SessionData {
+	t.Helper()
+	ctx := context.Background()
+	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := view.LoadSessionData(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestGraphRowsMatchTextTree holds the graph the page draws to the text
+// tree the CLI prints, over every pi fixture: the same entries in the same
+// order and lanes, the same folds.
+func TestGraphRowsMatchTextTree(t *testing.T) {
+	for _, path := range graphFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			d, err := view.LoadSessionData(ctx, st)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d := readSession(t, path)
 			var text bytes.Buffer
 			if err := view.WriteTreeData(&text, d, view.TreeOptions{}); err != nil {
 				t.Fatal(err)
@@ -245,27 +258,9 @@ func TestGraphFoldsAndExpands(t *testing.T) {
 // its log, extends it with the rest, and holds it to the graph built from
 // the whole log.
 func TestGraphExtendMatchesNewGraph(t *testing.T) {
-	ctx := context.Background()
-	var files []string
-	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
-		m, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	files = append(files, fixtures["demo"])
 	extended := 0
-	for _, path := range files {
-		st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := view.LoadSessionData(ctx, st)
-		_ = st.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, path := range graphFixtures(t) {
+		full := readSession(t, path)
 		meta := sessiontree.SessionMeta{ID: "s", Version: 3}
 		hasEdits := slices.ContainsFunc(full.Log, func(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeContextEdit })
 		want := view.NewGraph(full)
