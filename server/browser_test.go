@@ -418,6 +418,21 @@ func TestBrowser(t *testing.T) {
 	p.wait("the last rows", fmt.Sprintf(`!!document.querySelector(%s)`, js(rowSel(last))))
 	p.shot("8-long-end")
 
+	// Many sessions: the list shows a page, and the next on asking.
+	for i := range 120 {
+		es, err := st.Create(context.Background(), store.CreateOptions{Cwd: fmt.Sprintf("/tmp/many/%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es.Close()
+	}
+	p.do("reload the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS("#list .more-sessions")))
+	if n := eval[int](p, "sessions", `document.querySelectorAll("#list .session-item").length`); n != 100 {
+		t.Errorf("the list's first page shows %d sessions; want 100", n)
+	}
+	p.click("show more sessions", "#list .more-sessions")
+	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 124 && !document.querySelector("#list .more-sessions")`)
+
 }
 
 // checkGraph checks what the tree of realSession shows.

@@ -33,7 +33,9 @@ export class APIError extends Error {
   }
 }
 
-async function request(method, path, body) {
+// send makes a request and answers its JSON body and headers; an error
+// status throws an APIError.
+async function send(method, path, body) {
   const headers = {"Accept": "application/json"};
   const t = token();
   if (t) headers["Authorization"] = "Bearer " + t;
@@ -54,7 +56,18 @@ async function request(method, path, body) {
     const e = (data && data.error) || {};
     throw new APIError(res.status, e.code || "http_" + res.status, e.message || `${method} ${path}: ${res.status}`);
   }
-  return data;
+  return {data, headers: res.headers};
+}
+
+async function request(method, path, body) {
+  return (await send(method, path, body)).data;
+}
+
+// listPage answers a page of the session list: its rows, and the cursor of
+// the next page ("" on the last), which the server sends in a header.
+async function listPage(params) {
+  const {data, headers} = await send("GET", "/api/sessions" + query(params));
+  return {rows: data, next: headers.get("X-Next-Cursor") || ""};
 }
 
 function query(params) {
@@ -70,7 +83,7 @@ const seg = encodeURIComponent;
 
 // The API, one function per route the page uses.
 export const api = {
-  sessions: (params) => request("GET", "/api/sessions" + query(params)),
+  sessions: listPage,
   info: (id) => request("GET", `/api/sessions/${seg(id)}`),
   graph: (id, params) => request("GET", `/api/sessions/${seg(id)}/graph` + query(params)),
   entry: (id, entryID) => request("GET", `/api/sessions/${seg(id)}/entries/${seg(entryID)}`),

@@ -69,18 +69,32 @@ function onActivate(el, fn) {
   });
 }
 
-// listRows accepts the list as the CLI prints it (an array) or as a page
-// with a cursor.
-function listRows(answer) {
-  return Array.isArray(answer) ? answer : answer.sessions || answer.items || [];
-}
+// LIST_PAGE is how many sessions the list shows at a time.
+const LIST_PAGE = 100;
 
 async function showList() {
-  const answer = await guard("list sessions", () => api.sessions({limit: 200}));
-  if (!answer) return;
-  const rows = listRows(answer);
-  fill($("list-head"), `${rows.length} session${rows.length === 1 ? "" : "s"}`);
-  fill($("list"), rows.length ? rows.map(sessionItem) : h("li", {class: "empty"}, "No sessions yet: run `sessiontree import` or `sessiontree demo`."));
+  const page = await guard("list sessions", () => api.sessions({limit: LIST_PAGE}));
+  if (!page) return;
+  fill($("list"));
+  appendList(page);
+}
+
+// appendList adds a page of sessions to the list, and a button for the
+// next page when there is one.
+function appendList(page) {
+  const list = $("list");
+  list.querySelector(".more-sessions")?.remove();
+  list.append(...page.rows.map(sessionItem));
+  const n = list.querySelectorAll(".session-item").length;
+  fill($("list-head"), `${n}${page.next ? "+" : ""} session${n === 1 ? "" : "s"}`);
+  if (n === 0) list.append(h("li", {class: "empty"}, "No sessions yet: run `sessiontree import` or `sessiontree demo`."));
+  if (!page.next) return;
+  const more = h("li", {class: "more-sessions", tabindex: 0, role: "button"}, `Show ${LIST_PAGE} more sessions`);
+  onActivate(more, async () => {
+    const next = await guard("list sessions", () => api.sessions({limit: LIST_PAGE, cursor: page.next}));
+    if (next) appendList(next);
+  });
+  list.append(more);
 }
 
 let searchSeq = 0;
