@@ -92,11 +92,18 @@ func buildTree(log []Entry, labels map[string]string, keepLeaves bool) []*TreeNo
 // Timestamps pi writes sort as text; other forms are compared as times.
 func sortByTime(nodes []*TreeNode) {
 	slices.SortStableFunc(nodes, func(a, b *TreeNode) int {
-		ta, errA := a.Entry.Time()
-		tb, errB := b.Entry.Time()
-		if errA != nil || errB != nil {
-			return cmp.Compare(a.Entry.Timestamp, b.Entry.Timestamp)
-		}
-		return ta.Compare(tb)
+		return CompareTimestamps(a.Entry.Timestamp, b.Entry.Timestamp)
 	})
+}
+
+// CompareTimestamps orders two entry timestamps as a tree orders siblings:
+// as times when both parse ([ParseTime]), else as text. It returns -1, 0
+// or +1.
+func CompareTimestamps(a, b string) int {
+	ta, errA := ParseTime(a)
+	tb, errB := ParseTime(b)
+	if errA != nil || errB != nil {
+		return cmp.Compare(a, b)
+	}
+	return ta.Compare(tb)
 }

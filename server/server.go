@@ -54,6 +54,8 @@ type Server struct {
 	store *store.Store
 	opts  Options
 	mux   *http.ServeMux
+	// graphs keeps the page's graphs of the sessions looked at last.
+	graphs graphCache
 }
 
 // New returns a server over s.
@@ -110,6 +112,8 @@ func (srv *Server) routes() []route {
 		{"POST", "/api/sessions/{id}/edits", srv.editContext},
 		{"POST", "/api/sessions/{id}/fork", srv.fork},
 		{"GET", "/api/search", srv.search},
+		{"GET", "/api/sessions/{id}/graph", srv.graph},
+		{"GET", "/api/sessions/{id}/entries/{entry}", srv.entry},
 		{"", "/api/", srv.noRoute},
 		{"", "/", srv.page},
 	}

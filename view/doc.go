@@ -1,5 +1,6 @@
 // Package view presents sessions to people and to scripts: the tree as a
-// text graph in the manner of `git log --graph` and as JSON, the active
+// text graph in the manner of `git log --graph`, as JSON, and as the rows
+// the web page draws ([Graph], by the text graph's rules), the active
 // branch, a readable transcript of the model's context, a session's info,
 // tables, relative times and a progress bar; and a session to share, as
 // Markdown ([WriteMarkdown]) or as one self-contained HTML page

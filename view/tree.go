@@ -269,11 +269,19 @@ func (tw *treeWriter) chain(chain []*node, lane int) {
 // the ends of a run, the leaf, labelled and edit-marked entries, and the
 // entries that change what the model sees of the past.
 func (tw *treeWriter) shown(n *node, end bool) bool {
-	switch n.Entry.Type {
+	return unfolded(n.Entry.Type, end, n.Entry.ID == tw.leaf, tw.labels[n.Entry.ID], tw.marks[n.Entry.ID])
+}
+
+// unfolded is the folding rule of every tree view (text and graph): an
+// entry of type t stays visible in a folded run when it ends the run, is
+// the leaf, has a label or an edit mark, or changes what the model sees of
+// the past (compactions, branch summaries, context edits).
+func unfolded(t sessiontree.EntryType, end, leaf bool, label, mark string) bool {
+	switch t {
 	case sessiontree.TypeCompaction, sessiontree.TypeBranchSummary, sessiontree.TypeContextEdit:
 		return true
 	}
-	return end || n.Entry.ID == tw.leaf || tw.labels[n.Entry.ID] != "" || tw.marks[n.Entry.ID] != ""
+	return end || leaf || label != "" || mark != ""
 }
 
 func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
