@@ -169,6 +169,7 @@ func checkSession(r q, id string) error {
 	byID := map[string]*checked{}
 	var tally sessiontree.Tally
 	firstUse := map[string]int64{} // bucket -> seq of its first record
+	days := dayTotals{}
 	var wantFirst sql.NullString
 	labels := map[string]string{}
 	var wantName, leaf string
@@ -258,6 +259,9 @@ func checkSession(r q, id string) error {
 		if _, seen := firstUse[f.stats.Bucket]; f.stats.HasUsage && !seen {
 			firstUse[f.stats.Bucket] = e.Seq
 		}
+		if f.stats.HasUsage {
+			days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+		}
 		if !wantFirst.Valid {
 			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
 		}
@@ -296,6 +300,13 @@ func checkSession(r q, id string) error {
 	}
 	if !slices.Equal(storedBuckets, wantBuckets) {
 		return corrupt("", "stored usage buckets %+v, log gives %+v", storedBuckets, wantBuckets)
+	}
+	storedDays, err := storedDays(r, pk)
+	if err != nil {
+		return err
+	}
+	if diff := diffDays(storedDays, days); diff != "" {
+		return corrupt("", "stored usage by day: %s", diff)
 	}
 	if firstUser != wantFirst {
 		return corrupt("", "stored first user text %q, log gives %q", firstUser.String, wantFirst.String)

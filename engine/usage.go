@@ -1,0 +1,493 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// Usage per session, day and bucket (migration 12, `sessiontree usage`).
+//
+// The usage_days table holds, per session, day (sessiontree.UsageDay of
+// the entry's timestamp) and bucket (sessiontree.StatsOf's key), the
+// tokens and cost of the usage records pi's /session breakdown counts.
+// Every write adds its records in its own transaction (delta.count
+// collects them, q.apply writes them), so a report over every session
+// reads these rows, some per session and day, never the entries. Costs are
+// added one record at a time in log order, as the session's total is, so
+// that DB.Check compares them exactly with a replay of the log.
+//
+// An append without usage (a user message, a tool result without usage)
+// writes no row; one with usage writes one more page than before (the
+// row's), see BenchmarkAppendUsage.
+
+// dayKey names a usage_days row of a session.
+type dayKey struct{ day, bucket string }
+
+// dayUsage is what a write adds to one usage_days row: the tokens, and
+// each record's cost in log order (see delta).
+type dayUsage struct {
+	dayKey
+	tokens sessiontree.TokenStats
+	costs  []float64
+}
+
+// add adds one usage record.
+func (d *dayUsage) add(u sessiontree.Usage) {
+	d.tokens.Input += u.Input
+	d.tokens.Output += u.Output
+	d.tokens.CacheRead += u.CacheRead
+	d.tokens.CacheWrite += u.CacheWrite
+	d.costs = append(d.costs, u.Cost)
+}
+
+// dayUsages collects a write's usage by day and bucket, in order of first
+// use. The zero value is empty.
+type dayUsages struct {
+	rows  []dayUsage
+	index map[dayKey]int
+}
+
+// add adds record u of an entry with timestamp ts in bucket key.
+func (ds *dayUsages) add(ts, key string, u sessiontree.Usage) {
+	k := dayKey{day: sessiontree.UsageDay(ts), bucket: key}
+	i, ok := ds.index[k]
+	if !ok {
+		if ds.index == nil {
+			ds.index = map[dayKey]int{}
+		}
+		i = len(ds.rows)
+		ds.index[k] = i
+		ds.rows = append(ds.rows, dayUsage{dayKey: k})
+	}
+	ds.rows[i].add(u)
+}
+
+const (
+	// qAddUsageDay adds a write's usage to a usage_days row: with ?9 the
+	// cost ?8 is the row's new cost (the write summed several records
+	// onto the stored one), otherwise one record's cost to add.
+	qAddUsageDay = `INSERT INTO usage_days (session, day, bucket, input, output, cache_read, cache_write, cost)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (session, day, bucket) DO UPDATE SET
+    input = input + excluded.input, output = output + excluded.output,
+    cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
+    cost = CASE WHEN ?9 THEN excluded.cost ELSE cost + excluded.cost END`
+
+	qUsageDayCost = `SELECT cost FROM usage_days WHERE session = ?1 AND day = ?2 AND bucket = ?3`
+
+	qUsageDaysOf = `SELECT day, bucket, input, output, cache_read, cache_write, cost
+FROM usage_days WHERE session = ?1`
+
+	qDeleteUsageDays = `DELETE FROM usage_days WHERE session = ?1`
+)
+
+// applyDays writes a write's usage to the session's usage_days rows. A
+// row that gains one record adds its cost in SQL; one that gains several
+// reads the stored cost and adds them to it in order, as pi would have.
+func (w q) applyDays(session int64, ds *dayUsages) error {
+	for i := range ds.rows {
+		d := &ds.rows[i]
+		cost, set := d.costs[0], false
+		if len(d.costs) > 1 {
+			var stored float64
+			err := w.row(qUsageDayCost, args(session, d.day, d.bucket), &stored)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("read usage of %s %s: %w", d.day, d.bucket, err)
+			}
+			for _, c := range d.costs {
+				stored += c
+			}
+			cost, set = stored, true
+		}
+		t := d.tokens
+		if _, err := w.exec(qAddUsageDay, session, d.day, d.bucket, t.Input, t.Output, t.CacheRead, t.CacheWrite,
+			cost, set); err != nil {
+			return fmt.Errorf("add usage of %s %s: %w", d.day, d.bucket, err)
+		}
+	}
+	return nil
+}
+
+// dayTotals is a session's usage by day and bucket, as stored or as a
+// replay gives it.
+type dayTotals map[dayKey]sessiontree.Usage
+
+// add adds a record in log order.
+func (t dayTotals) add(ts, key string, u sessiontree.Usage) {
+	k := dayKey{day: sessiontree.UsageDay(ts), bucket: key}
+	sum := t[k]
+	sum.Input += u.Input
+	sum.Output += u.Output
+	sum.CacheRead += u.CacheRead
+	sum.CacheWrite += u.CacheWrite
+	sum.Cost += u.Cost
+	t[k] = sum
+}
+
+// storedDays reads a session's usage_days rows.
+func storedDays(r q, session int64) (dayTotals, error) {
+	rows, err := r.rows(qUsageDaysOf, session)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := dayTotals{}
+	for rows.Next() {
+		var k dayKey
+		var u sessiontree.Usage
+		if err := rows.Scan(&k.day, &k.bucket, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost); err != nil {
+			return nil, err
+		}
+		out[k] = u
+	}
+	return out, rows.Err()
+}
+
+// diffDays describes how stored differs from want, "" when it does not.
+// Costs are compared exactly: both are summed in log order.
+func diffDays(stored, want dayTotals) string {
+	var diffs []string
+	for k, w := range want {
+		if s, ok := stored[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s missing, log gives %+v", k.day, k.bucket, w))
+		} else if s != w {
+			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, log gives %+v", k.day, k.bucket, s, w))
+		}
+	}
+	for k, s := range stored {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, the log has no such usage", k.day, k.bucket, s))
+		}
+	}
+	if len(diffs) > 5 {
+		diffs = append(diffs[:5], fmt.Sprintf("and %d more", len(diffs)-5))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// UsageBy is how a usage report groups its rows.
+type UsageBy string
+
+// The groupings of a usage report.
+const (
+	// UsageByDay groups by UTC day ("2026-12-03").
+	UsageByDay UsageBy = "day"
+	// UsageByWeek groups by ISO 8601 week of the UTC day ("2026-W49").
+	UsageByWeek UsageBy = "week"
+	// UsageByModel groups by bucket: "provider/model", or
+	// sessiontree.ToolsBucket.
+	UsageByModel UsageBy = "model"
+	// UsageByCwd groups by the session's working directory.
+	UsageByCwd UsageBy = "cwd"
+	// UsageBySession groups by session.
+	UsageBySession UsageBy = "session"
+)
+
+// UsageGroupings lists the groupings in the order help texts name them.
+var UsageGroupings = []UsageBy{UsageByDay, UsageByWeek, UsageByModel, UsageByCwd, UsageBySession}
+
+// UsageQuery selects and groups a usage report. The zero value reports
+// every record by day.
+type UsageQuery struct {
+	// Since and Until bound the days counted, both included, as UTC dates
+	// ("2026-12-03"); "" leaves that side open. Records whose day is
+	// unknown (a timestamp that is not RFC 3339) count only when both are
+	// "".
+	Since, Until string
+	// By is the grouping; "" means [UsageByDay].
+	By UsageBy
+}
+
+// Validate checks the query: known grouping, dates in the UsageDay
+// layout, Since not after Until.
+func (uq UsageQuery) Validate() error {
+	if uq.By != "" && !isGrouping(uq.By) {
+		return fmt.Errorf("usage grouping %q: want one of %s", uq.By, groupingList())
+	}
+	for _, d := range []struct{ name, value string }{{"since", uq.Since}, {"until", uq.Until}} {
+		if d.value == "" {
+			continue
+		}
+		if _, err := time.Parse(sessiontree.UsageDayLayout, d.value); err != nil {
+			return fmt.Errorf("usage %s date %q: want YYYY-MM-DD", d.name, d.value)
+		}
+	}
+	if uq.Since != "" && uq.Until != "" && uq.Since > uq.Until {
+		return fmt.Errorf("usage since %s is after until %s", uq.Since, uq.Until)
+	}
+	return nil
+}
+
+func isGrouping(by UsageBy) bool {
+	for _, g := range UsageGroupings {
+		if g == by {
+			return true
+		}
+	}
+	return false
+}
+
+func groupingList() string {
+	names := make([]string, len(UsageGroupings))
+	for i, g := range UsageGroupings {
+		names[i] = string(g)
+	}
+	return strings.Join(names, ", ")
+}
+
+// UsageRow is one row of a usage report: a group's sessions, tokens and
+// cost.
+type UsageRow struct {
+	// Key is the group: a day, an ISO week, a bucket, a working directory
+	// or a session id. A day or week is "" for records whose day is
+	// unknown.
+	Key string `json:"key"`
+	// Name is the session's name when grouping by session ("" for none,
+	// left out of the JSON).
+	Name string `json:"name,omitempty"`
+	// Sessions counts the sessions with usage in the group.
+	Sessions int64 `json:"sessions"`
+	// Tokens are the group's token totals.
+	Tokens sessiontree.TokenStats `json:"tokens"`
+	// Cost is the group's cost total.
+	Cost float64 `json:"cost"`
+}
+
+// UsageReport is the answer to a [UsageQuery].
+type UsageReport struct {
+	// By is the grouping.
+	By UsageBy `json:"by"`
+	// Since and Until are the query's bounds ("" open).
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Rows are the groups with tokens or cost (groups with neither are
+	// left out, as pi's breakdown leaves out such buckets): by day and by
+	// week in time order, the others by cost, highest first, then key.
+	Rows []UsageRow `json:"rows"`
+	// Total is every counted record, Key "".
+	Total UsageRow `json:"total"`
+}
+
+// usageGroupColumns are, per grouping, the SQL of a row's key and name.
+var usageGroupColumns = map[UsageBy][2]string{
+	UsageByDay:     {`u.day`, `''`},
+	UsageByWeek:    {`coalesce(strftime('%G-W%V', u.day), '')`, `''`},
+	UsageByModel:   {`u.bucket`, `''`},
+	UsageByCwd:     {`s.cwd`, `''`},
+	UsageBySession: {`s.id`, `coalesce(s.name, '')`},
+}
+
+// usageQuery is the report's SQL for a grouping: usage_days joined with
+// their sessions (never entries), days between ?1 and ?2. Groups without
+// tokens or cost are left out (sessiontree.SortBreakdown's rule).
+func usageQuery(by UsageBy) string {
+	cols := usageGroupColumns[by]
+	order := `cost DESC, tokens DESC, key`
+	if by == UsageByDay || by == UsageByWeek {
+		order = `key`
+	}
+	return `SELECT ` + cols[0] + ` AS key, ` + cols[1] + `, count(DISTINCT u.session),
+       sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),
+       sum(u.input + u.output + u.cache_read + u.cache_write) AS tokens, sum(u.cost) AS cost
+FROM usage_days u JOIN sessions s ON s.pk = u.session
+WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0
+GROUP BY key
+HAVING tokens > 0 OR cost > 0
+ORDER BY ` + order
+}
+
+// qUsageTotal is the report's total over the same rows.
+const qUsageTotal = `SELECT count(DISTINCT u.session),
+       coalesce(sum(u.input), 0), coalesce(sum(u.output), 0), coalesce(sum(u.cache_read), 0),
+       coalesce(sum(u.cache_write), 0), coalesce(sum(u.cost), 0.0)
+FROM usage_days u JOIN sessions s ON s.pk = u.session
+WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0`
+
+// dayRange is the range of usage_days.day a query counts: every day,
+// the unknown one (”) included, when it has no bound; otherwise only
+// known days within the bounds ("0" and "9" sort after ” and before or
+// after every date).
+func (uq UsageQuery) dayRange() (lo, hi string) {
+	if uq.Since == "" && uq.Until == "" {
+		return "", "9"
+	}
+	lo, hi = "0", "9"
+	if uq.Since != "" {
+		lo = uq.Since
+	}
+	if uq.Until != "" {
+		hi = uq.Until
+	}
+	return lo, hi
+}
+
+// Usage reports the tokens and cost of every session's usage records
+// (pi's /session breakdown rules, summed over sessions), grouped as uq
+// says, from the usage_days rows every write keeps: it reads no entry.
+// Group costs are SQLite sums of the rows' costs, so they may differ from
+// a sum in another order in the last bits. A query [UsageQuery.Validate]
+// refuses is an error saying why.
+func (db *DB) Usage(ctx context.Context, uq UsageQuery) (UsageReport, error) {
+	if err := uq.Validate(); err != nil {
+		return UsageReport{}, err
+	}
+	if uq.By == "" {
+		uq.By = UsageByDay
+	}
+	rep := UsageReport{By: uq.By, Since: uq.Since, Until: uq.Until, Rows: []UsageRow{}}
+	lo, hi := uq.dayRange()
+	err := db.view(ctx, func(r q) error {
+		rep.Rows = rep.Rows[:0]
+		rows, err := r.rows(usageQuery(uq.By), lo, hi)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var row UsageRow
+			var tokens int64
+			t := &row.Tokens
+			if err := rows.Scan(&row.Key, &row.Name, &row.Sessions, &t.Input, &t.Output, &t.CacheRead, &t.CacheWrite,
+				&tokens, &row.Cost); err != nil {
+				return err
+			}
+			t.Total = tokens
+			rep.Rows = append(rep.Rows, row)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		t := &rep.Total.Tokens
+		if err := r.row(qUsageTotal, args(lo, hi), &rep.Total.Sessions, &t.Input, &t.Output, &t.CacheRead,
+			&t.CacheWrite, &rep.Total.Cost); err != nil {
+			return err
+		}
+		t.Total = t.Input + t.Output + t.CacheRead + t.CacheWrite
+		return nil
+	})
+	if err != nil {
+		return UsageReport{}, fmt.Errorf("usage report: %w", translate(err))
+	}
+	return rep, nil
+}
+
+// The SQL functions migration 12 computes the rows of existing sessions
+// with, so that it applies the Go rules themselves (see the migration).
+const (
+	sqlUsageDayFunc   = "usage_day"
+	sqlEntryUsage     = "entry_usage"
+	sqlEntryUsageCost = "entry_usage_cost"
+	sqlLogSum         = "log_sum"
+)
+
+// entryUsageOf decodes an entries row's JSON and returns its usage record
+// and bucket; ok is false when it has none (or the JSON is not an entry).
+func entryUsageOf(raw []byte) (u sessiontree.Usage, bucket string, ok bool) {
+	e, err := sessiontree.DecodeEntry(raw)
+	if err != nil {
+		return u, "", false
+	}
+	es := sessiontree.StatsOf(e)
+	return es.Usage, es.Bucket, es.HasUsage
+}
+
+// registerUsageFuncs gives d's connections the SQL functions of migration
+// 12.
+func registerUsageFuncs(d *sqlite.Driver) error {
+	blobArg := func(name string, a driver.Value) ([]byte, error) {
+		switch v := a.(type) {
+		case nil:
+			return nil, nil
+		case []byte:
+			return v, nil
+		}
+		return nil, fmt.Errorf("%s: want a blob, got %T", name, a)
+	}
+	funcs := []struct {
+		name string
+		impl *sqlite.FunctionImpl
+	}{
+		{sqlUsageDayFunc, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+				s, ok := a[0].(string)
+				if !ok {
+					return "", nil
+				}
+				return sessiontree.UsageDay(s), nil
+			}}},
+		{sqlEntryUsage, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+				raw, err := blobArg(sqlEntryUsage, a[0])
+				if err != nil || raw == nil {
+					return nil, err
+				}
+				u, bucket, ok := entryUsageOf(raw)
+				if !ok {
+					return nil, nil
+				}
+				b, err := json.Marshal(map[string]any{"bucket": bucket, "input": u.Input, "output": u.Output,
+					"cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite})
+				return string(b), err
+			}}},
+		{sqlEntryUsageCost, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+				raw, err := blobArg(sqlEntryUsageCost, a[0])
+				if err != nil || raw == nil {
+					return nil, err
+				}
+				u, _, ok := entryUsageOf(raw)
+				if !ok {
+					return nil, nil
+				}
+				return u.Cost, nil
+			}}},
+		{sqlLogSum, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &logSum{}, nil }}},
+	}
+	for _, f := range funcs {
+		if err := d.RegisterFunction(f.name, f.impl); err != nil {
+			return fmt.Errorf("register %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// logSum is the log_sum aggregate: numbers added one at a time in the
+// order SQLite steps through them, from 0.0, without compensation.
+type logSum struct{ sum float64 }
+
+// Step adds a number; NULL adds nothing.
+func (s *logSum) Step(_ *sqlite.FunctionContext, a []driver.Value) error {
+	switch v := a[0].(type) {
+	case nil:
+	case float64:
+		s.sum += v
+	case int64:
+		s.sum += float64(v)
+	default:
+		return fmt.Errorf("%s: want a number, got %T", sqlLogSum, a[0])
+	}
+	return nil
+}
+
+// WindowInverse is not supported: log_sum is no window function.
+func (s *logSum) WindowInverse(*sqlite.FunctionContext, []driver.Value) error {
+	return fmt.Errorf("%s is not a window function", sqlLogSum)
+}
+
+// WindowValue returns the sum so far.
+func (s *logSum) WindowValue(*sqlite.FunctionContext) (driver.Value, error) { return s.sum, nil }
+
+// Final does nothing: WindowValue gives the result.
+func (s *logSum) Final(*sqlite.FunctionContext) {}
