@@ -292,17 +292,17 @@ var usageGroupColumns = map[UsageBy][2]string{
 // tokens or cost are left out (sessiontree.SortBreakdown's rule).
 func usageQuery(by UsageBy) string {
 	cols := usageGroupColumns[by]
-	order := `cost DESC, tokens DESC, key`
+	order := `grp_cost DESC, grp_tokens DESC, grp_key`
 	if by == UsageByDay || by == UsageByWeek {
-		order = `key`
+		order = `grp_key`
 	}
-	return `SELECT ` + cols[0] + ` AS key, ` + cols[1] + `, count(DISTINCT u.session),
+	return `SELECT ` + cols[0] + ` AS grp_key, ` + cols[1] + `, count(DISTINCT u.session),
        sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),
-       sum(u.input + u.output + u.cache_read + u.cache_write) AS tokens, sum(u.cost) AS cost
+       sum(u.input + u.output + u.cache_read + u.cache_write) AS grp_tokens, sum(u.cost) AS grp_cost
 FROM usage_days u JOIN sessions s ON s.pk = u.session
 WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0
-GROUP BY key
-HAVING tokens > 0 OR cost > 0
+GROUP BY grp_key
+HAVING grp_tokens > 0 OR grp_cost > 0
 ORDER BY ` + order
 }
 
