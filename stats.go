@@ -303,19 +303,3 @@ func usageNumber(obj json.RawMessage, name string) (float64, bool) {
 	v, err := strconv.ParseFloat(string(raw), 64)
 	return v, err == nil
 }
-
-// UsageDayLayout is the layout of a usage day: an ISO-8601 date.
-const UsageDayLayout = "2006-01-02"
-
-// UsageDay is the day a usage record counts on in usage reports: the UTC
-// date of its entry's timestamp (the entry's, not the message's inner
-// time), as "2026-12-03". A timestamp that is not RFC 3339 (pi writes
-// every timestamp in UTC with milliseconds; only a hand-edited file has
-// another) gives "", the day of records whose day is unknown.
-func UsageDay(timestamp string) string {
-	t, err := ParseTime(timestamp)
-	if err != nil {
-		return ""
-	}
-	return t.UTC().Format(UsageDayLayout)
-}

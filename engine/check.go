@@ -30,7 +30,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // engine keeps: each stored row's JSON matches its checksum (see
 // [EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
-// append computes, the stats (exactly, through sessiontree.Tally), the
+// append computes, the stats (exactly, through sessiontree.Tally) and the
+// usage by day and bucket (usage_days, exactly), the
 // session list's first user text, name, labels and leaf follow the log, and
 // the materialized branch equals the path recomputed from parent ids. It
 // reads the whole session; it is a tool for tests and repair, not for the

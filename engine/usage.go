@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"modernc.org/sqlite"
 
@@ -175,125 +174,22 @@ func diffDays(stored, want dayTotals) string {
 	return strings.Join(diffs, "; ")
 }
 
-// UsageBy is how a usage report groups its rows.
-type UsageBy string
-
-// The groupings of a usage report.
-const (
-	// UsageByDay groups by UTC day ("2026-12-03").
-	UsageByDay UsageBy = "day"
-	// UsageByWeek groups by ISO 8601 week of the UTC day ("2026-W49").
-	UsageByWeek UsageBy = "week"
-	// UsageByModel groups by bucket: "provider/model", or
-	// sessiontree.ToolsBucket.
-	UsageByModel UsageBy = "model"
-	// UsageByCwd groups by the session's working directory.
-	UsageByCwd UsageBy = "cwd"
-	// UsageBySession groups by session.
-	UsageBySession UsageBy = "session"
-)
-
-// UsageGroupings lists the groupings in the order help texts name them.
-var UsageGroupings = []UsageBy{UsageByDay, UsageByWeek, UsageByModel, UsageByCwd, UsageBySession}
-
-// UsageQuery selects and groups a usage report. The zero value reports
-// every record by day.
-type UsageQuery struct {
-	// Since and Until bound the days counted, both included, as UTC dates
-	// ("2026-12-03"); "" leaves that side open. Records whose day is
-	// unknown (a timestamp that is not RFC 3339) count only when both are
-	// "".
-	Since, Until string
-	// By is the grouping; "" means [UsageByDay].
-	By UsageBy
-}
-
-// Validate checks the query: known grouping, dates in the UsageDay
-// layout, Since not after Until.
-func (uq UsageQuery) Validate() error {
-	if uq.By != "" && !isGrouping(uq.By) {
-		return fmt.Errorf("usage grouping %q: want one of %s", uq.By, groupingList())
-	}
-	for _, d := range []struct{ name, value string }{{"since", uq.Since}, {"until", uq.Until}} {
-		if d.value == "" {
-			continue
-		}
-		if _, err := time.Parse(sessiontree.UsageDayLayout, d.value); err != nil {
-			return fmt.Errorf("usage %s date %q: want YYYY-MM-DD", d.name, d.value)
-		}
-	}
-	if uq.Since != "" && uq.Until != "" && uq.Since > uq.Until {
-		return fmt.Errorf("usage since %s is after until %s", uq.Since, uq.Until)
-	}
-	return nil
-}
-
-func isGrouping(by UsageBy) bool {
-	for _, g := range UsageGroupings {
-		if g == by {
-			return true
-		}
-	}
-	return false
-}
-
-func groupingList() string {
-	names := make([]string, len(UsageGroupings))
-	for i, g := range UsageGroupings {
-		names[i] = string(g)
-	}
-	return strings.Join(names, ", ")
-}
-
-// UsageRow is one row of a usage report: a group's sessions, tokens and
-// cost.
-type UsageRow struct {
-	// Key is the group: a day, an ISO week, a bucket, a working directory
-	// or a session id. A day or week is "" for records whose day is
-	// unknown.
-	Key string `json:"key"`
-	// Name is the session's name when grouping by session ("" for none,
-	// left out of the JSON).
-	Name string `json:"name,omitempty"`
-	// Sessions counts the sessions with usage in the group.
-	Sessions int64 `json:"sessions"`
-	// Tokens are the group's token totals.
-	Tokens sessiontree.TokenStats `json:"tokens"`
-	// Cost is the group's cost total.
-	Cost float64 `json:"cost"`
-}
-
-// UsageReport is the answer to a [UsageQuery].
-type UsageReport struct {
-	// By is the grouping.
-	By UsageBy `json:"by"`
-	// Since and Until are the query's bounds ("" open).
-	Since string `json:"since"`
-	Until string `json:"until"`
-	// Rows are the groups with tokens or cost (groups with neither are
-	// left out, as pi's breakdown leaves out such buckets): by day and by
-	// week in time order, the others by cost, highest first, then key.
-	Rows []UsageRow `json:"rows"`
-	// Total is every counted record, Key "".
-	Total UsageRow `json:"total"`
-}
-
 // usageGroupColumns are, per grouping, the SQL of a row's key and name.
-var usageGroupColumns = map[UsageBy][2]string{
-	UsageByDay:     {`u.day`, `''`},
-	UsageByWeek:    {`coalesce(strftime('%G-W%V', u.day), '')`, `''`},
-	UsageByModel:   {`u.bucket`, `''`},
-	UsageByCwd:     {`s.cwd`, `''`},
-	UsageBySession: {`s.id`, `coalesce(s.name, '')`},
+var usageGroupColumns = map[sessiontree.UsageBy][2]string{
+	sessiontree.UsageByDay:     {`u.day`, `''`},
+	sessiontree.UsageByWeek:    {`coalesce(strftime('%G-W%V', u.day), '')`, `''`},
+	sessiontree.UsageByModel:   {`u.bucket`, `''`},
+	sessiontree.UsageByCwd:     {`s.cwd`, `''`},
+	sessiontree.UsageBySession: {`s.id`, `coalesce(s.name, '')`},
 }
 
 // usageQuery is the report's SQL for a grouping: usage_days joined with
 // their sessions (never entries), days between ?1 and ?2. Groups without
 // tokens or cost are left out (sessiontree.SortBreakdown's rule).
-func usageQuery(by UsageBy) string {
+func usageQuery(by sessiontree.UsageBy) string {
 	cols := usageGroupColumns[by]
 	order := `grp_cost DESC, grp_tokens DESC, grp_key`
-	if by == UsageByDay || by == UsageByWeek {
+	if by == sessiontree.UsageByDay || by == sessiontree.UsageByWeek {
 		order = `grp_key`
 	}
 	return `SELECT ` + cols[0] + ` AS grp_key, ` + cols[1] + `, count(DISTINCT u.session),
@@ -317,7 +213,7 @@ WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0`
 // the unknown one (”) included, when it has no bound; otherwise only
 // known days within the bounds ("0" and "9" sort after ” and before or
 // after every date).
-func (uq UsageQuery) dayRange() (lo, hi string) {
+func dayRange(uq sessiontree.UsageQuery) (lo, hi string) {
 	if uq.Since == "" && uq.Until == "" {
 		return "", "9"
 	}
@@ -335,17 +231,17 @@ func (uq UsageQuery) dayRange() (lo, hi string) {
 // (pi's /session breakdown rules, summed over sessions), grouped as uq
 // says, from the usage_days rows every write keeps: it reads no entry.
 // Group costs are SQLite sums of the rows' costs, so they may differ from
-// a sum in another order in the last bits. A query [UsageQuery.Validate]
+// a sum in another order in the last bits. A query [sessiontree.UsageQuery.Validate]
 // refuses is an error saying why.
-func (db *DB) Usage(ctx context.Context, uq UsageQuery) (UsageReport, error) {
+func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree.UsageReport, error) {
 	if err := uq.Validate(); err != nil {
-		return UsageReport{}, err
+		return sessiontree.UsageReport{}, fmt.Errorf("usage report: %w", err)
 	}
 	if uq.By == "" {
-		uq.By = UsageByDay
+		uq.By = sessiontree.UsageByDay
 	}
-	rep := UsageReport{By: uq.By, Since: uq.Since, Until: uq.Until, Rows: []UsageRow{}}
-	lo, hi := uq.dayRange()
+	rep := sessiontree.UsageReport{By: uq.By, Since: uq.Since, Until: uq.Until, Rows: []sessiontree.UsageRow{}}
+	lo, hi := dayRange(uq)
 	err := db.view(ctx, func(r q) error {
 		rep.Rows = rep.Rows[:0]
 		rows, err := r.rows(usageQuery(uq.By), lo, hi)
@@ -354,7 +250,7 @@ func (db *DB) Usage(ctx context.Context, uq UsageQuery) (UsageReport, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var row UsageRow
+			var row sessiontree.UsageRow
 			var tokens int64
 			t := &row.Tokens
 			if err := rows.Scan(&row.Key, &row.Name, &row.Sessions, &t.Input, &t.Output, &t.CacheRead, &t.CacheWrite,
@@ -377,7 +273,7 @@ func (db *DB) Usage(ctx context.Context, uq UsageQuery) (UsageReport, error) {
 		return nil
 	})
 	if err != nil {
-		return UsageReport{}, fmt.Errorf("usage report: %w", translate(err))
+		return sessiontree.UsageReport{}, fmt.Errorf("usage report: %w", translate(err))
 	}
 	return rep, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // TestUsageReadsNoEntries checks the usage report's statements by the
@@ -17,7 +19,7 @@ func TestUsageReadsNoEntries(t *testing.T) {
 	}
 	defer db.Close()
 	queries := map[string]string{"total": qUsageTotal}
-	for _, by := range UsageGroupings {
+	for _, by := range sessiontree.UsageGroupings {
 		queries[string(by)] = usageQuery(by)
 	}
 	err = db.view(ctx, func(r q) error {

@@ -15,7 +15,7 @@ import (
 )
 
 // usageReport runs db.Usage and fails the test on error.
-func usageReport(t testing.TB, db *engine.DB, q engine.UsageQuery) engine.UsageReport {
+func usageReport(t testing.TB, db *engine.DB, q sessiontree.UsageQuery) sessiontree.UsageReport {
 	t.Helper()
 	rep, err := db.Usage(context.Background(), q)
 	if err != nil {
@@ -87,8 +87,8 @@ func TestUsageAgreesWithStats(t *testing.T) {
 		t.Fatalf("the fixtures have %d tokens in %d buckets; want usage to compare", want.Tokens.Total, len(byModel))
 	}
 
-	for _, by := range engine.UsageGroupings {
-		rep := usageReport(t, db, engine.UsageQuery{By: by})
+	for _, by := range sessiontree.UsageGroupings {
+		rep := usageReport(t, db, sessiontree.UsageQuery{By: by})
 		if rep.Total.Tokens != want.Tokens || !closeTo(rep.Total.Cost, want.Cost) || rep.Total.Sessions != withUsage {
 			t.Errorf("Usage(by %s).Total = %+v; want tokens %+v, cost %v, %d sessions (Stats summed)",
 				by, rep.Total, want.Tokens, want.Cost, withUsage)
@@ -103,7 +103,7 @@ func TestUsageAgreesWithStats(t *testing.T) {
 		}
 	}
 
-	rep := usageReport(t, db, engine.UsageQuery{By: engine.UsageByModel})
+	rep := usageReport(t, db, sessiontree.UsageQuery{By: sessiontree.UsageByModel})
 	if len(rep.Rows) != len(byModel) {
 		t.Errorf("Usage(by model) has %d rows; want %d (the breakdowns' buckets)", len(rep.Rows), len(byModel))
 	}
@@ -180,7 +180,7 @@ func TestUsageGroupsAndDays(t *testing.T) {
 		sessions  int64
 		input     int64
 	}
-	rowsOf := func(rep engine.UsageReport) []row {
+	rowsOf := func(rep sessiontree.UsageReport) []row {
 		var out []row
 		for _, r := range rep.Rows {
 			out = append(out, row{r.Key, r.Name, r.Sessions, r.Tokens.Input})
@@ -188,23 +188,23 @@ func TestUsageGroupsAndDays(t *testing.T) {
 		return out
 	}
 	for _, tt := range []struct {
-		q    engine.UsageQuery
+		q    sessiontree.UsageQuery
 		want []row
 	}{
-		{engine.UsageQuery{}, []row{{"", "", 1, 100000}, {"2026-11-29", "", 1, 1}, {"2026-11-30", "", 1, 10},
+		{sessiontree.UsageQuery{}, []row{{"", "", 1, 100000}, {"2026-11-29", "", 1, 1}, {"2026-11-30", "", 1, 10},
 			{"2026-12-03", "", 2, 1100}, {"2026-12-05", "", 1, 10000}}},
-		{engine.UsageQuery{By: engine.UsageByWeek}, []row{{"", "", 1, 100000}, {"2026-W48", "", 1, 1},
+		{sessiontree.UsageQuery{By: sessiontree.UsageByWeek}, []row{{"", "", 1, 100000}, {"2026-W48", "", 1, 1},
 			{"2026-W49", "", 3, 11110}}},
-		{engine.UsageQuery{By: engine.UsageByModel}, []row{{"p/m2", "", 2, 110100}, {"p/m1", "", 2, 1011}}},
-		{engine.UsageQuery{By: engine.UsageByCwd}, []row{{"/work/b", "", 1, 110000}, {"/work/a", "", 2, 1111}}},
-		{engine.UsageQuery{By: engine.UsageBySession}, []row{{c.ID(), "gamma", 1, 110000}, {b.ID(), "", 1, 1000},
+		{sessiontree.UsageQuery{By: sessiontree.UsageByModel}, []row{{"p/m2", "", 2, 110100}, {"p/m1", "", 2, 1011}}},
+		{sessiontree.UsageQuery{By: sessiontree.UsageByCwd}, []row{{"/work/b", "", 1, 110000}, {"/work/a", "", 2, 1111}}},
+		{sessiontree.UsageQuery{By: sessiontree.UsageBySession}, []row{{c.ID(), "gamma", 1, 110000}, {b.ID(), "", 1, 1000},
 			{a.ID(), "alpha", 1, 111}}},
-		{engine.UsageQuery{Since: "2026-11-30", Until: "2026-12-03"}, []row{{"2026-11-30", "", 1, 10},
+		{sessiontree.UsageQuery{Since: "2026-11-30", Until: "2026-12-03"}, []row{{"2026-11-30", "", 1, 10},
 			{"2026-12-03", "", 2, 1100}}},
-		{engine.UsageQuery{Since: "2026-12-03"}, []row{{"2026-12-03", "", 2, 1100}, {"2026-12-05", "", 1, 10000}}},
-		{engine.UsageQuery{Until: "2026-11-29"}, []row{{"2026-11-29", "", 1, 1}}},
-		{engine.UsageQuery{Since: "2026-12-03", Until: "2026-12-03", By: engine.UsageByCwd}, []row{{"/work/a", "", 2, 1100}}},
-		{engine.UsageQuery{Since: "2027-01-01"}, nil},
+		{sessiontree.UsageQuery{Since: "2026-12-03"}, []row{{"2026-12-03", "", 2, 1100}, {"2026-12-05", "", 1, 10000}}},
+		{sessiontree.UsageQuery{Until: "2026-11-29"}, []row{{"2026-11-29", "", 1, 1}}},
+		{sessiontree.UsageQuery{Since: "2026-12-03", Until: "2026-12-03", By: sessiontree.UsageByCwd}, []row{{"/work/a", "", 2, 1100}}},
+		{sessiontree.UsageQuery{Since: "2027-01-01"}, nil},
 	} {
 		rep := usageReport(t, db, tt.q)
 		if diff := cmp.Diff(tt.want, rowsOf(rep), cmp.AllowUnexported(row{})); diff != "" {
@@ -221,7 +221,7 @@ func TestUsageGroupsAndDays(t *testing.T) {
 			t.Errorf("Usage(%+v).Rows is nil; want an empty list", tt.q)
 		}
 	}
-	rep := usageReport(t, db, engine.UsageQuery{Since: "2026-11-30", Until: "2026-12-03"})
+	rep := usageReport(t, db, sessiontree.UsageQuery{Since: "2026-11-30", Until: "2026-12-03"})
 	if want := (sessiontree.TokenStats{Input: 1110, Output: 3, CacheRead: 30, CacheWrite: 300, Total: 1443}); rep.Total.Tokens != want ||
 		rep.Total.Cost != 3.25 || rep.Total.Sessions != 2 {
 		t.Errorf("Usage(2026-11-30..2026-12-03).Total = %+v; want %+v, $3.25, 2 sessions", rep.Total, want)
@@ -231,21 +231,21 @@ func TestUsageGroupsAndDays(t *testing.T) {
 	if err := db.DeleteSession(ctx, c.ID()); err != nil {
 		t.Fatal(err)
 	}
-	rep = usageReport(t, db, engine.UsageQuery{By: engine.UsageByCwd})
+	rep = usageReport(t, db, sessiontree.UsageQuery{By: sessiontree.UsageByCwd})
 	if got := rowsOf(rep); len(got) != 1 || got[0].key != "/work/a" || rep.Total.Tokens.Input != 1111 {
 		t.Errorf("Usage(by cwd) after deleting %s = %+v; want /work/a alone", c.ID(), got)
 	}
 }
 
 // TestUsageQueryRefused checks that a query with a bad grouping or date
-// is refused with an error naming it.
+// is refused with ErrBadUsageQuery.
 func TestUsageQueryRefused(t *testing.T) {
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
-	for _, q := range []engine.UsageQuery{
+	for _, q := range []sessiontree.UsageQuery{
 		{By: "month"}, {Since: "2026-13-01"}, {Until: "03.12.2026"}, {Since: "2026-12-04", Until: "2026-12-03"},
 	} {
-		if _, err := db.Usage(context.Background(), q); err == nil {
-			t.Errorf("Usage(%+v) = nil error; want it refused", q)
+		if _, err := db.Usage(context.Background(), q); !errors.Is(err, sessiontree.ErrBadUsageQuery) {
+			t.Errorf("Usage(%+v) = %v; want ErrBadUsageQuery", q, err)
 		}
 	}
 }
@@ -287,7 +287,7 @@ func TestUsageBatchesContinueRows(t *testing.T) {
 	for _, e := range log {
 		want += sessiontree.StatsOf(e).Usage.Cost
 	}
-	rep := usageReport(t, db, engine.UsageQuery{})
+	rep := usageReport(t, db, sessiontree.UsageQuery{})
 	if len(rep.Rows) != 1 || rep.Rows[0].Cost != want || rep.Rows[0].Tokens.Input != 40 {
 		t.Errorf("Usage() rows = %+v; want one row of 40 records costing %v (summed in log order)", rep.Rows, want)
 	}
@@ -347,9 +347,9 @@ func TestUsageBackfill(t *testing.T) {
 	if err := st.AppendBatch(ctx, statsEntries(t, "", "")); err != nil {
 		t.Fatal(err)
 	}
-	var before []engine.UsageReport
-	for _, by := range engine.UsageGroupings {
-		before = append(before, usageReport(t, db, engine.UsageQuery{By: by}))
+	var before []sessiontree.UsageReport
+	for _, by := range sessiontree.UsageGroupings {
+		before = append(before, usageReport(t, db, sessiontree.UsageQuery{By: by}))
 	}
 	if before[0].Total.Tokens.Total == 0 {
 		t.Fatal("no usage to backfill")
@@ -367,8 +367,8 @@ func TestUsageBackfill(t *testing.T) {
 	raw.Close()
 
 	upgraded := openDB(t, path, engine.Options{})
-	for i, by := range engine.UsageGroupings {
-		got := usageReport(t, upgraded, engine.UsageQuery{By: by})
+	for i, by := range sessiontree.UsageGroupings {
+		got := usageReport(t, upgraded, sessiontree.UsageQuery{By: by})
 		if diff := cmp.Diff(before[i], got); diff != "" {
 			t.Errorf("Usage(by %s) after migration 12 (-written +migrated):\n%s", by, diff)
 		}
