@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/jmoiron/sqlx"
 
@@ -80,72 +79,16 @@ func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportO
 // or a pipe, a named pipe) is written straight to, never replaced;
 // so is an open file descriptor (/dev/stdout, /dev/fd/N) on a file a
 // shell opened with > or >>, appending. A directory is refused.
-func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOptions) (err error) {
-	t, err := fsx.WriteTarget(path, "session file")
-	if err != nil {
+func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOptions) error {
+	var exportErr error // Export's own error names the session already
+	err := fsx.WriteFile(path, "session file", func(f *os.File) error {
+		exportErr = s.Export(ctx, id, f, opts)
+		return exportErr
+	})
+	if err != nil && err != exportErr {
 		return fmt.Errorf("export %s: %w", id, err)
-	}
-	if t.Direct {
-		return s.exportDirect(ctx, id, t.Path, opts)
-	}
-	path = t.Path
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("export %s: %w", id, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("export %s: %w", id, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("export %s: %w", id, err)
-	}
-	if err := s.Export(ctx, id, f, opts); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("export %s: sync: %w", id, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("export %s: close: %w", id, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("export %s: %w", id, err)
-	}
-	return syncDir(dir)
-}
-
-// exportDirect exports session id by writing to path as it is, a device,
-// a pipe or an open descriptor: there is nothing to sync or rename.
-func (s *Store) exportDirect(ctx context.Context, id, path string, opts ExportOptions) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("export %s: %w", id, err)
-	}
-	err = s.Export(ctx, id, f, opts)
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("export %s: close: %w", id, cerr)
 	}
 	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 func (s *Store) export(ctx context.Context, tx *sqlx.Tx, id string, w *bufio.Writer, opts ExportOptions) error {

@@ -171,3 +171,74 @@ func namesDescriptor(p string) bool {
 	p = filepath.ToSlash(filepath.Clean(p))
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/fd/")
 }
+
+// WriteFile writes the file at path with write, atomically where it can
+// (see [WriteTarget]): write fills a temporary file in the same directory
+// (mode 0600), which is synced and renamed over path, and the directory
+// is synced, so path holds either its old content or the whole new one,
+// even after a crash; on error the temporary file is removed. Missing
+// directories are made with mode 0700. A path that names something other
+// than a regular file, or an open file descriptor, is written straight to
+// (appending), never replaced; a directory is refused with a
+// [*sessiontree.NotRegularFileError] saying it is not a want.
+func WriteFile(path, want string, write func(f *os.File) error) (err error) {
+	t, err := WriteTarget(path, want)
+	if err != nil {
+		return err
+	}
+	if t.Direct {
+		f, err := os.OpenFile(t.Path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		err = write(f)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", t.Path, cerr)
+		}
+		return err
+	}
+	dir := filepath.Dir(t.Path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(t.Path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, t.Path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir syncs a directory, so that a rename in it lasts.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
