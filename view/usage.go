@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -168,7 +169,7 @@ func usagePanel(title, yLabel string, keys []string, values plotter.Values, barW
 	p.Y.Min = 0
 	p.Add(plotter.NewGrid())
 	if len(values) == 0 {
-		p.NominalX() // an empty chart still has its axes
+		p.X.Min, p.X.Max, p.Y.Max = 0, 1, 1 // an empty chart still has its axes
 		return p, nil
 	}
 	bars, err := plotter.NewBarChart(values, barWidth)
@@ -179,6 +180,11 @@ func usagePanel(title, yLabel string, keys []string, values plotter.Values, barW
 	bars.LineStyle.Width = 0
 	p.Add(bars)
 	p.NominalX(keys...)
+	// Room for the outer bars and above the highest.
+	p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
+	if top := slices.Max(values); top > 0 {
+		p.Y.Max = top * 1.1
+	}
 	p.X.Tick.Label.Rotation = math.Pi / 3
 	p.X.Tick.Label.XAlign = draw.XRight
 	p.X.Tick.Label.YAlign = draw.YCenter
