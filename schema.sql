@@ -252,16 +252,18 @@ CREATE TABLE branch (
 -- compares them exactly with a replay. An append without usage writes no
 -- row. Deleting a session deletes its rows.
 CREATE TABLE usage_days (
-    session     INTEGER NOT NULL REFERENCES sessions (pk),
     day         TEXT    NOT NULL,
+    session     INTEGER NOT NULL REFERENCES sessions (pk),
     bucket      TEXT    NOT NULL,
     input       INTEGER NOT NULL,
     output      INTEGER NOT NULL,
     cache_read  INTEGER NOT NULL,
     cache_write INTEGER NOT NULL,
     cost        REAL    NOT NULL,
-    PRIMARY KEY (session, day, bucket)
+    PRIMARY KEY (day, session, bucket)
 ) WITHOUT ROWID;
+
+CREATE INDEX usage_days_by_session ON usage_days (session);
 
 -- Current labels (labels are global, not per branch): the latest label
 -- entry per target wins, an empty label deletes the row. entry is the

@@ -127,6 +127,7 @@ type UsageReport struct {
 	// left out, as pi's breakdown leaves out such buckets): by day and by
 	// week in time order, the others by cost, highest first, then key.
 	Rows []UsageRow `json:"rows"`
-	// Total is every counted record, Key "".
+	// Total is the rows added up, Key "", with the number of sessions
+	// that have usage records within the bounds.
 	Total UsageRow `json:"total"`
 }

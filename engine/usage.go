@@ -77,7 +77,7 @@ const (
 	// onto the stored one), otherwise one record's cost to add.
 	qAddUsageDay = `INSERT INTO usage_days (session, day, bucket, input, output, cache_read, cache_write, cost)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-ON CONFLICT (session, day, bucket) DO UPDATE SET
+ON CONFLICT (day, session, bucket) DO UPDATE SET
     input = input + excluded.input, output = output + excluded.output,
     cache_read = cache_read + excluded.cache_read, cache_write = cache_write + excluded.cache_write,
     cost = CASE WHEN ?9 THEN excluded.cost ELSE cost + excluded.cost END`
@@ -174,40 +174,58 @@ func diffDays(stored, want dayTotals) string {
 	return strings.Join(diffs, "; ")
 }
 
-// usageGroupColumns are, per grouping, the SQL of a row's key and name.
-var usageGroupColumns = map[sessiontree.UsageBy][2]string{
-	sessiontree.UsageByDay:     {`u.day`, `''`},
-	sessiontree.UsageByWeek:    {`coalesce(strftime('%G-W%V', u.day), '')`, `''`},
-	sessiontree.UsageByModel:   {`u.bucket`, `''`},
-	sessiontree.UsageByCwd:     {`s.cwd`, `''`},
-	sessiontree.UsageBySession: {`s.id`, `coalesce(s.name, '')`},
+// usageGroupColumns are, per grouping, the SQL of a row's key and name,
+// and whether they need the session's row.
+//
+// (Tried and measured slower: grouping by directory or session through
+// sums per session read in the order of the index by session, which
+// holds only the key, so each row costs a lookup of the table; and
+// computing each day's ISO week once through a join with the distinct
+// days, which sorts as much.)
+var usageGroupColumns = map[sessiontree.UsageBy]struct {
+	key, name string
+	join      bool
+}{
+	sessiontree.UsageByDay:     {`u.day`, `''`, false},
+	sessiontree.UsageByWeek:    {`coalesce(strftime('%G-W%V', u.day), '')`, `''`, false},
+	sessiontree.UsageByModel:   {`u.bucket`, `''`, false},
+	sessiontree.UsageByCwd:     {`s.cwd`, `''`, true},
+	sessiontree.UsageBySession: {`s.id`, `coalesce(s.name, '')`, true},
 }
 
-// usageQuery is the report's SQL for a grouping: usage_days joined with
-// their sessions (never entries), days between ?1 and ?2. Groups without
+// usageQuery is the report's SQL for a grouping: the usage_days rows of
+// days ?1 to ?2, a range of the table's key (day first, so a report by
+// day needs no sort), grouped, with the sessions' rows only for a
+// grouping by directory or session; never entries. Groups without
 // tokens or cost are left out (sessiontree.SortBreakdown's rule).
 func usageQuery(by sessiontree.UsageBy) string {
-	cols := usageGroupColumns[by]
+	g := usageGroupColumns[by]
+	from := `usage_days u`
+	if g.join {
+		from = `usage_days u JOIN sessions s ON s.pk = u.session`
+	}
 	order := `grp_cost DESC, grp_tokens DESC, grp_key`
 	if by == sessiontree.UsageByDay || by == sessiontree.UsageByWeek {
 		order = `grp_key`
 	}
-	return `SELECT ` + cols[0] + ` AS grp_key, ` + cols[1] + `, count(DISTINCT u.session),
+	return `SELECT ` + g.key + ` AS grp_key, ` + g.name + `, count(DISTINCT u.session),
        sum(u.input), sum(u.output), sum(u.cache_read), sum(u.cache_write),
        sum(u.input + u.output + u.cache_read + u.cache_write) AS grp_tokens, sum(u.cost) AS grp_cost
-FROM usage_days u JOIN sessions s ON s.pk = u.session
-WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0
+FROM ` + from + `
+WHERE u.day BETWEEN ?1 AND ?2
 GROUP BY grp_key
 HAVING grp_tokens > 0 OR grp_cost > 0
 ORDER BY ` + order
 }
 
-// qUsageTotal is the report's total over the same rows.
-const qUsageTotal = `SELECT count(DISTINCT u.session),
-       coalesce(sum(u.input), 0), coalesce(sum(u.output), 0), coalesce(sum(u.cache_read), 0),
-       coalesce(sum(u.cache_write), 0), coalesce(sum(u.cost), 0.0)
-FROM usage_days u JOIN sessions s ON s.pk = u.session
-WHERE u.day BETWEEN ?1 AND ?2 AND s.deleting = 0`
+// qUsageSessions counts the sessions with usage in days ?1 to ?2 for the
+// report's total, whose sums are the groups'. It reads the index by
+// session, which holds the key's other columns: counting distinct
+// sessions in its order needs no temporary table, and it is about half
+// the cost of the same count over the table in day order (41,250 rows:
+// 11 ms against 19 ms on a loaded machine).
+const qUsageSessions = `SELECT count(DISTINCT session) FROM usage_days INDEXED BY usage_days_by_session
+WHERE day BETWEEN ?1 AND ?2`
 
 // dayRange is the range of usage_days.day a query counts: every day,
 // the unknown one (”) included, when it has no bound; otherwise only
@@ -230,9 +248,11 @@ func dayRange(uq sessiontree.UsageQuery) (lo, hi string) {
 // Usage reports the tokens and cost of every session's usage records
 // (pi's /session breakdown rules, summed over sessions), grouped as uq
 // says, from the usage_days rows every write keeps: it reads no entry.
-// Group costs are SQLite sums of the rows' costs, so they may differ from
-// a sum in another order in the last bits. A query [sessiontree.UsageQuery.Validate]
-// refuses is an error saying why.
+// A group's cost is SQLite's sum of its rows' costs and the total's the
+// groups' added up, so they may differ in the last bits from a sum in
+// another order (the sessions' Stats summed). A query
+// [sessiontree.UsageQuery.Validate] refuses is an error matching
+// sessiontree.ErrBadUsageQuery.
 func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree.UsageReport, error) {
 	if err := uq.Validate(); err != nil {
 		return sessiontree.UsageReport{}, fmt.Errorf("usage report: %w", err)
@@ -264,16 +284,19 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 			return err
 		}
 		rows.Close()
-		t := &rep.Total.Tokens
-		if err := r.row(qUsageTotal, args(lo, hi), &rep.Total.Sessions, &t.Input, &t.Output, &t.CacheRead,
-			&t.CacheWrite, &rep.Total.Cost); err != nil {
-			return err
-		}
-		t.Total = t.Input + t.Output + t.CacheRead + t.CacheWrite
-		return nil
+		return r.row(qUsageSessions, args(lo, hi), &rep.Total.Sessions)
 	})
 	if err != nil {
 		return sessiontree.UsageReport{}, fmt.Errorf("usage report: %w", translate(err))
+	}
+	for _, row := range rep.Rows {
+		t := &rep.Total.Tokens
+		t.Input += row.Tokens.Input
+		t.Output += row.Tokens.Output
+		t.CacheRead += row.Tokens.CacheRead
+		t.CacheWrite += row.Tokens.CacheWrite
+		t.Total += row.Tokens.Total
+		rep.Total.Cost += row.Cost
 	}
 	return rep, nil
 }

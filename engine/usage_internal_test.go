@@ -18,7 +18,7 @@ func TestUsageReadsNoEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	queries := map[string]string{"total": qUsageTotal}
+	queries := map[string]string{"sessions": qUsageSessions}
 	for _, by := range sessiontree.UsageGroupings {
 		queries[string(by)] = usageQuery(by)
 	}

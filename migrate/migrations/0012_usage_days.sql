@@ -26,18 +26,20 @@
 -- sum() applies. Like migration 11, this one runs only through the
 -- engine.
 CREATE TABLE usage_days (
-    session     INTEGER NOT NULL REFERENCES sessions (pk),
     day         TEXT    NOT NULL,
+    session     INTEGER NOT NULL REFERENCES sessions (pk),
     bucket      TEXT    NOT NULL,
     input       INTEGER NOT NULL,
     output      INTEGER NOT NULL,
     cache_read  INTEGER NOT NULL,
     cache_write INTEGER NOT NULL,
     cost        REAL    NOT NULL,
-    PRIMARY KEY (session, day, bucket)
+    PRIMARY KEY (day, session, bucket)
 ) WITHOUT ROWID;
 
-INSERT INTO usage_days (session, day, bucket, input, output, cache_read, cache_write, cost)
+CREATE INDEX usage_days_by_session ON usage_days (session);
+
+INSERT INTO usage_days (day, session, bucket, input, output, cache_read, cache_write, cost)
 WITH record AS MATERIALIZED (
     SELECT e.pk, e.session, usage_day(e.timestamp) AS day,
            entry_usage(CAST(e.raw AS BLOB)) AS u, entry_usage_cost(CAST(e.raw AS BLOB)) AS cost
@@ -45,9 +47,9 @@ WITH record AS MATERIALIZED (
     WHERE e.type = 'message' AND e.role IN ('assistant', 'toolResult')
        OR e.type IN ('usage', 'compaction', 'branch_summary')
 )
-SELECT session, day, u ->> '$.bucket',
+SELECT day, session, u ->> '$.bucket',
        sum(u ->> '$.input'), sum(u ->> '$.output'), sum(u ->> '$.cacheRead'), sum(u ->> '$.cacheWrite'),
        log_sum(cost ORDER BY pk)
 FROM record
 WHERE u IS NOT NULL
-GROUP BY session, day, u ->> '$.bucket';
+GROUP BY day, session, u ->> '$.bucket';

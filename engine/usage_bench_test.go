@@ -1,0 +1,90 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// benchUsageDraft is an assistant message with usage: an append that
+// adds to the session's usage_days row.
+var benchUsageDraft = func() sessiontree.Draft {
+	g := &gen{prefix: "x", n: 2}
+	e := g.message("")
+	msg, _ := e.Field("message")
+	return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + string(msg) + `}`), Timestamp: benchTS}
+}()
+
+// BenchmarkAppendUsage is BenchmarkAppend with an assistant message that
+// carries usage (BenchmarkAppend's is a user message, which has none).
+func BenchmarkAppendUsage(b *testing.B) {
+	db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
+	ctx := context.Background()
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	measureCPU(b)
+	start := time.Now()
+	for b.Loop() {
+		if _, err := st.Append(ctx, benchUsageDraft, sessiontree.AppendOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
+}
+
+// BenchmarkUsage reports usage over 10,000 sessions, in 20 working
+// directories, each with a few assistant messages of three models on
+// one or two of 250 days (as the bench program's corpus spreads them),
+// by every grouping. The bench program's usage workload measures the
+// same over a corpus of a million entries; the report reads usage_days,
+// whose size depends on sessions, days and models, not entries.
+func BenchmarkUsage(b *testing.B) {
+	ctx := context.Background()
+	db := openBench(b, filepath.Join(b.TempDir(), "usage.db"))
+	const sessions = 10_000
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	err := db.Update(ctx, func(tx *engine.Tx) error {
+		for i := range sessions {
+			st, err := tx.CreateSession(sessiontree.SessionMeta{Cwd: fmt.Sprintf("/work/p%02d", i%20)})
+			if err != nil {
+				return err
+			}
+			var entries []sessiontree.Entry
+			parent := ""
+			for j := range 6 {
+				ts := sessiontree.FormatTime(t0.Add(time.Duration(i)*36*time.Minute + time.Duration(j)*3*time.Hour))
+				e := usageEntry(b, fmt.Sprintf("e%d", j), parent, ts, fmt.Sprintf("m%d", (i+j)%3), 100, 0.01)
+				entries = append(entries, e)
+				parent = e.ID
+			}
+			if err := tx.AppendBatch(st, entries); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, by := range sessiontree.UsageGroupings {
+		b.Run(string(by), func(b *testing.B) {
+			measureCPU(b)
+			for b.Loop() {
+				rep, err := db.Usage(ctx, sessiontree.UsageQuery{By: by})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Total.Sessions != sessions {
+					b.Fatalf("Usage(by %s) counts %d sessions; want %d", by, rep.Total.Sessions, sessions)
+				}
+			}
+		})
+	}
+}
