@@ -24,6 +24,11 @@ func UsageDay(timestamp string) string {
 	if err != nil {
 		return ""
 	}
+	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) {
+		// A time in UTC (ending in Z, as pi writes them all) starts
+		// with its date: no need to format one.
+		return timestamp[:len(UsageDayLayout)]
+	}
 	return t.UTC().Format(UsageDayLayout)
 }
 

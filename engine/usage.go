@@ -26,49 +26,75 @@ import (
 // that DB.Check compares them exactly with a replay of the log.
 //
 // An append without usage (a user message, a tool result without usage)
-// writes no row; one with usage writes one more page than before (the
-// row's), see BenchmarkAppendUsage.
+// writes no row (BenchmarkAppendUser); one with usage upserts one row,
+// one more statement and one more page of the log (BenchmarkAppend).
 
 // dayKey names a usage_days row of a session.
 type dayKey struct{ day, bucket string }
 
 // dayUsage is what a write adds to one usage_days row: the tokens, and
-// each record's cost in log order (see delta).
+// each record's cost in log order (see delta): the first in cost, the
+// others, rarer (a batch), in more.
 type dayUsage struct {
 	dayKey
 	tokens sessiontree.TokenStats
-	costs  []float64
+	cost   float64
+	more   []float64
 }
 
 // add adds one usage record.
-func (d *dayUsage) add(u sessiontree.Usage) {
+func (d *dayUsage) add(u sessiontree.Usage, first bool) {
 	d.tokens.Input += u.Input
 	d.tokens.Output += u.Output
 	d.tokens.CacheRead += u.CacheRead
 	d.tokens.CacheWrite += u.CacheWrite
-	d.costs = append(d.costs, u.Cost)
+	if first {
+		d.cost = u.Cost
+	} else {
+		d.more = append(d.more, u.Cost)
+	}
 }
 
 // dayUsages collects a write's usage by day and bucket, in order of first
-// use. The zero value is empty.
+// use. The zero value is empty; it allocates nothing until a write adds
+// usage of a second day or bucket (a single append adds one at most).
 type dayUsages struct {
+	one   [1]dayUsage
 	rows  []dayUsage
-	index map[dayKey]int
+	index map[dayKey]int // past a few rows
 }
 
 // add adds record u of an entry with timestamp ts in bucket key.
 func (ds *dayUsages) add(ts, key string, u sessiontree.Usage) {
 	k := dayKey{day: sessiontree.UsageDay(ts), bucket: key}
-	i, ok := ds.index[k]
+	i, ok := -1, false
+	if ds.index != nil {
+		i, ok = ds.index[k]
+	} else {
+		for j := range ds.rows {
+			if ds.rows[j].dayKey == k {
+				i, ok = j, true
+				break
+			}
+		}
+	}
 	if !ok {
-		if ds.index == nil {
-			ds.index = map[dayKey]int{}
+		if ds.rows == nil {
+			ds.rows = ds.one[:0]
 		}
 		i = len(ds.rows)
-		ds.index[k] = i
 		ds.rows = append(ds.rows, dayUsage{dayKey: k})
+		if ds.index != nil || len(ds.rows) > 8 {
+			if ds.index == nil {
+				ds.index = make(map[dayKey]int, 16)
+				for j := range ds.rows {
+					ds.index[ds.rows[j].dayKey] = j
+				}
+			}
+			ds.index[k] = i
+		}
 	}
-	ds.rows[i].add(u)
+	ds.rows[i].add(u, !ok)
 }
 
 const (
@@ -96,14 +122,15 @@ FROM usage_days WHERE session = ?1`
 func (w q) applyDays(session int64, ds *dayUsages) error {
 	for i := range ds.rows {
 		d := &ds.rows[i]
-		cost, set := d.costs[0], false
-		if len(d.costs) > 1 {
+		cost, set := d.cost, false
+		if len(d.more) > 0 {
 			var stored float64
 			err := w.row(qUsageDayCost, args(session, d.day, d.bucket), &stored)
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("read usage of %s %s: %w", d.day, d.bucket, err)
 			}
-			for _, c := range d.costs {
+			stored += d.cost
+			for _, c := range d.more {
 				stored += c
 			}
 			cost, set = stored, true

@@ -11,18 +11,22 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 )
 
-// benchUsageDraft is an assistant message with usage: an append that
-// adds to the session's usage_days row.
-var benchUsageDraft = func() sessiontree.Draft {
-	g := &gen{prefix: "x", n: 2}
+// benchUserDraft is a user message: an append without usage, which
+// writes no usage_days row (BenchmarkAppend's draft is an assistant
+// message with usage, which adds to one).
+var benchUserDraft = func() sessiontree.Draft {
+	g := &gen{prefix: "x", n: 2} // gen.message makes message n+1: odd is a user's
 	e := g.message("")
+	if sessiontree.StatsOf(e).HasUsage {
+		panic("benchUserDraft has usage")
+	}
 	msg, _ := e.Field("message")
 	return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + string(msg) + `}`), Timestamp: benchTS}
 }()
 
-// BenchmarkAppendUsage is BenchmarkAppend with an assistant message that
-// carries usage (BenchmarkAppend's is a user message, which has none).
-func BenchmarkAppendUsage(b *testing.B) {
+// BenchmarkAppendUser is BenchmarkAppend with a user message, which has
+// no usage.
+func BenchmarkAppendUser(b *testing.B) {
 	db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
 	ctx := context.Background()
 	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
@@ -32,7 +36,7 @@ func BenchmarkAppendUsage(b *testing.B) {
 	measureCPU(b)
 	start := time.Now()
 	for b.Loop() {
-		if _, err := st.Append(ctx, benchUsageDraft, sessiontree.AppendOptions{}); err != nil {
+		if _, err := st.Append(ctx, benchUserDraft, sessiontree.AppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
