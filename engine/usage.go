@@ -340,29 +340,37 @@ const (
 	sqlLogSum         = "log_sum"
 )
 
-// entryUsageOf decodes an entries row's JSON and returns its usage record
-// and bucket; ok is false when it has none (or the JSON is not an entry).
-func entryUsageOf(raw []byte) (u sessiontree.Usage, bucket string, ok bool) {
-	e, err := sessiontree.DecodeEntry(raw)
-	if err != nil {
-		return u, "", false
-	}
-	es := sessiontree.StatsOf(e)
-	return es.Usage, es.Bucket, es.HasUsage
+// entryUsageFunc is an SQL function of an entries row's JSON (a blob,
+// CAST(raw AS BLOB)) that gives what result makes of its usage record and
+// bucket; NULL for NULL, and for JSON that is not an entry or has no
+// usage record.
+func entryUsageFunc(name string, result func(u sessiontree.Usage, bucket string) (driver.Value, error)) *sqlite.FunctionImpl {
+	return &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
+		Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+			var raw []byte
+			switch v := a[0].(type) {
+			case nil:
+				return nil, nil
+			case []byte:
+				raw = v
+			default:
+				return nil, fmt.Errorf("%s: want a blob, got %T", name, a[0])
+			}
+			e, err := sessiontree.DecodeEntry(raw)
+			if err != nil {
+				return nil, nil
+			}
+			es := sessiontree.StatsOf(e)
+			if !es.HasUsage {
+				return nil, nil
+			}
+			return result(es.Usage, es.Bucket)
+		}}
 }
 
 // registerUsageFuncs gives d's connections the SQL functions of migration
 // 12.
 func registerUsageFuncs(d *sqlite.Driver) error {
-	blobArg := func(name string, a driver.Value) ([]byte, error) {
-		switch v := a.(type) {
-		case nil:
-			return nil, nil
-		case []byte:
-			return v, nil
-		}
-		return nil, fmt.Errorf("%s: want a blob, got %T", name, a)
-	}
 	funcs := []struct {
 		name string
 		impl *sqlite.FunctionImpl
@@ -375,32 +383,14 @@ func registerUsageFuncs(d *sqlite.Driver) error {
 				}
 				return sessiontree.UsageDay(s), nil
 			}}},
-		{sqlEntryUsage, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
-			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
-				raw, err := blobArg(sqlEntryUsage, a[0])
-				if err != nil || raw == nil {
-					return nil, err
-				}
-				u, bucket, ok := entryUsageOf(raw)
-				if !ok {
-					return nil, nil
-				}
-				b, err := json.Marshal(map[string]any{"bucket": bucket, "input": u.Input, "output": u.Output,
-					"cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite})
-				return string(b), err
-			}}},
-		{sqlEntryUsageCost, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
-			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
-				raw, err := blobArg(sqlEntryUsageCost, a[0])
-				if err != nil || raw == nil {
-					return nil, err
-				}
-				u, _, ok := entryUsageOf(raw)
-				if !ok {
-					return nil, nil
-				}
-				return u.Cost, nil
-			}}},
+		{sqlEntryUsage, entryUsageFunc(sqlEntryUsage, func(u sessiontree.Usage, bucket string) (driver.Value, error) {
+			b, err := json.Marshal(map[string]any{"bucket": bucket, "input": u.Input, "output": u.Output,
+				"cacheRead": u.CacheRead, "cacheWrite": u.CacheWrite})
+			return string(b), err
+		})},
+		{sqlEntryUsageCost, entryUsageFunc(sqlEntryUsageCost, func(u sessiontree.Usage, _ string) (driver.Value, error) {
+			return u.Cost, nil
+		})},
 		{sqlLogSum, &sqlite.FunctionImpl{NArgs: 1, Deterministic: true,
 			MakeAggregate: func(sqlite.FunctionContext) (sqlite.AggregateFunction, error) { return &logSum{}, nil }}},
 	}

@@ -26,22 +26,7 @@ var benchUserDraft = func() sessiontree.Draft {
 
 // BenchmarkAppendUser is BenchmarkAppend with a user message, which has
 // no usage.
-func BenchmarkAppendUser(b *testing.B) {
-	db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
-	ctx := context.Background()
-	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	measureCPU(b)
-	start := time.Now()
-	for b.Loop() {
-		if _, err := st.Append(ctx, benchUserDraft, sessiontree.AppendOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "entries/s")
-}
+func BenchmarkAppendUser(b *testing.B) { benchAppend(b, benchUserDraft) }
 
 // BenchmarkUsage reports usage over 10,000 sessions, in 20 working
 // directories, each with a few assistant messages of three models on
