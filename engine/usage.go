@@ -57,7 +57,8 @@ func (d *dayUsage) add(u sessiontree.Usage, first bool) {
 
 // dayUsages collects a write's usage by day and bucket, in order of first
 // use. The zero value is empty; it allocates nothing until a write adds
-// usage of a second day or bucket (a single append adds one at most).
+// usage of a second day or bucket (a single append adds one at most), so
+// its first row lives in the value itself: do not copy one in use.
 type dayUsages struct {
 	one   [1]dayUsage
 	rows  []dayUsage
