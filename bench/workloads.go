@@ -108,7 +108,7 @@ var workloads = []*workload{
 	},
 	{
 		name:   "usage",
-		doc:    "Report the tokens and cost of every session of the corpus by day (store.Usage, `sessiontree usage`), from the aggregates the engine keeps per session and day; the file floor reads every file, the least a tool summing pi's files must do.",
+		doc:    "Report the tokens and cost of every session of the corpus by day (store.Usage, `sessiontree usage`), from the aggregates the engine keeps per session and day; the floor sums a bare table of usage per session and day, the file floor reads every file, the least a tool summing pi's files must do.",
 		corpus: true,
 		cases:  usageCases,
 	},
