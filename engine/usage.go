@@ -26,8 +26,23 @@ import (
 // that DB.Check compares them exactly with a replay of the log.
 //
 // An append without usage (a user message, a tool result without usage)
-// writes no row (BenchmarkAppendUser); one with usage upserts one row,
-// one more statement and one more page of the log (BenchmarkAppend).
+// writes no row: BenchmarkAppendUser is unchanged (80 µs a median append,
+// 24 runs of each interleaved with the engine before this table). One
+// with usage upserts one row, one more statement and one more page of
+// the log: BenchmarkAppend (an assistant message with usage) went from
+// 100 to 112 µs (CPU 104 to 121 µs, 63 to 82 allocations). Keeping the
+// days in the sessions row instead, as the breakdown is (breakdown.go),
+// would grow that row with every day a session lives and make a report
+// parse every session's JSON.
+//
+// The table's key is day first, so a report by day is one scan in key
+// order without a sort, and bounds on the days are a range of the key;
+// an index by session serves deleting a session, Check and the report's
+// count of sessions. BenchmarkUsage (10,000 sessions, 41,250 rows),
+// CPU per report: by day 24 to 32 ms, by model 36 to 38, by directory
+// 31 to 45, by week 50 (SQLite's strftime per row), by session 68 to 92
+// (sorting 10,000 groups); the bench program's usage workload, by day
+// over 10,000 sessions and 909,511 entries: 15.7 ms median.
 
 // dayKey names a usage_days row of a session.
 type dayKey struct{ day, bucket string }
