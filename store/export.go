@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/jmoiron/sqlx"
 
@@ -80,9 +79,9 @@ func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportO
 // so is an open file descriptor (/dev/stdout, /dev/fd/N) on a file a
 // shell opened with > or >>, appending. A directory is refused.
 func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOptions) error {
-	var exportErr error // Export's own error names the session already
-	err := fsx.WriteFile(path, "session file", func(f *os.File) error {
-		exportErr = s.Export(ctx, id, f, opts)
+	var exportErr error // Export names the session in its errors already
+	err := fsx.WriteFile(path, "session file", 0o600, func(w io.Writer) error {
+		exportErr = s.Export(ctx, id, w, opts)
 		return exportErr
 	})
 	if err != nil && err != exportErr {

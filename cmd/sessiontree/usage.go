@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -68,7 +68,7 @@ the sessions' entries: it takes milliseconds over thousands of sessions.`,
 				return err
 			}
 			if chart != "" {
-				err := fsx.WriteFile(chart, "chart file", func(f *os.File) error { return view.WriteUsageChart(f, rep) })
+				err := fsx.WriteFile(chart, "chart file", 0o600, func(w io.Writer) error { return view.WriteUsageChart(w, rep) })
 				if err != nil {
 					return fmt.Errorf("usage chart %s: %w", chart, err)
 				}

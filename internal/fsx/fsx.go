@@ -25,6 +25,7 @@ package fsx
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -172,30 +173,21 @@ func namesDescriptor(p string) bool {
 	return strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") && strings.Contains(p, "/fd/")
 }
 
-// WriteFile writes the file at path with write, atomically where it can
-// (see [WriteTarget]): write fills a temporary file in the same directory
-// (mode 0600), which is synced and renamed over path, and the directory
-// is synced, so path holds either its old content or the whole new one,
-// even after a crash; on error the temporary file is removed. Missing
-// directories are made with mode 0700. A path that names something other
-// than a regular file, or an open file descriptor, is written straight to
-// (appending), never replaced; a directory is refused with a
-// [*sessiontree.NotRegularFileError] saying it is not a want.
-func WriteFile(path, want string, write func(f *os.File) error) (err error) {
+// WriteFile writes what write produces to the file at path, as
+// [WriteTarget] says: a regular file (or a new one) atomically, through a
+// temporary file in the same directory (mode perm) that is synced, renamed
+// over the target and followed by a sync of the directory, so the path
+// holds either its old content or all of the new, even after a crash;
+// missing directories are made with mode 0700. Anything else (a device, a
+// named pipe, an open descriptor) is written straight to, appending. When
+// write fails the target is left as it was and the temporary file removed.
+func WriteFile(path, want string, perm os.FileMode, write func(w io.Writer) error) (err error) {
 	t, err := WriteTarget(path, want)
 	if err != nil {
 		return err
 	}
 	if t.Direct {
-		f, err := os.OpenFile(t.Path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			return err
-		}
-		err = write(f)
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close %s: %w", t.Path, cerr)
-		}
-		return err
+		return writeDirect(t.Path, write)
 	}
 	dir := filepath.Dir(t.Path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -212,26 +204,40 @@ func WriteFile(path, want string, write func(f *os.File) error) (err error) {
 			_ = os.Remove(tmp)
 		}
 	}()
-	if err := f.Chmod(0o600); err != nil {
+	if err := f.Chmod(perm); err != nil {
 		return err
 	}
 	if err := write(f); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+		return fmt.Errorf("sync: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp, err)
+		return fmt.Errorf("close: %w", err)
 	}
 	if err := os.Rename(tmp, t.Path); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-// syncDir syncs a directory, so that a rename in it lasts.
-func syncDir(dir string) error {
+// writeDirect writes to path as it is, a device, a pipe or an open
+// descriptor: there is nothing to sync or rename.
+func writeDirect(path string, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	return err
+}
+
+// SyncDir makes a rename or a new file in dir durable.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", dir, err)

@@ -4,6 +4,7 @@ package fsx_test
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,5 +113,46 @@ func TestWriteTarget(t *testing.T) {
 	defer f.Close()
 	if got, err := fsx.WriteTarget("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), "session file"); err == nil && !got.Direct {
 		t.Errorf("WriteTarget(/proc/self/fd/N of a file) = %+v; want Direct", got)
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "out.md")
+	link := filepath.Join(dir, "link.md")
+	if err := os.Symlink("out.md", link); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) func(io.Writer) error {
+		return func(w io.Writer) error { _, err := io.WriteString(w, s); return err }
+	}
+	if err := fsx.WriteFile(link, "page", 0o644, write("one")); err != nil {
+		t.Fatal(err)
+	}
+	failed := errors.New("render failed")
+	if err := fsx.WriteFile(file, "page", 0o644, func(w io.Writer) error {
+		_, _ = io.WriteString(w, "half")
+		return failed
+	}); !errors.Is(err, failed) {
+		t.Errorf("WriteFile(failing write) = %v; want %v", err, failed)
+	}
+	if got, err := os.ReadFile(file); err != nil || string(got) != "one" {
+		t.Errorf("after a failed write the file holds %q, %v; want %q", got, err, "one")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v, %v", fi, err)
+	}
+	names, err := os.ReadDir(dir)
+	if err != nil || len(names) != 2 {
+		t.Errorf("the directory holds %v, %v; want only out.md and link.md (no temporary file)", names, err)
+	}
+	if err := fsx.WriteFile(filepath.Join(dir, "sub", "deep.md"), "page", 0o644, write("two")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "sub", "deep.md")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("a new file in a new directory: %v, %v; want mode 0644", fi, err)
+	}
+	if err := fsx.WriteFile(dir, "page", 0o644, write("x")); err == nil {
+		t.Errorf("WriteFile(a directory) = nil; want an error")
 	}
 }
