@@ -42,6 +42,10 @@ var (
 	// engine could open for reading only (a read-only mount, a folder or
 	// file the user may not write).
 	ErrReadOnly = errors.New("storage is read-only")
+	// ErrBadUsageQuery is returned for a [UsageQuery] that
+	// [UsageQuery.Validate] refuses: an unknown grouping, a date that is
+	// not YYYY-MM-DD, or bounds the wrong way round.
+	ErrBadUsageQuery = errors.New("invalid usage query")
 )
 
 // EntryNotFoundError reports an entry id that does not exist in the session.

@@ -11,6 +11,8 @@
 -- a whole session:
 --
 --   * session list, leaf, name, stats: one sessions row;
+--   * usage over every session (`sessiontree usage`): usage_days, a few
+--     rows per session and day;
 --   * active path and context: one range scan of branch;
 --   * path from an entry off the active branch: a recursive query over
 --     entries.parent_id that applies the compaction rule as it walks and is
@@ -23,7 +25,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 11;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 12;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -237,6 +239,31 @@ CREATE TABLE branch (
     entry   INTEGER NOT NULL,
     PRIMARY KEY (session, depth)
 ) WITHOUT ROWID;
+
+-- Usage per session, day and bucket (migration 12), for reports over
+-- every session that read no entry: the tokens and cost of the usage
+-- records pi's /session breakdown counts (sessiontree.StatsOf), summed per
+-- session, day and bucket. day is sessiontree.UsageDay of the entry's
+-- timestamp: its UTC date ("2026-12-03"), '' when the timestamp is not
+-- RFC 3339; bucket is the breakdown's key ("provider/model", or
+-- "Tools/summaries"). Every write adds its records in its transaction, the
+-- costs one record at a time in log order like the session's, so a
+-- session's rows add up to its sessions row totals and engine.Check
+-- compares them exactly with a replay. An append without usage writes no
+-- row. Deleting a session deletes its rows.
+CREATE TABLE usage_days (
+    day         TEXT    NOT NULL,
+    session     INTEGER NOT NULL REFERENCES sessions (pk),
+    bucket      TEXT    NOT NULL,
+    input       INTEGER NOT NULL,
+    output      INTEGER NOT NULL,
+    cache_read  INTEGER NOT NULL,
+    cache_write INTEGER NOT NULL,
+    cost        REAL    NOT NULL,
+    PRIMARY KEY (day, session, bucket)
+) WITHOUT ROWID;
+
+CREATE INDEX usage_days_by_session ON usage_days (session);
 
 -- Current labels (labels are global, not per branch): the latest label
 -- entry per target wins, an empty label deletes the row. entry is the

@@ -199,6 +199,7 @@ func parseFlags(args []string) (Options, error) {
 	workloads := fs.String("workloads", "", "comma-separated workloads (default all)")
 	backends := fs.String("backends", "", "comma-separated backends (default all)")
 	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
+	corpusMax := fs.Int("corpus-max", 0, "largest corpus session, in entries (default 12, huge 200)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	seed := fs.Uint64("seed", 1, "generator seed")
@@ -246,6 +247,9 @@ func parseFlags(args []string) (Options, error) {
 	o.Backends = splitList(*backends)
 	if *corpusN >= 0 {
 		o.CorpusSessions = *corpusN
+	}
+	if *corpusMax != 0 {
+		o.CorpusMaxEntries = *corpusMax
 	}
 	if *runs != 0 {
 		o.Runs = *runs

@@ -107,6 +107,12 @@ var workloads = []*workload{
 		cases:  searchCases,
 	},
 	{
+		name:   "usage",
+		doc:    "Report the tokens and cost of every session of the corpus by day (store.Usage, `sessiontree usage`), from the aggregates the engine keeps per session and day; the floor sums a bare table of usage per session and day, the file floor reads every file, the least a tool summing pi's files must do.",
+		corpus: true,
+		cases:  usageCases,
+	},
+	{
 		name:   "store-import",
 		doc:    "Import 500 of the corpus's small pi files (a third of a smaller corpus) into a fresh session store (each file one transaction; the search index is left to store-index), as a first run over a user's pi folder does.",
 		corpus: true,

@@ -520,9 +520,13 @@ var benchDraft = func() sessiontree.Draft {
 	return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + string(msg) + `}`), Timestamp: benchTS}
 }()
 
-// BenchmarkAppend appends single entries, one transaction each, with WAL
-// and synchronous=NORMAL (target >= 20,000 per second).
-func BenchmarkAppend(b *testing.B) {
+// BenchmarkAppend appends single entries (assistant messages with
+// usage), one transaction each, with WAL and synchronous=NORMAL (target
+// >= 20,000 per second).
+func BenchmarkAppend(b *testing.B) { benchAppend(b, benchDraft) }
+
+// benchAppend appends d to a fresh session, one transaction each.
+func benchAppend(b *testing.B, d sessiontree.Draft) {
 	db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
 	ctx := context.Background()
 	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
@@ -532,7 +536,7 @@ func BenchmarkAppend(b *testing.B) {
 	measureCPU(b)
 	start := time.Now()
 	for b.Loop() {
-		if _, err := st.Append(ctx, benchDraft, sessiontree.AppendOptions{}); err != nil {
+		if _, err := st.Append(ctx, d, sessiontree.AppendOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -30,7 +30,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // engine keeps: each stored row's JSON matches its checksum (see
 // [EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
-// append computes, the stats (exactly, through sessiontree.Tally), the
+// append computes, the stats (exactly, through sessiontree.Tally) and the
+// usage by day and bucket (usage_days, exactly), the
 // session list's first user text, name, labels and leaf follow the log, and
 // the materialized branch equals the path recomputed from parent ids. It
 // reads the whole session; it is a tool for tests and repair, not for the
@@ -169,6 +170,7 @@ func checkSession(r q, id string) error {
 	byID := map[string]*checked{}
 	var tally sessiontree.Tally
 	firstUse := map[string]int64{} // bucket -> seq of its first record
+	days := dayTotals{}
 	var wantFirst sql.NullString
 	labels := map[string]string{}
 	var wantName, leaf string
@@ -258,6 +260,9 @@ func checkSession(r q, id string) error {
 		if _, seen := firstUse[f.stats.Bucket]; f.stats.HasUsage && !seen {
 			firstUse[f.stats.Bucket] = e.Seq
 		}
+		if f.stats.HasUsage {
+			days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+		}
 		if !wantFirst.Valid {
 			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
 		}
@@ -296,6 +301,13 @@ func checkSession(r q, id string) error {
 	}
 	if !slices.Equal(storedBuckets, wantBuckets) {
 		return corrupt("", "stored usage buckets %+v, log gives %+v", storedBuckets, wantBuckets)
+	}
+	storedDays, err := storedDays(r, pk)
+	if err != nil {
+		return err
+	}
+	if diff := diffDays(storedDays, days); diff != "" {
+		return corrupt("", "stored usage by day: %s", diff)
 	}
 	if firstUser != wantFirst {
 		return corrupt("", "stored first user text %q, log gives %q", firstUser.String, wantFirst.String)

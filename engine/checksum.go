@@ -105,6 +105,18 @@ const sqlChecksumFunc = "entry_checksum"
 // connection of the process.
 func newDriver() (*sqlite.Driver, error) {
 	d := &sqlite.Driver{}
+	if err := RegisterFunctions(d); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// RegisterFunctions gives the connections d opens the SQL functions the
+// engine's migrations call: entry_checksum (migration 11) and those of
+// migration 12 (see usage.go). The engine's own connections have them;
+// this is for a tool that applies package migrate's files on a driver of
+// its own.
+func RegisterFunctions(d *sqlite.Driver) error {
 	err := d.RegisterDeterministicScalarFunction(sqlChecksumFunc, 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
 		switch v := a[0].(type) {
 		case nil:
@@ -115,7 +127,7 @@ func newDriver() (*sqlite.Driver, error) {
 		return nil, fmt.Errorf("%s: want a blob, got %T", sqlChecksumFunc, a[0])
 	})
 	if err != nil {
-		return nil, fmt.Errorf("register %s: %w", sqlChecksumFunc, err)
+		return fmt.Errorf("register %s: %w", sqlChecksumFunc, err)
 	}
-	return d, nil
+	return registerUsageFuncs(d)
 }

@@ -17,6 +17,9 @@
 //   - its stats (pi 1.6.0's /session totals and cost breakdown): that
 //     row, kept by every write in its transaction by
 //     sessiontree.StatsOf's rules;
+//   - usage over every session, by day, week, model, cwd or session
+//     ([DB.Usage]): the usage_days rows, per session, day and bucket,
+//     that every write keeps in its transaction by the same rules;
 //   - the active path and the context: a range scan of the materialized
 //     branch, from the compaction boundary to the leaf;
 //   - the path from an entry on the active branch: a prefix of the branch,
@@ -96,9 +99,9 @@
 //
 // The engine's connections come from a driver of its own, which gives
 // them the SQL function entry_checksum(blob) (the [EntryChecksum] of a
-// blob): migration 11 fills the checksums of older rows with it, so the
-// engine's migrations must be applied through the engine (or a
-// connection given that function). A checksum guards against damage, not
+// blob) and those of usage.go: migrations 11 and 12 fill older rows with
+// them, so the engine's migrations must be applied through the engine (or
+// a connection given those functions, [RegisterFunctions]). A checksum guards against damage, not
 // against a deliberate edit: whoever can write the file can write a
 // matching checksum.
 package engine

@@ -141,7 +141,7 @@ func deleteSession(w q, id string) error {
 		query string
 		args  []any
 	}{
-		{qMarkDeleting, args(pk)}, {qDeleteBranch, args(pk)}, {qDeleteLabels, args(pk)},
+		{qMarkDeleting, args(pk)}, {qDeleteBranch, args(pk)}, {qDeleteLabels, args(pk)}, {qDeleteUsageDays, args(pk)},
 		{qDeleteEntries, args(lo, hi)}, {qDeleteSession, args(pk)},
 	} {
 		if _, err := w.exec(st.query, st.args...); err != nil {

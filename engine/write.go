@@ -59,10 +59,12 @@ type delta struct {
 	// head's until a record changes it (ownBuckets), then a copy.
 	buckets    []bucket
 	ownBuckets bool
-	updatedAt  string
-	setsName   bool
-	name       string
-	firstUser  *string
+	// days is the usage the write adds per day and bucket (usage.go).
+	days      dayUsages
+	updatedAt string
+	setsName  bool
+	name      string
+	firstUser *string
 }
 
 // bucket is one bucket of the breakdown: its key, the seq of the entry
@@ -178,6 +180,7 @@ func (d *delta) count(seq int64, e sessiontree.Entry, f *facts, h *head) {
 	}
 	if f.stats.HasUsage {
 		d.addUsage(seq, f.stats.Bucket, f.stats.Usage)
+		d.days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
 	}
 }
 
@@ -209,8 +212,8 @@ func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
 	return err
 }
 
-// apply writes the delta to the session row: the breakdown only when a
-// record changed it.
+// apply writes the delta to the session row, the breakdown only when a
+// record changed it, and its usage to the session's usage_days rows.
 func (w q) apply(session int64, d *delta) error {
 	var leafPK, leafID any
 	var depth, start int64
@@ -232,7 +235,10 @@ func (w q) apply(session int64, d *delta) error {
 		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
 		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost, breakdown,
 		d.updatedAt, d.setsName, nullString(d.name), first, session)
-	return err
+	if err != nil {
+		return err
+	}
+	return w.applyDays(session, &d.days)
 }
 
 func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }

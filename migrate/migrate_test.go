@@ -3,7 +3,6 @@ package migrate_test
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -18,15 +17,14 @@ import (
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
-// driverName names a driver whose connections have the SQL function the
-// engine's migrations call, entry_checksum (migration 11), as the
-// engine's connections do.
+// driverName names a driver whose connections have the SQL functions the
+// engine's migrations call (entry_checksum, migration 11; those of
+// migration 12), as the engine's connections do.
 var driverName = func() string {
 	d := &sqlite.Driver{}
-	d.MustRegisterDeterministicScalarFunction("entry_checksum", 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
-		b, _ := a[0].([]byte)
-		return engine.EntryChecksum(b), nil
-	})
+	if err := engine.RegisterFunctions(d); err != nil {
+		panic(err)
+	}
 	sql.Register("sqlite-migrate-test", d)
 	return "sqlite-migrate-test"
 }()

@@ -23,6 +23,9 @@
 //   - [Store.Search] is full-text search over every session with FTS5,
 //     for English and CJK text, over the first 1 MiB of each entry's text
 //     ([IndexedTextLimit]); [Store.Index] brings the index up to date.
+//   - [Store.Usage] reports the tokens and cost of every session (pi's
+//     /session breakdown, summed) by day, week, model, directory or
+//     session, from the totals the engine keeps per session and day.
 //   - [Store.Check] verifies the database, for the command line's check;
 //     [Store.Warnings] names the sessions holding entries of types this
 //     version does not know, which are kept byte for byte (not damage).

@@ -285,3 +285,26 @@ func TestCheckStorage(t *testing.T) {
 		t.Errorf("CheckStorage (-want +got):\n%s", diff)
 	}
 }
+
+func TestParseDay(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"2026-12-03", "2026-12-03"},
+		{"2026-12-03T10:00:00Z", "2026-12-03"},
+		{"2026-12-03T01:00:00+02:00", "2026-12-02"},
+		{"2026-02-30", "!"},
+		{"12/03/2026", "!"},
+		{"yesterday", "!"},
+	} {
+		got, err := cli.ParseDay(tt.in)
+		if tt.want == "!" {
+			if err == nil {
+				t.Errorf("ParseDay(%q) = %q; want an error", tt.in, got)
+			}
+			continue
+		}
+		if got != tt.want || err != nil {
+			t.Errorf("ParseDay(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}

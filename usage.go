@@ -1,0 +1,138 @@
+package sessiontree
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Usage reports: the tokens and cost of pi's /session breakdown summed
+// over many sessions, by day, week, model, working directory or session
+// (`sessiontree usage`; the SQLite engine answers them from aggregates it
+// keeps per session and day).
+
+// UsageDayLayout is the layout of a usage day: an ISO-8601 date.
+const UsageDayLayout = "2006-01-02"
+
+// UsageDay is the day a usage record counts on in usage reports: the UTC
+// date of its entry's timestamp (the entry's, not the message's inner
+// time), as "2026-12-03". A timestamp that is not RFC 3339 (pi writes
+// every timestamp in UTC with milliseconds; only a hand-edited file has
+// another) gives "", the day of records whose day is unknown.
+func UsageDay(timestamp string) string {
+	t, err := ParseTime(timestamp)
+	if err != nil {
+		return ""
+	}
+	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) {
+		// A time in UTC (ending in Z, as pi writes them all) starts
+		// with its date: no need to format one.
+		return timestamp[:len(UsageDayLayout)]
+	}
+	return t.UTC().Format(UsageDayLayout)
+}
+
+// UsageBy is how a usage report groups its rows.
+type UsageBy string
+
+// The groupings of a usage report.
+const (
+	// UsageByDay groups by UTC day ("2026-12-03").
+	UsageByDay UsageBy = "day"
+	// UsageByWeek groups by ISO 8601 week of the UTC day ("2026-W49").
+	UsageByWeek UsageBy = "week"
+	// UsageByModel groups by bucket: "provider/model", or
+	// [ToolsBucket].
+	UsageByModel UsageBy = "model"
+	// UsageByCwd groups by the session's working directory.
+	UsageByCwd UsageBy = "cwd"
+	// UsageBySession groups by session.
+	UsageBySession UsageBy = "session"
+)
+
+// UsageGroupings lists the groupings in the order help texts name them.
+var UsageGroupings = []UsageBy{UsageByDay, UsageByWeek, UsageByModel, UsageByCwd, UsageBySession}
+
+// UsageQuery selects and groups a usage report. The zero value reports
+// every record by day.
+type UsageQuery struct {
+	// Since and Until bound the days counted, both included, as UTC dates
+	// ("2026-12-03"); "" leaves that side open. Records whose day is
+	// unknown (a timestamp that is not RFC 3339) count only when both are
+	// "".
+	Since, Until string
+	// By is the grouping; "" means [UsageByDay].
+	By UsageBy
+}
+
+// Validate checks the query: a known grouping, dates in the
+// [UsageDayLayout], Since not after Until. Its error matches
+// [ErrBadUsageQuery] and says which field is wrong.
+func (uq UsageQuery) Validate() error {
+	if uq.By != "" && !isGrouping(uq.By) {
+		return fmt.Errorf("grouping %q: want one of %s: %w", uq.By, groupingList(), ErrBadUsageQuery)
+	}
+	for _, d := range []struct{ name, value string }{{"since", uq.Since}, {"until", uq.Until}} {
+		if d.value == "" {
+			continue
+		}
+		if _, err := time.Parse(UsageDayLayout, d.value); err != nil {
+			return fmt.Errorf("%s date %q: want YYYY-MM-DD: %w", d.name, d.value, ErrBadUsageQuery)
+		}
+	}
+	if uq.Since != "" && uq.Until != "" && uq.Since > uq.Until {
+		return fmt.Errorf("since %s is after until %s: %w", uq.Since, uq.Until, ErrBadUsageQuery)
+	}
+	return nil
+}
+
+func isGrouping(by UsageBy) bool {
+	for _, g := range UsageGroupings {
+		if g == by {
+			return true
+		}
+	}
+	return false
+}
+
+func groupingList() string {
+	names := make([]string, len(UsageGroupings))
+	for i, g := range UsageGroupings {
+		names[i] = string(g)
+	}
+	return strings.Join(names, ", ")
+}
+
+// UsageRow is one row of a usage report: a group's sessions, tokens and
+// cost.
+type UsageRow struct {
+	// Key is the group: a day, an ISO week, a bucket, a working directory
+	// or a session id. A day or week is "" for records whose day is
+	// unknown.
+	Key string `json:"key"`
+	// Name is the session's name when grouping by session ("" for none,
+	// left out of the JSON).
+	Name string `json:"name,omitempty"`
+	// Sessions counts the sessions with usage in the group.
+	Sessions int64 `json:"sessions"`
+	// Tokens are the group's token totals.
+	Tokens TokenStats `json:"tokens"`
+	// Cost is the group's cost total.
+	Cost float64 `json:"cost"`
+}
+
+// UsageReport is the answer to a [UsageQuery].
+type UsageReport struct {
+	// By is the grouping.
+	By UsageBy `json:"by"`
+	// Since and Until are the query's bounds ("" open).
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Rows are the groups with tokens or cost (groups with neither are
+	// left out, as pi's breakdown leaves out such buckets): by day and by
+	// week in time order, the others by cost, highest first, then key.
+	Rows []UsageRow `json:"rows"`
+	// Total is the rows added up, Key "", with the number of sessions
+	// that have usage records within the bounds.
+	Total UsageRow `json:"total"`
+}

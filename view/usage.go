@@ -1,0 +1,192 @@
+package view
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// unknownDay is how a report shows the group of records whose day is
+// unknown (a timestamp that is not RFC 3339).
+const unknownDay = "(unknown)"
+
+// usageKeys returns the labels of a report's rows: by session the
+// shortest id prefix that tells them apart (at least 8 characters), an
+// unknown day or week as unknownDay, other keys as they are.
+func usageKeys(rep sessiontree.UsageReport) []string {
+	keys := make([]string, len(rep.Rows))
+	for i, r := range rep.Rows {
+		keys[i] = r.Key
+	}
+	switch rep.By {
+	case sessiontree.UsageBySession:
+		n := UniquePrefixLen(keys, 8)
+		for i, k := range keys {
+			keys[i] = k[:min(n, len(k))]
+		}
+	case sessiontree.UsageByDay, sessiontree.UsageByWeek:
+		for i, k := range keys {
+			if k == "" {
+				keys[i] = unknownDay
+			}
+		}
+	}
+	return keys
+}
+
+// usageRange says which days a report covers: "all days", "since D",
+// "until D" or "D1 to D2".
+func usageRange(rep sessiontree.UsageReport) string {
+	switch {
+	case rep.Since == "" && rep.Until == "":
+		return "all days"
+	case rep.Until == "":
+		return "since " + rep.Since
+	case rep.Since == "":
+		return "until " + rep.Until
+	}
+	return rep.Since + " to " + rep.Until
+}
+
+// WriteUsage writes a usage report as a table: one row per group (its
+// key, by session also the name), the sessions with usage in it, input,
+// output, cache read, cache write and total tokens, and the cost in
+// dollars; then a total row. A report without usage prints one line
+// saying so.
+func WriteUsage(w io.Writer, rep sessiontree.UsageReport) error {
+	if len(rep.Rows) == 0 {
+		if _, err := fmt.Fprintf(w, "no usage recorded (%s)\n", usageRange(rep)); err != nil {
+			return fmt.Errorf("write usage: %w", err)
+		}
+		return nil
+	}
+	by := string(rep.By)
+	if by == "" {
+		by = string(sessiontree.UsageByDay)
+	}
+	cols := []Column{{Header: by, Max: 48, CutLeft: rep.By == sessiontree.UsageByCwd}}
+	bySession := rep.By == sessiontree.UsageBySession
+	if bySession {
+		cols = append(cols, Column{Header: "name", Max: 40})
+	}
+	for _, h := range []string{"sessions", "input", "output", "cache read", "cache write", "tokens", "cost"} {
+		cols = append(cols, Column{Header: h, Right: true})
+	}
+	t := NewTable(cols...)
+	add := func(key, name string, r sessiontree.UsageRow) {
+		cells := []string{key}
+		if bySession {
+			cells = append(cells, name)
+		}
+		tk := r.Tokens
+		cells = append(cells, Count(r.Sessions), Count(tk.Input), Count(tk.Output), Count(tk.CacheRead),
+			Count(tk.CacheWrite), Count(tk.Total), fmt.Sprintf("$%.4f", r.Cost))
+		t.Add(cells...)
+	}
+	for i, key := range usageKeys(rep) {
+		add(key, rep.Rows[i].Name, rep.Rows[i])
+	}
+	add("total", "", rep.Total)
+	return t.Write(w)
+}
+
+// barColor is the colour of a usage chart's bars.
+var barColor = color.RGBA{0x1f, 0x78, 0xb4, 0xff}
+
+// maxChartBars is how many groups a chart of models, directories or
+// sessions shows; the rest are one bar, "others". Days and weeks are all
+// shown.
+const maxChartBars = 30
+
+// WriteUsageChart draws a usage report as an SVG image: two bar charts,
+// cost in dollars above and tokens in millions below, one bar per group
+// in the report's order (the most expensive groups first when not by day
+// or week, at most maxChartBars of them).
+func WriteUsageChart(w io.Writer, rep sessiontree.UsageReport) error {
+	keys, rows := usageKeys(rep), rep.Rows
+	timeline := rep.By == "" || rep.By == sessiontree.UsageByDay || rep.By == sessiontree.UsageByWeek
+	if !timeline && len(rows) > maxChartBars {
+		others := sessiontree.UsageRow{}
+		for _, r := range rows[maxChartBars-1:] {
+			others.Cost += r.Cost
+			others.Tokens.Total += r.Tokens.Total
+		}
+		keys = append(keys[:maxChartBars-1:maxChartBars-1], fmt.Sprintf("%d others", len(rows)-maxChartBars+1))
+		rows = append(rows[:maxChartBars-1:maxChartBars-1], others)
+	}
+	by := string(rep.By)
+	if by == "" {
+		by = string(sessiontree.UsageByDay)
+	}
+	cost := make(plotter.Values, len(rows))
+	tokens := make(plotter.Values, len(rows))
+	for i, r := range rows {
+		cost[i], tokens[i] = r.Cost, float64(r.Tokens.Total)/1e6
+	}
+	// 0.3 inch a bar, within 7 to 40 inches: a year of days gets
+	// narrower bars.
+	width := vg.Length(math.Max(7, math.Min(40, 1.5+0.3*float64(len(rows))))) * vg.Inch
+	barWidth := min(vg.Points(14), 0.7*(width-1.5*vg.Inch)/vg.Length(max(len(rows), 1)))
+	top, err := usagePanel(fmt.Sprintf("Cost by %s, %s: $%.2f", by, usageRange(rep), rep.Total.Cost), "cost ($)",
+		keys, cost, barWidth)
+	if err != nil {
+		return err
+	}
+	bottom, err := usagePanel(fmt.Sprintf("Tokens by %s: %s", by, Count(rep.Total.Tokens.Total)), "tokens (millions)",
+		keys, tokens, barWidth)
+	if err != nil {
+		return err
+	}
+	c := vgsvg.New(width, 8*vg.Inch)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
+		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	panels := [][]*plot.Plot{{top}, {bottom}}
+	canvases := plot.Align(panels, tiles, draw.New(c))
+	for i, row := range panels {
+		row[0].Draw(canvases[i][0])
+	}
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("write usage chart: %w", err)
+	}
+	return nil
+}
+
+// usagePanel is one bar chart of a usage chart.
+func usagePanel(title, yLabel string, keys []string, values plotter.Values, barWidth vg.Length) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.Y.Label.Text = yLabel
+	p.Y.Min = 0
+	p.Add(plotter.NewGrid())
+	if len(values) == 0 {
+		p.X.Min, p.X.Max, p.Y.Max = 0, 1, 1 // an empty chart still has its axes
+		return p, nil
+	}
+	bars, err := plotter.NewBarChart(values, barWidth)
+	if err != nil {
+		return nil, fmt.Errorf("usage chart: %w", err)
+	}
+	bars.Color = barColor
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	p.NominalX(keys...)
+	// Room for the outer bars and above the highest.
+	p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
+	if top := slices.Max(values); top > 0 {
+		p.Y.Max = top * 1.1
+	}
+	p.X.Tick.Label.Rotation = math.Pi / 3
+	p.X.Tick.Label.XAlign = draw.XRight
+	p.X.Tick.Label.YAlign = draw.YCenter
+	return p, nil
+}
