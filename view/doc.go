@@ -2,7 +2,8 @@
 // text graph in the manner of `git log --graph`, as JSON, and as the rows
 // the web page draws ([Graph], by the text graph's rules), the active
 // branch, a readable transcript of the model's context, a session's info,
-// tables, relative times and a progress bar; and a session to share, as
+// tables, relative times (by go-humanize) and a progress bar (by
+// schollz/progressbar); and a session to share, as
 // Markdown ([WriteMarkdown]) or as one self-contained HTML page
 // ([WriteHTML]). It is what the sessiontree command prints, kept out of
 // the command so it can be tested and reused.

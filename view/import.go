@@ -150,3 +150,6 @@ func entries(n int) string {
 	}
 	return Count(int64(n)) + " entries"
 }
+
+// mb is n bytes in megabytes.
+func mb(n int64) float64 { return float64(n) / 1e6 }

@@ -3,49 +3,29 @@ package view
 import (
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"golang.org/x/term"
+	"github.com/schollz/progressbar/v3"
 )
 
-// IsTerminal reports whether f, a reader or a writer, is a terminal: an
-// *os.File on a tty.
-func IsTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
-}
-
-// TerminalWidth returns the width of the terminal w is, or 0 when w is not
-// a terminal.
-func TerminalWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return 0
-	}
-	cols, _, err := term.GetSize(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	return cols
-}
-
-// ProgressStatus is how far a long job (an import) has come.
+// ProgressStatus is how far a long job (an import, or the search index's
+// catch-up) has come.
 type ProgressStatus struct {
 	// FilesDone and FilesTotal count files.
 	FilesDone, FilesTotal int
-	// BytesDone and BytesTotal count bytes read.
+	// BytesDone and BytesTotal count bytes read; the bar of an import
+	// fills by them and shows megabytes and megabytes per second.
 	BytesDone, BytesTotal int64
-	// Entries counts entries processed so far; negative means unknown, and
-	// the bar shows megabytes per second instead of entries per second.
-	Entries int64
-	// EntriesTotal, when positive, makes the bar one of entries alone (no
-	// files or bytes), as the search index's catch-up after an import
-	// shows it: "[====>   ] 1,200/5,000 entries  4,000 entries/s".
-	EntriesTotal int64
+	// Entries and EntriesTotal, when EntriesTotal is positive, make the
+	// bar one of entries alone (no files or bytes), as the search index's
+	// catch-up after an import shows it, with entries per second.
+	Entries, EntriesTotal int64
 }
+
+// entries reports whether s is a status of entries rather than of files
+// and bytes.
+func (s ProgressStatus) entries() bool { return s.EntriesTotal > 0 }
 
 // ProgressOptions configure a [Progress]. The zero value draws nothing.
 type ProgressOptions struct {
@@ -54,116 +34,110 @@ type ProgressOptions struct {
 	// output holds only what the caller prints (its summary), never
 	// escape codes or carriage returns.
 	Terminal bool
-	// Width is the terminal width; 0 means 80.
-	Width int
 	// Interval is the least time between two redraws; 0 means 100ms.
+	// Updates that come sooner change the bar's numbers but are not
+	// drawn until a later one.
 	Interval time.Duration
-	// Now is the clock; nil means time.Now. A test seam.
-	Now func() time.Time
 }
 
-// Progress draws a one-line progress bar on a terminal: files, megabytes
-// and entries per second. Safe for concurrent use; mu guards every field
-// below it.
+// Progress draws a one-line progress bar on a terminal, through
+// github.com/schollz/progressbar: files done, the bar, the amount done
+// (megabytes, or entries) and its rate, and the time left. The library
+// measures a terminal's width itself when the writer is an *os.File and
+// fits the bar to it, and times the rate from the first update, which
+// callers make before any work is done. Safe for concurrent use; mu
+// guards every field below it.
 type Progress struct {
 	w    io.Writer
 	opts ProgressOptions
 
-	mu    sync.Mutex
-	start time.Time
-	last  time.Time
-	drawn bool
-	err   error
+	mu      sync.Mutex
+	bar     *progressbar.ProgressBar // nil before the first update
+	entries bool                     // the kind of status bar was made for
+	desc    string                   // the description bar shows
+	err     error                    // the first error writing the bar
 }
 
 // NewProgress returns a progress bar drawing on w.
 func NewProgress(w io.Writer, opts ProgressOptions) *Progress {
-	if opts.Width <= 0 {
-		opts.Width = 80
-	}
 	if opts.Interval <= 0 {
 		opts.Interval = 100 * time.Millisecond
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	return &Progress{w: w, opts: opts, start: opts.Now()}
+	return &Progress{w: w, opts: opts}
 }
 
-// Update redraws the bar with s, at most once per interval: updates that
-// come sooner are dropped.
+// Update moves the bar to s, redrawing it at most once per interval.
 func (p *Progress) Update(s ProgressStatus) {
 	if !p.opts.Terminal {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := p.opts.Now()
-	if p.drawn && now.Sub(p.last) < p.opts.Interval {
-		return
+	total, done, desc := s.BytesTotal, s.BytesDone, fmt.Sprintf("%d/%d files ", s.FilesDone, s.FilesTotal)
+	if s.entries() {
+		// The library counts them: "(1200/4800, 600 entries/s)".
+		total, done, desc = s.EntriesTotal, s.Entries, ""
 	}
-	p.draw(s, now)
+	// The library refuses a maximum of 0 and a count past the maximum
+	// (a file may grow while it is read): both would end the command
+	// with an error about a bar, so the numbers are held in range.
+	total = max(total, 1)
+	done = min(max(done, 0), total)
+	switch {
+	case p.bar == nil || p.entries != s.entries():
+		p.start(s.entries(), total, desc)
+	case desc != p.desc:
+		// Describe draws (once per file), so only when it changed.
+		p.desc = desc
+		p.bar.Describe(desc)
+	}
+	if p.bar.GetMax64() != total {
+		p.bar.ChangeMax64(total)
+	}
+	p.keep(p.bar.Set64(done))
 }
 
-func (p *Progress) draw(s ProgressStatus, now time.Time) {
-	p.last, p.drawn = now, true
-	line := Truncate(p.line(s, now.Sub(p.start)), p.opts.Width-1)
-	if _, err := io.WriteString(p.w, "\r"+line+"\x1b[K"); err != nil && p.err == nil {
+// start makes the library's bar for a status of entries or of bytes.
+func (p *Progress) start(entries bool, total int64, desc string) {
+	opts := []progressbar.Option{
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetTheme(progressbar.ThemeASCII),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionThrottle(p.opts.Interval),
+		// "\r", the line, then erase to its end: a redraw writes no
+		// line of spaces, and Done erases the line the same way.
+		progressbar.OptionUseANSICodes(true),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionShowCount(),
+	}
+	if entries {
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("entries"))
+	} else {
+		opts = append(opts, progressbar.OptionShowBytes(true))
+	}
+	p.bar, p.entries, p.desc = progressbar.NewOptions64(total, opts...), entries, desc
+	p.bar.StartWithoutRender()
+}
+
+// keep records err when it is the first.
+func (p *Progress) keep(err error) {
+	if err != nil && p.err == nil {
 		p.err = err
 	}
 }
 
-// line is the text of the bar: "[=====>     ] 12/40 files  3.2/10.0 MB  45,000 entries/s".
-func (p *Progress) line(s ProgressStatus, elapsed time.Duration) string {
-	frac := 0.0
-	switch {
-	case s.EntriesTotal > 0:
-		frac = float64(s.Entries) / float64(s.EntriesTotal)
-	case s.BytesTotal > 0:
-		frac = float64(s.BytesDone) / float64(s.BytesTotal)
-	case s.FilesTotal > 0:
-		frac = float64(s.FilesDone) / float64(s.FilesTotal)
-	}
-	frac = min(max(frac, 0), 1)
-	const barWidth = 24
-	filled := int(frac * barWidth)
-	bar := strings.Repeat("=", filled)
-	if filled < barWidth {
-		bar += ">" + strings.Repeat(" ", barWidth-filled-1)
-	}
-	secs := elapsed.Seconds()
-	rate := "- entries/s"
-	switch {
-	case s.Entries < 0 && secs > 0:
-		rate = fmt.Sprintf("%.1f MB/s", mb(s.BytesDone)/secs)
-	case s.Entries < 0:
-		rate = "- MB/s"
-	case secs > 0:
-		rate = Count(int64(float64(s.Entries)/secs)) + " entries/s"
-	}
-	if s.EntriesTotal > 0 {
-		return fmt.Sprintf("[%s] %s/%s entries  %s", bar, Count(s.Entries), Count(s.EntriesTotal), rate)
-	}
-	return fmt.Sprintf("[%s] %d/%d files  %.1f/%.1f MB  %s",
-		bar, s.FilesDone, s.FilesTotal, mb(s.BytesDone), mb(s.BytesTotal), rate)
-}
-
-func mb(n int64) float64 { return float64(n) / 1e6 }
-
-// Done clears the bar's line so the caller's summary starts on a clean
-// line. It returns the first
-// error writing the bar met.
+// Done clears the bar's line so the caller's summary (or a message)
+// starts on a clean line; a later [Progress.Update] draws the bar again.
+// It returns the first error writing the bar met.
 func (p *Progress) Done() error {
 	if !p.opts.Terminal {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.drawn {
-		if _, err := io.WriteString(p.w, "\r\x1b[K"); err != nil && p.err == nil {
-			p.err = err
-		}
+	if p.bar != nil {
+		p.keep(p.bar.Clear())
 	}
-	p.drawn = false
 	return p.err
 }

@@ -210,7 +210,7 @@ func plural(n int) string {
 // progressBar returns a progress bar on stderr, drawn only when stderr is
 // a terminal.
 func (a *app) progressBar() *view.Progress {
-	return view.NewProgress(a.stderr, view.ProgressOptions{Terminal: view.IsTerminal(a.stderr), Width: view.TerminalWidth(a.stderr)})
+	return view.NewProgress(a.stderr, view.ProgressOptions{Terminal: view.IsTerminal(a.stderr)})
 }
 
 // jsonOpts indents JSON for people reading it on a terminal.

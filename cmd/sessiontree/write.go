@@ -92,7 +92,7 @@ summary. Started again, it imports only what is new.`,
 			bar := a.progressBar()
 			opts.Progress = func(p store.ImportProgress) {
 				bar.Update(view.ProgressStatus{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal,
-					BytesDone: p.BytesDone, BytesTotal: p.BytesTotal, Entries: -1})
+					BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
 			}
 			opts.Waiting = a.waiting(bar)
 			report, err := s.Import(ctx, paths, opts)
