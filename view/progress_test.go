@@ -3,6 +3,7 @@ package view_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,22 @@ func TestProgressWriteError(t *testing.T) {
 	p.Update(view.ProgressStatus{FilesDone: 1, FilesTotal: 2, BytesDone: 10, BytesTotal: 20})
 	if err := p.Done(); !errors.Is(err, errBrokenTerminal) {
 		t.Errorf("Done() = %v; want %v", err, errBrokenTerminal)
+	}
+}
+
+// BenchmarkProgressUpdate is the cost an import pays per progress report
+// (after every chunk of a file), most of them inside the redraw interval.
+func BenchmarkProgressUpdate(b *testing.B) {
+	p := view.NewProgress(io.Discard, view.ProgressOptions{Terminal: true})
+	for i := range b.N {
+		p.Update(view.ProgressStatus{FilesDone: i / 100, FilesTotal: b.N/100 + 1, BytesDone: int64(i), BytesTotal: int64(b.N)})
+	}
+}
+
+// BenchmarkProgressDraw is the cost of one redraw of the bar.
+func BenchmarkProgressDraw(b *testing.B) {
+	p := view.NewProgress(io.Discard, view.ProgressOptions{Terminal: true, Interval: time.Nanosecond})
+	for i := range b.N {
+		p.Update(view.ProgressStatus{FilesDone: i / 100, FilesTotal: b.N/100 + 1, BytesDone: int64(i), BytesTotal: int64(b.N)})
 	}
 }
