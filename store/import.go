@@ -24,6 +24,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/fsx"
+	"github.com/sessiontree/sessiontree/internal/lines"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -498,6 +499,7 @@ type fileImport struct {
 	unknownAt []unknownAt
 
 	maxLine int // ImportOptions.MaxLineBytes
+	longest int // the longest entry read, in bytes of JSON
 }
 
 // unknownAt is an entry of a type this version does not know, and where
@@ -641,6 +643,14 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, mode jso
 		return result(err)
 	}
 	defer f.Close()
+	defer func() {
+		// Nothing holds the file's entries now: a huge one's memory goes
+		// back at once, before the next file or the search index's
+		// catch-up, which has SQLite read the entry again.
+		if fim != nil {
+			lines.Dropped(fim.longest)
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return result(err)
@@ -764,6 +774,7 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 		switch r.Kind {
 		case jsonl.KindEntry:
 			e := r.Entry
+			fim.longest = max(fim.longest, len(e.Raw))
 			sum := rawHash(e.Raw)
 			if why, fatal := checkEntry(e, sum, known, raw); why != "" {
 				skip = &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
@@ -939,7 +950,7 @@ func (p *onePass) flush() error {
 			afterAppend()
 		}
 	}
-	p.batch, p.batchBytes = p.batch[:0], 0
+	p.batch, p.batchBytes = dropBatch(p.batch), 0
 	return nil
 }
 
@@ -1007,7 +1018,7 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		}
 		fim.res.Entries += len(batch)
 		fim.res.Bytes = consumed - fim.start
-		batch = batch[:0]
+		batch = dropBatch(batch)
 		progress(consumed - fim.start)
 		return nil
 	}
@@ -1030,6 +1041,14 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		return err
 	}
 	return flush(true)
+}
+
+// dropBatch empties a batch of entries that are stored, for the next
+// ones: it lets go of their JSON, which SQLite has copied, instead of
+// holding it in the batch's array until the next entries overwrite it.
+func dropBatch(batch []sessiontree.Entry) []sessiontree.Entry {
+	clear(batch)
+	return batch[:0]
 }
 
 // resumeAt is the reader's position where this import starts.
