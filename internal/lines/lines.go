@@ -115,7 +115,7 @@ func (r *Reader) keep(chunk []byte) {
 // HugeLine is the length from which the memory of a line, or of the
 // blocks it was gathered in, is given back to the operating system as
 // soon as it is dropped ([Dropped]).
-const HugeLine = 32 << 20
+const HugeLine = 8 << 20
 
 // Dropped tells that n bytes of a line are no longer referenced: the
 // blocks of a line just joined, or a line the caller kept ([Reader.Own])
