@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/childenv"
 )
 
 // openDB opens a database for a test; its cleanup checks every session
@@ -269,7 +270,7 @@ func TestMultiProcess(t *testing.T) {
 	var outs []*bytes.Buffer
 	for p := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcessChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|p%d", childEnv, path, st.ID(), each, p))
+		cmd.Env = childenv.Env(fmt.Sprintf("%s=%s|%s|%d|p%d", childEnv, path, st.ID(), each, p))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {

@@ -178,7 +178,7 @@ func TestHugeEntry(t *testing.T) {
 		if !bytes.Equal(a, b) {
 			t.Errorf("export differs from the file imported (%d bytes, %d imported); want the entry whole", len(b), len(a))
 		}
-		checkDB(t, db, "").Close()
+		checkCLI(t, db)
 	})
 
 	t.Run("interrupted", func(t *testing.T) {
@@ -240,6 +240,6 @@ func TestHugeEntry(t *testing.T) {
 		if _, indexed := indexState(t, watch); indexed != total+1 {
 			t.Errorf("after the next search the index holds %d of %d entries; want all", indexed, total+1)
 		}
-		checkDB(t, db, "").Close()
+		checkCLI(t, db)
 	})
 }

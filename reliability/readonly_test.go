@@ -25,6 +25,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/childenv"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -247,7 +248,7 @@ func (b *bystander) exec(t *testing.T, env []string, bin string, args ...string)
 	argv := append(append(append([]string{}, b.prefix...), bin), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = b.dir
-	cmd.Env = append(append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db"), env...)
+	cmd.Env = childenv.Env(append([]string{"SESSIONTREE_DB=/nonexistent/do-not-use.db"}, env...)...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
