@@ -182,7 +182,10 @@ func TestHugeEntry(t *testing.T) {
 	})
 
 	t.Run("interrupted", func(t *testing.T) {
-		results, each := pick(10, 16, 40), pick(2<<20, 3<<20, 5<<20)
+		// Entries of 2 MB, past the 1 MiB of text the index takes, make
+		// chunks of two (4 MiB): 12 of them are 6 chunks or more, enough
+		// for the append and the interrupt to come between chunks.
+		results, each := pick(10, 12, 40), pick(2<<20, 2<<20, 5<<20)
 		sizes := make([]int, results)
 		for i := range sizes {
 			sizes[i] = each
