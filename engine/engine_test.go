@@ -483,6 +483,7 @@ func TestBusyIsRetriedThenLocked(t *testing.T) {
 // behind the engine's back; Check reports it.
 func TestCheckFindsDamage(t *testing.T) {
 	ctx := context.Background()
+	template, id := damageTemplate(t)
 	for _, damage := range []string{
 		`DELETE FROM branch WHERE depth = 2`,
 		`UPDATE branch SET entry = entry - 1 WHERE depth = 3`,
@@ -501,41 +502,61 @@ func TestCheckFindsDamage(t *testing.T) {
 	} {
 		t.Run(damage, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
+			copyFile(t, template, path)
 			db, err := engine.Open(ctx, path, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			st := newSession(t, db)
-			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-			var first string
-			for i := range 4 {
-				e, err := s.AppendMessage(ctx, userMsg(strconv.Itoa(i)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if first == "" {
-					first = e.ID
-				}
-			}
-			if _, err := s.SetLabel(ctx, first, "x"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[],"provider":"p","model":"m",`+
-				`"usage":{"input":1,"output":2,"cost":{"total":0.1}}}`)); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Check(ctx, st.ID()); err != nil {
+			if err := db.Check(ctx, id); err != nil {
 				t.Fatalf("Check() before damage = %v", err)
 			}
 			if _, err := rawDB(t, path).ExecContext(ctx, damage); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) {
+			if err := db.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
 				t.Errorf("Check() after %q = %v; want ErrCorrupt", damage, err)
 			}
 		})
 	}
+}
+
+// damageTemplate makes the database TestCheckFindsDamage damages a copy
+// of for each case, once (a new database each, its migrations and
+// appends, took most of the test's time under the race detector): a
+// session of four messages, a label and an assistant message with usage.
+// It returns the file and the session's id.
+func damageTemplate(t *testing.T) (path, id string) {
+	t.Helper()
+	ctx := context.Background()
+	path = filepath.Join(t.TempDir(), "template.db")
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newSession(t, db)
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	var first string
+	for i := range 4 {
+		e, err := s.AppendMessage(ctx, userMsg(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = e.ID
+		}
+	}
+	if _, err := s.SetLabel(ctx, first, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[],"provider":"p","model":"m",`+
+		`"usage":{"input":1,"output":2,"cost":{"total":0.1}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // checkpointed: the file is whole
+		t.Fatal(err)
+	}
+	return path, st.ID()
 }
 
 // TestPathsOffTheBranch compares every path and state the engine answers
