@@ -4,6 +4,14 @@
 // and memory never holds more of it than the bound, so an input without
 // newlines (/dev/zero, a binary file) costs at most the bound.
 //
+// # Huge lines
+//
+// A line longer than the read buffer comes in a slice of its own that
+// the caller may keep ([Reader.Own]). The memory of a huge one (from
+// [HugeLine]) goes back to the operating system as soon as it is
+// dropped ([Dropped]), not when the Go heap next shrinks: its consumer
+// hands it to SQLite, whose copies live outside the Go heap.
+//
 // # Concurrency
 //
 // A [Reader] is not safe for concurrent use.
@@ -58,10 +66,11 @@ func (r *Reader) Max() int { return r.max }
 
 // Next returns the next line, its newline included when it has one (the
 // last line of an input may have none). The slice is valid until the
-// next call, unless [Reader.Own] says it is the caller's. At the end of the input it returns io.EOF; for a line longer
-// than the bound, ErrTooLong, once more than the bound has been read of
-// it, and the reader is not to be used again. Other errors are the
-// underlying reader's.
+// next call, unless [Reader.Own] says it is the caller's. At the end of
+// the input it returns io.EOF; for a line longer than the bound,
+// ErrTooLong, once more than the bound has been read of it, and the
+// reader is not to be used again. Other errors are the underlying
+// reader's.
 func (r *Reader) Next() ([]byte, error) {
 	if r.n > 0 {
 		r.release() // a line that ended in an error
