@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -21,58 +21,25 @@ import (
 const piDir = "../testdata/pi"
 
 // openStore opens a new store in a temporary directory: a copy of an
-// empty database made once (emptyDatabase). Its cleanup checks the whole
+// empty database made once (emptyStore). Its cleanup checks the whole
 // database (the engine's check and the search index's) and closes it, so
 // every test is an integrity test too. Tests of how a database is made
 // open one with openStoreAt.
 func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	data, err := emptyDatabase()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	emptyStore.CopyTo(t, path)
 	return openStoreAt(t, path)
 }
 
-var (
-	emptyOnce sync.Once
-	emptyData []byte
-	emptyErr  error
-)
-
-// emptyDatabase returns the bytes of a new store's database, made once
-// per test binary: making one runs every migration, which took 0.6 s
-// under the race detector (a copy opens in 0.08 s), and most tests start
-// from one.
-func emptyDatabase() ([]byte, error) {
-	emptyOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "store-test-")
-		if err != nil {
-			emptyErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "sessions.db")
-		s, err := store.Open(context.Background(), path, store.Options{})
-		if err != nil {
-			emptyErr = err
-			return
-		}
-		if emptyErr = s.Close(); emptyErr != nil {
-			return
-		}
-		if _, err := os.Stat(path + "-wal"); err == nil {
-			emptyErr = errors.New("the empty database left a -wal file: its copy would not be whole")
-			return
-		}
-		emptyData, emptyErr = os.ReadFile(path)
-	})
-	return emptyData, emptyErr
-}
+// emptyStore is a new store's database, made once per test binary.
+var emptyStore = testdb.New(func(ctx context.Context, path string) error {
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
 
 func openStoreAt(t testing.TB, path string) *store.Store {
 	t.Helper()
