@@ -21,6 +21,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 )
 
 // openDB opens a database for a test; its cleanup checks every session
@@ -40,6 +41,24 @@ func openDB(t testing.TB, path string, opts engine.Options) *engine.DB {
 	})
 	return db
 }
+
+// newDB opens a new database in a temporary directory, as openDB does: a
+// copy of one made once (emptyDB).
+func newDB(t testing.TB) *engine.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	emptyDB.CopyTo(t, path)
+	return openDB(t, path, engine.Options{})
+}
+
+// emptyDB is a new database, made once per test binary.
+var emptyDB = testdb.New(func(ctx context.Context, path string) error {
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+})
 
 // openDamaged opens a fresh database for a test that damages it on
 // purpose: unlike openDB, closing it runs no check.
@@ -195,7 +214,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 // Storage of the same session: one chain, nothing lost.
 func TestConcurrentGoroutines(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	const workers, each = 8, 40
 	var wg sync.WaitGroup
@@ -564,7 +583,7 @@ func damageTemplate(t *testing.T) (path, id string) {
 // branches, compactions of both kinds and moves.
 func TestPathsOffTheBranch(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 	var ids []string
@@ -643,7 +662,7 @@ func idsOf(es []sessiontree.Entry) []string {
 // TestBatchValidation checks that a refused batch leaves nothing behind.
 func TestBatchValidation(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	e := func(id, parent string) sessiontree.Entry {
 		d := sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(id)) + `}`)}
@@ -743,7 +762,7 @@ func TestAppendsSeeOtherWriters(t *testing.T) {
 // from the JSON.
 func TestEntriesInAnyShape(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	raws := []string{
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"plain"}}`,
@@ -819,7 +838,7 @@ func TestEntriesInAnyShape(t *testing.T) {
 // the whole database after every step.
 func TestBranchMoves(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ids []string
