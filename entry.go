@@ -142,11 +142,25 @@ func ParseTime(s string) (time.Time, error) {
 // The result's Raw is a copy of b with surrounding space trimmed.
 // Errors match [ErrInvalidEntry].
 func DecodeEntry(b []byte) (Entry, error) {
+	e, err := DecodeEntryOwned(b)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Raw = bytes.Clone(e.Raw)
+	return e, nil
+}
+
+// DecodeEntryOwned is [DecodeEntry] for bytes the caller hands over: the
+// result's Raw is b itself with surrounding space trimmed, not a copy,
+// and b must not be changed afterwards. A reader whose line is in a
+// buffer of its own (a long line) saves a copy of it so, which for an
+// entry of hundreds of megabytes is that much memory.
+func DecodeEntryOwned(b []byte) (Entry, error) {
 	e, err := scanEntry(b)
 	if err != nil {
 		return Entry{}, err
 	}
-	e.Raw = bytes.Clone(bytes.TrimSpace(b))
+	e.Raw = bytes.TrimSpace(b)
 	return e, nil
 }
 

@@ -40,6 +40,33 @@ func TestDecodeEntry(t *testing.T) {
 	}
 }
 
+// TestDecodeEntryOwned checks that DecodeEntryOwned keeps the bytes it is
+// given as the entry's JSON, where DecodeEntry copies them, and that both
+// read the same entry.
+func TestDecodeEntryOwned(t *testing.T) {
+	line := []byte(" {\"type\":\"message\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"t\",\"message\":{}}\n")
+	owned, err := sessiontree.DecodeEntryOwned(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied, err := sessiontree.DecodeEntry(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(owned.Raw) != string(copied.Raw) || owned.ID != copied.ID || owned.Type != copied.Type {
+		t.Errorf("DecodeEntryOwned() = %s %q; want %s %q as DecodeEntry reads it", owned.ID, owned.Raw, copied.ID, copied.Raw)
+	}
+	if &owned.Raw[0] != &line[1] {
+		t.Errorf("DecodeEntryOwned() copied the line; want its Raw to be the line itself, trimmed")
+	}
+	if &copied.Raw[0] == &line[1] {
+		t.Errorf("DecodeEntry() kept the caller's line; want a copy")
+	}
+	if _, err := sessiontree.DecodeEntryOwned([]byte(`{"type":"message"`)); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("DecodeEntryOwned(broken JSON) = %v; want ErrInvalidEntry", err)
+	}
+}
+
 func TestBuildEntry(t *testing.T) {
 	d := sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"abc","label":"x","z":1.50}`)}
 	e, err := sessiontree.BuildEntry(d, "id1", "", "2026-01-01T00:00:00.000Z")

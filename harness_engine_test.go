@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
@@ -37,10 +38,28 @@ func openEngine(t testing.TB, path string, check bool) *engine.DB {
 	return db
 }
 
+// newEngine opens a new database in a temporary directory, a copy of
+// one made once (emptyEngine), as openEngine does.
+func newEngine(t testing.TB, name string, check bool) *engine.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	emptyEngine.CopyTo(t, path)
+	return openEngine(t, path, check)
+}
+
+// emptyEngine is a new database, made once per test binary.
+var emptyEngine = testdb.New(func(ctx context.Context, path string) error {
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+})
+
 func engineHarness() storetest.Harness {
 	return storetest.Harness{
 		New: func(t testing.TB) sessiontree.Storage {
-			db := openEngine(t, filepath.Join(t.TempDir(), "sessions.db"), true)
+			db := newEngine(t, "sessions.db", true)
 			st, err := db.CreateSession(context.Background(), sessiontree.SessionMeta{Cwd: "/tmp/project"})
 			if err != nil {
 				t.Fatal(err)
@@ -75,13 +94,12 @@ func engineHarness() storetest.Harness {
 func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []sessiontree.Entry) (sessiontree.Storage, error) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "broken.db")
-	db := openEngine(t, path, false)
+	db := newEngine(t, "broken.db", false)
 	st, err := db.CreateSession(ctx, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +134,7 @@ func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []s
 func loadEngine(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
 	t.Helper()
 	ctx := context.Background()
-	db := openEngine(t, filepath.Join(t.TempDir(), "sessions.db"), true)
+	db := newEngine(t, "sessions.db", true)
 	meta, entries := storetest.ReadSessionFile(t, fx.Path)
 	st, err := db.CreateSession(ctx, meta)
 	if err != nil {

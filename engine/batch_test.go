@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,7 +65,7 @@ func relinked(t *testing.T, e sessiontree.Entry, id, parent string) sessiontree.
 // can go on and commit.
 func TestLargeBatchRefusals(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	if err := st.AppendBatch(ctx, batchChain(t, "a", "", 2)); err != nil {
 		t.Fatal(err)

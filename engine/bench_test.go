@@ -502,7 +502,7 @@ func BenchmarkMoveLeafNear(b *testing.B) {
 	}
 }
 
-func copyFile(b *testing.B, from, to string) {
+func copyFile(b testing.TB, from, to string) {
 	b.Helper()
 	data, err := os.ReadFile(from)
 	if err != nil {

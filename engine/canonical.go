@@ -56,7 +56,7 @@ func checkFields(e sessiontree.Entry, canonical bool) error {
 	if canonical {
 		return nil
 	}
-	d, err := sessiontree.DecodeEntry(e.Raw)
+	d, err := sessiontree.DecodeEntryOwned(e.Raw) // read only: no copy needed
 	if err != nil {
 		return err
 	}

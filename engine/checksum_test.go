@@ -156,35 +156,51 @@ func TestReadsVerifyChecksums(t *testing.T) {
 		"checksum lost":     `checksum = NULL`,
 		"checksum replaced": `checksum = (checksum + 1) % 4294967296`,
 	}
+	// One session of 600 messages, made once (601 appends, each its own
+	// transaction, took most of the test's time under the race detector
+	// when each case made its own), copied for each damage.
+	ctx := context.Background()
+	template := filepath.Join(t.TempDir(), "template.db")
+	tdb, err := engine.Open(ctx, template, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tst := newSession(t, tdb)
+	s := sessiontree.NewSession(tst, sessiontree.SessionOptions{})
+	var ids []string
+	var model sessiontree.Entry
+	for i := range 600 {
+		if i == 450 {
+			if model, err = s.AppendModelChange(ctx, "anthropic", "claude"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := s.AppendMessage(ctx, userMsg(fmt.Sprintf("text of %d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	// The leaf moves back, so that the entries after the 400th message,
+	// the model change among them, are off the active branch (read by
+	// walking parent ids).
+	if _, err := tst.SetLeaf(ctx, ids[399], sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tdb.Close(); err != nil { // checkpointed: the file is whole
+		t.Fatal(err)
+	}
 	for name, set := range damages {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "s.db")
+			copyFile(t, template, path)
 			db, err := engine.Open(ctx, path, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			st := newSession(t, db)
-			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-			var ids []string
-			var model sessiontree.Entry
-			for i := range 600 {
-				if i == 450 {
-					if model, err = s.AppendModelChange(ctx, "anthropic", "claude"); err != nil {
-						t.Fatal(err)
-					}
-				}
-				e, err := s.AppendMessage(ctx, userMsg(fmt.Sprintf("text of %d", i)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, e.ID)
-			}
-			// The leaf moves back, so that the entries after the 400th
-			// message, the model change among them, are off the active
-			// branch (read by walking parent ids).
-			if _, err := st.SetLeaf(ctx, ids[399], sessiontree.AppendOptions{}); err != nil {
+			st, err := db.OpenSession(ctx, tst.ID())
+			if err != nil {
 				t.Fatal(err)
 			}
 			onBranch, offBranch := ids[299], ids[499]

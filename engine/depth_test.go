@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // TestDeepJSON: SQLite's JSON functions (the search index reads every
@@ -19,7 +17,7 @@ import (
 // JSON"; one at the limit is stored and read back whole (issue 8).
 func TestDeepJSON(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	// The entry object and its message are two levels; details adds n.
 	message := func(n int) json.RawMessage {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 )
 
 // openDB opens a database for a test; its cleanup checks every session
@@ -39,6 +41,24 @@ func openDB(t testing.TB, path string, opts engine.Options) *engine.DB {
 	})
 	return db
 }
+
+// newDB opens a new database in a temporary directory, as openDB does: a
+// copy of one made once (emptyDB).
+func newDB(t testing.TB) *engine.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	emptyDB.CopyTo(t, path)
+	return openDB(t, path, engine.Options{})
+}
+
+// emptyDB is a new database, made once per test binary.
+var emptyDB = testdb.New(func(ctx context.Context, path string) error {
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+})
 
 // openDamaged opens a fresh database for a test that damages it on
 // purpose: unlike openDB, closing it runs no check.
@@ -194,7 +214,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 // Storage of the same session: one chain, nothing lost.
 func TestConcurrentGoroutines(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	const workers, each = 8, 40
 	var wg sync.WaitGroup
@@ -269,7 +289,7 @@ func TestMultiProcess(t *testing.T) {
 	var outs []*bytes.Buffer
 	for p := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcessChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s|%s|%d|p%d", childEnv, path, st.ID(), each, p))
+		cmd.Env = childenv.Env(fmt.Sprintf("%s=%s|%s|%d|p%d", childEnv, path, st.ID(), each, p))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
@@ -482,6 +502,7 @@ func TestBusyIsRetriedThenLocked(t *testing.T) {
 // behind the engine's back; Check reports it.
 func TestCheckFindsDamage(t *testing.T) {
 	ctx := context.Background()
+	template, id := damageTemplate(t)
 	for _, damage := range []string{
 		`DELETE FROM branch WHERE depth = 2`,
 		`UPDATE branch SET entry = entry - 1 WHERE depth = 3`,
@@ -500,41 +521,61 @@ func TestCheckFindsDamage(t *testing.T) {
 	} {
 		t.Run(damage, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
+			copyFile(t, template, path)
 			db, err := engine.Open(ctx, path, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			st := newSession(t, db)
-			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-			var first string
-			for i := range 4 {
-				e, err := s.AppendMessage(ctx, userMsg(strconv.Itoa(i)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if first == "" {
-					first = e.ID
-				}
-			}
-			if _, err := s.SetLabel(ctx, first, "x"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[],"provider":"p","model":"m",`+
-				`"usage":{"input":1,"output":2,"cost":{"total":0.1}}}`)); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Check(ctx, st.ID()); err != nil {
+			if err := db.Check(ctx, id); err != nil {
 				t.Fatalf("Check() before damage = %v", err)
 			}
 			if _, err := rawDB(t, path).ExecContext(ctx, damage); err != nil {
 				t.Fatal(err)
 			}
-			if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) {
+			if err := db.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
 				t.Errorf("Check() after %q = %v; want ErrCorrupt", damage, err)
 			}
 		})
 	}
+}
+
+// damageTemplate makes the database TestCheckFindsDamage damages a copy
+// of for each case, once (a new database each, its migrations and
+// appends, took most of the test's time under the race detector): a
+// session of four messages, a label and an assistant message with usage.
+// It returns the file and the session's id.
+func damageTemplate(t *testing.T) (path, id string) {
+	t.Helper()
+	ctx := context.Background()
+	path = filepath.Join(t.TempDir(), "template.db")
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newSession(t, db)
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	var first string
+	for i := range 4 {
+		e, err := s.AppendMessage(ctx, userMsg(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == "" {
+			first = e.ID
+		}
+	}
+	if _, err := s.SetLabel(ctx, first, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[],"provider":"p","model":"m",`+
+		`"usage":{"input":1,"output":2,"cost":{"total":0.1}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // checkpointed: the file is whole
+		t.Fatal(err)
+	}
+	return path, st.ID()
 }
 
 // TestPathsOffTheBranch compares every path and state the engine answers
@@ -542,7 +583,7 @@ func TestCheckFindsDamage(t *testing.T) {
 // branches, compactions of both kinds and moves.
 func TestPathsOffTheBranch(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 	var ids []string
@@ -621,7 +662,7 @@ func idsOf(es []sessiontree.Entry) []string {
 // TestBatchValidation checks that a refused batch leaves nothing behind.
 func TestBatchValidation(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	e := func(id, parent string) sessiontree.Entry {
 		d := sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(id)) + `}`)}
@@ -721,7 +762,7 @@ func TestAppendsSeeOtherWriters(t *testing.T) {
 // from the JSON.
 func TestEntriesInAnyShape(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	raws := []string{
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"plain"}}`,
@@ -797,7 +838,7 @@ func TestEntriesInAnyShape(t *testing.T) {
 // the whole database after every step.
 func TestBranchMoves(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ids []string

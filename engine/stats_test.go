@@ -144,7 +144,7 @@ func checkStats(t testing.TB, name string, st *engine.Storage) {
 // bit for bit, and Check (at cleanup) agrees.
 func TestStatsEveryWritePath(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 
 	appended := newSession(t, db)
 	for _, e := range statsEntries(t, "", "") {
@@ -230,7 +230,7 @@ func fieldsOf(t testing.TB, e sessiontree.Entry) json.RawMessage {
 // and batches alike.
 func TestFirstUserText(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	appended, batched := newSession(t, db), newSession(t, db)
 	log := statsEntries(t, "", "")
 	for _, e := range log {

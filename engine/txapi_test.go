@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -17,7 +16,7 @@ import (
 // own error comes back as it is.
 func TestUpdateIsAtomic(t *testing.T) {
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeCustom,
 		Fields: []byte(`{"customType":"x"}`)}, "aaaaaaaa", "", "2026-03-01T10:00:00.000Z")
 	if err != nil {

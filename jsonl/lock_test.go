@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/childenv"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -62,7 +63,7 @@ func TestLockHelper(t *testing.T) {
 func helper(t *testing.T, arg string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+arg)
+	cmd.Env = childenv.Env(helperEnv + "=" + arg)
 	return cmd
 }
 

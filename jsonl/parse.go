@@ -115,7 +115,14 @@ func abbreviate(v []byte) string {
 // Tree checks (unique ids, existing parents) need the whole file and are
 // not done here. Errors match [sessiontree.ErrInvalidEntry].
 func ParseLine(line []byte) (sessiontree.Entry, error) {
-	e, err := sessiontree.DecodeEntry(line)
+	return parseLine(line, false)
+}
+
+// parseLine is ParseLine; own says the line is the caller's to hand over
+// (see [sessiontree.DecodeEntryOwned]), and then the entry's Raw is the
+// line itself.
+func parseLine(line []byte, own bool) (sessiontree.Entry, error) {
+	e, err := decodeEntry(line, own)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
@@ -126,6 +133,15 @@ func ParseLine(line []byte) (sessiontree.Entry, error) {
 		return sessiontree.Entry{}, err
 	}
 	return e, nil
+}
+
+// decodeEntry decodes an entry line, copying it unless own says the line
+// is handed over.
+func decodeEntry(line []byte, own bool) (sessiontree.Entry, error) {
+	if own {
+		return sessiontree.DecodeEntryOwned(line)
+	}
+	return sessiontree.DecodeEntry(line)
 }
 
 func secondHeader(id string) error {

@@ -518,11 +518,14 @@ func (r *reader) entry(line []byte) (sessiontree.Entry, error) {
 	}
 }
 
+// parse parses a version-3 entry line. A line the line reader handed
+// over (a long one) becomes the entry's Raw without a copy.
 func (r *reader) parse(line []byte) (sessiontree.Entry, error) {
+	own := r.lines.Own()
 	if r.validate {
-		return ParseLine(line)
+		return parseLine(line, own)
 	}
-	e, err := sessiontree.DecodeEntry(line)
+	e, err := decodeEntry(line, own)
 	if err == nil && e.Type == "session" {
 		err = secondHeader(e.ID)
 	}

@@ -87,5 +87,5 @@ func TestReadsWhileWriting(t *testing.T) {
 		t.Errorf("search spessartine once the writer is gone: exit %d\n%s%s; want the oldest entry found, nothing incomplete", r.code, r.stdout, r.stderr)
 	}
 	t.Logf("search once the writer is gone (catching up %d entries): %v", many+1, took.Round(time.Millisecond))
-	checkDB(t, db, "").Close()
+	checkCLI(t, db)
 }

@@ -191,9 +191,10 @@
 // Issue 13's unlucky and hostile conditions that come from outside the
 // program, each driven through the sessiontree command:
 //
-//   - TestHugeEntry: a tool output of 8 MB on one line (50 MB in the CI
-//     run, 200 MB in the full one) imports within 64 MB plus 14 times the
-//     line of memory (it took about 30 times); the search index holds the
+//   - TestHugeEntry: a tool output of 16 MB on one line (24 MB in the CI
+//     run, 200 MB in the full one) imports within 64 MB plus 6 times the
+//     line of memory above what a small line takes (it took 10 to 15
+//     times, and about 30 before issue 13); the search index holds the
 //     first 1 MiB of its text (a word beyond is not found) while export
 //     gives it back whole. While the import indexes several outputs of
 //     megabytes, an append of another process goes through, and SIGINT

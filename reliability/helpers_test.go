@@ -90,6 +90,18 @@ func checkDB(tb testing.TB, path, id string) *store.Store {
 	return s
 }
 
+// checkCLI runs `sessiontree check` on the database at path: the same
+// checks as checkDB (it runs PRAGMA integrity_check and the store's
+// Check), in the command, which is built without the race detector. A
+// database holding entries of tens of megabytes takes seconds to check
+// under the race detector, and a fraction of one so.
+func checkCLI(tb testing.TB, path string) {
+	tb.Helper()
+	if out := cliOK(tb, "", "--db", path, "check"); !strings.HasPrefix(out, "ok:") {
+		tb.Fatalf("sessiontree check:\n%s", out)
+	}
+}
+
 // logOf returns a session's whole log.
 func logOf(tb testing.TB, st sessiontree.Storage) []sessiontree.Entry {
 	tb.Helper()

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sessiontree/sessiontree/internal/childenv"
 )
 
 var fullFlag = flag.Bool("reliability.full", false,
@@ -184,7 +186,7 @@ func startChild(tb testing.TB, spec childSpec) *child {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$", "-test.count=1", "-test.timeout=10m")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	cmd.Env = childenv.Env(childEnv + "=" + string(raw))
 	c := &child{cmd: cmd, errb: &lockedBuffer{}, done: make(chan struct{}), notify: make(chan struct{}, 1)}
 	cmd.Stderr = c.errb
 	stdout, err := cmd.StdoutPipe()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -19,13 +20,26 @@ import (
 // piDir is the pi fixtures: files pi wrote, with pi's answers.
 const piDir = "../testdata/pi"
 
-// openStore opens a store in a temporary directory. Its cleanup checks
-// the whole database (the engine's check and the search index's) and
-// closes it, so every test is an integrity test too.
+// openStore opens a new store in a temporary directory: a copy of an
+// empty database made once (emptyStore). Its cleanup checks the whole
+// database (the engine's check and the search index's) and closes it, so
+// every test is an integrity test too. Tests of how a database is made
+// open one with openStoreAt.
 func openStore(t testing.TB) *store.Store {
 	t.Helper()
-	return openStoreAt(t, filepath.Join(t.TempDir(), "sessions.db"))
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	emptyStore.CopyTo(t, path)
+	return openStoreAt(t, path)
 }
+
+// emptyStore is a new store's database, made once per test binary.
+var emptyStore = testdb.New(func(ctx context.Context, path string) error {
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
 
 func openStoreAt(t testing.TB, path string) *store.Store {
 	t.Helper()

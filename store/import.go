@@ -26,6 +26,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/fsx"
+	"github.com/sessiontree/sessiontree/internal/lines"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -533,6 +534,7 @@ type fileImport struct {
 
 	maxLine int  // ImportOptions.MaxLineBytes
 	follow  bool // ImportOptions.FollowRewrites
+	longest int  // the longest entry read, in bytes of JSON
 	// skipped are lines skipped before the import's start (see
 	// skipClosedTorn), kept in the result's Problems.
 	skipped []*jsonl.LineError
@@ -681,6 +683,14 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 		return result(err)
 	}
 	defer f.Close()
+	defer func() {
+		// Nothing holds the file's entries now: a huge one's memory goes
+		// back at once, before the next file or the search index's
+		// catch-up, which has SQLite read the entry again.
+		if fim != nil {
+			lines.Dropped(fim.longest)
+		}
+	}()
 	fi, err := f.Stat()
 	if err != nil {
 		return result(err)
@@ -811,6 +821,7 @@ WHERE s.id = ? AND e.id = ?`, fim.rec.SessionID, id)
 		switch r.Kind {
 		case jsonl.KindEntry:
 			e := r.Entry
+			fim.longest = max(fim.longest, len(e.Raw))
 			sum := rawHash(e.Raw)
 			if why, fatal := checkEntry(e, sum, known, raw); why != "" {
 				skip = &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
@@ -992,7 +1003,7 @@ func (p *onePass) flush() error {
 			afterAppend()
 		}
 	}
-	p.batch, p.batchBytes = p.batch[:0], 0
+	p.batch, p.batchBytes = dropBatch(p.batch), 0
 	return nil
 }
 
@@ -1060,7 +1071,7 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		}
 		fim.res.Entries += len(batch)
 		fim.res.Bytes = consumed - fim.start
-		batch = batch[:0]
+		batch = dropBatch(batch)
 		progress(consumed - fim.start)
 		return nil
 	}
@@ -1083,6 +1094,14 @@ func (fim *fileImport) commit(end int64, progress func(int64)) error {
 		return err
 	}
 	return flush(true)
+}
+
+// dropBatch empties a batch of entries that are stored, for the next
+// ones: it lets go of their JSON, which SQLite has copied, instead of
+// holding it in the batch's array until the next entries overwrite it.
+func dropBatch(batch []sessiontree.Entry) []sessiontree.Entry {
+	clear(batch)
+	return batch[:0]
 }
 
 // resumeAt is the reader's position where this import starts.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sessiontree/sessiontree/internal/childenv"
 )
 
 // command returns the test binary set up to run as sessiontree.
@@ -19,7 +21,7 @@ func command(t testing.TB, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), asMainEnv+"=1")
+	cmd.Env = childenv.Env(asMainEnv + "=1")
 	return cmd
 }
 

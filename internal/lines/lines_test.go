@@ -83,3 +83,66 @@ func TestReaderBounded(t *testing.T) {
 		t.Errorf("allocated %d bytes for an endless line; want at most about %d", alloc, max)
 	}
 }
+
+// TestReaderOwn checks that a line longer than the read buffer comes in a
+// slice of its own, of its length, which later reads leave intact, and
+// that a line from the read buffer is not said to be the caller's.
+func TestReaderOwn(t *testing.T) {
+	long := strings.Repeat("x", 100) + "\n"
+	in := long + "short\n" + strings.Repeat("y", 50) + "\n" + "z\n"
+	r := lines.NewReader(strings.NewReader(in), 16, 1000)
+	type read struct {
+		line string
+		own  bool
+	}
+	var got []read
+	var kept [][]byte
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, read{string(line), r.Own()})
+		if r.Own() {
+			if cap(line) != len(line) {
+				t.Errorf("Next() = a line of %d bytes in a slice of %d; want exactly its length", len(line), cap(line))
+			}
+			kept = append(kept, line)
+		}
+	}
+	want := []read{{long, true}, {"short\n", false}, {strings.Repeat("y", 50) + "\n", true}, {"z\n", false}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(read{})); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if len(kept) != 2 || string(kept[0]) != long || string(kept[1]) != strings.Repeat("y", 50)+"\n" {
+		t.Errorf("lines kept after the read = %q; want the two long lines intact", kept)
+	}
+}
+
+// TestDropped checks that memory goes back to the operating system for
+// huge lines only: when the caller drops one, and when the blocks of one
+// just joined are dropped by the reader.
+func TestDropped(t *testing.T) {
+	var returns int
+	defer lines.CountReturns(&returns)()
+	lines.Dropped(lines.HugeLine - 1)
+	if returns != 0 {
+		t.Errorf("Dropped(HugeLine-1) returned memory %d times; want 0", returns)
+	}
+	lines.Dropped(lines.HugeLine)
+	if returns != 1 {
+		t.Errorf("Dropped(HugeLine) returned memory %d times; want 1", returns)
+	}
+	returns = 0
+	in := strings.Repeat("a", 1000) + "\n" + strings.Repeat("b", lines.HugeLine) + "\n"
+	r := lines.NewReader(strings.NewReader(in), 64<<10, 2*lines.HugeLine)
+	if _, err := r.Next(); err != nil || returns != 0 {
+		t.Fatalf("Next() of a short line: %v, memory returned %d times; want nil, 0", err, returns)
+	}
+	if line, err := r.Next(); err != nil || len(line) != lines.HugeLine+1 || returns != 1 {
+		t.Fatalf("Next() of a huge line: %d bytes, %v, memory returned %d times; want %d bytes, nil, once", len(line), err, returns, lines.HugeLine+1)
+	}
+}
