@@ -90,6 +90,10 @@ WHERE e.session = ?1 AND e.type = ?2 AND e.type <> 'message' ORDER BY e.pk`
 WHERE e.pk BETWEEN ?1 AND ?2 AND e.type = 'message' ORDER BY e.pk`
 	qLog = `SELECT ` + entryCols + ` FROM entries e
 WHERE e.pk > ?1 AND e.pk <= ?2 ORDER BY e.pk LIMIT ?3`
+	// qLogHeads reads the common fields of a session's entries, by its key
+	// range, without their JSON (Storage.LogHeads).
+	qLogHeads = `SELECT e.pk, e.type, e.id, coalesce(e.parent_id, ''), e.timestamp FROM entries e
+WHERE e.pk BETWEEN ?1 AND ?2 ORDER BY e.pk`
 	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
 
 	// qBranchRange reads the active path between two depths: one range

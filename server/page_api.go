@@ -222,15 +222,10 @@ func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, 
 			}
 		}
 	}
-	d, err := view.LoadSessionData(ctx, st)
+	g, last, err := view.LoadGraph(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	var last int64
-	if n := len(d.Log); n > 0 {
-		last = d.Log[n-1].Seq
-	}
-	g := view.NewGraph(d)
 	c.put(cachedGraph{session: st.ID(), lastSeq: last, graph: g})
 	return g, nil
 }
