@@ -3,16 +3,22 @@ package engine
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 
 	"github.com/sessiontree/sessiontree"
 )
 
+// errHeadNUL reports a head row whose fields hold a NUL themselves, so
+// that they cannot be told apart in qLogHeads' one text.
+var errHeadNUL = errors.New("an entry's fields hold a NUL")
+
 // LogHeads returns every entry of the session in append order with its
 // Seq, Type, ID, ParentID and Timestamp from the entries table's columns,
 // and Raw nil: one range scan that neither fetches nor checks the JSON
 // (Check does), for the callers that draw the tree
-// ([sessiontree.HeadReader]).
+// ([sessiontree.HeadReader]). A session whose fields hold a NUL is read
+// from its log.
 func (s *Storage) LogHeads(ctx context.Context) ([]sessiontree.Entry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -23,10 +29,22 @@ func (s *Storage) LogHeads(ctx context.Context) ([]sessiontree.Entry, error) {
 		list, err = r.heads(qLogHeads, lo, hi)
 		return err
 	})
+	if errors.Is(err, errHeadNUL) {
+		return s.logWithoutRaw(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read log heads: %w", translate(err))
 	}
 	return list, nil
+}
+
+// logWithoutRaw reads the log and drops the entries' JSON.
+func (s *Storage) logWithoutRaw(ctx context.Context) ([]sessiontree.Entry, error) {
+	log, err := s.Log(ctx, 0, 0)
+	for i := range log {
+		log[i].Raw = nil
+	}
+	return log, err
 }
 
 // heads runs a query of head rows (see qLogHeads).
@@ -48,16 +66,18 @@ func (x q) heads(query string, args ...any) ([]sessiontree.Entry, error) {
 	return list, r.Err()
 }
 
-// scanHead reads one head row: the key (the seq is its low 32 bits), type,
-// id, parent id ("" for null) and timestamp.
+// scanHead reads one head row: the key (the seq is its low 32 bits) and
+// the type, id, parent id ("" for null) and timestamp, NUL-separated as
+// entryFields has them.
 func scanHead(vals []driver.Value) (sessiontree.Entry, error) {
 	pk, ok0 := vals[0].(int64)
-	typ, ok1 := vals[1].(string)
-	id, ok2 := vals[2].(string)
-	parent, ok3 := vals[3].(string)
-	ts, ok4 := vals[4].(string)
-	if !ok0 || !ok1 || !ok2 || !ok3 || !ok4 {
-		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry head row of %T, %T, %T, %T, %T", vals[0], vals[1], vals[2], vals[3], vals[4])}
+	fields, ok1 := vals[1].(string)
+	if !ok0 || !ok1 {
+		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry head row of %T, %T", vals[0], vals[1])}
+	}
+	typ, id, parent, ts, ok := splitFields(fields)
+	if !ok {
+		return sessiontree.Entry{}, errHeadNUL
 	}
 	return sessiontree.Entry{Seq: pk & 0xffffffff, Type: sessiontree.EntryType(typ), ID: id, ParentID: parent, Timestamp: ts}, nil
 }

@@ -75,7 +75,6 @@ type Graph struct {
 // (leaf entries left out, children oldest first), each entry's summary,
 // label, edit mark, and whether it is on the active path.
 func NewGraph(d SessionData) *Graph {
-	active := d.ActiveSet()
 	marks := d.EditMarks()
 	g := &Graph{nodes: make([]graphNode, 0, len(d.Log)), index: make(map[string]int, len(d.Log)), leaf: -1}
 	type item struct {
@@ -93,7 +92,6 @@ func NewGraph(d SessionData) *Graph {
 			i := len(g.nodes)
 			g.nodes = append(g.nodes, graphNode{
 				id: e.ID, typ: string(e.Type), label: d.Labels[e.ID], mark: marks[e.ID], timestamp: e.Timestamp,
-				active: active[e.ID], leaf: e.ID == d.Leaf && d.Leaf != "",
 				parent: it.parent,
 			})
 			g.index[e.ID] = i
@@ -107,11 +105,28 @@ func NewGraph(d SessionData) *Graph {
 			}
 		}
 	}
-	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
-		g.leaf = i
-	}
+	g.markActive(d)
 	g.edits = slices.ContainsFunc(d.Log, isContextEdit)
 	return g
+}
+
+// markActive marks the leaf and the active path, [SessionData.ActiveSet].
+// When every entry of the log is a node (each id once, no leaf entries,
+// none cut off from the roots), the parents ActiveSet walks are the nodes'
+// parents, and the walk needs no map of the log.
+func (g *Graph) markActive(d SessionData) {
+	if len(g.nodes) == len(d.Log) {
+		g.setLeaf(d.Leaf)
+		return
+	}
+	active := d.ActiveSet()
+	for i := range g.nodes {
+		g.nodes[i].active = active[g.nodes[i].id]
+	}
+	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
+		g.leaf = i
+		g.nodes[i].leaf = true
+	}
 }
 
 // LoadGraph builds the graph of the session st holds ([NewGraph]) and
