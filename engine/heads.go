@@ -25,8 +25,13 @@ func (s *Storage) LogHeads(ctx context.Context) ([]sessiontree.Entry, error) {
 	}
 	lo, hi := pkRange(s.pk)
 	var list []sessiontree.Entry
-	err := s.db.read(ctx, func(r q) (err error) {
-		list, err = r.heads(qLogHeads, lo, hi)
+	err := s.db.read(ctx, func(r q) error {
+		var n int64 // the list's size, so that it is allocated once
+		if err := r.row(qEntryCount, args(s.pk), &n); err != nil {
+			return err
+		}
+		var err error
+		list, err = r.heads(int(n), qLogHeads, lo, hi)
 		return err
 	})
 	if errors.Is(err, errHeadNUL) {
@@ -47,14 +52,14 @@ func (s *Storage) logWithoutRaw(ctx context.Context) ([]sessiontree.Entry, error
 	return log, err
 }
 
-// heads runs a query of head rows (see qLogHeads).
-func (x q) heads(query string, args ...any) ([]sessiontree.Entry, error) {
+// heads runs a query of about n head rows (see qLogHeads).
+func (x q) heads(n int, query string, args ...any) ([]sessiontree.Entry, error) {
 	r, err := x.rows(query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	list := []sessiontree.Entry{}
+	list := make([]sessiontree.Entry, 0, n)
 	for r.Next() {
 		e, err := scanHead(r.dest)
 		if err != nil {

@@ -16,6 +16,7 @@ FROM sessions WHERE id = ?1 AND deleting = 0`
 
 	qSessionLeaf = `SELECT coalesce(leaf_id, '') FROM sessions WHERE pk = ?1`
 	qSessionName = `SELECT coalesce(name, '') FROM sessions WHERE pk = ?1`
+	qEntryCount  = `SELECT entry_count FROM sessions WHERE pk = ?1`
 	// qSessionStats reads the session's counters and its cost breakdown
 	// (see breakdown.go).
 	qSessionStats = `SELECT entry_count, message_count, user_messages, assistant_messages,
