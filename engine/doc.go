@@ -8,8 +8,9 @@
 // package migrate; schema.sql at the repository root is the schema they
 // make, with its design explained. [DB.CreateSession] and
 // [DB.OpenSession] give a [Storage], which implements
-// sessiontree.Storage, sessiontree.StateReader and
-// sessiontree.BatchAppender, so a sessiontree.Session runs on it.
+// sessiontree.Storage, sessiontree.StateReader,
+// sessiontree.BatchAppender and sessiontree.HeadReader, so a
+// sessiontree.Session runs on it.
 //
 // What each operation costs:
 //
@@ -29,6 +30,9 @@
 //   - the state (thinking level, model, tools) at any entry: at most four
 //     rows, since every entry points at the latest state-setting entries of
 //     its full path;
+//   - the shape of the whole tree (each entry's type, id, parent id and
+//     timestamp, [Storage.LogHeads], to draw it): a range scan of the
+//     session's entry rows that reads none of their JSON;
 //   - an append: one entry row, one branch row and the session row;
 //   - moving the leaf: the branch rows below the point where the old and
 //     the new path meet.

@@ -16,6 +16,7 @@ FROM sessions WHERE id = ?1 AND deleting = 0`
 
 	qSessionLeaf = `SELECT coalesce(leaf_id, '') FROM sessions WHERE pk = ?1`
 	qSessionName = `SELECT coalesce(name, '') FROM sessions WHERE pk = ?1`
+	qEntryCount  = `SELECT entry_count FROM sessions WHERE pk = ?1`
 	// qSessionStats reads the session's counters and its cost breakdown
 	// (see breakdown.go).
 	qSessionStats = `SELECT entry_count, message_count, user_messages, assistant_messages,
@@ -90,6 +91,11 @@ WHERE e.session = ?1 AND e.type = ?2 AND e.type <> 'message' ORDER BY e.pk`
 WHERE e.pk BETWEEN ?1 AND ?2 AND e.type = 'message' ORDER BY e.pk`
 	qLog = `SELECT ` + entryCols + ` FROM entries e
 WHERE e.pk > ?1 AND e.pk <= ?2 ORDER BY e.pk LIMIT ?3`
+	// qLogHeads reads the common fields of a session's entries, by its key
+	// range, without their JSON (Storage.LogHeads): in one text, as
+	// entryFields has them: one text per row costs less than four.
+	qLogHeads = `SELECT e.pk, e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp
+FROM entries e WHERE e.pk BETWEEN ?1 AND ?2 ORDER BY e.pk`
 	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
 
 	// qBranchRange reads the active path between two depths: one range

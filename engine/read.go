@@ -154,11 +154,8 @@ func scanFields(pk int64, raw []byte, fields *string) (sessiontree.Entry, error)
 		e.Type, e.ID, e.ParentID, e.Timestamp = h.typ, h.id, h.parent, h.ts
 		return e, nil
 	}
-	head := *fields
-	typ, rest, ok1 := strings.Cut(head, "\x00")
-	id, rest, ok2 := strings.Cut(rest, "\x00")
-	parent, ts, ok3 := strings.Cut(rest, "\x00")
-	if !ok1 || !ok2 || !ok3 || strings.Contains(ts, "\x00") {
+	typ, id, parent, ts, ok := splitFields(*fields)
+	if !ok {
 		// A field holds a NUL itself: read them from the JSON instead.
 		d, err := sessiontree.DecodeEntry(raw)
 		if err != nil {
@@ -169,6 +166,15 @@ func scanFields(pk int64, raw []byte, fields *string) (sessiontree.Entry, error)
 	}
 	e.Type, e.ID, e.ParentID, e.Timestamp = sessiontree.EntryType(typ), id, parent, ts
 	return e, nil
+}
+
+// splitFields splits the NUL-separated text of entryFields; ok is false
+// when a field holds a NUL itself, so that the four cannot be told apart.
+func splitFields(text string) (typ, id, parent, ts string, ok bool) {
+	typ, rest, ok1 := strings.Cut(text, "\x00")
+	id, rest, ok2 := strings.Cut(rest, "\x00")
+	parent, ts, ok3 := strings.Cut(rest, "\x00")
+	return typ, id, parent, ts, ok1 && ok2 && ok3 && !strings.Contains(ts, "\x00")
 }
 
 // entries runs a query of entry rows (see entryCols) and reads them; n,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -97,4 +98,48 @@ func BenchmarkBrowserFirstScreen(b *testing.B) {
 func median(xs []float64) float64 {
 	s := slices.Sorted(slices.Values(xs))
 	return s[len(s)/2]
+}
+
+// BenchmarkBigSession measures, over HTTP on a 100,000-entry session, the
+// answers the page's first screen waits for: "graph-cold" the first
+// window of the tree from a new server (which builds the session's
+// graph), "graph-warm" the same window again, and "info" the info panel.
+func BenchmarkBigSession(b *testing.B) {
+	st, _ := newServer(b)
+	id := bigSession(b, st, 100_000)
+	get := func(b *testing.B, h http.Handler, path string) {
+		req := httptest.NewRequest("GET", "http://127.0.0.1:7878"+path, nil)
+		req.Header.Set("Authorization", "Bearer "+browserToken)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	newHandler := func(b *testing.B) http.Handler {
+		h, err := server.New(st, server.Options{Token: browserToken})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return h
+	}
+	graph := "/api/sessions/" + id + "/graph?limit=200"
+	b.Run("graph-cold", func(b *testing.B) {
+		for b.Loop() {
+			get(b, newHandler(b), graph)
+		}
+	})
+	b.Run("graph-warm", func(b *testing.B) {
+		h := newHandler(b)
+		get(b, h, graph)
+		for b.Loop() {
+			get(b, h, graph)
+		}
+	})
+	b.Run("info", func(b *testing.B) {
+		h := newHandler(b)
+		for b.Loop() {
+			get(b, h, "/api/sessions/"+id)
+		}
+	})
 }

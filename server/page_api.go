@@ -28,8 +28,8 @@ const (
 )
 
 // graphCacheSize is how many sessions' graphs a server keeps: building one
-// reads the whole log (about a second for 100,000 entries), and a person
-// looks at a few sessions at a time.
+// reads the whole tree's shape (about 0.2 s for 100,000 entries), and a
+// person looks at a few sessions at a time.
 const graphCacheSize = 4
 
 // graphAnswer is the body of GET /api/sessions/{id}/graph.
@@ -222,15 +222,10 @@ func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, 
 			}
 		}
 	}
-	d, err := view.LoadSessionData(ctx, st)
+	g, last, err := view.LoadGraph(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	var last int64
-	if n := len(d.Log); n > 0 {
-		last = d.Log[n-1].Seq
-	}
-	g := view.NewGraph(d)
 	c.put(cachedGraph{session: st.ID(), lastSeq: last, graph: g})
 	return g, nil
 }

@@ -75,9 +75,8 @@ type Graph struct {
 // (leaf entries left out, children oldest first), each entry's summary,
 // label, edit mark, and whether it is on the active path.
 func NewGraph(d SessionData) *Graph {
-	active := d.ActiveSet()
 	marks := d.EditMarks()
-	g := &Graph{index: make(map[string]int, len(d.Log)), leaf: -1}
+	g := &Graph{nodes: make([]graphNode, 0, len(d.Log)), index: make(map[string]int, len(d.Log)), leaf: -1}
 	type item struct {
 		n      *node
 		parent int
@@ -93,7 +92,6 @@ func NewGraph(d SessionData) *Graph {
 			i := len(g.nodes)
 			g.nodes = append(g.nodes, graphNode{
 				id: e.ID, typ: string(e.Type), label: d.Labels[e.ID], mark: marks[e.ID], timestamp: e.Timestamp,
-				active: active[e.ID], leaf: e.ID == d.Leaf && d.Leaf != "",
 				parent: it.parent,
 			})
 			g.index[e.ID] = i
@@ -107,12 +105,61 @@ func NewGraph(d SessionData) *Graph {
 			}
 		}
 	}
-	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
-		g.leaf = i
-	}
-	g.edits = slices.ContainsFunc(d.Log, func(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeContextEdit })
+	g.markActive(d)
+	g.edits = slices.ContainsFunc(d.Log, isContextEdit)
 	return g
 }
+
+// markActive marks the leaf and the active path, [SessionData.ActiveSet].
+// When every entry of the log is a node (each id once, no leaf entries,
+// none cut off from the roots), the parents ActiveSet walks are the nodes'
+// parents, and the walk needs no map of the log.
+func (g *Graph) markActive(d SessionData) {
+	if len(g.nodes) == len(d.Log) {
+		g.setLeaf(d.Leaf)
+		return
+	}
+	active := d.ActiveSet()
+	for i := range g.nodes {
+		g.nodes[i].active = active[g.nodes[i].id]
+	}
+	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
+		g.leaf = i
+		g.nodes[i].leaf = true
+	}
+}
+
+// LoadGraph builds the graph of the session st holds ([NewGraph]) and
+// returns the seq of the last entry it has, 0 for an empty session. It
+// reads where each entry hangs ([sessiontree.LogHeads]), not the entries'
+// JSON, which only a session with context edits needs (for their marks):
+// the graph of a large session is then read in a fraction of its log's
+// time.
+func LoadGraph(ctx context.Context, st sessiontree.Storage) (*Graph, int64, error) {
+	heads, err := sessiontree.LogHeads(ctx, st)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read log heads: %w", err)
+	}
+	var last int64
+	if n := len(heads); n > 0 {
+		last = heads[n-1].Seq
+	}
+	var d SessionData
+	if slices.ContainsFunc(heads, isContextEdit) {
+		d, err = LoadSessionData(ctx, st)
+		if n := len(d.Log); n > 0 {
+			last = d.Log[n-1].Seq
+		}
+	} else {
+		d, err = loadSessionDataOf(ctx, st, heads)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return NewGraph(d), last, nil
+}
+
+func isContextEdit(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeContextEdit }
 
 // Extend returns the graph of the session after the entries log were
 // appended to it (in append order), given the session's labels and leaf

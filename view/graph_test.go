@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 	"github.com/sessiontree/sessiontree/view"
@@ -323,5 +324,93 @@ func compareGraphs(t *testing.T, what string, want, got *view.Graph) {
 	}
 	if diff := cmp.Diff(want.Rows(all), got.Rows(all)); diff != "" {
 		t.Errorf("%s: expanded rows (-new +extended):\n%s", what, diff)
+	}
+}
+
+// TestLoadGraphMatchesNewGraph holds the graph LoadGraph reads from a
+// session's heads to the graph of its whole log, over every fixture, read
+// from its file (LogHeads from Log) and from an engine database (the
+// engine's narrow read).
+func TestLoadGraphMatchesNewGraph(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "graph.db"), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	for _, path := range graphFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			d := readSession(t, path)
+			want := view.NewGraph(d).Rows(nil)
+			file, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			stored, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/graph"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stored.Close()
+			if err := stored.AppendBatch(ctx, d.Log); err != nil {
+				t.Fatal(err)
+			}
+			for name, st := range map[string]sessiontree.Storage{"file": file, "engine": stored} {
+				g, last, err := view.LoadGraph(ctx, st)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if diff := cmp.Diff(want, g.Rows(nil)); diff != "" {
+					t.Errorf("%s: LoadGraph differs from NewGraph of the log (-log +loaded):\n%s", name, diff)
+				}
+				wantLast := int64(0)
+				if n := len(d.Log); n > 0 {
+					wantLast = d.Log[n-1].Seq
+				}
+				if last != wantLast {
+					t.Errorf("%s: LoadGraph's last seq = %d; want %d", name, last, wantLast)
+				}
+			}
+		})
+	}
+}
+
+// TestGraphActiveOnDamagedLog checks the active path of a graph whose log
+// is not one node per entry (an id twice, a leaf entry, a cycle cut off
+// from the root) against SessionData.ActiveSet.
+func TestGraphActiveOnDamagedLog(t *testing.T) {
+	entry := func(typ, id, parent string) sessiontree.Entry {
+		line := map[string]any{"type": typ, "id": id, "parentId": nilIfEmpty(parent), "timestamp": "2026-03-01T10:00:00.000Z"}
+		if typ == "message" {
+			line["message"] = map[string]any{"role": "user", "content": "hi " + id}
+		}
+		if typ == "leaf" {
+			line["targetId"] = nilIfEmpty(parent)
+		}
+		raw, _ := json.Marshal(line)
+		e, err := sessiontree.DecodeEntry(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for name, log := range map[string][]sessiontree.Entry{
+		"duplicate id": {entry("message", "a", ""), entry("message", "b", "a"), entry("message", "c", "b"), entry("message", "b", "")},
+		"leaf entry":   {entry("message", "a", ""), entry("message", "b", "a"), entry("leaf", "l", "a"), entry("message", "c", "b")},
+		"cycle":        {entry("message", "a", ""), entry("message", "b", "a"), entry("message", "x", "y"), entry("message", "y", "x"), entry("message", "c", "b")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := view.SessionData{Log: log, Leaf: "c"}
+			active := d.ActiveSet()
+			rows := view.NewGraph(d).Rows(map[string]bool{"a": true})
+			if len(rows) == 0 {
+				t.Fatal("no rows")
+			}
+			for _, r := range rows {
+				if r.Active != active[r.ID] || r.Leaf != (r.ID == "c") {
+					t.Errorf("row %s: active %v, leaf %v; want active %v, leaf %v", r.ID, r.Active, r.Leaf, active[r.ID], r.ID == "c")
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,14 +63,20 @@ func ptr(s string) *string {
 	return &s
 }
 
-// LoadInfo gathers a session's [Info]. It reads the whole log once, to
-// count branches.
+// LoadInfo gathers a session's [Info]. It reads where each entry hangs
+// ([sessiontree.LogHeads]), to count entries, messages and branches, and
+// the log only from the first message on until a user message with text,
+// so a large session's info costs little more than its tree's shape.
 func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	meta, err := st.Meta(ctx)
 	if err != nil {
 		return Info{}, fmt.Errorf("read metadata: %w", err)
 	}
-	d, err := LoadSessionData(ctx, st)
+	heads, err := sessiontree.LogHeads(ctx, st)
+	if err != nil {
+		return Info{}, fmt.Errorf("read log heads: %w", err)
+	}
+	d, err := loadSessionDataOf(ctx, st, heads)
 	if err != nil {
 		return Info{}, err
 	}
@@ -84,18 +91,62 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if stats.Breakdown == nil {
 		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null
 	}
-	list := sessiontree.ListInfoOf(d.Log)
+	first, err := firstMessage(ctx, st, heads)
+	if err != nil {
+		return Info{}, err
+	}
 	info := Info{
 		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(d.Leaf),
-		EntryCount: int64(len(d.Log)), MessageCount: list.MessageCount, FirstMessage: list.FirstMessage,
+		EntryCount: int64(len(heads)), MessageCount: messageCount(heads), FirstMessage: first,
 		CreatedAt: meta.CreatedAt, ParentSession: ptr(meta.ParentSession), Version: meta.Version,
 		Labels: len(d.Labels), Stats: stats,
 	}
-	if n := len(d.Log); n > 0 {
-		info.UpdatedAt = ptr(d.Log[n-1].Timestamp)
+	if n := len(heads); n > 0 {
+		info.UpdatedAt = ptr(heads[n-1].Timestamp)
 	}
-	info.Branches, info.Roots, info.Compactions = shape(d.Log)
+	info.Branches, info.Roots, info.Compactions = shape(heads)
 	return info, nil
+}
+
+// firstMessagePage is how many entries firstMessage reads at a time: the
+// first user message is almost always among the first few.
+const firstMessagePage = 64
+
+// firstMessage returns the FirstMessage of [sessiontree.ListInfoOf] over
+// the log whose heads are heads, reading the log a page at a time from its
+// first message until a user message with text.
+func firstMessage(ctx context.Context, st sessiontree.Storage, heads []sessiontree.Entry) (string, error) {
+	i := slices.IndexFunc(heads, func(e sessiontree.Entry) bool { return e.Type == sessiontree.TypeMessage })
+	if i < 0 {
+		return sessiontree.NoMessages, nil
+	}
+	for after := heads[i].Seq - 1; ; {
+		page, err := st.Log(ctx, after, firstMessagePage)
+		if err != nil {
+			return "", fmt.Errorf("read log after %d: %w", after, err)
+		}
+		if len(page) == 0 {
+			return sessiontree.NoMessages, nil
+		}
+		for _, e := range page {
+			if text, ok := sessiontree.UserText(e); ok {
+				return text, nil
+			}
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// messageCount counts the message entries of a log, as
+// [sessiontree.ListInfoOf] does.
+func messageCount(log []sessiontree.Entry) int64 {
+	n := int64(0)
+	for _, e := range log {
+		if e.Type == sessiontree.TypeMessage {
+			n++
+		}
+	}
+	return n
 }
 
 // shape counts the tips, roots and compactions of a log.

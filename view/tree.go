@@ -49,11 +49,18 @@ type SessionData struct {
 
 // LoadSessionData reads the log, labels and leaf of a session.
 func LoadSessionData(ctx context.Context, st sessiontree.Storage) (SessionData, error) {
-	var d SessionData
-	var err error
-	if d.Log, err = st.Log(ctx, 0, 0); err != nil {
-		return d, fmt.Errorf("read log: %w", err)
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		return SessionData{}, fmt.Errorf("read log: %w", err)
 	}
+	return loadSessionDataOf(ctx, st, log)
+}
+
+// loadSessionDataOf reads the labels and leaf of a session whose log is
+// read already.
+func loadSessionDataOf(ctx context.Context, st sessiontree.Storage, log []sessiontree.Entry) (SessionData, error) {
+	d := SessionData{Log: log}
+	var err error
 	if d.Labels, err = st.Labels(ctx); err != nil {
 		return d, fmt.Errorf("read labels: %w", err)
 	}
@@ -67,18 +74,18 @@ func LoadSessionData(ctx context.Context, st sessiontree.Storage) (SessionData, 
 // walks the log itself, stopping at a missing parent or a cycle, so a
 // damaged session can still be drawn.
 func (d SessionData) ActiveSet() map[string]bool {
-	byID := make(map[string]sessiontree.Entry, len(d.Log))
+	parents := make(map[string]string, len(d.Log))
 	for _, e := range d.Log {
-		byID[e.ID] = e
+		parents[e.ID] = e.ParentID
 	}
 	set := map[string]bool{}
 	for id := d.Leaf; id != "" && !set[id]; {
-		e, ok := byID[id]
+		parent, ok := parents[id]
 		if !ok {
 			break
 		}
 		set[id] = true
-		id = e.ParentID
+		id = parent
 	}
 	return set
 }
@@ -102,14 +109,12 @@ const (
 // an edit on another branch. A session whose active path is damaged gets
 // no marks, so that it can still be drawn.
 func (d SessionData) EditMarks() map[string]string {
+	if !slices.ContainsFunc(d.Log, isContextEdit) {
+		return nil
+	}
 	byID := make(map[string]sessiontree.Entry, len(d.Log))
-	hasEdit := false
 	for _, e := range d.Log {
 		byID[e.ID] = e
-		hasEdit = hasEdit || e.Type == sessiontree.TypeContextEdit
-	}
-	if !hasEdit {
-		return nil
 	}
 	lookup := func(id string) (sessiontree.Entry, bool) { e, ok := byID[id]; return e, ok }
 	path, err := sessiontree.WalkPath(context.Background(), d.Leaf, false, len(d.Log), lookup)
