@@ -63,11 +63,18 @@ type errorDetail struct {
 // writeError answers err as JSON with its status. A request the client
 // gave up on gets no answer: nobody reads it.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+	if clientGone(r, err) {
 		return
 	}
 	status, code := StatusOf(err)
 	writeErrorCode(w, status, code, err.Error())
+}
+
+// clientGone reports whether err is the request's own cancellation: the
+// client left (a page navigating away), which is neither answered nor
+// logged.
+func clientGone(r *http.Request, err error) bool {
+	return errors.Is(err, context.Canceled) && r.Context().Err() != nil
 }
 
 // writeErrorCode answers an error with the status and code given.

@@ -147,7 +147,7 @@ func (srv *Server) guard(rt route) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, srv.opts.MaxBodyBytes)
 		}
 		if err := rt.handle(w, r); err != nil {
-			if status, _ := StatusOf(err); status == http.StatusInternalServerError {
+			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {
 				srv.opts.ErrorLog.Printf("%s %s: %v", r.Method, r.URL.Path, err)
 			}
 			writeError(w, r, err)
