@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"modernc.org/sqlite"
+
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/migrate"
@@ -62,6 +64,17 @@ func TestIndexedTextCap(t *testing.T) {
 	}
 }
 
+// engineDriver names a driver whose connections have the SQL functions
+// the engine defines (the search_text view calls one).
+var engineDriver = func() string {
+	d := &sqlite.Driver{}
+	if err := engine.RegisterFunctions(d); err != nil {
+		panic(err)
+	}
+	sql.Register("sqlite-engine-functions", d)
+	return "sqlite-engine-functions"
+}()
+
 // oldSearchText is migration 4's search_text, which migration 10 caps.
 func oldSearchText(t *testing.T) string {
 	t.Helper()
@@ -93,7 +106,7 @@ func TestSearchTextBelowCap(t *testing.T) {
 	b.add(sessiontree.TypeMessage, "m2", `"message":{"role":"user","content":{"k":{"type":"text","text":"in an object"}},"timestamp":1}`)
 	b.user("m3", "nul \x00 inside")
 
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open(engineDriver, "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +157,7 @@ func TestIndexedTextCapMigration(t *testing.T) {
 		`DROP VIEW search_text`, oldSearchText(t),
 		`INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text`,
 		`UPDATE sessions SET indexed_count = entry_count`,
-		`DELETE FROM schema_migrations WHERE version = 10`, `PRAGMA user_version = 9`,
+		`DELETE FROM schema_migrations WHERE version IN (10, 13)`, `PRAGMA user_version = 9`,
 	} {
 		if _, err := raw.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%.60s: %v", stmt, err)
