@@ -325,14 +325,12 @@ END;
 -- bytes, so one huge tool output costs the index, the searches that rank
 -- it and the snippets cut from it no more than a megabyte of text; the
 -- entry itself is stored whole. The function walks the entry's JSON once
--- and copies no more than the cap.
+-- and copies no more than the cap; it gives the text as a JSON array of
+-- it ([] for none), which json_each takes once per entry.
 CREATE VIEW search_text (pk, body) AS
-SELECT pk, body || char(10) || char(10) FROM (
-    SELECT e.pk AS pk, entry_search_text(e.type, CAST(e.raw AS BLOB)) AS body
-    FROM entries AS e
-    WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
-)
-WHERE body <> '';
+SELECT e.pk AS pk, t.value || char(10) || char(10) AS body
+FROM entries AS e, json_each(entry_search_text(e.type, CAST(e.raw AS BLOB))) AS t
+WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info');
 
 -- The index: an external-content FTS5 table over search_text. The text
 -- is not stored twice, snippets are cut from the view for the hits shown,

@@ -578,26 +578,54 @@ func appendUTF8Raw(b []byte, r rune) []byte {
 }
 
 // registerSearchText gives d's connections entry_search_text(type, raw),
-// raw a blob (pass CAST(raw AS BLOB)): SearchText, NULL when the entry
-// has no text.
+// raw a blob (pass CAST(raw AS BLOB)): the SearchText of the entry as a
+// JSON array of it, or [] when the entry has none, for the search_text
+// view to take with json_each. A table-valued json_each computes it once
+// per entry, where a plain value that the view both filters on and
+// returns is computed twice (SQLite flattens the view and copies the
+// call), and with it the entry read and copied twice more. Its arguments
+// are SQLite's own memory (VolatileArgs), not copies: SearchText keeps no
+// part of them, only copies of what it takes.
 func registerSearchText(d *sqlite.Driver) error {
-	err := d.RegisterDeterministicScalarFunction(sqlSearchTextFunc, 2, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
-		typ, ok := a[0].(string)
-		if !ok {
-			return nil, nil
-		}
-		raw, ok := a[1].([]byte)
-		if !ok {
-			return nil, fmt.Errorf("%s: want a blob, got %T", sqlSearchTextFunc, a[1])
-		}
-		text, ok, err := SearchText(typ, raw)
-		if err != nil || !ok {
-			return nil, err
-		}
-		return text, nil
-	})
+	err := d.RegisterFunction(sqlSearchTextFunc, &sqlite.FunctionImpl{NArgs: 2, Deterministic: true, VolatileArgs: true, Scalar: searchTextSQL})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", sqlSearchTextFunc, err)
 	}
 	return nil
+}
+
+// searchTextSQL is entry_search_text.
+func searchTextSQL(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+	typ, _ := a[0].(string)
+	raw, ok := a[1].([]byte)
+	if !ok {
+		return nil, fmt.Errorf("%s: want a blob, got %T", sqlSearchTextFunc, a[1])
+	}
+	text, ok, err := SearchText(typ, raw)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return "[]", nil
+	}
+	return string(appendJSONArrayOf(make([]byte, 0, len(text)+len(text)/8+8), text)), nil
+}
+
+// appendJSONArrayOf appends the JSON array of the one string s, whose
+// bytes SQLite's json_each gives back exactly: quotes, backslashes and
+// control bytes escaped, all others, invalid UTF-8 too, as they are.
+func appendJSONArrayOf(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '[', '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"', ']')
 }
