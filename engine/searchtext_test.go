@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bufio"
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -13,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
-	"modernc.org/sqlite"
 
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -41,7 +40,7 @@ func viewOf(t *testing.T, file, view string) string {
 // old_text and migration 13's as new_text.
 func searchTextDB(t *testing.T, raws []string) *sqlx.DB {
 	t.Helper()
-	db, err := sqlx.Open(functionsDriver, "file:"+filepath.Join(t.TempDir(), "text.db"))
+	db, err := sqlx.Open(testdb.EngineDriver(), "file:"+filepath.Join(t.TempDir(), "text.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,18 +70,6 @@ func searchTextDB(t *testing.T, raws []string) *sqlx.DB {
 	}
 	return db
 }
-
-// functionsDriver names a driver whose connections have the engine's SQL
-// functions, for the tests' own connections (the search_text view calls
-// one).
-var functionsDriver = func() string {
-	d := &sqlite.Driver{}
-	if err := engine.RegisterFunctions(d); err != nil {
-		panic(err)
-	}
-	sql.Register("sqlite-engine-functions", d)
-	return "sqlite-engine-functions"
-}()
 
 // compareSearchTexts fails for every entry whose text differs between the
 // two views (in bytes, or in having a row), and returns how many entries

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"modernc.org/sqlite"
-
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -64,17 +63,6 @@ func TestIndexedTextCap(t *testing.T) {
 	}
 }
 
-// engineDriver names a driver whose connections have the SQL functions
-// the engine defines (the search_text view calls one).
-var engineDriver = func() string {
-	d := &sqlite.Driver{}
-	if err := engine.RegisterFunctions(d); err != nil {
-		panic(err)
-	}
-	sql.Register("sqlite-engine-functions", d)
-	return "sqlite-engine-functions"
-}()
-
 // oldSearchText is migration 4's search_text, which migration 10 caps.
 func oldSearchText(t *testing.T) string {
 	t.Helper()
@@ -106,7 +94,7 @@ func TestSearchTextBelowCap(t *testing.T) {
 	b.add(sessiontree.TypeMessage, "m2", `"message":{"role":"user","content":{"k":{"type":"text","text":"in an object"}},"timestamp":1}`)
 	b.user("m3", "nul \x00 inside")
 
-	raw, err := sql.Open(engineDriver, "file:"+path+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open(testdb.EngineDriver(), "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
