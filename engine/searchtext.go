@@ -20,8 +20,9 @@ import (
 //
 // Migration 10's search_text view took it with SQLite's JSON functions,
 // which parse the whole entry, twice (json_each and json_extract over it),
-// to take the first 1 MiB of each part: for an entry of 200 MB, SQLite
-// held about five times that at once. SearchText walks the entry's bytes
+// to take the first 1 MiB of each part: for an entry of 200 MB, the index's
+// catch-up held about five times that at once; now it holds SQLite's read
+// of the entry, once. SearchText walks the entry's bytes
 // once, in place, skipping what it does not take and copying no more than
 // the cap, with the rules of that view exactly (see SearchText), so the
 // text of every entry, and so the index, is unchanged.
@@ -31,8 +32,9 @@ import (
 const SearchTextLimit = 1 << 20
 
 // sqlSearchTextFunc is the SQL function the engine's connections have for
-// the search_text view: entry_search_text(type, raw) is SearchText of the
-// entry's type and JSON (NULL when it has no text).
+// the search_text view: entry_search_text(type, raw) is the SearchText of
+// the entry's type and JSON, as a JSON array of it ([] when it has none;
+// see registerSearchText).
 const sqlSearchTextFunc = "entry_search_text"
 
 // ErrSearchTextJSON is the error of SearchText for an entry whose JSON is
@@ -55,8 +57,10 @@ var ErrSearchTextJSON = errors.New("malformed entry JSON")
 //
 // A part that is a JSON number, boolean, object or array counts as SQLite's
 // json_extract gives it as text (1.5, 1 for true, compact JSON), a null or
-// missing one not at all; a content that is one object counts its members
-// as items, a string as one item. Of duplicated keys the first counts.
+// missing one not at all, nor does an empty one (nor an empty argument
+// string: no separator is added for it); a content that is one object
+// counts its members as items, a string as one item. Of duplicated keys
+// the first counts.
 func SearchText(typ string, raw []byte) (string, bool, error) {
 	w := textWalk{src: raw, out: textOut{limit: SearchTextLimit}}
 	var err error
@@ -151,6 +155,7 @@ type textWalk struct {
 	src []byte
 	out textOut
 	err error
+	esc [4]byte // an escape's bytes, decoded
 }
 
 // message adds a message's parts: its content's items, command, output.
@@ -492,12 +497,9 @@ func (w *textWalk) closeOf(at int) (int, error) {
 // cap (then errFull). Escapes decode as SQLite decodes them: a \u of a
 // lone surrogate as its three bytes; other bytes are copied as they are.
 func (w *textWalk) str(at int, take bool) (int, error) {
-	i := at + 1
+	i, quote := at+1, -1
 	for {
-		j := i
-		for j < len(w.src) && w.src[j] != '"' && w.src[j] != '\\' {
-			j++
-		}
+		j := w.stringStop(i, &quote)
 		if take {
 			if err := w.out.write(w.src[i:j]); err != nil {
 				return j, err
@@ -522,24 +524,43 @@ func (w *textWalk) str(at int, take bool) (int, error) {
 	}
 }
 
+// stringStop is the offset of the first quote or backslash from offset
+// at, or the end of src, by two scans of bytes.IndexByte (many times
+// faster than a loop over the bytes). quote is where a previous call
+// found the next quote, kept so that a string of many escapes is not
+// scanned to its end again for each.
+func (w *textWalk) stringStop(at int, quote *int) int {
+	if *quote < at {
+		*quote = len(w.src)
+		if q := bytes.IndexByte(w.src[at:], '"'); q >= 0 {
+			*quote = at + q
+		}
+	}
+	if backslash := bytes.IndexByte(w.src[at:*quote], '\\'); backslash >= 0 {
+		return at + backslash
+	}
+	return *quote
+}
+
 // escape decodes the escape at offset at, returning its bytes and length.
 func (w *textWalk) escape(at int) ([]byte, int, error) {
 	if at+1 >= len(w.src) {
 		return nil, 0, w.malformed(at, "an escape")
 	}
+	b := w.esc[:0]
 	switch c := w.src[at+1]; c {
 	case '"', '\\', '/':
-		return []byte{c}, 2, nil
+		return append(b, c), 2, nil
 	case 'b':
-		return []byte{'\b'}, 2, nil
+		return append(b, '\b'), 2, nil
 	case 'f':
-		return []byte{'\f'}, 2, nil
+		return append(b, '\f'), 2, nil
 	case 'n':
-		return []byte{'\n'}, 2, nil
+		return append(b, '\n'), 2, nil
 	case 'r':
-		return []byte{'\r'}, 2, nil
+		return append(b, '\r'), 2, nil
 	case 't':
-		return []byte{'\t'}, 2, nil
+		return append(b, '\t'), 2, nil
 	case 'u':
 		r, ok := w.hex4(at + 2)
 		if !ok {
@@ -547,10 +568,10 @@ func (w *textWalk) escape(at int) ([]byte, int, error) {
 		}
 		if r >= 0xd800 && r < 0xdc00 && at+11 < len(w.src) && w.src[at+6] == '\\' && w.src[at+7] == 'u' {
 			if lo, ok := w.hex4(at + 8); ok && lo >= 0xdc00 && lo < 0xe000 {
-				return utf8.AppendRune(nil, 0x10000+(r-0xd800)<<10+(lo-0xdc00)), 12, nil
+				return utf8.AppendRune(b, 0x10000+(r-0xd800)<<10+(lo-0xdc00)), 12, nil
 			}
 		}
-		return appendUTF8Raw(nil, r), 6, nil
+		return appendUTF8Raw(b, r), 6, nil
 	}
 	return nil, 0, w.malformed(at, "an escape")
 }
@@ -560,8 +581,20 @@ func (w *textWalk) hex4(at int) (rune, bool) {
 	if at+4 > len(w.src) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(string(w.src[at:at+4]), 16, 32)
-	return rune(n), err == nil
+	var r rune
+	for _, c := range w.src[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // appendUTF8Raw appends the UTF-8 form of a code point below 0x10000,

@@ -251,3 +251,16 @@ func BenchmarkSearchText(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchTextSkip: the text of a message whose 64 MB image block
+// comes before its text, which the walk skips over without copying.
+func BenchmarkSearchTextSkip(b *testing.B) {
+	raw := []byte(`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` +
+		strings.Repeat("aGVsbG8gd29ybGQh", 64<<20/16) + `"},{"type":"text","text":"what is this?"}]}}`)
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		if text, ok, err := engine.SearchText("message", raw); err != nil || !ok || text != "what is this?" {
+			b.Fatalf("SearchText = %q, %v, %v", text, ok, err)
+		}
+	}
+}
