@@ -25,7 +25,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 12;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 13;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -312,59 +312,25 @@ END;
 -- Full-text search (migration 4).
 --
 -- search_text is the text of each entry worth finding, computed from its
--- JSON by SQLite's JSON functions, so that every write path, the batch
--- import included, keeps the index without knowing about it: message
--- content (a string, or its text, thinking and tool-call argument blocks;
--- tool results are messages too), a bash execution's command and output,
--- custom-message content, compaction and branch summaries, and session
--- names (session_info entries). Entries of other types, and entries
--- without text, have no row. Every text ends in two newlines, so that each
--- of its characters starts a trigram (see the tokenizer below). A text is
--- cut to its first 1 MiB (migration 10): each part, then the whole, in
--- bytes (through a blob: substr of a text stops at a NUL byte), so one
--- huge tool output costs the index, the searches that rank it and the
--- snippets cut from it no more than a megabyte of text; the entry itself
--- is stored whole. A block's type and text are read from the entry's JSON
--- by the block's path, which SQLite parses once per statement, rather than
--- from the block extracted as JSON and parsed again.
+-- JSON by entry_search_text, a SQL function the engine defines on its
+-- connections (engine/searchtext.go, migration 13), so that every write
+-- path, the batch import included, keeps the index without knowing about
+-- it: message content (a string, or its text, thinking and tool-call
+-- argument blocks; tool results are messages too), a bash execution's
+-- command and output, custom-message content, compaction and branch
+-- summaries, and session names (session_info entries). Entries of other
+-- types, and entries without text, have no row. Every text ends in two
+-- newlines, so that each of its characters starts a trigram (see the
+-- tokenizer below). A text is cut to its first 1 MiB (migration 10), in
+-- bytes, so one huge tool output costs the index, the searches that rank
+-- it and the snippets cut from it no more than a megabyte of text; the
+-- entry itself is stored whole. The function walks the entry's JSON once
+-- and copies no more than the cap; it gives the text as a JSON array of
+-- it ([] for none), which json_each takes once per entry.
 CREATE VIEW search_text (pk, body) AS
-SELECT pk, body || char(10) || char(10) FROM (
-    SELECT e.pk AS pk,
-           CASE e.type
-               WHEN 'message' THEN CAST(substr(CAST((
-                   SELECT group_concat(t, char(10)) FROM (
-                       SELECT CASE c.type
-                                  WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
-                                  WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
-                                      WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
-                                      WHEN 'thinking' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.thinking') AS BLOB), 1, 1048576) AS TEXT)
-                                      WHEN 'toolCall' THEN CAST(substr(CAST((
-                                          SELECT group_concat(CAST(substr(CAST(a.value AS BLOB), 1, 1048576) AS TEXT), ' ')
-                                          FROM json_tree(c.value, '$.arguments') AS a
-                                          WHERE a.type = 'text') AS BLOB), 1, 1048576) AS TEXT)
-                                  END
-                              END AS t
-                       FROM json_each(e.raw, '$.message.content') AS c
-                       UNION ALL
-                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.command') AS BLOB), 1, 1048576) AS TEXT)
-                       UNION ALL
-                       SELECT CAST(substr(CAST(json_extract(e.raw, '$.message.output') AS BLOB), 1, 1048576) AS TEXT))) AS BLOB), 1, 1048576) AS TEXT)
-               WHEN 'custom_message' THEN CAST(substr(CAST((
-                   SELECT group_concat(CASE c.type
-                                           WHEN 'text' THEN CAST(substr(CAST(c.value AS BLOB), 1, 1048576) AS TEXT)
-                                           WHEN 'object' THEN CASE json_extract(e.raw, c.fullkey || '.type')
-                                               WHEN 'text' THEN CAST(substr(CAST(json_extract(e.raw, c.fullkey || '.text') AS BLOB), 1, 1048576) AS TEXT)
-                                           END
-                                       END, char(10))
-                   FROM json_each(e.raw, '$.content') AS c) AS BLOB), 1, 1048576) AS TEXT)
-               WHEN 'compaction' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
-               WHEN 'branch_summary' THEN CAST(substr(CAST(json_extract(e.raw, '$.summary') AS BLOB), 1, 1048576) AS TEXT)
-               WHEN 'session_info' THEN CAST(substr(CAST(json_extract(e.raw, '$.name') AS BLOB), 1, 1048576) AS TEXT)
-           END AS body
-    FROM entries AS e
-    WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info')
-)
-WHERE body <> '';
+SELECT e.pk AS pk, t.value || char(10) || char(10) AS body
+FROM entries AS e, json_each(entry_search_text(e.type, CAST(e.raw AS BLOB))) AS t
+WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info');
 
 -- The index: an external-content FTS5 table over search_text. The text
 -- is not stored twice, snippets are cut from the view for the hits shown,

@@ -112,8 +112,9 @@ func newDriver() (*sqlite.Driver, error) {
 }
 
 // RegisterFunctions gives the connections d opens the SQL functions the
-// engine's migrations call: entry_checksum (migration 11) and those of
-// migration 12 (see usage.go). The engine's own connections have them;
+// engine's migrations call: entry_checksum (migration 11), those of
+// migration 12 (see usage.go) and entry_search_text (migration 13, see
+// searchtext.go). The engine's own connections have them;
 // this is for a tool that applies package migrate's files on a driver of
 // its own.
 func RegisterFunctions(d *sqlite.Driver) error {
@@ -128,6 +129,9 @@ func RegisterFunctions(d *sqlite.Driver) error {
 	})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", sqlChecksumFunc, err)
+	}
+	if err := registerSearchText(d); err != nil {
+		return err
 	}
 	return registerUsageFuncs(d)
 }

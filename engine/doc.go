@@ -103,9 +103,13 @@
 //
 // The engine's connections come from a driver of its own, which gives
 // them the SQL function entry_checksum(blob) (the [EntryChecksum] of a
-// blob) and those of usage.go: migrations 11 and 12 fill older rows with
-// them, so the engine's migrations must be applied through the engine (or
-// a connection given those functions, [RegisterFunctions]). A checksum guards against damage, not
+// blob), those of usage.go, and entry_search_text(type, raw) (the
+// [SearchText] of an entry, searchtext.go): migrations 11 and 12 fill
+// older rows with them and migration 13's search_text view calls the
+// last, so the engine's migrations must be applied through the engine (or
+// a connection given those functions, [RegisterFunctions]), and a
+// connection of another program cannot read that view or delete a
+// session's entries (whose trigger reads it). A checksum guards against damage, not
 // against a deliberate edit: whoever can write the file can write a
 // matching checksum.
 package engine

@@ -88,7 +88,7 @@ func userMsg(text string) json.RawMessage {
 
 func rawDB(t testing.TB, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=recursive_triggers(1)")
+	db, err := sql.Open(testdb.EngineDriver(), "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=recursive_triggers(1)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package migrate_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -11,28 +10,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
-	"modernc.org/sqlite"
 
-	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 )
-
-// driverName names a driver whose connections have the SQL functions the
-// engine's migrations call (entry_checksum, migration 11; those of
-// migration 12), as the engine's connections do.
-var driverName = func() string {
-	d := &sqlite.Driver{}
-	if err := engine.RegisterFunctions(d); err != nil {
-		panic(err)
-	}
-	sql.Register("sqlite-migrate-test", d)
-	return "sqlite-migrate-test"
-}()
 
 // open opens a pool whose transactions begin IMMEDIATE, as Up needs.
 func open(t testing.TB, path string) *sqlx.DB {
 	t.Helper()
-	db, err := sqlx.Open(driverName, "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	db, err := sqlx.Open(testdb.EngineDriver(), "file:"+path+"?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -93,7 +94,7 @@ func TestSearchTextBelowCap(t *testing.T) {
 	b.add(sessiontree.TypeMessage, "m2", `"message":{"role":"user","content":{"k":{"type":"text","text":"in an object"}},"timestamp":1}`)
 	b.user("m3", "nul \x00 inside")
 
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open(testdb.EngineDriver(), "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestIndexedTextCapMigration(t *testing.T) {
 		`DROP VIEW search_text`, oldSearchText(t),
 		`INSERT INTO entries_fts (rowid, body) SELECT pk, body FROM search_text`,
 		`UPDATE sessions SET indexed_count = entry_count`,
-		`DELETE FROM schema_migrations WHERE version = 10`, `PRAGMA user_version = 9`,
+		`DELETE FROM schema_migrations WHERE version IN (10, 13)`, `PRAGMA user_version = 9`,
 	} {
 		if _, err := raw.ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("%.60s: %v", stmt, err)

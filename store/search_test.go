@@ -326,7 +326,7 @@ func TestSearchMigrationBackfill(t *testing.T) {
 	want := containing(indexedText(t, s), "日本語")
 	s.Close()
 
-	// Take the store's migrations (3 to 5, 7, 8 and 10) out again, leaving the
+	// Take the store's migrations (3 to 5, 7, 8, 10 and 13) out again, leaving the
 	// database as the engine alone made it (with its own later
 	// migrations, if any: Up then applies the missing ones). The engine's
 	// migration 9 adds columns to sessions after the store's, so it goes
@@ -345,7 +345,7 @@ func TestSearchMigrationBackfill(t *testing.T) {
 		`ALTER TABLE sessions DROP COLUMN user_messages`,
 		`ALTER TABLE sessions DROP COLUMN assistant_messages`, `ALTER TABLE sessions DROP COLUMN tool_results`,
 		`ALTER TABLE sessions DROP COLUMN tool_calls`, `ALTER TABLE sessions DROP COLUMN usage_buckets`,
-		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10)`,
+		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10, 13)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
