@@ -192,7 +192,7 @@
 // program, each driven through the sessiontree command:
 //
 //   - TestHugeEntry: a tool output of 16 MB on one line (24 MB in the CI
-//     run, 200 MB in the full one) imports within 64 MB plus 6 times the
+//     run, 200 MB in the full one) imports within 64 MB plus 4 times the
 //     line of memory above what a small line takes (it took 10 to 15
 //     times, and about 30 before issue 13); the search index holds the
 //     first 1 MiB of its text (a word beyond is not found) while export
