@@ -272,16 +272,7 @@ func TestStatsBackfill(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	current := openDB(t, filepath.Join(dir, "current.db"), engine.Options{})
-	var ids []string
-	for _, pattern := range []string{"../testdata/pi/*.jsonl", "../testdata/pi1/*.jsonl"} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil || len(paths) == 0 {
-			t.Fatalf("no fixtures %s: %v", pattern, err)
-		}
-		for _, p := range paths {
-			ids = append(ids, importFile(t, current, p))
-		}
-	}
+	ids := importFixtures(t, current)
 	st := newSession(t, current)
 	if err := st.AppendBatch(ctx, statsEntries(t, "", "")); err != nil {
 		t.Fatal(err)
@@ -343,6 +334,23 @@ func TestStatsBackfill(t *testing.T) {
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after migration 9 = %v", err)
 	}
+}
+
+// importFixtures imports every file of testdata/pi and testdata/pi1 into
+// db and returns the session ids in that order.
+func importFixtures(t testing.TB, db *engine.DB) []string {
+	t.Helper()
+	var ids []string
+	for _, pattern := range []string{"../testdata/pi/*.jsonl", "../testdata/pi1/*.jsonl"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("no fixtures %s: %v", pattern, err)
+		}
+		for _, p := range paths {
+			ids = append(ids, importFile(t, db, p))
+		}
+	}
+	return ids
 }
 
 // importFile imports a pi session file (any version) into db with one

@@ -37,16 +37,7 @@ func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a
 func TestUsageAgreesWithStats(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
-	var ids []string
-	for _, pattern := range []string{"../testdata/pi/*.jsonl", "../testdata/pi1/*.jsonl"} {
-		paths, err := filepath.Glob(pattern)
-		if err != nil || len(paths) == 0 {
-			t.Fatalf("no fixtures %s: %v", pattern, err)
-		}
-		for _, p := range paths {
-			ids = append(ids, importFile(t, db, p))
-		}
-	}
+	ids := importFixtures(t, db)
 	batched := newSession(t, db)
 	if err := batched.AppendBatch(ctx, statsEntries(t, "", "")); err != nil {
 		t.Fatal(err)
@@ -337,12 +328,7 @@ func TestUsageBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pattern := range []string{"../testdata/pi/*.jsonl", "../testdata/pi1/*.jsonl"} {
-		paths, _ := filepath.Glob(pattern)
-		for _, p := range paths {
-			importFile(t, db, p)
-		}
-	}
+	importFixtures(t, db)
 	st := newSession(t, db)
 	if err := st.AppendBatch(ctx, statsEntries(t, "", "")); err != nil {
 		t.Fatal(err)
