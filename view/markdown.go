@@ -130,9 +130,7 @@ func (mw *mdWriter) meta(t turn) string {
 
 func (mw *mdWriter) turn(t turn) error {
 	if t.Kind == "note" {
-		if !mw.inList {
-			mw.inList = true
-		}
+		mw.inList = true
 		fmt.Fprintf(mw.w, "- _%s_ · %s\n", mdInline(t.Title), mw.meta(t))
 		return nil
 	}
