@@ -149,14 +149,8 @@ func htmlEntryOf(t turn, branches []int, d SessionData, marks map[string]string)
 	}
 	e := htmlEntry{
 		ID: t.Entry.ID, Class: strings.Join(classes, " "), Title: t.Title, Details: strings.Join(t.Details, " · "),
-		Time: entryTime(t.Entry), Short: ShortID(t.Entry.ID), Label: OneLine(d.Labels[t.Entry.ID]),
+		Time: entryTime(t.Entry), Short: ShortID(t.Entry.ID), Label: OneLine(d.Labels[t.Entry.ID]), Mark: markNote(marks[t.Entry.ID]),
 		Leaf: d.Leaf != "" && t.Entry.ID == d.Leaf, Note: t.Kind == "note", Folded: t.Folded,
-	}
-	switch marks[t.Entry.ID] {
-	case MarkOmitted:
-		e.Mark = "omitted from the model's context by an edit"
-	case MarkEdited:
-		e.Mark = "replaced in the model's context by an edit"
 	}
 	for _, p := range t.Parts {
 		e.Parts = append(e.Parts, htmlPartOf(p))

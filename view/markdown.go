@@ -116,11 +116,8 @@ func (mw *mdWriter) meta(t turn) string {
 	if t.Entry.ID == mw.leaf {
 		parts = append(parts, "leaf")
 	}
-	switch mw.marks[t.Entry.ID] {
-	case MarkOmitted:
-		parts = append(parts, "omitted from the model's context by an edit")
-	case MarkEdited:
-		parts = append(parts, "replaced in the model's context by an edit")
+	if m := markNote(mw.marks[t.Entry.ID]); m != "" {
+		parts = append(parts, m)
 	}
 	if l := mw.labels[t.Entry.ID]; l != "" {
 		parts = append(parts, "label: "+l)
@@ -133,9 +130,7 @@ func (mw *mdWriter) meta(t turn) string {
 
 func (mw *mdWriter) turn(t turn) error {
 	if t.Kind == "note" {
-		if !mw.inList {
-			mw.inList = true
-		}
+		mw.inList = true
 		fmt.Fprintf(mw.w, "- _%s_ · %s\n", mdInline(t.Title), mw.meta(t))
 		return nil
 	}

@@ -374,6 +374,18 @@ func indentJSON(raw json.RawMessage) string {
 	return buf.String()
 }
 
+// markNote says in words what an edit mark (see [SessionData.EditMarks])
+// does to an entry, "" for no mark.
+func markNote(mark string) string {
+	switch mark {
+	case MarkOmitted:
+		return "omitted from the model's context by an edit"
+	case MarkEdited:
+		return "replaced in the model's context by an edit"
+	}
+	return ""
+}
+
 // branchCount is "1 branch" or "n branches".
 func branchCount(n int) string {
 	if n == 1 {
