@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,7 +70,7 @@ type UsageQuery struct {
 // [UsageDayLayout], Since not after Until. Its error matches
 // [ErrBadUsageQuery] and says which field is wrong.
 func (uq UsageQuery) Validate() error {
-	if uq.By != "" && !isGrouping(uq.By) {
+	if uq.By != "" && !slices.Contains(UsageGroupings, uq.By) {
 		return fmt.Errorf("grouping %q: want one of %s: %w", uq.By, groupingList(), ErrBadUsageQuery)
 	}
 	for _, d := range []struct{ name, value string }{{"since", uq.Since}, {"until", uq.Until}} {
@@ -84,15 +85,6 @@ func (uq UsageQuery) Validate() error {
 		return fmt.Errorf("since %s is after until %s: %w", uq.Since, uq.Until, ErrBadUsageQuery)
 	}
 	return nil
-}
-
-func isGrouping(by UsageBy) bool {
-	for _, g := range UsageGroupings {
-		if g == by {
-			return true
-		}
-	}
-	return false
 }
 
 func groupingList() string {

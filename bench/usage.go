@@ -63,8 +63,9 @@ func usageCases(r *runner, _ *dataset) []benchCase {
 	days := map[string]bool{}
 	for _, entries := range c.entries {
 		for _, e := range entries {
-			want.Add(e)
-			if sessiontree.StatsOf(e).HasUsage {
+			es := sessiontree.StatsOf(e)
+			want.AddEntryStats(es)
+			if es.HasUsage {
 				days[sessiontree.UsageDay(e.Timestamp)] = true
 			}
 		}

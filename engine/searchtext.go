@@ -62,6 +62,13 @@ var ErrSearchTextJSON = errors.New("malformed entry JSON")
 // counts its members as items, a string as one item. Of duplicated keys
 // the first counts.
 func SearchText(typ string, raw []byte) (string, bool, error) {
+	text, ok, err := searchText(typ, raw)
+	return string(text), ok, err
+}
+
+// searchText is SearchText in a slice of its own, for entry_search_text to
+// encode without copying the text into a string first.
+func searchText(typ string, raw []byte) ([]byte, bool, error) {
 	w := textWalk{src: raw, out: textOut{limit: SearchTextLimit}}
 	var err error
 	switch typ {
@@ -74,15 +81,15 @@ func SearchText(typ string, raw []byte) (string, bool, error) {
 	case "session_info":
 		err = w.scalarPart(w.path("name"))
 	default:
-		return "", false, nil
+		return nil, false, nil
 	}
 	if errors.Is(err, errFull) {
 		err = nil
 	}
 	if err = cmp.Or(err, w.err); err != nil {
-		return "", false, err
+		return nil, false, err
 	}
-	return string(w.out.buf), w.out.any, nil
+	return w.out.buf, w.out.any, nil
 }
 
 // errFull stops the walk once the text has reached its cap.
@@ -634,7 +641,7 @@ func searchTextSQL(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, e
 	if !ok {
 		return nil, fmt.Errorf("%s: want a blob, got %T", sqlSearchTextFunc, a[1])
 	}
-	text, ok, err := SearchText(typ, raw)
+	text, ok, err := searchText(typ, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +654,7 @@ func searchTextSQL(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, e
 // appendJSONArrayOf appends the JSON array of the one string s, whose
 // bytes SQLite's json_each gives back exactly: quotes, backslashes and
 // control bytes escaped, all others, invalid UTF-8 too, as they are.
-func appendJSONArrayOf(b []byte, s string) []byte {
+func appendJSONArrayOf(b, s []byte) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '[', '"')
 	for i := 0; i < len(s); i++ {

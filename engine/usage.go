@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -281,14 +282,7 @@ func dayRange(uq sessiontree.UsageQuery) (lo, hi string) {
 	if uq.Since == "" && uq.Until == "" {
 		return "", "9"
 	}
-	lo, hi = "0", "9"
-	if uq.Since != "" {
-		lo = uq.Since
-	}
-	if uq.Until != "" {
-		hi = uq.Until
-	}
-	return lo, hi
+	return cmp.Or(uq.Since, "0"), cmp.Or(uq.Until, "9")
 }
 
 // Usage reports the tokens and cost of every session's usage records

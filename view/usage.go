@@ -44,6 +44,15 @@ func usageKeys(rep sessiontree.UsageReport) []string {
 	return keys
 }
 
+// usageBy names a report's grouping: its By, or "day" for "" (the
+// default).
+func usageBy(rep sessiontree.UsageReport) string {
+	if rep.By == "" {
+		return string(sessiontree.UsageByDay)
+	}
+	return string(rep.By)
+}
+
 // usageRange says which days a report covers: "all days", "since D",
 // "until D" or "D1 to D2".
 func usageRange(rep sessiontree.UsageReport) string {
@@ -70,10 +79,7 @@ func WriteUsage(w io.Writer, rep sessiontree.UsageReport) error {
 		}
 		return nil
 	}
-	by := string(rep.By)
-	if by == "" {
-		by = string(sessiontree.UsageByDay)
-	}
+	by := usageBy(rep)
 	cols := []Column{{Header: by, Max: 48, CutLeft: rep.By == sessiontree.UsageByCwd}}
 	bySession := rep.By == sessiontree.UsageBySession
 	if bySession {
@@ -124,10 +130,7 @@ func WriteUsageChart(w io.Writer, rep sessiontree.UsageReport) error {
 		keys = append(keys[:maxChartBars-1:maxChartBars-1], fmt.Sprintf("%d others", len(rows)-maxChartBars+1))
 		rows = append(rows[:maxChartBars-1:maxChartBars-1], others)
 	}
-	by := string(rep.By)
-	if by == "" {
-		by = string(sessiontree.UsageByDay)
-	}
+	by := usageBy(rep)
 	cost := make(plotter.Values, len(rows))
 	tokens := make(plotter.Values, len(rows))
 	for i, r := range rows {
