@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -100,7 +99,7 @@ func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+		return respond(w, http.StatusOK, jsonOf(ans))
 	})
 }
 
@@ -176,7 +175,7 @@ func (srv *Server) entry(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		ans.Leaf = leaf == id
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+		return respond(w, http.StatusOK, jsonOf(ans))
 	})
 }
 

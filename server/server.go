@@ -13,7 +13,6 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
-	"github.com/sessiontree/sessiontree/view"
 )
 
 // Options configure a [Server]. Token is required; the zero value of the
@@ -172,7 +171,7 @@ func respond(w http.ResponseWriter, status int, fill func(w io.Writer) error) er
 
 // writeJSON answers v as JSON, as the command's --json writes it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	_ = respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, v, view.JSONOptions{}) })
+	_ = respond(w, status, jsonOf(v))
 }
 
 // noRoute answers a request under /api/ that no route takes, as JSON.
