@@ -53,6 +53,8 @@ type Server struct {
 	store *store.Store
 	opts  Options
 	mux   *http.ServeMux
+	// files serves the web page's files.
+	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
 	graphs graphCache
 }
@@ -74,7 +76,7 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, mux: http.NewServeMux()}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
@@ -191,7 +193,7 @@ func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-	http.FileServerFS(web.Files()).ServeHTTP(w, r)
+	srv.files.ServeHTTP(w, r)
 	return nil
 }
 
