@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -56,12 +55,13 @@ type graphAnswer struct {
 type graphQuery struct {
 	offset, limit int64
 	expand        map[string]bool // ids of the folds to expand
-	focus         string          // an entry id or prefix, as given
+	focus         string          // the entry ?focus= resolves to (graph sets it), "" when absent
 }
 
-// readGraphQuery reads ?offset=&limit=&expand=ID,ID&focus=ENTRY.
+// readGraphQuery reads ?offset=&limit=&expand=ID,ID; ?focus= is resolved
+// against the session, by graph.
 func readGraphQuery(r *http.Request) (graphQuery, error) {
-	q := graphQuery{expand: map[string]bool{}, focus: r.URL.Query().Get("focus")}
+	q := graphQuery{expand: map[string]bool{}}
 	var err error
 	if q.offset, err = intParam(r, "offset", 0); err != nil {
 		return q, err
@@ -100,7 +100,7 @@ func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+		return respond(w, http.StatusOK, jsonOf(ans))
 	})
 }
 
@@ -176,7 +176,7 @@ func (srv *Server) entry(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		ans.Leaf = leaf == id
-		return respond(w, http.StatusOK, func(w io.Writer) error { return view.WriteJSON(w, ans, compact) })
+		return respond(w, http.StatusOK, jsonOf(ans))
 	})
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
-	"github.com/sessiontree/sessiontree/view"
 )
 
 // Options configure a [Server]. Token is required; the zero value of the
@@ -54,6 +53,8 @@ type Server struct {
 	store *store.Store
 	opts  Options
 	mux   *http.ServeMux
+	// files serves the web page's files.
+	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
 	graphs graphCache
 }
@@ -75,7 +76,7 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, mux: http.NewServeMux()}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
@@ -172,7 +173,7 @@ func respond(w http.ResponseWriter, status int, fill func(w io.Writer) error) er
 
 // writeJSON answers v as JSON, as the command's --json writes it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	_ = respond(w, status, func(w io.Writer) error { return view.WriteJSON(w, v, view.JSONOptions{}) })
+	_ = respond(w, status, jsonOf(v))
 }
 
 // noRoute answers a request under /api/ that no route takes, as JSON.
@@ -192,7 +193,7 @@ func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-	http.FileServerFS(web.Files()).ServeHTTP(w, r)
+	srv.files.ServeHTTP(w, r)
 	return nil
 }
 

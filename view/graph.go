@@ -123,10 +123,7 @@ func (g *Graph) markActive(d SessionData) {
 	for i := range g.nodes {
 		g.nodes[i].active = active[g.nodes[i].id]
 	}
-	if i, ok := g.index[d.Leaf]; ok && d.Leaf != "" {
-		g.leaf = i
-		g.nodes[i].leaf = true
-	}
+	g.markLeaf(d.Leaf)
 }
 
 // LoadGraph builds the graph of the session st holds ([NewGraph]) and
@@ -229,12 +226,18 @@ func (g *Graph) setLeaf(leaf string) {
 	if g.leaf >= 0 {
 		g.nodes[g.leaf].leaf = false
 	}
+	g.markLeaf(leaf)
+	g.walkUp(g.leaf, func(n *graphNode) { n.active = true })
+}
+
+// markLeaf makes the node of leaf the leaf, none when leaf is "" or not
+// in the graph.
+func (g *Graph) markLeaf(leaf string) {
 	g.leaf = -1
 	if i, ok := g.index[leaf]; ok && leaf != "" {
 		g.leaf = i
 		g.nodes[i].leaf = true
 	}
-	g.walkUp(g.leaf, func(n *graphNode) { n.active = true })
 }
 
 // walkUp calls fn on node i and each of its ancestors. A node's parent
