@@ -614,10 +614,8 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 	// at again.
 	before := map[string]os.FileInfo{}
 	for _, p := range paths {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if fi, err := os.Stat(real); err == nil {
-				before[real] = fi
-			}
+		if real, fi, err := resolve(p); err == nil {
+			before[real] = fi
 		}
 	}
 	if len(paths) > 0 {
