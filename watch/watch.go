@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -172,7 +172,7 @@ func (r *root) covers(path string) bool {
 	if !r.dir {
 		return path == r.real
 	}
-	return within(r.real, path)
+	return fsx.Within(r.real, path)
 }
 
 // fileState is what the watcher knows of a file it follows.
@@ -507,7 +507,7 @@ func (w *watcher) event(ev fsnotify.Event, now time.Time) {
 	name := filepath.Clean(ev.Name)
 	for _, r := range w.roots {
 		switch {
-		case r.real == "" && within(name, r.given):
+		case r.real == "" && fsx.Within(name, r.given):
 			w.arm(r) // a folder on the way to a waited-for root appeared
 		case r.real == name && ev.Has(fsnotify.Remove|fsnotify.Rename):
 			// The root itself went away: its files are looked at (and
@@ -552,14 +552,14 @@ func (w *watcher) isRootFile(path string) bool {
 // the folders under it; its files are looked at (and found gone).
 func (w *watcher) dropTree(dir string) {
 	for d := range w.dirs {
-		if within(dir, d) {
+		if fsx.Within(dir, d) {
 			_ = w.fsw.Remove(d)
 			delete(w.dirs, d)
 		}
 	}
 	now := time.Now()
 	for path := range w.files {
-		if within(dir, path) {
+		if fsx.Within(dir, path) {
 			w.touch(path, now)
 		}
 	}
@@ -713,10 +713,4 @@ func (w *watcher) report(e Event) {
 	if w.opts.Report != nil {
 		w.opts.Report(e)
 	}
-}
-
-// within tells whether path is dir or inside it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
