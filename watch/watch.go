@@ -187,6 +187,12 @@ type fileState struct {
 	reported bool
 }
 
+// unchanged tells whether fi has the size and time the file had when it
+// was last imported.
+func (f *fileState) unchanged(fi os.FileInfo) bool {
+	return fi.Size() == f.size && fi.ModTime().Equal(f.mod)
+}
+
 // burst is a run of events on one file: its first and last events.
 type burst struct{ first, last time.Time }
 
@@ -467,7 +473,7 @@ func (w *watcher) consider(path string, now time.Time) {
 	f, known := w.files[path]
 	if known {
 		fi, err := os.Stat(path)
-		if err == nil && fi.Size() == f.size && fi.ModTime().Equal(f.mod) {
+		if err == nil && f.unchanged(fi) {
 			return
 		}
 	}
@@ -699,7 +705,7 @@ func issueText(r store.FileResult) string {
 // import that found it; a file that changed is imported again instead.
 func (w *watcher) settle(path string, f *fileState, now time.Time) {
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != f.size || !fi.ModTime().Equal(f.mod) {
+	if err != nil || !f.unchanged(fi) {
 		f.settleAt = now.Add(w.opts.Settle)
 		w.touch(path, now)
 		return
