@@ -404,7 +404,7 @@ func collectFiles(paths []string) []candidate {
 					add(candidate{path: path, err: fmt.Errorf("import: %w", lerr)})
 					return nil
 				}
-				if !within(root, target) {
+				if !fsx.Within(root, target) {
 					return nil
 				}
 				path = target
@@ -429,12 +429,6 @@ func collectFiles(paths []string) []candidate {
 // IsSessionFileName tells whether a file found in a folder is taken as a
 // session file by [Store.Import]: its name ends in ".jsonl", as pi's do.
 func IsSessionFileName(name string) bool { return strings.HasSuffix(name, ".jsonl") }
-
-// within tells whether path is root or inside it; both are resolved.
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // importRecord is a row of the imports table.
 type importRecord struct {

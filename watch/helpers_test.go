@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/watch"
 )
@@ -32,11 +33,13 @@ type running struct {
 	seen   []watch.Event // every event read so far
 }
 
-// openStore opens a store in a temporary folder; its cleanup checks the
-// database and closes it.
+// openStore opens a store in a temporary folder, a copy of emptyStore;
+// its cleanup checks the database and closes it.
 func openStore(t testing.TB) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "sessions.db"), store.Options{})
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	emptyStore.CopyTo(t, path)
+	s, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +53,15 @@ func openStore(t testing.TB) *store.Store {
 	})
 	return s
 }
+
+// emptyStore is a new store's database, made once per test binary.
+var emptyStore = testdb.New(func(ctx context.Context, path string) error {
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
 
 // startWatch runs Watch on paths over s until the test stops it (or
 // ends). Settle defaults to an hour, so that no problem is reported

@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -172,7 +172,7 @@ func (r *root) covers(path string) bool {
 	if !r.dir {
 		return path == r.real
 	}
-	return within(r.real, path)
+	return fsx.Within(r.real, path)
 }
 
 // fileState is what the watcher knows of a file it follows.
@@ -185,6 +185,12 @@ type fileState struct {
 	issue    *store.FileResult
 	settleAt time.Time
 	reported bool
+}
+
+// unchanged tells whether fi has the size and time the file had when it
+// was last imported.
+func (f *fileState) unchanged(fi os.FileInfo) bool {
+	return fi.Size() == f.size && fi.ModTime().Equal(f.mod)
 }
 
 // burst is a run of events on one file: its first and last events.
@@ -467,7 +473,7 @@ func (w *watcher) consider(path string, now time.Time) {
 	f, known := w.files[path]
 	if known {
 		fi, err := os.Stat(path)
-		if err == nil && fi.Size() == f.size && fi.ModTime().Equal(f.mod) {
+		if err == nil && f.unchanged(fi) {
 			return
 		}
 	}
@@ -507,7 +513,7 @@ func (w *watcher) event(ev fsnotify.Event, now time.Time) {
 	name := filepath.Clean(ev.Name)
 	for _, r := range w.roots {
 		switch {
-		case r.real == "" && within(name, r.given):
+		case r.real == "" && fsx.Within(name, r.given):
 			w.arm(r) // a folder on the way to a waited-for root appeared
 		case r.real == name && ev.Has(fsnotify.Remove|fsnotify.Rename):
 			// The root itself went away: its files are looked at (and
@@ -552,14 +558,14 @@ func (w *watcher) isRootFile(path string) bool {
 // the folders under it; its files are looked at (and found gone).
 func (w *watcher) dropTree(dir string) {
 	for d := range w.dirs {
-		if within(dir, d) {
+		if fsx.Within(dir, d) {
 			_ = w.fsw.Remove(d)
 			delete(w.dirs, d)
 		}
 	}
 	now := time.Now()
 	for path := range w.files {
-		if within(dir, path) {
+		if fsx.Within(dir, path) {
 			w.touch(path, now)
 		}
 	}
@@ -614,10 +620,8 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 	// at again.
 	before := map[string]os.FileInfo{}
 	for _, p := range paths {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if fi, err := os.Stat(real); err == nil {
-				before[real] = fi
-			}
+		if real, fi, err := resolve(p); err == nil {
+			before[real] = fi
 		}
 	}
 	if len(paths) > 0 {
@@ -701,7 +705,7 @@ func issueText(r store.FileResult) string {
 // import that found it; a file that changed is imported again instead.
 func (w *watcher) settle(path string, f *fileState, now time.Time) {
 	fi, err := os.Stat(path)
-	if err != nil || fi.Size() != f.size || !fi.ModTime().Equal(f.mod) {
+	if err != nil || !f.unchanged(fi) {
 		f.settleAt = now.Add(w.opts.Settle)
 		w.touch(path, now)
 		return
@@ -715,10 +719,4 @@ func (w *watcher) report(e Event) {
 	if w.opts.Report != nil {
 		w.opts.Report(e)
 	}
-}
-
-// within tells whether path is dir or inside it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

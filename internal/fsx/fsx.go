@@ -248,3 +248,11 @@ func SyncDir(dir string) error {
 	}
 	return nil
 }
+
+// Within tells whether path is dir or inside it. It compares names
+// only: both are to be in the same form (absolute and clean, and
+// resolved alike when links matter).
+func Within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
