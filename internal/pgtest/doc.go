@@ -1,0 +1,29 @@
+// Package pgtest gives tests a PostgreSQL database of their own.
+//
+// # Where the server comes from
+//
+// [Main], called from a test binary's TestMain, finds a server once per
+// test binary:
+//
+//   - SESSIONTREE_TEST_POSTGRES, when set, is the URL of a server the tests
+//     may create and drop databases on (.ci/run starts one and sets it);
+//   - otherwise, when PostgreSQL's programs are installed (initdb and
+//     pg_ctl under /usr/lib/postgresql/*/bin or on PATH), Main starts a
+//     throwaway cluster: initdb into a temporary folder (as the postgres
+//     user when the tests run as root, since the server refuses to run as
+//     root), a free port on 127.0.0.1, fsync off; it stops the server and
+//     removes the folder when the tests end;
+//   - otherwise there is no server: tests that need one are skipped, except
+//     under CI=true, where a missing server fails them.
+//
+// # Databases
+//
+// A [Template] is a database prepared once per test binary (migrated, for
+// an engine); [Template.Database] gives each test a fresh copy of it
+// (CREATE DATABASE ... TEMPLATE, far faster than migrating again) and
+// drops it when the test ends.
+//
+// # Concurrency
+//
+// A [Template] is safe for concurrent use; Main runs once per binary.
+package pgtest

@@ -1,0 +1,175 @@
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// EnvURL is the environment variable naming a server to test against.
+const EnvURL = "SESSIONTREE_TEST_POSTGRES"
+
+// ErrNoServer is returned by [Start] when PostgreSQL's programs are not
+// installed.
+var ErrNoServer = errors.New("no PostgreSQL server: set " + EnvURL + " or install postgresql")
+
+// serverURL is the URL [Main] found or started; "" when there is none.
+// serverErr says why there is none. Set once, by Main, before any test
+// runs.
+var (
+	serverURL string
+	serverErr = errors.New("pgtest.Main was not called from TestMain")
+)
+
+// Main runs the tests of m against a server: the one SESSIONTREE_TEST_POSTGRES
+// names, or a throwaway cluster it starts and stops. It returns m.Run's
+// exit code. Call it from TestMain: os.Exit(pgtest.Main(m)).
+func Main(m *testing.M) int {
+	if u := os.Getenv(EnvURL); u != "" {
+		serverURL, serverErr = u, nil
+		return m.Run()
+	}
+	c, err := Start(context.Background())
+	if err != nil {
+		serverErr = err
+		return m.Run()
+	}
+	serverURL, serverErr = c.URL, nil
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		code = max(code, 1)
+	}
+	return code
+}
+
+// Cluster is a throwaway PostgreSQL cluster started by [Start].
+type Cluster struct {
+	// URL connects to its postgres database as the superuser.
+	URL string
+	dir string
+	bin string
+}
+
+// Start initialises a cluster in a new temporary folder and starts it on
+// a free port of 127.0.0.1. It returns [ErrNoServer] when PostgreSQL's
+// programs are not installed.
+func Start(ctx context.Context) (*Cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, fmt.Errorf("start postgres: %w", err)
+	}
+	c := &Cluster{dir: dir, bin: bin}
+	if err := c.start(ctx); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cluster) start(ctx context.Context) error {
+	if err := c.ownFolder(); err != nil {
+		return err
+	}
+	data := filepath.Join(c.dir, "data")
+	if err := c.run(ctx, "initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, c.dir)
+	if err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		return err
+	}
+	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	return nil
+}
+
+// Stop stops the server at once and removes its folder.
+func (c *Cluster) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "stop")
+	return errors.Join(err, os.RemoveAll(c.dir))
+}
+
+// ownFolder gives the folder to the postgres user when running as root.
+func (c *Cluster) ownFolder() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("start postgres as root: no postgres user to run it as: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(c.dir, uid, gid); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	return nil
+}
+
+// run runs one of PostgreSQL's programs, as the postgres user when root.
+func (c *Cluster) run(ctx context.Context, prog string, args ...string) error {
+	argv := append([]string{filepath.Join(c.bin, prog)}, args...)
+	if os.Geteuid() == 0 {
+		argv = append([]string{"runuser", "-u", "postgres", "--"}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = c.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("%s: %w\n%s%s", prog, err, out.Bytes(), log)
+	}
+	return nil
+}
+
+// binDir finds the folder holding initdb and pg_ctl: the newest
+// /usr/lib/postgresql/N/bin, else PATH.
+func binDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("pg_ctl"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", ErrNoServer
+}
+
+// versionOf reads N from /usr/lib/postgresql/N/bin, 0 if it is not a number.
+func versionOf(dir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return n
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
