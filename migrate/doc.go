@@ -1,5 +1,13 @@
-// Package migrate applies numbered SQL migrations to a SQLite database and
-// holds the engine's own migrations.
+// Package migrate applies numbered SQL migrations to a SQLite or
+// PostgreSQL database and holds each engine's own migrations.
+//
+// # Dialects
+//
+// One folder of migrations per dialect: migrations/ for SQLite ([Files],
+// the engine package) and postgres/ for PostgreSQL ([PostgresFiles],
+// package pgengine). [Options.Dialect] says which a database speaks; the
+// rules (numbering, checksums, refusing a newer schema, one transaction
+// per step) are the same for both.
 //
 // # Files
 //
@@ -14,7 +22,8 @@
 // # Transactions
 //
 // Each pending migration runs with its version record in one
-// BEGIN IMMEDIATE transaction. The applied versions are read again after
+// BEGIN IMMEDIATE transaction (on PostgreSQL: a transaction that first
+// takes an advisory lock, pg_advisory_xact_lock, held until it ends). The applied versions are read again after
 // BEGIN, under the write lock, so two processes opening a fresh file at once
 // cannot both apply a step: the second finds it recorded and skips it. A
 // failing step rolls back whole: nothing of it, and no version record, is

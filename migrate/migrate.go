@@ -17,11 +17,16 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql postgres/*.sql
 var embedded embed.FS
 
-// Files holds the engine's migrations, NNNN_description.sql at its root.
+// Files holds the SQLite engine's migrations, NNNN_description.sql at its
+// root.
 var Files fs.FS = mustSub(embedded, "migrations")
+
+// PostgresFiles holds the PostgreSQL engine's migrations (package
+// pgengine), applied with [Options.Dialect] set to [Postgres].
+var PostgresFiles fs.FS = mustSub(embedded, "postgres")
 
 func mustSub(f fs.FS, dir string) fs.FS {
 	sub, err := fs.Sub(f, dir)
@@ -102,11 +107,47 @@ func Latest(migs []Migration) int64 {
 	return migs[len(migs)-1].Version
 }
 
+// Dialect is the SQL dialect of a database: one folder of migrations
+// each. The zero value is [SQLite].
+type Dialect int
+
+const (
+	// SQLite applies migrations in BEGIN IMMEDIATE transactions and
+	// mirrors the version in PRAGMA user_version.
+	SQLite Dialect = iota
+	// Postgres serializes migrating processes with a transaction-level
+	// advisory lock taken first in each step's transaction.
+	Postgres
+)
+
+// advisoryLockKey is the pg_advisory_xact_lock key [Up] takes on
+// PostgreSQL: "stre" (0x73747265), the SQLite files' application_id.
+const advisoryLockKey = 0x73747265
+
+// tableExists is the query telling whether the records table exists.
+func (d Dialect) tableExists() string {
+	if d == Postgres {
+		return `SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = $1`
+	}
+	return `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+}
+
+// bind turns a query written with ? placeholders into the dialect's.
+func (d Dialect) bind(q string) string {
+	if d == Postgres {
+		return sqlx.Rebind(sqlx.DOLLAR, q)
+	}
+	return q
+}
+
 // Options configure [Up]. The zero value works.
 type Options struct {
+	// Dialect is the database's SQL dialect; the zero value is SQLite.
+	Dialect Dialect
 	// ApplicationID, when not zero, is written to PRAGMA application_id
 	// with the first migration, and a database carrying another non-zero
-	// id is refused with [ErrForeign].
+	// id is refused with [ErrForeign]. SQLite only: it is ignored on
+	// PostgreSQL, whose databases are not files that can be mistaken.
 	ApplicationID int32
 	// Now stamps the records; nil means time.Now.
 	Now func() time.Time
@@ -138,8 +179,11 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Dialect == Postgres {
+		opts.ApplicationID = 0
+	}
 	// Fast path, without the write lock: everything applied and intact.
-	recs, err := readRecordsRetrying(ctx, db)
+	recs, err := readRecordsRetrying(ctx, db, opts.Dialect)
 	if err != nil {
 		return Result{}, err
 	}
@@ -177,7 +221,10 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 	if err != nil {
 		return nil, err
 	}
-	recs, err := readRecordsRetrying(ctx, q)
+	if opts.Dialect == Postgres {
+		opts.ApplicationID = 0
+	}
+	recs, err := readRecordsRetrying(ctx, q, opts.Dialect)
 	if err != nil {
 		return nil, err
 	}
@@ -196,10 +243,16 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 	return pending, nil
 }
 
-// Version returns the highest applied version, 0 for a database without
-// migration records.
+// Version returns the highest applied version of a SQLite database, 0 for
+// one without migration records.
 func Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
-	recs, err := readRecords(ctx, q)
+	return SQLite.Version(ctx, q)
+}
+
+// Version returns the highest applied version of a database of dialect d,
+// 0 for one without migration records.
+func (d Dialect) Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
+	recs, err := readRecords(ctx, q, d)
 	if err != nil {
 		return 0, err
 	}
@@ -214,10 +267,10 @@ func Version(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
 // another process sets up a fresh file (switching it to WAL takes an
 // exclusive lock), SQLite can answer busy at once, without its busy handler;
 // the read is retried for a bounded time.
-func readRecordsRetrying(ctx context.Context, q sqlx.QueryerContext) ([]record, error) {
+func readRecordsRetrying(ctx context.Context, q sqlx.QueryerContext, d Dialect) ([]record, error) {
 	const attempts, pause = 100, 20 * time.Millisecond
 	for i := 1; ; i++ {
-		recs, err := readRecords(ctx, q)
+		recs, err := readRecords(ctx, q, d)
 		if err == nil || i == attempts || !isBusy(err) {
 			return recs, err
 		}
@@ -241,9 +294,9 @@ func isBusy(err error) bool {
 	return false
 }
 
-func readRecords(ctx context.Context, q sqlx.QueryerContext) ([]record, error) {
+func readRecords(ctx context.Context, q sqlx.QueryerContext, d Dialect) ([]record, error) {
 	var n int
-	err := sqlx.GetContext(ctx, q, &n, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, Table)
+	err := sqlx.GetContext(ctx, q, &n, d.tableExists(), Table)
 	if err != nil {
 		return nil, fmt.Errorf("read migration records: %w", err)
 	}
@@ -308,6 +361,13 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 			_ = tx.Rollback()
 		}
 	}()
+	if opts.Dialect == Postgres {
+		// Processes migrating at once queue here; the records are read
+		// again below, after the lock.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, advisoryLockKey); err != nil {
+			return false, 0, fmt.Errorf("migration %s: lock: %w", m.Name, err)
+		}
+	}
 	if err := checkAppID(ctx, tx, opts.ApplicationID); err != nil {
 		return false, 0, err
 	}
@@ -319,7 +379,7 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 )`); err != nil {
 		return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
 	}
-	recs, err := readRecords(ctx, tx)
+	recs, err := readRecords(ctx, tx, opts.Dialect)
 	if err != nil {
 		return false, 0, err
 	}
@@ -333,16 +393,18 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 		return false, 0, fmt.Errorf("migration %s: %w", m.Name, err)
 	}
 	now := opts.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+Table+` (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, opts.Dialect.bind(`INSERT INTO `+Table+` (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`),
 		m.Version, m.Name, m.Checksum, now); err != nil {
 		return false, 0, fmt.Errorf("migration %s: record: %w", m.Name, err)
 	}
-	// user_version mirrors the highest version so a reader can tell it
-	// from the file header without reading a table; both are rolled back
-	// together with the step.
 	version = max(version, m.Version)
-	if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.FormatInt(version, 10)); err != nil {
-		return false, 0, fmt.Errorf("migration %s: set user_version: %w", m.Name, err)
+	if opts.Dialect == SQLite {
+		// user_version mirrors the highest version so a reader can tell it
+		// from the file header without reading a table; both are rolled
+		// back together with the step.
+		if _, err := tx.ExecContext(ctx, `PRAGMA user_version = `+strconv.FormatInt(version, 10)); err != nil {
+			return false, 0, fmt.Errorf("migration %s: set user_version: %w", m.Name, err)
+		}
 	}
 	if opts.ApplicationID != 0 {
 		if _, err := tx.ExecContext(ctx, `PRAGMA application_id = `+strconv.FormatInt(int64(opts.ApplicationID), 10)); err != nil {

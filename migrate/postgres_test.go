@@ -1,0 +1,127 @@
+package migrate_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"testing/fstest"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// emptyPostgres is a database with nothing in it.
+var emptyPostgres = pgtest.NewTemplate(func(context.Context, string) error { return nil })
+
+func openPostgres(t testing.TB) *sqlx.DB {
+	t.Helper()
+	db, err := sqlx.Open("pgx", emptyPostgres.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var pgOpts = migrate.Options{Dialect: migrate.Postgres}
+
+// TestPostgresFiles applies the PostgreSQL engine's own migrations, twice.
+func TestPostgresFiles(t *testing.T) {
+	ctx := context.Background()
+	db := openPostgres(t)
+	migs, err := migrate.Load(migrate.PostgresFiles)
+	if err != nil || len(migs) == 0 {
+		t.Fatalf("Load(PostgresFiles) = %d migrations, %v; want some", len(migs), err)
+	}
+	res, err := migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.From != 0 || res.To != migrate.Latest(migs) || len(res.Applied) != len(migs) {
+		t.Errorf("first Up = %+v; want 0 -> %d, all applied", res, migrate.Latest(migs))
+	}
+	res, err = migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
+	if err != nil || len(res.Applied) != 0 {
+		t.Errorf("second Up = %+v, %v; want nothing applied", res, err)
+	}
+	if v, err := migrate.Postgres.Version(ctx, db); err != nil || v != migrate.Latest(migs) {
+		t.Errorf("Version = %d, %v; want %d", v, err, migrate.Latest(migs))
+	}
+}
+
+func TestPostgresFailingStepLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := openPostgres(t)
+	files := fstest.MapFS{
+		"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer);`)},
+		"0002_b.sql": {Data: []byte(`CREATE TABLE b (x integer); INSERT INTO nowhere VALUES (1);`)},
+	}
+	if _, err := migrate.Up(ctx, db, files, pgOpts); err == nil {
+		t.Fatal("Up with a failing step succeeded")
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM pg_tables WHERE tablename = 'b'`); err != nil || n != 0 {
+		t.Errorf("table b of the failed step: count %d, %v; want 0", n, err)
+	}
+	if v, err := migrate.Postgres.Version(ctx, db); err != nil || v != 1 {
+		t.Errorf("Version = %d, %v; want 1", v, err)
+	}
+}
+
+func TestPostgresRefusesNewerAndEdited(t *testing.T) {
+	ctx := context.Background()
+	db := openPostgres(t)
+	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer);`)}}
+	if _, err := migrate.Up(ctx, db, files, pgOpts); err != nil {
+		t.Fatal(err)
+	}
+	edited := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (y integer);`)}}
+	if _, err := migrate.Up(ctx, db, edited, pgOpts); !errors.Is(err, migrate.ErrChecksum) {
+		t.Errorf("Up with an edited file: %v; want ErrChecksum", err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (99, '0099_x.sql', 'x', 'now')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Up(ctx, db, files, pgOpts); !errors.Is(err, migrate.ErrNewer) {
+		t.Errorf("Up on a newer database: %v; want ErrNewer", err)
+	}
+}
+
+// TestPostgresConcurrentUp: processes migrating at once apply each step
+// once (the advisory lock).
+func TestPostgresConcurrentUp(t *testing.T) {
+	ctx := context.Background()
+	url := emptyPostgres.Database(t)
+	errs := make(chan error, 4)
+	applied := make(chan int, 4)
+	for range 4 {
+		go func() {
+			db, err := sqlx.Open("pgx", url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			res, err := migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
+			applied <- len(res.Applied)
+			errs <- err
+		}()
+	}
+	total := 0
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+		total += <-applied
+	}
+	migs, _ := migrate.Load(migrate.PostgresFiles)
+	if total != len(migs) {
+		t.Errorf("4 concurrent Ups applied %d steps in all; want %d, each once", total, len(migs))
+	}
+}
