@@ -241,6 +241,14 @@ type Tally struct {
 	buckets []UsageBucket
 }
 
+// ResumeTally returns a tally that goes on from totals kept elsewhere (a
+// database row): s without its Breakdown, and the breakdown's buckets in
+// order of first use, as [Tally.Buckets] gave them.
+func ResumeTally(s Stats, firstUse []UsageBucket) Tally {
+	s.Breakdown = nil
+	return Tally{stats: s, buckets: slices.Clone(firstUse)}
+}
+
 // Add counts one entry.
 func (t *Tally) Add(e Entry) { t.AddEntryStats(StatsOf(e)) }
 

@@ -1,0 +1,112 @@
+package pgengine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// Check verifies every session against a replay of its log by the root
+// package's rules: the leaf (the leaf rule), the materialized branch and
+// the active path (sessiontree.WalkPath from the leaf), the stats
+// (sessiontree.Tally), the labels and the name. A mismatch is a
+// [sessiontree.CorruptError]. It reads each session whole, one at a time:
+// it is for tests and repair tools, not for a request path.
+func (db *DB) Check(ctx context.Context) error {
+	if err := db.check(ctx); err != nil {
+		return err
+	}
+	var ids []string
+	if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions WHERE NOT deleting ORDER BY pk`); err != nil {
+		return fmt.Errorf("check: %w", storageErr(err))
+	}
+	for _, id := range ids {
+		st, err := db.OpenSession(ctx, id)
+		if err != nil {
+			return fmt.Errorf("check session %s: %w", id, err)
+		}
+		if err := st.check1(ctx); err != nil {
+			return fmt.Errorf("check session %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// check1 replays one session and compares.
+func (s *Storage) check1(ctx context.Context) error {
+	log, err := s.Log(ctx, 0, 0)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]sessiontree.Entry, len(log))
+	var tally sessiontree.Tally
+	labels := map[string]string{}
+	leaf, name := "", ""
+	for _, e := range log {
+		byID[e.ID] = e
+		tally.Add(e)
+		leaf = e.ID
+		switch e.Type {
+		case sessiontree.TypeLeaf:
+			leaf = e.TargetID()
+		case sessiontree.TypeLabel:
+			if l := sessiontree.LabelOf(e); l != "" {
+				labels[e.TargetID()] = l
+			} else {
+				delete(labels, e.TargetID())
+			}
+		case sessiontree.TypeSessionInfo:
+			name = sessiontree.NameOf(e)
+		}
+	}
+	get := func(id string) (sessiontree.Entry, bool) { e, ok := byID[id]; return e, ok }
+	mismatch := func(what string, got, want any) error {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("%s is %v; a replay of the log gives %v", what, got, want)}
+	}
+	if got, err := s.Leaf(ctx); err != nil || got != leaf {
+		return cmpErr(err, mismatch("the leaf", got, leaf))
+	}
+	if got, err := s.Name(ctx); err != nil || got != name {
+		return cmpErr(err, mismatch("the name", got, name))
+	}
+	if got, err := s.Labels(ctx); err != nil || !maps.Equal(got, labels) {
+		return cmpErr(err, mismatch("the labels", got, labels))
+	}
+	if got, err := s.Stats(ctx); err != nil || fmt.Sprint(got) != fmt.Sprint(tally.Stats()) {
+		return cmpErr(err, mismatch("the stats", got, tally.Stats()))
+	}
+	for _, full := range []bool{true, false} {
+		want, err := sessiontree.WalkPath(ctx, leaf, full, len(log), get)
+		if err != nil {
+			return err
+		}
+		got, err := s.walk(ctx, leaf, full)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(idsOf(got), idsOf(want)) {
+			return mismatch(fmt.Sprintf("the path from the leaf (full %v)", full), idsOf(got), idsOf(want))
+		}
+	}
+	var branch []string
+	if err := s.db.db.SelectContext(ctx, &branch, `SELECT e.id FROM branch b JOIN entries e ON e.session = b.session
+		AND e.seq = b.seq WHERE b.session = $1 ORDER BY b.depth`, s.pk); err != nil {
+		return storageErr(err)
+	}
+	full, _ := sessiontree.WalkPath(ctx, leaf, true, len(log), get)
+	if !slices.Equal(branch, idsOf(full)) {
+		return mismatch("the branch table", branch, idsOf(full))
+	}
+	return nil
+}
+
+func idsOf(es []sessiontree.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}

@@ -1,0 +1,201 @@
+package pgengine
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// now is the clock; tests replace it.
+var now = time.Now
+
+// Options configure [Open]. The zero value works.
+type Options struct {
+	// MaxConns bounds the pool of connections to the server; 0 means 16.
+	MaxConns int
+	// Attempts bounds how many times a write is tried when it meets a
+	// deadlock, a serialization failure or a lost connection; 0 means 5.
+	Attempts int
+}
+
+func (o Options) maxConns() int { return cmp.Or(o.MaxConns, 16) }
+func (o Options) attempts() int { return cmp.Or(o.Attempts, 5) }
+
+// DB is a PostgreSQL database of sessions. It is safe for concurrent use.
+type DB struct {
+	db     *sqlx.DB
+	url    string
+	name   string // the URL without its password, for messages
+	opts   Options
+	closed atomic.Bool
+}
+
+// Open connects to the database at url (postgres:// or postgresql://, or
+// a key=value connection string) and brings its schema up to date. A
+// database whose schema is newer than this code is refused
+// (migrate.ErrNewer).
+func Open(ctx context.Context, url string, opts Options) (*DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", redact(url), err)
+	}
+	sqldb := stdlib.OpenDB(*cfg)
+	sqldb.SetMaxOpenConns(opts.maxConns())
+	sqldb.SetMaxIdleConns(opts.maxConns())
+	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, name: redact(url), opts: opts}
+	if _, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres}); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))
+	}
+	return db, nil
+}
+
+// redact drops the password from a URL for messages.
+func redact(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+// Path names the database for messages: its URL without the password.
+func (db *DB) Path() string { return db.name }
+
+// URL returns the URL db was opened with, password included, to open it
+// again.
+func (db *DB) URL() string { return db.url }
+
+// Close closes the pool; sessions opened from db stop working.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	return db.db.Close()
+}
+
+// check returns ErrClosed after Close, and ctx's error.
+func (db *DB) check(ctx context.Context) error {
+	if db.closed.Load() {
+		return sessiontree.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// SessionNotFoundError reports a session id the database does not hold.
+// It matches [sessiontree.ErrNotFound].
+//
+// TODO(contract): alias the root's SessionNotFoundError once the
+// engine-neutral contract (helper-contract) lands.
+type SessionNotFoundError struct{ ID string }
+
+func (e *SessionNotFoundError) Error() string { return fmt.Sprintf("session %s not found", e.ID) }
+
+// Is makes errors.Is(err, sessiontree.ErrNotFound) true.
+func (e *SessionNotFoundError) Is(target error) bool { return target == sessiontree.ErrNotFound }
+
+// CreateSession adds an empty session and opens it. An empty meta.ID gets
+// a fresh UUID v7, an empty CreatedAt the current time, a zero Version 3.
+// An id in use is refused with [sessiontree.ErrConflict].
+func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (*Storage, error) {
+	if meta.ID == "" {
+		id, err := sessiontree.NewSessionID()
+		if err != nil {
+			return nil, fmt.Errorf("new session id: %w", err)
+		}
+		meta.ID = id
+	}
+	meta.Version = cmp.Or(meta.Version, 3)
+	if meta.CreatedAt == "" {
+		meta.CreatedAt = sessiontree.FormatTime(now())
+	}
+	var pk int64
+	err := db.update(ctx, "create session "+meta.ID, func(tx *sqlx.Tx) error {
+		err := tx.GetContext(ctx, &pk, `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $3) RETURNING pk`,
+			meta.ID, meta.Version, meta.CreatedAt, meta.Cwd, nullString(meta.ParentSession))
+		if isUniqueViolation(err) {
+			return fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Storage{db: db, pk: pk, meta: meta}, nil
+}
+
+// OpenSession opens session id. One that does not exist (or is being
+// deleted) is a [SessionNotFoundError].
+func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
+	if err := db.check(ctx); err != nil {
+		return nil, err
+	}
+	var row struct {
+		PK            int64          `db:"pk"`
+		Version       int            `db:"version"`
+		CreatedAt     string         `db:"created_at"`
+		Cwd           string         `db:"cwd"`
+		ParentSession sql.NullString `db:"parent_session"`
+	}
+	err := db.db.GetContext(ctx, &row, `SELECT pk, version, created_at, cwd, parent_session FROM sessions
+		WHERE id = $1 AND NOT deleting`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, storageErr(err))
+	}
+	meta := sessiontree.SessionMeta{ID: id, Version: row.Version, CreatedAt: row.CreatedAt, Cwd: row.Cwd, ParentSession: row.ParentSession.String}
+	return &Storage{db: db, pk: row.PK, meta: meta}, nil
+}
+
+// DeleteSession deletes a session and everything it owns. One that does
+// not exist is a [SessionNotFoundError].
+func (db *DB) DeleteSession(ctx context.Context, id string) error {
+	return db.update(ctx, "delete session "+id, func(tx *sqlx.Tx) error {
+		var pk int64
+		err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting FOR UPDATE`, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return &SessionNotFoundError{ID: id}
+		}
+		if err != nil {
+			return err
+		}
+		// deleting is the one state in which the triggers let entries go.
+		for _, q := range []string{
+			`UPDATE sessions SET deleting = true WHERE pk = $1`,
+			`DELETE FROM labels WHERE session = $1`,
+			`DELETE FROM branch WHERE session = $1`,
+			`DELETE FROM entries WHERE session = $1`,
+			`DELETE FROM sessions WHERE pk = $1`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, pk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,41 @@
+// Package pgengine stores sessions in PostgreSQL: the SQLite engine's
+// model and guarantees (package engine) on a server that agents on many
+// machines share.
+//
+// # Schema
+//
+// The tables are migrate/postgres (applied by [Open] through package
+// migrate, refusing a schema newer than this code knows): one sessions row
+// per session with its leaf and counters, an append-only entries table
+// holding each entry's JSON byte for byte (text, not jsonb), the
+// materialized active branch, and the current labels. Triggers refuse to
+// change or delete an entry outside a session delete.
+//
+// # Rules
+//
+// The tree's rules live in the root package and are called from here, not
+// written again: entries are built and checked by sessiontree.BuildEntry
+// and Entry.Validate, the state at an entry follows State.Apply, stats
+// follow sessiontree.Tally, labels and names LabelOf and NameOf.
+//
+// # Cost
+//
+// No read loads a whole session: the leaf, name and stats are one sessions
+// row; the active path is a range of the branch table; a path from an entry
+// off it is a recursive query up to where it meets the branch; the state at
+// an entry is at most three rows its pointers name.
+//
+// # Concurrency
+//
+// A [DB] and the [Storage] values it opens are safe for concurrent use, and
+// by other processes and machines on the same database. Writes serialize
+// per session: each write transaction locks its session's row (SELECT ...
+// FOR UPDATE) and reads the leaf under the lock, so writers to one session
+// queue and writers to different sessions run in parallel. A deadlock, a
+// serialization failure or a connection lost before the commit is retried
+// inside, a bounded number of times ([Options.Attempts]), then reported as
+// [sessiontree.ErrConflict] or [sessiontree.ErrStorage]. A connection lost
+// during the commit is not retried (the write may have happened): it is
+// reported as ErrStorage. Reads that take several statements run in one
+// REPEATABLE READ snapshot.
+package pgengine

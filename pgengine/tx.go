@@ -1,0 +1,138 @@
+package pgengine
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// update runs fn in a write transaction (READ COMMITTED: fn locks the rows
+// it writes), committing when it returns nil. A deadlock, a serialization
+// failure or a connection lost before the commit makes it try again, up to
+// Options.Attempts times; op names the write in errors.
+func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	return db.retry(ctx, op, func() error { return db.runTx(ctx, nil, fn) })
+}
+
+// view runs fn in one read-only REPEATABLE READ snapshot.
+func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	return db.retry(ctx, op, func() error { return db.runTx(ctx, opts, fn) })
+}
+
+// retry runs attempt until it succeeds, fails for good, or has been tried
+// Options.Attempts times, pausing a little longer each time.
+func (db *DB) retry(ctx context.Context, op string, attempt func() error) error {
+	pause := 5 * time.Millisecond
+	for i := 1; ; i++ {
+		if err := db.check(ctx); err != nil {
+			return err
+		}
+		err := attempt()
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) || i >= db.opts.attempts() {
+			return fmt.Errorf("%s: %w", op, storageErr(err))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
+}
+
+// commitError marks a failed commit: its outcome is unknown, so it is
+// never retried.
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
+// runTx runs fn in one transaction, rolling back on error or panic.
+func (db *DB) runTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) (err error) {
+	tx, err := db.db.BeginTxx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return &commitError{err}
+	}
+	return nil
+}
+
+// PostgreSQL's error codes this package acts on.
+const (
+	codeSerialization = "40001"
+	codeDeadlock      = "40P01"
+	codeUnique        = "23505"
+)
+
+// retryable reports whether err is worth another attempt: a deadlock or
+// serialization failure, or a connection lost before the commit.
+func retryable(err error) bool {
+	var ce *commitError
+	if errors.As(err, &ce) {
+		return false
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == codeSerialization || pg.Code == codeDeadlock
+	}
+	return lostConnection(err)
+}
+
+// lostConnection reports whether err is a dropped or refused connection.
+func lostConnection(err error) bool {
+	var ne net.Error
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &ne) || pgconn.SafeToRetry(err)
+}
+
+// storageErr gives err a root sentinel: errors that already match one
+// are kept, a deadlock or serialization failure is ErrConflict, and
+// everything else from the server or the connection is ErrStorage.
+func storageErr(err error) error {
+	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
+		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused,
+		context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (pg.Code == codeSerialization || pg.Code == codeDeadlock) {
+		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	}
+	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
+}
+
+// isUniqueViolation reports whether err is a unique constraint refusal.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == codeUnique
+}

@@ -1,0 +1,400 @@
+package pgengine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// session is the locked sessions row of a write transaction, changed in
+// memory by each entry and written back once by save.
+type session struct {
+	pk        int64
+	leafSeq   sql.NullInt64
+	leafID    sql.NullString
+	leafDepth int
+	boundary  int
+	name      sql.NullString
+	firstUser sql.NullString
+	updatedAt string
+	count     int64 // entries stored: the next entry's seq is count + 1
+	tally     sessiontree.Tally
+}
+
+// lock locks the session's row for the transaction and reads it: writers
+// to the same session queue here, writers to others do not.
+func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
+	var r struct {
+		counters
+		LeafSeq   sql.NullInt64  `db:"leaf_seq"`
+		LeafID    sql.NullString `db:"leaf_id"`
+		LeafDepth int            `db:"leaf_depth"`
+		Boundary  int            `db:"boundary_depth"`
+		Name      sql.NullString `db:"name"`
+		FirstUser sql.NullString `db:"first_user_text"`
+		UpdatedAt string         `db:"updated_at"`
+	}
+	err := tx.GetContext(ctx, &r, `SELECT leaf_seq, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at,
+		`+countersColumns+` FROM sessions WHERE pk = $1 AND NOT deleting FOR UPDATE`, s.pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &SessionNotFoundError{ID: s.meta.ID}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.counters.tally()
+	if err != nil {
+		return nil, err
+	}
+	return &session{pk: s.pk, leafSeq: r.LeafSeq, leafID: r.LeafID, leafDepth: r.LeafDepth, boundary: r.Boundary,
+		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries, tally: t}, nil
+}
+
+// save writes the row back.
+func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
+	c, err := countersOf(&st.tally)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET leaf_seq = $2, leaf_id = $3, leaf_depth = $4, boundary_depth = $5,
+		name = $6, first_user_text = $7, updated_at = $8, entry_count = $9, message_count = $10, user_messages = $11,
+		assistant_messages = $12, tool_results = $13, tool_calls = $14, input_tokens = $15, output_tokens = $16,
+		cache_read_tokens = $17, cache_write_tokens = $18, cost = $19, usage_buckets = $20 WHERE pk = $1`,
+		st.pk, st.leafSeq, st.leafID, st.leafDepth, st.boundary, st.name, st.firstUser, st.updatedAt,
+		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
+		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets)
+	return err
+}
+
+// write runs fn on the locked session in a write transaction and saves
+// the row.
+func (s *Storage) write(ctx context.Context, op string, fn func(tx *sqlx.Tx, st *session) error) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return s.db.update(ctx, op, func(tx *sqlx.Tx) error {
+		st, err := s.lock(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, st); err != nil {
+			return err
+		}
+		return st.save(ctx, tx)
+	})
+}
+
+// Append adds an entry under the current leaf and makes it the leaf.
+func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if d.Type == sessiontree.TypeLeaf {
+		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	}
+	return s.appendDraft(ctx, d, opts)
+}
+
+// SetLeaf appends a leaf entry moving the leaf to target.
+func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	var t any = json.RawMessage("null")
+	if target != "" {
+		t = target
+	}
+	f, err := sessiontree.Fields("targetId", t)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	return s.appendDraft(ctx, sessiontree.Draft{Type: sessiontree.TypeLeaf, Fields: f}, opts)
+}
+
+// appendDraft builds d under the leaf read under the session's lock.
+func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	var out sessiontree.Entry
+	err := s.write(ctx, "append", func(tx *sqlx.Tx, st *session) error {
+		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
+			return err
+		}
+		id := d.ID
+		if id == "" {
+			var err error
+			if id, err = newEntryID(ctx, tx, s.pk); err != nil {
+				return err
+			}
+		}
+		ts := d.Timestamp
+		if ts == "" {
+			ts = sessiontree.FormatTime(now())
+		}
+		e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
+		if err != nil {
+			return err
+		}
+		if out, err = st.add(ctx, tx, e); isUniqueViolation(err) {
+			return fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+		}
+		return err
+	})
+	return out, err
+}
+
+// AppendBatch stores entries that carry their own ids, parents and
+// timestamps, in order, in one transaction; the leaf follows the leaf
+// rule over them. Nothing of a refused batch is kept.
+func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
+	return s.write(ctx, "append batch", func(tx *sqlx.Tx, st *session) error {
+		for i, e := range entries {
+			if err := e.Validate(); err != nil {
+				return fmt.Errorf("batch entry %d: %w", i+1, err)
+			}
+			_, err := st.add(ctx, tx, e)
+			if isUniqueViolation(err) {
+				err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+			}
+			if err != nil {
+				return fmt.Errorf("batch entry %d: %w", i+1, err)
+			}
+		}
+		return nil
+	})
+}
+
+// add stores e, whose parent exists, and makes what the leaf rule says
+// the leaf: the branch table follows.
+func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (sessiontree.Entry, error) {
+	if err := st.checkTarget(ctx, tx, e); err != nil {
+		return e, err
+	}
+	parent, err := st.moveToParent(ctx, tx, e)
+	if err != nil {
+		return e, err
+	}
+	p, err := st.place(ctx, tx, e, parent)
+	if err != nil {
+		return e, err
+	}
+	e.Seq = p.Seq
+	_, err = tx.ExecContext(ctx, `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw))
+	if err != nil {
+		return e, err
+	}
+	if e.Type == sessiontree.TypeLeaf {
+		err = st.moveBranch(ctx, tx, e.TargetID())
+	} else {
+		err = st.extendBranch(ctx, tx, e.ID, p)
+	}
+	if err != nil {
+		return e, err
+	}
+	return e, st.note(ctx, tx, e)
+}
+
+// checkTarget refuses a leaf or label entry whose target does not exist.
+func (st *session) checkTarget(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
+	if e.Type != sessiontree.TypeLeaf && e.Type != sessiontree.TypeLabel {
+		return nil
+	}
+	t := e.TargetID()
+	if t == "" {
+		return nil
+	}
+	if _, ok, err := placementOf(ctx, tx, st.pk, t); err != nil || !ok {
+		return cmpErr(err, &sessiontree.EntryNotFoundError{ID: t})
+	}
+	return nil
+}
+
+func cmpErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// moveToParent makes the branch the path to e's parent (an append's
+// parent is the leaf already; a batch's may be anywhere) and returns the
+// parent's placement, nil for a root.
+func (st *session) moveToParent(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (*placement, error) {
+	if e.ParentID == "" {
+		return nil, st.moveBranch(ctx, tx, "")
+	}
+	if st.leafID.String != e.ParentID {
+		if err := st.moveBranch(ctx, tx, e.ParentID); errors.Is(err, sessiontree.ErrNotFound) {
+			return nil, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	p, ok, err := placementOf(ctx, tx, st.pk, e.ParentID)
+	if err != nil || !ok {
+		return nil, cmpErr(err, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
+	}
+	return &p, nil
+}
+
+func nullSeq(p *placement) any {
+	if p == nil {
+		return nil
+	}
+	return p.Seq
+}
+
+// place computes where e goes under parent (nil for a root): its seq,
+// depth, where its path starts, and the state pointers.
+func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, parent *placement) (placement, error) {
+	p := placement{Seq: st.count + 1, Depth: 1, StartDepth: 1}
+	if parent != nil {
+		p = placement{Seq: p.Seq, Depth: parent.Depth + 1, StartDepth: parent.StartDepth,
+			Thinking: parent.Thinking, Model: parent.Model, Tools: parent.Tools}
+	}
+	thinking, model, tools := setters(e)
+	mine := sql.NullInt64{Int64: p.Seq, Valid: true}
+	if thinking {
+		p.Thinking = mine
+	}
+	if model {
+		p.Model = mine
+	}
+	if tools {
+		p.Tools = mine
+	}
+	if e.Type == sessiontree.TypeCompaction {
+		start, err := st.compactionStart(ctx, tx, e, p.Depth)
+		if err != nil {
+			return p, err
+		}
+		p.StartDepth = start
+	}
+	return p, nil
+}
+
+// setters reports which settings e changes under sessiontree.State.Apply,
+// the one owner of that rule: it applies e to two states that differ in
+// every setting and sees what changed.
+func setters(e sessiontree.Entry) (thinking, model, tools bool) {
+	a := sessiontree.State{ThinkingLevel: "\x00a"}
+	b := sessiontree.State{ThinkingLevel: "\x00b"}
+	a.Apply(e)
+	b.Apply(e)
+	return a.ThinkingLevel != "\x00a" || b.ThinkingLevel != "\x00b", a.Model != nil, a.ActiveToolNames != nil
+}
+
+// compactionStart is the depth where the path of compaction e, at depth,
+// starts (DESIGN.md section 4): at itself with a retained tail or when it
+// keeps itself, at its first kept entry when that is an ancestor (the
+// branch, which is the path to e's parent now, holds it), else at 1.
+func (st *session) compactionStart(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, depth int) (int, error) {
+	keep := sessiontree.FirstKeptEntryID(e)
+	if sessiontree.HasRetainedTail(e) || keep == e.ID {
+		return depth, nil
+	}
+	if keep == "" {
+		return 1, nil
+	}
+	var kept sql.NullInt64
+	err := tx.GetContext(ctx, &kept, `SELECT e.depth FROM entries e JOIN branch b
+		ON b.session = e.session AND b.depth = e.depth AND b.seq = e.seq
+		WHERE e.session = $1 AND e.id = $2`, st.pk, keep)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 1, nil
+	}
+	return int(kept.Int64), err
+}
+
+// extendBranch adds e, placed at p under the leaf, to the branch and
+// makes it the leaf.
+func (st *session) extendBranch(ctx context.Context, tx *sqlx.Tx, id string, p placement) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO branch (session, depth, seq) VALUES ($1, $2, $3)`, st.pk, p.Depth, p.Seq); err != nil {
+		return err
+	}
+	st.setLeaf(id, p.Seq, p.Depth, p.StartDepth)
+	return nil
+}
+
+func (st *session) setLeaf(id string, seq int64, depth, boundary int) {
+	st.leafID = sql.NullString{String: id, Valid: id != ""}
+	st.leafSeq = sql.NullInt64{Int64: seq, Valid: id != ""}
+	st.leafDepth, st.boundary = depth, boundary
+}
+
+// moveBranch makes the branch table the full path of target ("": empty),
+// rewriting only the rows below where the old and new paths meet. A
+// target that does not exist is an EntryNotFoundError.
+func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) error {
+	if target == "" {
+		st.setLeaf("", 0, 0, 0)
+		_, err := tx.ExecContext(ctx, `DELETE FROM branch WHERE session = $1`, st.pk)
+		return err
+	}
+	if target == st.leafID.String {
+		return nil
+	}
+	p, ok, err := placementOf(ctx, tx, st.pk, target)
+	if err != nil || !ok {
+		return cmpErr(err, &sessiontree.EntryNotFoundError{ID: target})
+	}
+	var up []upRow
+	if err := tx.SelectContext(ctx, &up, upQuery, st.pk, p.Seq, 1); err != nil {
+		return err
+	}
+	meet, add := 0, up
+	if last := up[len(up)-1]; last.OnBranch {
+		meet, add = last.Depth, up[:len(up)-1]
+	} else if last.ParentID.Valid || last.Depth != 1 {
+		return &sessiontree.CorruptError{EntryID: last.ID, Reason: "parent " + last.ParentID.String + " does not exist where the tree needs it"}
+	}
+	depths, seqs := make([]int64, len(add)), make([]int64, len(add))
+	for i, r := range add {
+		depths[i], seqs[i] = int64(r.Depth), r.Seq
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM branch WHERE session = $1 AND depth > $2`, st.pk, meet); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO branch (session, depth, seq)
+		SELECT $1, d, s FROM unnest($2::bigint[], $3::bigint[]) AS t (d, s)`, st.pk, depths, seqs); err != nil {
+		return err
+	}
+	st.setLeaf(target, p.Seq, p.Depth, p.StartDepth)
+	return nil
+}
+
+// note updates what the row keeps for e: counters, labels, name, title,
+// time.
+func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
+	st.tally.Add(e)
+	st.count++
+	st.updatedAt = e.Timestamp
+	if !st.firstUser.Valid {
+		if text, ok := sessiontree.UserText(e); ok {
+			st.firstUser = sql.NullString{String: text, Valid: true}
+		}
+	}
+	switch e.Type {
+	case sessiontree.TypeSessionInfo:
+		name := sessiontree.NameOf(e)
+		st.name = sql.NullString{String: name, Valid: name != ""}
+	case sessiontree.TypeLabel:
+		return st.label(ctx, tx, e)
+	}
+	return nil
+}
+
+// label records the label e sets (or clears) on its target.
+func (st *session) label(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
+	label := sessiontree.LabelOf(e)
+	if label == "" {
+		_, err := tx.ExecContext(ctx, `DELETE FROM labels WHERE session = $1 AND target_id = $2`, st.pk, e.TargetID())
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO labels (session, target_id, label, entry_seq) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (session, target_id) DO UPDATE SET label = EXCLUDED.label, entry_seq = EXCLUDED.entry_seq`,
+		st.pk, e.TargetID(), label, e.Seq)
+	return err
+}
