@@ -293,5 +293,3 @@ func countersOf(t *sessiontree.Tally) (counters, error) {
 		Input: s.Tokens.Input, Output: s.Tokens.Output, CacheRead: s.Tokens.CacheRead, CacheWrite: s.Tokens.CacheWrite,
 		Cost: s.Cost, Buckets: string(b)}, nil
 }
-
-
