@@ -49,7 +49,8 @@ type DB struct {
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", redact(url), err)
+		// pgx's message shows the URL with its password masked.
+		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(opts.maxConns())
@@ -62,14 +63,21 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-// redact drops the password from a URL for messages.
+// redact drops the password from a URL for messages. A key=value
+// connection string is not shown at all: it may hold one too.
 func redact(s string) string {
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+	if err != nil || u.Scheme == "" {
+		return "PostgreSQL database"
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
 	}
 	return u.String()
 }

@@ -1,0 +1,177 @@
+package pgengine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
+	"github.com/sessiontree/sessiontree/pgengine"
+)
+
+// TestWritesLockTheSessionOnly: while another transaction holds one
+// session's row, an append to it waits, and one to another session does
+// not.
+func TestWritesLockTheSessionOnly(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	held, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, held.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := free.Append(ctx, userDraft("other session"), sessiontree.AppendOptions{}); err != nil {
+		t.Errorf("append to another session while one is locked: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if _, err := held.Append(short, userDraft("waits"), sessiontree.AppendOptions{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("append to the locked session = %v; want it to wait until the deadline", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Append(ctx, userDraft("after"), sessiontree.AppendOptions{}); err != nil {
+		t.Errorf("append once the lock is gone: %v", err)
+	}
+}
+
+// TestEntriesAreAppendOnly: the database itself refuses to change or
+// delete an entry outside a session delete.
+func TestEntriesAreAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, stmt := range []string{
+		`UPDATE entries SET raw = '{}'`,
+		`DELETE FROM entries`,
+		`TRUNCATE entries CASCADE`,
+	} {
+		if _, err := conn.Exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: %v; want the append-only refusal", stmt, err)
+		}
+	}
+}
+
+// TestDeleteSession removes a session; it is then not found.
+func TestDeleteSession(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := st.Append(ctx, userDraft("x"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: mustFields(t, "targetId", e.ID, "label", "l")}, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteSession(ctx, st.ID()); err != nil {
+		t.Fatal(err)
+	}
+	var nf *pgengine.SessionNotFoundError
+	if _, err := db.OpenSession(ctx, st.ID()); !errors.As(err, &nf) || !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("OpenSession after delete = %v; want SessionNotFoundError", err)
+	}
+	if err := db.DeleteSession(ctx, st.ID()); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("second DeleteSession = %v; want ErrNotFound", err)
+	}
+	if _, err := st.Append(ctx, userDraft("y"), sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("append to a deleted session = %v; want ErrNotFound", err)
+	}
+}
+
+func TestCreateSessionTwiceConflicts(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	meta := sessiontree.SessionMeta{ID: "same-id", Cwd: "/w"}
+	if _, err := db.CreateSession(ctx, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateSession(ctx, meta); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("second CreateSession(%q) = %v; want ErrConflict", meta.ID, err)
+	}
+}
+
+// TestOpenRefusesNewerSchema: a database migrated by a newer program.
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	ctx := context.Background()
+	_, url := openDB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'x', 'later')`); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := pgengine.Open(ctx, url, pgengine.Options{}); !errors.Is(err, migrate.ErrNewer) {
+		if err == nil {
+			db.Close()
+		}
+		t.Errorf("Open of a newer schema = %v; want migrate.ErrNewer", err)
+	}
+}
+
+func TestClosedDB(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Leaf(ctx); !errors.Is(err, sessiontree.ErrClosed) {
+		t.Errorf("Leaf after Close = %v; want ErrClosed", err)
+	}
+}
+
+func TestOpenBadURL(t *testing.T) {
+	if _, err := pgengine.Open(context.Background(), "postgres://u:secret@[bad", pgengine.Options{}); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open of a bad URL = %v; want an error that does not show the password", err)
+	}
+}
+
+func mustFields(t testing.TB, pairs ...any) []byte {
+	t.Helper()
+	f, err := sessiontree.Fields(pairs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
