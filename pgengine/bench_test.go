@@ -28,7 +28,7 @@ func engines(b *testing.B) map[string]func(ctx context.Context) (sessiontree.Sto
 	meta := sessiontree.SessionMeta{Cwd: "/bench"}
 	return map[string]func(ctx context.Context) (sessiontree.Storage, error){
 		"postgres": func(ctx context.Context) (sessiontree.Storage, error) { return pg.CreateSession(ctx, meta) },
-		"sqlite": func(ctx context.Context) (sessiontree.Storage, error) { return lite.CreateSession(ctx, meta) },
+		"sqlite":   func(ctx context.Context) (sessiontree.Storage, error) { return lite.CreateSession(ctx, meta) },
 	}
 }
 

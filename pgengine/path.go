@@ -52,6 +52,25 @@ type placement struct {
 	Tools      sql.NullInt64 `db:"tools_seq"`
 }
 
+// nullPlacement is a placement read through an outer join (the leaf's,
+// with the sessions row), every column NULL when there is none.
+type nullPlacement struct {
+	Seq        sql.NullInt64 `db:"leaf_seq"`
+	Depth      sql.NullInt64 `db:"leaf_depth"`
+	StartDepth sql.NullInt64 `db:"leaf_start_depth"`
+	Thinking   sql.NullInt64 `db:"leaf_thinking_seq"`
+	Model      sql.NullInt64 `db:"leaf_model_seq"`
+	Tools      sql.NullInt64 `db:"leaf_tools_seq"`
+}
+
+func (n nullPlacement) placement() *placement {
+	if !n.Seq.Valid {
+		return nil
+	}
+	return &placement{Seq: n.Seq.Int64, Depth: int(n.Depth.Int64), StartDepth: int(n.StartDepth.Int64),
+		Thinking: n.Thinking, Model: n.Model, Tools: n.Tools}
+}
+
 // placementOf reads entry id's placement; ok is false when it does not
 // exist.
 func placementOf(ctx context.Context, q sqlx.QueryerContext, session int64, id string) (p placement, ok bool, err error) {

@@ -15,11 +15,11 @@ import (
 // session is the locked sessions row of a write transaction, changed in
 // memory by each entry and written back once by save.
 type session struct {
-	pk        int64
-	leafSeq   sql.NullInt64
-	leafID    sql.NullString
-	leafDepth int
-	boundary  int
+	pk     int64
+	leafID sql.NullString
+	// leaf is the leaf's placement, nil when the leaf is null: the parent
+	// of the next append, read with the lock.
+	leaf      *placement
 	name      sql.NullString
 	firstUser sql.NullString
 	updatedAt string
@@ -32,16 +32,17 @@ type session struct {
 func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	var r struct {
 		counters
-		LeafSeq   sql.NullInt64  `db:"leaf_seq"`
-		LeafID    sql.NullString `db:"leaf_id"`
-		LeafDepth int            `db:"leaf_depth"`
-		Boundary  int            `db:"boundary_depth"`
+		LeafID sql.NullString `db:"leaf_id"`
+		nullPlacement
 		Name      sql.NullString `db:"name"`
 		FirstUser sql.NullString `db:"first_user_text"`
 		UpdatedAt string         `db:"updated_at"`
 	}
-	err := tx.GetContext(ctx, &r, `SELECT leaf_seq, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at,
-		`+countersColumns+` FROM sessions WHERE pk = $1 AND NOT deleting FOR UPDATE`, s.pk)
+	err := tx.GetContext(ctx, &r, `SELECT s.leaf_id, s.name, s.first_user_text, s.updated_at,
+		p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
+		p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
+		`+countersColumns+` FROM sessions s LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq
+		WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`, s.pk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &SessionNotFoundError{ID: s.meta.ID}
 	}
@@ -52,7 +53,7 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &session{pk: s.pk, leafSeq: r.LeafSeq, leafID: r.LeafID, leafDepth: r.LeafDepth, boundary: r.Boundary,
+	return &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
 		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries, tally: t}, nil
 }
 
@@ -62,11 +63,17 @@ func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
 	if err != nil {
 		return err
 	}
+	var leafSeq sql.NullInt64
+	depth, boundary := 0, 0
+	if st.leaf != nil {
+		leafSeq = sql.NullInt64{Int64: st.leaf.Seq, Valid: true}
+		depth, boundary = st.leaf.Depth, st.leaf.StartDepth
+	}
 	_, err = tx.ExecContext(ctx, `UPDATE sessions SET leaf_seq = $2, leaf_id = $3, leaf_depth = $4, boundary_depth = $5,
 		name = $6, first_user_text = $7, updated_at = $8, entry_count = $9, message_count = $10, user_messages = $11,
 		assistant_messages = $12, tool_results = $13, tool_calls = $14, input_tokens = $15, output_tokens = $16,
 		cache_read_tokens = $17, cache_write_tokens = $18, cost = $19, usage_buckets = $20 WHERE pk = $1`,
-		st.pk, st.leafSeq, st.leafID, st.leafDepth, st.boundary, st.name, st.firstUser, st.updatedAt,
+		st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
 		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets)
 	return err
@@ -177,20 +184,21 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 		return e, err
 	}
 	e.Seq = p.Seq
-	_, err = tx.ExecContext(ctx, `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+	// One statement stores the entry and, unless it is a leaf entry,
+	// extends the branch with it (the parent is the branch's end).
+	onBranch := e.Type != sessiontree.TypeLeaf
+	_, err = tx.ExecContext(ctx, `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
 		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING session, depth, seq)
+		INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`,
 		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
-		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw))
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch)
 	if err != nil {
 		return e, err
 	}
-	if e.Type == sessiontree.TypeLeaf {
-		err = st.moveBranch(ctx, tx, e.TargetID())
-	} else {
-		err = st.extendBranch(ctx, tx, e.ID, p)
-	}
-	if err != nil {
+	if onBranch {
+		st.setLeaf(e.ID, &p)
+	} else if err := st.moveBranch(ctx, tx, e.TargetID()); err != nil {
 		return e, err
 	}
 	return e, st.note(ctx, tx, e)
@@ -225,18 +233,14 @@ func (st *session) moveToParent(ctx context.Context, tx *sqlx.Tx, e sessiontree.
 	if e.ParentID == "" {
 		return nil, st.moveBranch(ctx, tx, "")
 	}
-	if st.leafID.String != e.ParentID {
+	if st.leafID.String != e.ParentID || st.leaf == nil {
 		if err := st.moveBranch(ctx, tx, e.ParentID); errors.Is(err, sessiontree.ErrNotFound) {
 			return nil, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
 		} else if err != nil {
 			return nil, err
 		}
 	}
-	p, ok, err := placementOf(ctx, tx, st.pk, e.ParentID)
-	if err != nil || !ok {
-		return nil, cmpErr(err, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
-	}
-	return &p, nil
+	return st.leaf, nil
 }
 
 func nullSeq(p *placement) any {
@@ -308,20 +312,10 @@ func (st *session) compactionStart(ctx context.Context, tx *sqlx.Tx, e sessiontr
 	return int(kept.Int64), err
 }
 
-// extendBranch adds e, placed at p under the leaf, to the branch and
-// makes it the leaf.
-func (st *session) extendBranch(ctx context.Context, tx *sqlx.Tx, id string, p placement) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO branch (session, depth, seq) VALUES ($1, $2, $3)`, st.pk, p.Depth, p.Seq); err != nil {
-		return err
-	}
-	st.setLeaf(id, p.Seq, p.Depth, p.StartDepth)
-	return nil
-}
-
-func (st *session) setLeaf(id string, seq int64, depth, boundary int) {
+// setLeaf makes entry id, placed at p, the leaf ("" and nil: none).
+func (st *session) setLeaf(id string, p *placement) {
 	st.leafID = sql.NullString{String: id, Valid: id != ""}
-	st.leafSeq = sql.NullInt64{Int64: seq, Valid: id != ""}
-	st.leafDepth, st.boundary = depth, boundary
+	st.leaf = p
 }
 
 // moveBranch makes the branch table the full path of target ("": empty),
@@ -329,11 +323,11 @@ func (st *session) setLeaf(id string, seq int64, depth, boundary int) {
 // target that does not exist is an EntryNotFoundError.
 func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) error {
 	if target == "" {
-		st.setLeaf("", 0, 0, 0)
+		st.setLeaf("", nil)
 		_, err := tx.ExecContext(ctx, `DELETE FROM branch WHERE session = $1`, st.pk)
 		return err
 	}
-	if target == st.leafID.String {
+	if target == st.leafID.String && st.leaf != nil {
 		return nil
 	}
 	p, ok, err := placementOf(ctx, tx, st.pk, target)
@@ -361,7 +355,7 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 		SELECT $1, d, s FROM unnest($2::bigint[], $3::bigint[]) AS t (d, s)`, st.pk, depths, seqs); err != nil {
 		return err
 	}
-	st.setLeaf(target, p.Seq, p.Depth, p.StartDepth)
+	st.setLeaf(target, &p)
 	return nil
 }
 
