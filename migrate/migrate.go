@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
 //go:embed migrations/*.sql postgres/*.sql
@@ -348,19 +350,19 @@ func checkAppID(ctx context.Context, q sqlx.QueryerContext, want int32) error {
 // step applies m unless it is recorded, re-reading the records under the
 // write lock. It returns whether it applied m and the version after.
 func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return false, 0, fmt.Errorf("migration %s: begin: %w", m.Name, err)
+	var stepErr error
+	err = sqltx.Run(ctx, db, nil, func(tx *sqlx.Tx) error {
+		applied, version, stepErr = stepTx(ctx, tx, m, migs, opts)
+		return stepErr
+	})
+	if err != nil && err != stepErr { //nolint:errorlint // the very value stepTx returned
+		return false, 0, fmt.Errorf("migration %s: %w", m.Name, err) // begin or commit failed
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
+	return applied, version, err
+}
+
+// stepTx is step's transaction.
+func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
 	if opts.Dialect == Postgres {
 		// Processes migrating at once queue here; the records are read
 		// again below, after the lock.
@@ -387,7 +389,7 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 		return false, 0, err
 	}
 	if slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
-		return false, version, tx.Commit()
+		return false, version, nil
 	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return false, 0, fmt.Errorf("migration %s: %w", m.Name, err)
@@ -410,9 +412,6 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 		if _, err := tx.ExecContext(ctx, `PRAGMA application_id = `+strconv.FormatInt(int64(opts.ApplicationID), 10)); err != nil {
 			return false, 0, fmt.Errorf("migration %s: set application_id: %w", m.Name, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return false, 0, fmt.Errorf("migration %s: commit: %w", m.Name, err)
 	}
 	return true, version, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
 // update runs fn in a write transaction (READ COMMITTED: fn locks the rows
@@ -54,35 +55,9 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 	}
 }
 
-// commitError marks a failed commit: its outcome is unknown, so it is
-// never retried.
-type commitError struct{ err error }
-
-func (e *commitError) Error() string { return "commit: " + e.err.Error() }
-func (e *commitError) Unwrap() error { return e.err }
-
-// runTx runs fn in one transaction, rolling back on error or panic.
-func (db *DB) runTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) (err error) {
-	tx, err := db.db.BeginTxx(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			_ = tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return &commitError{err}
-	}
-	return nil
+// runTx runs fn in one transaction (internal/sqltx).
+func (db *DB) runTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
+	return sqltx.Run(ctx, db.db, opts, fn)
 }
 
 // PostgreSQL's error codes this package acts on.
@@ -95,7 +70,7 @@ const (
 // retryable reports whether err is worth another attempt: a deadlock or
 // serialization failure, or a connection lost before the commit.
 func retryable(err error) bool {
-	var ce *commitError
+	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
 		return false
 	}

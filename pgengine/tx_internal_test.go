@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
 // TestErrorsGetSentinels: what is retried inside, and what each failure
@@ -24,7 +25,7 @@ func TestErrorsGetSentinels(t *testing.T) {
 		{"serialization failure", serialization, true, sessiontree.ErrConflict},
 		{"deadlock", &pgconn.PgError{Code: codeDeadlock}, true, sessiontree.ErrConflict},
 		{"connection lost", io.ErrUnexpectedEOF, true, sessiontree.ErrStorage},
-		{"commit lost", &commitError{io.ErrUnexpectedEOF}, false, sessiontree.ErrStorage},
+		{"commit lost", &sqltx.CommitError{Err: io.ErrUnexpectedEOF}, false, sessiontree.ErrStorage},
 		{"other server error", &pgconn.PgError{Code: "42P01"}, false, sessiontree.ErrStorage},
 		{"sentinel kept", &sessiontree.EntryNotFoundError{ID: "x"}, false, sessiontree.ErrNotFound},
 		{"context", context.Canceled, false, context.Canceled},
@@ -54,7 +55,7 @@ func TestRetryIsBounded(t *testing.T) {
 	calls = 0
 	err = db.retry(context.Background(), "write", func() error {
 		calls++
-		return &commitError{io.EOF}
+		return &sqltx.CommitError{Err: io.EOF}
 	})
 	if calls != 1 || !errors.Is(err, sessiontree.ErrStorage) {
 		t.Errorf("retry of a lost commit: %d calls, %v; want 1 call and ErrStorage", calls, err)
