@@ -37,10 +37,7 @@ func BenchmarkAppend(b *testing.B) {
 	for _, name := range []string{"postgres", "sqlite"} {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			st, err := engines(b)[name](ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st := benchSession(b, name)
 			d := userDraft("a message of ordinary length for a coding session, with some words in it")
 			b.ResetTimer()
 			for b.Loop() {
@@ -91,10 +88,7 @@ func BenchmarkActivePath(b *testing.B) {
 	for _, name := range []string{"postgres", "sqlite"} {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
-			st, err := engines(b)[name](ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
+			st := benchSession(b, name)
 			entries := make([]sessiontree.Entry, 0, n+1)
 			parent := ""
 			for i := range n {
@@ -131,4 +125,14 @@ func BenchmarkActivePath(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchSession creates a session in a fresh database of engine name.
+func benchSession(b *testing.B, name string) sessiontree.Storage {
+	b.Helper()
+	st, err := engines(b)[name](context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
 }

@@ -28,10 +28,7 @@ func TestParallelSessions(t *testing.T) {
 	errs := make(chan error, sessions)
 	ids := make([]string, sessions)
 	for i := range sessions {
-		st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := newSession(t, db)
 		ids[i] = st.ID()
 		wg.Go(func() {
 			for j := range each {
@@ -67,10 +64,7 @@ func TestParallelSessions(t *testing.T) {
 func TestGuardedWritersOnOneSession(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openDB(t)
-	first, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := newSession(t, db)
 	const writers, each = 6, 8
 	var wg sync.WaitGroup
 	var mu sync.Mutex

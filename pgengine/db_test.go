@@ -20,19 +20,9 @@ import (
 func TestWritesLockTheSessionOnly(t *testing.T) {
 	ctx := context.Background()
 	db, url := openDB(t)
-	held, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	free, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	held := newSession(t, db)
+	free := newSession(t, db)
+	conn := connect(t, url)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -61,18 +51,11 @@ func TestWritesLockTheSessionOnly(t *testing.T) {
 func TestEntriesAreAppendOnly(t *testing.T) {
 	ctx := context.Background()
 	db, url := openDB(t)
-	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newSession(t, db)
 	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	for _, stmt := range []string{
 		`UPDATE entries SET raw = '{}'`,
 		`DELETE FROM entries`,
@@ -88,10 +71,7 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 func TestDeleteSession(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openDB(t)
-	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newSession(t, db)
 	e, err := st.Append(ctx, userDraft("x"), sessiontree.AppendOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +110,7 @@ func TestCreateSessionTwiceConflicts(t *testing.T) {
 func TestOpenRefusesNewerSchema(t *testing.T) {
 	ctx := context.Background()
 	_, url := openDB(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'x', 'later')`); err != nil {
 		t.Fatal(err)
 	}
@@ -149,10 +125,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 func TestClosedDB(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openDB(t)
-	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := newSession(t, db)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +147,25 @@ func mustFields(t testing.TB, pairs ...any) []byte {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// newSession creates a session in db.
+func newSession(t testing.TB, db *pgengine.DB) *pgengine.Storage {
+	t.Helper()
+	st, err := db.CreateSession(context.Background(), sessiontree.SessionMeta{Cwd: "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// connect opens a connection of the test's own, behind the engine's back.
+func connect(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
@@ -93,11 +91,7 @@ func loadUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []session
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, url)
 	var session int64
 	if err := conn.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&session); err != nil {
 		t.Fatal(err)
