@@ -9,19 +9,22 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// Check verifies every session against a replay of its log by the root
-// package's rules: the leaf (the leaf rule), the materialized branch and
-// the active path (sessiontree.WalkPath from the leaf), the stats
-// (sessiontree.Tally), the labels and the name. A mismatch is a
-// [sessiontree.CorruptError]. It reads each session whole, one at a time:
-// it is for tests and repair tools, not for a request path.
-func (db *DB) Check(ctx context.Context) error {
+// Check verifies session id (every session when id is "") against a
+// replay of its log by the root package's rules: the leaf (the leaf rule),
+// the materialized branch and the active path (sessiontree.WalkPath from
+// the leaf), the stats (sessiontree.Tally), the labels and the name. A
+// mismatch is a [sessiontree.CorruptError]. It reads each session whole,
+// one at a time: it is for tests and repair tools, not a request path.
+func (db *DB) Check(ctx context.Context, id string) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
-	var ids []string
-	if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions WHERE NOT deleting ORDER BY pk`); err != nil {
-		return fmt.Errorf("check: %w", storageErr(err))
+	ids := []string{id}
+	if id == "" {
+		ids = nil
+		if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions WHERE NOT deleting ORDER BY pk`); err != nil {
+			return fmt.Errorf("check: %w", storageErr(err))
+		}
 	}
 	for _, id := range ids {
 		st, err := db.OpenSession(ctx, id)

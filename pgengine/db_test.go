@@ -169,3 +169,34 @@ func connect(t testing.TB, url string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+// TestCheckFindsDamage: Check compares the stored leaf, branch and
+// counters with a replay of the log, and names what differs.
+func TestCheckFindsDamage(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	for _, text := range []string{"a", "b"} {
+		if _, err := st.Append(ctx, userDraft(text), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Fatalf("Check of a sound session: %v", err)
+	}
+	conn := connect(t, url)
+	for _, damage := range []struct{ name, stmt, undo string }{
+		{"counter", `UPDATE sessions SET message_count = 7`, `UPDATE sessions SET message_count = 2`},
+		{"branch", `DELETE FROM branch WHERE depth = 2`, `INSERT INTO branch SELECT pk, 2, 2 FROM sessions`},
+	} {
+		if _, err := conn.Exec(ctx, damage.stmt); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check with a damaged %s = %v; want ErrCorrupt", damage.name, err)
+		}
+		if _, err := conn.Exec(ctx, damage.undo); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func openURL(t testing.TB, url string) *pgengine.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := db.Check(context.Background()); err != nil {
+		if err := db.Check(context.Background(), ""); err != nil {
 			t.Errorf("integrity check: %v", err)
 		}
 		if err := db.Close(); err != nil {
