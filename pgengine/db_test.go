@@ -200,3 +200,26 @@ func TestCheckFindsDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendAll: drafts chain under each other in one transaction; a
+// refused draft leaves none of them, and the guard is checked once.
+func TestAppendAll(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	st := newSession(t, db)
+	got, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("a"), userDraft("b"), userDraft("c")}, sessiontree.IfLeaf(""))
+	if err != nil || len(got) != 3 || got[1].ParentID != got[0].ID || got[2].ParentID != got[1].ID {
+		t.Fatalf("AppendAll = %v, %v; want a chain of 3", got, err)
+	}
+	dup := userDraft("dup")
+	dup.ID = got[0].ID
+	if _, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("d"), dup}, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("AppendAll with a used id = %v; want ErrConflict", err)
+	}
+	if _, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("e")}, sessiontree.IfLeaf(got[0].ID)); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("AppendAll on a moved leaf = %v; want ErrConflict", err)
+	}
+	if log, _ := st.Log(ctx, 0, 0); len(log) != 3 {
+		t.Errorf("log has %d entries after refused AppendAlls; want 3", len(log))
+	}
+}

@@ -125,27 +125,64 @@ func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts ses
 		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
 			return err
 		}
-		id := d.ID
-		if id == "" {
-			var err error
-			if id, err = newEntryID(ctx, tx, s.pk); err != nil {
-				return err
-			}
-		}
-		ts := d.Timestamp
-		if ts == "" {
-			ts = sessiontree.FormatTime(now())
-		}
-		e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
-		if err != nil {
-			return err
-		}
-		if out, err = st.add(ctx, tx, e); isUniqueViolation(err) {
-			return fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
-		}
+		var err error
+		out, err = st.addDraft(ctx, tx, d)
 		return err
 	})
 	return out, err
+}
+
+// AppendAll appends drafts in order, each under the one before (the first
+// under the current leaf), in one transaction: all of them or, on error,
+// none. The guard in opts is checked once, against the leaf before the
+// first. It returns the stored entries.
+func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opts sessiontree.AppendOptions) ([]sessiontree.Entry, error) {
+	var out []sessiontree.Entry
+	err := s.write(ctx, "append", func(tx *sqlx.Tx, st *session) error {
+		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
+			return err
+		}
+		out = make([]sessiontree.Entry, 0, len(drafts))
+		for i, d := range drafts {
+			if d.Type == sessiontree.TypeLeaf {
+				return &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+			}
+			e, err := st.addDraft(ctx, tx, d)
+			if err != nil {
+				return fmt.Errorf("draft %d: %w", i+1, err)
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// addDraft builds d under the leaf (the append rule), giving it an id and
+// a time when it has none, and stores it.
+func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draft) (sessiontree.Entry, error) {
+	id := d.ID
+	if id == "" {
+		var err error
+		if id, err = newEntryID(ctx, tx, st.pk); err != nil {
+			return sessiontree.Entry{}, err
+		}
+	}
+	ts := d.Timestamp
+	if ts == "" {
+		ts = sessiontree.FormatTime(now())
+	}
+	e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if e, err = st.add(ctx, tx, e); isUniqueViolation(err) {
+		return e, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+	}
+	return e, err
 }
 
 // AppendBatch stores entries that carry their own ids, parents and
