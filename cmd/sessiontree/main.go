@@ -181,6 +181,7 @@ straight from the file, read-only, without importing it.`,
 		newDemoCommand(a),
 		newServeCommand(a),
 		newLogCommand(a),
+		newTailCommand(a),
 	)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.

@@ -564,13 +564,18 @@ func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine 
 		if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
 			return err
 		}
-		// An *os.File is unbuffered: the id is out when Fprintln
-		// returns. Flush a buffered writer too.
-		if f, ok := a.stdout.(interface{ Flush() error }); ok {
-			if err := f.Flush(); err != nil {
-				return err
-			}
+		if err := a.flush(); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// flush puts out what was written to stdout. An *os.File is unbuffered:
+// what was written is out already. A buffered writer is flushed.
+func (a *app) flush() error {
+	if f, ok := a.stdout.(interface{ Flush() error }); ok {
+		return f.Flush()
 	}
 	return nil
 }
