@@ -115,6 +115,11 @@ func TestClaimTwoHolders(t *testing.T) {
 		t.Errorf("second claim of agent-a has fence %d; want 2", a2.Fence())
 	}
 	wantStale(t, "Append through the older claim", appendText(a, "zombie"), "agent-a", 2)
+	// Batches are writes too, in a transaction of their own or of a
+	// caller's (the store's import and fork).
+	wantClaimed(t, "AppendBatch without a claim", st.AppendBatch(ctx, batchChain(t, "b", "", 1)), "agent-a")
+	err = st.DB().Update(ctx, func(tx *engine.Tx) error { return tx.AppendBatch(st, batchChain(t, "c", "", 1)) })
+	wantClaimed(t, "Tx.AppendBatch without a claim", err, "agent-a")
 	if _, err := st.Claim(ctx, "", 0); !errors.Is(err, sessiontree.ErrBadClaim) {
 		t.Errorf("Claim(\"\") = %v; want ErrBadClaim", err)
 	}
