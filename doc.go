@@ -40,4 +40,8 @@
 //
 // [Session] holds no mutable state; it is safe for concurrent use when its
 // storage is. Each backend documents its own rules.
+//
+// Writers may take a fenced, expiring claim on a session ([Claimer]) so
+// that two agents never write one session at once by mistake; readers
+// need none. [Follow] follows a session as other processes append to it.
 package sessiontree

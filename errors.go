@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 )
 
 // Sentinel errors. Every backend returns (a wrapping of) the same sentinel
@@ -33,7 +34,9 @@ var (
 	// backend returns the operating system's error (syscall.ENOSPC) within
 	// ErrStorage.
 	ErrDiskFull = errors.New("disk full")
-	// ErrLocked is returned when another writer holds the session.
+	// ErrLocked is returned when another writer holds the session: the
+	// database's write lock for longer than the busy timeout, or a live
+	// writer claim (a [ClaimedError]).
 	ErrLocked = errors.New("session is locked by another writer")
 	// ErrClosed is returned by a storage used after Close.
 	ErrClosed = errors.New("storage is closed")
@@ -220,3 +223,56 @@ func fileKind(m fs.FileMode) string {
 	}
 	return "a special file"
 }
+
+// ClaimedError reports a session another writer holds a live claim on
+// (see [Claimer]): a second claim, or a write made without the claim. It
+// matches [ErrLocked] with errors.Is.
+type ClaimedError struct {
+	// Session is the session id.
+	Session string
+	// Holder is who holds the claim, as it named itself.
+	Holder string
+	// Expires is when the claim lapses unless its holder writes or
+	// renews it first.
+	Expires time.Time
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("session %s is claimed by %q until %s", e.Session, e.Holder, FormatTime(e.Expires))
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *ClaimedError) Is(target error) bool { return target == ErrLocked }
+
+// ErrStaleClaim is matched by a [*StaleClaimError]: a write, renewal or
+// release through a claim that is no longer the session's current one.
+var ErrStaleClaim = errors.New("stale claim")
+
+// ErrBadClaim is returned for a claim asked with an empty holder name.
+var ErrBadClaim = errors.New("invalid claim")
+
+// StaleClaimError reports a claim that was taken over (by a higher fence)
+// or released: what was done through it is refused and nothing written.
+// It matches [ErrStaleClaim] with errors.Is.
+type StaleClaimError struct {
+	// Session is the session id.
+	Session string
+	// Holder and Fence are the claim used.
+	Holder string
+	Fence  int64
+	// Current and CurrentFence are the session's claim now; Current is
+	// "" when it was released and nobody has claimed it since.
+	Current      string
+	CurrentFence int64
+}
+
+func (e *StaleClaimError) Error() string {
+	if e.Current == "" {
+		return fmt.Sprintf("claim of %q on session %s (fence %d) was released", e.Holder, e.Session, e.Fence)
+	}
+	return fmt.Sprintf("claim of %q on session %s (fence %d) was taken over by %q (fence %d)",
+		e.Holder, e.Session, e.Fence, e.Current, e.CurrentFence)
+}
+
+// Is makes errors.Is(err, ErrStaleClaim) true.
+func (e *StaleClaimError) Is(target error) bool { return target == ErrStaleClaim }

@@ -25,7 +25,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 13;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 14;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -444,3 +444,14 @@ END;
 -- write (migration 5). Not part of sqlite_master: a setting in
 -- entries_fts_config.
 INSERT INTO entries_fts (entries_fts, rank) VALUES ('hashsize', 16777216);
+
+-- Writer claims (migration 14, engine/claim.go): one row per session ever
+-- claimed; fence only grows, a release keeps the row with holder '' and
+-- expires_ms 0, and a claim is live while expires_ms (Unix milliseconds)
+-- is in the future.
+CREATE TABLE claims (
+    session    INTEGER PRIMARY KEY REFERENCES sessions (pk) ON DELETE CASCADE,
+    holder     TEXT    NOT NULL,
+    fence      INTEGER NOT NULL CHECK (fence > 0),
+    expires_ms INTEGER NOT NULL
+);

@@ -72,6 +72,17 @@
 // query-only connections and, under WAL, never wait for writers; a read
 // of several statements (a path) sees one snapshot.
 //
+// # Writer claims and watching
+//
+// [Storage.Claim] gives one writer a fenced, expiring claim on a session
+// (sessiontree.Claimer; the claims table, claim.go). Every write checks
+// the claim rule in its own transaction, one primary-key lookup: a write
+// through a [Claim] must hold the session's current fence and renews its
+// lease; any other write is refused while another holder's claim is live.
+// [Storage.Watch] (sessiontree.Watcher, follow.go) polls SQLite's data
+// version on a connection of its own, outside the pools, so that
+// sessiontree.Follow sees commits of every process.
+//
 // # Speed
 //
 // Under WAL, every page a write changes is a frame of the log, and frames

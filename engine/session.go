@@ -28,6 +28,9 @@ type Storage struct {
 	pk     int64
 	meta   sessiontree.SessionMeta
 	closed atomic.Bool
+	// claim is the writer claim this Storage writes under (claim.go),
+	// nil for one opened without a claim.
+	claim *claimToken
 }
 
 // SessionNotFoundError reports a session id that the database does not

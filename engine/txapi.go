@@ -216,6 +216,9 @@ func (tx *Tx) AppendBatch(st *Storage, entries []sessiontree.Entry) error {
 			if err != nil {
 				return err
 			}
+			if err := st.checkClaim(w); err != nil {
+				return err
+			}
 			return w.savepoint(func() error { return fn(w, h) })
 		})
 	})

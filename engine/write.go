@@ -258,6 +258,9 @@ func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, bou
 		if err := sessiontree.CheckLeafGuard(opts, h.leafID); err != nil {
 			return err
 		}
+		if err := s.checkClaim(w); err != nil {
+			return err
+		}
 		return fn(w, h)
 	})
 }

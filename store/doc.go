@@ -29,6 +29,9 @@
 //   - [Store.Check] verifies the database, for the command line's check;
 //     [Store.Warnings] names the sessions holding entries of types this
 //     version does not know, which are kept byte for byte (not damage).
+//   - [ParseTarget] and [OpenURL] take what --db names: a SQLite file
+//     path, a file:// URL or a postgres:// URL; OpenURL is the one place
+//     that picks the engine.
 //
 // # Schema
 //

@@ -40,12 +40,13 @@ func runMain() int {
 // now is the clock for relative times; a test seam.
 var now = time.Now
 
-// openStore opens the database and returns it with the function that
+// openStore opens the database that target names (a file path or a
+// URL, see store.ParseTarget) and returns it with the function that
 // closes it. It is a test seam: in-process tests share one open store per
 // file, as a long-running process would, because opening one prepares
 // every statement, which the race detector makes slow.
-var openStore = func(ctx context.Context, path string) (*store.Store, func() error, error) {
-	s, err := store.Open(ctx, path, store.Options{})
+var openStore = func(ctx context.Context, target string) (*store.Store, func() error, error) {
+	s, err := store.OpenURL(ctx, target, store.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,7 +109,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // and flags, which come before any of our code runs.
 func isUsage(err error) bool {
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || errors.Is(err, store.ErrUnknownScheme) {
 		return true
 	}
 	msg := err.Error()
@@ -156,7 +157,7 @@ straight from the file, read-only, without importing it.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database file (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
 	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
@@ -180,6 +181,7 @@ straight from the file, read-only, without importing it.`,
 		newDemoCommand(a),
 		newServeCommand(a),
 		newLogCommand(a),
+		newTailCommand(a),
 	)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.

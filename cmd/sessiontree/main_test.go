@@ -107,7 +107,7 @@ func (c *storeCache) open(ctx context.Context, path string) (*store.Store, func(
 	if s, ok := c.m[path]; ok {
 		return s, func() error { return nil }, nil
 	}
-	s, err := store.Open(ctx, path, store.Options{})
+	s, err := store.OpenURL(ctx, path, store.Options{})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -508,6 +508,7 @@ func confirm(ctx context.Context, a *app, ids []string) (bool, error) {
 }
 
 func newAppendCommand(a *app) *cobra.Command {
+	var claim claimFlags
 	cmd := &cobra.Command{
 		Use:   "append SESSION",
 		Short: "Append entries read as JSON lines from stdin",
@@ -517,7 +518,13 @@ shape without id, parentId and timestamp, which the store assigns
 goes under the current leaf and becomes the leaf; its id is printed on its
 own line as soon as it is committed, so a script knows what is durable.
 Several append processes on one session at once make one chain: the
-database serializes writers and nothing is lost.`,
+database serializes writers and nothing is lost.
+
+With --claim HOLDER the entries are written under a writer claim: the
+command claims the session first and is refused, naming the holder, while
+another holder's claim is live; every write and a heartbeat renew it, and
+it lapses --claim-ttl after the last of them (or at once with --release).
+Writes without --claim are refused too while someone holds a claim.`,
 		Example: `  echo '{"type":"message","message":{"role":"user","content":"Run the tests."}}' | sessiontree append 0198f2a4
   echo '{"type":"model_change","provider":"anthropic","modelId":"claude-sonnet-4-5"}' | sessiontree append 0198f2a4`,
 		Args:              args(1, 1, "one argument (SESSION)"),
@@ -532,27 +539,43 @@ database serializes writers and nothing is lost.`,
 			if err != nil {
 				return err
 			}
-			for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
-				if err != nil {
-					return err
-				}
-				e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
-				if err != nil {
-					return fmt.Errorf("append %s: %w", d.Type, err)
-				}
-				if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
-					return err
-				}
-				// An *os.File is unbuffered: the id is out when Fprintln
-				// returns. Flush a buffered writer too.
-				if f, ok := a.stdout.(interface{ Flush() error }); ok {
-					if err := f.Flush(); err != nil {
-						return err
-					}
-				}
+			st, end, err := claim.claim(ctx, st)
+			if err != nil {
+				return err
 			}
-			return nil
+			return end(a.appendDrafts(ctx, st, maxLine))
 		},
 	}
+	claim.add(cmd)
 	return cmd
+}
+
+// appendDrafts appends the drafts read from stdin to st, printing each
+// id once it is committed.
+func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) error {
+	for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
+		if err != nil {
+			return err
+		}
+		e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+		if err != nil {
+			return fmt.Errorf("append %s: %w", d.Type, err)
+		}
+		if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
+			return err
+		}
+		if err := a.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush puts out what was written to stdout. An *os.File is unbuffered:
+// what was written is out already. A buffered writer is flushed.
+func (a *app) flush() error {
+	if f, ok := a.stdout.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"testing"
+)
+
+// TestDBTarget checks that --db and $SESSIONTREE_DB take a URL for what it
+// is: a postgres:// URL is not a folder named "postgres:", another
+// scheme is a usage error naming it.
+func TestDBTarget(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	tests := []struct {
+		name string
+		env  string
+		args []string
+		code int
+		msg  string
+	}{
+		{"postgres flag", "", []string{"--db", "postgres://db.example/sessions", "ls"}, 1, `^sessiontree: open store: database engine postgres is not available in this build\n$`},
+		{"postgresql env", "postgresql://db.example/sessions", []string{"ls"}, 1, `database engine postgres is not available`},
+		{"unknown scheme", "", []string{"--db", "mysql://db.example/sessions", "ls"}, 2, `^sessiontree: open store: unknown database URL scheme "mysql"`},
+		{"unknown scheme env", "redis://x", []string{"ls"}, 2, `unknown database URL scheme "redis"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("SESSIONTREE_DB", tt.env)
+			}
+			r := runCmd(t, "", tt.args...)
+			if r.code != tt.code || !regexp.MustCompile(tt.msg).MatchString(r.stderr) {
+				t.Errorf("sessiontree %q: exit %d, stderr %q; want exit %d, stderr matching %s", tt.args, r.code, r.stderr, tt.code, tt.msg)
+			}
+			if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+				t.Errorf("sessiontree %q left %v in the working directory (%v); want nothing", tt.args, ents, err)
+			}
+		})
+	}
+	// A file:// URL is the SQLite file at its path.
+	fileURL := "file://" + dir + "/s.db"
+	t.Cleanup(func() { sharedStores.close(t, fileURL) })
+	ok(t, "--db", fileURL, "ls")
+	if _, err := os.Stat(dir + "/s.db"); err != nil {
+		t.Errorf("--db file://%s/s.db: %v; want the database made there", dir, err)
+	}
+}

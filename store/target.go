@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Engine names the database engine a [Target] is stored in.
+type Engine string
+
+// The engines a target can name.
+const (
+	// EngineSQLite is a SQLite database file: the embedded default.
+	EngineSQLite Engine = "sqlite"
+	// EnginePostgres is a PostgreSQL server, named by a postgres:// or
+	// postgresql:// URL.
+	EnginePostgres Engine = "postgres"
+)
+
+// ErrUnknownScheme is matched by an [*UnknownSchemeError]: a database
+// target that is a URL of a scheme no engine takes.
+var ErrUnknownScheme = errors.New("unknown database URL scheme")
+
+// ErrEngineUnavailable is matched by an [*EngineUnavailableError]: a
+// database target names an engine this build cannot open.
+var ErrEngineUnavailable = errors.New("database engine not available")
+
+// UnknownSchemeError reports a database target of the form scheme://...
+// whose scheme is none of file, postgres and postgresql. It matches
+// [ErrUnknownScheme].
+type UnknownSchemeError struct {
+	// Scheme is the scheme as written, without "://".
+	Scheme string
+}
+
+func (e *UnknownSchemeError) Error() string {
+	return fmt.Sprintf("unknown database URL scheme %q (give a file path, a file:// URL or a postgres:// URL)", e.Scheme)
+}
+
+// Is makes errors.Is(err, ErrUnknownScheme) true.
+func (e *UnknownSchemeError) Is(target error) bool { return target == ErrUnknownScheme }
+
+// EngineUnavailableError reports a target naming an engine that this
+// build cannot open. It matches [ErrEngineUnavailable].
+type EngineUnavailableError struct {
+	// Engine is the engine the target named.
+	Engine Engine
+}
+
+func (e *EngineUnavailableError) Error() string {
+	return fmt.Sprintf("database engine %s is not available in this build", e.Engine)
+}
+
+// Is makes errors.Is(err, ErrEngineUnavailable) true.
+func (e *EngineUnavailableError) Is(target error) bool { return target == ErrEngineUnavailable }
+
+// Target is where a store lives: an engine and, for SQLite, a file path,
+// for PostgreSQL the connection URL as given.
+type Target struct {
+	// Engine is the engine that stores it.
+	Engine Engine
+	// Location is the SQLite file path, or the PostgreSQL URL.
+	Location string
+}
+
+// ParseTarget tells what a --db value or $SESSIONTREE_DB names. A
+// postgres:// or postgresql:// URL names a PostgreSQL database; a
+// file:// URL (no host, or localhost) names the SQLite file at its path;
+// anything else of the form scheme://... is refused with an
+// [*UnknownSchemeError]; everything else is a SQLite file path, relative
+// or absolute. A scheme has two letters or more, so a Windows path such
+// as C:\x or C://x is a path. An empty target is refused.
+func ParseTarget(target string) (Target, error) {
+	if target == "" {
+		return Target{}, fmt.Errorf("database: empty path: %w", ErrBadOptions)
+	}
+	scheme, ok := urlScheme(target)
+	if !ok {
+		return Target{Engine: EngineSQLite, Location: target}, nil
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+		return Target{Engine: EnginePostgres, Location: target}, nil
+	case "file":
+		return fileTarget(target)
+	}
+	return Target{}, &UnknownSchemeError{Scheme: scheme}
+}
+
+// urlScheme returns the scheme of a target of the form scheme://...: two
+// or more characters, a letter and then letters, digits, '+', '-' or '.'
+// (RFC 3986), so that a drive letter is not one.
+func urlScheme(target string) (string, bool) {
+	i := strings.Index(target, "://")
+	if i < 2 {
+		return "", false
+	}
+	for j, c := range target[:i] {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !letter && (j == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return "", false
+		}
+	}
+	return target[:i], true
+}
+
+// fileTarget reads a file:// URL: its path, unescaped. A host other than
+// localhost, or a query, is refused rather than ignored.
+func fileTarget(target string) (Target, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return Target{}, fmt.Errorf("database %s: %w", target, err)
+	}
+	switch {
+	case u.Host != "" && u.Host != "localhost":
+		return Target{}, fmt.Errorf("database %s: a file URL on host %q: %w", target, u.Host, ErrBadOptions)
+	case u.RawQuery != "" || u.Fragment != "":
+		return Target{}, fmt.Errorf("database %s: a file URL takes no query or fragment: %w", target, ErrBadOptions)
+	case u.Path == "":
+		return Target{}, fmt.Errorf("database %s: no path: %w", target, ErrBadOptions)
+	}
+	return Target{Engine: EngineSQLite, Location: u.Path}, nil
+}
+
+// OpenURL opens the store that target names (see [ParseTarget]): a
+// SQLite file with [Open]. It is the one place that picks the engine.
+// Until the PostgreSQL engine is part of the build, a postgres:// URL is
+// an [*EngineUnavailableError].
+func OpenURL(ctx context.Context, target string, opts Options) (*Store, error) {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	switch t.Engine {
+	case EngineSQLite:
+		return Open(ctx, t.Location, opts)
+	}
+	// TODO(merge): open package pgengine here.
+	return nil, fmt.Errorf("open store: %w", &EngineUnavailableError{Engine: t.Engine})
+}
