@@ -202,16 +202,26 @@ func CheckEntry(e Entry, f *Effects, earlier Earlier) error {
 	if earlier.Taken(e.ID) {
 		return &CorruptError{EntryID: e.ID, Reason: "duplicate id"}
 	}
-	if e.ParentID != "" {
-		ok, err := earlier.Exists(e.ParentID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return &CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
-		}
+	if err := CheckParent(e, earlier); err != nil {
+		return err
 	}
 	return CheckTarget(f, earlier)
+}
+
+// CheckParent refuses entry e when it has a parent earlier does not know,
+// with a [CorruptError] naming e.
+func CheckParent(e Entry, earlier Earlier) error {
+	if e.ParentID == "" {
+		return nil
+	}
+	ok, err := earlier.Exists(e.ParentID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
+	}
+	return nil
 }
 
 // CheckTarget refuses a label or leaf entry, with effects f, whose target
