@@ -127,7 +127,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		return nil
 	}
 
-	earlier := &batchEarlier{w: w, session: s.pk, local: local, nodes: nodes}
+	earlier := &batchEarlier{stored: storedIDs{w: w, session: s.pk}, local: local, nodes: nodes}
 	var replay sessiontree.Replayer
 	for i, e := range entries {
 		if i%1024 == 0 {
@@ -250,10 +250,9 @@ func (s *Storage) batchBranch(w q, oldDepth int64, leaf *node, leafIdx int, node
 // database. It answers Taken for the batch only: the entries table's
 // unique index refuses an id stored before the batch (see insertRows).
 type batchEarlier struct {
-	w       q
-	session int64
-	local   map[string]int // id -> index in the batch
-	nodes   []node
+	stored storedIDs
+	local  map[string]int // id -> index in the batch
+	nodes  []node
 	// foundID and found are the stored entry find last read, asked for
 	// again right after Exists found it.
 	foundID string
@@ -282,7 +281,7 @@ func (b *batchEarlier) find(id string) (*node, error) {
 	if b.found != nil && id == b.foundID {
 		return b.found, nil
 	}
-	n, err := b.w.node(b.session, id)
+	n, err := b.stored.w.node(b.stored.session, id)
 	if n != nil {
 		b.foundID, b.found = id, n
 	}

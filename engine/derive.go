@@ -53,6 +53,21 @@ func place(e sessiontree.Entry, f *facts, pk int64, parent *node, ancestorDepth 
 		thinking: nullKey(p.Thinking), model: nullKey(p.Model), tools: nullKey(p.Tools)}, nil
 }
 
+// storedIDs are a session's stored entries as the root package's tree
+// rules look them up.
+type storedIDs struct {
+	w       q
+	session int64
+}
+
+// Taken is false: the entries table's unique index refuses a duplicate.
+func (s storedIDs) Taken(string) bool { return false }
+
+func (s storedIDs) Exists(id string) (bool, error) {
+	n, err := s.w.node(s.session, id)
+	return n != nil, err
+}
+
 // placement is n as the root package's rules see it.
 func (n *node) placement() sessiontree.Placement {
 	return sessiontree.Placement{Key: n.pk, Depth: n.depth, Start: n.start,

@@ -374,14 +374,8 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 		if err != nil {
 			return e, err
 		}
-		if e.Type == sessiontree.TypeLabel {
-			if n, err := w.node(s.pk, e.TargetID()); err != nil {
-				return e, err
-			} else if n == nil {
-				return e, &sessiontree.EntryNotFoundError{ID: e.TargetID()}
-			}
-		}
-		return e, nil
+		f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
+		return e, sessiontree.CheckTarget(&f, storedIDs{w: w, session: s.pk})
 	}
 	e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
 	if err != nil {
