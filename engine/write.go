@@ -375,6 +375,9 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 			return e, err
 		}
 		f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
+		if f.Target == "" {
+			return e, nil // no lookup, and no storedIDs made for it
+		}
 		return e, sessiontree.CheckTarget(&f, storedIDs{w: w, session: s.pk})
 	}
 	e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
