@@ -23,6 +23,18 @@
 // files in testdata/pi1 and testdata/pi were written by those releases,
 // with their answers.
 //
+// # The tree rules
+//
+// What an entry does when the log is replayed in order is written once,
+// here, and every backend's load, append and batch, the engine's Check and
+// the CLI's file check go through it: [EffectsOf] reads an entry's effects
+// (the state settings [State.Apply] takes, the compaction cut, the target
+// of a label or leaf, the label and name it sets), [Place] computes its
+// depth, path start and state pointers under its parent, and a [Replayer]
+// checks each entry against the earlier ones (unique id, a parent and a
+// target that exist) and follows the leaf rule, labels and name. A new
+// entry rule is one change there.
+//
 // # Lossless entries
 //
 // An entry keeps its whole JSON object in [Entry.Raw], byte for byte:

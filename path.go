@@ -84,10 +84,11 @@ func (c *PathCutter) Stop(e Entry) bool {
 	}
 	if !c.seen && e.Type == TypeCompaction {
 		c.seen = true
-		if HasRetainedTail(e) {
+		f := EffectsOf(e, "")
+		if f.cutsAtSelf(e.ID) {
 			return true
 		}
-		c.keep = FirstKeptEntryID(e)
+		c.keep = f.Keep
 	}
 	return c.seen && c.keep != "" && e.ID == c.keep
 }

@@ -2,7 +2,6 @@ package sessiontree
 
 import (
 	"context"
-	"encoding/json"
 )
 
 // SessionMeta describes a session: the header of pi's session file.
@@ -147,11 +146,12 @@ func StateAt(ctx context.Context, s Storage, from string) (State, error) {
 }
 
 // Apply updates the state with one entry of the path, as pi does when it
-// replays a branch. Entries that set nothing leave it unchanged.
+// replays a branch; [EffectsOf] says which settings it takes, by the same
+// rules. Entries that set nothing leave it unchanged.
 func (st *State) Apply(e Entry) {
 	switch e.Type {
 	case TypeThinkingLevelChange:
-		if s, ok := e.String("thinkingLevel"); ok {
+		if s, ok := thinkingLevelOf(e); ok {
 			st.ThinkingLevel = s
 		}
 	case TypeModelChange:
@@ -159,11 +159,7 @@ func (st *State) Apply(e Entry) {
 		m, _ := e.String("modelId")
 		st.Model = &ModelRef{Provider: p, ModelID: m}
 	case TypeActiveToolsChange:
-		var names []string
-		if raw, ok := e.Field("activeToolNames"); ok && json.Unmarshal(raw, &names) == nil {
-			if names == nil {
-				names = []string{}
-			}
+		if names, ok := toolNamesOf(e); ok {
 			st.ActiveToolNames = names
 		}
 	case TypeMessage:

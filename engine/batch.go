@@ -90,8 +90,6 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 	// parentIdx[i] its index in the batch, -1 when it is stored already.
 	parentOf := make([]*node, len(entries))
 	parentIdx := make([]int, len(entries))
-	leafIdx := -1 // the leaf as an index into the batch, -1: stored or null
-	leaf, leafID := h.leaf, h.leafID
 	dl := newDelta(h)
 
 	// Rows wait in buf and go in by batchRows per statement; only stored
@@ -129,13 +127,8 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		return nil
 	}
 
-	// find returns the node of id, in the batch or the database.
-	find := func(id string) (*node, error) {
-		if j, ok := local[id]; ok {
-			return &nodes[j], nil
-		}
-		return w.node(s.pk, id)
-	}
+	earlier := &batchEarlier{stored: storedIDs{w: w, session: s.pk}, local: local, nodes: nodes}
+	var replay sessiontree.Replayer
 	for i, e := range entries {
 		if i%1024 == 0 {
 			if err := w.ctx.Err(); err != nil {
@@ -147,35 +140,19 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 			return err
 		}
 		fail := func(err error) error { return fmt.Errorf("entry %d: %w", i+1, err) }
-		if _, dup := local[e.ID]; dup {
-			return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"})
+		if err := replay.Next(e, &f.Effects, earlier); err != nil {
+			return fail(err)
 		}
 		parentIdx[i] = -1
 		if e.ParentID != "" {
 			if j, ok := local[e.ParentID]; ok {
 				parentOf[i], parentIdx[i] = &nodes[j], j
-			} else {
-				p, err := w.node(s.pk, e.ParentID)
-				if err != nil {
-					return fail(err)
-				}
-				if p == nil {
-					return fail(&sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
-				}
-				parentOf[i] = p
-			}
-		}
-		var target *node
-		if f.targetID != "" {
-			var err error
-			if target, err = find(f.targetID); err != nil {
+			} else if parentOf[i], err = earlier.find(e.ParentID); err != nil {
 				return fail(err)
-			} else if target == nil {
-				return fail(&sessiontree.EntryNotFoundError{ID: f.targetID})
 			}
 		}
 		ancestorDepth := func(id string) (int64, error) {
-			k, err := find(id)
+			k, err := earlier.find(id)
 			if k == nil || err != nil {
 				return 0, err
 			}
@@ -215,18 +192,20 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 			return fail(err)
 		}
 		dl.count(seq, e, f, &h)
-		if e.Type == sessiontree.TypeLeaf {
-			leaf, leafID, leafIdx = target, f.targetID, -1
-			if j, ok := local[f.targetID]; ok {
-				leafIdx = j
-			}
-		} else {
-			leaf, leafID, leafIdx = &nodes[i], e.ID, i
-		}
 	}
 	if err := flush(true); err != nil {
 		return err
 	}
+	// The replay's leaf, as a node and, when in the batch, its index.
+	leafIdx := -1
+	leaf, err := earlier.find(replay.Leaf)
+	if err != nil {
+		return err
+	}
+	if j, ok := local[replay.Leaf]; ok {
+		leafIdx = j
+	}
+	leafID := replay.Leaf
 	if err := s.batchBranch(w, h.depth(), leaf, leafIdx, nodes, parentOf, parentIdx); err != nil {
 		return err
 	}
@@ -264,4 +243,47 @@ func (s *Storage) batchBranch(w q, oldDepth int64, leaf *node, leafIdx int, node
 		segs = append(segs, stored...)
 	}
 	return w.writeBranch(s.pk, oldDepth, leaf.depth, segs)
+}
+
+// batchEarlier is what a batch's replay sees before each entry: the
+// batch's entries so far, in memory, and the session's stored ones, in the
+// database. It answers Taken for the batch only: the entries table's
+// unique index refuses an id stored before the batch (see insertRows).
+type batchEarlier struct {
+	stored storedIDs
+	local  map[string]int // id -> index in the batch
+	nodes  []node
+	// foundID and found are the stored entry find last read, asked for
+	// again right after Exists found it.
+	foundID string
+	found   *node
+}
+
+func (b *batchEarlier) Taken(id string) bool {
+	_, ok := b.local[id]
+	return ok
+}
+
+func (b *batchEarlier) Exists(id string) (bool, error) {
+	n, err := b.find(id)
+	return n != nil, err
+}
+
+// find returns the node of id, in the batch or the database; nil when
+// neither has it, or id is "".
+func (b *batchEarlier) find(id string) (*node, error) {
+	if id == "" {
+		return nil, nil
+	}
+	if j, ok := b.local[id]; ok {
+		return &b.nodes[j], nil
+	}
+	if b.found != nil && id == b.foundID {
+		return b.found, nil
+	}
+	n, err := b.stored.w.node(b.stored.session, id)
+	if n != nil {
+		b.foundID, b.found = id, n
+	}
+	return n, err
 }

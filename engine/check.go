@@ -140,6 +140,14 @@ func pragmaClean(r q, pragma string) error {
 	return nil
 }
 
+// checkedIDs are the entries replayed so far, by id: the
+// sessiontree.Earlier of Check's replay.
+type checkedIDs map[string]*checked
+
+func (c checkedIDs) Taken(id string) bool { return c[id] != nil }
+
+func (c checkedIDs) Exists(id string) (bool, error) { return c[id] != nil, nil }
+
 // checked is what the replay keeps of an entry: no payload except for
 // compactions, which path cutting reads.
 type checked struct {
@@ -167,13 +175,12 @@ func checkSession(r q, id string) error {
 	corrupt := func(entry, format string, a ...any) error {
 		return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
 	}
-	byID := map[string]*checked{}
+	byID := checkedIDs{}
+	var replay sessiontree.Replayer
 	var tally sessiontree.Tally
 	firstUse := map[string]int64{} // bucket -> seq of its first record
 	days := dayTotals{}
 	var wantFirst sql.NullString
-	labels := map[string]string{}
-	var wantName, leaf string
 	lo, hi := pkRange(pk)
 	rows, err := r.rows(qCheckEntries, lo, hi)
 	if err != nil {
@@ -217,21 +224,22 @@ func checkSession(r q, id string) error {
 			}
 			e.Raw = nil
 		}
-		if byID[e.ID] != nil {
-			return corrupt(e.ID, "duplicate id")
-		}
 		dec.Seq = e.Seq
 		f := factsOf(dec)
-		if target.String != f.targetID || custom.String != f.customType || role.String != f.role {
+		if target.String != f.Target || custom.String != f.customType || role.String != f.role {
 			return corrupt(e.ID, "indexed columns disagree with the stored JSON")
+		}
+		if err := replay.Next(dec, &f.Effects, byID); err != nil {
+			var nf *sessiontree.EntryNotFoundError
+			if errors.As(err, &nf) {
+				return corrupt(e.ID, "target %s does not exist earlier in the log", nf.ID)
+			}
+			return err
 		}
 		// Recompute what insert computes, from the replayed parents.
 		var parent *node
 		p := byID[e.ParentID]
-		if e.ParentID != "" {
-			if p == nil {
-				return corrupt(e.ID, "parent %s does not exist earlier in the log", e.ParentID)
-			}
+		if p != nil {
 			parent = &p.node
 			if parentPK.Int64 != p.node.pk {
 				return corrupt(e.ID, "parent key %d, want %d", parentPK.Int64, p.node.pk)
@@ -266,22 +274,6 @@ func checkSession(r q, id string) error {
 		if !wantFirst.Valid {
 			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
 		}
-		switch e.Type {
-		case sessiontree.TypeLeaf:
-			leaf = f.targetID
-		case sessiontree.TypeLabel:
-			if f.labelText == "" {
-				delete(labels, f.targetID)
-			} else {
-				labels[f.targetID] = f.labelText
-			}
-			leaf = e.ID
-		case sessiontree.TypeSessionInfo:
-			wantName = f.name
-			leaf = e.ID
-		default:
-			leaf = e.ID
-		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -312,9 +304,10 @@ func checkSession(r q, id string) error {
 	if firstUser != wantFirst {
 		return corrupt("", "stored first user text %q, log gives %q", firstUser.String, wantFirst.String)
 	}
-	if name.String != wantName {
-		return corrupt("", "stored name %q, log gives %q", name.String, wantName)
+	if name.String != replay.Name {
+		return corrupt("", "stored name %q, log gives %q", name.String, replay.Name)
 	}
+	leaf := replay.Leaf
 	if leafID.String != leaf {
 		return corrupt("", "stored leaf %q, log gives %q", leafID.String, leaf)
 	}
@@ -332,8 +325,8 @@ func checkSession(r q, id string) error {
 	if err != nil {
 		return err
 	}
-	if !maps.Equal(storedLabels, labels) {
-		return corrupt("", "stored labels %v, log gives %v", storedLabels, labels)
+	if !maps.Equal(storedLabels, replay.Labels) {
+		return corrupt("", "stored labels %v, log gives %v", storedLabels, replay.Labels)
 	}
 
 	// The materialized branch must be the leaf's full path, recomputed

@@ -1,16 +1,17 @@
 package engine
 
 import (
-	"encoding/json"
+	"database/sql"
 
 	"github.com/sessiontree/sessiontree"
 )
 
 // facts are what the engine reads from an entry's JSON when it stores it:
-// the indexed columns, what it contributes to the session's state and
-// stats, and how it affects paths and the context state.
+// the tree rules' effects (sessiontree.EffectsOf, their one owner), the
+// indexed columns and what it adds to the session's stats.
 type facts struct {
-	role, customType, targetID string
+	sessiontree.Effects
+	role, customType string
 	// canonical: the JSON starts with the entry's four common fields (see
 	// isCanonical).
 	canonical bool
@@ -21,56 +22,60 @@ type facts struct {
 	// stats is what the entry adds to the session's stats
 	// (sessiontree.StatsOf, the one owner of that rule).
 	stats sessiontree.EntryStats
-	// setsThinking, setsModel, setsTools: the entry is the latest of that
-	// setting on its own full path (sessiontree.State.Apply would take it).
-	setsThinking, setsModel, setsTools bool
-	// compaction: hasTail ends the path at the entry itself; otherwise
-	// keep (may be "") is where the path starts if it is an ancestor.
-	compaction bool
-	hasTail    bool
-	keep       string
-	// setsName: a session_info entry; name is the name it sets ("" clears).
-	setsName bool
-	name     string
-	// label: a label entry; labelText "" clears.
-	label     bool
-	labelText string
 }
 
 // factsOf reads the facts of e. An entry of a type the engine does not
 // know has none beyond being counted: it is stored as it is.
 func factsOf(e sessiontree.Entry) facts {
 	f := facts{canonical: isCanonical(e), checksum: EntryChecksum(e.Raw), stats: sessiontree.StatsOf(e)}
-	switch e.Type {
-	case sessiontree.TypeMessage:
-		f.role = f.stats.Role
-		f.setsModel = f.role == "assistant"
-	case sessiontree.TypeThinkingLevelChange:
-		_, f.setsThinking = e.String("thinkingLevel")
-	case sessiontree.TypeModelChange:
-		f.setsModel = true
-	case sessiontree.TypeActiveToolsChange:
-		var names []string
-		raw, ok := e.Field("activeToolNames")
-		f.setsTools = ok && json.Unmarshal(raw, &names) == nil
-	case sessiontree.TypeCompaction:
-		f.compaction = true
-		f.hasTail = sessiontree.HasRetainedTail(e)
-		f.keep = sessiontree.FirstKeptEntryID(e)
-	case sessiontree.TypeCustom, sessiontree.TypeCustomMessage:
+	f.role = f.stats.Role
+	f.Effects = sessiontree.EffectsOf(e, f.role)
+	if e.Type == sessiontree.TypeCustom || e.Type == sessiontree.TypeCustomMessage {
 		f.customType, _ = e.String("customType")
-	case sessiontree.TypeLabel:
-		f.label = true
-		f.targetID = e.TargetID()
-		f.labelText = sessiontree.LabelOf(e)
-	case sessiontree.TypeLeaf:
-		f.targetID = e.TargetID()
-	case sessiontree.TypeSessionInfo:
-		f.setsName = true
-		f.name = sessiontree.NameOf(e)
 	}
 	return f
 }
+
+// place computes where entry e, with key pk, goes under parent (nil for a
+// root), by sessiontree.Place's rules. ancestorDepth gives the depth of an
+// entry if it is an ancestor of e, 0 otherwise.
+func place(e sessiontree.Entry, f *facts, pk int64, parent *node, ancestorDepth func(id string) (int64, error)) (node, error) {
+	var pp *sessiontree.Placement
+	if parent != nil {
+		p := parent.placement()
+		pp = &p
+	}
+	p, err := sessiontree.Place(e, &f.Effects, pk, pp, ancestorDepth)
+	if err != nil {
+		return node{}, err
+	}
+	return node{pk: p.Key, depth: p.Depth, start: p.Start,
+		thinking: nullKey(p.Thinking), model: nullKey(p.Model), tools: nullKey(p.Tools)}, nil
+}
+
+// storedIDs are a session's stored entries as the root package's tree
+// rules look them up.
+type storedIDs struct {
+	w       q
+	session int64
+}
+
+// Taken is false: the entries table's unique index refuses a duplicate.
+func (s storedIDs) Taken(string) bool { return false }
+
+func (s storedIDs) Exists(id string) (bool, error) {
+	n, err := s.w.node(s.session, id)
+	return n != nil, err
+}
+
+// placement is n as the root package's rules see it.
+func (n *node) placement() sessiontree.Placement {
+	return sessiontree.Placement{Key: n.pk, Depth: n.depth, Start: n.start,
+		Thinking: n.thinking.Int64, Model: n.model.Int64, Tools: n.tools.Int64}
+}
+
+// nullKey is a placement's key as a column: 0 (none) is NULL.
+func nullKey(k int64) sql.NullInt64 { return sql.NullInt64{Int64: k, Valid: k != 0} }
 
 func nullString(s string) any {
 	if s == "" {

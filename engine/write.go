@@ -162,7 +162,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 		canonical = int64(1)
 	}
 	return append(a, n.pk, session, seq, e.ID, nullString(e.ParentID), parentPK, string(e.Type),
-		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.targetID),
+		e.Timestamp, n.depth, n.start, n.thinking, n.model, n.tools, nullString(f.Target),
 		nullString(f.customType), nullString(f.role), text(e.Raw), canonical, f.checksum)
 }
 
@@ -175,8 +175,8 @@ func (d *delta) count(seq int64, e sessiontree.Entry, f *facts, h *head) {
 			d.firstUser = &t
 		}
 	}
-	if f.setsName {
-		d.setsName, d.name = true, f.name
+	if f.SetsName {
+		d.setsName, d.name = true, f.Name
 	}
 	if f.stats.HasUsage {
 		d.addUsage(seq, f.stats.Bucket, f.stats.Usage)
@@ -201,14 +201,14 @@ func (d *delta) addUsage(seq int64, key string, u sessiontree.Usage) {
 }
 
 func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
-	if !f.label {
+	if !f.Label {
 		return nil
 	}
-	if f.labelText == "" {
-		_, err := w.exec(qDeleteLabel, session, f.targetID)
+	if f.LabelText == "" {
+		_, err := w.exec(qDeleteLabel, session, f.Target)
 		return err
 	}
-	_, err := w.exec(qUpsertLabel, session, f.targetID, f.labelText, pk)
+	_, err := w.exec(qUpsertLabel, session, f.Target, f.LabelText, pk)
 	return err
 }
 
@@ -377,14 +377,11 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 		if err != nil {
 			return e, err
 		}
-		if e.Type == sessiontree.TypeLabel {
-			if n, err := w.node(s.pk, e.TargetID()); err != nil {
-				return e, err
-			} else if n == nil {
-				return e, &sessiontree.EntryNotFoundError{ID: e.TargetID()}
-			}
+		f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
+		if f.Target == "" {
+			return e, nil // no lookup, and no storedIDs made for it
 		}
-		return e, nil
+		return e, sessiontree.CheckTarget(&f, storedIDs{w: w, session: s.pk})
 	}
 	e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
 	if err != nil {
@@ -460,43 +457,3 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 }
 
 var rawNull = json.RawMessage("null")
-
-// place computes where entry e, with key pk, goes under parent (nil for a
-// root): its depth, the depth its path starts at (DESIGN.md's compaction
-// rule: inherited from the parent, except that a compaction starts it at
-// itself when it has a retainedTail, at its firstKeptEntryId when that is
-// an ancestor, else at the root) and the latest state-setting entries on
-// its full path. ancestorDepth gives the depth of an entry if it is an
-// ancestor of e, 0 otherwise.
-func place(e sessiontree.Entry, f *facts, pk int64, parent *node, ancestorDepth func(id string) (int64, error)) (node, error) {
-	n := node{pk: pk, depth: 1, start: 1}
-	if parent != nil {
-		n.depth, n.start = parent.depth+1, parent.start
-		n.thinking, n.model, n.tools = parent.thinking, parent.model, parent.tools
-	}
-	self := sql.NullInt64{Int64: pk, Valid: true}
-	if f.setsThinking {
-		n.thinking = self
-	}
-	if f.setsModel {
-		n.model = self
-	}
-	if f.setsTools {
-		n.tools = self
-	}
-	if f.compaction {
-		switch {
-		case f.hasTail, f.keep == e.ID:
-			n.start = n.depth
-		case f.keep != "":
-			d, err := ancestorDepth(f.keep)
-			if err != nil {
-				return n, err
-			}
-			n.start = max(d, 1)
-		default:
-			n.start = 1
-		}
-	}
-	return n, nil
-}

@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 
 	"github.com/sessiontree/sessiontree"
@@ -82,11 +81,11 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	fields := []struct {
 		first int32
 		next  func(entryLinks) int32
-		sets  func(sessiontree.Entry) bool
+		sets  func(*sessiontree.Effects) bool
 	}{
-		{l.thinking, func(l entryLinks) int32 { return l.thinking }, setsThinking},
-		{l.model, func(l entryLinks) int32 { return l.model }, setsModel},
-		{l.tools, func(l entryLinks) int32 { return l.tools }, setsTools},
+		{l.thinking, func(l entryLinks) int32 { return l.thinking }, func(f *sessiontree.Effects) bool { return f.SetsThinking }},
+		{l.model, func(l entryLinks) int32 { return l.model }, func(f *sessiontree.Effects) bool { return f.SetsModel }},
+		{l.tools, func(l entryLinks) int32 { return l.tools }, func(f *sessiontree.Effects) bool { return f.SetsTools }},
 	}
 	for _, f := range fields {
 		for seq, steps := f.first, 0; seq != 0; steps++ {
@@ -99,7 +98,7 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 			if err != nil {
 				return sessiontree.State{}, err
 			}
-			if f.sets(c) {
+			if cf := sessiontree.EffectsOf(c, sessiontree.MessageInfoOf(c).Role); f.sets(&cf) {
 				st.Apply(c)
 				break
 			}
@@ -136,26 +135,4 @@ func (s *Storage) bySeq(ctx context.Context, seq int64) (sessiontree.Entry, erro
 		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: "state link to a missing entry"}
 	}
 	return es[0], nil
-}
-
-// The sets* functions say whether [sessiontree.State.Apply] changes a
-// setting for an entry, mirroring its rules.
-
-func setsThinking(e sessiontree.Entry) bool {
-	_, ok := e.String("thinkingLevel")
-	return e.Type == sessiontree.TypeThinkingLevelChange && ok
-}
-
-func setsModel(e sessiontree.Entry) bool {
-	return e.Type == sessiontree.TypeModelChange ||
-		e.Type == sessiontree.TypeMessage && sessiontree.MessageInfoOf(e).Role == "assistant"
-}
-
-func setsTools(e sessiontree.Entry) bool {
-	if e.Type != sessiontree.TypeActiveToolsChange {
-		return false
-	}
-	raw, ok := e.Field("activeToolNames")
-	var names []string
-	return ok && json.Unmarshal(raw, &names) == nil
 }

@@ -22,6 +22,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -51,10 +52,10 @@ type Storage struct {
 	entries []sessiontree.Entry
 	byID    map[string]int
 	byType  map[sessiontree.EntryType][]int
-	leaf    string
-	labels  map[string]string
-	name    string
-	closed  bool
+	// replay holds the leaf, labels and name, by the root package's
+	// rules.
+	replay sessiontree.Replayer
+	closed bool
 
 	// Usage totals are folded in lazily, on the first Stats call after
 	// entries were added: reading every message's usage is most of the
@@ -87,7 +88,6 @@ func New(meta sessiontree.SessionMeta, opts Options) (*Storage, error) {
 		meta:   meta,
 		byID:   map[string]int{},
 		byType: map[sessiontree.EntryType][]int{},
-		labels: map[string]string{},
 	}, nil
 }
 
@@ -100,14 +100,21 @@ func NewUnchecked(meta sessiontree.SessionMeta, entries []sessiontree.Entry) (*S
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		s.index(e)
-	}
+	s.indexAll(entries)
 	return s, nil
 }
 
-// index adds a checked entry to every index. The caller holds mu.
-func (s *Storage) index(e sessiontree.Entry) sessiontree.Entry {
+// indexAll indexes entries, unchecked. The caller holds mu.
+func (s *Storage) indexAll(entries []sessiontree.Entry) {
+	for _, e := range entries {
+		f := sessiontree.EffectsOf(e, "")
+		s.index(e, &f)
+	}
+}
+
+// index adds a checked entry, with effects f, to every index. The caller
+// holds mu.
+func (s *Storage) index(e sessiontree.Entry, f *sessiontree.Effects) sessiontree.Entry {
 	e.Seq = int64(len(s.entries) + 1)
 	pos := len(s.entries)
 	if len(s.entries) == cap(s.entries) {
@@ -118,25 +125,8 @@ func (s *Storage) index(e sessiontree.Entry) sessiontree.Entry {
 	s.entries = append(s.entries, e)
 	s.byID[e.ID] = pos
 	s.byType[e.Type] = append(s.byType[e.Type], pos)
-	switch e.Type {
-	case sessiontree.TypeLeaf:
-		s.leaf = e.TargetID()
-		return e
-	case sessiontree.TypeLabel:
-		s.setLabel(e.TargetID(), sessiontree.LabelOf(e))
-	case sessiontree.TypeSessionInfo:
-		s.name = sessiontree.NameOf(e)
-	}
-	s.leaf = e.ID
+	s.replay.Apply(e, f)
 	return e
-}
-
-func (s *Storage) setLabel(target, label string) {
-	if label == "" {
-		delete(s.labels, target)
-		return
-	}
-	s.labels[target] = label
 }
 
 func (s *Storage) get(id string) (sessiontree.Entry, bool) {
@@ -151,6 +141,13 @@ func (s *Storage) taken(id string) bool {
 	_, ok := s.byID[id]
 	return ok
 }
+
+// earlier is the session as the root package's replay looks it up.
+type earlier Storage
+
+func (s *earlier) Taken(id string) bool { return (*Storage)(s).taken(id) }
+
+func (s *earlier) Exists(id string) (bool, error) { return (*Storage)(s).taken(id), nil }
 
 // rlock takes the read lock and checks the storage is open.
 func (s *Storage) rlock(ctx context.Context) error {
@@ -193,7 +190,7 @@ func (s *Storage) Leaf(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer s.mu.RUnlock()
-	return s.leaf, nil
+	return s.replay.Leaf, nil
 }
 
 // NewEntryID returns an unused 8-hex-character id.
@@ -218,7 +215,7 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 }
 
 func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	if err := sessiontree.CheckLeafGuard(opts, s.leaf); err != nil {
+	if err := sessiontree.CheckLeafGuard(opts, s.replay.Leaf); err != nil {
 		return sessiontree.Entry{}, err
 	}
 	id := d.ID
@@ -231,36 +228,27 @@ func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts se
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	e, err := sessiontree.BuildEntry(d, id, s.leaf, ts)
+	e, err := sessiontree.BuildEntry(d, id, s.replay.Leaf, ts)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	if err := s.checkTarget(e); err != nil {
+	f := sessiontree.EffectsOf(e, "")
+	if err := sessiontree.CheckTarget(&f, (*earlier)(s)); err != nil {
 		return sessiontree.Entry{}, err
 	}
-	return s.commit(ctx, e)
+	return s.commit(ctx, e, &f)
 }
 
-// checkTarget refuses a leaf or label entry whose target does not exist.
-func (s *Storage) checkTarget(e sessiontree.Entry) error {
-	if e.Type != sessiontree.TypeLeaf && e.Type != sessiontree.TypeLabel {
-		return nil
-	}
-	if t := e.TargetID(); t != "" && !s.taken(t) {
-		return &sessiontree.EntryNotFoundError{ID: t}
-	}
-	return nil
-}
-
-// commit runs the OnAppend hook and indexes e. The caller holds mu.
-func (s *Storage) commit(ctx context.Context, e sessiontree.Entry) (sessiontree.Entry, error) {
+// commit runs the OnAppend hook and indexes e, whose effects are f. The
+// caller holds mu.
+func (s *Storage) commit(ctx context.Context, e sessiontree.Entry, f *sessiontree.Effects) (sessiontree.Entry, error) {
 	e.Seq = int64(len(s.entries) + 1)
 	if s.opts.OnAppend != nil {
 		if err := s.opts.OnAppend(ctx, e); err != nil {
 			return sessiontree.Entry{}, err
 		}
 	}
-	return s.index(e), nil
+	return s.index(e, f), nil
 }
 
 // SetLeaf appends a leaf entry moving the leaf to target.
@@ -295,11 +283,12 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	defer s.mu.Unlock()
 	mark := len(s.entries)
 	for i, e := range entries {
-		if err := s.checkBatchEntry(e); err != nil {
+		f, err := s.checkBatchEntry(e)
+		if err != nil {
 			s.rollback(mark)
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
-		if _, err := s.commit(ctx, e); err != nil {
+		if _, err := s.commit(ctx, e, &f); err != nil {
 			s.rollback(mark)
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
@@ -307,17 +296,14 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	return nil
 }
 
-func (s *Storage) checkBatchEntry(e sessiontree.Entry) error {
+// checkBatchEntry validates e and checks it against the session by the
+// root package's replay, and returns its effects.
+func (s *Storage) checkBatchEntry(e sessiontree.Entry) (sessiontree.Effects, error) {
 	if err := e.Validate(); err != nil {
-		return err
+		return sessiontree.Effects{}, err
 	}
-	if s.taken(e.ID) {
-		return &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
-	}
-	if e.ParentID != "" && !s.taken(e.ParentID) {
-		return &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
-	}
-	return s.checkTarget(e)
+	f := sessiontree.EffectsOf(e, "")
+	return f, sessiontree.CheckEntry(e, &f, (*earlier)(s))
 }
 
 // rollback drops every entry from position mark on and rebuilds the
@@ -330,14 +316,11 @@ func (s *Storage) rollback(mark int) {
 	s.entries = nil
 	s.byID = map[string]int{}
 	s.byType = map[sessiontree.EntryType][]int{}
-	s.labels = map[string]string{}
-	s.leaf, s.name = "", ""
+	s.replay = sessiontree.Replayer{}
 	s.statsMu.Lock()
 	s.stats, s.counted = sessiontree.Tally{}, 0
 	s.statsMu.Unlock()
-	for _, e := range kept {
-		s.index(e)
-	}
+	s.indexAll(kept)
 }
 
 // Entry returns one entry by id.
@@ -393,7 +376,7 @@ func (s *Storage) Label(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	defer s.mu.RUnlock()
-	return s.labels[id], nil
+	return s.replay.Labels[id], nil
 }
 
 // Labels returns every current label.
@@ -402,10 +385,8 @@ func (s *Storage) Labels(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	defer s.mu.RUnlock()
-	out := make(map[string]string, len(s.labels))
-	for k, v := range s.labels {
-		out[k] = v
-	}
+	out := make(map[string]string, len(s.replay.Labels))
+	maps.Copy(out, s.replay.Labels)
 	return out, nil
 }
 
@@ -415,7 +396,7 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer s.mu.RUnlock()
-	return s.name, nil
+	return s.replay.Name, nil
 }
 
 // Stats returns counts and usage totals over the whole log.

@@ -63,19 +63,19 @@ func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
-	ids := make(map[string]bool, len(log))
+	ids := make(loggedIDs, len(log))
 	for _, e := range log {
 		ids[e.ID] = true
 	}
 	var problems []error
 	for _, e := range log {
-		if e.ParentID != "" && !ids[e.ParentID] {
-			problems = append(problems, &sessiontree.CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"})
+		if err := sessiontree.CheckParent(e, ids); err != nil {
+			problems = append(problems, err)
 		}
-		if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
-			if t := e.TargetID(); t != "" && !ids[t] {
-				problems = append(problems, &sessiontree.CorruptError{EntryID: e.ID, Reason: "target " + t + " does not exist"})
-			}
+		f := sessiontree.EffectsOf(e, "")
+		var nf *sessiontree.EntryNotFoundError
+		if err := sessiontree.CheckTarget(&f, ids); errors.As(err, &nf) {
+			problems = append(problems, &sessiontree.CorruptError{EntryID: e.ID, Reason: "target " + nf.ID + " does not exist"})
 		}
 	}
 	leaf, err := st.Leaf(ctx)
@@ -92,3 +92,12 @@ func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) 
 	}
 	return problems, nil
 }
+
+// loggedIDs are every id of a log, as the tree rules look them up: the
+// whole log counts as earlier, so an entry whose parent comes later is no
+// problem here (the JSONL reader reports it).
+type loggedIDs map[string]bool
+
+func (l loggedIDs) Taken(id string) bool { return l[id] }
+
+func (l loggedIDs) Exists(id string) (bool, error) { return l[id], nil }

@@ -1,0 +1,265 @@
+package sessiontree
+
+import (
+	"encoding/json"
+)
+
+// This file is the one owner of the tree rules (DESIGN.md sections 1, 3
+// and 4): what an entry does to its session when the log is replayed in
+// order. Every backend's load, append and batch, the engine's Check and
+// the CLI's file check go through it, so a new entry rule is one change
+// here.
+
+// Effects is what one entry does to its session beyond being stored, read
+// from its JSON by [EffectsOf]: the state settings it sets, where it cuts
+// the path, the target it needs, the label and name it sets, the entry a
+// context edit names.
+type Effects struct {
+	// SetsThinking, SetsModel, SetsTools: [State.Apply] takes the entry
+	// for that setting.
+	SetsThinking, SetsModel, SetsTools bool
+	// Compaction: the entry is a compaction. Tail: it carries its kept
+	// messages inline, so a path through it starts at itself. Keep: its
+	// firstKeptEntryId ("" if none).
+	Compaction, Tail bool
+	Keep             string
+	// Target is the targetId of a label or leaf entry ("" for null): a
+	// target must exist earlier in the log.
+	Target string
+	// Label: a label entry; LabelText is the label it sets, "" clears.
+	Label     bool
+	LabelText string
+	// SetsName: a session_info entry; Name is the name it sets, "" clears.
+	SetsName bool
+	Name     string
+	// EditTarget is the entry a context_edit names. It is not checked
+	// when reading: an edit whose target is missing does nothing (PI1.md
+	// section 2); [ContextEditOf] reads the whole edit.
+	EditTarget string
+}
+
+// EffectsOf reads the effects of entry e. role is the role of a message
+// entry ([MessageInfo.Role], which [StatsOf] reads too, so callers that
+// count stats pass it rather than reading the message twice); for other
+// types it is ignored. A caller that needs no state settings may pass ""
+// for a message: then only SetsModel is wrong, and it stays false.
+func EffectsOf(e Entry, role string) Effects {
+	var f Effects
+	switch e.Type {
+	case TypeMessage:
+		f.SetsModel = role == "assistant"
+	case TypeThinkingLevelChange:
+		_, f.SetsThinking = thinkingLevelOf(e)
+	case TypeModelChange:
+		f.SetsModel = true
+	case TypeActiveToolsChange:
+		_, f.SetsTools = toolNamesOf(e)
+	case TypeCompaction:
+		f.Compaction = true
+		f.Tail = HasRetainedTail(e)
+		f.Keep = FirstKeptEntryID(e)
+	case TypeLabel:
+		f.Label = true
+		f.Target = e.TargetID()
+		f.LabelText = LabelOf(e)
+	case TypeLeaf:
+		f.Target = e.TargetID()
+	case TypeSessionInfo:
+		f.SetsName = true
+		f.Name = NameOf(e)
+	case TypeContextEdit:
+		f.EditTarget = e.TargetID()
+	}
+	return f
+}
+
+// thinkingLevelOf is the level a thinking_level_change sets, ok false
+// when it sets none.
+func thinkingLevelOf(e Entry) (string, bool) { return e.String("thinkingLevel") }
+
+// toolNamesOf is the tool list an active_tools_change sets, ok false when
+// it sets none (a missing or malformed list).
+func toolNamesOf(e Entry) ([]string, bool) {
+	raw, ok := e.Field("activeToolNames")
+	if !ok {
+		return nil, false
+	}
+	var names []string
+	if json.Unmarshal(raw, &names) != nil {
+		return nil, false
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return names, true
+}
+
+// Placement is where an entry sits in the tree: its depth, the depth its
+// path starts at, and the latest entries on its full path that set each
+// state setting. Entries are named by a key of the caller's choosing (the
+// engine's row key, a backend's sequence number); 0 means none.
+type Placement struct {
+	// Key is the entry's own key.
+	Key int64
+	// Depth is 1 for a root, its parent's plus one otherwise.
+	Depth int64
+	// Start is the depth the entry's path starts at: the compaction
+	// boundary (DESIGN.md section 4), 1 when there is none.
+	Start int64
+	// Thinking, Model, Tools are the keys of the latest entries on the
+	// full path (the entry itself included) that set each setting.
+	Thinking, Model, Tools int64
+}
+
+// Place computes the placement of entry e, with effects f and key key,
+// under the placement of its parent (nil for a root): the depth, the
+// path's start (inherited from the parent, except that a compaction starts
+// it at itself when it has a retainedTail or keeps itself, at its
+// firstKeptEntryId when that is an ancestor, else at the root) and the
+// state keys. ancestorDepth gives the depth of an entry when it is an
+// ancestor of e, 0 otherwise; it is called only for a compaction.
+func Place(e Entry, f *Effects, key int64, parent *Placement, ancestorDepth func(id string) (int64, error)) (Placement, error) {
+	p := Placement{Key: key, Depth: 1, Start: 1}
+	if parent != nil {
+		p.Depth, p.Start = parent.Depth+1, parent.Start
+		p.Thinking, p.Model, p.Tools = parent.Thinking, parent.Model, parent.Tools
+	}
+	if f.SetsThinking {
+		p.Thinking = key
+	}
+	if f.SetsModel {
+		p.Model = key
+	}
+	if f.SetsTools {
+		p.Tools = key
+	}
+	if !f.Compaction {
+		return p, nil
+	}
+	switch {
+	case f.cutsAtSelf(e.ID):
+		p.Start = p.Depth
+	case f.Keep != "":
+		d, err := ancestorDepth(f.Keep)
+		if err != nil {
+			return p, err
+		}
+		p.Start = max(d, 1)
+	default:
+		p.Start = 1
+	}
+	return p, nil
+}
+
+// cutsAtSelf reports whether a compaction with effects f, id id, starts
+// the paths through it at itself: it carries its kept messages, or keeps
+// itself (which keeps nothing before it).
+func (f *Effects) cutsAtSelf(id string) bool { return f.Tail || f.Keep == id }
+
+// Earlier is how a [Replayer] looks up the entries before the one it
+// replays.
+type Earlier interface {
+	// Taken reports whether an earlier entry has id, for the duplicate
+	// check. A store that refuses duplicates itself (a unique index) may
+	// answer for the entries it holds in memory only.
+	Taken(id string) bool
+	// Exists reports whether an earlier entry has id, for parents and
+	// targets.
+	Exists(id string) (bool, error)
+}
+
+// Replayer replays a session's log in order: [Replayer.Next] checks each
+// entry against the entries before it (unique id, a parent and a target
+// that exist earlier, so no cycle can form) and follows the leaf rule,
+// the labels and the name. The zero value is an empty session. A Replayer
+// is not safe for concurrent use.
+type Replayer struct {
+	// Leaf is the leaf after the entries replayed ("" for null).
+	Leaf string
+	// Name is the session name they set ("" for none).
+	Name string
+	// Labels are the current labels by target id, nil until a label is
+	// set.
+	Labels map[string]string
+}
+
+// Next replays entry e, whose effects are f, after the entries earlier
+// knows. It returns a [CorruptError] naming e for a duplicate id or a
+// missing parent, an [EntryNotFoundError] naming the target for a missing
+// label or leaf target, or earlier's error; the Replayer is then
+// unchanged.
+func (r *Replayer) Next(e Entry, f *Effects, earlier Earlier) error {
+	if err := CheckEntry(e, f, earlier); err != nil {
+		return err
+	}
+	r.Apply(e, f)
+	return nil
+}
+
+// CheckEntry checks entry e, whose effects are f, against the entries earlier
+// knows, as [Replayer.Next] does, without applying it.
+func CheckEntry(e Entry, f *Effects, earlier Earlier) error {
+	if earlier.Taken(e.ID) {
+		return &CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+	}
+	if err := CheckParent(e, earlier); err != nil {
+		return err
+	}
+	return CheckTarget(f, earlier)
+}
+
+// CheckParent refuses entry e when it has a parent earlier does not know,
+// with a [CorruptError] naming e.
+func CheckParent(e Entry, earlier Earlier) error {
+	if e.ParentID == "" {
+		return nil
+	}
+	ok, err := earlier.Exists(e.ParentID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
+	}
+	return nil
+}
+
+// CheckTarget refuses a label or leaf entry, with effects f, whose target
+// earlier does not know, with an [EntryNotFoundError] naming the target.
+func CheckTarget(f *Effects, earlier Earlier) error {
+	if f.Target == "" {
+		return nil
+	}
+	ok, err := earlier.Exists(f.Target)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &EntryNotFoundError{ID: f.Target}
+	}
+	return nil
+}
+
+// Apply follows entry e, with effects f, without checking it: the leaf
+// rule (a leaf entry moves the leaf to its target, any other entry to
+// itself), the latest label per target (an empty one clears it) and the
+// latest name.
+func (r *Replayer) Apply(e Entry, f *Effects) {
+	switch {
+	case e.Type == TypeLeaf:
+		r.Leaf = f.Target
+		return
+	case f.Label:
+		if f.LabelText == "" {
+			delete(r.Labels, f.Target)
+		} else {
+			if r.Labels == nil {
+				r.Labels = map[string]string{}
+			}
+			r.Labels[f.Target] = f.LabelText
+		}
+	case f.SetsName:
+		r.Name = f.Name
+	}
+	r.Leaf = e.ID
+}
