@@ -130,6 +130,9 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 
 // raw runs engine statements inside the transaction.
 func (tx *Tx) raw(fn func(w q) error) error {
+	if tx.sc == nil {
+		return errors.New("write in a read transaction (DB.ViewTx)")
+	}
 	return tx.sc.Raw(func(dc any) error {
 		return fn(newQ(tx.ctx, tx.db, dc.(*conn), true))
 	})
