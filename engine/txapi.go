@@ -16,8 +16,8 @@ import (
 // Tx is a write transaction of a [DB], for work that must be atomic
 // across sessions or with SQL of the caller's own (the session store
 // creates a session and its metadata, or forks one, in one transaction).
-// It is valid only inside the function given to [DB.Update] and is not
-// safe for concurrent use.
+// It is valid only inside the function given to [DB.Update] (or
+// [DB.ViewTx], where it only reads) and is not safe for concurrent use.
 type Tx struct {
 	ctx context.Context
 	db  *DB
