@@ -206,70 +206,32 @@ func (a *attempt) after(prev *attempt) {
 // commit ended.
 func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, a *attempt) FileResult {
 	res := FileResult{Path: path}
-	var fim *fileImport
-	result := func(err error) FileResult {
-		if fim != nil {
-			a.created = !a.resumed && fim.found
-			a.unknownAt = fim.unknownAt
-		}
-		a.again = a.again || errors.Is(err, errMeanwhile)
-		var oe *outcomeError
-		switch {
-		case err == nil:
-		case errors.As(err, &oe):
-			res.Outcome, res.Err = oe.outcome, fmt.Errorf("import %s: %w", path, oe.err)
-		default:
-			res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", path, err)
-		}
-		if res.Err != nil && res.Entries == 0 {
-			res.Problems, res.Torn, res.Unknown, a.unknownAt = nil, nil, nil, nil
-		}
-		return res
-	}
 	f, err := fsx.Open(path, os.O_RDONLY, "session file")
 	if err != nil {
-		return result(err)
+		return a.finish(&res, nil, err)
 	}
 	defer f.Close()
-	defer func() {
-		// Nothing holds the file's entries now: a huge one's memory goes
-		// back at once, before the next file or the search index's
-		// catch-up, which has SQLite read the entry again.
-		if fim != nil {
-			lines.Dropped(fim.longest)
-		}
-	}()
 	fi, err := f.Stat()
 	if err != nil {
-		return result(err)
+		return a.finish(&res, nil, err)
 	}
-	fim = &fileImport{s: s, ctx: ctx, gate: g, tune: opts.tune.withDefaults(), prog: prog, base: a.base, path: path, f: f, fi: fi, mode: opts.Mode, maxLine: opts.MaxLineBytes, follow: opts.FollowRewrites, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	fim := &fileImport{s: s, ctx: ctx, gate: g, tune: opts.tune.withDefaults(), prog: prog, base: a.base, path: path, f: f, fi: fi, mode: opts.Mode, maxLine: opts.MaxLineBytes, follow: opts.FollowRewrites, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	// Nothing holds the file's entries once it returns: a huge one's
+	// memory goes back at once, before the next file or the search
+	// index's catch-up, which has SQLite read the entry again.
+	defer func() { lines.Dropped(fim.longest) }()
 	err = s.db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
 		fim.rec, fim.found, err = readRecord(tx, path)
 		return err
 	})
 	if err != nil {
-		return result(err)
+		return a.finish(&res, fim, err)
 	}
 	if a.resumed = fim.found; fim.found {
 		a.start = fim.rec.ImportedBytes
-		rec := fim.rec
-		res.SessionID = rec.SessionID
-		if fim.h, err = checkPrefix(f, rec, fi.Size()); err != nil {
-			return result(fim.followRewrite(a, err, ""))
-		}
-		if fi.Size() == rec.Size {
-			res.Outcome = OutcomeUnchanged
-			return result(nil)
-		}
-		fim.hashed, fim.start = rec.ImportedBytes, rec.ImportedBytes
-		pos := rec.Position
-		fim.from = &pos
-		if err := fim.loadSession(); err != nil {
-			return result(err)
-		}
-		if err := fim.skipClosedTorn(); err != nil {
-			return result(err)
+		res.SessionID = fim.rec.SessionID
+		if unchanged, err := fim.resume(a); err != nil || unchanged {
+			return a.finish(&res, fim, err)
 		}
 	}
 	err = fim.run()
@@ -278,7 +240,7 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 		err = fim.followRewrite(a, err, moved.from)
 	}
 	if err != nil {
-		return result(err)
+		return a.finish(&res, fim, err)
 	}
 	switch {
 	case !fim.found || res.Outcome == OutcomeNew:
@@ -288,7 +250,53 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 	default:
 		res.Outcome = OutcomeUnchanged
 	}
-	return result(nil)
+	return a.finish(&res, fim, nil)
+}
+
+// resume prepares the import of a file imported before: it checks that
+// the imported part is unchanged, and, unless the whole file is
+// (unchanged, the result's outcome then), the file's session, and moves
+// the reader to where the last import ended.
+func (fim *fileImport) resume(a *attempt) (unchanged bool, err error) {
+	rec := fim.rec
+	if fim.h, err = checkPrefix(fim.f, rec, fim.fi.Size()); err != nil {
+		return false, fim.followRewrite(a, err, "")
+	}
+	if fim.fi.Size() == rec.Size {
+		fim.res.Outcome = OutcomeUnchanged
+		return true, nil
+	}
+	fim.hashed, fim.start = rec.ImportedBytes, rec.ImportedBytes
+	pos := rec.Position
+	fim.from = &pos
+	if err := fim.loadSession(); err != nil {
+		return false, err
+	}
+	return false, fim.skipClosedTorn()
+}
+
+// finish ends the attempt with err (nil when it succeeded), telling a what
+// fim (nil when the file could not be opened) did, and returns the file's
+// result: an outcomeError gives its outcome, another error fails the
+// file, and a file that imported nothing reports none of its lines.
+func (a *attempt) finish(res *FileResult, fim *fileImport, err error) FileResult {
+	if fim != nil {
+		a.created = !a.resumed && fim.found
+		a.unknownAt = fim.unknownAt
+	}
+	a.again = a.again || errors.Is(err, errMeanwhile)
+	var oe *outcomeError
+	switch {
+	case err == nil:
+	case errors.As(err, &oe):
+		res.Outcome, res.Err = oe.outcome, fmt.Errorf("import %s: %w", res.Path, oe.err)
+	default:
+		res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", res.Path, err)
+	}
+	if res.Err != nil && res.Entries == 0 {
+		res.Problems, res.Torn, res.Unknown, a.unknownAt = nil, nil, nil, nil
+	}
+	return *res
 }
 
 // loadSession checks the session of a file imported before and reads its
