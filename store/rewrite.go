@@ -35,10 +35,11 @@ func (e *notFollowed) Error() string { return e.reason }
 // was rewritten since its import (from == "") or is a new path for a
 // session imported from from, a path that no longer exists. When the
 // import follows rewrites and the file begins with every entry of the
-// session, the file's record is moved onto the file as it is now, and a
-// is marked to start over (importFile then imports what follows those
-// entries); its result until then says the file was taken meanwhile.
-// Otherwise the conflict stands, saying why the file was not followed.
+// session, the file's record is moved onto the file as it is now, and
+// the attempt a is marked to start over (importFile then imports what
+// follows those entries); its result until then says the file was taken
+// meanwhile. Otherwise the conflict stands, saying why the file was not
+// followed.
 func (fim *fileImport) followRewrite(a *attempt, err error, from string) error {
 	var oe *outcomeError
 	if !fim.follow || from == "" && !(errors.As(err, &oe) && oe.outcome == OutcomeConflict) {
