@@ -1,5 +1,10 @@
 package store
 
+// Reading a pi file for an import, incrementally: the walk from where the
+// last import ended (resuming the JSONL reader), the checks of each entry
+// against the ones before it, the SHA-256 of the file's imported prefix.
+// This is the reader stage; importplan.go's passes consume what it yields.
+
 import (
 	"crypto/sha256"
 	"encoding/hex"

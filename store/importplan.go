@@ -1,5 +1,10 @@
 package store
 
+// One file's import as a plan of transactions: read once in one
+// transaction when the new part fits in a chunk, else checked and then
+// committed chunk by chunk; attempts started over when another import of
+// the same file committed meanwhile. The writer stage of an import.
+
 import (
 	"cmp"
 	"context"

@@ -1,5 +1,9 @@
 package store
 
+// The store's record of each imported file, kept by the engine
+// (engine/imports.go owns the imports table): how it is read, compared
+// and saved with each commit.
+
 import (
 	"encoding/hex"
 	"encoding/json"
