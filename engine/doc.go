@@ -10,7 +10,10 @@
 // [DB.OpenSession] give a [Storage], which implements
 // sessiontree.Storage, sessiontree.StateReader,
 // sessiontree.BatchAppender and sessiontree.HeadReader, so a
-// sessiontree.Session runs on it.
+// sessiontree.Session runs on it. imports.go owns the imports table, the
+// session store's records of the files it imported
+// (sessiontree.ImportRecord), read and written in a [Tx] of [DB.Update]
+// or [DB.ViewTx].
 //
 // What each operation costs:
 //

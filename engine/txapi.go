@@ -16,8 +16,8 @@ import (
 // Tx is a write transaction of a [DB], for work that must be atomic
 // across sessions or with SQL of the caller's own (the session store
 // creates a session and its metadata, or forks one, in one transaction).
-// It is valid only inside the function given to [DB.Update] and is not
-// safe for concurrent use.
+// It is valid only inside the function given to [DB.Update] (or
+// [DB.ViewTx], where it only reads) and is not safe for concurrent use.
 type Tx struct {
 	ctx context.Context
 	db  *DB
@@ -130,6 +130,9 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 
 // raw runs engine statements inside the transaction.
 func (tx *Tx) raw(fn func(w q) error) error {
+	if tx.sc == nil {
+		return errors.New("write in a read transaction (DB.ViewTx)")
+	}
 	return tx.sc.Raw(func(dc any) error {
 		return fn(newQ(tx.ctx, tx.db, dc.(*conn), true))
 	})

@@ -418,7 +418,7 @@ func TestImportProgressAndDefaultDir(t *testing.T) {
 // An import commits a file chunk by chunk; one cut short leaves what it
 // committed, recorded, and the next import continues from there.
 func TestImportChunksAndResumeAfterCancel(t *testing.T) {
-	defer store.SetImportChunk(10)()
+	chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, 10) }
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "big.jsonl")
@@ -428,13 +428,13 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 	canceled, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reports := 0
-	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
+	rep, err := s.Import(canceled, []string{path}, chunked(store.ImportOptions{Progress: func(p store.ImportProgress) {
 		if p.File != "" && p.BytesDone > 0 {
 			if reports++; reports == 3 {
 				cancel()
 			}
 		}
-	}})
+	}}))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Import() = %v; want context.Canceled", err)
 	}
@@ -449,7 +449,7 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 	if got := ids(logOf(t, st)); !slices.Equal(got, want[:30]) {
 		t.Errorf("after the canceled import the session has %v; want the first 30 entries", got)
 	}
-	again := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	again := mustImport(t, s, []string{path}, chunked(store.ImportOptions{})).Files[0]
 	if again.Outcome != store.OutcomeGrown || again.Entries != len(want)-30 {
 		t.Errorf("import after the cancel: %+v; want grown by %d", again, len(want)-30)
 	}
@@ -461,7 +461,7 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 			storetest.CheckPi(t, st, fx.Want)
 		}
 	}
-	if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeUnchanged {
+	if f := mustImport(t, s, []string{path}, chunked(store.ImportOptions{})).Files[0]; f.Outcome != store.OutcomeUnchanged {
 		t.Errorf("third import: %+v; want unchanged", f)
 	}
 	// A damaged file still writes nothing, however many chunks it has.
@@ -469,7 +469,7 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 	l := lines(t, filepath.Join(piDir, "session-005.jsonl"))
 	l[len(l)-3] = "{not json\n"
 	writeFile(t, bad, strings.Join(l, ""))
-	if f := mustImport(t, s, []string{bad}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeFailed || f.Entries != 0 {
+	if f := mustImport(t, s, []string{bad}, chunked(store.ImportOptions{})).Files[0]; f.Outcome != store.OutcomeFailed || f.Entries != 0 {
 		t.Errorf("damaged file: %+v; want failed with nothing written", f)
 	}
 	if _, err := s.OpenSession(ctx, "01a237bc-c4b4-72d2-9d49-cef0c5e2f96c"); !errors.Is(err, sessiontree.ErrNotFound) {
@@ -513,13 +513,11 @@ func TestImportRecordsPrefixHash(t *testing.T) {
 		{"two passes", whole, 10, len(whole)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.chunk > 0 {
-				defer store.SetImportChunk(tc.chunk)()
-			}
+			chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, tc.chunk) }
 			s := openStore(t)
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
 			writeFile(t, path, tc.content)
-			if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeNew {
+			if f := mustImport(t, s, []string{path}, chunked(store.ImportOptions{})).Files[0]; f.Outcome != store.OutcomeNew {
 				t.Fatalf("import: %+v; want new", f)
 			}
 			n, sum := importRecordOf(t, s, path)
@@ -535,7 +533,6 @@ func TestImportRecordsPrefixHash(t *testing.T) {
 // canceled while it reads the file leaves nothing of it, and the next
 // import brings it whole.
 func TestImportOneChunkCanceled(t *testing.T) {
-	defer store.SetAppendBatch(100)()
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "one.jsonl")
@@ -544,12 +541,14 @@ func TestImportOneChunkCanceled(t *testing.T) {
 	canceled, cancel := context.WithCancel(ctx)
 	defer cancel()
 	appended := 0
-	defer store.SetAfterAppend(func() {
-		if appended++; appended == 1 {
-			cancel() // after the first of several batches of entries
-		}
-	})()
-	rep, err := s.Import(canceled, []string{path}, store.ImportOptions{})
+	tuned := func(o store.ImportOptions) store.ImportOptions {
+		return store.WithAfterAppend(store.WithAppendBatch(o, 100), func() {
+			if appended++; appended == 1 {
+				cancel() // after the first of several batches of entries
+			}
+		})
+	}
+	rep, err := s.Import(canceled, []string{path}, tuned(store.ImportOptions{}))
 	if !errors.Is(err, context.Canceled) || appended != 1 {
 		t.Fatalf("Import() = %v after %d batches; want context.Canceled after 1", err, appended)
 	}
@@ -559,7 +558,7 @@ func TestImportOneChunkCanceled(t *testing.T) {
 	if n := countSessions(t, s); n != 0 {
 		t.Errorf("%d sessions after the canceled import; want 0", n)
 	}
-	f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	f := mustImport(t, s, []string{path}, tuned(store.ImportOptions{})).Files[0]
 	if f.Outcome != store.OutcomeNew || f.Entries != len(want) {
 		t.Fatalf("import after the cancel: %+v; want new with %d entries", f, len(want))
 	}
@@ -570,20 +569,20 @@ func TestImportOneChunkCanceled(t *testing.T) {
 // appended some of it is imported in two passes instead: the one pass
 // leaves nothing behind and progress never goes back.
 func TestImportOnePassGivesWay(t *testing.T) {
-	defer store.SetImportChunk(150)()
-	defer store.SetAppendBatch(100)()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "more.jsonl")
 	writePiFile(t, newPiGen(5), path, "/home/dev/more", 320, 0.1)
 	want := readIDs(t, path)
 	appended := 0
-	defer store.SetAfterAppend(func() { appended++ })()
+	tuned := func(o store.ImportOptions) store.ImportOptions {
+		return store.WithAfterAppend(store.WithAppendBatch(store.WithImportChunk(o, 150), 100), func() { appended++ })
+	}
 	var done []int64
-	rep := mustImport(t, s, []string{path}, store.ImportOptions{Progress: func(p store.ImportProgress) {
+	rep := mustImport(t, s, []string{path}, tuned(store.ImportOptions{Progress: func(p store.ImportProgress) {
 		if p.File != "" {
 			done = append(done, p.BytesDone)
 		}
-	}})
+	}}))
 	f := rep.Files[0]
 	if f.Outcome != store.OutcomeNew || f.Entries != len(want) || f.Err != nil {
 		t.Fatalf("import: %+v; want new with %d entries", f, len(want))
@@ -603,19 +602,20 @@ func TestImportOnePassGivesWay(t *testing.T) {
 func TestImportProgressMayWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	defer store.SetImportChunk(150)()
-	defer store.SetAppendBatch(100)()
+	tuned := func(o store.ImportOptions) store.ImportOptions {
+		return store.WithAppendBatch(store.WithImportChunk(o, 150), 100)
+	}
 	s := openStore(t)
 	dir := t.TempDir()
 	writePiFile(t, newPiGen(9), filepath.Join(dir, "a.jsonl"), "/home/dev/a", 300, 0.1)
 	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), filepath.Join(dir, "b.jsonl"))
 	writes := 0
-	rep, err := s.Import(ctx, []string{dir}, store.ImportOptions{Progress: func(store.ImportProgress) {
+	rep, err := s.Import(ctx, []string{dir}, tuned(store.ImportOptions{Progress: func(store.ImportProgress) {
 		if err := s.DB().Update(ctx, func(*engine.Tx) error { return nil }); err != nil {
 			t.Errorf("write from Progress: %v", err)
 		}
 		writes++
-	}})
+	}}))
 	if err != nil || rep.Count(store.OutcomeNew) != 2 {
 		t.Fatalf("Import() = %+v, %v; want 2 new files", rep.Files, err)
 	}
@@ -633,14 +633,12 @@ func TestImportLineAddedWhileImporting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "busy.jsonl")
 	writeFile(t, path, strings.Join(all[:len(all)-1], ""))
 	added := false
-	restore := store.SetAfterAppend(func() {
+	first := mustImport(t, s, []string{path}, store.WithAfterAppend(store.ImportOptions{}, func() {
 		if !added { // the file is read to its end before the last batch
 			appendFile(t, path, all[len(all)-1])
 			added = true
 		}
-	})
-	first := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
-	restore()
+	})).Files[0]
 	if !added || first.Outcome != store.OutcomeNew || first.Entries != len(all)-2 {
 		t.Fatalf("first import: %+v (line added: %v); want new with %d entries", first, added, len(all)-2)
 	}

@@ -20,7 +20,7 @@ import (
 // reports what it committed and what it read (the first, which read the
 // whole file, every entry of an unknown type and every tolerated line).
 func TestImportOvertakenBetweenChunks(t *testing.T) {
-	defer store.SetImportChunk(3)()
+	chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, 3) }
 	first := openStore(t)
 	second := openStoreAt(t, first.Path())
 	path := filepath.Join(t.TempDir(), "session.jsonl")
@@ -32,14 +32,14 @@ func TestImportOvertakenBetweenChunks(t *testing.T) {
 
 	var overtaking store.FileResult
 	reports := 0
-	rep := mustImport(t, first, []string{path}, store.ImportOptions{Mode: jsonl.Lenient, Progress: func(p store.ImportProgress) {
+	rep := mustImport(t, first, []string{path}, chunked(store.ImportOptions{Mode: jsonl.Lenient, Progress: func(p store.ImportProgress) {
 		if p.File == "" || p.BytesDone == 0 {
 			return
 		}
 		if reports++; reports == 1 { // after the first chunk
 			overtaking = mustImport(t, second, []string{path}, store.ImportOptions{Mode: jsonl.Lenient}).Files[0]
 		}
-	}})
+	}}))
 	got := rep.Files[0]
 	if overtaking.Outcome != store.OutcomeGrown || overtaking.Err != nil || overtaking.Entries != 11-3 {
 		t.Errorf("import between the chunks of another: %+v; want grown by the 8 entries after the first chunk", overtaking)
@@ -59,7 +59,7 @@ func TestImportOvertakenBetweenChunks(t *testing.T) {
 	clean := filepath.Join(t.TempDir(), "clean.jsonl")
 	writeFile(t, clean, unknownFile(6))
 	checkSessionIDs(t, first, got.SessionID, readIDs(t, clean))
-	if again := mustImport(t, first, []string{path}, store.ImportOptions{Mode: jsonl.Lenient}).Files[0]; again.Outcome != store.OutcomeUnchanged {
+	if again := mustImport(t, first, []string{path}, chunked(store.ImportOptions{Mode: jsonl.Lenient})).Files[0]; again.Outcome != store.OutcomeUnchanged {
 		t.Errorf("third import: %+v; want unchanged", again)
 	}
 }

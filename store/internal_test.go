@@ -7,23 +7,29 @@ func swap[T any](v *T, x T) (restore func()) {
 	return func() { *v = old }
 }
 
-// SetImportChunk makes imports commit every n entries, for tests; it
-// returns a function that restores the default.
-func SetImportChunk(n int) (restore func()) { return swap(&importChunkEntries, n) }
+// WithImportChunk returns opts making the import commit every n entries.
+func WithImportChunk(opts ImportOptions, n int) ImportOptions {
+	opts.tune.chunkEntries = n
+	return opts
+}
 
 // SetIndexChunk makes Index commit every n entries, for tests; it returns a
 // function that restores the default.
 func SetIndexChunk(n int64) (restore func()) { return swap(&indexChunk, n) }
 
-// SetAfterAppend makes fn run after each batch of entries a one-pass
-// import appends, inside its transaction; it returns a function that
-// removes it.
-func SetAfterAppend(fn func()) (restore func()) { return swap(&afterAppend, fn) }
+// WithAfterAppend returns opts making fn run after each batch of entries
+// a one-pass import appends, inside its transaction.
+func WithAfterAppend(opts ImportOptions, fn func()) ImportOptions {
+	opts.tune.afterAppend = fn
+	return opts
+}
 
-// SetAppendBatch makes a one-pass import hand the engine n entries at a
-// time, for tests that need several batches of a small file; it returns
-// a function that restores the default.
-func SetAppendBatch(n int) (restore func()) { return swap(&appendEntries, n) }
+// WithAppendBatch returns opts making a one-pass import hand the engine n
+// entries at a time, for tests that need several batches of a small file.
+func WithAppendBatch(opts ImportOptions, n int) ImportOptions {
+	opts.tune.appendEntries = n
+	return opts
+}
 
 // SetIndexChunkBytes makes Index commit every n bytes of entries' JSON,
 // for tests; it returns a function that restores the default.

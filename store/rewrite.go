@@ -5,13 +5,10 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -38,11 +35,12 @@ func (e *notFollowed) Error() string { return e.reason }
 // was rewritten since its import (from == "") or is a new path for a
 // session imported from from, a path that no longer exists. When the
 // import follows rewrites and the file begins with every entry of the
-// session, the file's record is moved onto the file as it is now, and an
-// error that makes importFile start over (and import what follows those
-// entries) is returned. Otherwise the conflict stands, saying why the
-// file was not followed.
-func (fim *fileImport) followRewrite(err error, from string) error {
+// session, the file's record is moved onto the file as it is now, and
+// the attempt a is marked to start over (importFile then imports what
+// follows those entries); its result until then says the file was taken
+// meanwhile. Otherwise the conflict stands, saying why the file was not
+// followed.
+func (fim *fileImport) followRewrite(a *attempt, err error, from string) error {
 	var oe *outcomeError
 	if !fim.follow || from == "" && !(errors.As(err, &oe) && oe.outcome == OutcomeConflict) {
 		return err
@@ -56,6 +54,7 @@ func (fim *fileImport) followRewrite(err error, from string) error {
 	switch {
 	case rerr == nil:
 		fim.res.Rewritten, fim.res.MovedFrom = true, from
+		a.again = true
 		return &outcomeError{OutcomeConflict, errMeanwhile}
 	case errors.As(rerr, &nf):
 		reason := nf.reason
@@ -79,10 +78,10 @@ func (fim *fileImport) rebase(from string) error {
 	if from != "" {
 		recPath = from
 	}
-	var rec importRecord
+	var rec record
 	var found bool
-	err := fim.s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
-		rec, found, err = readRecord(ctx, tx, recPath)
+	err := fim.s.db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
+		rec, found, err = readRecord(tx, recPath)
 		return err
 	})
 	if err != nil {
@@ -111,26 +110,25 @@ func (fim *fileImport) rebase(from string) error {
 	if _, err := io.Copy(h, io.NewSectionReader(fim.f, 0, pos.Offset)); err != nil {
 		return fmt.Errorf("hash: %w", err)
 	}
-	next := importRecord{SessionID: rec.SessionID, ImportedBytes: pos.Offset, PrefixSHA256: hex.EncodeToString(h.Sum(nil)),
-		Position: pos, SessionEntries: rec.SessionEntries}
+	next := newRecord(rec.SessionID, pos.Offset, pos, h, rec.SessionEntries)
 	return fim.gate.update(ctx, func(tx *engine.Tx) error {
-		cur, ok, err := readRecord(ctx, tx.SQL(), recPath)
+		cur, ok, err := readRecord(tx, recPath)
 		if err != nil {
 			return err
 		}
-		if !ok || cur != rec {
+		if !ok || !sameRecord(cur, rec) {
 			return errMeanwhile
 		}
 		if from != "" {
-			if _, ok, err := readRecord(ctx, tx.SQL(), fim.path); err != nil || ok {
+			if _, ok, err := readRecord(tx, fim.path); err != nil || ok {
 				return cmp.Or(err, errMeanwhile)
 			}
-			if _, err := tx.SQL().ExecContext(ctx, `DELETE FROM imports WHERE path = ?`, from); err != nil {
-				return fmt.Errorf("record import: %w", err)
+			if err := tx.DeleteImportRecord(from); err != nil {
+				return err
 			}
 		}
-		var count int64
-		if err := tx.SQL().GetContext(ctx, &count, `SELECT entry_count FROM sessions WHERE id = ? AND deleting = 0`, rec.SessionID); err != nil {
+		count, err := tx.SessionEntryCount(rec.SessionID)
+		if err != nil {
 			return err
 		}
 		if count != rec.SessionEntries {

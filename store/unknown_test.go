@@ -56,14 +56,12 @@ func TestImportUnknownTypes(t *testing.T) {
 		chunk int // entries per chunk; 0 for the default (one pass)
 	}{{"one pass", 0}, {"two passes", 3}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.chunk > 0 {
-				defer store.SetImportChunk(tc.chunk)()
-			}
+			chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, tc.chunk) }
 			s := openStore(t)
 			path := filepath.Join(t.TempDir(), "session.jsonl")
 			content := unknownFile(4)
 			writeFile(t, path, content)
-			f := mustImport(t, s, []string{path}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
+			f := mustImport(t, s, []string{path}, chunked(store.ImportOptions{Mode: jsonl.Strict})).Files[0]
 			if f.Outcome != store.OutcomeNew || f.Err != nil || len(f.Problems) != 0 || f.Entries != 9 {
 				t.Fatalf("import: %+v; want new, 9 entries, no problems", f)
 			}
@@ -85,12 +83,12 @@ func TestImportUnknownTypes(t *testing.T) {
 
 			// The file grows: only the new part is counted.
 			appendFile(t, path, `{"type":"future_thing","id":"f3000000","parentId":"m0000003","timestamp":"2026-01-01T00:00:03.000Z"}`+"\n")
-			g := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+			g := mustImport(t, s, []string{path}, chunked(store.ImportOptions{})).Files[0]
 			want := sessiontree.UnknownTypes{{Type: "future_thing", Count: 1}}
 			if g.Outcome != store.OutcomeGrown || g.Entries != 1 || !cmp.Equal(g.Unknown, want) {
 				t.Errorf("import of the grown file: %+v; want grown, 1 entry, Unknown %v", g, want)
 			}
-			if u := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; u.Outcome != store.OutcomeUnchanged || u.Unknown != nil {
+			if u := mustImport(t, s, []string{path}, chunked(store.ImportOptions{})).Files[0]; u.Outcome != store.OutcomeUnchanged || u.Unknown != nil {
 				t.Errorf("import of the unchanged file: %+v; want unchanged, no Unknown", u)
 			}
 		})

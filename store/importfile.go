@@ -1,0 +1,227 @@
+package store
+
+// Reading a pi file for an import, incrementally: the walk from where the
+// last import ended (resuming the JSONL reader), the checks of each entry
+// against the ones before it, the SHA-256 of the file's imported prefix.
+// This is the reader stage; importplan.go's passes consume what it yields.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/maphash"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+// storedRaw reads the JSON of entry id of the file's session as stored.
+func (fim *fileImport) storedRaw(id string) (string, error) {
+	var out string
+	err := fim.s.db.ViewTx(fim.ctx, func(tx *engine.Tx) (err error) {
+		out, err = tx.EntryRaw(fim.rec.SessionID, id)
+		return err
+	})
+	return out, err
+}
+
+// walk reads the file from the import's start (up to limit bytes of it,
+// or all when limit < 0) and calls visit with each record to consume:
+// an entry to append (skip == nil) or a damaged line the mode tolerates.
+// Damage the mode refuses ends the walk with an outcomeError. When tee is
+// not nil, the bytes read go through it.
+func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+	ctx := fim.ctx
+	known := maps.Clone(fim.seed)
+	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
+	if limit >= 0 {
+		n, hint = limit, limit
+	}
+	var src io.Reader = io.NewSectionReader(fim.f, fim.start, n)
+	if tee != nil {
+		tee.r, src = src, tee
+	}
+	for r, err := range jsonl.Read(ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, Resume: fim.from, SizeHint: hint, MaxLineBytes: fim.maxLine}) {
+		if err != nil {
+			var le *jsonl.LineError
+			if errors.As(err, &le) {
+				return &outcomeError{OutcomeFailed, err}
+			}
+			return err
+		}
+		var skip *jsonl.LineError
+		switch r.Kind {
+		case jsonl.KindEntry:
+			e := r.Entry
+			fim.longest = max(fim.longest, len(e.Raw))
+			sum := rawHash(e.Raw)
+			if why, fatal := checkEntry(e, sum, known, fim.storedRaw); why != "" {
+				skip = &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
+				if fim.mode != jsonl.Lenient || fatal {
+					return &outcomeError{OutcomeFailed, skip}
+				}
+				break
+			}
+			known[e.ID] = sum
+		case jsonl.KindSkipped, jsonl.KindTorn:
+			skip = r.Err
+		}
+		if err := visit(r, skip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// note takes into the file's result what one record of the read that
+// checks the file tells: a damaged line the mode tolerates (skip), or an
+// entry to import, whose type may be one this version does not know.
+func (fim *fileImport) note(r jsonl.Record, skip *jsonl.LineError) {
+	switch {
+	case skip != nil:
+		fim.res.Problems = append(fim.res.Problems, skip)
+		if r.Kind == jsonl.KindTorn {
+			fim.res.Torn = skip
+		}
+	case r.Kind == jsonl.KindEntry:
+		fim.res.Unknown.Note(r.Entry.Type)
+		if !r.Entry.Type.Known() {
+			fim.unknownAt = append(fim.unknownAt, unknownAt{r.Offset, r.Entry.Type})
+		}
+	}
+}
+
+// restart forgets what an earlier read noted: the read starts again.
+func (fim *fileImport) restart() {
+	fim.res.Problems, fim.res.Torn, fim.res.Unknown, fim.unknownAt = slices.Clone(fim.skipped), nil, nil, nil
+}
+
+// headerRead refuses a new file whose read ended without a header.
+func (fim *fileImport) headerRead() error {
+	if !fim.found && fim.meta.ID == "" {
+		return &outcomeError{OutcomeFailed, fmt.Errorf("%s: no session header", fim.path)}
+	}
+	return nil
+}
+
+// dropBatch empties a batch of entries that are stored, for the next
+// ones: it lets go of their JSON, which SQLite has copied, instead of
+// holding it in the batch's array until the next entries overwrite it.
+func dropBatch(batch []sessiontree.Entry) []sessiontree.Entry {
+	clear(batch)
+	return batch[:0]
+}
+
+// resumeAt is the reader's position where this import starts.
+func (fim *fileImport) resumeAt() jsonl.Position {
+	if fim.from != nil {
+		return *fim.from
+	}
+	return jsonl.Position{}
+}
+
+// hashState returns a copy of the import's SHA-256 state and how many of
+// the file's first bytes it has hashed, leaving the import's as it is:
+// the transaction that asks may run again.
+func (fim *fileImport) hashState() (hash.Hash, int64) {
+	if c, ok := fim.h.(hash.Cloner); ok {
+		if clone, err := c.Clone(); err == nil {
+			return clone, fim.hashed
+		}
+	}
+	return sha256.New(), 0
+}
+
+// hashTo returns the SHA-256 state after the file's first n bytes.
+func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
+	h, from := fim.hashState()
+	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
+		return nil, fmt.Errorf("hash: %w", err)
+	}
+	return h, nil
+}
+
+// hashingReader hashes what is read through it, so that one pass over a
+// file both parses and hashes it; n counts the file's bytes hashed.
+type hashingReader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+// Read reads from the file and hashes what it read.
+func (t *hashingReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.h.Write(p[:n])
+	t.n += int64(n)
+	return n, err
+}
+
+// checkEntry does the checks of the engine's batch append that need the
+// session's ids, so that a bad entry is reported with its line (and
+// skipped in lenient mode) instead of failing the batch. It returns why
+// the entry may not be appended ("" when it may), and whether that is
+// fatal in every mode: as in the JSONL reader, an exact duplicate of an
+// earlier line is a skippable warning, an id used by a different entry
+// is not. sum is the entry's rawHash; raw reads a stored entry's JSON.
+func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw func(id string) (string, error)) (string, bool) {
+	if prev, dup := known[e.ID]; dup {
+		same := prev == sum
+		if prev == 0 {
+			r, err := raw(e.ID)
+			same = err == nil && r == string(e.Raw)
+		}
+		if same {
+			return "duplicate of an earlier line", false
+		}
+		return "duplicate id with different content", true
+	}
+	if e.ParentID != "" {
+		if _, ok := known[e.ParentID]; !ok {
+			return "parent " + e.ParentID + " does not exist before this line", false
+		}
+	}
+	if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
+		if t := e.TargetID(); t != "" {
+			if _, ok := known[t]; !ok {
+				return "targetId " + t + " does not exist before this line", false
+			}
+		}
+	}
+	return "", false
+}
+
+// rawSeed seeds rawHash. The hashes live only as long as one import, so
+// a seed drawn at start-up serves.
+var rawSeed = maphash.MakeSeed()
+
+// rawHash is a 64-bit hash of an entry's JSON, never 0 (which checkEntry
+// reads as "stored before this import"). maphash runs at memory speed;
+// the import hashes every entry it reads.
+func rawHash(b []byte) uint64 {
+	return maphash.Bytes(rawSeed, b) | 1
+}
+
+// checkPrefix checks that the file's first rec.ImportedBytes bytes are
+// the ones imported, and returns the hash state after them.
+func checkPrefix(f *os.File, rec record, size int64) (hash.Hash, error) {
+	if size < rec.ImportedBytes {
+		return nil, conflict("the file has %d bytes, fewer than the %d already imported into session %s", size, rec.ImportedBytes, rec.SessionID)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, rec.ImportedBytes)); err != nil {
+		return nil, &outcomeError{OutcomeFailed, fmt.Errorf("hash: %w", err)}
+	}
+	if hex.EncodeToString(h.Sum(nil)) != rec.PrefixSHA256 {
+		return nil, conflict("the %d bytes already imported into session %s have changed since", rec.ImportedBytes, rec.SessionID)
+	}
+	return h, nil
+}

@@ -1,0 +1,647 @@
+package store
+
+// One file's import as a plan of transactions: read once in one
+// transaction when the new part fits in a chunk, else checked and then
+// committed chunk by chunk; attempts started over when another import of
+// the same file committed meanwhile. The writer stage of an import.
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/fsx"
+	"github.com/sessiontree/sessiontree/internal/lines"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+// outcomeError ends a file's transaction with an outcome other than
+// success; it rolls back whatever was written.
+type outcomeError struct {
+	outcome Outcome
+	err     error
+}
+
+func (e *outcomeError) Error() string { return e.err.Error() }
+func (e *outcomeError) Unwrap() error { return e.err }
+
+func conflict(format string, a ...any) error {
+	return &outcomeError{OutcomeConflict, fmt.Errorf("%s: %w", fmt.Sprintf(format, a...), sessiontree.ErrConflict)}
+}
+
+// importTuning sizes an import's transactions and batches; the zero
+// value of each field means its default (withDefaults). Tests set it
+// through ImportOptions to make small files take the paths of large ones.
+type importTuning struct {
+	// An import commits a file in pieces of at most chunkEntries entries
+	// or chunkBytes of the file, each one transaction, so that it never
+	// holds the write lock long.
+	chunkEntries int
+	chunkBytes   int64
+	// A one-pass import hands entries to the engine's batch append
+	// appendEntries (or appendBytes of them) at a time: few enough that
+	// the JSONL reader parses the next ones meanwhile, on another core,
+	// and enough to spread each call's fixed costs (reading the session's
+	// head, rewriting the active branch).
+	appendEntries int
+	appendBytes   int
+	// afterAppend, when set, is called after each batch of entries a
+	// one-pass import appends, inside its transaction.
+	afterAppend func()
+}
+
+// withDefaults fills the fields left zero with their defaults.
+func (t importTuning) withDefaults() importTuning {
+	t.chunkEntries = cmp.Or(t.chunkEntries, 16384)
+	t.chunkBytes = cmp.Or(t.chunkBytes, 8<<20)
+	t.appendEntries = cmp.Or(t.appendEntries, 1024)
+	t.appendBytes = cmp.Or(t.appendBytes, 1<<20)
+	return t
+}
+
+// errGiveWay rolls back the transaction of a one-pass import that found
+// the file to hold more than a chunk; it never leaves [fileImport.once],
+// which returns the decision instead.
+var errGiveWay = errors.New("more than one chunk")
+
+// fileImport is one file's import as it goes from transaction to
+// transaction.
+type fileImport struct {
+	s      *Store
+	ctx    context.Context
+	gate   gate // how its writes wait for another process's
+	tune   importTuning
+	prog   *progressReport
+	base   int64 // bytes imported by the attempts before this one
+	path   string
+	f      *os.File
+	fi     os.FileInfo // the file as the import found it
+	mode   jsonl.Mode
+	res    *FileResult
+	found  bool   // the store has a record of the file
+	rec    record // that record, as last read or written
+	meta   sessiontree.SessionMeta
+	start  int64           // where this import starts reading
+	from   *jsonl.Position // the reader's resume point, nil for a new file
+	seed   map[string]uint64
+	h      hash.Hash // SHA-256 of the file's first hashed bytes
+	hashed int64
+	// unknownAt are the entries of unknown types noted, with their
+	// offsets (see attempt).
+	unknownAt []unknownAt
+
+	maxLine int  // ImportOptions.MaxLineBytes
+	follow  bool // ImportOptions.FollowRewrites
+	longest int  // the longest entry read, in bytes of JSON
+	// skipped are lines skipped before the import's start (see
+	// skipClosedTorn), kept in the result's Problems.
+	skipped []*jsonl.LineError
+}
+
+// unknownAt is an entry of a type this version does not know, and where
+// it is in the file.
+type unknownAt struct {
+	offset int64
+	typ    sessiontree.EntryType
+}
+
+// errMeanwhile says that another import of the same file (another
+// process importing the same folder) committed since this one read the
+// file's record. The transaction that finds it writes nothing, and
+// importFile starts over from what the other import left.
+var errMeanwhile = fmt.Errorf("the file was imported by another import meanwhile: %w", sessiontree.ErrConflict)
+
+// maxImportAttempts bounds how many times importFile starts one file
+// over; every new start follows a commit of another import to the same
+// file, so the bound is met only by imports that keep overtaking each
+// other. Past it the file is reported as a conflict.
+const maxImportAttempts = 100
+
+// attempt is one run of importAttempt on a file: its result, where it
+// began to read the file, whether it created the file's session, and the
+// entries of unknown types it noted.
+type attempt struct {
+	res       FileResult
+	start     int64
+	resumed   bool // the file had a record when the attempt began
+	created   bool
+	unknownAt []unknownAt
+	base      int64 // bytes the attempts before it imported
+	// again says the file is to be imported over, from what another
+	// import, or this one following a rewrite, committed since the
+	// attempt read the file's record.
+	again bool
+}
+
+// importFile imports one file (see importAttempt). Imports of the same
+// file running at once meet inside the transactions that write: one that
+// finds the file's record changed since it read it starts over, from
+// what the other import committed, which mostly leaves it nothing to do.
+// So imports of one folder running at once end as one import would, each
+// file imported once, and none reports the others' work as a conflict.
+func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport) FileResult {
+	var prev *attempt
+	for n := 1; ; n++ {
+		a := &attempt{}
+		if prev != nil {
+			a.base = prev.res.Bytes
+		}
+		a.res = s.importAttempt(ctx, g, path, opts, prog, a)
+		if prev != nil {
+			a.after(prev)
+		}
+		if !a.again || n == maxImportAttempts || ctx.Err() != nil {
+			return a.res
+		}
+		prev = a
+	}
+}
+
+// after adds to a what prev, the attempt before it, did: the entries and
+// bytes it committed, the session if it created it, and what it noted of
+// the part of the file before where a began (a notes the rest).
+func (a *attempt) after(prev *attempt) {
+	a.res.Entries += prev.res.Entries
+	a.res.Bytes += prev.res.Bytes
+	a.res.Rewritten = a.res.Rewritten || prev.res.Rewritten
+	a.res.MovedFrom = cmp.Or(a.res.MovedFrom, prev.res.MovedFrom)
+	a.created = a.created || prev.created
+	if a.res.Err == nil {
+		switch {
+		case a.created:
+			a.res.Outcome = OutcomeNew
+		case a.res.Bytes > 0:
+			a.res.Outcome = OutcomeGrown
+		}
+	}
+	var problems []*jsonl.LineError
+	for _, p := range prev.res.Problems {
+		if p.Offset < a.start {
+			problems = append(problems, p)
+		}
+	}
+	a.res.Problems = append(problems, a.res.Problems...)
+	var unknown sessiontree.UnknownTypes
+	var at []unknownAt
+	for _, u := range prev.unknownAt {
+		if u.offset < a.start {
+			unknown.Note(u.typ)
+			at = append(at, u)
+		}
+	}
+	unknown.Merge(a.res.Unknown)
+	if len(unknown) > 0 {
+		a.res.Unknown = unknown
+	}
+	a.unknownAt = append(at, a.unknownAt...)
+}
+
+// importAttempt imports one file, telling a how. When its new part fits
+// in one chunk, as most sessions do, it is read once and committed in one
+// transaction (once); a larger file is read twice, checked and then
+// committed chunk by chunk (twice). Either way a file the mode refuses
+// leaves nothing behind, and an import cut short resumes where its last
+// commit ended.
+func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, a *attempt) FileResult {
+	res := FileResult{Path: path}
+	f, err := fsx.Open(path, os.O_RDONLY, "session file")
+	if err != nil {
+		return a.finish(&res, nil, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return a.finish(&res, nil, err)
+	}
+	fim := &fileImport{s: s, ctx: ctx, gate: g, tune: opts.tune.withDefaults(), prog: prog, base: a.base, path: path, f: f, fi: fi, mode: opts.Mode, maxLine: opts.MaxLineBytes, follow: opts.FollowRewrites, res: &res, seed: map[string]uint64{}, h: sha256.New()}
+	// Nothing holds the file's entries once it returns: a huge one's
+	// memory goes back at once, before the next file or the search
+	// index's catch-up, which has SQLite read the entry again.
+	defer func() { lines.Dropped(fim.longest) }()
+	err = s.db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
+		fim.rec, fim.found, err = readRecord(tx, path)
+		return err
+	})
+	if err != nil {
+		return a.finish(&res, fim, err)
+	}
+	if a.resumed = fim.found; fim.found {
+		a.start = fim.rec.ImportedBytes
+		res.SessionID = fim.rec.SessionID
+		if unchanged, err := fim.resume(a); err != nil || unchanged {
+			return a.finish(&res, fim, err)
+		}
+	}
+	err = fim.run()
+	var moved *movedError
+	if errors.As(err, &moved) {
+		err = fim.followRewrite(a, err, moved.from)
+	}
+	if err != nil {
+		return a.finish(&res, fim, err)
+	}
+	switch {
+	case !fim.found || res.Outcome == OutcomeNew:
+		res.Outcome = OutcomeNew
+	case res.Bytes > 0:
+		res.Outcome = OutcomeGrown
+	default:
+		res.Outcome = OutcomeUnchanged
+	}
+	return a.finish(&res, fim, nil)
+}
+
+// resume prepares the import of a file imported before: it checks that
+// the imported part is unchanged, and, unless the whole file is
+// (unchanged, the result's outcome then), the file's session, and moves
+// the reader to where the last import ended.
+func (fim *fileImport) resume(a *attempt) (unchanged bool, err error) {
+	rec := fim.rec
+	if fim.h, err = checkPrefix(fim.f, rec, fim.fi.Size()); err != nil {
+		return false, fim.followRewrite(a, err, "")
+	}
+	if fim.fi.Size() == rec.Size {
+		fim.res.Outcome = OutcomeUnchanged
+		return true, nil
+	}
+	fim.hashed, fim.start = rec.ImportedBytes, rec.ImportedBytes
+	pos := rec.Position
+	fim.from = &pos
+	if err := fim.loadSession(); err != nil {
+		return false, err
+	}
+	return false, fim.skipClosedTorn()
+}
+
+// finish ends the attempt with err (nil when it succeeded), telling a what
+// fim (nil when the file could not be opened) did, and returns the file's
+// result: an outcomeError gives its outcome, another error fails the
+// file, and a file that imported nothing reports none of its lines.
+func (a *attempt) finish(res *FileResult, fim *fileImport, err error) FileResult {
+	if fim != nil {
+		a.created = !a.resumed && fim.found
+		a.unknownAt = fim.unknownAt
+	}
+	a.again = a.again || errors.Is(err, errMeanwhile)
+	var oe *outcomeError
+	switch {
+	case err == nil:
+	case errors.As(err, &oe):
+		res.Outcome, res.Err = oe.outcome, fmt.Errorf("import %s: %w", res.Path, oe.err)
+	default:
+		res.Outcome, res.Err = OutcomeFailed, fmt.Errorf("import %s: %w", res.Path, err)
+	}
+	if res.Err != nil && res.Entries == 0 {
+		res.Problems, res.Torn, res.Unknown, a.unknownAt = nil, nil, nil, nil
+	}
+	return *res
+}
+
+// loadSession checks the session of a file imported before and reads its
+// entry ids.
+func (fim *fileImport) loadSession() error {
+	ctx, rec := fim.ctx, fim.rec
+	return fim.s.db.ViewTx(ctx, func(tx *engine.Tx) error {
+		clear(fim.seed)
+		if _, _, err := fim.recheck(tx); err != nil {
+			return err
+		}
+		count, err := tx.SessionEntryCount(rec.SessionID)
+		if err != nil {
+			return err
+		}
+		if count != rec.SessionEntries {
+			return conflict("session %s has %d entries, %d when the file was imported: it was written to in the store since, so the file's new lines are not merged",
+				rec.SessionID, count, rec.SessionEntries)
+		}
+		ids, err := tx.SessionEntryIDs(rec.SessionID)
+		for _, id := range ids {
+			fim.seed[id] = 0
+		}
+		return err
+	})
+}
+
+// takeHeader takes the session of a new file from its header and
+// refuses it when the store has that session already; q is a transaction
+// that sees the store as the import will write to it.
+func (fim *fileImport) takeHeader(tx *engine.Tx, h jsonl.Header) error {
+	if _, _, err := fim.recheck(tx); err != nil {
+		return err
+	}
+	fim.meta = h.SessionMeta
+	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
+	fim.res.SessionID = fim.meta.ID
+	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || !taken {
+		return err
+	}
+	other := "the store"
+	if p, ok, err := tx.ImportPathOf(fim.meta.ID); err == nil && ok {
+		other = p
+		if _, err := os.Lstat(p); fim.follow && errors.Is(err, fs.ErrNotExist) {
+			return &movedError{from: p}
+		}
+	}
+	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
+}
+
+// run imports what is new in the file, by the plan its size calls for: a
+// new part that fits in one chunk is read once (once), a larger one, or
+// one that turns out to hold more entries than a chunk, twice (twice).
+func (fim *fileImport) run() error {
+	if fim.fi.Size()-fim.start <= fim.tune.chunkBytes {
+		done, err := fim.once()
+		if err != nil || done {
+			return err
+		}
+	}
+	return fim.twice()
+}
+
+// progress reports that done bytes of the file are imported so far.
+func (fim *fileImport) progress(done int64) { fim.prog.file(fim.path, fim.base+done) }
+
+// once imports a file whose new part fits in one chunk in one pass and
+// one transaction: entries are checked and appended as the reader yields
+// them, while it parses the next ones. A file the mode refuses rolls the
+// transaction back, so it leaves nothing behind, as in two passes. When
+// the file turns out to hold more than a chunk (it grew since it was
+// measured, or has many small entries) once returns done false, having
+// written nothing: the file is for two passes.
+func (fim *fileImport) once() (done bool, err error) {
+	var p *onePass
+	err = fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
+		// The transaction may run more than once: start afresh.
+		fim.restart()
+		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
+		// The file is hashed as the reader reads it, which is up to the
+		// import's end unless a torn line is left for later.
+		if h, from := fim.hashState(); from == fim.start {
+			p.tee = &hashingReader{h: h, n: from}
+		}
+		return p.run()
+	})
+	if p != nil && p.full {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	fim.res.Entries, fim.res.Bytes = p.entries, p.rec.ImportedBytes-fim.start
+	fim.committed(p.rec, p.h)
+	fim.progress(fim.res.Bytes)
+	return true, nil
+}
+
+// onePass is a one-pass import in its transaction.
+type onePass struct {
+	fim        *fileImport
+	tx         *engine.Tx
+	tee        *hashingReader // hashes the file as it is read, or nil
+	st         *engine.Storage
+	count      int64 // the session's entries before the import
+	entries    int   // entries appended so far
+	batch      []sessiontree.Entry
+	batchBytes int
+	pos        jsonl.Position // where the import ends so far
+	consumed   int64
+	rec        record    // the file's record, once written
+	h          hash.Hash // the hash state after the imported bytes
+	full       bool      // the file holds more than a chunk: give way
+}
+
+// run reads the file, appending its entries, and records it.
+func (p *onePass) run() error {
+	err := p.fim.walk(-1, p.tee, p.visit)
+	if err == nil {
+		err = p.fim.headerRead()
+	}
+	if err == nil {
+		err = p.flush()
+	}
+	if err == nil {
+		err = p.record()
+	}
+	return err
+}
+
+// visit takes one record of the walk: the header, a line tolerated, an
+// entry to append. It gives way to two passes as soon as the file is
+// found to hold more than a chunk, before appending beyond it.
+func (p *onePass) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	fim := p.fim
+	if r.Kind == jsonl.KindHeader {
+		if err := fim.takeHeader(p.tx, r.Header); err != nil {
+			return err
+		}
+	}
+	fim.note(r, skip)
+	if r.Kind == jsonl.KindTorn {
+		return nil
+	}
+	if r.Kind == jsonl.KindEntry && skip == nil {
+		p.batch = append(p.batch, r.Entry)
+		p.batchBytes += len(r.Entry.Raw)
+	}
+	p.pos, p.consumed = r.Next, r.Next.Offset
+	switch {
+	case p.entries+len(p.batch) > fim.tune.chunkEntries || p.consumed-fim.start > fim.tune.chunkBytes:
+		p.full = true
+		return errGiveWay
+	case len(p.batch) >= fim.tune.appendEntries || p.batchBytes >= fim.tune.appendBytes:
+		return p.flush()
+	}
+	return nil
+}
+
+// flush appends the entries waiting, to the session it opens (or
+// creates) first.
+func (p *onePass) flush() error {
+	if p.st == nil {
+		var err error
+		if p.st, p.count, err = p.fim.session(p.tx); err != nil {
+			return err
+		}
+	}
+	if len(p.batch) > 0 {
+		if err := p.tx.AppendBatch(p.st, p.batch); err != nil {
+			return err
+		}
+		p.entries += len(p.batch)
+		if hook := p.fim.tune.afterAppend; hook != nil {
+			hook()
+		}
+	}
+	p.batch, p.batchBytes = dropBatch(p.batch), 0
+	return nil
+}
+
+// record writes the file's record.
+func (p *onePass) record() error {
+	if p.tee != nil && p.tee.n == p.consumed {
+		p.h = p.tee.h
+	} else {
+		var err error
+		if p.h, err = p.fim.hashTo(p.consumed); err != nil {
+			return err
+		}
+	}
+	p.rec = newRecord(p.st.ID(), p.consumed, p.pos, p.h, p.count+int64(p.entries))
+	return p.fim.save(p.tx, &p.rec, true)
+}
+
+// twice imports a file in two passes. The first reads what is new and
+// checks it all, writing nothing, so that a file the mode refuses leaves
+// nothing behind. The second reads the same bytes again and commits them
+// chunk by chunk, each chunk with the file's record, so that an import
+// cut short (a crash, a cancellation) resumes where its last chunk ended.
+func (fim *fileImport) twice() error {
+	fim.restart()
+	end, err := fim.check()
+	if err != nil {
+		return err
+	}
+	return fim.commit(end)
+}
+
+// check is the first pass of twice: it reads and checks everything new,
+// writes nothing, and returns how far the second pass is to read.
+func (fim *fileImport) check() (int64, error) {
+	end := fim.start
+	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
+		if r.Kind == jsonl.KindHeader {
+			err := fim.s.db.ViewTx(fim.ctx, func(tx *engine.Tx) error { return fim.takeHeader(tx, r.Header) })
+			if err != nil {
+				return err
+			}
+		}
+		fim.note(r, skip)
+		if r.Kind != jsonl.KindTorn {
+			end = r.Next.Offset
+		}
+		return nil
+	})
+	if err == nil {
+		err = fim.headerRead()
+	}
+	return end, err
+}
+
+// commit is the second pass of twice: it reads the file again up to end
+// and commits it a chunk at a time.
+func (fim *fileImport) commit(end int64) error {
+	c := &chunker{fim: fim, pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start}
+	if err := fim.walk(end-fim.start, nil, c.visit); err != nil {
+		return err
+	}
+	return c.flush(true)
+}
+
+// chunker is the second pass of a two-pass import: it gathers the
+// entries of a chunk and commits them.
+type chunker struct {
+	fim        *fileImport
+	batch      []sessiontree.Entry
+	pos        jsonl.Position // where the chunk ends so far
+	consumed   int64
+	chunkStart int64
+}
+
+// visit takes one record of the walk, and commits the chunk once it is
+// full.
+func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	if r.Kind == jsonl.KindTorn {
+		return nil
+	}
+	if r.Kind == jsonl.KindEntry && skip == nil {
+		c.batch = append(c.batch, r.Entry)
+	}
+	c.pos, c.consumed = r.Next, r.Next.Offset
+	if len(c.batch) >= c.fim.tune.chunkEntries || c.consumed-c.chunkStart >= c.fim.tune.chunkBytes {
+		c.chunkStart = c.consumed
+		return c.flush(false)
+	}
+	return nil
+}
+
+// flush commits the chunk gathered; final says it is the file's last.
+func (c *chunker) flush(final bool) error {
+	fim := c.fim
+	if err := fim.chunk(c.batch, c.pos, c.consumed, final); err != nil {
+		return err
+	}
+	fim.res.Entries += len(c.batch)
+	fim.res.Bytes = c.consumed - fim.start
+	c.batch = dropBatch(c.batch)
+	fim.progress(fim.res.Bytes)
+	return nil
+}
+
+// chunk commits entries, the file's bytes up to consumed, in one
+// transaction with the file's record: the session (created by the first
+// chunk of a new file) and where the next import resumes (pos).
+func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
+	var rec record
+	var h hash.Hash
+	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
+		st, count, err := fim.session(tx)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			if err := tx.AppendBatch(st, entries); err != nil {
+				return err
+			}
+		}
+		if h, err = fim.hashTo(consumed); err != nil {
+			return err
+		}
+		rec = newRecord(st.ID(), consumed, pos, h, count+int64(len(entries)))
+		return fim.save(tx, &rec, final)
+	})
+	if err != nil {
+		return err
+	}
+	fim.committed(rec, h)
+	return nil
+}
+
+// session opens the file's session in tx for this import's entries,
+// creating the session of a new file, after checking that neither the
+// file's record nor the session changed since the import read them. It
+// returns the session and its entry count.
+func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
+	cur, found, err := fim.recheck(tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var st *engine.Storage
+	if !found {
+		if st, err = tx.CreateSession(fim.meta); err != nil {
+			if errors.Is(err, sessiontree.ErrConflict) {
+				return nil, 0, conflict("session %s is already in the store", fim.meta.ID)
+			}
+			return nil, 0, err
+		}
+	} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
+		return nil, 0, err
+	}
+	if !found {
+		return st, 0, nil
+	}
+	count, err := tx.SessionEntryCount(cur.SessionID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if count != cur.SessionEntries {
+		return nil, 0, conflict("session %s was written to in the store meanwhile", cur.SessionID)
+	}
+	return st, count, nil
+}
