@@ -110,14 +110,14 @@ type DatabaseTx interface {
 
 	// Sessions.
 
-	// CreateSession adds an empty session with metadata (nil for none;
+	// NewSession adds an empty session with metadata (nil for none;
 	// valid JSON, stored as given). meta.ID "" means a fresh UUID v7,
 	// meta.CreatedAt "" the engine's clock. An id in use matches
 	// [ErrConflict]. The session returned is usable after the
 	// transaction commits.
-	CreateSession(meta SessionMeta, metadata json.RawMessage) (DatabaseSession, error)
-	// OpenSession opens session id (exact) as the transaction sees it.
-	OpenSession(id string) (DatabaseSession, error)
+	NewSession(meta SessionMeta, metadata json.RawMessage) (DatabaseSession, error)
+	// Session opens session id (exact) as the transaction sees it.
+	Session(id string) (DatabaseSession, error)
 	// ResolvePrefix returns the ids that start with prefix, ascending,
 	// at most limit of them (an exact id is the first, if it exists).
 	// It reads at most limit rows of an index on ids.
@@ -134,12 +134,12 @@ type DatabaseTx interface {
 	// branch, labels, search index rows, import records). A session that
 	// does not exist matches [ErrNotFound].
 	DeleteSession(id string) error
-	// AppendBatch appends entries that already have ids, parents and
+	// AppendEntries appends entries that already have ids, parents and
 	// timestamps to s (a session of this database), validated as
 	// [BatchAppender] says. A refused batch leaves the transaction as it
 	// was, so the caller may go on. Fork copies a session's entries into
 	// a new one with it, a page at a time.
-	AppendBatch(s DatabaseSession, entries []Entry) error
+	AppendEntries(s DatabaseSession, entries []Entry) error
 
 	// Export.
 
