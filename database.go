@@ -233,6 +233,11 @@ type DatabaseSession interface {
 	BatchAppender
 	// ID returns the session id.
 	ID() string
+	// AppendAll appends drafts in order, each under the one before (the
+	// first under the current leaf), in one transaction: all of them or,
+	// on error, none. The guard in opts is checked once, against the leaf
+	// before the first. It returns the stored entries.
+	AppendAll(ctx context.Context, drafts []Draft, opts AppendOptions) ([]Entry, error)
 }
 
 // TextIndex is a private full-text index of a few texts (see
@@ -275,6 +280,18 @@ type SessionInfo struct {
 	// Metadata is the JSON given when the session was made, nil when
 	// none.
 	Metadata json.RawMessage `json:"metadata,omitempty"`
+}
+
+// ListInfo returns the row's message count and first message as pi's
+// session list gives them ([ListInfo]): every message entry counted,
+// system messages included, and the first user message's text, or
+// [NoMessages] when the session has none.
+func (in SessionInfo) ListInfo() ListInfo {
+	first := in.FirstUserMessage
+	if first == "" {
+		first = NoMessages
+	}
+	return ListInfo{MessageCount: in.Messages, FirstMessage: first}
 }
 
 // ListedSession is a row of [DatabaseTx.ListSessions]: the session and
@@ -364,8 +381,10 @@ type KeyText struct {
 
 // PendingTexts is what [DatabaseTx.PendingTexts] reads.
 type PendingTexts struct {
-	// Texts are the pending entries read.
+	// Texts are the pending entries read that have text.
 	Texts []KeyText
+	// Read counts the pending entries read, with text or not.
+	Read int64
 	// Total counts every pending entry in scope, read or not.
 	Total int64
 }

@@ -206,6 +206,7 @@ WHERE pk BETWEEN ? AND ? ORDER BY pk DESC LIMIT `+strconv.Itoa(maxEntries-looked
 			}
 		}
 	}
+	out.Read = int64(len(keys))
 	if len(keys) == 0 {
 		return out, nil
 	}
