@@ -35,7 +35,7 @@ func (d *Database) DB() *DB { return d.db }
 // View implements [sessiontree.Database.View]: fn runs in one read
 // transaction on a query-only connection.
 func (d *Database) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return d.db.view1(ctx, func(tx *Tx) error { return fn(tx) })
+	return d.db.readView(ctx, func(tx *Tx) error { return fn(tx) })
 }
 
 // Update implements [sessiontree.Database.Update] with [DB.Update].
@@ -84,9 +84,9 @@ func (d *Database) Path() string { return d.db.Path() }
 // Close is [DB.Close].
 func (d *Database) Close() error { return d.db.Close() }
 
-// view1 runs fn in one read transaction (retried on a busy database);
+// readView runs fn in one read transaction (retried on a busy database);
 // the engine's one read transaction of the contract's form.
-func (db *DB) view1(ctx context.Context, fn func(tx *Tx) error) error {
+func (db *DB) readView(ctx context.Context, fn func(tx *Tx) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}

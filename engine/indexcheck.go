@@ -95,7 +95,7 @@ func (db *DB) checkSearchIndex(ctx context.Context, id string) error {
 		lo, hi = entryPK(st.pk, 0), entryPK(st.pk, 0xffffffff)
 	}
 	var unlisted int64
-	err := db.view1(ctx, func(t *Tx) error {
+	err := db.readView(ctx, func(t *Tx) error {
 		tx := t.tx
 		if err := checkIndexText(ctx, tx, lo, hi); err != nil {
 			return err
