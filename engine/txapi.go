@@ -13,10 +13,13 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// Tx is a write transaction of a [DB], for work that must be atomic
-// across sessions or with SQL of the caller's own (the session store
-// creates a session and its metadata, or forks one, in one transaction).
-// It is valid only inside the function given to [DB.Update] and is not
+// Tx is a transaction of a [DB], the engine's one transaction type: a
+// write transaction inside [DB.Update] and [Database.Update], a read
+// transaction inside [Database.View] (where its writes fail). It
+// implements sessiontree.DatabaseTx (database.go and the files it
+// names), for work that must be atomic across sessions (the session
+// store creates a session and its metadata, or forks one, in one
+// transaction). It is valid only inside the function given and is not
 // safe for concurrent use.
 type Tx struct {
 	ctx context.Context
