@@ -100,6 +100,10 @@ func TestStoreOnTheContract(t *testing.T) {
 	if n, err := s.Delete(ctx, "alpha-2", "fork-1", "nope"); err != nil || n != 2 {
 		t.Errorf("Delete = %d, %v; want 2", n, err)
 	}
+	// Import still needs the SQLite engine: it refuses, before writing.
+	if _, err := s.Import(ctx, []string{filepath.Join(t.TempDir(), "x.jsonl")}, store.ImportOptions{}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Import on the contract alone = %v; want errors.ErrUnsupported", err)
+	}
 }
 
 // TestWriteIndexChunkStale writes a chunk of the search index twice: the
