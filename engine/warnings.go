@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"strings"
-
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -11,7 +9,13 @@ import (
 // all).
 func (tx *Tx) UnknownTypes(id string, known []sessiontree.EntryType) ([]sessiontree.UnknownTypeRow, error) {
 	args := make([]any, 0, len(known)+1)
-	for _, t := range known {
+	notIn := "''" // no type is known: every type but message is listed
+	for i, t := range known {
+		if i == 0 {
+			notIn = "?"
+		} else {
+			notIn += ",?"
+		}
 		args = append(args, string(t))
 	}
 	where := "s.deleting = 0"
@@ -26,7 +30,7 @@ func (tx *Tx) UnknownTypes(id string, known []sessiontree.EntryType) ([]sessiont
 	rows, err := tx.tx.QueryContext(tx.ctx, `SELECT s.id, coalesce((SELECT min(path) FROM imports i WHERE i.session_id = s.id), ''),
        e.type, count(*), min(e.seq)
 FROM entries e JOIN sessions s ON s.pk = e.session
-WHERE e.type <> 'message' AND e.type NOT IN (?`+strings.Repeat(",?", len(known)-1)+`) AND `+where+`
+WHERE e.type <> 'message' AND e.type NOT IN (`+notIn+`) AND `+where+`
 GROUP BY e.session, e.type
 ORDER BY e.session, min(e.seq)`, args...)
 	if err != nil {
