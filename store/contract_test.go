@@ -94,6 +94,9 @@ func TestStoreOnTheContract(t *testing.T) {
 	if err := s.Check(ctx, ""); err != nil {
 		t.Errorf("Check = %v", err)
 	}
+	if rep, err := s.Usage(ctx, sessiontree.UsageQuery{}); err != nil {
+		t.Errorf("Usage = %+v, %v", rep, err)
+	}
 	if w, err := s.Warnings(ctx, ""); err != nil || len(w) != 0 {
 		t.Errorf("Warnings = %v, %v; want none", w, err)
 	}
