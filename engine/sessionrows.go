@@ -89,13 +89,13 @@ ORDER BY s.updated_at DESC, s.pk DESC`
 		return nil, err
 	}
 	defer rows.Close()
-	var out []sessiontree.ListedSession
+	out := make([]sessiontree.ListedSession, 0, min(lq.Limit, 64))
 	for rows.Next() {
-		var ls sessiontree.ListedSession
+		out = append(out, sessiontree.ListedSession{})
+		ls := &out[len(out)-1]
 		if ls.Info, err = scanInfo(rows, &ls.Key); err != nil {
 			return nil, err
 		}
-		out = append(out, ls)
 	}
 	return out, rows.Err()
 }

@@ -225,6 +225,9 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
 			return err
 		}
 		page = Page{}
+		if len(rows) > 0 {
+			page.Sessions = make([]SessionInfo, 0, min(len(rows), limit))
+		}
 		for i, r := range rows {
 			if i == limit {
 				page.Next = encodeCursor(page.Sessions[limit-1].UpdatedAt, rows[limit-1].Key)
