@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -300,13 +299,13 @@ func loadCorpusStore(ctx context.Context, path string, c *corpus) (*store.Store,
 	const chunk = 1000
 	for lo := 0; lo < len(c.metas); lo += chunk {
 		hi := min(lo+chunk, len(c.metas))
-		err := s.DB().Update(ctx, func(tx *engine.Tx) error {
+		err := s.Database().Update(ctx, func(tx sessiontree.DatabaseTx) error {
 			for i := lo; i < hi; i++ {
-				st, err := tx.CreateSession(c.metas[i])
+				st, err := tx.NewSession(c.metas[i], nil)
 				if err != nil {
 					return err
 				}
-				if err := tx.AppendBatch(st, c.entries[i]); err != nil {
+				if err := tx.AppendEntries(st, c.entries[i]); err != nil {
 					return err
 				}
 			}

@@ -15,6 +15,16 @@
 // (sessiontree.ImportRecord), read and written in a [Tx] of [DB.Update]
 // or [DB.ViewTx].
 //
+// [NewDatabase] gives the database through the engine-neutral contract
+// sessiontree.Database, on which package store runs: the engine owns
+// every table and every statement on it (sessions.go and sessionrows.go
+// the sessions table, export.go an export's reads, warnings.go unknown
+// types, searchindex.go the search index's catch-up, search.go the
+// search primitives, indexcheck.go the index's check), and [*Tx] is its
+// one transaction type, for reads ([Database.View]) and writes
+// ([Database.Update]). Entry and session keys (session*2^32+seq) are
+// the engine's own; callers only compare them.
+//
 // What each operation costs:
 //
 //   - opening a session, its leaf, name and metadata: one row;

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -40,7 +38,7 @@ ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = exclud
 // transaction as a [Tx]: its reading methods (the import records and
 // lookups of this file) work; writing in it fails.
 func (db *DB) ViewTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return db.View(ctx, func(stx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: stx}) })
+	return db.readView(ctx, fn)
 }
 
 // ImportRecord returns the import record of the file at path, and false

@@ -34,14 +34,9 @@ type Storage struct {
 }
 
 // SessionNotFoundError reports a session id that the database does not
-// hold. It matches sessiontree.ErrNotFound.
-type SessionNotFoundError struct{ ID string }
-
-// Error returns "session <id> not found".
-func (e *SessionNotFoundError) Error() string { return fmt.Sprintf("session %s not found", e.ID) }
-
-// Is makes errors.Is(err, sessiontree.ErrNotFound) true.
-func (e *SessionNotFoundError) Is(target error) bool { return target == sessiontree.ErrNotFound }
+// hold. It matches sessiontree.ErrNotFound. It is the root's, which every
+// engine returns.
+type SessionNotFoundError = sessiontree.SessionNotFoundError
 
 // CreateSession adds an empty session. An empty meta.ID gets a fresh UUID
 // v7, an empty CreatedAt the current time and a zero Version 3. An id

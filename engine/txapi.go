@@ -13,16 +13,22 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// Tx is a write transaction of a [DB], for work that must be atomic
-// across sessions or with SQL of the caller's own (the session store
-// creates a session and its metadata, or forks one, in one transaction).
-// It is valid only inside the function given to [DB.Update] (or
-// [DB.ViewTx], where it only reads) and is not safe for concurrent use.
+// Tx is a transaction of a [DB], the engine's one transaction type: a
+// write transaction inside [DB.Update] and [Database.Update], a read
+// transaction inside [Database.View] (where its writes fail). It
+// implements sessiontree.DatabaseTx (database.go and the files it
+// names), for work that must be atomic across sessions (the session
+// store creates a session and its metadata, or forks one, in one
+// transaction). It is valid only inside the function given and is not
+// safe for concurrent use.
 type Tx struct {
 	ctx context.Context
 	db  *DB
-	sc  *sqlx.Conn // the write connection, held for the transaction
+	sc  *sqlx.Conn // the connection, held for the transaction
 	tx  *sqlx.Tx
+	// read marks a read transaction ([Database.View]) on a query-only
+	// connection.
+	read bool
 }
 
 // Update runs fn in one write transaction (BEGIN IMMEDIATE): it commits
@@ -130,16 +136,17 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 
 // raw runs engine statements inside the transaction.
 func (tx *Tx) raw(fn func(w q) error) error {
-	if tx.sc == nil {
-		return errors.New("write in a read transaction (DB.ViewTx)")
-	}
 	return tx.sc.Raw(func(dc any) error {
-		return fn(newQ(tx.ctx, tx.db, dc.(*conn), true))
+		return fn(newQ(tx.ctx, tx.db, dc.(*conn), !tx.read))
 	})
 }
 
 // View runs fn in one read transaction on a query-only connection: every
 // query in it sees the same snapshot, and writers are not blocked.
+//
+// Deprecated: for store/import.go and store/rewrite.go alone, until the
+// import records join [sessiontree.DatabaseTx]; then it goes. Use
+// [Database.View].
 func (db *DB) View(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
@@ -161,6 +168,10 @@ func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // SQL returns the underlying transaction for statements of the caller's
 // own. The entries table stays append-only (its triggers refuse the rest).
+//
+// Deprecated: for store/import.go and store/rewrite.go alone, until the
+// import records join [sessiontree.DatabaseTx]; then it goes. Use the
+// contract's methods.
 func (tx *Tx) SQL() *sqlx.Tx { return tx.tx }
 
 // CreateSession is [DB.CreateSession] inside the transaction.

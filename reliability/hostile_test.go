@@ -402,7 +402,7 @@ func runHostileFile(t *testing.T, hf hostileFile, content []byte) (reads int) {
 	// One store for both, the first import's session deleted before the
 	// second (with its import record).
 	s := openStore(t, filepath.Join(dir, "import.db"), store.Options{})
-	var imported *engine.Storage
+	var imported sessiontree.DatabaseSession
 	for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Lenient} {
 		what := fmt.Sprintf("Import(%v)", mode)
 		var rep store.ImportReport

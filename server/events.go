@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // heartbeat is how often an idle event stream sends a comment line, so
@@ -86,7 +85,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 // newEntries returns the entries appended after the afterth, reading the
 // session's row (one lookup by key, which also notices a deleted session)
 // and the log only when the row counts more.
-func (srv *Server) newEntries(r *http.Request, st *engine.Storage, after int64) ([]sessiontree.Entry, error) {
+func (srv *Server) newEntries(r *http.Request, st sessiontree.DatabaseSession, after int64) ([]sessiontree.Entry, error) {
 	in, err := srv.store.Info(r.Context(), st.ID())
 	if err != nil || in.Entries <= after {
 		return nil, err
@@ -95,7 +94,7 @@ func (srv *Server) newEntries(r *http.Request, st *engine.Storage, after int64) 
 }
 
 // eventsStart returns the sequence number an event stream starts after.
-func (srv *Server) eventsStart(r *http.Request, st *engine.Storage) (int64, error) {
+func (srv *Server) eventsStart(r *http.Request, st sessiontree.DatabaseSession) (int64, error) {
 	// A reconnecting browser repeats the URL it first opened, so its
 	// Last-Event-ID, which is later, wins over ?after.
 	if s := r.Header.Get("Last-Event-ID"); s != "" {

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/view"
 )
 
@@ -88,7 +87,7 @@ func (srv *Server) graph(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		if q.focus, err = entryParam(r.Context(), r, st, "focus"); err != nil {
 			return err
 		}
@@ -158,7 +157,7 @@ type entryAnswer struct {
 
 // entry answers one entry by id (or unique prefix), with its label.
 func (srv *Server) entry(w http.ResponseWriter, r *http.Request) error {
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		id, err := resolveEntry(r.Context(), st, r.PathValue("entry"), false)
 		if err != nil {
 			return err
@@ -202,7 +201,7 @@ type cachedGraph struct {
 const extendLimit = 10_000
 
 // get returns the graph of st as its log is now.
-func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, error) {
+func (c *graphCache) get(ctx context.Context, st sessiontree.DatabaseSession) (*view.Graph, error) {
 	if it, ok := c.kept(st.ID()); ok {
 		newer, err := st.Log(ctx, it.lastSeq, extendLimit+1)
 		if err != nil {
@@ -232,7 +231,7 @@ func (c *graphCache) get(ctx context.Context, st *engine.Storage) (*view.Graph, 
 
 // extend extends g with the entries newer appended to st, reading the
 // labels and the leaf they leave.
-func extend(ctx context.Context, st *engine.Storage, g *view.Graph, newer []sessiontree.Entry) (*view.Graph, bool, error) {
+func extend(ctx context.Context, st sessiontree.DatabaseSession, g *view.Graph, newer []sessiontree.Entry) (*view.Graph, bool, error) {
 	labels, err := st.Labels(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("read labels: %w", err)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -25,7 +24,7 @@ var compact = view.JSONOptions{}
 
 // open opens the session of the request's {id}: a full id or a unique
 // prefix, as the command takes it. The caller closes it.
-func (srv *Server) open(r *http.Request) (*engine.Storage, error) {
+func (srv *Server) open(r *http.Request) (sessiontree.DatabaseSession, error) {
 	id := r.PathValue("id")
 	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) {
 		return nil, fmt.Errorf("session id %q: %w", id, ErrBadRequest)
@@ -34,7 +33,7 @@ func (srv *Server) open(r *http.Request) (*engine.Storage, error) {
 }
 
 // withSession runs fn on the request's session, closing it after.
-func (srv *Server) withSession(r *http.Request, fn func(st *engine.Storage) error) error {
+func (srv *Server) withSession(r *http.Request, fn func(st sessiontree.DatabaseSession) error) error {
 	st, err := srv.open(r)
 	if err != nil {
 		return err
@@ -128,7 +127,7 @@ func (srv *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 
 // sessionInfo is `info --json`.
 func (srv *Server) sessionInfo(w http.ResponseWriter, r *http.Request) error {
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		return srv.writeInfo(w, r.Context(), http.StatusOK, st)
 	})
 }
@@ -144,7 +143,7 @@ func (srv *Server) writeInfo(w http.ResponseWriter, ctx context.Context, status 
 
 // tree is `tree --json`.
 func (srv *Server) tree(w http.ResponseWriter, r *http.Request) error {
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		return respond(w, http.StatusOK, func(w io.Writer) error {
 			return view.WriteTreeJSON(r.Context(), w, st, compact)
 		})
@@ -188,7 +187,7 @@ func (srv *Server) fromEntry(w http.ResponseWriter, r *http.Request, flag string
 	if err != nil {
 		return err
 	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		from, err := entryParam(r.Context(), r, st, "from")
 		if err != nil {
 			return err
@@ -222,7 +221,7 @@ func (srv *Server) entries(w http.ResponseWriter, r *http.Request) error {
 	if limit == 0 || limit > MaxEntriesLimit {
 		limit = MaxEntriesLimit
 	}
-	return srv.withSession(r, func(st *engine.Storage) error {
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error {
 		log, err := st.Log(r.Context(), after, int(limit))
 		if err != nil {
 			return err

@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -41,12 +40,12 @@ func decodeBody(r *http.Request, v any) error {
 
 // withBody decodes the request's body into a T and runs fn with it on
 // the request's session.
-func withBody[T any](srv *Server, r *http.Request, fn func(req T, st *engine.Storage) error) error {
+func withBody[T any](srv *Server, r *http.Request, fn func(req T, st sessiontree.DatabaseSession) error) error {
 	var req T
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
-	return srv.withSession(r, func(st *engine.Storage) error { return fn(req, st) })
+	return srv.withSession(r, func(st sessiontree.DatabaseSession) error { return fn(req, st) })
 }
 
 // createRequest is the body of POST /api/sessions.
@@ -120,7 +119,7 @@ func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 // appendEntries appends the drafts in one transaction and answers the
 // stored entries (201); a stale ifLeaf is 409 and writes nothing.
 func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req appendRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req appendRequest, st sessiontree.DatabaseSession) error {
 		if len(req.Entries) == 0 {
 			return fmt.Errorf(`body: "entries" must hold at least one entry: %w`, ErrBadRequest)
 		}
@@ -147,7 +146,7 @@ type leafRequest struct {
 
 // moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
 func (srv *Server) moveLeaf(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req leafRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req leafRequest, st sessiontree.DatabaseSession) error {
 		target := ""
 		if req.EntryID != nil {
 			var err error
@@ -184,7 +183,7 @@ type labelRequest struct {
 
 // setLabel is `label`: it answers the label entry written (201).
 func (srv *Server) setLabel(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req labelRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req labelRequest, st sessiontree.DatabaseSession) error {
 		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
 		if err != nil {
 			return err
@@ -202,7 +201,7 @@ type nameRequest struct {
 
 // setName is `name`: it answers the session_info entry written (201).
 func (srv *Server) setName(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req nameRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req nameRequest, st sessiontree.DatabaseSession) error {
 		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), req.Name)
 		return writeEntry(w, e, err)
 	})
@@ -222,7 +221,7 @@ type editRequest struct {
 
 // editContext is `edit`: it answers the context_edit entry written (201).
 func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req editRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req editRequest, st sessiontree.DatabaseSession) error {
 		if req.Omit == (req.Content != nil) {
 			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
 		}
@@ -265,7 +264,7 @@ type forkRequest struct {
 
 // fork is `fork`: it answers the new session's info (201).
 func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
-	return withBody(srv, r, func(req forkRequest, st *engine.Storage) error {
+	return withBody(srv, r, func(req forkRequest, st sessiontree.DatabaseSession) error {
 		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
 		var err error
 		if req.At != "" {

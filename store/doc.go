@@ -1,14 +1,28 @@
-// Package store is the session store: a database of many sessions on the
-// SQLite engine (package engine), and the bridge to pi's session files.
-// It is what an application or the command line embeds.
+// Package store is the session store: a database of many sessions on
+// any engine that implements sessiontree.Database (the SQLite engine,
+// package engine, through [Open]; another through [New]), and the bridge
+// to pi's session files. It is what an application or the command line
+// embeds.
+//
+// # What it owns
+//
+// The store's logic, written once above the contract: prefix resolution
+// and list cursors, fork rules, export formatting, search query lexing,
+// short-phrase expansion, ranking and snippets, the index catch-up's
+// chunking and waiting, and pi file import. It holds no SQL: the engine
+// owns every table and runs its own statements (store/import.go and
+// store/rewrite.go still use the SQLite engine directly until the import
+// records join the contract; importing needs the SQLite engine until
+// then).
 //
 // # What it does
 //
 //   - [Store.Create], [Store.OpenSession] (by id or a unique id prefix),
 //     [Store.Info], [Store.List] (newest first, by directory or name,
 //     with cursor paging, from the sessions table alone) and
-//     [Store.Delete] (atomic, repeatable) manage sessions. A session is an
-//     *engine.Storage: wrap it in sessiontree.NewSession for the typed API.
+//     [Store.Delete] (atomic, repeatable) manage sessions. A session is a
+//     sessiontree.DatabaseSession: wrap it in sessiontree.NewSession for
+//     the typed API.
 //   - [Store.Fork] copies a path or a whole session into a new one in one
 //     transaction, as pi's createBranchedSession does.
 //   - [Store.Import] brings pi's JSONL files in (every version, through

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // Sentinel errors of the store. Errors are wrapped with the step that
@@ -15,9 +17,11 @@ var (
 	// ErrAmbiguous is matched by an [*AmbiguousError]: a session id
 	// prefix that more than one session starts with.
 	ErrAmbiguous = errors.New("ambiguous session id prefix")
-	// ErrBadQuery is matched by a [*QueryError]: a search query that is
-	// not valid FTS5 query syntax, or that is empty.
-	ErrBadQuery = errors.New("malformed search query")
+	// ErrBadQuery (the root's, which engines return for a match
+	// expression they cannot parse) is matched by a [*QueryError]: a
+	// search query that is not valid FTS5 query syntax, or that is
+	// empty.
+	ErrBadQuery = sessiontree.ErrBadQuery
 	// ErrBadCursor is returned by [Store.List] for an After cursor that
 	// no earlier page returned.
 	ErrBadCursor = errors.New("malformed list cursor")

@@ -3,15 +3,10 @@ package store
 import (
 	"bufio"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 )
 
@@ -57,7 +52,7 @@ type ExportOptions struct {
 // null cannot be expressed and is refused with [ErrNullLeaf].
 func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportOptions) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error { return s.export(ctx, tx, id, bw, opts) })
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error { return export(tx, id, bw, opts) })
 	if err == nil {
 		err = bw.Flush()
 	}
@@ -90,103 +85,50 @@ func (s *Store) ExportFile(ctx context.Context, id, path string, opts ExportOpti
 	return err
 }
 
-func (s *Store) export(ctx context.Context, tx *sqlx.Tx, id string, w *bufio.Writer, opts ExportOptions) error {
-	var pk, count int64
-	var meta sessiontree.SessionMeta
-	var leaf string
-	err := tx.QueryRowContext(ctx, `SELECT pk, id, created_at, cwd, coalesce(parent_session, ''),
-       coalesce(leaf_id, ''), entry_count FROM sessions WHERE id = ? AND deleting = 0`, id).
-		Scan(&pk, &meta.ID, &meta.CreatedAt, &meta.Cwd, &meta.ParentSession, &leaf, &count)
-	if errors.Is(err, sql.ErrNoRows) {
-		return &engine.SessionNotFoundError{ID: id}
-	}
+func export(tx sessiontree.DatabaseTx, id string, w *bufio.Writer, opts ExportOptions) error {
+	head, err := tx.ExportHead(id)
 	if err != nil {
 		return err
 	}
-	if opts.ForPi && leaf == "" && count > 0 {
+	if opts.ForPi && head.Leaf == "" && head.Entries > 0 {
 		return ErrNullLeaf
 	}
-	if _, err := w.Write(headerLine(meta)); err != nil {
+	if _, err := w.Write(headerLine(head.Meta)); err != nil {
 		return err
 	}
-	lo, hi := pk<<32, pk<<32|0xffffffff
 	// Leaf entries another entry refers to stay, so that no reference
 	// dangles; only imported files can have such.
-	keepLeaf := map[string]bool{}
+	var keepLeaf map[string]bool
 	if opts.ForPi {
-		rows, err := tx.QueryContext(ctx, `SELECT l.id FROM entries l
-WHERE l.pk BETWEEN ?1 AND ?2 AND l.type = 'leaf' AND EXISTS (
-    SELECT 1 FROM entries c WHERE c.session = l.session AND c.parent_id = l.id
-    UNION ALL
-    SELECT 1 FROM entries c WHERE c.pk BETWEEN ?1 AND ?2 AND c.target_id = l.id)`, lo, hi)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var lid string
-			if err := rows.Scan(&lid); err != nil {
-				rows.Close()
-				return err
-			}
-			keepLeaf[lid] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if keepLeaf, err = tx.ReferencedLeaves(id); err != nil {
 			return err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT type, id, CAST(raw AS BLOB), checksum FROM entries
-WHERE pk BETWEEN ? AND ? ORDER BY pk`, lo, hi)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	var last []byte
-	var typ, eid string
-	var raw sql.RawBytes
-	var sum sql.NullInt64
-	for n := 0; rows.Next(); n++ {
-		if n%4096 == 4095 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if err := rows.Scan(&typ, &eid, &raw, &sum); err != nil {
-			return err
-		}
-		// A line that is not the entry stored is refused, not written:
-		// the file would hold it as if it were.
-		if err := engine.VerifyChecksum(eid, raw, sum); err != nil {
-			return err
-		}
+	err = tx.RawEntries(id, func(e sessiontree.RawEntry) error {
 		if opts.ForPi {
-			if typ == string(sessiontree.TypeLeaf) && !keepLeaf[eid] {
-				continue
+			if e.Type == sessiontree.TypeLeaf && !keepLeaf[e.ID] {
+				return nil
 			}
-			if eid == leaf {
-				last = append([]byte(nil), raw...)
-				continue
+			if e.ID == head.Leaf {
+				last = append([]byte(nil), e.Raw...)
+				return nil
 			}
 		}
-		if _, err := w.Write(raw); err != nil {
-			return err
-		}
-		if err := w.WriteByte('\n'); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
+		return writeLine(w, e.Raw)
+	})
+	if err != nil || last == nil {
 		return err
 	}
-	if last != nil {
-		if _, err := w.Write(last); err != nil {
-			return err
-		}
-		if err := w.WriteByte('\n'); err != nil {
-			return err
-		}
+	return writeLine(w, last)
+}
+
+// writeLine writes raw and a newline.
+func writeLine(w *bufio.Writer, raw []byte) error {
+	if _, err := w.Write(raw); err != nil {
+		return err
 	}
-	return nil
+	return w.WriteByte('\n')
 }
 
 // headerLine is pi's session header, fields in pi's order.

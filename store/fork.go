@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
@@ -69,7 +68,7 @@ const forkPageSize = 4096
 // Before refuses an entry that is not a user message with
 // [ErrNotUserMessage]; an entry that does not exist is a
 // sessiontree.EntryNotFoundError.
-func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (*engine.Storage, error) {
+func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (sessiontree.DatabaseSession, error) {
 	set := 0
 	for _, b := range []bool{opts.At != "", opts.Before != "", opts.Tree} {
 		if b {
@@ -86,16 +85,16 @@ func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (*engine.
 	if err != nil {
 		return nil, fmt.Errorf("fork: %w", err)
 	}
-	var out *engine.Storage
-	// The source is read through the read pool while the transaction
+	var out sessiontree.DatabaseSession
+	// The source is read through its own reads while the transaction
 	// holds the write lock: no write can land between the read and the
 	// copy, so the fork is of one state of the source.
-	err = s.db.Update(ctx, func(tx *engine.Tx) error {
-		src, err := tx.OpenSession(srcID)
+	err = s.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+		src, err := tx.Session(srcID)
 		if err != nil {
 			return err
 		}
-		srcInfo, err := s.Info(ctx, srcID)
+		srcInfo, err := tx.SessionInfo(srcID)
 		if err != nil {
 			return err
 		}
@@ -107,21 +106,18 @@ func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (*engine.
 		if cwd == "" {
 			cwd = srcInfo.Cwd
 		}
-		var copyFn func(dst *engine.Storage) error
+		var copyFn func(dst sessiontree.DatabaseSession) error
 		if opts.Tree {
-			copyFn = func(dst *engine.Storage) error { return copyTree(ctx, tx, src, dst) }
+			copyFn = func(dst sessiontree.DatabaseSession) error { return copyTree(ctx, tx, src, dst) }
 		} else {
 			entries, err := forkPath(ctx, src, opts)
 			if err != nil {
 				return err
 			}
-			copyFn = func(dst *engine.Storage) error { return tx.AppendBatch(dst, entries) }
+			copyFn = func(dst sessiontree.DatabaseSession) error { return tx.AppendEntries(dst, entries) }
 		}
-		dst, err := tx.CreateSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: cwd, ParentSession: srcID})
+		dst, err := tx.NewSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: cwd, ParentSession: srcID}, md)
 		if err != nil {
-			return err
-		}
-		if err := setMetadata(tx, dst, md); err != nil {
 			return err
 		}
 		if err := copyFn(dst); err != nil {
@@ -136,7 +132,7 @@ func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (*engine.
 	return out, nil
 }
 
-func copyTree(ctx context.Context, tx *engine.Tx, src, dst *engine.Storage) error {
+func copyTree(ctx context.Context, tx sessiontree.DatabaseTx, src, dst sessiontree.DatabaseSession) error {
 	var after int64
 	for {
 		page, err := src.Log(ctx, after, forkPageSize)
@@ -146,7 +142,7 @@ func copyTree(ctx context.Context, tx *engine.Tx, src, dst *engine.Storage) erro
 		if len(page) == 0 {
 			return nil
 		}
-		if err := tx.AppendBatch(dst, page); err != nil {
+		if err := tx.AppendEntries(dst, page); err != nil {
 			return err
 		}
 		after = page[len(page)-1].Seq
@@ -156,7 +152,7 @@ func copyTree(ctx context.Context, tx *engine.Tx, src, dst *engine.Storage) erro
 // forkPath computes the entries of a path fork (see [Store.Fork]): the
 // path to the fork point re-chained without its label entries, then one
 // label entry per labelled entry kept.
-func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]sessiontree.Entry, error) {
+func forkPath(ctx context.Context, src sessiontree.DatabaseSession, opts ForkOptions) ([]sessiontree.Entry, error) {
 	at, err := forkPoint(ctx, src, opts)
 	if err != nil {
 		return nil, err
@@ -177,7 +173,7 @@ func forkPath(ctx context.Context, src *engine.Storage, opts ForkOptions) ([]ses
 }
 
 // forkPoint returns the entry a path fork ends at ("" for an empty fork).
-func forkPoint(ctx context.Context, src *engine.Storage, opts ForkOptions) (string, error) {
+func forkPoint(ctx context.Context, src sessiontree.DatabaseSession, opts ForkOptions) (string, error) {
 	switch {
 	case opts.Before != "":
 		e, err := src.Entry(ctx, opts.Before)
@@ -254,7 +250,7 @@ type forkLabel struct {
 // each with the time of the label entry that set it
 // ([sessiontree.LabelTimestamps]), in the order of pi's label map (see
 // labelOrder).
-func pathLabels(ctx context.Context, src *engine.Storage, kept []sessiontree.Entry) ([]forkLabel, error) {
+func pathLabels(ctx context.Context, src sessiontree.DatabaseSession, kept []sessiontree.Entry) ([]forkLabel, error) {
 	entries, err := src.EntriesByType(ctx, sessiontree.TypeLabel)
 	if err != nil {
 		return nil, err

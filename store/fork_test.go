@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -29,7 +28,7 @@ import (
 // A path fork is what pi 1.6.0's createBranchedSession writes: the path
 // without label entries, re-chained, then the labels of its entries; a
 // name comes only from the path.
-func forkSource(t *testing.T, s *store.Store) (*engine.Storage, map[string]sessiontree.Entry) {
+func forkSource(t *testing.T, s *store.Store) (sessiontree.DatabaseSession, map[string]sessiontree.Entry) {
 	st := mustCreate(t, s, store.CreateOptions{ID: "src", Cwd: "/work/src", Metadata: json.RawMessage(`{"k":"v"}`)})
 	b := newBuilder(t, st)
 	e := map[string]sessiontree.Entry{}

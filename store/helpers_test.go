@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -91,11 +90,11 @@ func mustImport(t testing.TB, s *store.Store, paths []string, opts store.ImportO
 // that tests can state their expectations by id.
 type builder struct {
 	t     testing.TB
-	st    *engine.Storage
+	st    sessiontree.DatabaseSession
 	clock time.Time
 }
 
-func newBuilder(t testing.TB, st *engine.Storage) *builder {
+func newBuilder(t testing.TB, st sessiontree.DatabaseSession) *builder {
 	return &builder{t: t, st: st, clock: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 }
 
@@ -218,7 +217,7 @@ func metaOf(t testing.TB, st sessiontree.Storage) sessiontree.SessionMeta {
 	return m
 }
 
-func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) *engine.Storage {
+func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) sessiontree.DatabaseSession {
 	t.Helper()
 	st, err := s.Create(context.Background(), opts)
 	if err != nil {

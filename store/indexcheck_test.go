@@ -56,10 +56,11 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			mustIndex(t, s)
 			u4 := b.user("u4", "pending text")
 			mustCheck(t, s, "")
-			key := func(e sessiontree.Entry) int64 { return st.Key()<<32 | e.Seq }
+			pk := st.(*engine.Storage).Key() // damage is written by hand, in the engine's key layout
+			key := func(e sessiontree.Entry) int64 { return pk<<32 | e.Seq }
 			err = s.DB().Update(ctx, func(tx *engine.Tx) error {
 				for _, stmt := range tc.damage {
-					if _, err := tx.SQL().ExecContext(ctx, stmt, key(u2), key(l1), key(u4), st.Key()<<32|99); err != nil {
+					if _, err := tx.SQL().ExecContext(ctx, stmt, key(u2), key(l1), key(u4), pk<<32|99); err != nil {
 						return err
 					}
 				}

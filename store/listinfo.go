@@ -2,18 +2,6 @@ package store
 
 import "github.com/sessiontree/sessiontree"
 
-// ListInfo returns the row's message count and first message as pi's
-// session list gives them ([sessiontree.ListInfo]): every message entry
-// counted, system messages included, and the first user message's text,
-// or [sessiontree.NoMessages] when the session has none.
-func (in SessionInfo) ListInfo() sessiontree.ListInfo {
-	first := in.FirstUserMessage
-	if first == "" {
-		first = sessiontree.NoMessages
-	}
-	return sessiontree.ListInfo{MessageCount: in.Messages, FirstMessage: first}
-}
-
 // ListRow is one row of a session list as `sessiontree ls --json` and the
 // HTTP API's session list give it: the store's row with pi's session-list
 // fields (messageCount, firstMessage) beside it.

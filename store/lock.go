@@ -23,18 +23,42 @@ const lockGrace = 250 * time.Millisecond
 // rule is one for the whole operation, so a held lock costs it one wait,
 // not the busy timeout per file or chunk.
 type gate struct {
+	// db is the SQLite engine, for the writes of store/import.go and
+	// store/rewrite.go (update) until the import records join the
+	// contract; d is the database through the contract (write). One of
+	// them is set; d wins.
 	db      *engine.DB
+	d       sessiontree.Database
 	noWait  bool
 	waiting func()
 	grace   time.Duration
 }
 
-// update runs fn in a write transaction, with the gate's rule for a lock
-// another process holds. fn may run more than once, as for
-// engine.DB.Update.
+// base returns the database the gate waits on.
+func (g gate) base() sessiontree.Database {
+	if g.d != nil {
+		return g.d
+	}
+	return engine.NewDatabase(g.db)
+}
+
+// update runs fn in a write transaction of the SQLite engine, with the
+// gate's rule for a lock another process holds. fn may run more than
+// once, as for engine.DB.Update.
 func (g gate) update(ctx context.Context, fn func(tx *engine.Tx) error) error {
+	return g.retry(ctx, func() error { return g.db.TryUpdate(ctx, fn) })
+}
+
+// write is update through the contract.
+func (g gate) write(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
+	return g.retry(ctx, func() error { return g.base().TryUpdate(ctx, fn) })
+}
+
+// retry runs try until it does not meet a lock another process holds,
+// waiting by the gate's rule in between.
+func (g gate) retry(ctx context.Context, try func() error) error {
 	for {
-		err := g.db.TryUpdate(ctx, fn)
+		err := try()
 		if !errors.Is(err, sessiontree.ErrLocked) {
 			return err
 		}
@@ -48,22 +72,22 @@ func (g gate) update(ctx context.Context, fn func(tx *engine.Tx) error) error {
 func (g gate) wait(ctx context.Context) error {
 	if g.grace > 0 {
 		brief, cancel := context.WithTimeout(ctx, g.grace)
-		err := g.db.WaitForLock(brief)
+		err := g.base().WaitForLock(brief)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return err
 		}
 	}
 	if g.noWait {
-		return lockedError(g.db)
+		return lockedError(g.base())
 	}
 	if g.waiting != nil {
 		g.waiting()
 	}
-	return g.db.WaitForLock(ctx)
+	return g.base().WaitForLock(ctx)
 }
 
 // lockedError says that another process holds db's write lock.
-func lockedError(db *engine.DB) error {
+func lockedError(db interface{ Path() string }) error {
 	return fmt.Errorf("another process is writing to %s: %w", db.Path(), sessiontree.ErrLocked)
 }

@@ -7,14 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/jmoiron/sqlx"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -159,25 +154,17 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 	// A database opened read-only cannot catch its index up: the search
 	// answers from what the index holds and a scan of what is pending.
 	var err error
-	if s.db.ReadOnly() == nil {
-		_, err = s.index(ctx, IndexOptions{Progress: opts.IndexProgress}, gate{db: s.db, noWait: true})
+	if s.d.ReadOnly() == nil {
+		_, err = s.index(ctx, IndexOptions{Progress: opts.IndexProgress}, gate{d: s.d, noWait: true})
 	}
 	if err != nil && !errors.Is(err, sessiontree.ErrLocked) && !errors.Is(err, sessiontree.ErrDiskFull) {
 		return SearchResult{}, fmt.Errorf("search: %w", err)
 	}
 	var res SearchResult
-	err = s.db.View(ctx, func(tx *sqlx.Tx) error {
+	err = s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
 		res = SearchResult{}
-		var lo, hi int64 = 0, 1<<63 - 1
-		if opts.SessionID != "" {
-			var pk int64
-			err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = ? AND deleting = 0`, opts.SessionID)
-			if err != nil {
-				return notFoundOr(err, opts.SessionID)
-			}
-			lo, hi = pk<<32, pk<<32|0xffffffff
-		}
-		sr := searcher{ctx: ctx, tx: tx, query: query, opts: opts, limit: limit, lo: lo, hi: hi}
+		sr := searcher{ctx: ctx, tx: tx, query: query, opts: opts, limit: limit,
+			scope: sessiontree.SearchScope{SessionID: opts.SessionID, Cwd: opts.Cwd}}
 		defer sr.close()
 		if err := sr.readPending(); err != nil {
 			return err
@@ -203,13 +190,13 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 }
 
 type searcher struct {
-	ctx    context.Context
-	tx     *sqlx.Tx
-	query  string
-	opts   SearchOptions
-	limit  int
-	lo, hi int64
-	pend   pendingScan // the pending entries the search reads itself
+	ctx   context.Context
+	tx    sessiontree.DatabaseTx
+	query string
+	opts  SearchOptions
+	limit int
+	scope sessiontree.SearchScope
+	pend  pendingScan // the pending entries the search reads itself
 }
 
 // literalQuery makes each whitespace-separated word a quoted phrase.
@@ -327,17 +314,14 @@ func (sr *searcher) expand(text string) ([]string, error) {
 	folded := strings.Map(unicode.ToLower, text)
 	r, size := utf8.DecodeLastRuneInString(folded)
 	upper := folded[:len(folded)-size] + string(r+1)
-	const q = `SELECT term FROM %s WHERE term >= ? AND term < ? ORDER BY term LIMIT ?`
-	var terms []string
-	err := sr.tx.SelectContext(sr.ctx, &terms, fmt.Sprintf(q, "entries_fts_vocab"), folded, upper, maxExpansion+1)
+	terms, err := sr.tx.ExpandTerms(folded, upper, maxExpansion+1)
 	if err != nil {
 		return nil, fmt.Errorf("expand %q: %w", text, err)
 	}
-	if sr.pend.db == nil {
+	if sr.pend.idx == nil {
 		return terms, nil
 	}
-	var more []string
-	err = sr.pend.db.SelectContext(sr.ctx, &more, fmt.Sprintf(q, pendingVocab), folded, upper, maxExpansion+1)
+	more, err := sr.pend.idx.ExpandTerms(sr.ctx, folded, upper, maxExpansion+1)
 	if err != nil {
 		return nil, fmt.Errorf("expand %q in the pending entries: %w", text, err)
 	}
@@ -365,15 +349,8 @@ const RankWindow = 300
 // phrase-floor, the bare query). Reading and scoring the window's texts
 // comes on top, about 20 ms for 300 entries on a million.
 func (sr *searcher) match(match string) ([]Hit, error) {
-	query := `SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3`
-	params := []any{match, sr.lo, sr.hi}
-	if sr.opts.Cwd != "" {
-		query += ` AND (rowid >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
-		params = append(params, sr.opts.Cwd)
-	}
-	query += ` ORDER BY rowid DESC LIMIT ` + strconv.Itoa(RankWindow)
-	var keys []int64
-	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
+	keys, err := sr.tx.MatchKeys(sr.scope, match, RankWindow)
+	if err != nil {
 		return nil, sr.queryError(err)
 	}
 	more, err := sr.pend.match(sr.ctx, match)
@@ -388,12 +365,8 @@ func (sr *searcher) match(match string) ([]Hit, error) {
 	if len(keys) == 0 {
 		return []Hit{}, nil
 	}
-	var rows []struct {
-		PK   int64  `db:"pk"`
-		Body string `db:"body"`
-	}
-	marks, args := inList(keys)
-	if err := sr.tx.SelectContext(sr.ctx, &rows, `SELECT pk, body FROM search_text WHERE pk IN (`+marks+`)`, args...); err != nil {
+	rows, err := sr.tx.Texts(keys)
+	if err != nil {
 		return nil, fmt.Errorf("read matches: %w", err)
 	}
 	needles := sr.needles()
@@ -405,8 +378,8 @@ func (sr *searcher) match(match string) ([]Hit, error) {
 	ranked := make([]scored, len(rows))
 	var total float64
 	for i, r := range rows {
-		ranked[i] = scored{pk: r.PK, body: r.Body}
-		total += float64(utf8.RuneCountInString(r.Body))
+		ranked[i] = scored{pk: r.Key, body: r.Text}
+		total += float64(utf8.RuneCountInString(r.Text))
 	}
 	avg := total / float64(len(rows))
 	for i := range ranked {
@@ -455,27 +428,11 @@ func score(body string, needles []string, avg float64) float64 {
 	return s
 }
 
-func inList(keys []int64) (string, []any) {
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
-	}
-	marks := strings.Repeat("?,", len(keys))
-	return marks[:len(marks)-1], args
-}
-
 // scan finds text by reading the indexed text itself, newest entries
 // first, for a query too short and too common for the index.
 func (sr *searcher) scan(text string) ([]Hit, error) {
-	query := `SELECT t.pk FROM search_text t WHERE t.pk BETWEEN ?2 AND ?3 AND t.body LIKE ?1 ESCAPE '\'`
-	params := []any{"%" + likeEscape(text) + "%", sr.lo, sr.hi}
-	if sr.opts.Cwd != "" {
-		query += ` AND (t.pk >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
-		params = append(params, sr.opts.Cwd)
-	}
-	query += ` ORDER BY t.pk DESC LIMIT ` + strconv.Itoa(sr.limit)
-	var keys []int64
-	if err := sr.tx.SelectContext(sr.ctx, &keys, query, params...); err != nil {
+	keys, err := sr.tx.ScanKeys(sr.scope, text, sr.limit)
+	if err != nil {
 		return nil, err
 	}
 	return sr.details(keys, nil)
@@ -487,38 +444,20 @@ func (sr *searcher) details(keys []int64, bodies map[int64]string) ([]Hit, error
 	if len(keys) == 0 {
 		return []Hit{}, nil
 	}
-	marks, args := inList(keys)
-	body := `coalesce((SELECT t.body FROM search_text t WHERE t.pk = e.pk), '')`
-	if bodies != nil {
-		body = `''`
-	}
-	rows, err := sr.tx.QueryContext(sr.ctx, `SELECT e.pk, s.id, e.id, e.type, coalesce(e.role, ''), e.timestamp, s.cwd,
-       coalesce(s.name, ''),
-       EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.entry = e.pk),
-       `+body+`
-FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk IN (`+marks+`)`, args...)
+	rows, err := sr.tx.Hits(keys, bodies == nil)
 	if err != nil {
 		return nil, fmt.Errorf("read hits: %w", err)
 	}
-	defer rows.Close()
 	byKey := make(map[int64]Hit, len(keys))
 	needles := sr.needles()
-	for rows.Next() {
-		var pk int64
-		var h Hit
-		var body string
-		if err := rows.Scan(&pk, &h.SessionID, &h.EntryID, &h.Type, &h.Role, &h.Timestamp, &h.Cwd, &h.SessionName,
-			&h.OnActiveBranch, &body); err != nil {
-			return nil, fmt.Errorf("read hits: %w", err)
-		}
+	for _, r := range rows {
+		body := r.Text
 		if bodies != nil {
-			body = bodies[pk]
+			body = bodies[r.Key]
 		}
-		h.Snippet = snippet(body, needles, sr.opts.Marks)
-		byKey[pk] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read hits: %w", err)
+		byKey[r.Key] = Hit{SessionID: r.SessionID, EntryID: r.EntryID, Type: r.Type, Role: r.Role, Timestamp: r.Timestamp,
+			Cwd: r.Cwd, SessionName: r.SessionName, OnActiveBranch: r.OnActiveBranch,
+			Snippet: snippet(body, needles, sr.opts.Marks)}
 	}
 	hits := make([]Hit, 0, len(keys))
 	for _, k := range keys {
@@ -544,17 +483,12 @@ func (sr *searcher) needles() []string {
 	return out
 }
 
-// queryError turns SQLite's refusal of a MATCH expression into a
+// queryError turns the engine's refusal of a match expression into a
 // [*QueryError]; other errors pass.
 func (sr *searcher) queryError(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR {
-		reason := se.Error()
-		if i := strings.Index(reason, ": "); i >= 0 && strings.HasPrefix(reason, "SQL logic error") {
-			reason = reason[i+2:]
-		}
-		reason = strings.TrimSuffix(reason, " (1)")
-		return &QueryError{Query: sr.query, Reason: reason}
+	var be *sessiontree.BadQueryError
+	if errors.As(err, &be) {
+		return &QueryError{Query: sr.query, Reason: be.Reason}
 	}
 	return err
 }

@@ -2,15 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -29,7 +26,22 @@ type Options struct {
 // with other processes using the same file; see package engine for how
 // writers serialize.
 type Store struct {
+	d sessiontree.Database
+	// db is the SQLite engine underneath, nil under another engine. Only
+	// store/import.go and store/rewrite.go use it, until the import
+	// records join the contract (TODO: helper-import), and [Store.DB].
 	db *engine.DB
+}
+
+// New returns a store over d, any engine's implementation of the
+// contract. Closing the store closes d. Importing pi's files needs the
+// SQLite engine until the import records join the contract.
+func New(d sessiontree.Database) *Store {
+	s := &Store{d: d}
+	if ed, ok := d.(*engine.Database); ok {
+		s.db = ed.DB()
+	}
+	return s
 }
 
 // Open opens the store at dbPath, creating the database (mode 0600, its
@@ -42,17 +54,22 @@ func Open(ctx context.Context, dbPath string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{db: db}, nil
+	return New(engine.NewDatabase(db)), nil
 }
 
 // Close closes the database. Sessions opened from the store stop working.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.d.Close() }
 
-// DB returns the engine database underneath.
+// Database returns the database underneath, through the contract.
+func (s *Store) Database() sessiontree.Database { return s.d }
+
+// DB returns the SQLite engine database underneath, nil when the store
+// runs on another engine. Prefer [Store.Database].
 func (s *Store) DB() *engine.DB { return s.db }
 
-// Path returns the database file's absolute path.
-func (s *Store) Path() string { return s.db.Path() }
+// Path returns the database file's absolute path (for another engine,
+// what its Path says).
+func (s *Store) Path() string { return s.d.Path() }
 
 // CreateOptions describe a new session. The zero value makes a session
 // with a fresh id in no particular directory.
@@ -72,19 +89,14 @@ type CreateOptions struct {
 // Create adds an empty session and returns it, ready for appends (wrap it
 // in sessiontree.NewSession for the typed API). An id already used is
 // refused with sessiontree.ErrConflict.
-func (s *Store) Create(ctx context.Context, opts CreateOptions) (*engine.Storage, error) {
+func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.DatabaseSession, error) {
 	if opts.Metadata != nil && !json.Valid(opts.Metadata) {
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
 	}
-	var out *engine.Storage
+	var out sessiontree.DatabaseSession
 	var inner error // the step's own error, which names the session already
-	err := s.db.Update(ctx, func(tx *engine.Tx) error {
-		st, err := tx.CreateSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession})
-		if err == nil {
-			if err = setMetadata(tx, st, opts.Metadata); err != nil {
-				err = fmt.Errorf("create session %s: %w", st.ID(), err)
-			}
-		}
+	err := s.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+		st, err := tx.NewSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession}, opts.Metadata)
 		out, inner = st, err
 		return err
 	})
@@ -97,28 +109,17 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (*engine.Storage
 	return out, nil
 }
 
-func setMetadata(tx *engine.Tx, st *engine.Storage, md json.RawMessage) error {
-	if md == nil {
-		return nil
-	}
-	_, err := tx.SQL().ExecContext(tx.Context(), `UPDATE sessions SET metadata = ? WHERE pk = ?`, string(md), st.Key())
-	if err != nil {
-		return fmt.Errorf("set metadata: %w", err)
-	}
-	return nil
-}
-
 // OpenSession opens a session by its id or by a prefix of it that only
 // one session starts with (as git takes a short commit hash). An exact id
 // wins over a prefix. No match is an error matching
 // sessiontree.ErrNotFound; several are an [*AmbiguousError] listing them.
-func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (*engine.Storage, error) {
+func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (sessiontree.DatabaseSession, error) {
 	id, err := s.Resolve(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
 	}
 	// The engine's error says "open session <id>" already.
-	return s.db.OpenSession(ctx, id)
+	return s.d.OpenSession(ctx, id)
 }
 
 // Resolve returns the full id of the session idOrPrefix names, with the
@@ -126,35 +127,19 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (*engine.Sto
 // rows of the sessions table's id index.
 func (s *Store) Resolve(ctx context.Context, idOrPrefix string) (string, error) {
 	if idOrPrefix == "" {
-		return "", fmt.Errorf("resolve session: empty id: %w", &engine.SessionNotFoundError{ID: `""`})
+		return "", fmt.Errorf("resolve session: empty id: %w", &sessiontree.SessionNotFoundError{ID: `""`})
 	}
 	var ids []string
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
-		ids = ids[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE id >= ? AND deleting = 0 ORDER BY id LIMIT ?`,
-			idOrPrefix, MaxAmbiguousMatches+1)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			if !strings.HasPrefix(id, idOrPrefix) {
-				break
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		ids, err = tx.ResolvePrefix(idOrPrefix, MaxAmbiguousMatches+1)
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("resolve session %s: %w", idOrPrefix, err)
 	}
 	switch {
 	case len(ids) == 0:
-		return "", &engine.SessionNotFoundError{ID: idOrPrefix}
+		return "", &sessiontree.SessionNotFoundError{ID: idOrPrefix}
 	case ids[0] == idOrPrefix || len(ids) == 1:
 		return ids[0], nil
 	}
@@ -167,57 +152,16 @@ func (s *Store) Resolve(ctx context.Context, idOrPrefix string) (string, error) 
 
 // SessionInfo is one session as a list shows it, read from the sessions
 // table's row alone.
-type SessionInfo struct {
-	// ID is the session id.
-	ID string `json:"id"`
-	// Name is the session name, "" when it has none.
-	Name string `json:"name,omitempty"`
-	// Cwd is the session's working directory.
-	Cwd string `json:"cwd"`
-	// CreatedAt is the header timestamp (ISO-8601).
-	CreatedAt string `json:"createdAt"`
-	// UpdatedAt is the newest entry's timestamp, CreatedAt for an empty
-	// session (ISO-8601).
-	UpdatedAt string `json:"updatedAt"`
-	// Entries counts every entry, Messages the message entries.
-	Entries  int64 `json:"entries"`
-	Messages int64 `json:"messages"`
-	// FirstUserMessage is the text of the first user message (a string
-	// content, or its first text block), "" when there is none.
-	FirstUserMessage string `json:"firstUserMessage,omitempty"`
-	// ParentSession is the session this one was forked from or continues.
-	ParentSession string `json:"parentSession,omitempty"`
-	// Leaf is the current leaf id, "" when null.
-	Leaf string `json:"leaf,omitempty"`
-	// Metadata is the JSON given to [Store.Create], nil when none.
-	Metadata json.RawMessage `json:"metadata,omitempty"`
-}
-
-const infoCols = `s.id, coalesce(s.name, ''), s.cwd, s.created_at, s.updated_at, s.entry_count, s.message_count,
-       coalesce(s.first_user_text, ''), coalesce(s.parent_session, ''), coalesce(s.leaf_id, ''), s.metadata`
-
-func scanInfo(sc interface{ Scan(...any) error }, pre ...any) (SessionInfo, error) {
-	var in SessionInfo
-	var md sql.NullString
-	err := sc.Scan(append(pre, &in.ID, &in.Name, &in.Cwd, &in.CreatedAt, &in.UpdatedAt, &in.Entries, &in.Messages,
-		&in.FirstUserMessage, &in.ParentSession, &in.Leaf, &md)...)
-	if md.Valid {
-		in.Metadata = json.RawMessage(md.String)
-	}
-	return in, err
-}
+type SessionInfo = sessiontree.SessionInfo
 
 // Info returns one session's row (the id must be exact; see
 // [Store.Resolve]).
 func (s *Store) Info(ctx context.Context, id string) (SessionInfo, error) {
 	var in SessionInfo
-	err := s.db.View(ctx, func(tx *sqlx.Tx) (err error) {
-		in, err = scanInfo(tx.QueryRowContext(ctx, `SELECT `+infoCols+` FROM sessions s WHERE s.id = ? AND s.deleting = 0`, id))
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		in, err = tx.SessionInfo(id)
 		return err
 	})
-	if errors.Is(err, sql.ErrNoRows) {
-		err = &engine.SessionNotFoundError{ID: id}
-	}
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("session info %s: %w", id, err)
 	}
@@ -267,56 +211,31 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
 		limit = DefaultListLimit
 	}
 	limit = min(limit, MaxListLimit)
-	var where []string
-	var params []any
-	where = append(where, "deleting = 0")
-	if opts.Cwd != "" {
-		where = append(where, "cwd = ?")
-		params = append(params, opts.Cwd)
-	}
-	if opts.Name != "" {
-		where = append(where, `name LIKE ? ESCAPE '\'`)
-		params = append(params, "%"+likeEscape(opts.Name)+"%")
-	}
+	lq := sessiontree.ListQuery{Cwd: opts.Cwd, Name: opts.Name, Limit: limit + 1}
 	if opts.After != "" {
-		ts, pk, err := decodeCursor(opts.After)
-		if err != nil {
+		var err error
+		if lq.AfterUpdated, lq.AfterKey, err = decodeCursor(opts.After); err != nil {
 			return Page{}, fmt.Errorf("list sessions: %w", err)
 		}
-		where = append(where, "(updated_at < ? OR (updated_at = ? AND pk < ?))")
-		params = append(params, ts, ts, pk)
 	}
-	// The inner query sorts keys only; the outer one reads the page's
-	// rows, so a long first message is never carried through the sort.
-	query := `SELECT s.pk, ` + infoCols + ` FROM (
-    SELECT pk FROM sessions WHERE ` + strings.Join(where, " AND ") + `
-    ORDER BY updated_at DESC, pk DESC LIMIT ?) AS p
-JOIN sessions s ON s.pk = p.pk
-ORDER BY s.updated_at DESC, s.pk DESC`
-	params = append(params, limit+1)
 	var page Page
-	var lastPK int64
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
-		page = Page{}
-		rows, err := tx.QueryContext(ctx, query, params...)
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
+		rows, err := tx.ListSessions(lq)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var pk int64
-			in, err := scanInfo(rows, &pk)
-			if err != nil {
-				return err
-			}
-			if len(page.Sessions) == limit {
-				page.Next = encodeCursor(page.Sessions[limit-1].UpdatedAt, lastPK)
+		page = Page{}
+		if len(rows) > 0 {
+			page.Sessions = make([]SessionInfo, 0, min(len(rows), limit))
+		}
+		for i, r := range rows {
+			if i == limit {
+				page.Next = encodeCursor(page.Sessions[limit-1].UpdatedAt, rows[limit-1].Key)
 				break
 			}
-			page.Sessions = append(page.Sessions, in)
-			lastPK = pk
+			page.Sessions = append(page.Sessions, r.Info)
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return Page{}, fmt.Errorf("list sessions: %w", err)
@@ -352,10 +271,6 @@ func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionIn
 	}
 }
 
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 // A cursor is the last row's updated_at and key, base64url encoded: the
 // key breaks ties between sessions updated at the same instant.
 func encodeCursor(updatedAt string, pk int64) string {
@@ -381,7 +296,7 @@ func decodeCursor(c string) (string, int64, error) {
 // again is not an error. It returns how many sessions it deleted.
 func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	var n int
-	err := s.db.Update(ctx, func(tx *engine.Tx) error {
+	err := s.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
 		n = 0
 		seen := map[string]bool{}
 		for _, id := range ids {
@@ -416,7 +331,7 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // pending, see [Store.Index]), and, for entries drawn at random up to a
 // bounded number of index lookups (about a second in a store of 430,000
 // entries), one with as many tokens as the entry's text gives and holding
-// its text's trigrams (see indexcheck.go: a small store is
+// its text's trigrams (see engine/indexcheck.go: a small store is
 // compared whole, a large one in part). Problems match
 // sessiontree.ErrCorrupt; one of an entry is a *sessiontree.CorruptError
 // naming it, wrapped with its session's id. Entries of
@@ -430,43 +345,5 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // which Check ran itself before, rolled back; SQLite 3.44 and later run
 // the same check, rank 0, from integrity_check, without writing.)
 func (s *Store) Check(ctx context.Context, id string) error {
-	if err := s.db.Check(ctx, id); err != nil {
-		return err
-	}
-	var lo, hi int64 = 0, 1<<63 - 1
-	if id != "" {
-		st, err := s.db.OpenSession(ctx, id)
-		if err != nil {
-			return fmt.Errorf("check: %w", err)
-		}
-		lo, hi = st.Key()<<32, st.Key()<<32|0xffffffff
-	}
-	var unlisted int64
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
-		if err := checkIndexText(ctx, tx, lo, hi); err != nil {
-			return err
-		}
-		// search_pending must list exactly the sessions the index lags
-		// behind, or a search would miss the entries of one left out.
-		return tx.GetContext(ctx, &unlisted, `SELECT count(*) FROM sessions s
-WHERE s.pk BETWEEN ? AND ? AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`,
-			lo>>32, hi>>32)
-	})
-	if err != nil {
-		return fmt.Errorf("check search index: %w", err)
-	}
-	if unlisted != 0 {
-		return fmt.Errorf("check search index: %w", &sessiontree.CorruptError{
-			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)})
-	}
-	return nil
-}
-
-// notFoundOr turns sql.ErrNoRows from a lookup of session id into a
-// SessionNotFoundError.
-func notFoundOr(err error, id string) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return &engine.SessionNotFoundError{ID: id}
-	}
-	return err
+	return s.d.Check(ctx, id)
 }

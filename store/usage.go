@@ -14,5 +14,5 @@ import (
 // session and day, never the entries, so it costs the same whatever the
 // sessions' length. A query it refuses matches sessiontree.ErrBadUsageQuery.
 func (s *Store) Usage(ctx context.Context, q sessiontree.UsageQuery) (sessiontree.UsageReport, error) {
-	return s.db.Usage(ctx, q)
+	return s.d.Usage(ctx, q)
 }

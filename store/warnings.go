@@ -2,15 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // Warning is something [Store.Warnings] notices about a session that is
@@ -46,61 +40,21 @@ func (w Warning) Where() string {
 // of what the command line's check prints. It reads the entries index by
 // type, not the entries.
 func (s *Store) Warnings(ctx context.Context, id string) ([]Warning, error) {
-	var out []Warning
-	err := s.db.View(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		out, err = unknownTypeWarnings(ctx, tx, id)
+	var rows []sessiontree.UnknownTypeRow
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		rows, err = tx.UnknownTypes(id, sessiontree.EntryTypes)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("warnings: %w", err)
 	}
-	return out, nil
-}
-
-// unknownTypeWarnings is Warnings in a read transaction. The known types
-// come from sessiontree.EntryTypes, their one owner; messages, most of a
-// log and never unknown, are left out first, as the index by type does.
-func unknownTypeWarnings(ctx context.Context, tx *sqlx.Tx, id string) ([]Warning, error) {
-	known := make([]any, 0, len(sessiontree.EntryTypes)+1)
-	for _, t := range sessiontree.EntryTypes {
-		known = append(known, string(t))
-	}
-	where := "s.deleting = 0"
-	if id != "" {
-		var pk int64
-		err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = ? AND deleting = 0`, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, &engine.SessionNotFoundError{ID: id}
-		}
-		if err != nil {
-			return nil, err
-		}
-		where = "e.session = ?"
-		known = append(known, pk)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT s.id, coalesce((SELECT min(path) FROM imports i WHERE i.session_id = s.id), ''),
-       e.type, count(*), min(e.seq)
-FROM entries e JOIN sessions s ON s.pk = e.session
-WHERE e.type <> 'message' AND e.type NOT IN (?`+strings.Repeat(",?", len(sessiontree.EntryTypes)-1)+`) AND `+where+`
-GROUP BY e.session, e.type
-ORDER BY e.session, min(e.seq)`, known...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []Warning
-	for rows.Next() {
-		var sid, file, typ string
-		var n, first int64
-		if err := rows.Scan(&sid, &file, &typ, &n, &first); err != nil {
-			return nil, err
-		}
-		if len(out) == 0 || out[len(out)-1].SessionID != sid {
-			out = append(out, Warning{SessionID: sid, File: file})
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].SessionID != r.SessionID {
+			out = append(out, Warning{SessionID: r.SessionID, File: r.File})
 		}
 		w := &out[len(out)-1]
-		w.Unknown = append(w.Unknown, sessiontree.TypeCount{Type: sessiontree.EntryType(typ), Count: int(n)})
+		w.Unknown = append(w.Unknown, sessiontree.TypeCount{Type: r.Type, Count: r.Count})
 	}
-	return out, rows.Err()
+	return out, nil
 }

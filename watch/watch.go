@@ -254,7 +254,7 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // run is the watcher's loop.
 func (w *watcher) run(ctx context.Context) error {
-	if err := w.s.DB().ReadOnly(); err != nil {
+	if err := w.s.Database().ReadOnly(); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	for _, r := range w.roots {

@@ -1,4 +1,4 @@
-package store
+package engine
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // occurs. It does not keep the text. FTS5 can compare itself with its
 // content ('integrity-check' with rank 1), but not with this content,
 // which it reads through statements that may not use the view's json_each
-// (schema.sql, Caveat). So [Store.Check] compares, in two steps:
+// (schema.sql, Caveat). So [Database.Check] compares, in two steps:
 //
 //   - every entry (the keys of the view's rows merged with the index's
 //     documents in key order): the index holds a document exactly for the
@@ -80,6 +80,40 @@ type indexChecker struct {
 	sample []int64
 	seen   int
 	rng    *rand.Rand
+}
+
+// checkSearchIndex compares the search index with the entries' text, of
+// session id (every session when id is ""), in one read transaction:
+// both steps of the comparison, then search_pending against the marks.
+func (db *DB) checkSearchIndex(ctx context.Context, id string) error {
+	var lo, hi int64 = 0, 1<<63 - 1
+	if id != "" {
+		st, err := db.OpenSession(ctx, id)
+		if err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		lo, hi = entryPK(st.pk, 0), entryPK(st.pk, 0xffffffff)
+	}
+	var unlisted int64
+	err := db.readView(ctx, func(t *Tx) error {
+		tx := t.tx
+		if err := checkIndexText(ctx, tx, lo, hi); err != nil {
+			return err
+		}
+		// search_pending must list exactly the sessions the index lags
+		// behind, or a search would miss the entries of one left out.
+		return tx.GetContext(ctx, &unlisted, `SELECT count(*) FROM sessions s
+WHERE s.pk BETWEEN ? AND ? AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`,
+			lo>>32, hi>>32)
+	})
+	if err != nil {
+		return fmt.Errorf("check search index: %w", err)
+	}
+	if unlisted != 0 {
+		return fmt.Errorf("check search index: %w", &sessiontree.CorruptError{
+			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)})
+	}
+	return nil
 }
 
 // checkIndexText runs both steps of the comparison in tx.
@@ -328,3 +362,6 @@ func varint(b []byte) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// quotePhrase quotes s as one FTS5 phrase.
+func quotePhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

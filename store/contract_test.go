@@ -1,0 +1,144 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// onlyContract hides the engine behind the contract: a store made with it
+// cannot reach *engine.DB, so every call it makes goes through
+// sessiontree.Database, as a store on another engine's would.
+type onlyContract struct{ sessiontree.Database }
+
+// TestStoreOnTheContract runs the store's operations on a database it
+// knows through sessiontree.Database alone, and checks what each returns.
+func TestStoreOnTheContract(t *testing.T) {
+	ctx := context.Background()
+	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "sessions.db"), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := store.New(onlyContract{engine.NewDatabase(db)})
+	defer s.Close()
+	if s.DB() != nil {
+		t.Fatalf("DB() = %v; want nil for a store on the contract alone", s.DB())
+	}
+	st, err := s.Create(ctx, store.CreateOptions{ID: "alpha-1", Cwd: "/w", Metadata: json.RawMessage(`{"k":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBuilder(t, st)
+	b.user("u1", "amber lantern glows")
+	b.label("l1", "u1", "start")
+	b.assistant("a1", "jade river flows")
+	mustCreate(t, s, store.CreateOptions{ID: "alpha-2", Cwd: "/v"})
+
+	if _, err := s.Resolve(ctx, "alpha"); !errors.Is(err, store.ErrAmbiguous) {
+		t.Errorf("Resolve(alpha) = %v; want ErrAmbiguous", err)
+	}
+	if id, err := s.Resolve(ctx, "alpha-1"); err != nil || id != "alpha-1" {
+		t.Errorf("Resolve(alpha-1) = %q, %v; want alpha-1", id, err)
+	}
+	if _, err := s.Info(ctx, "nope"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Info(nope) = %v; want ErrNotFound", err)
+	}
+	in, err := s.Info(ctx, "alpha-1")
+	if err != nil || in.Entries != 3 || in.Leaf != "a1" || string(in.Metadata) != `{"k":1}` {
+		t.Errorf("Info(alpha-1) = %+v, %v; want 3 entries, leaf a1, metadata {\"k\":1}", in, err)
+	}
+	page, err := s.List(ctx, store.ListOptions{Limit: 1})
+	if err != nil || len(page.Sessions) != 1 || page.Next == "" {
+		t.Fatalf("List(limit 1) = %+v, %v; want one session and a cursor", page, err)
+	}
+	rest, err := s.List(ctx, store.ListOptions{After: page.Next})
+	if err != nil || len(rest.Sessions) != 1 || rest.Sessions[0].ID == page.Sessions[0].ID || rest.Next != "" {
+		t.Errorf("List(after) = %+v, %v; want the other session, last page", rest, err)
+	}
+
+	res, err := s.Search(ctx, "lantern", store.SearchOptions{SessionID: "alpha-1"})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].EntryID != "u1" || !res.Hits[0].OnActiveBranch {
+		t.Errorf("Search(lantern) = %+v, %v; want u1 on the active branch", res, err)
+	}
+	b.user("u2", "copper kettle sings")
+	if _, err := s.Search(ctx, "kettle", store.SearchOptions{SessionID: "nope"}); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Search in a missing session = %v; want ErrNotFound", err)
+	}
+	if _, err := s.Search(ctx, `"unclosed`, store.SearchOptions{}); !errors.Is(err, store.ErrBadQuery) {
+		t.Errorf("Search(unclosed quote) = %v; want ErrBadQuery", err)
+	}
+
+	fork, err := s.Fork(ctx, "alpha-1", store.ForkOptions{ID: "fork-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ids(logOf(t, fork)), []string{"u1", "a1", "u2"}; !slices.Equal(got[:3], want) || len(got) != 4 {
+		t.Errorf("fork log = %v; want %v and one label entry", got, want)
+	}
+	var out bytes.Buffer
+	if err := s.Export(ctx, "alpha-1", &out, store.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(out.String(), "\n"); lines != 5 {
+		t.Errorf("Export wrote %d lines; want the header and 4 entries:\n%s", lines, out.String())
+	}
+	if err := s.Check(ctx, ""); err != nil {
+		t.Errorf("Check = %v", err)
+	}
+	if rep, err := s.Usage(ctx, sessiontree.UsageQuery{}); err != nil {
+		t.Errorf("Usage = %+v, %v", rep, err)
+	}
+	if w, err := s.Warnings(ctx, ""); err != nil || len(w) != 0 {
+		t.Errorf("Warnings = %v, %v; want none", w, err)
+	}
+	if n, err := s.Delete(ctx, "alpha-2", "fork-1", "nope"); err != nil || n != 2 {
+		t.Errorf("Delete = %d, %v; want 2", n, err)
+	}
+	// Import still needs the SQLite engine: it refuses, before writing.
+	if _, err := s.Import(ctx, []string{filepath.Join(t.TempDir(), "x.jsonl")}, store.ImportOptions{}); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Import on the contract alone = %v; want errors.ErrUnsupported", err)
+	}
+}
+
+// TestWriteIndexChunkStale writes a chunk of the search index twice: the
+// second finds its sessions' marks moved and writes nothing, with an
+// error matching sessiontree.ErrConflict.
+func TestWriteIndexChunkStale(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
+	b.user("u1", "amber lantern glows")
+	b.user("u2", "jade river flows")
+	d := s.Database()
+	var c sessiontree.IndexChunk
+	err := d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		c, err = tx.NextIndexChunk(1000, 1<<20)
+		return err
+	})
+	if err != nil || c.Entries != 2 || c.More || len(c.Spans) != 1 {
+		t.Fatalf("NextIndexChunk = %+v, %v; want 2 entries of one session", c, err)
+	}
+	write := func() error {
+		return d.Update(ctx, func(tx sessiontree.DatabaseTx) error { return tx.WriteIndexChunk(c) })
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("WriteIndexChunk again = %v; want ErrConflict", err)
+	}
+	var backlog int64
+	if err := d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) { backlog, err = tx.IndexBacklog(); return err }); err != nil || backlog != 0 {
+		t.Errorf("IndexBacklog = %d, %v; want 0", backlog, err)
+	}
+	mustCheck(t, s, "")
+}
