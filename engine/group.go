@@ -47,6 +47,10 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*appendReq
 	leading bool // a group is running, or its leader is about to take the queue
+
+	// beforeCommit, a test seam, runs in the group's transaction after
+	// its appends, before its commit.
+	beforeCommit func(w q) error
 }
 
 // take removes and returns the requests queued.
@@ -101,7 +105,10 @@ func (db *DB) lead(self *appendReq) {
 	// append (checked in runGroup), not the others'.
 	err := db.update(context.WithoutCancel(self.ctx), true, func(w q) error {
 		group = append(group, db.group.take()...)
-		return runGroup(w, group)
+		if err := runGroup(w, group); err != nil || db.group.beforeCommit == nil {
+			return err
+		}
+		return db.group.beforeCommit(w)
 	})
 	if len(group) == 0 {
 		// The transaction did not begin (a closed or read-only database,
