@@ -111,6 +111,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if err := r.runCorpus(ctx); err != nil {
 		return err
 	}
+	if err := r.runFleet(ctx); err != nil {
+		return err
+	}
 	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {
 		rep.Datasets = append(rep.Datasets, r.lastDataset)
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// CorpusMaxEntries is the largest corpus session; sizes are
 	// log-uniform from 2 up to it, so most sessions are short.
 	CorpusMaxEntries int
+	// FleetWriters are the numbers of writers the fleet workload runs
+	// with, each a row (issue 17's targets are at 1 and 64); empty skips
+	// the workload.
+	FleetWriters []int
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -89,6 +93,7 @@ func DefaultOptions() Options {
 		ImportMaxSize:    10_000,
 		CorpusSessions:   10_000,
 		CorpusMaxEntries: 12,
+		FleetWriters:     []int{1, 8, 64},
 		Seed:             1,
 		Out:              "bench-out",
 		PiVersions:       []string{piDefaultVersion},
@@ -165,6 +170,11 @@ func (o Options) Validate() error {
 	if o.CorpusSessions > 0 && o.CorpusMaxEntries < 2 {
 		errs = append(errs, fmt.Errorf("corpus max entries %d: want >= 2", o.CorpusMaxEntries))
 	}
+	for _, g := range o.FleetWriters {
+		if g < 1 || g > 4096 {
+			errs = append(errs, fmt.Errorf("fleet writers %d: want 1 to 4096", g))
+		}
+	}
 	if o.ImportMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("import max size %d: want >= 0", o.ImportMaxSize))
 	}
@@ -200,6 +210,7 @@ func parseFlags(args []string) (Options, error) {
 	backends := fs.String("backends", "", "comma-separated backends (default all)")
 	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
 	corpusMax := fs.Int("corpus-max", 0, "largest corpus session, in entries (default 12, huge 200)")
+	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	seed := fs.Uint64("seed", 1, "generator seed")
@@ -250,6 +261,20 @@ func parseFlags(args []string) (Options, error) {
 	}
 	if *corpusMax != 0 {
 		o.CorpusMaxEntries = *corpusMax
+	}
+	switch *fleet {
+	case "":
+	case "none":
+		o.FleetWriters = nil
+	default:
+		o.FleetWriters = nil
+		for _, f := range splitList(*fleet) {
+			g, err := strconv.Atoi(f)
+			if err != nil {
+				return Options{}, fmt.Errorf("fleet writers %q: %w", f, err)
+			}
+			o.FleetWriters = append(o.FleetWriters, g)
+		}
 	}
 	if *runs != 0 {
 		o.Runs = *runs
