@@ -336,6 +336,11 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 // under the current leaf), in one transaction: all of them or, on error,
 // none. The guard in opts is checked once, against the leaf before the
 // first. It returns the stored entries; no drafts is a no-op.
+//
+// Concurrent calls, on any sessions of the DB, share one transaction
+// (see group.go) and return once it has committed; the failure of one
+// fails only that call. ctx is checked before the call's appends run, not
+// while it waits for the write lock or for its group to commit.
 func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opts sessiontree.AppendOptions) ([]sessiontree.Entry, error) {
 	for _, d := range drafts {
 		if d.Type == sessiontree.TypeLeaf {
