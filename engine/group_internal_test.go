@@ -255,7 +255,9 @@ func TestGroupOutlivesCancelledLeader(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _, leadErr = lead.Append(cctx, userDraft("lead"), sessiontree.AppendOptions{}) })
 	waitQueued(t, db, 1)
-	wg.Go(func() { _, otherErr = other.Append(context.Background(), userDraft("other"), sessiontree.AppendOptions{}) })
+	wg.Go(func() {
+		_, otherErr = other.Append(context.Background(), userDraft("other"), sessiontree.AppendOptions{})
+	})
 	waitQueued(t, db, 2)
 	cancel()
 	release()
