@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -83,7 +82,7 @@ func fleetCases(r *runner, ds *dataset) []benchCase {
 			}
 			writers[i] = sessiontree.NewSession(st, sessiontree.SessionOptions{})
 		}
-		return &prepared{rows: g * each, close: done, note: fmt.Sprintf("%d writers × %d appends", g, each),
+		return &prepared{rows: g * each, close: done, note: fmt.Sprintf("%d appends by each writer", each),
 			op: func(ctx context.Context) error { return runWriters(ctx, writers, each, ds.Appends) }}, nil
 	}}, {backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -99,22 +98,25 @@ func fleetCases(r *runner, ds *dataset) []benchCase {
 			done()
 			return nil, err
 		}
-		raw := make([][]byte, len(ds.Appends))
-		for i, d := range ds.Appends {
+		// The rows of one operation, given fresh ids each time.
+		rows := make([]sessiontree.Entry, g*each)
+		for i := range rows {
+			d := ds.Appends[i%len(ds.Appends)]
 			e, err := sessiontree.BuildEntry(d, "x", "", d.Timestamp)
 			if err != nil {
 				done()
 				return nil, err
 			}
-			raw[i] = e.Raw
+			rows[i] = e
 		}
 		n := 0
 		return &prepared{rows: g * each, close: done, note: "one transaction",
 			op: func(ctx context.Context) error {
-				return batchInsert(ctx, db, g*each, func() (string, []byte) {
+				for i := range rows {
 					n++
-					return fmt.Sprintf("f%08x", n), raw[n%len(raw)]
-				})
+					rows[i].ID = fmt.Sprintf("f%08x", n)
+				}
+				return floorInsertAll(ctx, db, rows)
 			}}, nil
 	}}}
 }
@@ -142,28 +144,6 @@ func runWriters(ctx context.Context, writers []*sessiontree.Session, each int, d
 		}
 	}
 	return nil
-}
-
-// batchInsert inserts n rows made by next into the floor's entries, in one
-// transaction.
-func batchInsert(ctx context.Context, db *sql.DB, n int, next func() (id string, raw []byte)) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, floorInsert)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for range n {
-		id, raw := next()
-		if _, err := stmt.ExecContext(ctx, id, nil, raw); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
 }
 
 // fleetTargets checks issue 17's fleet targets: ≥ 50,000 acknowledged
