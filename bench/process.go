@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +26,7 @@ import (
 // imported into a database, and each command runs as a fresh process,
 // Options.Runs times, the commands' order rotating each round. Times are
 // wall clock from the start of the process to its exit; RSS is the
-// process's peak (its rusage). The floor is the process start itself
+// process's peak (its rusage, see runProcessMode). The floor is the process start itself
 // (`sessiontree --help`); beside it, the engine's in-process resume and,
 // with -vs-pi, pi's own loader in its warm node process.
 
@@ -125,14 +127,22 @@ func runProcessMode(ctx context.Context, opts Options, stdout io.Writer, r *runn
 	rep := &ProcessReport{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command, Runs: opts.Runs,
 		Session: DatasetInfo{Name: ds.name(), Entries: len(ds.Entries), FileBytes: ds.FileBytes,
 			ActivePath: len(ds.ActivePath), ContextMessages: ds.ContextMessages}}
-	if rep.Results, err = timeCommands(ctx, bin, db, ds.Meta.ID, opts.Runs, r); err != nil {
+	s := processSession{file: ds.File, id: ds.Meta.ID, messages: ds.ContextMessages}
+	// A child's peak RSS starts at this process's (Linux carries the
+	// spawner's high-water mark across exec): let go of the dataset and
+	// give its memory back before the commands run (timeProcess resets
+	// the mark before each).
+	ds = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	if rep.Results, err = timeCommands(ctx, bin, db, s.id, opts.Runs, r); err != nil {
 		return err
 	}
-	if rep.InProcessResumeNs, err = inProcessResume(ctx, db, ds, opts.Runs); err != nil {
+	if rep.InProcessResumeNs, err = inProcessResume(ctx, db, s, opts.Runs); err != nil {
 		return err
 	}
 	if opts.VsPi && len(opts.PiVersions) > 0 {
-		if rep.PiNs, rep.Pi, err = piLoader(ctx, opts, ds, r); err != nil {
+		if rep.PiNs, rep.Pi, err = piLoader(ctx, opts, s, r); err != nil {
 			return err
 		}
 	}
@@ -157,6 +167,12 @@ func runProcessMode(ctx context.Context, opts Options, stdout io.Writer, r *runn
 	return nil
 }
 
+// processSession is what the whole-process mode keeps of its session.
+type processSession struct {
+	file, id string
+	messages int // in the context at the leaf
+}
+
 // runProcess runs the binary once and returns its stdout; a failure
 // carries its stderr.
 func runProcess(ctx context.Context, bin string, args ...string) ([]byte, error) {
@@ -170,6 +186,7 @@ func timeProcess(ctx context.Context, bin string, args ...string) ([]byte, int64
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	resetHWM()
 	if err := cmd.Run(); err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
@@ -234,7 +251,7 @@ func minMax(xs []float64) (lo, hi float64) {
 
 // inProcessResume is the median of runs resumes of the session in this
 // process with the database open: open the session and build its context.
-func inProcessResume(ctx context.Context, path string, ds *dataset, runs int) (float64, error) {
+func inProcessResume(ctx context.Context, path string, s processSession, runs int) (float64, error) {
 	db, err := engine.Open(ctx, path, engine.Options{})
 	if err != nil {
 		return 0, err
@@ -243,7 +260,7 @@ func inProcessResume(ctx context.Context, path string, ds *dataset, runs int) (f
 	var times []float64
 	for i := -1; i < runs; i++ {
 		start := time.Now()
-		st, err := db.OpenSession(ctx, ds.Meta.ID)
+		st, err := db.OpenSession(ctx, s.id)
 		if err != nil {
 			return 0, err
 		}
@@ -252,8 +269,8 @@ func inProcessResume(ctx context.Context, path string, ds *dataset, runs int) (f
 		if err != nil {
 			return 0, err
 		}
-		if len(c.Messages) != ds.ContextMessages {
-			return 0, fmt.Errorf("in-process resume: %d messages, want %d", len(c.Messages), ds.ContextMessages)
+		if len(c.Messages) != s.messages {
+			return 0, fmt.Errorf("in-process resume: %d messages, want %d", len(c.Messages), s.messages)
 		}
 		if i >= 0 {
 			times = append(times, float64(time.Since(start).Nanoseconds()))
@@ -264,7 +281,7 @@ func inProcessResume(ctx context.Context, path string, ds *dataset, runs int) (f
 
 // piLoader times the first release of opts.PiVersions resuming the
 // session file in its warm node process; 0 when node is missing.
-func piLoader(ctx context.Context, opts Options, ds *dataset, r *runner) (float64, string, error) {
+func piLoader(ctx context.Context, opts Options, s processSession, r *runner) (float64, string, error) {
 	pi, err := startPi(ctx, opts.PiCache, opts.PiVersions[0], true, r.progress)
 	if errors.Is(err, errNoNode) {
 		r.progress("-vs-pi: node or npm not found; skipping pi")
@@ -276,12 +293,12 @@ func piLoader(ctx context.Context, opts Options, ds *dataset, r *runner) (float6
 	defer pi.close()
 	var times []float64
 	for i := -1; i < min(opts.Runs, slowRuns); i++ {
-		rep, err := pi.call(piRequest{Op: "resume", File: ds.File, N: 1})
+		rep, err := pi.call(piRequest{Op: "resume", File: s.file, N: 1})
 		if err != nil {
 			return 0, "", err
 		}
-		if rep.Messages != ds.ContextMessages {
-			return 0, "", fmt.Errorf("pi %s's context has %d messages, ours %d", pi.version, rep.Messages, ds.ContextMessages)
+		if rep.Messages != s.messages {
+			return 0, "", fmt.Errorf("pi %s's context has %d messages, ours %d", pi.version, rep.Messages, s.messages)
 		}
 		if i >= 0 {
 			times = append(times, rep.NS)
