@@ -96,7 +96,7 @@ func (db *DB) lead(self *appendReq) {
 	defer func() {
 		if !done {
 			// A panic in the group: nobody may wait forever for it.
-			err := fmt.Errorf("append: the group's transaction panicked")
+			err := fmt.Errorf("%w: append: the group's transaction panicked", sessiontree.ErrStorage)
 			group = append(group, db.group.take()...)
 			db.finish(self, group, err)
 		}
