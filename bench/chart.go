@@ -22,7 +22,7 @@ import (
 func (rep *Report) writeCharts(dir string) error {
 	for _, wl := range workloads {
 		var shapes []string
-		for _, s := range append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus) {
+		for _, s := range append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus, ShapeFleet) {
 			if len(rep.sizesOf(wl.name, string(s))) > 0 {
 				shapes = append(shapes, string(s))
 			}
@@ -67,8 +67,11 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s · %s", workload, shape)
 	p.X.Label.Text = "session size (entries)"
-	if shape == string(ShapeCorpus) {
+	switch Shape(shape) {
+	case ShapeCorpus:
 		p.X.Label.Text = "corpus size (sessions)"
+	case ShapeFleet:
+		p.X.Label.Text = "writers"
 	}
 	p.Y.Label.Text = "time per operation"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}

@@ -61,6 +61,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		defer os.RemoveAll(r.dir)
 	}
 
+	if opts.Process {
+		return runProcessMode(ctx, opts, stdout, r)
+	}
 	rep := &Report{
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
@@ -109,6 +112,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		}
 	}
 	if err := r.runCorpus(ctx); err != nil {
+		return err
+	}
+	if err := r.runFleet(ctx); err != nil {
 		return err
 	}
 	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {

@@ -27,6 +27,7 @@ func TestQuick(t *testing.T) {
 		opts.CorpusSessions = 40
 		opts.Runs = 2
 		opts.MinRunTime = 0
+		opts.FleetWriters = []int{1, 4}
 	}
 	if raceEnabled {
 		opts.Sizes = []int{100}
@@ -80,6 +81,9 @@ func TestQuick(t *testing.T) {
 				bs = bs[:2]
 			}
 		}
+		if w.name == "fleet" {
+			bs = []string{backendFloor, backendEngine}
+		}
 		for _, b := range bs {
 			if !measured[w.name+"/"+b] {
 				t.Errorf("workload %s: no result for %s", w.name, b)
@@ -121,6 +125,8 @@ func TestOptionsValidate(t *testing.T) {
 		{"bad workload", func(o *Options) { o.Workloads = []string{"dance"} }, `unknown workload "dance"`},
 		{"bad backend", func(o *Options) { o.Backends = []string{"redis"} }, `unknown backend "redis"`},
 		{"zero runs", func(o *Options) { o.Runs = 0 }, "runs 0"},
+		{"no fleet writers", func(o *Options) { o.FleetWriters = []int{8, 0} }, "fleet writers 0"},
+		{"tiny process session", func(o *Options) { o.Process, o.ProcessSize = true, 10 }, "process session size 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()
@@ -152,6 +158,14 @@ func TestParseFlags(t *testing.T) {
 	}
 	if o := DefaultOptions(); len(o.BigShapes) != 1 || o.BigShapes[0] != ShapeCompacted {
 		t.Errorf("DefaultOptions().BigShapes = %v; want [compacted]", o.BigShapes)
+	}
+	if o, err := parseFlags([]string{"-fleet", "2,32", "-process", "-process-size", "10k"}); err != nil ||
+		len(o.FleetWriters) != 2 || o.FleetWriters[1] != 32 || !o.Process || o.ProcessSize != 10_000 {
+		t.Errorf("parseFlags(-fleet 2,32 -process -process-size 10k) = FleetWriters %v, Process %v, ProcessSize %d, %v",
+			o.FleetWriters, o.Process, o.ProcessSize, err)
+	}
+	if o, err := parseFlags([]string{"-fleet", "none"}); err != nil || o.FleetWriters != nil {
+		t.Errorf("parseFlags(-fleet none) = FleetWriters %v, %v; want none", o.FleetWriters, err)
 	}
 	if _, err := parseFlags([]string{"-sizes", "many"}); err == nil {
 		t.Error("parseFlags(-sizes many) = nil error; want one")

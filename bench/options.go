@@ -46,6 +46,19 @@ type Options struct {
 	// CorpusMaxEntries is the largest corpus session; sizes are
 	// log-uniform from 2 up to it, so most sessions are short.
 	CorpusMaxEntries int
+	// FleetWriters are the numbers of writers the fleet workload runs
+	// with, each a row (issue 17's targets are at 1 and 64); empty skips
+	// the workload.
+	FleetWriters []int
+	// Process selects the whole-process mode (process.go): the
+	// sessiontree binary's commands timed as fresh processes on a
+	// compacted session of ProcessSize entries, instead of the workloads.
+	Process bool
+	// ProcessSize is the session size of the whole-process mode.
+	ProcessSize int
+	// Binary is the sessiontree binary the whole-process mode runs; empty
+	// means one built from this checkout.
+	Binary string
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -89,6 +102,8 @@ func DefaultOptions() Options {
 		ImportMaxSize:    10_000,
 		CorpusSessions:   10_000,
 		CorpusMaxEntries: 12,
+		FleetWriters:     []int{1, 8, 64},
+		ProcessSize:      100_000,
 		Seed:             1,
 		Out:              "bench-out",
 		PiVersions:       []string{piDefaultVersion},
@@ -104,6 +119,7 @@ func QuickOptions() Options {
 	o.Runs = 3
 	o.MinRunTime = 2 * time.Millisecond
 	o.CorpusSessions = 300
+	o.ProcessSize = 1000
 	o.Quick = true
 	return o
 }
@@ -165,6 +181,14 @@ func (o Options) Validate() error {
 	if o.CorpusSessions > 0 && o.CorpusMaxEntries < 2 {
 		errs = append(errs, fmt.Errorf("corpus max entries %d: want >= 2", o.CorpusMaxEntries))
 	}
+	for _, g := range o.FleetWriters {
+		if g < 1 || g > 4096 {
+			errs = append(errs, fmt.Errorf("fleet writers %d: want 1 to 4096", g))
+		}
+	}
+	if o.Process && (o.ProcessSize < 100 || o.ProcessSize > 10_000_000) {
+		errs = append(errs, fmt.Errorf("process session size %d: want 100 to 10,000,000 entries", o.ProcessSize))
+	}
 	if o.ImportMaxSize < 0 {
 		errs = append(errs, fmt.Errorf("import max size %d: want >= 0", o.ImportMaxSize))
 	}
@@ -200,6 +224,10 @@ func parseFlags(args []string) (Options, error) {
 	backends := fs.String("backends", "", "comma-separated backends (default all)")
 	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
 	corpusMax := fs.Int("corpus-max", 0, "largest corpus session, in entries (default 12, huge 200)")
+	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
+	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on a compacted session (issue 17)")
+	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
+	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	seed := fs.Uint64("seed", 1, "generator seed")
@@ -250,6 +278,28 @@ func parseFlags(args []string) (Options, error) {
 	}
 	if *corpusMax != 0 {
 		o.CorpusMaxEntries = *corpusMax
+	}
+	switch *fleet {
+	case "":
+	case "none":
+		o.FleetWriters = nil
+	default:
+		o.FleetWriters = nil
+		for _, f := range splitList(*fleet) {
+			g, err := strconv.Atoi(f)
+			if err != nil {
+				return Options{}, fmt.Errorf("fleet writers %q: %w", f, err)
+			}
+			o.FleetWriters = append(o.FleetWriters, g)
+		}
+	}
+	o.Process, o.Binary = *process, *binary
+	if *processSize != "" {
+		n, err := parseSizes(*processSize)
+		if err != nil || len(n) != 1 {
+			return Options{}, fmt.Errorf("process size %q: want one size such as 100k", *processSize)
+		}
+		o.ProcessSize = n[0]
 	}
 	if *runs != 0 {
 		o.Runs = *runs

@@ -120,6 +120,9 @@ func (rep *Report) checkTargets() {
 
 	// Issue 5 (store).
 	rep.corpusTargets(add, notRun)
+
+	// Issue 17.
+	rep.fleetTargets(add, notRun)
 }
 
 // corpusTargets checks the store's targets on the corpus.

@@ -119,6 +119,11 @@ var workloads = []*workload{
 		cases:  storeImportCases,
 	},
 	{
+		name:  "fleet",
+		doc:   "Many agents, one database: G writers (the size column) each append to a session of their own in one engine database (WAL, synchronous=NORMAL), every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. The floor is a bare batch insert of as many rows in one transaction.",
+		cases: fleetCases,
+	},
+	{
 		name:       "store-index",
 		doc:        "Bring the search index up to date after store-import's import (Store.Index over every imported entry), as the command line's import does when it ends and any search does first.",
 		corpus:     true,

@@ -134,6 +134,8 @@ type DB struct {
 	rc   *connector     // makes the readers' connections
 	cp   *checkpointer  // see checkpoint.go
 
+	group groupCommit // concurrent appends share a transaction (group.go)
+
 	// ro is why the database is opened for reading only (readonly.go),
 	// nil when it is writable; then rmode says how it is read.
 	ro    *ReadOnlyError

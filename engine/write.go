@@ -251,18 +251,32 @@ func (s *Storage) write(ctx context.Context, opts sessiontree.AppendOptions, bou
 	}
 	return s.db.update(ctx, true, func(w q) error {
 		w.bounded = bounded
-		h, err := s.head(w)
+		h, err := s.begin(w, opts)
 		if err != nil {
-			return err
-		}
-		if err := sessiontree.CheckLeafGuard(opts, h.leafID); err != nil {
-			return err
-		}
-		if err := s.checkClaim(w); err != nil {
 			return err
 		}
 		return fn(w, h)
 	})
+}
+
+// begin returns the session's head in the write transaction w once the
+// checks every write makes before it writes hold: the session exists and
+// the guard in opts holds.
+func (s *Storage) begin(w q, opts sessiontree.AppendOptions) (head, error) {
+	h, err := s.head(w)
+	if err != nil {
+		return h, err
+	}
+	if err := sessiontree.CheckLeafGuard(opts, h.leafID); err != nil {
+		return h, err
+	}
+	// The writer must still hold the session (a claim's fence,
+	// engine/claim.go): checked inside the transaction before anything is
+	// written, so it fails only this write, also in a group (group.go).
+	if err := s.checkClaim(w); err != nil {
+		return h, err
+	}
+	return h, nil
 }
 
 // head returns the session's head in the write transaction w; a session
@@ -324,6 +338,11 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 // under the current leaf), in one transaction: all of them or, on error,
 // none. The guard in opts is checked once, against the leaf before the
 // first. It returns the stored entries; no drafts is a no-op.
+//
+// Concurrent calls, on any sessions of the DB, share one transaction
+// (see group.go) and return once it has committed; the failure of one
+// fails only that call. ctx is checked before the call's appends run, not
+// while it waits for the write lock or for its group to commit.
 func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opts sessiontree.AppendOptions) ([]sessiontree.Entry, error) {
 	for _, d := range drafts {
 		if d.Type == sessiontree.TypeLeaf {
@@ -333,27 +352,37 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 	if len(drafts) == 0 {
 		return []sessiontree.Entry{}, nil
 	}
-	now := s.now()
-	var out []sessiontree.Entry
-	err := s.write(ctx, opts, true, func(w q, h head) error {
-		out = make([]sessiontree.Entry, 0, len(drafts))
-		for _, d := range drafts {
-			if d.Timestamp == "" {
-				d.Timestamp = now
-			}
-			e, next, err := s.appendDraft(w, h, d)
-			if err != nil {
-				return err
-			}
-			out, h = append(out, e), next
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	r := &appendReq{ctx: ctx, s: s, drafts: drafts, opts: opts, now: s.now()}
+	s.db.appendGrouped(r)
+	if r.err != nil {
 		// No "append <type>" step here: as with the other backends, the
 		// caller says what it was appending (sessiontree.Session.Append,
 		// the command's append), and saying it here too doubled it.
-		return nil, translate(err)
+		return nil, translate(r.err)
+	}
+	return r.out, nil
+}
+
+// appendIn appends drafts, stamped with now when they have no time, in
+// the write transaction w (see AppendAll) and returns the stored entries.
+func (s *Storage) appendIn(w q, drafts []sessiontree.Draft, opts sessiontree.AppendOptions, now string) ([]sessiontree.Entry, error) {
+	h, err := s.begin(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sessiontree.Entry, 0, len(drafts))
+	for _, d := range drafts {
+		if d.Timestamp == "" {
+			d.Timestamp = now
+		}
+		e, next, err := s.appendDraft(w, h, d)
+		if err != nil {
+			return nil, err
+		}
+		out, h = append(out, e), next
 	}
 	return out, nil
 }

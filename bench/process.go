@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// Whole-process mode (-process, issue 17): what a person or a harness
+// actually runs. The sessiontree binary is built (or -sessiontree names
+// one), a compacted session of Options.ProcessSize entries is generated and
+// imported into a database, and each command runs as a fresh process,
+// Options.Runs times, the commands' order rotating each round. Times are
+// wall clock from the start of the process to its exit; RSS is the
+// process's peak (its rusage, see runProcessMode). The floor is the process start itself
+// (`sessiontree --help`); beside it, the engine's in-process resume and,
+// with -vs-pi, pi's own loader in its warm node process.
+
+// processCommand is one command line timed as a whole process.
+type processCommand struct {
+	name string
+	args func(db, session string) []string
+	// after runs, untimed, after each run with its stdout (a fork's new
+	// session is deleted again).
+	after func(ctx context.Context, bin, db string, stdout []byte) error
+	// limitNs is issue 17's bound on its median; 0 for none.
+	limitNs float64
+	target  string
+}
+
+// processFloor is the row of the process-start floor.
+const processFloor = "--help"
+
+var processCommands = []processCommand{
+	{name: processFloor, args: func(db, _ string) []string { return []string{"--db", db, "--help"} }},
+	{name: "context --json", args: func(db, s string) []string { return []string{"--db", db, "context", s, "--json"} }},
+	{name: "info", args: func(db, s string) []string { return []string{"--db", db, "info", s} },
+		limitNs: 10e6, target: "`info` ≤ 10 ms whatever the session size"},
+	{name: "info --json", args: func(db, s string) []string { return []string{"--db", db, "info", s, "--json"} },
+		limitNs: 10e6, target: "`info --json` ≤ 10 ms whatever the session size"},
+	{name: "tree", args: func(db, s string) []string { return []string{"--db", db, "tree", s} },
+		limitNs: 50e6, target: "`tree` (folded) ≤ 50 ms"},
+	{name: "check SESSION", args: func(db, s string) []string { return []string{"--db", db, "check", s} },
+		limitNs: 1e9, target: "`check SESSION` ≤ 1 s"},
+	{name: "fork --tree", args: func(db, s string) []string { return []string{"--db", db, "fork", s, "--tree"} },
+		after: func(ctx context.Context, bin, db string, stdout []byte) error {
+			id := strings.TrimSpace(string(stdout))
+			if id == "" {
+				return errors.New("fork printed no session id")
+			}
+			_, err := runProcess(ctx, bin, "--db", db, "rm", "--yes", id)
+			return err
+		},
+		limitNs: 1e9, target: "`fork --tree` ≤ 1 s"},
+}
+
+// ProcessResult is one command's whole-process measurement.
+type ProcessResult struct {
+	// Command is the command line after `sessiontree --db DB`.
+	Command string `json:"command"`
+	// RunsNs are the wall times of each run, in run order.
+	RunsNs []float64 `json:"runsNs"`
+	// MedianNs, MinNs and MaxNs summarize RunsNs.
+	MedianNs float64 `json:"medianNs"`
+	MinNs    float64 `json:"minNs"`
+	MaxNs    float64 `json:"maxNs"`
+	// MaxRSS is the largest peak RSS of the runs, in bytes.
+	MaxRSS int64 `json:"maxRSSBytes"`
+}
+
+// ProcessReport is the whole-process mode's output.
+type ProcessReport struct {
+	Date    string          `json:"date"`
+	Command string          `json:"command"`
+	Session DatasetInfo     `json:"session"`
+	Runs    int             `json:"runs"`
+	Results []ProcessResult `json:"results"`
+	// InProcessResumeNs is the engine's resume in this process (open the
+	// session, build its context) with the database open: the floor
+	// `context --json` adds its process start to.
+	InProcessResumeNs float64 `json:"inProcessResumeNs"`
+	// PiNs is pi's loader (open + buildSessionContext) in its warm node
+	// process, 0 when not measured; Pi names the release.
+	PiNs    float64  `json:"piNs,omitempty"`
+	Pi      string   `json:"pi,omitempty"`
+	Targets []Target `json:"targets"`
+}
+
+// runProcessMode is the whole program in -process mode.
+func runProcessMode(ctx context.Context, opts Options, stdout io.Writer, r *runner) error {
+	bin := opts.Binary
+	if bin == "" {
+		bin = filepath.Join(r.dir, "sessiontree")
+		r.progress("building the sessiontree binary")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/sessiontree/sessiontree/cmd/sessiontree")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build sessiontree: %w\n%s", err, out)
+		}
+	}
+	ds, err := generate(opts.Seed, ShapeCompacted, opts.ProcessSize, filepath.Join(r.dir, "sessions"))
+	if err != nil {
+		return err
+	}
+	if err := ds.reference(ctx); err != nil {
+		return err
+	}
+	db := filepath.Join(r.dir, "process.db")
+	t0 := time.Now()
+	if _, err := runProcess(ctx, bin, "--db", db, "import", ds.File); err != nil {
+		return fmt.Errorf("import %s: %w", ds.File, err)
+	}
+	r.progress("generated and imported %s: %d entries, %s (import %v)", ds.name(), len(ds.Entries), fmtBytes(ds.FileBytes), time.Since(t0).Round(time.Millisecond))
+	rep := &ProcessReport{Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command, Runs: opts.Runs,
+		Session: DatasetInfo{Name: ds.name(), Entries: len(ds.Entries), FileBytes: ds.FileBytes,
+			ActivePath: len(ds.ActivePath), ContextMessages: ds.ContextMessages}}
+	s := processSession{file: ds.File, id: ds.Meta.ID, messages: ds.ContextMessages}
+	// A child's peak RSS starts at this process's (Linux carries the
+	// spawner's high-water mark across exec): let go of the dataset and
+	// give its memory back before the commands run (timeProcess resets
+	// the mark before each).
+	ds = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+	if rep.Results, err = timeCommands(ctx, bin, db, s.id, opts.Runs, r); err != nil {
+		return err
+	}
+	if rep.InProcessResumeNs, err = inProcessResume(ctx, db, s, opts.Runs); err != nil {
+		return err
+	}
+	if opts.VsPi && len(opts.PiVersions) > 0 {
+		if rep.PiNs, rep.Pi, err = piLoader(ctx, opts, s, r); err != nil {
+			return err
+		}
+	}
+	rep.checkTargets()
+	rep.writeMarkdown(stdout)
+	if opts.Out != "" {
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return err
+		}
+		var md bytes.Buffer
+		rep.writeMarkdown(&md)
+		js, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(os.WriteFile(filepath.Join(opts.Out, "process.md"), md.Bytes(), 0o644),
+			os.WriteFile(filepath.Join(opts.Out, "process.json"), js, 0o644)); err != nil {
+			return err
+		}
+		r.progress("wrote %s/process.json and process.md", opts.Out)
+	}
+	return nil
+}
+
+// processSession is what the whole-process mode keeps of its session.
+type processSession struct {
+	file, id string
+	messages int // in the context at the leaf
+}
+
+// runProcess runs the binary once and returns its stdout; a failure
+// carries its stderr.
+func runProcess(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	out, _, err := timeProcess(ctx, bin, args...)
+	return out, err
+}
+
+// timeProcess runs the binary once and returns its stdout and its peak
+// RSS; the caller times it.
+func timeProcess(ctx context.Context, bin string, args ...string) ([]byte, int64, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	resetHWM()
+	if err := cmd.Run(); err != nil {
+		return nil, 0, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // KiB on Linux
+	}
+	return out.Bytes(), rss, nil
+}
+
+// timeCommands runs every command once untimed (to warm the page cache),
+// then runs rounds, each command once per round, the order rotating.
+func timeCommands(ctx context.Context, bin, db, session string, runs int, r *runner) ([]ProcessResult, error) {
+	n := len(processCommands)
+	res := make([]ProcessResult, n)
+	for round := -1; round < runs; round++ {
+		for i := range n {
+			k := (i + max(round, 0)) % n
+			c := processCommands[k]
+			start := time.Now()
+			out, rss, err := timeProcess(ctx, bin, c.args(db, session)...)
+			d := time.Since(start)
+			if err != nil {
+				return nil, err
+			}
+			if c.after != nil {
+				if err := c.after(ctx, bin, db, out); err != nil {
+					return nil, err
+				}
+			}
+			if round < 0 {
+				continue // warm-up
+			}
+			res[k].RunsNs = append(res[k].RunsNs, float64(d.Nanoseconds()))
+			res[k].MaxRSS = max(res[k].MaxRSS, rss)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for k, c := range processCommands {
+		p := &res[k]
+		p.Command = c.name
+		p.MedianNs = median(p.RunsNs)
+		p.MinNs, p.MaxNs = minMax(p.RunsNs)
+		r.progress("  %-16s %s (RSS %s)", c.name, fmtDuration(p.MedianNs), fmtBytes(p.MaxRSS))
+	}
+	return res, nil
+}
+
+func minMax(xs []float64) (lo, hi float64) {
+	for i, x := range xs {
+		if i == 0 || x < lo {
+			lo = x
+		}
+		if i == 0 || x > hi {
+			hi = x
+		}
+	}
+	return lo, hi
+}
+
+// inProcessResume is the median of runs resumes of the session in this
+// process with the database open: open the session and build its context.
+func inProcessResume(ctx context.Context, path string, s processSession, runs int) (float64, error) {
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var times []float64
+	for i := -1; i < runs; i++ {
+		start := time.Now()
+		st, err := db.OpenSession(ctx, s.id)
+		if err != nil {
+			return 0, err
+		}
+		c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(ctx, sessiontree.ContextOptions{})
+		st.Close()
+		if err != nil {
+			return 0, err
+		}
+		if len(c.Messages) != s.messages {
+			return 0, fmt.Errorf("in-process resume: %d messages, want %d", len(c.Messages), s.messages)
+		}
+		if i >= 0 {
+			times = append(times, float64(time.Since(start).Nanoseconds()))
+		}
+	}
+	return median(times), nil
+}
+
+// piLoader times the first release of opts.PiVersions resuming the
+// session file in its warm node process; 0 when node is missing.
+func piLoader(ctx context.Context, opts Options, s processSession, r *runner) (float64, string, error) {
+	pi, err := startPi(ctx, opts.PiCache, opts.PiVersions[0], true, r.progress)
+	if errors.Is(err, errNoNode) {
+		r.progress("-vs-pi: node or npm not found; skipping pi")
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	defer pi.close()
+	var times []float64
+	for i := -1; i < min(opts.Runs, slowRuns); i++ {
+		rep, err := pi.call(piRequest{Op: "resume", File: s.file, N: 1})
+		if err != nil {
+			return 0, "", err
+		}
+		if rep.Messages != s.messages {
+			return 0, "", fmt.Errorf("pi %s's context has %d messages, ours %d", pi.version, rep.Messages, s.messages)
+		}
+		if i >= 0 {
+			times = append(times, rep.NS)
+		}
+	}
+	return median(times), pi.backend, nil
+}
+
+func (rep *ProcessReport) find(name string) *ProcessResult {
+	for i := range rep.Results {
+		if rep.Results[i].Command == name {
+			return &rep.Results[i]
+		}
+	}
+	return nil
+}
+
+// checkTargets evaluates issue 17's whole-process targets (item 1).
+func (rep *ProcessReport) checkTargets() {
+	add := func(target, measured, v string) { rep.Targets = append(rep.Targets, Target{target, measured, v}) }
+	at := ""
+	if rep.Session.Entries != targetSize {
+		at = fmt.Sprintf(" (at %s; the target is for %s)", sizeLabel(rep.Session.Entries), sizeLabel(targetSize))
+	}
+	ctxRes, floor := rep.find("context --json"), rep.find(processFloor)
+	const piTarget = "whole-process `context --json` ≥ 150× faster than pi 1.6.0's loader"
+	if rep.PiNs > 0 {
+		x := rep.PiNs / ctxRes.MedianNs
+		add(piTarget, fmt.Sprintf("%s vs %s %s: %s%s", fmtDuration(ctxRes.MedianNs), rep.Pi, fmtDuration(rep.PiNs), fmtRatio(x), at), verdict(x >= 150))
+	} else {
+		add(piTarget, "pi not measured (run with -vs-pi)", verdictNotRun)
+	}
+	bound := floor.MedianNs + rep.InProcessResumeNs
+	x := ctxRes.MedianNs / bound
+	add("whole-process `context --json` within 1.5× of the process start plus the in-process resume",
+		fmt.Sprintf("%s vs %s + %s: %s%s", fmtDuration(ctxRes.MedianNs), fmtDuration(floor.MedianNs), fmtDuration(rep.InProcessResumeNs), fmtRatio(x), at),
+		verdict(x <= 1.5))
+	for _, c := range processCommands {
+		if c.target == "" {
+			continue
+		}
+		p := rep.find(c.name)
+		m := fmtDuration(p.MedianNs)
+		if p.MedianNs > c.limitNs {
+			m += fmt.Sprintf(", %s the bound", fmtRatio(p.MedianNs/c.limitNs))
+		}
+		add(c.target, m+at, verdict(p.MedianNs <= c.limitNs))
+	}
+}
+
+// writeMarkdown prints the whole-process table and the targets.
+func (rep *ProcessReport) writeMarkdown(w io.Writer) {
+	fmt.Fprintf(w, "# sessiontree whole-process benchmark\n\n%s, `%s`, %d runs per command, on %s (%d entries, %s, context %d messages).\n\n",
+		rep.Date, rep.Command, rep.Runs, rep.Session.Name, rep.Session.Entries, fmtBytes(rep.Session.FileBytes), rep.Session.ContextMessages)
+	fmt.Fprintln(w, "Wall time of a fresh process, start to exit: median, then the fastest and slowest run; ×start is the median over `sessiontree --help`'s; peak RSS is the largest of the runs.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| command | median | min–max | ×start | peak RSS |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|")
+	floor := rep.find(processFloor)
+	for _, p := range rep.Results {
+		fmt.Fprintf(w, "| `sessiontree %s` | %s | %s–%s | %s | %s |\n", p.Command, fmtDuration(p.MedianNs),
+			fmtDuration(p.MinNs), fmtDuration(p.MaxNs), fmtRatio(p.MedianNs/floor.MedianNs), fmtBytes(p.MaxRSS))
+	}
+	fmt.Fprintf(w, "| engine resume in process (database open) | %s | | | |\n", fmtDuration(rep.InProcessResumeNs))
+	if rep.PiNs > 0 {
+		fmt.Fprintf(w, "| %s loader (warm node process) | %s | | %s | |\n", rep.Pi, fmtDuration(rep.PiNs), fmtRatio(rep.PiNs/floor.MedianNs))
+	}
+	fmt.Fprintf(w, "\n## Targets (issue 17)\n\n| target | measured | verdict |\n|---|---|---|\n")
+	for _, t := range rep.Targets {
+		fmt.Fprintf(w, "| %s | %s | %s |\n", t.Target, t.Measured, t.Verdict)
+	}
+}

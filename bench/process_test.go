@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProcessMode runs the whole-process mode on a small session: every
+// command runs as a process and gets a time and an RSS, and every issue-17
+// target gets a verdict. It builds the binary, so not under -short.
+func TestProcessMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the sessiontree binary")
+	}
+	opts := QuickOptions()
+	opts.Process, opts.ProcessSize, opts.Runs = true, 200, 1
+	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
+	opts.Command = "go test ./bench -run TestProcessMode"
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := run(ctx, opts, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(opts.Out, "process.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep ProcessReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("process.json: %v", err)
+	}
+	if len(rep.Results) != len(processCommands) {
+		t.Fatalf("%d commands measured; want %d", len(rep.Results), len(processCommands))
+	}
+	for _, r := range rep.Results {
+		if r.MedianNs <= 0 || len(r.RunsNs) != 1 || r.MaxRSS <= 0 {
+			t.Errorf("%s: median %v over %d runs, RSS %d; want > 0 over 1, > 0", r.Command, r.MedianNs, len(r.RunsNs), r.MaxRSS)
+		}
+	}
+	if rep.InProcessResumeNs <= 0 {
+		t.Errorf("in-process resume %v; want > 0", rep.InProcessResumeNs)
+	}
+	for _, tg := range rep.Targets {
+		if tg.Verdict != verdictMet && tg.Verdict != verdictMissed && !strings.Contains(tg.Measured, "-vs-pi") {
+			t.Errorf("target %q: verdict %q (%s)", tg.Target, tg.Verdict, tg.Measured)
+		}
+	}
+	if len(rep.Targets) != 7 || !strings.Contains(stdout.String(), "## Targets (issue 17)") {
+		t.Errorf("%d targets, table:\n%s", len(rep.Targets), stdout.String())
+	}
+}
