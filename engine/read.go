@@ -333,7 +333,7 @@ func (s *Storage) path(ctx context.Context, from string, full bool) ([]sessiontr
 	}
 	var out []sessiontree.Entry
 	err := s.db.view(ctx, func(r q) (err error) {
-		out, err = s.readPath(r, from, full)
+		out, err = s.readPath(r, from, full, q.branchRange)
 		return err
 	})
 	if err != nil {
@@ -342,7 +342,13 @@ func (s *Storage) path(ctx context.Context, from string, full bool) ([]sessiontr
 	return out, nil
 }
 
-func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, error) {
+// rangeReader reads the entries of a session's branch rows at depths
+// lo..hi, appended to out.
+type rangeReader func(r q, out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, error)
+
+// readPath reads the path from entry from; an entry on the active branch
+// reads it through rng.
+func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sessiontree.Entry, error) {
 	var pk, depth, start int64
 	var onBranch bool
 	err := r.row(qEntryPlace, args(s.pk, from), &pk, &depth, &start, &onBranch)
@@ -357,7 +363,7 @@ func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, er
 		if full {
 			lo = 1
 		}
-		out, err := r.branchRange(make([]sessiontree.Entry, 0, depth-lo+1), s.pk, lo, depth)
+		out, err := rng(r, make([]sessiontree.Entry, 0, depth-lo+1), s.pk, lo, depth)
 		if err != nil {
 			return nil, err
 		}
