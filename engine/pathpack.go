@@ -43,12 +43,10 @@ const packRows = 256
 
 const recordSeparator = 0x1e
 
-// qBranchPacked reads the branch rows of session ?1 at depths ?2..?3. The
-// fields column is entryFields, which is NULL for a canonical row:
-// coalesce makes it the empty string, so that group_concat keeps one part
-// per row.
+// qBranchPacked reads the branch rows of session ?1 at depths ?2..?3; the
+// last column counts the canonical rows among them.
 const qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
-       coalesce(sum(coalesce(e.checksum, -1)), 0), group_concat(coalesce(` + entryFields + `, ''), char(30))
+       coalesce(sum(coalesce(e.checksum, -1)), 0), count(e.canonical)
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3`
 
@@ -74,28 +72,27 @@ func (r q) branchRange(out []sessiontree.Entry, session, lo, hi int64) ([]sessio
 // packedBranch appends the entries of the branch rows lo..hi to out, read
 // packed; false: read them row by row instead (out may hold part of them).
 func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, bool, error) {
-	var n, sum int64
-	var keyList, fieldList sql.NullString // NULL when there is no row
+	var n, sum, canonical int64
+	var keyList sql.NullString // NULL when there is no row
 	var raws []byte
-	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &fieldList); err != nil {
+	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &canonical); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_TOOBIG {
 			return out, false, nil
 		}
 		return nil, false, err
 	}
-	keys, fields := keyList.String, fieldList.String
-	sep := string(rune(recordSeparator))
-	if n != hi-lo+1 || strings.Count(keys, ",") != int(n-1) || strings.Count(fields, sep) != int(n-1) ||
-		bytes.Count(raws, []byte(sep)) != int(n-1) {
-		// A gap (the row query reports it), or a separator inside a value.
+	keys := keyList.String
+	if n != hi-lo+1 || canonical != n || strings.Count(keys, ",") != int(n-1) ||
+		bytes.Count(raws, []byte{recordSeparator}) != int(n-1) {
+		// A gap (the row query reports it), a row that is not canonical,
+		// or a separator inside a value.
 		return out, false, nil
 	}
 	start := len(out)
 	for range n {
-		var key, f string
+		var key string
 		var raw []byte
 		key, keys, _ = strings.Cut(keys, ",")
-		f, fields, _ = strings.Cut(fields, sep)
 		if j := bytes.IndexByte(raws, recordSeparator); j >= 0 {
 			raw, raws = raws[:j:j], raws[j+1:]
 		} else {
@@ -106,11 +103,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 			return out, false, nil
 		}
 		sum -= EntryChecksum(raw)
-		var fp *string
-		if f != "" {
-			fp = &f
-		}
-		e, err := scanFields(pk, raw, fp)
+		e, err := scanFields(pk, raw, true)
 		if err != nil || len(out) > start && e.ParentID != out[len(out)-1].ID {
 			return out, false, nil // the row query tells what is wrong
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // A/B benchmarks of the read path (issue 14): the engine's read of the
-// active path, the context and the log heads against the plain read (the
+// active path and the context against the plain read (the
 // four fields as four columns, one row per entry, scanned through
 // database/sql and through the engine's connection), and the statement
 // cache against none and against database/sql's prepared statements. Run
@@ -134,36 +134,6 @@ func BenchmarkReadPathAB(b *testing.B) {
 					}
 				})
 			}
-		}
-	}
-}
-
-// BenchmarkLogHeadsAB reads the log heads of the linear fixtures as the
-// engine does and as four plain columns.
-func BenchmarkLogHeadsAB(b *testing.B) {
-	fx := loadABFixtures(b)
-	db := openBench(b, fx.path)
-	ctx := context.Background()
-	for _, s := range fx.sessions {
-		st, err := db.OpenSession(ctx, s.id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, bc := range []struct {
-			name string
-			read func(context.Context) ([]sessiontree.Entry, error)
-		}{
-			{"engine", st.LogHeads},
-			{"plain", func(ctx context.Context) ([]sessiontree.Entry, error) { return engine.LogHeadsPlain(ctx, st) }},
-		} {
-			b.Run(s.name+"/read="+bc.name, func(b *testing.B) {
-				measureCPU(b)
-				for b.Loop() {
-					if _, err := bc.read(ctx); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
 		}
 	}
 }

@@ -23,8 +23,8 @@ const (
 	// PathEngine is the engine's own read (branchRange).
 	PathEngine PathRead = "engine"
 	// PathRows reads one row per entry through the engine's connection:
-	// key, JSON, checksum and the fields' NUL-joined text for a row that
-	// is not canonical (qBranchRange).
+	// key, JSON, checksum and canonical mark, the fields from the JSON
+	// (qBranchRange, the engine's fallback).
 	PathRows PathRead = "rows"
 	// PathPlain reads one row per entry through the engine's connection
 	// with the four fields as four columns.
@@ -191,40 +191,6 @@ func (p *sqlPath) read(ctx context.Context, s *Storage, from string, full bool) 
 		return nil, &sessiontree.CorruptError{EntryID: from, Reason: "materialized branch has gaps"}
 	}
 	return out, nil
-}
-
-// qLogHeadsPlain reads the log's common fields as four columns.
-const qLogHeadsPlain = `SELECT e.pk, e.type, e.id, coalesce(e.parent_id, ''), e.timestamp
-FROM entries e WHERE e.pk BETWEEN ?1 AND ?2 ORDER BY e.pk`
-
-// LogHeadsPlain is LogHeads reading the four fields as four columns.
-func LogHeadsPlain(ctx context.Context, s *Storage) ([]sessiontree.Entry, error) {
-	lo, hi := pkRange(s.pk)
-	var list []sessiontree.Entry
-	err := s.db.read(ctx, func(r q) error {
-		var n int64
-		if err := r.row(qEntryCount, args(s.pk), &n); err != nil {
-			return err
-		}
-		rows, err := r.rows(qLogHeadsPlain, lo, hi)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		list = make([]sessiontree.Entry, 0, n)
-		for rows.Next() {
-			var e sessiontree.Entry
-			var t string
-			if err := rows.Scan(&e.Seq, &t, &e.ID, &e.ParentID, &e.Timestamp); err != nil {
-				return err
-			}
-			e.Seq &= 0xffffffff
-			e.Type = sessiontree.EntryType(t)
-			list = append(list, e)
-		}
-		return rows.Err()
-	})
-	return list, err
 }
 
 // SetStmtCache turns the connections' statement cache on or off.
