@@ -171,6 +171,22 @@ func (c *conn) dataVersion() (uint32, bool) {
 // stmt returns the prepared statement for query. A statement whose rows
 // are still open is not shared: the caller gets a fresh one that its rows
 // close (oneOff), as it does when the connector keeps no statements.
+//
+// The cache is kept because it pays, measured in one run against preparing
+// every statement (what modernc does for a statement run without one)
+// and, for the reads, against database/sql's own prepared statements
+// through sqlx (BenchmarkStmtCacheAB, CPU per operation, median of 8;
+// issue 14):
+//
+//	                         cache    no cache   database/sql (sqlx)
+//	append (one entry)       121µs     229µs     -
+//	entry by id              18.2µs    27.8µs    21.3µs
+//	context (201 entries)    746µs     822µs     1157µs (plain columns)
+//
+// It holds one statement per query text the engine runs, a fixed set
+// (queries.go and a few more), so it needs no bound; it lives and dies
+// with its connection, and a statement never depends on data, so no write
+// makes it stale.
 func (c *conn) stmt(ctx context.Context, query string) (s *cachedStmt, oneOff bool, err error) {
 	cs, ok := c.stmts[query]
 	if ok && !cs.busy && !c.noCache.Load() {

@@ -3,7 +3,7 @@ package engine
 import "strings"
 
 // The SQL the engine runs. Each connection prepares a statement the first
-// time it runs it and keeps it (see conn). All values are bound
+// time it runs it and keeps it (see conn.stmt, which says what that buys). All values are bound
 // parameters; the statements of the hot paths number them by position
 // (plain ?), which the driver binds without looking up names.
 
