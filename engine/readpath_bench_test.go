@@ -101,14 +101,7 @@ func BenchmarkReadPathAB(b *testing.B) {
 	db := openBench(b, fx.path)
 	ctx := context.Background()
 	for _, s := range fx.sessions {
-		st, err := db.OpenSession(ctx, s.id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		leaf, err := st.Leaf(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
+		st, leaf := openAtLeaf(b, db, s.id)
 		for _, op := range []string{"path", "context"} {
 			for _, how := range []engine.PathRead{engine.PathEngine, engine.PathRows, engine.PathPlain, engine.PathSQL} {
 				b.Run(fmt.Sprintf("%s/op=%s/read=%s", s.name, op, how), func(b *testing.B) {
@@ -117,23 +110,47 @@ func BenchmarkReadPathAB(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer done()
-					sess := sessiontree.NewSession(via, sessiontree.SessionOptions{})
+					if op == "context" {
+						benchContext(b, via, s.msgs)
+						return
+					}
 					measureCPU(b)
 					for b.Loop() {
-						if op == "path" {
-							p, err := via.Path(ctx, leaf)
-							if err != nil || len(p) != s.path {
-								b.Fatal(len(p), err)
-							}
-							continue
-						}
-						c, err := sess.Context(ctx, sessiontree.ContextOptions{})
-						if err != nil || len(c.Messages) != s.msgs {
-							b.Fatal(len(c.Messages), err)
+						p, err := via.Path(ctx, leaf)
+						if err != nil || len(p) != s.path {
+							b.Fatal(len(p), err)
 						}
 					}
 				})
 			}
+		}
+	}
+}
+
+// openAtLeaf opens session id and reads its leaf.
+func openAtLeaf(b *testing.B, db *engine.DB, id string) (*engine.Storage, string) {
+	b.Helper()
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st, leaf
+}
+
+// benchContext builds the context at st's leaf, which has msgs messages.
+func benchContext(b *testing.B, st sessiontree.Storage, msgs int) {
+	ctx := context.Background()
+	sess := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	measureCPU(b)
+	for b.Loop() {
+		c, err := sess.Context(ctx, sessiontree.ContextOptions{})
+		if err != nil || len(c.Messages) != msgs {
+			b.Fatal(len(c.Messages), err)
 		}
 	}
 }
@@ -151,11 +168,10 @@ func BenchmarkStmtCacheAB(b *testing.B) {
 			s = x
 		}
 	}
-	for _, cache := range []string{"on", "off", "sql"} {
+	// Appends run only through the engine's connection: database/sql's
+	// side would be a second implementation of the append.
+	for _, cache := range []string{"on", "off"} {
 		b.Run("op=append/cache="+cache, func(b *testing.B) {
-			if cache == "sql" {
-				b.Skip("appends go through the engine's connection only") // TODO remove
-			}
 			db := openBench(b, filepath.Join(b.TempDir(), "append.db"))
 			engine.SetStmtCache(db, cache == "on")
 			st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/work/append"})
@@ -171,14 +187,7 @@ func BenchmarkStmtCacheAB(b *testing.B) {
 		})
 	}
 	db := openBench(b, fx.path)
-	st, err := db.OpenSession(ctx, s.id)
-	if err != nil {
-		b.Fatal(err)
-	}
-	leaf, err := st.Leaf(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
+	st, leaf := openAtLeaf(b, db, s.id)
 	for _, cache := range []string{"on", "off", "sql"} {
 		b.Run("op=context/cache="+cache, func(b *testing.B) {
 			engine.SetStmtCache(db, cache != "off")
@@ -191,14 +200,7 @@ func BenchmarkStmtCacheAB(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer done()
-			sess := sessiontree.NewSession(via, sessiontree.SessionOptions{})
-			measureCPU(b)
-			for b.Loop() {
-				c, err := sess.Context(ctx, sessiontree.ContextOptions{})
-				if err != nil || len(c.Messages) != s.msgs {
-					b.Fatal(len(c.Messages), err)
-				}
-			}
+			benchContext(b, via, s.msgs)
 		})
 	}
 	for _, cache := range []string{"on", "off", "sql"} {

@@ -39,8 +39,16 @@ const qBranchPlain = `SELECT e.pk, e.type, e.id, coalesce(e.parent_id, ''), e.ti
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
 
-// plainEntry makes an entry of the plain columns, checking its checksum.
-func plainEntry(pk int64, typ, id, parent, ts string, raw []byte, sum sql.NullInt64) (sessiontree.Entry, error) {
+// scanPlain reads an entry from a row of plain columns (qBranchPlain's),
+// checking its checksum.
+func scanPlain(r interface{ Scan(...any) error }) (sessiontree.Entry, error) {
+	var pk int64
+	var typ, id, parent, ts string
+	var raw []byte
+	var sum sql.NullInt64
+	if err := r.Scan(&pk, &typ, &id, &parent, &ts, &raw, &sum); err != nil {
+		return sessiontree.Entry{}, err
+	}
 	if reason := checksumProblem(raw, sum.Int64, sum.Valid); reason != "" {
 		return sessiontree.Entry{}, &checksumError{pk: pk, reason: reason}
 	}
@@ -56,14 +64,7 @@ func plainRange(r q, out []sessiontree.Entry, session, lo, hi int64) ([]sessiont
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var pk int64
-		var typ, id, parent, ts string
-		var raw []byte
-		var sum sql.NullInt64
-		if err := rows.Scan(&pk, &typ, &id, &parent, &ts, &raw, &sum); err != nil {
-			return nil, err
-		}
-		e, err := plainEntry(pk, typ, id, parent, ts, raw, sum)
+		e, err := scanPlain(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -171,14 +172,7 @@ func (p *sqlPath) read(ctx context.Context, s *Storage, from string, full bool) 
 	defer rows.Close()
 	out := make([]sessiontree.Entry, 0, depth-lo+1)
 	for rows.Next() {
-		var pk int64
-		var typ, id, parent, ts string
-		var raw []byte
-		var sum sql.NullInt64
-		if err := rows.Scan(&pk, &typ, &id, &parent, &ts, &raw, &sum); err != nil {
-			return nil, err
-		}
-		e, err := plainEntry(pk, typ, id, parent, ts, raw, sum)
+		e, err := scanPlain(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -209,14 +203,7 @@ FROM entries e WHERE e.session = ?1 AND e.id = ?2`
 		return nil, nil, err
 	}
 	read = func(ctx context.Context, id string) (sessiontree.Entry, error) {
-		var pk int64
-		var typ, eid, parent, ts string
-		var raw []byte
-		var sum sql.NullInt64
-		if err := stmt.QueryRowxContext(ctx, s.pk, id).Scan(&pk, &typ, &eid, &parent, &ts, &raw, &sum); err != nil {
-			return sessiontree.Entry{}, err
-		}
-		return plainEntry(pk, typ, eid, parent, ts, raw, sum)
+		return scanPlain(stmt.QueryRowxContext(ctx, s.pk, id))
 	}
 	return read, func() { stmt.Close() }, nil
 }
