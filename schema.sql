@@ -25,7 +25,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 14;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 16;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -148,9 +148,10 @@ CREATE INDEX sessions_by_cwd ON sessions (cwd);
 -- "parentId" and "timestamp", in that order, holding exactly what the
 -- columns hold (as the engine writes every entry it builds, and as pi
 -- writes its files): a reader then takes the four fields from the JSON it
--- reads anyway instead of four more columns, which halves the cost of
--- reading a long path. NULL (older rows, entries given in another shape)
--- means: read the columns.
+-- reads anyway instead of four more columns (engine/canonical.go has the
+-- measured gain). NULL (entries given in another shape; migration 16
+-- marked the older rows that are canonical) means: decode raw, which
+-- holds what the columns hold.
 --
 -- checksum (migration 11) is the CRC-32C of raw's bytes
 -- (engine.EntryChecksum), written with the row: SQLite's checks see

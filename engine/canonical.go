@@ -13,11 +13,19 @@ import (
 //	{"type":"message","id":"…","parentId":"…" or null,"timestamp":"…",…
 //
 // The entries column canonical marks the rows whose JSON reads so and
-// gives exactly the values the row's columns hold (migration 6), so that
-// a reader takes them from the JSON it fetches anyway. Whatever the rest
-// of the JSON holds (even the same names again) does not matter: the
-// columns are what the mark is checked against, when the row is written
-// and by Check.
+// gives exactly the values the row's columns hold (migrations 6 and 16),
+// so that a reader takes them from the JSON it fetches anyway. Whatever
+// the rest of the JSON holds (even the same names again) does not matter:
+// the columns are what the mark is checked against, when the row is
+// written and by Check. A row that is not canonical is read by decoding
+// its JSON, which holds what its columns do.
+//
+// What it buys, one row per entry, against the four fields as four
+// columns, in one run (BenchmarkReadPathAB, CPU per operation, median of
+// 8; issue 14): the active path of 10,000 entries 20.6ms against 32.6ms,
+// the context at 10,000 26.1ms against 41.2ms, at 100,000 412ms against
+// 599ms; and it is what lets the packed read (pathpack.go) carry only the
+// JSON texts.
 
 // entryHead is the four common fields of an entry.
 type entryHead struct {

@@ -23,8 +23,8 @@ func withoutRaw(log []sessiontree.Entry) []sessiontree.Entry {
 
 // TestLogHeads checks that the engine's narrow read of a session's heads
 // is its log without the JSON: for an empty session, a branched one with
-// a move of the leaf, and one whose ids hold a NUL (read from the log
-// instead).
+// a move of the leaf, and one whose ids hold a NUL (which once had its
+// own way of being read).
 func TestLogHeads(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})

@@ -18,10 +18,23 @@ import (
 // allocation per value: for a path of 10,000 entries the allocations
 // alone make the garbage collector a third of the read. So the path is
 // read packRows branch rows at a time as one row of aggregates, in the
-// branch's depth order: the keys, the JSON texts joined by a record
-// separator (0x1E, which valid JSON never holds unescaped) as one blob,
-// and the common fields of the rows that are not canonical (see
-// entryCols). Each entry's JSON is then a slice of the chunk's blob.
+// branch's depth order: the keys, and the JSON texts joined by a record
+// separator (0x1E, which valid JSON never holds unescaped) as one blob.
+// Each entry's JSON is then a slice of the chunk's blob, and its common
+// fields are read from the JSON's start (canonical.go): a chunk holding a
+// row that is not canonical is read row by row.
+//
+// What it buys, measured against the row read and the plain read in one
+// run (BenchmarkReadPathAB, CPU per operation, median of 8; issue 14):
+//
+//	                        packed   rows (canonical)  plain columns  database/sql plain
+//	active path, 10,000     16.7ms       20.6ms           32.6ms          38.3ms
+//	context,     10,000     21.6ms       26.1ms           41.2ms          39.8ms
+//	active path, 100,000     228ms        326ms            332ms           359ms
+//	context,     100,000     303ms        412ms            599ms           542ms
+//
+// (database/sql from an earlier run of the same benchmark, count 6.) A
+// compacted path of 200 entries is one chunk either way: within noise.
 //
 // The JSON texts are checked against their checksums through one more
 // aggregate, the sum of the chunk's checksums (a missing one counted as
@@ -31,10 +44,10 @@ import (
 //
 // The split is checked (as many separators as rows, less one, in each
 // column, and each entry the child of the one before it); when it does not
-// hold, as with a JSON text or a field holding the separator, or when the
-// chunk is too big for one SQLite value, the chunk is read row by row
-// instead. So is a chunk whose sum of checksums is not its JSON texts':
-// the row read, which checks each entry's, reports the entry.
+// hold, as with a JSON text holding the separator, or when the chunk is
+// too big for one SQLite value, the chunk is read row by row instead. So
+// is a chunk whose sum of checksums is not its JSON texts': the row read,
+// which checks each entry's, reports the entry.
 
 // packRows is how many branch rows one packed read takes: enough to make
 // the statement's own cost small, few enough that the chunk's blob stays
@@ -43,12 +56,10 @@ const packRows = 256
 
 const recordSeparator = 0x1e
 
-// qBranchPacked reads the branch rows of session ?1 at depths ?2..?3. The
-// fields column is entryFields, which is NULL for a canonical row:
-// coalesce makes it the empty string, so that group_concat keeps one part
-// per row.
+// qBranchPacked reads the branch rows of session ?1 at depths ?2..?3; the
+// last column counts the canonical rows among them.
 const qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
-       coalesce(sum(coalesce(e.checksum, -1)), 0), group_concat(coalesce(` + entryFields + `, ''), char(30))
+       coalesce(sum(coalesce(e.checksum, -1)), 0), count(e.canonical)
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3`
 
@@ -74,28 +85,27 @@ func (r q) branchRange(out []sessiontree.Entry, session, lo, hi int64) ([]sessio
 // packedBranch appends the entries of the branch rows lo..hi to out, read
 // packed; false: read them row by row instead (out may hold part of them).
 func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, bool, error) {
-	var n, sum int64
-	var keyList, fieldList sql.NullString // NULL when there is no row
+	var n, sum, canonical int64
+	var keyList sql.NullString // NULL when there is no row
 	var raws []byte
-	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &fieldList); err != nil {
+	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &canonical); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_TOOBIG {
 			return out, false, nil
 		}
 		return nil, false, err
 	}
-	keys, fields := keyList.String, fieldList.String
-	sep := string(rune(recordSeparator))
-	if n != hi-lo+1 || strings.Count(keys, ",") != int(n-1) || strings.Count(fields, sep) != int(n-1) ||
-		bytes.Count(raws, []byte(sep)) != int(n-1) {
-		// A gap (the row query reports it), or a separator inside a value.
+	keys := keyList.String
+	if n != hi-lo+1 || canonical != n || strings.Count(keys, ",") != int(n-1) ||
+		bytes.Count(raws, []byte{recordSeparator}) != int(n-1) {
+		// A gap (the row query reports it), a row that is not canonical,
+		// or a separator inside a value.
 		return out, false, nil
 	}
 	start := len(out)
 	for range n {
-		var key, f string
+		var key string
 		var raw []byte
 		key, keys, _ = strings.Cut(keys, ",")
-		f, fields, _ = strings.Cut(fields, sep)
 		if j := bytes.IndexByte(raws, recordSeparator); j >= 0 {
 			raw, raws = raws[:j:j], raws[j+1:]
 		} else {
@@ -106,11 +116,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 			return out, false, nil
 		}
 		sum -= EntryChecksum(raw)
-		var fp *string
-		if f != "" {
-			fp = &f
-		}
-		e, err := scanFields(pk, raw, fp)
+		e, err := scanFields(pk, raw, true)
 		if err != nil || len(out) > start && e.ParentID != out[len(out)-1].ID {
 			return out, false, nil // the row query tells what is wrong
 		}

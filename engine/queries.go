@@ -3,7 +3,7 @@ package engine
 import "strings"
 
 // The SQL the engine runs. Each connection prepares a statement the first
-// time it runs it and keeps it (see conn). All values are bound
+// time it runs it and keeps it (see conn.stmt, which says what that buys). All values are bound
 // parameters; the statements of the hot paths number them by position
 // (plain ?), which the driver binds without looking up names.
 
@@ -92,9 +92,8 @@ WHERE e.pk BETWEEN ?1 AND ?2 AND e.type = 'message' ORDER BY e.pk`
 	qLog = `SELECT ` + entryCols + ` FROM entries e
 WHERE e.pk > ?1 AND e.pk <= ?2 ORDER BY e.pk LIMIT ?3`
 	// qLogHeads reads the common fields of a session's entries, by its key
-	// range, without their JSON (Storage.LogHeads): in one text, as
-	// entryFields has them: one text per row costs less than four.
-	qLogHeads = `SELECT e.pk, e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp
+	// range, without their JSON (Storage.LogHeads).
+	qLogHeads = `SELECT e.pk, e.type, e.id, coalesce(e.parent_id, ''), e.timestamp
 FROM entries e WHERE e.pk BETWEEN ?1 AND ?2 ORDER BY e.pk`
 	qLastSeq = `SELECT seq FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk DESC LIMIT 1`
 
@@ -127,16 +126,12 @@ WHERE e.session = ?1 AND e.id = ?2`
 
 // entryCols are the columns an Entry is read from (see scanEntry): its key
 // (the seq is its low 32 bits), its JSON as a blob (which the driver hands
-// over without converting it to a string), the JSON's checksum, and, only
-// for a row that is not canonical, the four common fields in one
-// NUL-separated text (entryFields); a canonical row's JSON starts with
-// them. A path of thousands of rows costs mostly per column fetched.
-const entryCols = `e.pk, CAST(e.raw AS BLOB), e.checksum, ` + entryFields
-
-// entryFields is the last column of entryCols: the common fields of a row
-// that is not canonical, NULL for a canonical one.
-const entryFields = `CASE WHEN e.canonical = 1 THEN NULL
-    ELSE e.type || char(0) || e.id || char(0) || coalesce(e.parent_id, '') || char(0) || e.timestamp END`
+// over without converting it to a string), the JSON's checksum, and its
+// canonical mark (see canonical.go). The common fields come from the JSON:
+// a canonical row's starts with them, and any other row's holds what its
+// columns do (the row is refused when written otherwise). A path of
+// thousands of rows costs mostly per column fetched.
+const entryCols = `e.pk, CAST(e.raw AS BLOB), e.checksum, e.canonical`
 
 // walkStep computes, for entry e reached from walk row w, the columns of
 // DESIGN.md's compaction rule: seen (a compaction was met), keep (the

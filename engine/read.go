@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -120,9 +119,8 @@ func (s *Storage) taken(x q, id string, errp *error) bool {
 }
 
 // scanEntry reads an entry from the columns entryCols lists, found in
-// vals: the key, the JSON, its checksum, and the common fields' text or,
-// for a canonical row, NULL (the JSON starts with them). JSON that does
-// not match its checksum is a *checksumError (see q.entryError).
+// vals: the key, the JSON, its checksum and its canonical mark. JSON that
+// does not match its checksum is a *checksumError (see q.entryError).
 func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 	pk, ok0 := vals[0].(int64)
 	raw, ok1 := vals[1].([]byte)
@@ -133,48 +131,27 @@ func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 	if reason := checksumProblem(raw, sum, valid); reason != "" {
 		return sessiontree.Entry{}, &checksumError{pk: pk, reason: reason}
 	}
-	var head *string
-	if vals[3] != nil {
-		h, _ := vals[3].(string)
-		head = &h
-	}
-	return scanFields(pk, raw, head)
+	return scanFields(pk, raw, vals[3] != nil)
 }
 
-// scanFields reads an entry from its key, its JSON and, for a row that is
-// not canonical, the common fields' text (see entryCols).
-func scanFields(pk int64, raw []byte, fields *string) (sessiontree.Entry, error) {
-	var e sessiontree.Entry
-	e.Seq, e.Raw = pk&0xffffffff, raw
-	if fields == nil {
-		h, ok := canonicalHead(raw)
-		if !ok {
-			return e, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d is marked canonical but its JSON does not start with its fields", e.Seq)}
+// scanFields reads an entry from its key and its JSON: the common fields
+// from the JSON's start when the row is canonical, else by decoding it
+// (rare: JSON written in another order than pi's).
+func scanFields(pk int64, raw []byte, canonical bool) (sessiontree.Entry, error) {
+	seq := pk & 0xffffffff
+	if !canonical {
+		e, err := sessiontree.DecodeEntryOwned(raw) // raw is the driver's copy, ours
+		if err != nil {
+			return e, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d: stored JSON: %v", seq, err)}
 		}
-		e.Type, e.ID, e.ParentID, e.Timestamp = h.typ, h.id, h.parent, h.ts
+		e.Seq = seq
 		return e, nil
 	}
-	typ, id, parent, ts, ok := splitFields(*fields)
+	h, ok := canonicalHead(raw)
 	if !ok {
-		// A field holds a NUL itself: read them from the JSON instead.
-		d, err := sessiontree.DecodeEntry(raw)
-		if err != nil {
-			return e, &sessiontree.CorruptError{Reason: "stored JSON: " + err.Error()}
-		}
-		d.Seq = e.Seq
-		return d, nil
+		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d is marked canonical but its JSON does not start with its fields", seq)}
 	}
-	e.Type, e.ID, e.ParentID, e.Timestamp = sessiontree.EntryType(typ), id, parent, ts
-	return e, nil
-}
-
-// splitFields splits the NUL-separated text of entryFields; ok is false
-// when a field holds a NUL itself, so that the four cannot be told apart.
-func splitFields(text string) (typ, id, parent, ts string, ok bool) {
-	typ, rest, ok1 := strings.Cut(text, "\x00")
-	id, rest, ok2 := strings.Cut(rest, "\x00")
-	parent, ts, ok3 := strings.Cut(rest, "\x00")
-	return typ, id, parent, ts, ok1 && ok2 && ok3 && !strings.Contains(ts, "\x00")
+	return sessiontree.Entry{Seq: seq, Type: h.typ, ID: h.id, ParentID: h.parent, Timestamp: h.ts, Raw: raw}, nil
 }
 
 // entries runs a query of entry rows (see entryCols) and reads them; n,
@@ -333,7 +310,7 @@ func (s *Storage) path(ctx context.Context, from string, full bool) ([]sessiontr
 	}
 	var out []sessiontree.Entry
 	err := s.db.view(ctx, func(r q) (err error) {
-		out, err = s.readPath(r, from, full)
+		out, err = s.readPath(r, from, full, q.branchRange)
 		return err
 	})
 	if err != nil {
@@ -342,7 +319,13 @@ func (s *Storage) path(ctx context.Context, from string, full bool) ([]sessiontr
 	return out, nil
 }
 
-func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, error) {
+// rangeReader reads the entries of a session's branch rows at depths
+// lo..hi, appended to out.
+type rangeReader func(r q, out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, error)
+
+// readPath reads the path from entry from; an entry on the active branch
+// reads it through rng.
+func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sessiontree.Entry, error) {
 	var pk, depth, start int64
 	var onBranch bool
 	err := r.row(qEntryPlace, args(s.pk, from), &pk, &depth, &start, &onBranch)
@@ -357,7 +340,7 @@ func (s *Storage) readPath(r q, from string, full bool) ([]sessiontree.Entry, er
 		if full {
 			lo = 1
 		}
-		out, err := r.branchRange(make([]sessiontree.Entry, 0, depth-lo+1), s.pk, lo, depth)
+		out, err := rng(r, make([]sessiontree.Entry, 0, depth-lo+1), s.pk, lo, depth)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,163 @@
+package engine_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// TestReadShapes reads entries whose JSON starts with their fields (the
+// canonical shape, read from the JSON's start) and entries in other
+// shapes (decoded whole): fields in another order, escaped, or the shape
+// followed by the same names again, which the decoder takes instead. Every
+// read gives the fields the entry was appended with.
+func TestReadShapes(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	st := newSession(t, db)
+	raws := []string{
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"x"}}`,
+		`{"id":"a2","timestamp":"2026-03-01T10:00:01.000Z","parentId":"a1","type":"message","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"a\u0033","parentId":"a2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"dup","parentId":"a3","timestamp":"2026-03-01T10:00:03.000Z","id":"a4","message":{"role":"user","content":"x"}}`,
+		`{"type":"label","id":"a5","parentId":"a4","timestamp":"2026-03-01T10:00:04.000Z","targetId":"a1","label":"l"}`,
+	}
+	var want []sessiontree.Entry
+	for _, raw := range raws {
+		e, err := sessiontree.DecodeEntry([]byte(raw))
+		if err != nil {
+			t.Fatalf("DecodeEntry(%s): %v", raw, err)
+		}
+		want = append(want, e)
+	}
+	if err := st.AppendBatch(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		want[i].Seq = int64(i + 1)
+	}
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("Log (-want +got):\n%s", diff)
+	}
+	path, err := st.Path(ctx, "a5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, path); diff != "" {
+		t.Errorf("Path(a5) (-want +got):\n%s", diff)
+	}
+	heads, err := st.LogHeads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(withoutRaw(want), heads); diff != "" {
+		t.Errorf("LogHeads (-want +got):\n%s", diff)
+	}
+	for _, w := range want {
+		got, err := st.Entry(ctx, w.ID)
+		if err != nil || !cmp.Equal(w, got) {
+			t.Errorf("Entry(%q) = %+v, %v; want %+v", w.ID, got, err, w)
+		}
+	}
+}
+
+// TestCanonicalBackfill checks migration 16: rows left unmarked, as
+// migration 6 left the rows before it, are marked canonical when their JSON
+// starts with their columns as json_quote writes them, and stay unmarked
+// otherwise; every mark then holds (Check), and the reads are unchanged.
+func TestCanonicalBackfill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := openDB(t, path, engine.Options{})
+	st := newSession(t, db)
+	var entries []sessiontree.Entry
+	for _, raw := range []string{
+		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"x"}}`,
+		`{"id":"a3","type":"message","parentId":"a2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"a\u0034","parentId":"a3","timestamp":"2026-03-01T10:00:03.000Z","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"dup","parentId":"a4","timestamp":"2026-03-01T10:00:04.000Z","id":"a5","message":{"role":"user","content":"x"}}`,
+		`{"type":"message","id":"a6","parentId":"a5","timestamp":"2026-03-01T10:00:05.000Z","message":{"role":"user","content":"y"}}`,
+	} {
+		e, err := sessiontree.DecodeEntry([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	if err := st.AppendBatch(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Path(ctx, "a6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := func() map[string]bool {
+		t.Helper()
+		rows, err := rawDB(t, path).QueryContext(ctx, `SELECT id, canonical IS NOT NULL FROM entries ORDER BY pk`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[string]bool{}
+		for rows.Next() {
+			var id string
+			var marked bool
+			if err := rows.Scan(&id, &marked); err != nil {
+				t.Fatal(err)
+			}
+			m[id] = marked
+		}
+		return m
+	}
+	want := marks()
+	if !want["a1"] || want["a3"] || want["a5"] {
+		t.Fatalf("marks after append = %v; want a1 marked, a3 and a5 not", want)
+	}
+	// a4 (an escape json_quote does not write) stays unmarked: decoded.
+	want["a4"] = false
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	for _, stmt := range []string{
+		`DROP TRIGGER entries_no_update`,
+		`UPDATE entries SET canonical = NULL`,
+		`CREATE TRIGGER entries_no_update BEFORE UPDATE ON entries
+BEGIN
+    SELECT RAISE(ABORT, 'entries are append-only: UPDATE refused');
+END`,
+		`DELETE FROM schema_migrations WHERE version = 16`,
+	} {
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = openDB(t, path, engine.Options{})
+	if got := marks(); !cmp.Equal(got, want) {
+		t.Errorf("marks after migration 16 = %v; want %v", got, want)
+	}
+	st, err = db.OpenSession(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Path(ctx, "a6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("Path after migration 16 (-before +after):\n%s", diff)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check after migration 16: %v", err)
+	}
+}
