@@ -335,6 +335,9 @@ func checkSession(r q, id string) error {
 	if !maps.Equal(storedLabels, labels) {
 		return corrupt("", "stored labels %v, log gives %v", storedLabels, labels)
 	}
+	if err := checkShape(r, pk, byID, labels); err != nil {
+		return err
+	}
 
 	// The materialized branch must be the leaf's full path, recomputed
 	// from parent ids by the root package's walker, and the boundary where
