@@ -206,6 +206,12 @@ CREATE TABLE entries (
 -- (migration 6).
 CREATE INDEX entries_by_parent ON entries (parent_pk) WHERE parent_pk <> pk - 1;
 
+-- The roots of each session (migration 15), for the folded tree
+-- (engine.Storage.Outline), which finds every other entry it names
+-- through entries_by_parent, entries_by_type, labels and branch. Few
+-- entries are roots, so few appends write a page of it.
+CREATE INDEX entries_roots ON entries (session) WHERE parent_pk IS NULL;
+
 -- Entries by type in append order (the index ends in the rowid, pk), for
 -- every type but message: messages are most of a log, so they are read
 -- by the primary-key range of the session (filtered by type), and leaving

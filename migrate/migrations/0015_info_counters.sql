@@ -75,3 +75,9 @@ UPDATE sessions SET
                       AND NOT EXISTS (SELECT 1 FROM entries AS c
                                       WHERE c.parent_pk = e.pk AND c.parent_pk <> c.pk - 1
                                         AND c.type <> 'leaf'));
+
+-- The roots of each session (entries without a parent), for the folded
+-- tree (engine.Storage.Outline), which finds every other entry it names
+-- through entries_by_parent, entries_by_type, labels and branch. Few
+-- entries are roots, so few appends write a page of it.
+CREATE INDEX entries_roots ON entries (session) WHERE parent_pk IS NULL;
