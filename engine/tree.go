@@ -31,7 +31,7 @@ WHERE session = ?1 AND type IN ('leaf', 'compaction', 'branch_summary', 'context
 	qOutlineLabelled = `SELECT e.pk FROM labels l JOIN entries e ON e.session = l.session AND e.id = l.target_id
 WHERE l.session = ?1`
 	// qOutlineByID finds entries by id (UNIQUE (session, id)).
-	qOutlineByID = `SELECT pk FROM entries WHERE session = ?1 AND id IN (SELECT value FROM json_each(?2))`
+	qOutlineByID    = `SELECT pk FROM entries WHERE session = ?1 AND id IN (SELECT value FROM json_each(?2))`
 	qOutlineSession = `SELECT coalesce(leaf_pk, 0), entry_count FROM sessions WHERE pk = ?1`
 	// qOutlineEntries reads the outline's entries by key, each with its
 	// parent's key and whether the branch row at its depth is itself.
