@@ -8,7 +8,8 @@ type OutlineEntry struct {
 	// Entry is the entry, Raw included.
 	Entry Entry
 	// Parent is the id of the entry's nearest ancestor in the outline, ""
-	// for a root of the tree (no parent, or a leaf entry as parent).
+	// for a root of the tree (no parent, or a leaf entry as parent). A
+	// leaf entry's is its ParentID.
 	Parent string
 	// Skipped counts the entries between Parent and Entry that the
 	// outline leaves out. They are the Skipped entries stored right before
@@ -29,7 +30,7 @@ type OutlineEntry struct {
 type OutlineReader interface {
 	// Outline returns the session's outline in append order: every root,
 	// fork and child of a fork, tip, compaction, branch summary, context
-	// edit and its target, labelled entry and the leaf, and possibly a few
-	// more; no leaf entry.
+	// edit and its target, labelled entry, leaf entry and its parent, and
+	// the leaf, and possibly a few more.
 	Outline(ctx context.Context) ([]OutlineEntry, error)
 }

@@ -74,3 +74,33 @@ func TestShapeTriggerSeeks(t *testing.T) {
 		}
 	}
 }
+
+// TestOutlineSeeks checks that every query of the folded tree's outline
+// searches an index (no SCAN): what it reads is proportional to what the
+// tree shows, whatever the session's size.
+func TestOutlineSeeks(t *testing.T) {
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		query string
+		args  []any
+	}{
+		{qOutlineSession, args(1)},
+		{qOutlineLinks, args(1<<32, 2<<32)},
+		{qOutlineRoots, args(1)},
+		{qOutlineTypes, args(1)},
+		{qOutlineLabelled, args(1)},
+		{qOutlineByID, args(1, `["a"]`)},
+		{qOutlineEntries, args(`[4294967297]`)},
+	} {
+		for _, step := range queryPlan(t, db, tc.query, tc.args...) {
+			// json_each scans the list of keys or ids the query is given.
+			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN j ") && !strings.HasPrefix(step, "SCAN json_each ") {
+				t.Errorf("plan of %q has %q; want only searches", tc.query, step)
+			}
+		}
+	}
+}

@@ -104,12 +104,13 @@ func (s *Storage) outline(r q) ([]sessiontree.OutlineEntry, error) {
 	var prev *outlineRow // the previous entry of the outline
 	for i := range rows {
 		row := &rows[i]
-		if row.e.Type == sessiontree.TypeLeaf {
-			continue
-		}
 		pk := entryPK(s.pk, row.e.Seq)
 		o := sessiontree.OutlineEntry{Entry: row.e, Active: row.active}
 		switch {
+		case row.e.Type == sessiontree.TypeLeaf:
+			o.Parent = row.e.ParentID
+			out = append(out, o)
+			continue // not part of the tree: not the parent of what follows
 		case row.parentPK == 0 || leaves[row.parentPK]:
 			// a root of the tree
 		case row.parentPK != pk-1 || prev == nil:

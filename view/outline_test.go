@@ -34,11 +34,11 @@ func (s *countingLog) LogHeads(context.Context) ([]sessiontree.Entry, error) {
 	panic("the folded tree read the log's heads")
 }
 
-// treeText draws st's folded tree.
-func treeText(t *testing.T, st sessiontree.Storage) string {
+// treeText draws st's tree, folded unless all.
+func treeText(t *testing.T, st sessiontree.Storage, all bool) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := view.WriteTree(context.Background(), &buf, st, view.TreeOptions{}); err != nil {
+	if err := view.WriteTree(context.Background(), &buf, st, view.TreeOptions{All: all}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()
@@ -46,7 +46,7 @@ func treeText(t *testing.T, st sessiontree.Storage) string {
 
 // TestTreeFromOutline holds the folded tree drawn from the engine's
 // outline to the tree drawn from the whole log of the same file, over
-// every fixture.
+// every fixture, folded and with every entry.
 func TestTreeFromOutline(t *testing.T) {
 	ctx := context.Background()
 	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "tree.db"), engine.Options{})
@@ -69,8 +69,10 @@ func TestTreeFromOutline(t *testing.T) {
 			if err := stored.AppendBatch(ctx, readSession(t, path).Log); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(treeText(t, file), treeText(t, stored)); diff != "" {
-				t.Errorf("tree from the outline differs from the tree of the log (-log +outline):\n%s", diff)
+			for _, all := range []bool{false, true} {
+				if diff := cmp.Diff(treeText(t, file, all), treeText(t, stored, all)); diff != "" {
+					t.Errorf("tree (all: %v) from the outline differs from the tree of the log (-log +outline):\n%s", all, diff)
+				}
 			}
 		})
 	}
@@ -103,8 +105,15 @@ func TestTreeFromOutlineRandom(t *testing.T) {
 			if err := view.WriteTreeData(&want, d, view.TreeOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			var all bytes.Buffer
+			if err := view.WriteTreeData(&all, d, view.TreeOptions{All: true}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(all.String(), treeText(t, st, true)); diff != "" {
+				t.Fatalf("tree --all from the outline differs from the tree of the log (-log +outline):\n%s", diff)
+			}
 			counting := &countingLog{Storage: st}
-			got := treeText(t, counting)
+			got := treeText(t, counting, false)
 			if diff := cmp.Diff(want.String(), got); diff != "" {
 				t.Fatalf("tree from the outline differs from the tree of the log (-log +outline):\n%s", diff)
 			}

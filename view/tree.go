@@ -203,11 +203,14 @@ type treeWriter struct {
 // marked "(leaf)", entries a context edit changes in the leaf's context
 // marked "(edited)" or "(omitted)" ([SessionData.EditMarks]), and labels
 // in brackets. Unless opts.All, runs of plain entries inside a branch are
-// folded into one "~" line and leaf entries are hidden; then a
-// [sessiontree.OutlineReader] (the engine) reads only the entries the
-// tree shows, and the few a short run needs, not the session's log.
+// folded into one "~" line and leaf entries are hidden. A
+// [sessiontree.OutlineReader] (the engine) draws from its outline: folded,
+// it reads only the entries the tree shows and the few a short run
+// needs, not the session's log; with opts.All it reads the runs between
+// them a page at a time as it writes them, so its memory does not grow
+// with the session.
 func WriteTree(ctx context.Context, w io.Writer, st sessiontree.Storage, opts TreeOptions) error {
-	if o, ok := st.(sessiontree.OutlineReader); ok && !opts.All {
+	if o, ok := st.(sessiontree.OutlineReader); ok {
 		return writeOutline(ctx, w, st, o, opts)
 	}
 	d, err := LoadSessionData(ctx, st)
@@ -235,11 +238,20 @@ func writeOutline(ctx context.Context, w io.Writer, st sessiontree.Storage, o se
 	var roots []*node
 	editsOnPath := false
 	for _, oe := range outline {
+		if oe.Entry.Type == sessiontree.TypeLeaf && !opts.All {
+			continue
+		}
 		n := &node{Entry: oe.Entry, Children: []*node{}}
 		nodes[oe.Entry.ID] = n
 		tw.skipped[n] = oe.Skipped
 		tw.active[oe.Entry.ID] = oe.Active
 		editsOnPath = editsOnPath || oe.Active && isContextEdit(oe.Entry)
+		if oe.Parent == "" && opts.All {
+			// Shown, a leaf entry is the parent of an entry under it.
+			if p := nodes[oe.Entry.ParentID]; p != nil && p.Entry.Type == sessiontree.TypeLeaf {
+				oe.Parent = p.Entry.ID
+			}
+		}
 		if p := nodes[oe.Parent]; p != nil && oe.Parent != "" {
 			p.Children = append(p.Children, n)
 		} else {
@@ -357,24 +369,31 @@ func (tw *treeWriter) hidden(chain []*node, i, j, lane int) {
 	}
 }
 
+// gapPage is how many left-out entries gapEntries reads at a time.
+const gapPage = 256
+
 // gapEntries draws the entries an outline left out before chain[k], on
-// the active path when chain[k] is.
+// the active path when chain[k] is, reading them a page at a time.
 func (tw *treeWriter) gapEntries(chain []*node, k, lane int) {
 	n := tw.skipped[chain[k]]
-	if n == 0 || k == 0 || tw.err != nil {
+	if n == 0 || k == 0 {
 		return
 	}
-	entries, err := tw.gap(chain[k-1].Entry.Seq, n)
-	if err == nil && int64(len(entries)) != n {
-		err = fmt.Errorf("read %d entries after %s: got %d", n, chain[k-1].Entry.ID, len(entries))
-	}
-	if err != nil {
-		tw.err = err
-		return
-	}
-	for _, e := range entries {
-		tw.active[e.ID] = tw.active[chain[k].Entry.ID]
-		tw.entry(e, lane)
+	active := tw.active[chain[k].Entry.ID]
+	for after, end := chain[k-1].Entry.Seq, chain[k].Entry.Seq-1; after < end && tw.err == nil; {
+		want := min(end-after, gapPage)
+		entries, err := tw.gap(after, want)
+		if err == nil && int64(len(entries)) != want {
+			err = fmt.Errorf("read %d entries after %s: got %d", want, chain[k-1].Entry.ID, len(entries))
+		}
+		if err != nil {
+			tw.err = err
+			return
+		}
+		for _, e := range entries {
+			tw.draw(e, lane, active)
+		}
+		after = entries[len(entries)-1].Seq
 	}
 }
 
@@ -397,9 +416,12 @@ func unfolded(t sessiontree.EntryType, end, leaf bool, label, mark string) bool 
 	return end || leaf || label != "" || mark != ""
 }
 
-func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
+func (tw *treeWriter) entry(e sessiontree.Entry, lane int) { tw.draw(e, lane, tw.active[e.ID]) }
+
+// draw writes the line of entry e, marked on the active path or not.
+func (tw *treeWriter) draw(e sessiontree.Entry, lane int, active bool) {
 	mark := markOther
-	if tw.active[e.ID] {
+	if active {
 		mark = markActive
 	}
 	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.marks, tw.leaf, tw.opts.TextWidth))
