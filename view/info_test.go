@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,41 +82,17 @@ func (s noLog) Labels(context.Context) (map[string]string, error) {
 // the same file counted over its log.
 func TestInfoFromCounters(t *testing.T) {
 	ctx := context.Background()
-	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "info.db"), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	for _, path := range graphFixtures(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			file, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer file.Close()
-			want, err := view.LoadInfo(ctx, file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			meta, err := file.Meta(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stored, err := db.CreateSession(ctx, meta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stored.Close()
-			if err := stored.AppendBatch(ctx, readSession(t, path).Log); err != nil {
-				t.Fatal(err)
-			}
-			got, err := view.LoadInfo(ctx, noLog{stored, t})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("LoadInfo(engine) differs from LoadInfo(file) (-file +engine):\n%s", diff)
-			}
-		})
-	}
+	forEachStored(t, func(t *testing.T, _ string, file *jsonl.Storage, stored *engine.Storage) {
+		want, err := view.LoadInfo(ctx, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := view.LoadInfo(ctx, noLog{stored, t})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("LoadInfo(engine) differs from LoadInfo(file) (-file +engine):\n%s", diff)
+		}
+	})
 }

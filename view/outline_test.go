@@ -48,34 +48,13 @@ func treeText(t *testing.T, st sessiontree.Storage, all bool) string {
 // outline to the tree drawn from the whole log of the same file, over
 // every fixture, folded and with every entry.
 func TestTreeFromOutline(t *testing.T) {
-	ctx := context.Background()
-	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "tree.db"), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	for _, path := range graphFixtures(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			file, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
+	forEachStored(t, func(t *testing.T, _ string, file *jsonl.Storage, stored *engine.Storage) {
+		for _, all := range []bool{false, true} {
+			if diff := cmp.Diff(treeText(t, file, all), treeText(t, stored, all)); diff != "" {
+				t.Errorf("tree (all: %v) from the outline differs from the tree of the log (-log +outline):\n%s", all, diff)
 			}
-			defer file.Close()
-			stored, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/tree"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stored.Close()
-			if err := stored.AppendBatch(ctx, readSession(t, path).Log); err != nil {
-				t.Fatal(err)
-			}
-			for _, all := range []bool{false, true} {
-				if diff := cmp.Diff(treeText(t, file, all), treeText(t, stored, all)); diff != "" {
-					t.Errorf("tree (all: %v) from the outline differs from the tree of the log (-log +outline):\n%s", all, diff)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestTreeFromOutlineRandom draws random sessions (long runs, forks,
