@@ -7,6 +7,17 @@ import (
 	"testing"
 )
 
+// planDB opens a new database for queryPlan, closed when the test ends.
+func planDB(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // queryPlan returns the details of EXPLAIN QUERY PLAN for query, one per
 // step.
 func queryPlan(t *testing.T, db *DB, query string, a ...any) []string {
@@ -38,11 +49,7 @@ func queryPlan(t *testing.T, db *DB, query string, a ...any) []string {
 // primary-key lookup of its sessions row: a constant number of rows,
 // whatever the session's size.
 func TestSummaryReadsOneRow(t *testing.T) {
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := planDB(t)
 	for _, query := range []string{qSessionSummary, qSessionStats, qSessionLeaf, qSessionName} {
 		plan := queryPlan(t, db, query, 1)
 		if len(plan) != 1 || !strings.HasPrefix(plan[0], "SEARCH sessions USING INTEGER PRIMARY KEY") {
@@ -56,11 +63,7 @@ func TestSummaryReadsOneRow(t *testing.T) {
 // the parent's earlier children are found through the primary key and
 // entries_by_parent, never by scanning a session's entries.
 func TestShapeTriggerSeeks(t *testing.T) {
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := planDB(t)
 	for _, query := range []string{
 		`SELECT type FROM entries WHERE pk = ?1`,
 		`SELECT 1 FROM entries AS c WHERE c.pk = ?1 + 1 AND c.pk < ?2 AND c.parent_pk = ?1 AND c.type <> 'leaf'`,
@@ -79,11 +82,7 @@ func TestShapeTriggerSeeks(t *testing.T) {
 // searches an index (no SCAN): what it reads is proportional to what the
 // tree shows, whatever the session's size.
 func TestOutlineSeeks(t *testing.T) {
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := planDB(t)
 	for _, tc := range []struct {
 		query string
 		args  []any
