@@ -10,7 +10,12 @@
 -- branches stay. The engine answers from this schema without ever loading
 -- a whole session:
 --
---   * session list, leaf, name, stats: one sessions row;
+--   * session list, leaf, name, stats, and info's counts of branches,
+--     roots, compactions and labels: one sessions row;
+--   * the folded tree: its roots, forks, tips, labels, leaf, compactions,
+--     summaries and context edits, found through entries_roots,
+--     entries_by_parent, entries_by_type, labels and branch, in rows
+--     proportional to what it shows (engine.Storage.Outline);
 --   * usage over every session (`sessiontree usage`): usage_days, a few
 --     rows per session and day;
 --   * active path and context: one range scan of branch;
