@@ -10,7 +10,12 @@
 -- branches stay. The engine answers from this schema without ever loading
 -- a whole session:
 --
---   * session list, leaf, name, stats: one sessions row;
+--   * session list, leaf, name, stats, and info's counts of branches,
+--     roots, compactions and labels: one sessions row;
+--   * the folded tree: its roots, forks, tips, labels, leaf, compactions,
+--     summaries and context edits, found through entries_roots,
+--     entries_by_parent, entries_by_type, labels and branch, in rows
+--     proportional to what it shows (engine.Storage.Outline);
 --   * usage over every session (`sessiontree usage`): usage_days, a few
 --     rows per session and day;
 --   * active path and context: one range scan of branch;
@@ -69,6 +74,12 @@ CREATE TABLE schema_migrations (
 --                     Stats puts the buckets in pi's order
 --                     (sessiontree.SortBreakdown: zero buckets left out,
 --                     by cost, ties in order of first use);
+--   branch_count ...  what `sessiontree info` shows of the tree
+--                     (migration 15, sessiontree.ShapeOf's rules): its
+--                     tips (entries nothing was appended under, leaf
+--                     entries aside), its roots (entries without a parent
+--                     in the tree), its compactions, and its labels (rows
+--                     of labels); the triggers below keep them;
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
 --   first_user_text   what a session list shows: the text of the first
@@ -112,7 +123,11 @@ CREATE TABLE sessions (
     assistant_messages INTEGER NOT NULL DEFAULT 0,
     tool_results       INTEGER NOT NULL DEFAULT 0,
     tool_calls         INTEGER NOT NULL DEFAULT 0,
-    usage_buckets      TEXT    NOT NULL DEFAULT '[]'
+    usage_buckets      TEXT    NOT NULL DEFAULT '[]',
+    branch_count     INTEGER NOT NULL DEFAULT 0,
+    root_count       INTEGER NOT NULL DEFAULT 0,
+    compaction_count INTEGER NOT NULL DEFAULT 0,
+    label_count      INTEGER NOT NULL DEFAULT 0
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
@@ -197,6 +212,12 @@ CREATE TABLE entries (
 -- (migration 6).
 CREATE INDEX entries_by_parent ON entries (parent_pk) WHERE parent_pk <> pk - 1;
 
+-- The roots of each session (migration 15), for the folded tree
+-- (engine.Storage.Outline), which finds every other entry it names
+-- through entries_by_parent, entries_by_type, labels and branch. Few
+-- entries are roots, so few appends write a page of it.
+CREATE INDEX entries_roots ON entries (session) WHERE parent_pk IS NULL;
+
 -- Entries by type in append order (the index ends in the rowid, pk), for
 -- every type but message: messages are most of a log, so they are read
 -- by the primary-key range of the session (filtered by type), and leaving
@@ -276,6 +297,43 @@ CREATE TABLE labels (
     entry     INTEGER NOT NULL,
     PRIMARY KEY (session, target_id)
 ) WITHOUT ROWID;
+
+-- The tree's counts in the sessions row (migration 15), kept whoever
+-- writes. An entry appended under the entry stored just before it (most
+-- of them) changes no count unless that entry is a leaf entry or it is a
+-- compaction, and the trigger's WHEN is false. Otherwise it adds a root
+-- when the entry has no parent in the tree (none, or a leaf entry), and a
+-- branch when it has none or its parent already had a child: the entry
+-- right after the parent, or one of entries_by_parent.
+CREATE TRIGGER entries_count_shape AFTER INSERT ON entries
+WHEN NEW.type <> 'leaf'
+ AND (NEW.parent_pk IS NULL OR NEW.parent_pk <> NEW.pk - 1 OR NEW.type = 'compaction'
+      OR (SELECT type FROM entries WHERE pk = NEW.parent_pk) = 'leaf')
+BEGIN
+    UPDATE sessions SET
+        root_count = root_count + r.orphan,
+        branch_count = branch_count + (r.orphan OR r.forks),
+        compaction_count = compaction_count + (NEW.type = 'compaction')
+    FROM (SELECT NEW.parent_pk IS NULL
+                 OR (SELECT type FROM entries WHERE pk = NEW.parent_pk) = 'leaf' AS orphan,
+                 EXISTS (SELECT 1 FROM entries AS c
+                         WHERE c.pk = NEW.parent_pk + 1 AND c.pk < NEW.pk
+                           AND c.parent_pk = NEW.parent_pk AND c.type <> 'leaf')
+                 OR EXISTS (SELECT 1 FROM entries AS c
+                            WHERE c.parent_pk = NEW.parent_pk AND c.parent_pk <> c.pk - 1
+                              AND c.pk < NEW.pk AND c.type <> 'leaf') AS forks) AS r
+    WHERE sessions.pk = NEW.session;
+END;
+
+CREATE TRIGGER labels_count_insert AFTER INSERT ON labels
+BEGIN
+    UPDATE sessions SET label_count = label_count + 1 WHERE pk = NEW.session;
+END;
+
+CREATE TRIGGER labels_count_delete AFTER DELETE ON labels
+BEGIN
+    UPDATE sessions SET label_count = label_count - 1 WHERE pk = OLD.session;
+END;
 
 -- The session store (package store, issue 5) ------------------------------
 

@@ -328,6 +328,9 @@ func checkSession(r q, id string) error {
 	if !maps.Equal(storedLabels, replay.Labels) {
 		return corrupt("", "stored labels %v, log gives %v", storedLabels, replay.Labels)
 	}
+	if err := checkShape(r, pk, byID, replay.Labels); err != nil {
+		return err
+	}
 
 	// The materialized branch must be the leaf's full path, recomputed
 	// from parent ids by the root package's walker, and the boundary where

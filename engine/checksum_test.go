@@ -288,9 +288,14 @@ func TestChecksumMigration(t *testing.T) {
 	}
 	const cols = `pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
 		thinking_pk, model_pk, tools_pk, target_id, custom_type, role, raw, canonical`
+	// The columns sessions had at version 10: later migrations add some.
+	var sessionCols string
+	if err := odb.GetContext(ctx, &sessionCols, `SELECT group_concat(name, ', ') FROM pragma_table_info('sessions')`); err != nil {
+		t.Fatal(err)
+	}
 	for _, stmt := range []string{
 		`ATTACH DATABASE '` + current.Path() + `' AS cur`,
-		`INSERT INTO sessions SELECT * FROM cur.sessions`,
+		`INSERT INTO sessions (` + sessionCols + `) SELECT ` + sessionCols + ` FROM cur.sessions`,
 		// The damaged session's third entry is cut short.
 		`INSERT INTO entries (` + cols + `) SELECT ` + strings.Replace(cols, "raw,", "CASE WHEN id = 'd0002' THEN substr(raw, 1, 40) ELSE raw END,", 1) + ` FROM cur.entries`,
 		`INSERT INTO branch SELECT * FROM cur.branch`,

@@ -518,6 +518,10 @@ func TestCheckFindsDamage(t *testing.T) {
 		`UPDATE sessions SET usage_buckets = '[{"bucket":"p/m","first_seq":5,"tokens":3,"cost":"0.1"}]'`,
 		`UPDATE sessions SET usage_buckets = '{'`,
 		`DELETE FROM labels`,
+		`UPDATE sessions SET branch_count = branch_count + 1`,
+		`UPDATE sessions SET root_count = root_count + 1`,
+		`UPDATE sessions SET compaction_count = 1`,
+		`UPDATE sessions SET label_count = 0`,
 	} {
 		t.Run(damage, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")

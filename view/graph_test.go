@@ -333,46 +333,26 @@ func compareGraphs(t *testing.T, what string, want, got *view.Graph) {
 // engine's narrow read).
 func TestLoadGraphMatchesNewGraph(t *testing.T) {
 	ctx := context.Background()
-	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "graph.db"), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	for _, path := range graphFixtures(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			d := readSession(t, path)
-			want := view.NewGraph(d).Rows(nil)
-			file, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
+	forEachStored(t, func(t *testing.T, path string, file *jsonl.Storage, stored *engine.Storage) {
+		d := readSession(t, path)
+		want := view.NewGraph(d).Rows(nil)
+		for name, st := range map[string]sessiontree.Storage{"file": file, "engine": stored} {
+			g, last, err := view.LoadGraph(ctx, st)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s: %v", name, err)
 			}
-			defer file.Close()
-			stored, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/graph"})
-			if err != nil {
-				t.Fatal(err)
+			if diff := cmp.Diff(want, g.Rows(nil)); diff != "" {
+				t.Errorf("%s: LoadGraph differs from NewGraph of the log (-log +loaded):\n%s", name, diff)
 			}
-			defer stored.Close()
-			if err := stored.AppendBatch(ctx, d.Log); err != nil {
-				t.Fatal(err)
+			wantLast := int64(0)
+			if n := len(d.Log); n > 0 {
+				wantLast = d.Log[n-1].Seq
 			}
-			for name, st := range map[string]sessiontree.Storage{"file": file, "engine": stored} {
-				g, last, err := view.LoadGraph(ctx, st)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if diff := cmp.Diff(want, g.Rows(nil)); diff != "" {
-					t.Errorf("%s: LoadGraph differs from NewGraph of the log (-log +loaded):\n%s", name, diff)
-				}
-				wantLast := int64(0)
-				if n := len(d.Log); n > 0 {
-					wantLast = d.Log[n-1].Seq
-				}
-				if last != wantLast {
-					t.Errorf("%s: LoadGraph's last seq = %d; want %d", name, last, wantLast)
-				}
+			if last != wantLast {
+				t.Errorf("%s: LoadGraph's last seq = %d; want %d", name, last, wantLast)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestGraphActiveOnDamagedLog checks the active path of a graph whose log

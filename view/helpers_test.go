@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 )
 
@@ -89,4 +91,39 @@ var fixtures = map[string]string{
 	"session-010":   "../testdata/pi/session-010.jsonl",
 	"pi1-edited-00": "../testdata/pi1/edited-00.jsonl",
 	"pi1-real-00":   "../testdata/pi1/real-00.jsonl",
+}
+
+// forEachStored runs fn in a subtest per fixture (graphFixtures) with the
+// file opened read-only and the same session stored in an engine
+// database, under the file's metadata.
+func forEachStored(t *testing.T, fn func(t *testing.T, path string, file *jsonl.Storage, stored *engine.Storage)) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "fixtures.db"), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	for _, path := range graphFixtures(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			file, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer file.Close()
+			meta, err := file.Meta(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored, err := db.CreateSession(ctx, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stored.Close()
+			if err := stored.AppendBatch(ctx, readSession(t, path).Log); err != nil {
+				t.Fatal(err)
+			}
+			fn(t, path, file, stored)
+		})
+	}
 }

@@ -63,22 +63,23 @@ func ptr(s string) *string {
 	return &s
 }
 
-// LoadInfo gathers a session's [Info]. It reads where each entry hangs
-// ([sessiontree.LogHeads]), to count entries, messages and branches, and
-// the log only from the first message on until a user message with text,
-// so a large session's info costs little more than its tree's shape.
+// LoadInfo gathers a session's [Info]. A [sessiontree.SummaryReader]
+// (the engine) gives its counts from a few rows, whatever the session's
+// size; for another storage LoadInfo reads where each entry hangs
+// ([sessiontree.LogHeads]) and the log from its first message on until a
+// user message with text ([summaryOf]).
 func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	meta, err := st.Meta(ctx)
 	if err != nil {
 		return Info{}, fmt.Errorf("read metadata: %w", err)
 	}
-	heads, err := sessiontree.LogHeads(ctx, st)
-	if err != nil {
-		return Info{}, fmt.Errorf("read log heads: %w", err)
-	}
-	d, err := loadSessionDataOf(ctx, st, heads)
+	sum, err := summaryOf(ctx, st)
 	if err != nil {
 		return Info{}, err
+	}
+	leaf, err := st.Leaf(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("read leaf: %w", err)
 	}
 	name, err := st.Name(ctx)
 	if err != nil {
@@ -91,21 +92,40 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if stats.Breakdown == nil {
 		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null
 	}
+	return Info{
+		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(leaf),
+		EntryCount: stats.Entries, MessageCount: sum.List.MessageCount, FirstMessage: sum.List.FirstMessage,
+		CreatedAt: meta.CreatedAt, UpdatedAt: ptr(sum.UpdatedAt), ParentSession: ptr(meta.ParentSession),
+		Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
+		Compactions: int(sum.Compactions), Labels: int(sum.Labels), Stats: stats,
+	}, nil
+}
+
+// summaryOf returns st's [sessiontree.Summary]: through its
+// SummaryReader when it has one, else counted over its log's heads, with
+// the first message read a page at a time ([firstMessage]).
+func summaryOf(ctx context.Context, st sessiontree.Storage) (sessiontree.Summary, error) {
+	if r, ok := st.(sessiontree.SummaryReader); ok {
+		return r.Summary(ctx)
+	}
+	heads, err := sessiontree.LogHeads(ctx, st)
+	if err != nil {
+		return sessiontree.Summary{}, fmt.Errorf("read log heads: %w", err)
+	}
+	labels, err := st.Labels(ctx)
+	if err != nil {
+		return sessiontree.Summary{}, fmt.Errorf("read labels: %w", err)
+	}
 	first, err := firstMessage(ctx, st, heads)
 	if err != nil {
-		return Info{}, err
+		return sessiontree.Summary{}, err
 	}
-	info := Info{
-		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(d.Leaf),
-		EntryCount: int64(len(heads)), MessageCount: messageCount(heads), FirstMessage: first,
-		CreatedAt: meta.CreatedAt, ParentSession: ptr(meta.ParentSession), Version: meta.Version,
-		Labels: len(d.Labels), Stats: stats,
-	}
+	sum := sessiontree.Summary{Shape: sessiontree.ShapeOf(heads, labels)}
+	sum.List = sessiontree.ListInfo{MessageCount: messageCount(heads), FirstMessage: first}
 	if n := len(heads); n > 0 {
-		info.UpdatedAt = ptr(heads[n-1].Timestamp)
+		sum.UpdatedAt = heads[n-1].Timestamp
 	}
-	info.Branches, info.Roots, info.Compactions = shape(heads)
-	return info, nil
+	return sum, nil
 }
 
 // firstMessagePage is how many entries firstMessage reads at a time: the
@@ -147,34 +167,6 @@ func messageCount(log []sessiontree.Entry) int64 {
 		}
 	}
 	return n
-}
-
-// shape counts the tips, roots and compactions of a log.
-func shape(log []sessiontree.Entry) (tips, roots, compactions int) {
-	ids := make(map[string]bool, len(log))
-	parents := make(map[string]bool, len(log))
-	for _, e := range log {
-		if e.Type == sessiontree.TypeLeaf {
-			continue
-		}
-		ids[e.ID] = true
-		parents[e.ParentID] = true
-		if e.Type == sessiontree.TypeCompaction {
-			compactions++
-		}
-	}
-	for _, e := range log {
-		if e.Type == sessiontree.TypeLeaf {
-			continue
-		}
-		if !parents[e.ID] {
-			tips++
-		}
-		if e.ParentID == "" || !ids[e.ParentID] {
-			roots++
-		}
-	}
-	return tips, roots, compactions
 }
 
 // WriteInfo writes info as aligned "key  value" lines; now dates the

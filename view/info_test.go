@@ -3,10 +3,15 @@ package view_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 	"github.com/sessiontree/sessiontree/view"
 )
@@ -48,4 +53,46 @@ func TestInfoFirstMessagePages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noLog is an engine session whose log cannot be read: LoadInfo must
+// answer from the session's rows alone.
+type noLog struct {
+	*engine.Storage
+	t *testing.T
+}
+
+func (s noLog) Log(context.Context, int64, int) ([]sessiontree.Entry, error) {
+	s.t.Error("LoadInfo read the log")
+	return nil, errors.New("no log")
+}
+
+func (s noLog) LogHeads(context.Context) ([]sessiontree.Entry, error) {
+	s.t.Error("LoadInfo read the log's heads")
+	return nil, errors.New("no log")
+}
+
+func (s noLog) Labels(context.Context) (map[string]string, error) {
+	s.t.Error("LoadInfo read every label")
+	return nil, errors.New("no labels")
+}
+
+// TestInfoFromCounters holds the info of every fixture stored in the
+// engine, read from its counters without the log (noLog), to the info of
+// the same file counted over its log.
+func TestInfoFromCounters(t *testing.T) {
+	ctx := context.Background()
+	forEachStored(t, func(t *testing.T, _ string, file *jsonl.Storage, stored *engine.Storage) {
+		want, err := view.LoadInfo(ctx, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := view.LoadInfo(ctx, noLog{stored, t})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("LoadInfo(engine) differs from LoadInfo(file) (-file +engine):\n%s", diff)
+		}
+	})
 }

@@ -121,6 +121,12 @@ func (d SessionData) EditMarks() map[string]string {
 	if err != nil {
 		return nil
 	}
+	return editMarks(path)
+}
+
+// editMarks returns the edit marks of [SessionData.EditMarks] given the
+// active path, cut at the compaction boundary.
+func editMarks(path []sessiontree.Entry) map[string]string {
 	entries := sessiontree.ContextEntries(path)
 	edits := sessiontree.ContextEdits(entries)
 	if len(edits) == 0 {
@@ -184,6 +190,11 @@ type treeWriter struct {
 	marks  map[string]string // edit marks, see SessionData.EditMarks
 	leaf   string
 	active map[string]bool
+	// skipped counts, per node of an outline, the entries left out right
+	// before it (sessiontree.OutlineEntry.Skipped); gap reads them.
+	skipped map[*node]int64
+	gap     func(after int64, n int64) ([]sessiontree.Entry, error)
+	err     error // the first error of gap
 }
 
 // WriteTree writes the session's tree as text, one line per entry, in the
@@ -192,8 +203,16 @@ type treeWriter struct {
 // marked "(leaf)", entries a context edit changes in the leaf's context
 // marked "(edited)" or "(omitted)" ([SessionData.EditMarks]), and labels
 // in brackets. Unless opts.All, runs of plain entries inside a branch are
-// folded into one "~" line and leaf entries are hidden.
+// folded into one "~" line and leaf entries are hidden. A
+// [sessiontree.OutlineReader] (the engine) draws from its outline: folded,
+// it reads only the entries the tree shows and the few a short run
+// needs, not the session's log; with opts.All it reads the runs between
+// them a page at a time as it writes them, so its memory does not grow
+// with the session.
 func WriteTree(ctx context.Context, w io.Writer, st sessiontree.Storage, opts TreeOptions) error {
+	if o, ok := st.(sessiontree.OutlineReader); ok {
+		return writeOutline(ctx, w, st, o, opts)
+	}
 	d, err := LoadSessionData(ctx, st)
 	if err != nil {
 		return err
@@ -201,23 +220,86 @@ func WriteTree(ctx context.Context, w io.Writer, st sessiontree.Storage, opts Tr
 	return WriteTreeData(w, d, opts)
 }
 
+// writeOutline writes the folded tree of st from its outline.
+func writeOutline(ctx context.Context, w io.Writer, st sessiontree.Storage, o sessiontree.OutlineReader, opts TreeOptions) error {
+	outline, err := o.Outline(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := loadSessionDataOf(ctx, st, nil)
+	if err != nil {
+		return err
+	}
+	tw := newTreeWriter(w, d, opts)
+	tw.active = map[string]bool{}
+	tw.skipped = map[*node]int64{}
+	tw.gap = func(after, n int64) ([]sessiontree.Entry, error) { return st.Log(ctx, after, int(n)) }
+	nodes := make(map[string]*node, len(outline))
+	var roots []*node
+	editsOnPath := false
+	for _, oe := range outline {
+		if oe.Entry.Type == sessiontree.TypeLeaf && !opts.All {
+			continue
+		}
+		n := &node{Entry: oe.Entry, Children: []*node{}}
+		nodes[oe.Entry.ID] = n
+		tw.skipped[n] = oe.Skipped
+		tw.active[oe.Entry.ID] = oe.Active
+		editsOnPath = editsOnPath || oe.Active && isContextEdit(oe.Entry)
+		if oe.Parent == "" && opts.All {
+			// Shown, a leaf entry is the parent of an entry under it.
+			if p := nodes[oe.Entry.ParentID]; p != nil && p.Entry.Type == sessiontree.TypeLeaf {
+				oe.Parent = p.Entry.ID
+			}
+		}
+		if p := nodes[oe.Parent]; p != nil && oe.Parent != "" {
+			p.Children = append(p.Children, n)
+		} else {
+			roots = append(roots, n)
+		}
+	}
+	for _, n := range nodes {
+		slices.SortStableFunc(n.Children, func(a, b *node) int {
+			return sessiontree.CompareTimestamps(a.Entry.Timestamp, b.Entry.Timestamp)
+		})
+	}
+	if editsOnPath {
+		// The context's path, what `context` reads: a damaged one
+		// marks nothing, as in EditMarks.
+		if path, err := st.Path(ctx, d.Leaf); err == nil {
+			tw.marks = editMarks(path)
+		}
+	}
+	return tw.write(roots)
+}
+
 // WriteTreeData writes the tree of d as [WriteTree] does.
 func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
+	tw := newTreeWriter(w, d, opts)
+	tw.marks, tw.active = d.EditMarks(), d.ActiveSet()
+	return tw.write(buildNodes(d.Log, opts.All))
+}
+
+func newTreeWriter(w io.Writer, d SessionData, opts TreeOptions) *treeWriter {
 	if opts.TextWidth <= 0 {
 		opts.TextWidth = defaultTextWidth
 	}
-	tw := &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, marks: d.EditMarks(), leaf: d.Leaf, active: d.ActiveSet()}
+	return &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, leaf: d.Leaf}
+}
+
+// write draws the trees of roots.
+func (tw *treeWriter) write(roots []*node) error {
 	type item struct {
 		n    *node
 		lane int
 	}
 	var stack []item
-	for i, root := range buildNodes(d.Log, opts.All) {
+	for i, root := range roots {
 		if i > 0 {
 			tw.line("")
 		}
 		stack = append(stack, item{root, 0})
-		for len(stack) > 0 {
+		for len(stack) > 0 && tw.err == nil {
 			it := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			chain := []*node{it.n}
@@ -237,6 +319,9 @@ func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
 			}
 		}
 	}
+	if tw.err != nil {
+		return tw.err
+	}
 	if err := tw.w.Flush(); err != nil {
 		return fmt.Errorf("write tree: %w", err)
 	}
@@ -246,27 +331,69 @@ func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
 func pipes(lanes int) string { return strings.Repeat("| ", lanes) }
 
 // chain draws a run of entries, each the only child of the one before,
-// folding runs of plain entries unless opts.All.
+// folding runs of plain entries unless opts.All. In an outline, the
+// entries left out before a node (tw.skipped) are plain ones of the run;
+// they are read (tw.gap) only when their run is too short to fold.
 func (tw *treeWriter) chain(chain []*node, lane int) {
 	last := len(chain) - 1
 	for i := 0; i <= last; {
-		if tw.opts.All || tw.shown(chain[i], i == 0 || i == last) {
-			tw.entry(chain[i].Entry, lane)
-			i++
-			continue
-		}
 		j := i
-		for j < last && !tw.shown(chain[j], false) {
-			j++
-		}
-		if j-i >= foldMin {
-			tw.line(fmt.Sprintf("%s%s %d entries", pipes(lane), markFold, j-i))
-		} else {
-			for _, n := range chain[i:j] {
-				tw.entry(n.Entry, lane)
+		if !tw.opts.All && !tw.shown(chain[i], i == 0 || i == last) {
+			for j < last && !tw.shown(chain[j], false) {
+				j++
 			}
 		}
-		i = j
+		tw.hidden(chain, i, j, lane)
+		tw.entry(chain[j].Entry, lane)
+		i = j + 1
+	}
+}
+
+// hidden draws the run of plain entries before chain[j], which is shown:
+// chain[i:j] and the entries an outline left out before each of
+// chain[i..j], folded into one line when they are foldMin or more.
+func (tw *treeWriter) hidden(chain []*node, i, j, lane int) {
+	n := int64(j - i)
+	for k := i; k <= j; k++ {
+		n += tw.skipped[chain[k]]
+	}
+	if n >= foldMin && !tw.opts.All {
+		tw.line(fmt.Sprintf("%s%s %d entries", pipes(lane), markFold, n))
+		return
+	}
+	for k := i; k <= j; k++ {
+		tw.gapEntries(chain, k, lane)
+		if k < j {
+			tw.entry(chain[k].Entry, lane)
+		}
+	}
+}
+
+// gapPage is how many left-out entries gapEntries reads at a time.
+const gapPage = 256
+
+// gapEntries draws the entries an outline left out before chain[k], on
+// the active path when chain[k] is, reading them a page at a time.
+func (tw *treeWriter) gapEntries(chain []*node, k, lane int) {
+	n := tw.skipped[chain[k]]
+	if n == 0 || k == 0 {
+		return
+	}
+	active := tw.active[chain[k].Entry.ID]
+	for after, end := chain[k-1].Entry.Seq, chain[k].Entry.Seq-1; after < end && tw.err == nil; {
+		want := min(end-after, gapPage)
+		entries, err := tw.gap(after, want)
+		if err == nil && int64(len(entries)) != want {
+			err = fmt.Errorf("read %d entries after %s: got %d", want, chain[k-1].Entry.ID, len(entries))
+		}
+		if err != nil {
+			tw.err = err
+			return
+		}
+		for _, e := range entries {
+			tw.draw(e, lane, active)
+		}
+		after = entries[len(entries)-1].Seq
 	}
 }
 
@@ -289,9 +416,12 @@ func unfolded(t sessiontree.EntryType, end, leaf bool, label, mark string) bool 
 	return end || leaf || label != "" || mark != ""
 }
 
-func (tw *treeWriter) entry(e sessiontree.Entry, lane int) {
+func (tw *treeWriter) entry(e sessiontree.Entry, lane int) { tw.draw(e, lane, tw.active[e.ID]) }
+
+// draw writes the line of entry e, marked on the active path or not.
+func (tw *treeWriter) draw(e sessiontree.Entry, lane int, active bool) {
 	mark := markOther
-	if tw.active[e.ID] {
+	if active {
 		mark = markActive
 	}
 	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.marks, tw.leaf, tw.opts.TextWidth))
