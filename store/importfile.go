@@ -19,14 +19,13 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
 // storedRaw reads the JSON of entry id of the file's session as stored.
 func (fim *fileImport) storedRaw(id string) (string, error) {
 	var out string
-	err := fim.s.db.ViewTx(fim.ctx, func(tx *engine.Tx) (err error) {
+	err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) (err error) {
 		out, err = tx.EntryRaw(fim.rec.SessionID, id)
 		return err
 	})
