@@ -213,21 +213,19 @@ func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessio
 
 // addBatch validates and stores entries in order.
 func (st *session) addBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
-	{
-		for i, e := range entries {
-			if err := e.Validate(); err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
-			_, err := st.add(ctx, tx, e)
-			if isUniqueViolation(err) {
-				err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
-			}
-			if err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
-		return nil
+		_, err := st.add(ctx, tx, e)
+		if isUniqueViolation(err) {
+			err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+		}
+		if err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
 	}
+	return nil
 }
 
 // add stores e, whose parent exists, and makes what the leaf rule says
@@ -424,7 +422,11 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 // note updates what the row keeps for e: counters, labels, name, title,
 // time.
 func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	st.tally.Add(e)
+	es := sessiontree.StatsOf(e)
+	st.tally.AddEntryStats(es)
+	if err := st.addUsage(ctx, tx, e, es); err != nil {
+		return err
+	}
 	st.count++
 	st.updatedAt = e.Timestamp
 	if !st.firstUser.Valid {
