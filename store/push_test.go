@@ -299,3 +299,45 @@ func TestPushProgress(t *testing.T) {
 		t.Errorf("progress (-want +got):\n%s", diff)
 	}
 }
+
+// TestPushAcrossEngines pushes between SQLite and PostgreSQL, both ways:
+// new and incremental sessions, a rerun, an interrupted push resumed,
+// and a conflict, as between two SQLite stores.
+func TestPushAcrossEngines(t *testing.T) {
+	for _, pair := range []struct {
+		name     string
+		from, to opener
+	}{
+		{"sqlite-to-postgres", openStore, openPostgresStore},
+		{"postgres-to-sqlite", openPostgresStore, openStore},
+	} {
+		t.Run(pair.name, func(t *testing.T) {
+			t.Run("incremental", func(t *testing.T) { testPushIncremental(t, pair.from(t), pair.to(t)) })
+			t.Run("resumes", func(t *testing.T) { testPushResumes(t, pair.from(t), pair.to(t)) })
+			t.Run("conflict", func(t *testing.T) { testPushConflict(t, pair.from(t), pair.to(t)) })
+		})
+	}
+}
+
+// testPushConflict writes to both copies of a session after a push: the
+// next push reports a conflict and leaves the target as it was.
+func testPushConflict(t *testing.T, from, to *store.Store) {
+	const id = "0198f2a4-9999-7000-8000-000000000009"
+	ctx := context.Background()
+	_, b := pushSource(t, from, id)
+	mustPush(t, from, to, store.PushOptions{})
+	b.user("s1", "written on the source")
+	st, err := to.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	newBuilder(t, st).user("t1", "written on the target")
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushConflict {
+		t.Fatalf("Push = %+v; want one conflict", rep.Results)
+	}
+	if got := ids(logOf(t, st)); got[len(got)-1] != "t1" || len(got) != 8 {
+		t.Errorf("target log = %v; want the 7 pushed entries and t1", got)
+	}
+}
