@@ -142,3 +142,13 @@ func benchPush(b *testing.B, from *store.Store, newTarget func(b *testing.B) *st
 		measure(b, func() { push(b, to, store.PushUpToDate) })
 	})
 }
+
+// BenchmarkPushPostgres pushes the session of [BenchmarkPush] from SQLite
+// to a new PostgreSQL database (a copy of the migrated template, made
+// outside the timer), and again once it is there.
+//
+//	go test ./store -run '^$' -bench PushPostgres -count 5 -benchtime 1x
+func BenchmarkPushPostgres(b *testing.B) {
+	from := pushSourceDB(b)
+	benchPush(b, from, func(b *testing.B) *store.Store { return openPostgresStore(b) })
+}
