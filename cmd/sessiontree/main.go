@@ -183,6 +183,7 @@ straight from the file, read-only, without importing it.`,
 		newLogCommand(a),
 		newTailCommand(a),
 	)
+	root.AddCommand(newPushCommands(a)...)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.
 	for _, c := range root.Commands() {

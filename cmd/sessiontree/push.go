@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// newPushCommands returns push (this database to --to) and pull (--from
+// into this database): the same copy, store.Push, in two directions.
+func newPushCommands(a *app) []*cobra.Command {
+	return []*cobra.Command{
+		newTransferCommand(a, "push", "to", "pushed", "Copy sessions from this database to another"),
+		newTransferCommand(a, "pull", "from", "pulled", "Copy sessions from another database into this one"),
+	}
+}
+
+// newTransferCommand makes push or pull: dir is the flag naming the other
+// database ("to" or "from").
+func newTransferCommand(a *app, name, dir, verb, short string) *cobra.Command {
+	var other string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   name + " --" + dir + " DB [SESSION...]",
+		Short: short,
+		Long: short + ` (a SQLite file path or a postgres:// URL): every
+session, or those named, each an id or a unique prefix in the database it
+is copied from. Only the entries the other side lacks are copied, byte for
+byte, a batch per transaction, so a second run copies nothing and an
+interrupted one continues where it stopped. A session that was written to
+on both sides since they last met is a conflict and is left alone, as is a
+session another writer holds a claim on. The exit status is 1 when any
+session was not copied in full.`,
+		Example: "  sessiontree push --to postgres://team-db/sessions\n  sessiontree pull --from ~/laptop.db 0198f2a4",
+		Args:    args(0, -1, "session ids"),
+		RunE: func(cmd *cobra.Command, ids []string) error {
+			if other == "" {
+				return usagef("%s needs --%s DB", name, dir)
+			}
+			if _, err := store.ParseTarget(other); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			here, err := a.openStore(ctx)
+			if err != nil {
+				return err
+			}
+			there, closeThere, err := openStore(ctx, other)
+			if err != nil {
+				return err
+			}
+			from, to := here, there
+			if dir == "from" {
+				from, to = there, here
+			}
+			rep, err := transfer(ctx, a, from, to, ids)
+			err = errors.Join(err, closeThere())
+			if len(rep.Results) > 0 || err == nil {
+				var werr error
+				if asJSON {
+					werr = view.WriteJSON(a.stdout, rep, a.jsonOpts())
+				} else {
+					werr = view.WritePushReport(a.stdout, verb, rep)
+				}
+				err = errors.Join(err, werr)
+			}
+			if err == nil && !rep.OK() {
+				n := len(rep.Results) - rep.Count(store.PushPushed) - rep.Count(store.PushUpToDate)
+				return silentError{fmt.Sprintf("%d of %d sessions not %s in full", n, len(rep.Results), verb)}
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&other, dir, "", "the other database: a SQLite file path or a postgres:// URL")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every session's result as JSON")
+	return cmd
+}
+
+// transfer runs store.Push with a progress bar of entries on a terminal.
+func transfer(ctx context.Context, a *app, from, to *store.Store, ids []string) (store.PushReport, error) {
+	bar := a.progressBar()
+	rep, err := store.Push(ctx, from, to, store.PushOptions{Sessions: ids, Progress: func(p store.PushProgress) {
+		// Nothing to copy draws no bar (a total of 0 is a bar of files).
+		if p.EntriesTotal > 0 {
+			bar.Update(view.ProgressStatus{Entries: p.Entries, EntriesTotal: p.EntriesTotal})
+		}
+	}})
+	return rep, errors.Join(err, bar.Done())
+}

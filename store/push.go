@@ -1,0 +1,402 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// PushOptions say what a [Push] copies and how.
+type PushOptions struct {
+	// Sessions are the sessions to push, each a full id or a unique
+	// prefix in the source; none means every session of the source.
+	Sessions []string
+	// BatchEntries is how many entries one transaction on the target
+	// appends; 0 means [DefaultPushBatch]. An interruption leaves every
+	// batch before it committed, so a rerun continues from there.
+	BatchEntries int
+	// Progress, when set, is called before the first batch and after
+	// every batch committed.
+	Progress func(PushProgress)
+}
+
+// DefaultPushBatch is how many entries a [Push] appends per transaction
+// on the target unless told otherwise: enough to amortize a commit (an
+// fsync on SQLite, a round trip on PostgreSQL), few enough that a batch
+// of large entries stays a bounded amount of memory.
+const DefaultPushBatch = 4096
+
+// PushProgress is how far a [Push] has come.
+type PushProgress struct {
+	// Entries counts the entries appended so far, of EntriesTotal to
+	// append.
+	Entries, EntriesTotal int64
+	// Sessions counts the sessions finished, of SessionsTotal.
+	Sessions, SessionsTotal int
+}
+
+// PushStatus is what a [Push] did with one session.
+type PushStatus string
+
+// The statuses of a [PushResult].
+const (
+	// PushPushed: entries the target lacked were appended (a session it
+	// lacked was created).
+	PushPushed PushStatus = "pushed"
+	// PushUpToDate: the target already had every entry.
+	PushUpToDate PushStatus = "up-to-date"
+	// PushConflict: the target's session is not a prefix of the
+	// source's; it was left alone.
+	PushConflict PushStatus = "conflict"
+	// PushClaimed: another writer holds a live claim on the target's
+	// session; it was left alone.
+	PushClaimed PushStatus = "claimed"
+	// PushFailed: an error stopped the session's push; the batches
+	// before it are committed.
+	PushFailed PushStatus = "failed"
+)
+
+// PushResult is one session's line of a [PushReport].
+type PushResult struct {
+	// Session is the session id.
+	Session string `json:"session"`
+	// Status says what happened.
+	Status PushStatus `json:"status"`
+	// Pushed counts the entries appended to the target.
+	Pushed int64 `json:"pushed"`
+	// Reason says why a session was not pushed in full, "" otherwise.
+	Reason string `json:"reason,omitempty"`
+	// Err is the error behind Reason: a [*PushConflictError] (matching
+	// sessiontree.ErrConflict) for a conflict, a
+	// *sessiontree.ClaimedError (matching sessiontree.ErrLocked) for a
+	// claim, the error met for a failure.
+	Err error `json:"-"`
+}
+
+// PushReport is what a [Push] did, one result per session in the order
+// they were pushed.
+type PushReport struct {
+	Results []PushResult `json:"sessions"`
+}
+
+// Count returns how many results have status st.
+func (r PushReport) Count(st PushStatus) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Status == st {
+			n++
+		}
+	}
+	return n
+}
+
+// OK reports that every session was pushed or up to date.
+func (r PushReport) OK() bool {
+	return r.Count(PushPushed)+r.Count(PushUpToDate) == len(r.Results)
+}
+
+// PushConflictError says why a target's session cannot take the
+// source's entries. It matches sessiontree.ErrConflict.
+type PushConflictError struct {
+	// Session is the session id.
+	Session string
+	// Reason says what differs.
+	Reason string
+}
+
+func (e *PushConflictError) Error() string {
+	return fmt.Sprintf("session %s differs on the target: %s", e.Session, e.Reason)
+}
+
+// Is makes errors.Is(err, sessiontree.ErrConflict) true.
+func (e *PushConflictError) Is(target error) bool { return target == sessiontree.ErrConflict }
+
+// Push copies sessions from one store to another, which may be of
+// another engine: for each session only the entries the target lacks,
+// byte for byte, appended in transactions of opts.BatchEntries entries,
+// so that it is incremental, idempotent and, after an interruption,
+// continues where the last committed batch ended. A session the target
+// lacks is created with the source's id, header (cwd, created time,
+// parent session) and metadata; its name and labels are entries and come
+// with them.
+//
+// A session whose target copy is not a prefix of the source's (the
+// target has entries the source lacks, another header, or other entries
+// where they overlap) is a conflict and is left alone; a session another
+// writer holds a live claim on in the target is reported as claimed.
+// Either is a result, not an error: Push goes on with the next session.
+// The error Push returns is one that stops it all (listing the source,
+// or ctx ended), with the report of what was done until then.
+func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
+	if opts.BatchEntries <= 0 {
+		opts.BatchEntries = DefaultPushBatch
+	}
+	ids, err := pushIDs(ctx, from, opts.Sessions)
+	if err != nil {
+		return PushReport{}, fmt.Errorf("push: %w", err)
+	}
+	p := pusher{from: from, to: to, opts: opts}
+	plans := make([]pushPlan, 0, len(ids))
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return p.report, fmt.Errorf("push: %w", err)
+		}
+		pl, res := p.plan(ctx, id)
+		if res != nil {
+			p.report.Results = append(p.report.Results, *res)
+			continue
+		}
+		plans = append(plans, pl)
+		p.progress.EntriesTotal += pl.want - pl.have
+	}
+	p.progress.SessionsTotal = len(plans)
+	p.tell()
+	for _, pl := range plans {
+		res := p.push(ctx, pl)
+		p.report.Results = append(p.report.Results, res)
+		p.progress.Sessions++
+		p.tell()
+		if err := ctx.Err(); err != nil {
+			return p.report, fmt.Errorf("push: %w", err)
+		}
+	}
+	return p.report, nil
+}
+
+// pushIDs returns the full ids of the sessions to push: those named, or
+// every session of the source, a page of the list at a time.
+func pushIDs(ctx context.Context, from *Store, named []string) ([]string, error) {
+	var ids []string
+	if len(named) > 0 {
+		for _, n := range named {
+			id, err := from.Resolve(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	opts := ListOptions{Limit: MaxListLimit}
+	for {
+		page, err := from.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range page.Sessions {
+			ids = append(ids, in.ID)
+		}
+		if page.Next == "" {
+			return ids, nil
+		}
+		opts.After = page.Next
+	}
+}
+
+// pusher is one run of [Push]. It is not safe for concurrent use.
+type pusher struct {
+	from, to *Store
+	opts     PushOptions
+	report   PushReport
+	progress PushProgress
+}
+
+// pushPlan is what one session's push has to do: append the source's
+// entries have+1..want to the target, creating it first when it lacks
+// the session.
+type pushPlan struct {
+	id         string
+	meta       sessiontree.SessionMeta
+	info       SessionInfo // the source's row
+	have, want int64
+	exists     bool
+}
+
+func (p *pusher) tell() {
+	if p.opts.Progress != nil {
+		p.opts.Progress(p.progress)
+	}
+}
+
+// plan compares session id on both sides; a session that needs no
+// batches (up to date, a conflict, an error) gets its result at once.
+func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
+	pl := pushPlan{id: id}
+	fail := func(err error) (pushPlan, *PushResult) {
+		res := pushResult(id, 0, err)
+		return pl, &res
+	}
+	var err error
+	if pl.info, err = p.from.Info(ctx, id); err != nil {
+		return fail(err)
+	}
+	src, err := p.from.d.OpenSession(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	defer src.Close()
+	if pl.meta, err = src.Meta(ctx); err != nil {
+		return fail(err)
+	}
+	pl.want = pl.info.Entries
+	dst, err := p.to.Info(ctx, id)
+	switch {
+	case errors.Is(err, sessiontree.ErrNotFound):
+		return pl, nil
+	case err != nil:
+		return fail(err)
+	}
+	pl.exists, pl.have = true, dst.Entries
+	if err := p.samePrefix(ctx, pl, src, dst); err != nil {
+		return fail(err)
+	}
+	if pl.have == pl.want {
+		return pl, &PushResult{Session: id, Status: PushUpToDate}
+	}
+	return pl, nil
+}
+
+// samePrefix checks that the target's copy of a session (dst, its row)
+// is a prefix of the source's (src): the same header, no more entries, and
+// the same first and last of its entries, byte for byte.
+//
+// Comparing the two ends rather than every entry keeps the check at four
+// single-entry reads however long the session (reading the target's whole
+// session would cost as much as pushing it). It is enough because of how
+// a session comes to exist on two databases: its id is a UUID v7 and its
+// entry ids are random, so a target holds the session only through an
+// earlier push or pull of it, and the two copies part only by appends
+// made to one side after that. An append to the target puts the target's
+// own entry at its last position, where the source has another entry or
+// none; an append to the source alone is what a push carries. An entry's
+// bytes hold its id, parent and timestamp, so two copies whose entries
+// at the same position are byte-equal wrote the same entry there. The
+// first entry is compared too, so that two unrelated sessions given the
+// same id by hand are told apart even when they have one entry each.
+func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.Storage, dst SessionInfo) error {
+	conflict := func(format string, args ...any) error {
+		return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case dst.Cwd != pl.info.Cwd:
+		return conflict("its cwd is %q, the source's %q", dst.Cwd, pl.info.Cwd)
+	case dst.CreatedAt != pl.info.CreatedAt:
+		return conflict("it was created at %s, the source's at %s", dst.CreatedAt, pl.info.CreatedAt)
+	case dst.ParentSession != pl.info.ParentSession:
+		return conflict("its parent session is %q, the source's %q", dst.ParentSession, pl.info.ParentSession)
+	case pl.have > pl.want:
+		return conflict("it has %d entries, the source %d", pl.have, pl.want)
+	case pl.have == 0:
+		return nil
+	}
+	tgt, err := p.to.d.OpenSession(ctx, pl.id)
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	for _, seq := range []int64{1, pl.have} {
+		a, err := entryAt(ctx, src, seq)
+		if err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+		b, err := entryAt(ctx, tgt, seq)
+		if err != nil {
+			return fmt.Errorf("target: %w", err)
+		}
+		if a.ID != b.ID || !bytes.Equal(a.Raw, b.Raw) {
+			return conflict("entry %d is %s, the source's %s", seq, b.ID, a.ID)
+		}
+	}
+	return nil
+}
+
+// entryAt reads the entry at position seq (1-based) of s's log.
+func entryAt(ctx context.Context, s sessiontree.Storage, seq int64) (sessiontree.Entry, error) {
+	page, err := s.Log(ctx, seq-1, 1)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if len(page) == 0 || page[0].Seq != seq {
+		return sessiontree.Entry{}, fmt.Errorf("entry %d of the log: %w", seq, sessiontree.ErrNotFound)
+	}
+	return page[0], nil
+}
+
+// push appends the entries a plan says, a batch per transaction. Each
+// batch checks in its transaction that the target still has the entries
+// the one before left, so a writer on the target meanwhile makes a
+// conflict, not an interleaving.
+func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
+	src, err := p.from.d.OpenSession(ctx, pl.id)
+	if err != nil {
+		return pushResult(pl.id, 0, err)
+	}
+	defer src.Close()
+	have := pl.have
+	create := !pl.exists
+	for create || have < pl.want {
+		page, err := src.Log(ctx, have, int(min(int64(p.opts.BatchEntries), pl.want-have)))
+		if err != nil {
+			return pushResult(pl.id, have-pl.have, fmt.Errorf("read the source: %w", err))
+		}
+		if len(page) == 0 && !create {
+			// The source lost entries since the plan (deleted and made
+			// again): what is pushed stays pushed.
+			return pushResult(pl.id, have-pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want))
+		}
+		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+			return appendPushBatch(tx, pl, create, have, page)
+		})
+		if err != nil {
+			return pushResult(pl.id, have-pl.have, err)
+		}
+		create = false
+		have += int64(len(page))
+		p.progress.Entries += int64(len(page))
+		p.tell()
+	}
+	return PushResult{Session: pl.id, Status: PushPushed, Pushed: have - pl.have}
+}
+
+// appendPushBatch appends one batch in tx: to a session it creates, or
+// to the target's session if it still has have entries.
+func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry) error {
+	var dst sessiontree.DatabaseSession
+	var err error
+	if create {
+		dst, err = tx.NewSession(pl.meta, pl.info.Metadata)
+	} else {
+		var in SessionInfo
+		if in, err = tx.SessionInfo(pl.id); err == nil && in.Entries != have {
+			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the push", in.Entries, have)}
+		}
+		if err == nil {
+			dst, err = tx.Session(pl.id)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(page) == 0 {
+		return nil
+	}
+	return tx.AppendEntries(dst, page)
+}
+
+// pushResult is the result of a session whose push ended with err after
+// pushed entries.
+func pushResult(id string, pushed int64, err error) PushResult {
+	st := PushFailed
+	switch {
+	case errors.Is(err, sessiontree.ErrLocked):
+		st = PushClaimed
+	case errors.Is(err, sessiontree.ErrConflict):
+		// A *PushConflictError, or the target taking the session's id or
+		// an entry's id since the plan: another writer got there first.
+		st = PushConflict
+	}
+	return PushResult{Session: id, Status: st, Pushed: pushed, Reason: err.Error(), Err: err}
+}

@@ -1,0 +1,343 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// pushSource makes a session in s with a header, metadata, a name, a
+// label and two branches, and returns it with its builder.
+func pushSource(t testing.TB, s *store.Store, id string) (sessiontree.DatabaseSession, *builder) {
+	t.Helper()
+	st := mustCreate(t, s, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001",
+		Metadata: []byte(`{"agent":"pi","tags":["a"]}`)})
+	b := newBuilder(t, st)
+	b.user("u1", "hello")
+	b.assistant("a1", "hi there")
+	b.user("u2", "first try")
+	b.moveTo("a1")
+	b.user("u3", "second try")
+	b.label("l1", "u1", "start")
+	b.name("n1", "a session")
+	return st, b
+}
+
+// wantSameSession fails t unless session id reads the same in both
+// stores: header, metadata, every entry byte for byte, leaf, name and
+// labels.
+func wantSameSession(t testing.TB, from, to *store.Store, id string) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := from.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := to.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatalf("target: %v", err)
+	}
+	defer b.Close()
+	if diff := cmp.Diff(metaOf(t, a), metaOf(t, b)); diff != "" {
+		t.Errorf("Meta differs (-source +target):\n%s", diff)
+	}
+	ia, err := from.Info(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ib, err := to.Info(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ia, ib); diff != "" {
+		t.Errorf("Info differs (-source +target):\n%s", diff)
+	}
+	la, lb := logOf(t, a), logOf(t, b)
+	if len(la) != len(lb) {
+		t.Fatalf("target has %d entries; want %d", len(lb), len(la))
+	}
+	for i := range la {
+		if la[i].ID != lb[i].ID || string(la[i].Raw) != string(lb[i].Raw) {
+			t.Errorf("entry %d: target %s %s; want %s %s", i+1, lb[i].ID, lb[i].Raw, la[i].ID, la[i].Raw)
+		}
+	}
+	if got, want := leafOf(t, b), leafOf(t, a); got != want {
+		t.Errorf("leaf = %q; want %q", got, want)
+	}
+	if diff := cmp.Diff(labelsOf(t, a), labelsOf(t, b)); diff != "" {
+		t.Errorf("labels differ (-source +target):\n%s", diff)
+	}
+	if got, want := nameOf(t, b), nameOf(t, a); got != want {
+		t.Errorf("name = %q; want %q", got, want)
+	}
+}
+
+// results returns a report's results as session: status pushed, for
+// comparison.
+func results(rep store.PushReport) map[string]string {
+	out := map[string]string{}
+	for _, r := range rep.Results {
+		out[r.Session] = fmt.Sprintf("%s %d", r.Status, r.Pushed)
+	}
+	return out
+}
+
+func mustPush(t testing.TB, from, to *store.Store, opts store.PushOptions) store.PushReport {
+	t.Helper()
+	rep, err := store.Push(context.Background(), from, to, opts)
+	if err != nil {
+		t.Fatalf("Push: %v", err)
+	}
+	return rep
+}
+
+// testPushIncremental pushes sessions new to the target, then only what
+// was appended since, then nothing.
+func testPushIncremental(t *testing.T, from, to *store.Store) {
+	const id1, id2 = "0198f2a4-1111-7000-8000-000000000001", "0198f2a4-2222-7000-8000-000000000002"
+	_, b := pushSource(t, from, id1)
+	mustCreate(t, from, store.CreateOptions{ID: id2, Cwd: "/empty"})
+
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id1: "pushed 7", id2: "pushed 0"}, results(rep)); diff != "" {
+		t.Errorf("first push (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, from, to, id1)
+	wantSameSession(t, from, to, id2)
+
+	b.assistant("a3", "more")
+	b.user("u4", "and more")
+	rep = mustPush(t, from, to, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id1: "pushed 2", id2: "up-to-date 0"}, results(rep)); diff != "" {
+		t.Errorf("second push (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, from, to, id1)
+
+	rep = mustPush(t, from, to, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id1: "up-to-date 0", id2: "up-to-date 0"}, results(rep)); diff != "" {
+		t.Errorf("rerun (-want +got):\n%s", diff)
+	}
+	if !rep.OK() {
+		t.Errorf("OK() = false for %+v", rep)
+	}
+}
+
+func TestPushIncremental(t *testing.T) {
+	testPushIncremental(t, openStore(t), openStore(t))
+}
+
+// testPushResumes interrupts a push after its first batch and runs it
+// again: the first batch stays, the rerun appends the rest.
+func testPushResumes(t *testing.T, from, to *store.Store) {
+	const id = "0198f2a4-3333-7000-8000-000000000003"
+	pushSource(t, from, id)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep, err := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+		if p.Entries > 0 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted Push = %v; want context.Canceled", err)
+	}
+	in, err := to.Info(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Entries != 3 {
+		t.Errorf("after the interruption the target has %d entries; want the first batch's 3", in.Entries)
+	}
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushFailed || rep.Results[0].Pushed != 3 {
+		t.Errorf("interrupted report = %+v; want one failure after 3 entries", rep.Results)
+	}
+	rep = mustPush(t, from, to, store.PushOptions{BatchEntries: 3})
+	if diff := cmp.Diff(map[string]string{id: "pushed 4"}, results(rep)); diff != "" {
+		t.Errorf("resumed push (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, from, to, id)
+}
+
+func TestPushResumesAfterInterruption(t *testing.T) {
+	testPushResumes(t, openStore(t), openStore(t))
+}
+
+func TestPushConflict(t *testing.T) {
+	const id = "0198f2a4-4444-7000-8000-000000000004"
+	for _, tt := range []struct {
+		name string
+		// diverge changes the target's copy (or makes it) after the
+		// source's session was made.
+		diverge func(t *testing.T, from, to *store.Store)
+	}{
+		{"target appended", func(t *testing.T, from, to *store.Store) {
+			mustPush(t, from, to, store.PushOptions{})
+			st, err := to.OpenSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newBuilder(t, st).user("t1", "written on the target")
+			// The source gains one entry too, so counts alone cannot tell.
+			src, err := from.OpenSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newBuilder(t, src)
+			b.user("s1", "written on the source")
+			b.user("s2", "and again")
+		}},
+		{"target ahead", func(t *testing.T, from, to *store.Store) {
+			mustPush(t, from, to, store.PushOptions{})
+			st, err := to.OpenSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			newBuilder(t, st).user("t1", "written on the target")
+		}},
+		{"another session of the same id", func(t *testing.T, from, to *store.Store) {
+			st := mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001"})
+			newBuilder(t, st).user("u1", "another hello")
+		}},
+		{"another cwd", func(t *testing.T, from, to *store.Store) {
+			mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/elsewhere"})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			from, to := openStore(t), openStore(t)
+			pushSource(t, from, id)
+			tt.diverge(t, from, to)
+			before, err := to.Info(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := mustPush(t, from, to, store.PushOptions{})
+			if len(rep.Results) != 1 || rep.Results[0].Status != store.PushConflict {
+				t.Fatalf("Push = %+v; want one conflict", rep.Results)
+			}
+			if err := rep.Results[0].Err; !errors.Is(err, sessiontree.ErrConflict) || rep.Results[0].Reason == "" {
+				t.Errorf("conflict error = %v (reason %q); want one matching ErrConflict, with a reason", err, rep.Results[0].Reason)
+			}
+			if rep.OK() {
+				t.Error("OK() = true with a conflict")
+			}
+			after, err := to.Info(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("the conflict changed the target (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPushLeavesAClaimedSession(t *testing.T) {
+	const id = "0198f2a4-5555-7000-8000-000000000005"
+	ctx := context.Background()
+	from, to := openStore(t), openStore(t)
+	_, b := pushSource(t, from, id)
+	mustPush(t, from, to, store.PushOptions{})
+	b.user("u9", "more")
+	st, err := to.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.(sessiontree.Claimer).Claim(ctx, "agent on the team store", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release(ctx)
+
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushClaimed || !errors.Is(rep.Results[0].Err, sessiontree.ErrLocked) {
+		t.Fatalf("Push = %+v; want the session claimed", rep.Results)
+	}
+	if in, err := to.Info(ctx, id); err != nil || in.Entries != 7 {
+		t.Errorf("target has %d entries (%v); want 7, untouched", in.Entries, err)
+	}
+}
+
+func TestPushNamedSessions(t *testing.T) {
+	const id1, id2 = "0198f2a4-6666-7000-8000-000000000006", "0198f2a4-7777-7000-8000-000000000007"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id1)
+	pushSource(t, from, id2)
+	rep := mustPush(t, from, to, store.PushOptions{Sessions: []string{"0198f2a4-7777"}})
+	if diff := cmp.Diff(map[string]string{id2: "pushed 7"}, results(rep)); diff != "" {
+		t.Errorf("Push (-want +got):\n%s", diff)
+	}
+	if _, err := to.Info(context.Background(), id1); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Info(%s) on the target = %v; want ErrNotFound: it was not named", id1, err)
+	}
+	_, err := store.Push(context.Background(), from, to, store.PushOptions{Sessions: []string{"ffff"}})
+	if !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Push of an unknown session = %v; want ErrNotFound", err)
+	}
+}
+
+func TestPushProgress(t *testing.T) {
+	const id = "0198f2a4-8888-7000-8000-000000000008"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	var got []store.PushProgress
+	mustPush(t, from, to, store.PushOptions{BatchEntries: 5, Progress: func(p store.PushProgress) { got = append(got, p) }})
+	want := []store.PushProgress{
+		{EntriesTotal: 7, SessionsTotal: 1},
+		{Entries: 5, EntriesTotal: 7, SessionsTotal: 1},
+		{Entries: 7, EntriesTotal: 7, SessionsTotal: 1},
+		{Entries: 7, EntriesTotal: 7, Sessions: 1, SessionsTotal: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+}
+
+// TestPushAcrossEngines pushes between SQLite and PostgreSQL, both ways:
+// new and incremental sessions, a rerun, an interrupted push resumed,
+// and a conflict, as between two SQLite stores.
+func TestPushAcrossEngines(t *testing.T) {
+	for _, pair := range []struct {
+		name     string
+		from, to opener
+	}{
+		{"sqlite-to-postgres", openStore, openPostgresStore},
+		{"postgres-to-sqlite", openPostgresStore, openStore},
+	} {
+		t.Run(pair.name, func(t *testing.T) {
+			t.Run("incremental", func(t *testing.T) { testPushIncremental(t, pair.from(t), pair.to(t)) })
+			t.Run("resumes", func(t *testing.T) { testPushResumes(t, pair.from(t), pair.to(t)) })
+			t.Run("conflict", func(t *testing.T) { testPushConflict(t, pair.from(t), pair.to(t)) })
+		})
+	}
+}
+
+// testPushConflict writes to both copies of a session after a push: the
+// next push reports a conflict and leaves the target as it was.
+func testPushConflict(t *testing.T, from, to *store.Store) {
+	const id = "0198f2a4-9999-7000-8000-000000000009"
+	ctx := context.Background()
+	_, b := pushSource(t, from, id)
+	mustPush(t, from, to, store.PushOptions{})
+	b.user("s1", "written on the source")
+	st, err := to.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	newBuilder(t, st).user("t1", "written on the target")
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushConflict {
+		t.Fatalf("Push = %+v; want one conflict", rep.Results)
+	}
+	if got := ids(logOf(t, st)); got[len(got)-1] != "t1" || len(got) != 8 {
+		t.Errorf("target log = %v; want the 7 pushed entries and t1", got)
+	}
+}

@@ -1,0 +1,33 @@
+package view
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// WritePushReport writes what a push or a pull (verb: "pushed",
+// "pulled") did: one line per session, its id and then "pushed N
+// entries", "up to date", or its status, what was copied before it and
+// the reason, then a line of totals.
+func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
+	bw := bufio.NewWriter(w)
+	copied := 0
+	for _, r := range rep.Results {
+		copied += int(r.Pushed)
+		switch r.Status {
+		case store.PushPushed:
+			fmt.Fprintf(bw, "%s  %s %s\n", r.Session, verb, entries(int(r.Pushed)))
+		case store.PushUpToDate:
+			fmt.Fprintf(bw, "%s  up to date\n", r.Session)
+		default:
+			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", r.Session, r.Status, verb, entries(int(r.Pushed)), OneLine(r.Reason))
+		}
+	}
+	fmt.Fprintf(bw, "%s: %d %s (%s), %d up to date, %d in conflict, %d claimed, %d failed\n",
+		plural(len(rep.Results), "session"), rep.Count(store.PushPushed), verb, entries(copied),
+		rep.Count(store.PushUpToDate), rep.Count(store.PushConflict), rep.Count(store.PushClaimed), rep.Count(store.PushFailed))
+	return bw.Flush()
+}
