@@ -47,7 +47,7 @@ func TestUpdateIsAtomic(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.SQL().ExecContext(tx.Context(), `UPDATE sessions SET name = 'x' WHERE pk = ?`, st.Key()); err != nil {
+		if _, err := tx.SQL().ExecContext(tx.Context(), `UPDATE sessions SET name = 'x' WHERE id = ?`, st.ID()); err != nil {
 			return err
 		}
 		return tx.AppendBatch(st, []sessiontree.Entry{e})
