@@ -2,6 +2,7 @@ package pgengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,33 +39,30 @@ func (db *DB) Check(ctx context.Context, id string) error {
 	return nil
 }
 
-// check1 replays one session and compares.
+// check1 replays one session through the root package's tree rules
+// (sessiontree.Replayer: unique ids, parents and targets earlier in the
+// log, the leaf rule, labels, name) and compares what the engine keeps.
 func (s *Storage) check1(ctx context.Context) error {
 	log, err := s.Log(ctx, 0, 0)
 	if err != nil {
 		return err
 	}
-	byID := make(map[string]sessiontree.Entry, len(log))
+	byID := make(replayed, len(log))
 	var tally sessiontree.Tally
-	labels := map[string]string{}
-	leaf, name := "", ""
+	var replay sessiontree.Replayer
 	for _, e := range log {
+		f := sessiontree.EffectsOf(e, "") // only the leaf, labels and name are compared
+		if err := replay.Next(e, &f, byID); err != nil {
+			var nf *sessiontree.EntryNotFoundError
+			if errors.As(err, &nf) {
+				return &sessiontree.CorruptError{EntryID: e.ID, Reason: "target " + nf.ID + " does not exist earlier in the log"}
+			}
+			return err
+		}
 		byID[e.ID] = e
 		tally.Add(e)
-		leaf = e.ID
-		switch e.Type {
-		case sessiontree.TypeLeaf:
-			leaf = e.TargetID()
-		case sessiontree.TypeLabel:
-			if l := sessiontree.LabelOf(e); l != "" {
-				labels[e.TargetID()] = l
-			} else {
-				delete(labels, e.TargetID())
-			}
-		case sessiontree.TypeSessionInfo:
-			name = sessiontree.NameOf(e)
-		}
 	}
+	leaf, name, labels := replay.Leaf, replay.Name, replay.Labels
 	get := func(id string) (sessiontree.Entry, bool) { e, ok := byID[id]; return e, ok }
 	mismatch := func(what string, got, want any) error {
 		return &sessiontree.CorruptError{Reason: fmt.Sprintf("%s is %v; a replay of the log gives %v", what, got, want)}
@@ -105,6 +103,14 @@ func (s *Storage) check1(ctx context.Context) error {
 	}
 	return nil
 }
+
+// replayed are the entries replayed so far, by id: the
+// sessiontree.Earlier of Check's replay.
+type replayed map[string]sessiontree.Entry
+
+func (r replayed) Taken(id string) bool { _, ok := r[id]; return ok }
+
+func (r replayed) Exists(id string) (bool, error) { return r.Taken(id), nil }
 
 func idsOf(es []sessiontree.Entry) []string {
 	out := make([]string, len(es))

@@ -50,17 +50,25 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			st := mustCreate(t, s, store.CreateOptions{ID: "s1"})
 			b := newBuilder(t, st)
 			b.user("u1", "amber lantern glows")
-			u2 := b.user("u2", "jade river flows")
-			l1 := b.label("l1", "u1", "start")
+			b.user("u2", "jade river flows")
+			b.label("l1", "u1", "start")
 			b.user("u3", "copper kettle sings")
 			mustIndex(t, s)
-			u4 := b.user("u4", "pending text")
+			b.user("u4", "pending text")
 			mustCheck(t, s, "")
-			pk := sessionKey(t, s, "s1") // damage is written by hand, in the engine's key layout
-			key := func(e sessiontree.Entry) int64 { return pk<<32 | e.Seq }
 			err = s.DB().Update(ctx, func(tx *engine.Tx) error {
+				// The keys are looked up, not computed: their layout is the engine's.
+				keys := make([]any, 4)
+				for i, q := range []string{"u2", "l1", "u4"} {
+					if err := tx.SQL().GetContext(ctx, &keys[i], `SELECT pk FROM entries WHERE id = ?`, q); err != nil {
+						return err
+					}
+				}
+				if err := tx.SQL().GetContext(ctx, &keys[3], `SELECT max(pk) + 99 FROM entries`); err != nil {
+					return err
+				}
 				for _, stmt := range tc.damage {
-					if _, err := tx.SQL().ExecContext(ctx, stmt, key(u2), key(l1), key(u4), pk<<32|99); err != nil {
+					if _, err := tx.SQL().ExecContext(ctx, stmt, keys...); err != nil {
 						return err
 					}
 				}
@@ -78,25 +86,4 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sessionKey returns session id's key, as the contract's session list
-// gives it.
-func sessionKey(t testing.TB, s *store.Store, id string) int64 {
-	t.Helper()
-	var page []sessiontree.ListedSession
-	err := s.Database().View(context.Background(), func(tx sessiontree.DatabaseTx) (err error) {
-		page, err = tx.ListSessions(sessiontree.ListQuery{Limit: 1000})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ls := range page {
-		if ls.Info.ID == id {
-			return ls.Key
-		}
-	}
-	t.Fatalf("session %s not listed", id)
-	return 0
 }
