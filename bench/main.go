@@ -64,6 +64,15 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if opts.Process {
 		return runProcessMode(ctx, opts, stdout, r)
 	}
+	if opts.PG != "" {
+		url, stop, err := startPostgres(ctx, opts.PG)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		r.pgURL = url
+		r.progress("postgres rows on %s", map[bool]string{true: "a throwaway cluster", false: "the -pg server"}[opts.PG == pgAuto])
+	}
 	rep := &Report{
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,

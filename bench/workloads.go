@@ -152,7 +152,7 @@ func workloadNames() []string {
 // eachStored returns a case per loaded session backend, built by mk.
 func eachStored(r *runner, mk func(name string, s stored) func(ctx context.Context) (*prepared, error)) []benchCase {
 	var out []benchCase
-	for _, b := range sessionBackends {
+	for _, b := range r.backends() {
 		s, ok := r.stores[b.name()]
 		if !ok {
 			continue
@@ -551,7 +551,7 @@ func appendCases(r *runner, ds *dataset, sync bool) []benchCase {
 
 func importCases(r *runner, ds *dataset) []benchCase {
 	var cs []benchCase
-	for _, b := range sessionBackends {
+	for _, b := range r.backends() {
 		if _, ok := r.stores[b.name()]; !ok {
 			continue
 		}
