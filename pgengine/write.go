@@ -185,27 +185,6 @@ func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draf
 	return e, err
 }
 
-// AppendBatch stores entries that carry their own ids, parents and
-// timestamps, in order, in one transaction; the leaf follows the leaf
-// rule over them. Nothing of a refused batch is kept.
-func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
-	return s.write(ctx, "append batch", func(tx *sqlx.Tx, st *session) error {
-		for i, e := range entries {
-			if err := e.Validate(); err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
-			_, err := st.add(ctx, tx, e)
-			if isUniqueViolation(err) {
-				err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
-			}
-			if err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
-		}
-		return nil
-	})
-}
-
 // add stores e, whose parent exists, and makes what the leaf rule says
 // the leaf: the branch table follows.
 func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (sessiontree.Entry, error) {
