@@ -29,6 +29,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
+		os.Exit(writerChild(os.Args[2:]))
+	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -124,6 +127,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		return err
 	}
 	if err := r.runFleet(ctx); err != nil {
+		return err
+	}
+	if err := r.runProcWriters(ctx); err != nil {
 		return err
 	}
 	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {
