@@ -82,8 +82,9 @@ func (b *batch) run() error {
 	if err := b.moveBranch(replay.Leaf); err != nil {
 		return err
 	}
-	for i := range b.entries {
-		if err := b.st.note(b.ctx, b.tx, b.entries[i]); err != nil {
+	for i, e := range b.entries {
+		e.Seq = b.places[i].Seq // a label row names its entry
+		if err := b.st.note(b.ctx, b.tx, e); err != nil {
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
 	}

@@ -58,7 +58,7 @@ func batchTree(t testing.TB) (first, second []sessiontree.Entry) {
 // stats, against the memory backend (the reference).
 func TestAppendBatchAgreesWithMemory(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db, url := openDB(t)
 	pg, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +91,15 @@ func TestAppendBatchAgreesWithMemory(t *testing.T) {
 				t.Errorf("%s(%s) differs from memory (-want +got):\n%s", name, e.ID, d)
 			}
 		}
+	}
+	// The label row names the label entry that set it.
+	var labelSeq, entrySeq int64
+	if err := connect(t, url).QueryRow(ctx, `SELECT l.entry_seq, e.seq FROM labels l
+		JOIN entries e ON e.session = l.session AND e.id = 'b6' WHERE l.target_id = 'a2'`).Scan(&labelSeq, &entrySeq); err != nil {
+		t.Fatal(err)
+	}
+	if labelSeq != entrySeq {
+		t.Errorf("label of a2: entry_seq %d; want %d (entry b6)", labelSeq, entrySeq)
 	}
 	for name, read := range map[string]func(sessiontree.Storage) (any, error){
 		"Leaf":   func(s sessiontree.Storage) (any, error) { return s.Leaf(ctx) },
