@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/memory"
@@ -32,7 +33,7 @@ const (
 )
 
 // backendNames lists the backends in the order the table shows them.
-var backendNames = []string{backendMemory, backendJSONL, backendEngine, backendEngineCold, backendStore, backendPi, backendFloor, backendFileFloor}
+var backendNames = []string{backendMemory, backendJSONL, backendEngine, backendPostgres, backendEngineCold, backendStore, backendPi, backendFloor, backendFileFloor}
 
 // errUnsupported marks an operation a backend does not have (the memory
 // backend has no sync to disk); the case is left out of the table.
@@ -75,6 +76,15 @@ var sessionBackends = []sessionBackend{memoryBackend{}}
 
 // registerBackend adds a backend; backend files call it from init.
 func registerBackend(b sessionBackend) { sessionBackends = append(sessionBackends, b) }
+
+// backends are the session backends of this run: those compiled in, and
+// PostgreSQL when -pg names a server.
+func (r *runner) backends() []sessionBackend {
+	if r.pgURL == "" {
+		return sessionBackends
+	}
+	return append(slices.Clone(sessionBackends), pgBackend{url: r.pgURL})
+}
 
 // ---- memory ----
 

@@ -22,7 +22,7 @@ import (
 func (rep *Report) writeCharts(dir string) error {
 	for _, wl := range workloads {
 		var shapes []string
-		for _, s := range append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus, ShapeFleet) {
+		for _, s := range append(Shapes[:len(Shapes):len(Shapes)], ShapeCorpus, ShapeFleet, ShapeWriters) {
 			if len(rep.sizesOf(wl.name, string(s))) > 0 {
 				shapes = append(shapes, string(s))
 			}
@@ -70,7 +70,7 @@ func (rep *Report) chartPanel(workload, shape string) (*plot.Plot, error) {
 	switch Shape(shape) {
 	case ShapeCorpus:
 		p.X.Label.Text = "corpus size (sessions)"
-	case ShapeFleet:
+	case ShapeFleet, ShapeWriters:
 		p.X.Label.Text = "writers"
 	}
 	p.Y.Label.Text = "time per operation"

@@ -63,7 +63,7 @@ func (r *runner) runFleet(ctx context.Context) error {
 func fleetCases(r *runner, ds *dataset) []benchCase {
 	g, each := ds.Size, fleetPerWriter(ds.Size)
 	dir := filepath.Join(r.dir, "fleet")
-	return []benchCase{{backend: backendEngine, setup: func(ctx context.Context) (*prepared, error) {
+	return []benchCase{pgFleetCase(r, ds), {backend: backendEngine, setup: func(ctx context.Context) (*prepared, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}

@@ -100,6 +100,9 @@ type runner struct {
 	// Options.PiVersions' order; none without -vs-pi or without node.
 	pis []*piRunner
 
+	// pgURL is the PostgreSQL server of the postgres rows, "" without -pg.
+	pgURL string
+
 	// lastDataset describes the dataset measured last.
 	lastDataset DatasetInfo
 
@@ -176,7 +179,7 @@ func (r *runner) runDataset(ctx context.Context, shape Shape, size int) error {
 	r.ds, r.stores, r.floor = ds, map[string]stored{}, nil
 	defer r.releaseDataset()
 
-	for _, b := range sessionBackends {
+	for _, b := range r.backends() {
 		if !r.opts.wants(b.name()) {
 			continue
 		}

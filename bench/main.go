@@ -15,6 +15,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
+		os.Exit(writerChild(os.Args[2:]))
+	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -49,6 +52,15 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 
 	if opts.Process {
 		return runProcessMode(ctx, opts, stdout, r)
+	}
+	if opts.PG != "" {
+		url, stop, err := startPostgres(ctx, opts.PG)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		r.pgURL = url
+		r.progress("postgres rows on %s", map[bool]string{true: "a throwaway cluster", false: "the -pg server"}[opts.PG == pgAuto])
 	}
 	rep := &Report{
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command,
@@ -101,6 +113,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		return err
 	}
 	if err := r.runFleet(ctx); err != nil {
+		return err
+	}
+	if err := r.runProcWriters(ctx); err != nil {
 		return err
 	}
 	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {

@@ -84,6 +84,9 @@ func TestQuick(t *testing.T) {
 		if w.name == "fleet" {
 			bs = []string{backendFloor, backendEngine}
 		}
+		if w.name == "writers" {
+			bs = []string{backendEngine}
+		}
 		for _, b := range bs {
 			if !measured[w.name+"/"+b] {
 				t.Errorf("workload %s: no result for %s", w.name, b)
@@ -163,6 +166,9 @@ func TestParseFlags(t *testing.T) {
 		len(o.FleetWriters) != 2 || o.FleetWriters[1] != 32 || !o.Process || o.ProcessSize != 10_000 {
 		t.Errorf("parseFlags(-fleet 2,32 -process -process-size 10k) = FleetWriters %v, Process %v, ProcessSize %d, %v",
 			o.FleetWriters, o.Process, o.ProcessSize, err)
+	}
+	if o, err := parseFlags([]string{"-pg", "auto"}); err != nil || o.PG != pgAuto {
+		t.Errorf("parseFlags(-pg auto) = PG %q, %v; want auto", o.PG, err)
 	}
 	if o, err := parseFlags([]string{"-fleet", "none"}); err != nil || o.FleetWriters != nil {
 		t.Errorf("parseFlags(-fleet none) = FleetWriters %v, %v; want none", o.FleetWriters, err)

@@ -59,6 +59,10 @@ type Options struct {
 	// Binary is the sessiontree binary the whole-process mode runs; empty
 	// means one built from this checkout.
 	Binary string
+	// PG is the PostgreSQL server of the postgres rows: a URL, or "auto"
+	// to start a throwaway cluster (internal/pgtest) for the run; empty
+	// means no postgres rows.
+	PG string
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -230,6 +234,7 @@ func parseFlags(args []string) (Options, error) {
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
+	pg := fs.String("pg", "", "PostgreSQL server URL for postgres rows beside the engine's, or \"auto\" to start a throwaway cluster")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	dir := fs.String("dir", "", "working directory for generated files (default a temp dir)")
 	keep := fs.Bool("keep", false, "keep generated sessions and databases")
@@ -307,7 +312,7 @@ func parseFlags(args []string) (Options, error) {
 	if *minRun != 0 {
 		o.MinRunTime = *minRun
 	}
-	o.Seed, o.Dir, o.Keep, o.Out = *seed, *dir, *keep, *out
+	o.Seed, o.Dir, o.Keep, o.Out, o.PG = *seed, *dir, *keep, *out, *pg
 	o.Benchstat, o.VsPi, o.PiCache = *benchstat, *vsPi, *piCache
 	o.PiVersions = splitList(*piVersions)
 	fs.Visit(func(f *flag.Flag) {

@@ -123,6 +123,9 @@ func (rep *Report) checkTargets() {
 
 	// Issue 17.
 	rep.fleetTargets(add, notRun)
+
+	// Issue 15 (PostgreSQL).
+	rep.pgTargets(add, notRun)
 }
 
 // corpusTargets checks the store's targets on the corpus.

@@ -124,6 +124,11 @@ var workloads = []*workload{
 		cases: fleetCases,
 	},
 	{
+		name:  "writers",
+		doc:   "Many processes, one database (issue 15): W writers (the size column) in 4 child processes of the bench binary, 4 sessions each (1 writer: one process, one session), each appending to its own session, every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. SQLite serializes the writes of all processes; PostgreSQL locks one session row.",
+		cases: func(r *runner, ds *dataset) []benchCase { return nil }, // runProcWriters builds them
+	},
+	{
 		name:       "store-index",
 		doc:        "Bring the search index up to date after store-import's import (Store.Index over every imported entry), as the command line's import does when it ends and any search does first.",
 		corpus:     true,
@@ -152,7 +157,7 @@ func workloadNames() []string {
 // eachStored returns a case per loaded session backend, built by mk.
 func eachStored(r *runner, mk func(name string, s stored) func(ctx context.Context) (*prepared, error)) []benchCase {
 	var out []benchCase
-	for _, b := range sessionBackends {
+	for _, b := range r.backends() {
 		s, ok := r.stores[b.name()]
 		if !ok {
 			continue
@@ -551,7 +556,7 @@ func appendCases(r *runner, ds *dataset, sync bool) []benchCase {
 
 func importCases(r *runner, ds *dataset) []benchCase {
 	var cs []benchCase
-	for _, b := range sessionBackends {
+	for _, b := range r.backends() {
 		if _, ok := r.stores[b.name()]; !ok {
 			continue
 		}

@@ -30,6 +30,17 @@ const upQuery = `WITH RECURSIVE up (n, seq, id, parent_id, depth, start_depth, o
 )
 SELECT n, seq, id, parent_id, depth, start_depth, on_branch, raw FROM up ORDER BY n`
 
+// branchRange reads the branch rows from depth $2 to $3 with their
+// entries, root first. It looks the entries up by primary key from the
+// array of the range's seqs: written as a join, the planner hashes every
+// entry of the session to meet a few hundred branch rows (EXPLAIN ANALYZE
+// on a 20k session: a 14 ms seq scan, against well under 1 ms). Along a
+// path seq grows with depth (a parent is stored before its children), so
+// seq order is root first.
+const branchRange = `SELECT e.seq, e.raw FROM entries e WHERE e.session = $1
+	AND e.seq = ANY (ARRAY(SELECT b.seq FROM branch b WHERE b.session = $1 AND b.depth BETWEEN $2 AND $3))
+	ORDER BY e.seq`
+
 // upRow is one step of upQuery.
 type upRow struct {
 	N          int64          `db:"n"`
@@ -127,9 +138,7 @@ func readPath(ctx context.Context, tx *sqlx.Tx, session int64, p placement, star
 	}
 	var rows []row
 	if last := up[len(up)-1]; last.OnBranch {
-		err := tx.SelectContext(ctx, &rows, `SELECT e.seq, e.raw FROM branch b
-			JOIN entries e ON e.session = b.session AND e.seq = b.seq
-			WHERE b.session = $1 AND b.depth BETWEEN $2 AND $3 ORDER BY b.depth`, session, start, last.Depth)
+		err := tx.SelectContext(ctx, &rows, branchRange, session, start, last.Depth)
 		if err != nil {
 			return nil, err
 		}

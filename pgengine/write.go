@@ -88,16 +88,20 @@ func (s *Storage) write(ctx context.Context, op string, fn func(tx *sqlx.Tx, st 
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	return s.db.update(ctx, op, func(tx *sqlx.Tx) error {
-		st, err := s.lock(ctx, tx)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, st); err != nil {
-			return err
-		}
-		return st.save(ctx, tx)
-	})
+	return s.db.update(ctx, op, func(tx *sqlx.Tx) error { return s.writeIn(ctx, tx, fn) })
+}
+
+// writeIn is write's body in a transaction of the caller's: it locks the
+// session's row, runs fn and saves the row.
+func (s *Storage) writeIn(ctx context.Context, tx *sqlx.Tx, fn func(tx *sqlx.Tx, st *session) error) error {
+	st, err := s.lock(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx, st); err != nil {
+		return err
+	}
+	return st.save(ctx, tx)
 }
 
 // Append adds an entry under the current leaf and makes it the leaf.
@@ -186,46 +190,6 @@ func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draf
 		return e, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
 	}
 	return e, err
-}
-
-// AppendBatch stores entries that carry their own ids, parents and
-// timestamps, in order, in one transaction; the leaf follows the leaf
-// rule over them. Nothing of a refused batch is kept.
-func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
-	if err := s.check(ctx); err != nil {
-		return err
-	}
-	return s.db.update(ctx, "append batch", func(tx *sqlx.Tx) error { return s.appendBatch(ctx, tx, entries) })
-}
-
-// appendBatch is AppendBatch in tx: it locks the session's row, stores
-// the entries and saves the row.
-func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
-	st, err := s.lock(ctx, tx)
-	if err != nil {
-		return err
-	}
-	if err := st.addBatch(ctx, tx, entries); err != nil {
-		return err
-	}
-	return st.save(ctx, tx)
-}
-
-// addBatch validates and stores entries in order.
-func (st *session) addBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
-	for i, e := range entries {
-		if err := e.Validate(); err != nil {
-			return fmt.Errorf("batch entry %d: %w", i+1, err)
-		}
-		_, err := st.add(ctx, tx, e)
-		if isUniqueViolation(err) {
-			err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
-		}
-		if err != nil {
-			return fmt.Errorf("batch entry %d: %w", i+1, err)
-		}
-	}
-	return nil
 }
 
 // add stores e, whose parent exists, and makes what the leaf rule says

@@ -1,0 +1,386 @@
+package pgengine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// A batch (an import, a push) is checked and placed in memory and stored
+// in a few multi-row statements, instead of the two to four statements
+// per entry of [Storage.Append]: the checks are the root's replay
+// (sessiontree.Replayer), the placement sessiontree.Place with this
+// package's setters, and the branch table is rewritten once, for the
+// batch's final leaf. The append-only triggers and the unique id index
+// hold for these rows as for any other.
+
+// Batch statement sizes: a statement carries at most batchRows entries
+// or about batchBytes of JSON, so a large import streams to the server
+// in pieces the server parses without a huge single message.
+const (
+	batchRows  = 4096
+	batchBytes = 4 << 20
+)
+
+// AppendBatch stores entries that carry their own ids, parents and
+// timestamps, in order, in one transaction; the leaf follows the leaf
+// rule over them. Nothing of a refused batch is kept.
+func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
+	return s.write(ctx, "append batch", func(tx *sqlx.Tx, st *session) error { return st.addBatch(ctx, tx, entries) })
+}
+
+// appendBatch is AppendBatch in a transaction of the caller's
+// ([Tx.AppendEntries]).
+func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
+	return s.writeIn(ctx, tx, func(tx *sqlx.Tx, st *session) error { return st.addBatch(ctx, tx, entries) })
+}
+
+// addBatch checks, places and stores entries under st in tx.
+func (st *session) addBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
+	b := &batch{ctx: ctx, tx: tx, st: st, entries: entries, local: make(map[string]int, len(entries))}
+	return b.run()
+}
+
+// batch is one AppendBatch in its transaction.
+type batch struct {
+	ctx     context.Context
+	tx      *sqlx.Tx
+	st      *session
+	entries []sessiontree.Entry
+	// local maps an id of the batch to its index; places and parents are
+	// by index: the entry's placement and its parent's index (-1 for a
+	// root or a parent stored before the batch).
+	local   map[string]int
+	places  []placement
+	parents []int
+	// stored caches placements of entries stored before the batch that
+	// the batch names; storedIDs are the batch's ids already stored.
+	stored    map[string]placement
+	storedIDs map[string]bool
+}
+
+// run checks and places every entry, stores them, moves the branch to the
+// final leaf and notes each entry in the session's row.
+func (b *batch) run() error {
+	if err := b.findStoredIDs(); err != nil {
+		return err
+	}
+	base := b.st.count
+	b.places = make([]placement, len(b.entries))
+	b.parents = make([]int, len(b.entries))
+	var replay sessiontree.Replayer
+	replay.Leaf = b.st.leafID.String
+	for i := range b.entries {
+		if i%1024 == 0 {
+			if err := b.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := b.placeEntry(&replay, i, base+int64(i)+1); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+	}
+	if err := b.insert(); err != nil {
+		return err
+	}
+	if err := b.moveBranch(replay.Leaf); err != nil {
+		return err
+	}
+	for i, e := range b.entries {
+		e.Seq = b.places[i].Seq // a label row names its entry
+		if err := b.st.note(b.ctx, b.tx, e); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// findStoredIDs reads which of the batch's ids the session holds already,
+// in one query, so the replay reports a duplicate at its entry (a unique
+// violation would abort the transaction before it could be named).
+func (b *batch) findStoredIDs() error {
+	if b.st.count == 0 {
+		return nil
+	}
+	ids := make([]string, len(b.entries))
+	for i, e := range b.entries {
+		ids[i] = e.ID
+	}
+	var dup []string
+	if err := b.tx.SelectContext(b.ctx, &dup, `SELECT id FROM entries WHERE session = $1 AND id = ANY($2)`, b.st.pk, ids); err != nil {
+		return err
+	}
+	b.storedIDs = make(map[string]bool, len(dup))
+	for _, id := range dup {
+		b.storedIDs[id] = true
+	}
+	return nil
+}
+
+// placeEntry checks entry i through the replay and computes its
+// placement with sequence number seq.
+func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error {
+	e := b.entries[i]
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	f := sessiontree.EffectsOf(e, "")
+	// The setters are write.go's, so a batch and an Append agree.
+	f.SetsThinking, f.SetsModel, f.SetsTools = setters(e)
+	if err := replay.Next(e, &f, batchEarlier{b}); err != nil {
+		return err
+	}
+	var parent *sessiontree.Placement
+	b.parents[i] = -1
+	if e.ParentID != "" {
+		p, j, err := b.find(e.ParentID)
+		if err != nil {
+			return err
+		}
+		b.parents[i] = j
+		rp := p.root()
+		parent = &rp
+	}
+	p, err := sessiontree.Place(e, &f, seq, parent, func(id string) (int64, error) { return b.ancestorDepth(i, id) })
+	if err != nil {
+		return err
+	}
+	b.places[i] = fromRoot(p)
+	b.local[e.ID] = i
+	return nil
+}
+
+// find returns the placement of entry id, of the batch (with its index)
+// or stored before it (index -1); the replay checked that it exists.
+func (b *batch) find(id string) (placement, int, error) {
+	if j, ok := b.local[id]; ok {
+		return b.places[j], j, nil
+	}
+	p, ok, err := b.storedPlacement(id)
+	if err == nil && !ok {
+		err = &sessiontree.EntryNotFoundError{ID: id}
+	}
+	return p, -1, err
+}
+
+// storedPlacement reads (once) the placement of an entry stored before
+// the batch.
+func (b *batch) storedPlacement(id string) (placement, bool, error) {
+	if p, ok := b.stored[id]; ok {
+		return p, true, nil
+	}
+	if b.st.count == 0 {
+		return placement{}, false, nil
+	}
+	p, ok, err := placementOf(b.ctx, b.tx, b.st.pk, id)
+	if ok {
+		if b.stored == nil {
+			b.stored = map[string]placement{}
+		}
+		b.stored[id] = p
+	}
+	return p, ok, err
+}
+
+// ancestorDepth is the depth of entry id when it is an ancestor of entry
+// i (its parent included), else 0: the walk goes up the batch in memory
+// and, where it leaves the batch, up the stored tree in one query.
+func (b *batch) ancestorDepth(i int, id string) (int64, error) {
+	k, _, err := b.find(id)
+	if errors.Is(err, sessiontree.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	e := b.entries[i]
+	if e.ParentID == "" {
+		return 0, nil
+	}
+	cur, j, err := b.find(e.ParentID)
+	if err != nil {
+		return 0, err
+	}
+	for j >= 0 && cur.Depth > k.Depth {
+		if pj := b.parents[j]; pj >= 0 {
+			cur, j = b.places[pj], pj
+			continue
+		}
+		pid := b.entries[j].ParentID
+		if pid == "" {
+			return 0, nil
+		}
+		cur, j = b.stored[pid], -1
+	}
+	if cur.Depth > k.Depth {
+		// Stored from here up: the database walks the rest.
+		var seq int64
+		err := b.tx.GetContext(b.ctx, &seq, ancestorQuery, b.st.pk, cur.Seq, k.Depth)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		cur.Seq, cur.Depth = seq, k.Depth
+	}
+	if cur.Depth != k.Depth || cur.Seq != k.Seq {
+		return 0, nil
+	}
+	return int64(k.Depth), nil
+}
+
+// ancestorQuery is the seq of the ancestor at depth $3 of stored entry
+// $2, walking parent ids up one depth at a time.
+const ancestorQuery = `WITH RECURSIVE up (seq, parent_id, depth) AS (
+    SELECT seq, parent_id, depth FROM entries WHERE session = $1 AND seq = $2
+  UNION ALL
+    SELECT e.seq, e.parent_id, e.depth FROM up JOIN entries e ON e.session = $1 AND e.id = up.parent_id AND e.depth = up.depth - 1
+    WHERE up.depth > $3
+)
+SELECT seq FROM up WHERE depth = $3`
+
+// batchEarlier is what the replay knows of the entries before each one:
+// the batch's so far and the session's stored ones.
+type batchEarlier struct{ b *batch }
+
+func (e batchEarlier) Taken(id string) bool {
+	_, ok := e.b.local[id]
+	return ok || e.b.storedIDs[id]
+}
+
+func (e batchEarlier) Exists(id string) (bool, error) {
+	if _, ok := e.b.local[id]; ok {
+		return true, nil
+	}
+	_, ok, err := e.b.storedPlacement(id)
+	return ok, err
+}
+
+// insert stores the batch's entries, a statement per batchRows entries
+// or batchBytes of JSON.
+func (b *batch) insert() error {
+	var c entryColumns
+	size := 0
+	for i, e := range b.entries {
+		c.add(e, b.places[i], b.parentSeq(i))
+		size += len(e.Raw)
+		if len(c.seq) >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
+			if _, err := b.tx.ExecContext(b.ctx, insertEntries, c.args(b.st.pk)...); err != nil {
+				return err
+			}
+			c, size = entryColumns{}, 0
+		}
+	}
+	return nil
+}
+
+// parentSeq is the seq of entry i's parent, nil for a root.
+func (b *batch) parentSeq(i int) *int64 {
+	e := b.entries[i]
+	if e.ParentID == "" {
+		return nil
+	}
+	if j := b.parents[i]; j >= 0 {
+		return &b.places[j].Seq
+	}
+	p := b.stored[e.ParentID]
+	return &p.Seq
+}
+
+// insertEntries stores rows given as one array per column.
+const insertEntries = `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw)
+	SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])`
+
+// entryColumns are rows of entries as column arrays for insertEntries.
+type entryColumns struct {
+	seq                    []int64
+	id, typ, ts, raw       []string
+	parentID, targetID     []*string
+	parentSeq              []*int64
+	depth, start           []int32
+	thinking, model, tools []*int64
+}
+
+func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
+	c.seq = append(c.seq, p.Seq)
+	c.id = append(c.id, e.ID)
+	c.parentID = append(c.parentID, nullable(e.ParentID))
+	c.parentSeq = append(c.parentSeq, parentSeq)
+	c.typ = append(c.typ, string(e.Type))
+	c.ts = append(c.ts, e.Timestamp)
+	c.depth = append(c.depth, int32(p.Depth))
+	c.start = append(c.start, int32(p.StartDepth))
+	c.thinking = append(c.thinking, nullInt(p.Thinking))
+	c.model = append(c.model, nullInt(p.Model))
+	c.tools = append(c.tools, nullInt(p.Tools))
+	c.targetID = append(c.targetID, nullable(e.TargetID()))
+	c.raw = append(c.raw, string(e.Raw))
+}
+
+func (c *entryColumns) args(session int64) []any {
+	return []any{session, c.seq, c.id, c.parentID, c.parentSeq, c.typ, c.ts,
+		c.depth, c.start, c.thinking, c.model, c.tools, c.targetID, c.raw}
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullInt(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	return &n.Int64
+}
+
+// moveBranch makes the branch table the path of the batch's final leaf.
+// The part of the path inside the batch is known in memory; the part
+// stored before it is session.moveBranch's, to the first stored ancestor.
+func (b *batch) moveBranch(leaf string) error {
+	j, ok := b.local[leaf]
+	if !ok {
+		return b.st.moveBranch(b.ctx, b.tx, leaf) // "" or a stored entry
+	}
+	var depths, seqs []int64
+	top := j
+	for k := j; k >= 0; k = b.parents[k] {
+		top = k
+		depths = append(depths, int64(b.places[k].Depth))
+		seqs = append(seqs, b.places[k].Seq)
+	}
+	// The path above the batch's part: the stored parent's, or none.
+	if err := b.st.moveBranch(b.ctx, b.tx, b.entries[top].ParentID); err != nil {
+		return err
+	}
+	if _, err := b.tx.ExecContext(b.ctx, `INSERT INTO branch (session, depth, seq)
+		SELECT $1, d, s FROM unnest($2::bigint[], $3::bigint[]) AS t (d, s)`, b.st.pk, depths, seqs); err != nil {
+		return err
+	}
+	p := b.places[j]
+	b.st.setLeaf(leaf, &p)
+	return nil
+}
+
+// root converts a placement to the root package's (0 for none).
+func (p placement) root() sessiontree.Placement {
+	return sessiontree.Placement{Key: p.Seq, Depth: int64(p.Depth), Start: int64(p.StartDepth),
+		Thinking: p.Thinking.Int64, Model: p.Model.Int64, Tools: p.Tools.Int64}
+}
+
+// fromRoot converts the root package's placement to this package's.
+func fromRoot(p sessiontree.Placement) placement {
+	key := func(k int64) sql.NullInt64 { return sql.NullInt64{Int64: k, Valid: k != 0} }
+	return placement{Seq: p.Key, Depth: int(p.Depth), StartDepth: int(p.Start),
+		Thinking: key(p.Thinking), Model: key(p.Model), Tools: key(p.Tools)}
+}
