@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -491,15 +490,19 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 // many bytes are imported and their SHA-256.
 func importRecordOf(t testing.TB, s *store.Store, path string) (int64, string) {
 	t.Helper()
-	var n int64
-	var sum string
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
-		return tx.QueryRowContext(context.Background(), `SELECT imported_bytes, prefix_sha256 FROM imports WHERE path = ?`, path).Scan(&n, &sum)
+	var rec sessiontree.ImportRecord
+	err := s.Database().View(context.Background(), func(tx sessiontree.DatabaseTx) error {
+		r, ok, err := tx.ImportRecord(path)
+		if err == nil && !ok {
+			err = fmt.Errorf("no import record of %s", path)
+		}
+		rec = r
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, sum
+	return rec.ImportedBytes, rec.PrefixSHA256
 }
 
 // The record of an import holds the SHA-256 of exactly the bytes
