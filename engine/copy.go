@@ -46,11 +46,14 @@ FROM (SELECT * FROM sessions WHERE pk = ?1) AS s
 WHERE sessions.pk = ?2`
 )
 
+// copyRows is how many entries one statement of [Tx.CopyLog] copies.
+const copyRows = 4096
+
 // CopyLog copies the whole log of session src into dst, an empty session
 // of the same database, inside the transaction: every entry byte for byte
 // (so the same ids, labels, name and leaf) with everything an append
 // derives from it (the materialized branch, labels, usage by day, the
-// session row's counters), in a few INSERT … SELECT statements that
+// session row's counters), in INSERT … SELECT statements (copyRows entries each) that
 // neither decode nor re-encode an entry. The copy is what appending src's
 // log to dst would store (engine/copy_test.go holds it to that, and
 // [DB.Check] verifies it); the search index picks dst up as pending.
@@ -70,13 +73,24 @@ func (tx *Tx) CopyLog(src, dst sessiontree.DatabaseSession) error {
 			return fmt.Errorf("destination has %d entries: %w", n, sessiontree.ErrConflict)
 		}
 		delete(w.c.heads, d.pk) // the copy moves dst's head: the next append reads it
+		var count int64
+		if err := w.row(qEntryCount, args(s.pk), &count); err != nil {
+			return err
+		}
 		lo, hi := pkRange(s.pk)
 		off := (d.pk - s.pk) << 32
+		// SQLite reads an INSERT … SELECT from the table it inserts into
+		// into a temporary table first: copying copyRows entries per
+		// statement bounds that copy's memory.
+		for from := int64(1); from <= count; from += copyRows {
+			if _, err := w.exec(qCopyEntries, nil, d.pk, off, lo-1+from, min(lo-1+from+copyRows-1, hi)); err != nil {
+				return err
+			}
+		}
 		for _, c := range []struct {
 			stmt string
 			args []any
 		}{
-			{qCopyEntries, args(nil, d.pk, off, lo, hi)},
 			{qCopyBranch, args(s.pk, d.pk, off)},
 			{qCopyLabels, args(s.pk, d.pk, off)},
 			{qCopyUsageDays, args(s.pk, d.pk)},

@@ -22,7 +22,7 @@ import (
 func TestForkTreeStoresWhatAppendStores(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
-	meta, entries, err := genEntries(newPiGen(7), "/home/dev/copy", 3000, 0.15)
+	meta, entries, err := genEntries(newPiGen(7), "/home/dev/copy", 5000, 0.15) // more than one statement of copyRows
 	if err != nil {
 		t.Fatal(err)
 	}
