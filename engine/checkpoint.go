@@ -38,30 +38,42 @@ type checkpointer struct {
 	pages int
 }
 
-func (db *DB) startCheckpointer(ctx context.Context) error {
-	dc, err := db.wc.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	c := dc.(*conn)
+// startCheckpointer starts the goroutine that runs the checkpoints; its
+// connection opens at the first checkpoint.
+func (db *DB) startCheckpointer() {
 	cp := &checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	db.cp = cp
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
-		defer c.Close()
+		// The connection opens at the first wake-up, not with the
+		// database: a process that writes less than a checkpoint's worth
+		// (every read command, most write commands) never pays for
+		// opening and closing it.
+		var c *conn
+		defer func() {
+			if c != nil {
+				c.Close()
+			}
+		}()
 		for {
 			select {
 			case <-cp.stop:
 				return
 			case <-cp.wake:
+				if c == nil {
+					dc, err := db.wc.Connect(context.Background())
+					if err != nil {
+						continue // as a failed checkpoint: the next wake-up tries again
+					}
+					c = dc.(*conn)
+				}
 				// Errors (another process checkpointing: busy) leave the
 				// work to the next wake-up.
 				_, _ = c.exec(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
 			}
 		}
 	}()
-	return nil
 }
 
 // committed counts the pages the write connection c has written since it

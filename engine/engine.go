@@ -351,9 +351,7 @@ func (db *DB) connect(ctx context.Context) error {
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := db.startCheckpointer(ctx); err != nil {
-		return translate(err)
-	}
+	db.startCheckpointer()
 	r, err := db.openReaders()
 	if err != nil {
 		return err

@@ -132,7 +132,20 @@ func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (sessiont
 	return out, nil
 }
 
+// logCopier is a transaction that copies a whole log in the database
+// itself, without decoding an entry (the SQLite engine's
+// [engine.Tx.CopyLog]); it stores what appending the log page by page
+// would.
+type logCopier interface {
+	CopyLog(src, dst sessiontree.DatabaseSession) error
+}
+
+// copyTree copies src's whole log into dst: in the database when the
+// engine can (logCopier), else a page at a time through AppendEntries.
 func copyTree(ctx context.Context, tx sessiontree.DatabaseTx, src, dst sessiontree.DatabaseSession) error {
+	if c, ok := tx.(logCopier); ok {
+		return c.CopyLog(src, dst)
+	}
 	var after int64
 	for {
 		page, err := src.Log(ctx, after, forkPageSize)
