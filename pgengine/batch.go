@@ -295,9 +295,9 @@ func (b *batch) parentSeq(i int) *int64 {
 
 // insertEntries stores rows given as one array per column.
 const insertEntries = `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
-	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw)
+	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
 	SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])`
+	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::bigint[])`
 
 // entryColumns are rows of entries as column arrays for insertEntries.
 type entryColumns struct {
@@ -307,6 +307,7 @@ type entryColumns struct {
 	parentSeq              []*int64
 	depth, start           []int32
 	thinking, model, tools []*int64
+	checksum               []int64
 }
 
 func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
@@ -323,11 +324,12 @@ func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
 	c.tools = append(c.tools, nullInt(p.Tools))
 	c.targetID = append(c.targetID, nullable(e.TargetID()))
 	c.raw = append(c.raw, string(e.Raw))
+	c.checksum = append(c.checksum, entryChecksum(e.Raw))
 }
 
 func (c *entryColumns) args(session int64) []any {
 	return []any{session, c.seq, c.id, c.parentID, c.parentSeq, c.typ, c.ts,
-		c.depth, c.start, c.thinking, c.model, c.tools, c.targetID, c.raw}
+		c.depth, c.start, c.thinking, c.model, c.tools, c.targetID, c.raw, c.checksum}
 }
 
 func nullable(s string) *string {
