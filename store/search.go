@@ -186,14 +186,14 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 }
 
 type searcher struct {
-	ctx   context.Context
-	tx    sessiontree.DatabaseTx
+	ctx    context.Context
+	tx     sessiontree.DatabaseTx
 	query  string
 	parsed sessiontree.MatchQuery // the query as parsed, before expansion
 	opts   SearchOptions
-	limit int
-	scope sessiontree.SearchScope
-	pend  pendingScan // the pending entries the search reads itself
+	limit  int
+	scope  sessiontree.SearchScope
+	pend   pendingScan // the pending entries the search reads itself
 }
 
 // parse parses a query, or makes a literal one of its words.
@@ -575,4 +575,3 @@ func snippet(body string, needles []string, marks [2]string) string {
 	}
 	return oneLine(b.String())
 }
-
