@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 )
@@ -32,12 +30,6 @@ func entryKey(session, seq int64) int64 { return session<<32 | seq }
 
 // keyParts splits a key into session and seq.
 func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
-
-// searchTx runs the search primitives in one transaction.
-type searchTx struct {
-	ctx context.Context
-	tx  *sqlx.Tx
-}
 
 // indexedText is what search_text holds of an entry: engine.SearchText's
 // text and two newlines, as the SQLite engine's view gives it, made text
@@ -59,7 +51,7 @@ func fold(s string) string { return strings.ToLower(s) }
 
 // scopeSQL is a [sessiontree.SearchScope] as SQL conditions on the
 // session key column col.
-func (st searchTx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (string, error) {
+func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (string, error) {
 	var where []string
 	if s.SessionID != "" {
 		var pk int64
@@ -127,7 +119,7 @@ func matches(q sessiontree.MatchQuery, folded string) bool {
 
 // MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: the trigram
 // index picks the candidates, LIKE checks them.
-func (st searchTx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
+func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
 	var args []any
 	scope, err := st.scopeSQL(s, "t.session", &args)
 	if err != nil {
@@ -142,7 +134,7 @@ ORDER BY t.session DESC, t.seq DESC LIMIT `+strconv.Itoa(limit), args...)
 
 // ScanKeys implements [sessiontree.DatabaseTx.ScanKeys]: the indexed
 // text through search_text, the pending entries' text read here.
-func (st searchTx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
+func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
 	phrase := sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: text}
 	keys, err := st.MatchKeys(s, phrase, limit)
 	if err != nil {
@@ -163,7 +155,7 @@ func (st searchTx) ScanKeys(s sessiontree.SearchScope, text string, limit int) (
 
 // ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms]: LIKE
 // finds substrings of any length, so a short phrase is its own term.
-func (st searchTx) ExpandTerms(from, to string, limit int) ([]string, error) {
+func (st *Tx) ExpandTerms(from, to string, limit int) ([]string, error) {
 	return []string{from}, nil
 }
 
@@ -179,7 +171,7 @@ type pendingEntry struct {
 // pendingEntries reads the pending entries in scope, sessions written
 // to last first, each newest first; with limit > 0, at most limit of
 // them, and their sizes but not their JSON.
-func (st searchTx) pendingEntries(s sessiontree.SearchScope, limit int) ([]pendingEntry, error) {
+func (st *Tx) pendingEntries(s sessiontree.SearchScope, limit int) ([]pendingEntry, error) {
 	var args []any
 	scope, err := st.scopeSQL(s, "t.session", &args)
 	if err != nil {
@@ -198,7 +190,7 @@ WHERE `+scope+` ORDER BY t.updated_at DESC, t.session DESC, e.seq DESC`+lim, arg
 }
 
 // PendingTexts implements [sessiontree.DatabaseTx.PendingTexts].
-func (st searchTx) PendingTexts(s sessiontree.SearchScope, maxEntries int, maxBytes int64) (sessiontree.PendingTexts, error) {
+func (st *Tx) PendingTexts(s sessiontree.SearchScope, maxEntries int, maxBytes int64) (sessiontree.PendingTexts, error) {
 	var out sessiontree.PendingTexts
 	var args []any
 	scope, err := st.scopeSQL(s, "t.pk", &args)
@@ -249,7 +241,7 @@ const qKeys = ` FROM unnest($1::bigint[]) k(key) JOIN entries e ON e.session = k
 LEFT JOIN search_text t ON t.session = e.session AND t.seq = e.seq`
 
 // Texts implements [sessiontree.DatabaseTx.Texts].
-func (st searchTx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
+func (st *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -269,7 +261,7 @@ func (st searchTx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
 }
 
 // Hits implements [sessiontree.DatabaseTx.Hits].
-func (st searchTx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
+func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -306,7 +298,7 @@ func (st searchTx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 // TextIndex implements [sessiontree.DatabaseTx.TextIndex]: the texts
 // are few (store.PendingScanEntries), so a match query is checked on
 // each in Go, as matchSQL's condition would check it.
-func (st searchTx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
+func (st *Tx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
 	ti := make(textIndex, len(texts))
 	for i, t := range texts {
 		ti[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
@@ -315,7 +307,7 @@ func (st searchTx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex
 	return ti, nil
 }
 
-// textIndex is the folded texts of a [searchTx.TextIndex], greatest key
+// textIndex is the folded texts of a [Tx.TextIndex], greatest key
 // first.
 type textIndex []sessiontree.KeyText
 
@@ -334,7 +326,7 @@ func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery,
 }
 
 // ExpandTerms implements [sessiontree.TextIndex.ExpandTerms] as
-// [searchTx.ExpandTerms] does.
+// [Tx.ExpandTerms] does.
 func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
 	return []string{from}, nil
 }
@@ -343,7 +335,7 @@ func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int)
 func (ti textIndex) Close() error { return nil }
 
 // IndexBacklog implements [sessiontree.DatabaseTx.IndexBacklog].
-func (st searchTx) IndexBacklog() (int64, error) {
+func (st *Tx) IndexBacklog() (int64, error) {
 	var n int64
 	err := st.tx.GetContext(st.ctx, &n, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM sessions
 WHERE indexed_count < entry_count AND NOT deleting`)
@@ -352,7 +344,7 @@ WHERE indexed_count < entry_count AND NOT deleting`)
 
 // NextIndexChunk implements [sessiontree.DatabaseTx.NextIndexChunk].
 // The chunk's Text is a JSON array of [indexedRow].
-func (st searchTx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
+func (st *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
 	var c sessiontree.IndexChunk
 	total, err := st.IndexBacklog()
 	if err != nil || total == 0 {
@@ -394,7 +386,7 @@ type indexedRow struct {
 }
 
 // chunkText reads the entries of spans and makes their indexed text.
-func (st searchTx) chunkText(spans []sessiontree.IndexSpan) ([]byte, error) {
+func (st *Tx) chunkText(spans []sessiontree.IndexSpan) ([]byte, error) {
 	sessions, from, to := spanArrays(spans)
 	var rows []keyRow
 	err := st.tx.SelectContext(st.ctx, &rows, `SELECT e.session, e.seq, e.type, e.raw AS raw
@@ -423,7 +415,7 @@ func spanArrays(spans []sessiontree.IndexSpan) (sessions, from, to []int64) {
 // WriteIndexChunk implements [sessiontree.DatabaseTx.WriteIndexChunk]:
 // it locks the chunk's sessions rows (in key order, as appends lock one),
 // checks their marks and moves them.
-func (st searchTx) WriteIndexChunk(c sessiontree.IndexChunk) error {
+func (st *Tx) WriteIndexChunk(c sessiontree.IndexChunk) error {
 	if len(c.Spans) == 0 {
 		return nil
 	}

@@ -62,10 +62,10 @@ func newSearchFixture(t *testing.T) searchFixture {
 	return f
 }
 
-func (f searchFixture) view(t *testing.T, fn func(st searchTx)) {
+func (f searchFixture) view(t *testing.T, fn func(st *Tx)) {
 	t.Helper()
 	ctx := context.Background()
-	if err := f.db.view(ctx, "search", func(tx *sqlx.Tx) error { fn(searchTx{ctx: ctx, tx: tx}); return nil }); err != nil {
+	if err := f.db.view(ctx, "search", func(tx *sqlx.Tx) error { fn(&Tx{ctx: ctx, db: f.db, tx: tx}); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -77,7 +77,7 @@ func (f searchFixture) catchUp(t *testing.T) {
 	ctx := context.Background()
 	for range 100 {
 		var c sessiontree.IndexChunk
-		f.view(t, func(st searchTx) {
+		f.view(t, func(st *Tx) {
 			var err error
 			if c, err = st.NextIndexChunk(2, 1<<20); err != nil {
 				t.Fatal(err)
@@ -86,12 +86,12 @@ func (f searchFixture) catchUp(t *testing.T) {
 		if c.Entries == 0 {
 			return
 		}
-		err := f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return searchTx{ctx: ctx, tx: tx}.WriteIndexChunk(c) })
+		err := f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return &Tx{ctx: ctx, db: f.db, tx: tx}.WriteIndexChunk(c) })
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The same chunk again: its marks moved.
-		err = f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return searchTx{ctx: ctx, tx: tx}.WriteIndexChunk(c) })
+		err = f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return &Tx{ctx: ctx, db: f.db, tx: tx}.WriteIndexChunk(c) })
 		if !errors.Is(err, sessiontree.ErrConflict) {
 			t.Fatalf("WriteIndexChunk twice = %v; want ErrConflict", err)
 		}
@@ -109,7 +109,7 @@ func TestSearchOnPostgres(t *testing.T) {
 	// Everything is pending: the index finds nothing, a scan and the
 	// pending texts find it.
 	var pendingKeys []int64
-	f.view(t, func(st searchTx) {
+	f.view(t, func(st *Tx) {
 		n, err := st.IndexBacklog()
 		if err != nil || n != 5 { // four messages and the leaf entry
 			t.Fatalf("IndexBacklog = %d, %v; want 5", n, err)
@@ -131,7 +131,7 @@ func TestSearchOnPostgres(t *testing.T) {
 	and := func(subs ...sessiontree.MatchQuery) sessiontree.MatchQuery {
 		return sessiontree.MatchQuery{Kind: sessiontree.MatchAnd, Sub: subs}
 	}
-	f.view(t, func(st searchTx) {
+	f.view(t, func(st *Tx) {
 		if n, err := st.IndexBacklog(); err != nil || n != 0 {
 			t.Errorf("IndexBacklog after catch-up = %d, %v; want 0", n, err)
 		}

@@ -27,15 +27,13 @@ type Options struct {
 // writers serialize.
 type Store struct {
 	d sessiontree.Database
-	// db is the SQLite engine underneath, nil under another engine. Only
-	// store/import.go and store/rewrite.go use it, until the import
-	// records join the contract (TODO: helper-import), and [Store.DB].
+	// db is the SQLite engine underneath, nil under another engine, for
+	// [Store.DB] alone.
 	db *engine.DB
 }
 
 // New returns a store over d, any engine's implementation of the
-// contract. Closing the store closes d. Importing pi's files needs the
-// SQLite engine until the import records join the contract.
+// contract. Closing the store closes d.
 func New(d sessiontree.Database) *Store {
 	s := &Store{d: d}
 	if ed, ok := d.(*engine.Database); ok {
