@@ -86,12 +86,12 @@ func (f searchFixture) catchUp(t *testing.T) {
 		if c.Entries == 0 {
 			return
 		}
-		err := f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return &Tx{ctx: ctx, db: f.db, tx: tx}.WriteIndexChunk(c) })
+		err := f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return (&Tx{ctx: ctx, db: f.db, tx: tx}).WriteIndexChunk(c) })
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The same chunk again: its marks moved.
-		err = f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return &Tx{ctx: ctx, db: f.db, tx: tx}.WriteIndexChunk(c) })
+		err = f.db.update(ctx, "index", func(tx *sqlx.Tx) error { return (&Tx{ctx: ctx, db: f.db, tx: tx}).WriteIndexChunk(c) })
 		if !errors.Is(err, sessiontree.ErrConflict) {
 			t.Fatalf("WriteIndexChunk twice = %v; want ErrConflict", err)
 		}
