@@ -66,12 +66,13 @@ func (e *AmbiguousError) Error() string {
 // Is makes errors.Is(err, ErrAmbiguous) true.
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// QueryError reports a search query SQLite's FTS5 refused, or one the
-// store refuses before asking. It matches [ErrBadQuery].
+// QueryError reports a search query the store cannot parse
+// (store/query.go), or one the engine refused. It matches [ErrBadQuery].
 type QueryError struct {
 	// Query is the query as given.
 	Query string
-	// Reason says what is wrong, e.g. `fts5: syntax error near "."`.
+	// Reason says what is wrong and where, e.g. `syntax error near "."
+	// (at byte 5)`.
 	Reason string
 }
 

@@ -25,7 +25,7 @@ type SearchOptions struct {
 	// is capped at MaxSearchLimit.
 	Limit int
 	// Literal treats the query as plain words, each to be found as it is
-	// (punctuation included), instead of FTS5 query syntax: "store.go
+	// (punctuation included), instead of the query language: "store.go
 	// -v" finds entries containing both "store.go" and "-v".
 	Literal bool
 	// Marks are put before and after each match in a snippet; the zero
@@ -96,9 +96,10 @@ type Hit struct {
 const maxExpansion = 256
 
 // Search finds entries whose text matches query, best first, using the
-// FTS5 index (schema.sql: what text is indexed, and why the trigram
-// tokenizer): the first [IndexedTextLimit] bytes (1 MiB) of each entry's
-// text.
+// engine's trigram index (SQLite: FTS5, schema.sql says what text is
+// indexed and why the trigram tokenizer; PostgreSQL: pg_trgm, migration
+// 0004_search.sql): the first [IndexedTextLimit] bytes (1 MiB) of each
+// entry's text.
 //
 // A search is a read: it never fails, nor waits, because another process
 // is writing. It first brings the index up to date ([Store.Index]) if it
@@ -106,8 +107,8 @@ const maxExpansion = 256
 // either way: what the index holds through the index, and the entries
 // written since it was last brought up to date (pending, see
 // [Store.Index]) by reading their text, which it indexes for the query
-// alone in a private in-memory FTS5 table, so that the query means the
-// same there. It reads at most the [PendingScanEntries] newest pending
+// alone ([sessiontree.DatabaseTx.TextIndex]: on SQLite a private
+// in-memory FTS5 table), so that the query means the same there. It reads at most the [PendingScanEntries] newest pending
 // entries of the sessions written to last, and of those as many as hold
 // [PendingScanBytes] of JSON, newest first; the pending entries it leaves
 // unread are counted in [SearchResult.Unsearched], and their hits are
@@ -122,19 +123,24 @@ const maxExpansion = 256
 // search over a million entries for a common word to milliseconds; for
 // such a word the hits are the best of its most recent matches.
 //
-// The query is FTS5 query syntax, applied to substrings: words (each found
-// anywhere, inside longer words too, ignoring case) are ANDed; "double
-// quotes" make a phrase (needed for punctuation: "store.go"); OR, NOT and
-// parentheses combine; NEAR(a b) finds words close together. Words of
-// three characters or more are looked up in the index directly. A word of
-// one or two characters (日本, 猫, or a short identifier) has no trigram
-// of its own: it is expanded into the index's trigrams that start with it;
-// when it is the whole query and too common for that, the store scans the
-// text instead, newest entries first, and ranks nothing. With
-// [SearchOptions.Literal] the query is plain words, each searched as is.
+// The query language is FTS5's, applied to substrings, on every engine
+// (store/query.go parses it into a [sessiontree.MatchQuery], which each
+// engine renders in its own terms): words (each found anywhere, inside
+// longer words too, ignoring case) are ANDed; "double quotes" make a
+// phrase (needed for punctuation: "store.go"); OR, NOT and parentheses
+// combine; NEAR(a b) finds words close together (on PostgreSQL, which
+// keeps no positions, anywhere in the same entry); a trailing * makes a
+// prefix. Words of three characters or more are looked up in the index
+// directly. A word of one or two characters (日本, 猫, or a short
+// identifier) has no trigram of its own: on SQLite it is expanded into
+// the index's trigrams that start with it (PostgreSQL matches it
+// directly); when it is the whole query and too common for that, the
+// store scans the text instead, newest entries first, and ranks nothing.
+// With [SearchOptions.Literal] the query is plain words, each searched
+// as is.
 //
-// A query FTS5 cannot parse is a [*QueryError] (matching [ErrBadQuery])
-// with SQLite's reason.
+// A query that cannot be parsed is a [*QueryError] (matching
+// [ErrBadQuery]) saying what is wrong and where.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (SearchResult, error) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -322,7 +328,7 @@ func (sr *searcher) expand(text string) ([]string, error) {
 // ranks (see [Store.Search]).
 const RankWindow = 300
 
-// match runs an FTS5 query. It takes the newest RankWindow matches, which
+// match runs a match query. It takes the newest RankWindow matches, which
 // FTS5 finds by walking its index in rowid order and stopping there, and
 // ranks them by score. FTS5's own bm25() is not used: it counts every
 // entry that contains each phrase of the query (for the inverse document
