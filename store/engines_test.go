@@ -2,11 +2,9 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"testing"
 
-	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
@@ -35,14 +33,7 @@ func openPostgres(t testing.TB) *store.Store {
 		t.Fatal(err)
 	}
 	s := store.New(db)
-	t.Cleanup(func() {
-		if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
-			t.Errorf("Check: %v", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	checkAtCleanup(t, s)
 	return s
 }
 

@@ -46,6 +46,13 @@ func openStoreAt(t testing.TB, path string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtCleanup(t, s)
+	return s
+}
+
+// checkAtCleanup registers a cleanup that checks s (Store.Check) and
+// closes it.
+func checkAtCleanup(t testing.TB, s *store.Store) {
 	t.Cleanup(func() {
 		if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
 			t.Errorf("Check: %v", err)
@@ -54,7 +61,6 @@ func openStoreAt(t testing.TB, path string) *store.Store {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	return s
 }
 
 // copyFile copies a file, mode 0600.
