@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -82,7 +83,7 @@ func likeEscape(s string) string {
 
 // matchSQL renders a match query as a condition on t.folded: a phrase is
 // a substring, NEAR the AND of its phrases (search_text has no
-// positions).
+// positions: MatchKeys checks the distance of the rows it finds).
 func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
 	if q.Kind == sessiontree.MatchPhrase {
 		*args = append(*args, "%"+likeEscape(fold(q.Text))+"%")
@@ -102,8 +103,8 @@ func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
 	}
 }
 
-// matches reports whether folded text matches q, as matchSQL's condition
-// does in SQL.
+// matches reports whether folded text matches q: as matchSQL's condition
+// does in SQL, and NEAR as FTS5 reads it on trigrams (see near).
 func matches(q sessiontree.MatchQuery, folded string) bool {
 	switch q.Kind {
 	case sessiontree.MatchPhrase:
@@ -112,9 +113,61 @@ func matches(q sessiontree.MatchQuery, folded string) bool {
 		return slices.ContainsFunc(q.Sub, func(s sessiontree.MatchQuery) bool { return matches(s, folded) })
 	case sessiontree.MatchNot:
 		return matches(q.Sub[0], folded) && !matches(q.Sub[1], folded)
+	case sessiontree.MatchNear:
+		return near(q, folded)
 	default:
 		return !slices.ContainsFunc(q.Sub, func(s sessiontree.MatchQuery) bool { return !matches(s, folded) })
 	}
+}
+
+// hasNear reports whether q holds a NEAR group, which SQL does not check.
+func hasNear(q sessiontree.MatchQuery) bool {
+	return q.Kind == sessiontree.MatchNear || slices.ContainsFunc(q.Sub, hasNear)
+}
+
+// near checks a NEAR group as FTS5 does on the trigram tokenizer, where
+// a token starts at every character and a phrase of n characters is n-2
+// tokens: the text holds an instance of every phrase such that, with
+// last the start of the latest of them, each starts at or after last
+// minus its own tokens minus the distance (fts5ExprNearIsMatch). A
+// phrase of fewer than three characters has no token and never matches.
+func near(q sessiontree.MatchQuery, folded string) bool {
+	text := []rune(folded)
+	starts := make([][]int, len(q.Sub))
+	for i, p := range q.Sub {
+		needle := []rune(fold(p.Text))
+		if len(needle) < 3 {
+			return false
+		}
+		for j := 0; j+len(needle) <= len(text); j++ {
+			if slices.Equal(text[j:j+len(needle)], needle) {
+				starts[i] = append(starts[i], j)
+			}
+		}
+		if len(starts[i]) == 0 {
+			return false
+		}
+	}
+	for _, candidates := range starts {
+		for _, last := range candidates {
+			if nearAt(q, starts, last) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nearAt reports whether every phrase has an instance within reach of
+// the one starting at last, and none after it.
+func nearAt(q sessiontree.MatchQuery, starts [][]int, last int) bool {
+	for i, p := range q.Sub {
+		lo := last - (utf8.RuneCountInString(p.Text) - 2) - q.Near
+		if !slices.ContainsFunc(starts[i], func(s int) bool { return s >= lo && s <= last }) {
+			return false
+		}
+	}
+	return true
 }
 
 // MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: the trigram
@@ -127,9 +180,30 @@ func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery,
 	}
 	cond := matchSQL(match, &args)
 	var keys []int64
-	err = st.tx.SelectContext(st.ctx, &keys, `SELECT t.session << 32 | t.seq FROM search_text t WHERE `+scope+` AND `+cond+`
+	if !hasNear(match) {
+		err = st.tx.SelectContext(st.ctx, &keys, `SELECT t.session << 32 | t.seq FROM search_text t WHERE `+scope+` AND `+cond+`
 ORDER BY t.session DESC, t.seq DESC LIMIT `+strconv.Itoa(limit), args...)
-	return keys, err
+		return keys, err
+	}
+	// SQL reads a NEAR group as the AND of its phrases: check the
+	// candidates' text here, newest first, until limit of them match.
+	rows, err := st.tx.QueryContext(st.ctx, `SELECT t.session << 32 | t.seq, t.folded FROM search_text t WHERE `+scope+` AND `+cond+`
+ORDER BY t.session DESC, t.seq DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for len(keys) < limit && rows.Next() {
+		var key int64
+		var folded string
+		if err := rows.Scan(&key, &folded); err != nil {
+			return nil, err
+		}
+		if matches(match, folded) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, rows.Err()
 }
 
 // ScanKeys implements [sessiontree.DatabaseTx.ScanKeys]: the indexed

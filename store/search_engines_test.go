@@ -19,10 +19,8 @@ func TestSearchSameOnEngines(t *testing.T) {
 	lite := openStore(t)
 	paths := fixturePaths(piFixtures(t))
 	queries := []string{"sqlite", "SQLite", "römisch", "日本語", "日本", "語", "本語", "テキスト", "🙂", "e", "sqlite beta",
-		`"tab	here"`, "sqlite OR beta", "sqlite NOT beta", "(sqlite OR 日本) AND the", "sql*", "th", "zz"}
-	// Not NEAR: PostgreSQL's search_text has no token positions, and it
-	// reads NEAR(a b) as a AND b (a superset of SQLite's hits; see
-	// pgengine/search.go). TODO: check NEAR's distance on PostgreSQL.
+		`"tab	here"`, "sqlite OR beta", "sqlite NOT beta", "(sqlite OR 日本) AND the", "sql*", "th", "zz",
+		"NEAR(sqlite beta)", "NEAR(sqlite beta, 0)", "NEAR(sqlite beta 日本語, 30)", "NEAR(beta sqlite, 3)"}
 	compare := func(t *testing.T, stage string) {
 		t.Helper()
 		for _, q := range queries {
