@@ -87,13 +87,6 @@ func likeEscape(s string) string {
 func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
 	if q.Kind == sessiontree.MatchPhrase {
 		*args = append(*args, "%"+likeEscape(fold(q.Text))+"%")
-		if utf8.RuneCountInString(q.Text) < 3 {
-			// No trigram: the index would read all of itself and the
-			// matches be sorted. Hidden from it (an expression the
-			// index does not cover), the rows are walked newest first
-			// by the primary key until limit of them match.
-			return `(t.folded || '') LIKE $` + strconv.Itoa(len(*args))
-		}
 		return `t.folded LIKE $` + strconv.Itoa(len(*args))
 	}
 	parts := make([]string, len(q.Sub))
