@@ -17,10 +17,9 @@ var (
 	// ErrAmbiguous is matched by an [*AmbiguousError]: a session id
 	// prefix that more than one session starts with.
 	ErrAmbiguous = errors.New("ambiguous session id prefix")
-	// ErrBadQuery (the root's, which engines return for a match
-	// expression they cannot parse) is matched by a [*QueryError]: a
-	// search query that is not valid FTS5 query syntax, or that is
-	// empty.
+	// ErrBadQuery (the root's) is matched by a [*QueryError]: a search
+	// query the store cannot parse (store/query.go), one the engine
+	// refuses, or an empty one.
 	ErrBadQuery = sessiontree.ErrBadQuery
 	// ErrBadCursor is returned by [Store.List] for an After cursor that
 	// no earlier page returned.
