@@ -93,7 +93,7 @@ func lostConnection(err error) bool {
 // everything else from the server or the connection is ErrStorage.
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
-		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused,
+		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused, errors.ErrUnsupported,
 		context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return err

@@ -2,21 +2,46 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
 // TestMain finds a PostgreSQL server for the tests that run on both
-// engines (see internal/pgtest: without one they skip, except under
-// CI=true).
+// engines (internal/pgtest: one started for the binary when PostgreSQL is
+// installed; none skips them, except under CI=true, where it fails them).
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// pgEmpty is a new store's PostgreSQL database, made once per test binary.
-var pgEmpty = pgtest.NewTemplate(func(ctx context.Context, url string) error {
+// opener opens a new, empty store of one engine for a test; its cleanup
+// checks the whole database and closes it.
+type opener func(t testing.TB) *store.Store
+
+// engines are the engines the store's tests run on.
+var engines = []struct {
+	name string
+	open opener
+}{
+	{"sqlite", openStore},
+	{"postgres", openPostgresStore},
+}
+
+// onEngines runs test once per engine, as a subtest named after it, with
+// the engine's opener in place of openStore.
+func onEngines(t *testing.T, test func(t *testing.T, openStore opener)) {
+	t.Helper()
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) { test(t, e.open) })
+	}
+}
+
+// pgMigrated is an empty PostgreSQL store's database, made once per test
+// binary.
+var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
 	db, err := pgengine.Open(ctx, url, pgengine.Options{})
 	if err != nil {
 		return err
@@ -24,31 +49,32 @@ var pgEmpty = pgtest.NewTemplate(func(ctx context.Context, url string) error {
 	return db.Close()
 })
 
-// openPostgres opens a store on a fresh PostgreSQL database; its cleanup
-// checks and closes it as openStoreAt's does.
-func openPostgres(t testing.TB) *store.Store {
+// openPostgresStore opens a store on a fresh PostgreSQL database (a copy
+// of pgMigrated, dropped when t ends).
+func openPostgresStore(t testing.TB) *store.Store {
 	t.Helper()
-	db, err := pgengine.Open(context.Background(), pgEmpty.Database(t), pgengine.Options{})
+	return openPostgresAt(t, pgMigrated.Database(t))
+}
+
+// openPostgresAt opens the store at a PostgreSQL URL; its cleanup checks
+// the whole database and closes it.
+func openPostgresAt(t testing.TB, url string) *store.Store {
+	t.Helper()
+	s, err := store.OpenURL(context.Background(), url, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := store.New(db)
-	checkAtCleanup(t, s)
+	t.Cleanup(func() { checkAndClose(t, s) })
 	return s
 }
 
-// engineCase names an engine and opens a fresh store on it.
-type engineCase struct {
-	name string
-	open func(t testing.TB) *store.Store
-}
-
-// engines are the engines the store's engine-neutral tests run on.
-var engines = []engineCase{{"sqlite", openStore}, {"postgres", openPostgres}}
-
-// onEngines runs test once per engine, as a subtest named after it.
-func onEngines(t *testing.T, test func(t *testing.T, open func(t testing.TB) *store.Store)) {
-	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) { test(t, e.open) })
+// checkAndClose checks the whole database of s and closes it.
+func checkAndClose(t testing.TB, s *store.Store) {
+	t.Helper()
+	if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
+		t.Errorf("Check: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,21 +45,8 @@ func openStoreAt(t testing.TB, path string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkAtCleanup(t, s)
+	t.Cleanup(func() { checkAndClose(t, s) })
 	return s
-}
-
-// checkAtCleanup registers a cleanup that checks s (Store.Check) and
-// closes it.
-func checkAtCleanup(t testing.TB, s *store.Store) {
-	t.Cleanup(func() {
-		if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
-			t.Errorf("Check: %v", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
 }
 
 // copyFile copies a file, mode 0600.

@@ -35,7 +35,7 @@ func mustCheck(t *testing.T, s *store.Store, id string) {
 // that, Index indexes exactly what is pending once, and a search finds it.
 func TestIndexCatchesUp(t *testing.T) { onEngines(t, testIndexCatchesUp) }
 
-func testIndexCatchesUp(t *testing.T, open func(t testing.TB) *store.Store) {
+func testIndexCatchesUp(t *testing.T, open opener) {
 	s := open(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	b.user("u1", "alpha quartz")
@@ -63,7 +63,7 @@ func testIndexCatchesUp(t *testing.T, open func(t testing.TB) *store.Store) {
 // transactions, each reported, and the result is the same index.
 func TestIndexInChunks(t *testing.T) { onEngines(t, testIndexInChunks) }
 
-func testIndexInChunks(t *testing.T, open func(t testing.TB) *store.Store) {
+func testIndexInChunks(t *testing.T, open opener) {
 	defer store.SetIndexChunk(3)()
 	s := open(t)
 	for _, id := range []string{"s1", "s2"} {
@@ -93,7 +93,7 @@ func testIndexInChunks(t *testing.T, open func(t testing.TB) *store.Store) {
 // indexed yet removes what the index holds and nothing else.
 func TestIndexDeletePending(t *testing.T) { onEngines(t, testIndexDeletePending) }
 
-func testIndexDeletePending(t *testing.T, open func(t testing.TB) *store.Store) {
+func testIndexDeletePending(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	keep := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "keep"}))
@@ -148,7 +148,7 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 // and every search sees at least what was appended before it began.
 func TestIndexWhileAppending(t *testing.T) { onEngines(t, testIndexWhileAppending) }
 
-func testIndexWhileAppending(t *testing.T, open func(t testing.TB) *store.Store) {
+func testIndexWhileAppending(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "busy"})

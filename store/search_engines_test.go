@@ -15,7 +15,7 @@ import (
 // scans; first with everything indexed, then with the newest entries
 // pending (read by the search itself).
 func TestSearchSameOnEngines(t *testing.T) {
-	pg := openPostgres(t) // skips without a server
+	pg := openPostgresStore(t) // skips without a server
 	lite := openStore(t)
 	paths := fixturePaths(piFixtures(t))
 	queries := []string{"sqlite", "SQLite", "römisch", "日本語", "日本", "語", "本語", "テキスト", "🙂", "e", "sqlite beta",

@@ -20,7 +20,7 @@ import (
 // TODO(pgstore): onEngines once that write keeps NULs out.
 func TestLiteralSearchWithNUL(t *testing.T) { testLiteralSearchWithNUL(t, openStore) }
 
-func testLiteralSearchWithNUL(t *testing.T, open func(t testing.TB) *store.Store) {
+func testLiteralSearchWithNUL(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	st, err := s.Create(ctx, store.CreateOptions{})

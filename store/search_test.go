@@ -77,7 +77,7 @@ func hitKeys(hits []store.Hit) []string {
 // holds each answer to the entries whose text contains the query.
 func TestSearchFixtures(t *testing.T) { onEngines(t, testSearchFixtures) }
 
-func testSearchFixtures(t *testing.T, open func(t testing.TB) *store.Store) {
+func testSearchFixtures(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	rep := mustImport(t, s, fixturePaths(piFixtures(t)), store.ImportOptions{})
@@ -216,7 +216,7 @@ func testSearchFixtures(t *testing.T, open func(t testing.TB) *store.Store) {
 
 func TestSearchMalformedQuery(t *testing.T) { onEngines(t, testSearchMalformedQuery) }
 
-func testSearchMalformedQuery(t *testing.T, open func(t testing.TB) *store.Store) {
+func testSearchMalformedQuery(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"})).user("u", "store.go is here")
@@ -242,7 +242,7 @@ func testSearchMalformedQuery(t *testing.T, open func(t testing.TB) *store.Store
 // its own and finds each, while text that is not indexed is not found.
 func TestSearchIndexedText(t *testing.T) { onEngines(t, testSearchIndexedText) }
 
-func testSearchIndexedText(t *testing.T, open func(t testing.TB) *store.Store) {
+func testSearchIndexedText(t *testing.T, open opener) {
 	s := open(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "kinds", Cwd: "/k"})
 	b := newBuilder(t, st)
@@ -286,7 +286,7 @@ func testSearchIndexedText(t *testing.T, open func(t testing.TB) *store.Store) {
 // forks, deletes.
 func TestSearchKeptCurrent(t *testing.T) { onEngines(t, testSearchKeptCurrent) }
 
-func testSearchKeptCurrent(t *testing.T, open func(t testing.TB) *store.Store) {
+func testSearchKeptCurrent(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "live"}))

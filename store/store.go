@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // Options configure [Open]. The zero value works.
@@ -18,6 +19,8 @@ type Options struct {
 	// Engine configures the database underneath (durability, busy
 	// timeout, readers, clock).
 	Engine engine.Options
+	// Postgres configures a PostgreSQL database ([OpenPostgres]).
+	Postgres pgengine.Options
 }
 
 // Store is a database of many sessions: the SQLite engine plus what an
