@@ -186,19 +186,25 @@ type DatabaseTx interface {
 	// [ErrConflict].
 	WriteIndexChunk(c IndexChunk) error
 
-	// Search primitives. Match expressions are the engine's full-text
-	// query syntax (the SQLite engine: FTS5's, on trigrams); a syntax
-	// error is a [*BadQueryError]. Keys come newest first.
+	// Search primitives. A match query is parsed by the store and
+	// rendered by the engine into its own syntax (the SQLite engine:
+	// FTS5's, on trigrams; PostgreSQL: ILIKE over a pg_trgm index); a
+	// query the engine still refuses is a [*BadQueryError]. Keys come
+	// newest first.
 
 	// MatchKeys returns the keys of up to limit indexed entries in scope
 	// matching match, newest first.
-	MatchKeys(scope SearchScope, match string, limit int) ([]int64, error)
+	MatchKeys(scope SearchScope, match MatchQuery, limit int) ([]int64, error)
 	// ScanKeys returns the keys of up to limit entries in scope whose
 	// indexed text contains text (ignoring ASCII case), newest first,
 	// indexed or pending; it reads the text itself.
 	ScanKeys(scope SearchScope, text string, limit int) ([]int64, error)
 	// ExpandTerms returns the index's terms t with from <= t < to,
-	// ascending, at most limit of them.
+	// ascending, at most limit of them: what a phrase of fewer than
+	// three characters (from, folded to lower case) is expanded into
+	// before it is matched. An engine whose index has no vocabulary of
+	// terms, because it matches substrings of any length itself
+	// (PostgreSQL), returns from alone.
 	ExpandTerms(from, to string, limit int) ([]string, error)
 	// PendingTexts returns the text of the pending entries in scope a
 	// search reads itself: of the sessions written to last first, each
@@ -213,7 +219,7 @@ type DatabaseTx interface {
 	// particular order; with text, each row's Text is its indexed text.
 	Hits(keys []int64, text bool) ([]HitRow, error)
 	// TextIndex indexes texts for one search alone, so that a match
-	// expression and its term expansion mean there what they mean in the
+	// query and its term expansion mean there what they mean in the
 	// database's index. Close it when done.
 	TextIndex(texts []KeyText) (TextIndex, error)
 
@@ -267,7 +273,7 @@ type DatabaseSession interface {
 type TextIndex interface {
 	// MatchKeys returns the keys of up to limit texts matching match,
 	// greatest key first.
-	MatchKeys(ctx context.Context, match string, limit int) ([]int64, error)
+	MatchKeys(ctx context.Context, match MatchQuery, limit int) ([]int64, error)
 	// ExpandTerms returns the terms t with from <= t < to, ascending, at
 	// most limit of them.
 	ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error)
@@ -426,11 +432,11 @@ type HitRow struct {
 	Text string
 }
 
-// ErrBadQuery is returned for a search expression the engine cannot
-// parse (a [*BadQueryError]).
+// ErrBadQuery is returned for a search query that cannot be parsed, or
+// that the engine refuses (a [*BadQueryError]).
 var ErrBadQuery = errors.New("malformed search query")
 
-// BadQueryError is the engine's refusal of a search expression.
+// BadQueryError is an engine's refusal of a search query.
 type BadQueryError struct {
 	// Reason is the engine's reason, without its error code.
 	Reason string

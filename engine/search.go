@@ -41,13 +41,13 @@ func (tx *Tx) scopeOf(s sessiontree.SearchScope) (scope, error) {
 
 // MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: FTS5 walks
 // its index in rowid order and stops at limit.
-func (tx *Tx) MatchKeys(s sessiontree.SearchScope, match string, limit int) ([]int64, error) {
+func (tx *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
 	sc, err := tx.scopeOf(s)
 	if err != nil {
 		return nil, err
 	}
 	query := `SELECT rowid FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3`
-	params := []any{match, sc.lo, sc.hi}
+	params := []any{fts5Query(match), sc.lo, sc.hi}
 	if sc.cwd != "" {
 		query += ` AND (rowid >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
 		params = append(params, sc.cwd)
@@ -288,10 +288,10 @@ func fillTextIndex(ctx context.Context, db *sqlx.DB, texts []sessiontree.KeyText
 }
 
 // MatchKeys implements [sessiontree.TextIndex.MatchKeys].
-func (ti textIndex) MatchKeys(ctx context.Context, match string, limit int) ([]int64, error) {
+func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
 	var keys []int64
 	err := ti.db.SelectContext(ctx, &keys, `SELECT rowid FROM pending_fts WHERE pending_fts MATCH ? ORDER BY rowid DESC LIMIT `+
-		strconv.Itoa(limit), match)
+		strconv.Itoa(limit), fts5Query(match))
 	if err != nil {
 		return nil, badQuery(err)
 	}

@@ -1,67 +1,522 @@
 package pgengine
 
 import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 )
 
-// UnsupportedError reports a method of the contract this engine does not
-// implement yet (search, on PostgreSQL). It matches errors.ErrUnsupported.
-type UnsupportedError struct{ Op string }
+// The search primitives on PostgreSQL (migration 4, 0004_search.sql):
+// the store parses the query, expands it, ranks and cuts snippets
+// (store/search.go); this file renders a sessiontree.MatchQuery into SQL
+// over search_text, catches the index up, and reads pending entries'
+// text itself.
+//
+// Keys: an entry's key is session<<32 | seq, as on SQLite, so that
+// ordering keys orders sessions by creation and each session's entries
+// by append.
 
-// Error names the method.
-func (e *UnsupportedError) Error() string {
-	return "PostgreSQL engine: " + e.Op + " is not supported yet"
+// entryKey is the key of entry seq of session.
+func entryKey(session, seq int64) int64 { return session<<32 | seq }
+
+// keyParts splits a key into session and seq.
+func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
+
+// indexedText is what search_text holds of an entry: engine.SearchText's
+// text and two newlines, as the SQLite engine's view gives it, made text
+// PostgreSQL takes (a NUL becomes a space, invalid UTF-8 is dropped);
+// false when the entry has no text.
+func indexedText(typ string, raw []byte) (string, bool) {
+	text, ok, err := engine.SearchText(typ, raw)
+	if err != nil || !ok {
+		// Malformed JSON is Check's to report; it has no text to find.
+		return "", false
+	}
+	text = strings.ReplaceAll(strings.ToValidUTF8(text, ""), "\x00", " ")
+	return text + "\n\n", true
 }
 
-// Is makes an UnsupportedError match errors.ErrUnsupported.
-func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+// fold is how matching ignores case: the same on the text and the
+// query, whatever the database's locale.
+func fold(s string) string { return strings.ToLower(s) }
 
-// IndexBacklog is not supported yet.
-func (tx *Tx) IndexBacklog() (int64, error) { return 0, &UnsupportedError{Op: "IndexBacklog"} }
-
-// NextIndexChunk is not supported yet.
-func (tx *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
-	return sessiontree.IndexChunk{}, &UnsupportedError{Op: "NextIndexChunk"}
+// scopeSQL is a [sessiontree.SearchScope] as SQL conditions on the
+// session key column col.
+func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (string, error) {
+	var where []string
+	if s.SessionID != "" {
+		var pk int64
+		err := st.tx.GetContext(st.ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting`, s.SessionID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", &sessiontree.SessionNotFoundError{ID: s.SessionID}
+		}
+		if err != nil {
+			return "", err
+		}
+		*args = append(*args, pk)
+		where = append(where, col+" = $"+strconv.Itoa(len(*args)))
+	}
+	if s.Cwd != "" {
+		*args = append(*args, s.Cwd)
+		where = append(where, col+" IN (SELECT pk FROM sessions WHERE cwd = $"+strconv.Itoa(len(*args))+")")
+	}
+	if len(where) == 0 {
+		return "true", nil
+	}
+	return strings.Join(where, " AND "), nil
 }
 
-// WriteIndexChunk is not supported yet.
-func (tx *Tx) WriteIndexChunk(c sessiontree.IndexChunk) error {
-	return &UnsupportedError{Op: "WriteIndexChunk"}
+// likeEscape escapes LIKE's wildcards and its escape character.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// MatchKeys is not supported yet.
-func (tx *Tx) MatchKeys(scope sessiontree.SearchScope, match string, limit int) ([]int64, error) {
-	return nil, &UnsupportedError{Op: "MatchKeys"}
+// matchSQL renders a match query as a condition on t.folded: a phrase is
+// a substring, NEAR the AND of its phrases (search_text has no
+// positions: MatchKeys checks the distance of the rows it finds).
+func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
+	if q.Kind == sessiontree.MatchPhrase {
+		*args = append(*args, "%"+likeEscape(fold(q.Text))+"%")
+		return `t.folded LIKE $` + strconv.Itoa(len(*args))
+	}
+	parts := make([]string, len(q.Sub))
+	for i, sub := range q.Sub {
+		parts[i] = matchSQL(sub, args)
+	}
+	switch q.Kind {
+	case sessiontree.MatchOr:
+		return "(" + strings.Join(parts, " OR ") + ")"
+	case sessiontree.MatchNot:
+		return "(" + parts[0] + " AND NOT " + parts[1] + ")"
+	default: // AND, NEAR
+		return "(" + strings.Join(parts, " AND ") + ")"
+	}
 }
 
-// ScanKeys is not supported yet.
-func (tx *Tx) ScanKeys(scope sessiontree.SearchScope, text string, limit int) ([]int64, error) {
-	return nil, &UnsupportedError{Op: "ScanKeys"}
+// matches reports whether folded text matches q: as matchSQL's condition
+// does in SQL, and NEAR as FTS5 reads it on trigrams (see near).
+func matches(q sessiontree.MatchQuery, folded string) bool {
+	switch q.Kind {
+	case sessiontree.MatchPhrase:
+		return strings.Contains(folded, fold(q.Text))
+	case sessiontree.MatchOr:
+		return slices.ContainsFunc(q.Sub, func(s sessiontree.MatchQuery) bool { return matches(s, folded) })
+	case sessiontree.MatchNot:
+		return matches(q.Sub[0], folded) && !matches(q.Sub[1], folded)
+	case sessiontree.MatchNear:
+		return near(q, folded)
+	default:
+		return !slices.ContainsFunc(q.Sub, func(s sessiontree.MatchQuery) bool { return !matches(s, folded) })
+	}
 }
 
-// ExpandTerms is not supported yet.
-func (tx *Tx) ExpandTerms(from, to string, limit int) ([]string, error) {
-	return nil, &UnsupportedError{Op: "ExpandTerms"}
+// hasNear reports whether q holds a NEAR group, which SQL does not check.
+func hasNear(q sessiontree.MatchQuery) bool {
+	return q.Kind == sessiontree.MatchNear || slices.ContainsFunc(q.Sub, hasNear)
 }
 
-// PendingTexts is not supported yet.
-func (tx *Tx) PendingTexts(scope sessiontree.SearchScope, maxEntries int, maxBytes int64) (sessiontree.PendingTexts, error) {
-	return sessiontree.PendingTexts{}, &UnsupportedError{Op: "PendingTexts"}
+// near checks a NEAR group as FTS5 does on the trigram tokenizer, where
+// a token starts at every character and a phrase of n characters is n-2
+// tokens: the text holds an instance of every phrase such that, with
+// last the start of the latest of them, each starts at or after last
+// minus its own tokens minus the distance (fts5ExprNearIsMatch). A
+// phrase of fewer than three characters has no token and never matches.
+func near(q sessiontree.MatchQuery, folded string) bool {
+	text := []rune(folded)
+	starts := make([][]int, len(q.Sub))
+	for i, p := range q.Sub {
+		needle := []rune(fold(p.Text))
+		if len(needle) < 3 {
+			return false
+		}
+		for j := 0; j+len(needle) <= len(text); j++ {
+			if slices.Equal(text[j:j+len(needle)], needle) {
+				starts[i] = append(starts[i], j)
+			}
+		}
+		if len(starts[i]) == 0 {
+			return false
+		}
+	}
+	for _, candidates := range starts {
+		for _, last := range candidates {
+			if nearAt(q, starts, last) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// Texts is not supported yet.
-func (tx *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
-	return nil, &UnsupportedError{Op: "Texts"}
+// nearAt reports whether every phrase has an instance within reach of
+// the one starting at last, and none after it.
+func nearAt(q sessiontree.MatchQuery, starts [][]int, last int) bool {
+	for i, p := range q.Sub {
+		lo := last - (utf8.RuneCountInString(p.Text) - 2) - q.Near
+		if !slices.ContainsFunc(starts[i], func(s int) bool { return s >= lo && s <= last }) {
+			return false
+		}
+	}
+	return true
 }
 
-// Hits is not supported yet.
-func (tx *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
-	return nil, &UnsupportedError{Op: "Hits"}
+// MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: the trigram
+// index picks the candidates, LIKE checks them.
+func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
+	var args []any
+	scope, err := st.scopeSQL(s, "t.session", &args)
+	if err != nil {
+		return nil, err
+	}
+	cond := matchSQL(match, &args)
+	var keys []int64
+	if !hasNear(match) {
+		err = st.tx.SelectContext(st.ctx, &keys, `SELECT t.session << 32 | t.seq FROM search_text t WHERE `+scope+` AND `+cond+`
+ORDER BY t.session DESC, t.seq DESC LIMIT `+strconv.Itoa(limit), args...)
+		return keys, err
+	}
+	// SQL reads a NEAR group as the AND of its phrases: check the
+	// candidates' text here, newest first, until limit of them match.
+	rows, err := st.tx.QueryContext(st.ctx, `SELECT t.session << 32 | t.seq, t.folded FROM search_text t WHERE `+scope+` AND `+cond+`
+ORDER BY t.session DESC, t.seq DESC`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for len(keys) < limit && rows.Next() {
+		var key int64
+		var folded string
+		if err := rows.Scan(&key, &folded); err != nil {
+			return nil, err
+		}
+		if matches(match, folded) {
+			keys = append(keys, key)
+		}
+	}
+	return keys, rows.Err()
 }
 
-// TextIndex is not supported yet.
-func (tx *Tx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
-	return nil, &UnsupportedError{Op: "TextIndex"}
+// ScanKeys implements [sessiontree.DatabaseTx.ScanKeys]: the indexed
+// text through search_text, the pending entries' text read here.
+func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
+	phrase := sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: text}
+	keys, err := st.MatchKeys(s, phrase, limit)
+	if err != nil {
+		return nil, err
+	}
+	pend, err := st.pendingEntries(s, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range pend {
+		if body, ok := indexedText(e.Type, e.Raw); ok && matches(phrase, fold(body)) {
+			keys = append(keys, entryKey(e.Session, e.Seq))
+		}
+	}
+	slices.SortFunc(keys, func(a, b int64) int { return cmp.Compare(b, a) })
+	return keys[:min(len(keys), limit)], nil
+}
+
+// ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms]: LIKE
+// finds substrings of any length, so a short phrase is its own term.
+func (st *Tx) ExpandTerms(from, to string, limit int) ([]string, error) {
+	return []string{from}, nil
+}
+
+// pendingEntry is an entry the index does not hold yet.
+type pendingEntry struct {
+	Session int64  `db:"session"`
+	Seq     int64  `db:"seq"`
+	Type    string `db:"type"`
+	Raw     []byte `db:"raw"`
+	Size    int64  `db:"size"`
+}
+
+// pendingEntries reads the pending entries in scope, sessions written
+// to last first, each newest first; with limit > 0, at most limit of
+// them, and their sizes but not their JSON.
+func (st *Tx) pendingEntries(s sessiontree.SearchScope, limit int) ([]pendingEntry, error) {
+	var args []any
+	scope, err := st.scopeSQL(s, "t.session", &args)
+	if err != nil {
+		return nil, err
+	}
+	cols, lim := `e.type, e.raw`, ``
+	if limit > 0 {
+		cols, lim = `e.type, NULL::text AS raw`, ` LIMIT `+strconv.Itoa(limit)
+	}
+	var out []pendingEntry
+	err = st.tx.SelectContext(st.ctx, &out, `SELECT e.session, e.seq, `+cols+`, octet_length(e.raw) AS size
+FROM (SELECT pk AS session, indexed_count, updated_at FROM sessions WHERE indexed_count < entry_count AND NOT deleting) t
+JOIN entries e ON e.session = t.session AND e.seq > t.indexed_count
+WHERE `+scope+` ORDER BY t.updated_at DESC, t.session DESC, e.seq DESC`+lim, args...)
+	return out, err
+}
+
+// PendingTexts implements [sessiontree.DatabaseTx.PendingTexts].
+func (st *Tx) PendingTexts(s sessiontree.SearchScope, maxEntries int, maxBytes int64) (sessiontree.PendingTexts, error) {
+	var out sessiontree.PendingTexts
+	var args []any
+	scope, err := st.scopeSQL(s, "t.pk", &args)
+	if err != nil {
+		return out, err
+	}
+	err = st.tx.GetContext(st.ctx, &out.Total, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM sessions t
+WHERE indexed_count < entry_count AND NOT deleting AND `+scope, args...)
+	if err != nil || out.Total == 0 {
+		return out, err
+	}
+	looked, err := st.pendingEntries(s, maxEntries)
+	if err != nil {
+		return out, fmt.Errorf("read pending entries: %w", err)
+	}
+	var keys []int64
+	var bytes int64
+	for _, e := range looked {
+		if bytes+e.Size <= maxBytes {
+			bytes += e.Size
+			keys = append(keys, entryKey(e.Session, e.Seq))
+		}
+	}
+	out.Read = int64(len(keys))
+	out.Texts, err = st.Texts(keys)
+	return out, err
+}
+
+// keyRow is an entry's indexed text, or its JSON when it is pending.
+type keyRow struct {
+	Session int64          `db:"session"`
+	Seq     int64          `db:"seq"`
+	Type    string         `db:"type"`
+	Body    sql.NullString `db:"body"`
+	Raw     []byte         `db:"raw"`
+}
+
+// text is the row's indexed text, read from its JSON when pending.
+func (r keyRow) text() (string, bool) {
+	if r.Body.Valid {
+		return r.Body.String, true
+	}
+	return indexedText(r.Type, r.Raw)
+}
+
+// qKeys joins entries to a key array ($1).
+const qKeys = ` FROM unnest($1::bigint[]) k(key) JOIN entries e ON e.session = k.key >> 32 AND e.seq = k.key & 4294967295
+LEFT JOIN search_text t ON t.session = e.session AND t.seq = e.seq`
+
+// Texts implements [sessiontree.DatabaseTx.Texts].
+func (st *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var rows []keyRow
+	err := st.tx.SelectContext(st.ctx, &rows, `SELECT e.session, e.seq, e.type, t.body,
+       CASE WHEN t.body IS NULL THEN e.raw END AS raw`+qKeys, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sessiontree.KeyText, 0, len(rows))
+	for _, r := range rows {
+		if text, ok := r.text(); ok {
+			out = append(out, sessiontree.KeyText{Key: entryKey(r.Session, r.Seq), Text: text})
+		}
+	}
+	return out, nil
+}
+
+// Hits implements [sessiontree.DatabaseTx.Hits].
+func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		keyRow
+		SessionID string `db:"session_id"`
+		EntryID   string `db:"id"`
+		Role      string `db:"role"`
+		Timestamp string `db:"timestamp"`
+		Cwd       string `db:"cwd"`
+		Name      string `db:"name"`
+		Active    bool   `db:"active"`
+	}
+	err := st.tx.SelectContext(st.ctx, &rows, `SELECT e.session, e.seq, e.type, t.body,
+       CASE WHEN $2 AND t.body IS NULL THEN e.raw END AS raw,
+       s.id AS session_id, e.id, e.timestamp, s.cwd, coalesce(s.name, '') AS name,
+       CASE WHEN e.type = 'message' THEN coalesce(e.raw::json -> 'message' ->> 'role', '') ELSE '' END AS role,
+       e.depth <= s.leaf_depth AND EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.seq = e.seq) AS active`+
+		qKeys+` JOIN sessions s ON s.pk = e.session`, keys, text)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sessiontree.HitRow, len(rows))
+	for i, r := range rows {
+		out[i] = sessiontree.HitRow{Key: entryKey(r.Session, r.Seq), SessionID: r.SessionID, EntryID: r.EntryID, Type: r.Type,
+			Role: r.Role, Timestamp: r.Timestamp, Cwd: r.Cwd, SessionName: r.Name, OnActiveBranch: r.Active}
+		if text {
+			out[i].Text, _ = r.text()
+		}
+	}
+	return out, nil
+}
+
+// TextIndex implements [sessiontree.DatabaseTx.TextIndex]: the texts
+// are few (store.PendingScanEntries), so a match query is checked on
+// each in Go, as matchSQL's condition would check it.
+func (st *Tx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
+	ti := make(textIndex, len(texts))
+	for i, t := range texts {
+		ti[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
+	}
+	slices.SortFunc(ti, func(a, b sessiontree.KeyText) int { return cmp.Compare(b.Key, a.Key) })
+	return ti, nil
+}
+
+// textIndex is the folded texts of a [Tx.TextIndex], greatest key
+// first.
+type textIndex []sessiontree.KeyText
+
+// MatchKeys implements [sessiontree.TextIndex.MatchKeys].
+func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
+	var keys []int64
+	for _, t := range ti {
+		if len(keys) == limit {
+			break
+		}
+		if matches(match, t.Text) {
+			keys = append(keys, t.Key)
+		}
+	}
+	return keys, ctx.Err()
+}
+
+// ExpandTerms implements [sessiontree.TextIndex.ExpandTerms] as
+// [Tx.ExpandTerms] does.
+func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
+	return []string{from}, nil
+}
+
+// Close implements [sessiontree.TextIndex.Close].
+func (ti textIndex) Close() error { return nil }
+
+// IndexBacklog implements [sessiontree.DatabaseTx.IndexBacklog].
+func (st *Tx) IndexBacklog() (int64, error) {
+	var n int64
+	err := st.tx.GetContext(st.ctx, &n, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM sessions
+WHERE indexed_count < entry_count AND NOT deleting`)
+	return n, err
+}
+
+// NextIndexChunk implements [sessiontree.DatabaseTx.NextIndexChunk].
+// The chunk's Text is a JSON array of [indexedRow].
+func (st *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
+	var c sessiontree.IndexChunk
+	total, err := st.IndexBacklog()
+	if err != nil || total == 0 {
+		return c, err
+	}
+	// The first maxEntries pending entries, sessions in key order, and
+	// their sizes (octet_length reads a toasted value's header only).
+	var sizes []pendingEntry
+	err = st.tx.SelectContext(st.ctx, &sizes, `SELECT e.session, e.seq, octet_length(e.raw) AS size
+FROM (SELECT pk, indexed_count FROM sessions WHERE indexed_count < entry_count AND NOT deleting ORDER BY pk) s
+CROSS JOIN LATERAL (SELECT session, seq, raw FROM entries WHERE session = s.pk AND seq > s.indexed_count ORDER BY seq LIMIT $1) e
+ORDER BY e.session, e.seq LIMIT $1`, maxEntries)
+	if err != nil {
+		return c, fmt.Errorf("entry sizes: %w", err)
+	}
+	var bytes int64
+	for i, e := range sizes {
+		if i > 0 && bytes+e.Size > maxBytes {
+			break
+		}
+		bytes += e.Size
+		if n := len(c.Spans); n > 0 && c.Spans[n-1].Session == e.Session {
+			c.Spans[n-1].To = e.Seq
+		} else {
+			c.Spans = append(c.Spans, sessiontree.IndexSpan{Session: e.Session, From: e.Seq, To: e.Seq})
+		}
+		c.Entries++
+	}
+	c.More = c.Entries < total
+	c.Text, err = st.chunkText(c.Spans)
+	return c, err
+}
+
+// indexedRow is one entry of a chunk's text.
+type indexedRow struct {
+	Session int64  `json:"s"`
+	Seq     int64  `json:"q"`
+	Body    string `json:"b"`
+}
+
+// chunkText reads the entries of spans and makes their indexed text.
+func (st *Tx) chunkText(spans []sessiontree.IndexSpan) ([]byte, error) {
+	sessions, from, to := spanArrays(spans)
+	var rows []keyRow
+	err := st.tx.SelectContext(st.ctx, &rows, `SELECT e.session, e.seq, e.type, e.raw AS raw
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) r(session, lo, hi)
+JOIN entries e ON e.session = r.session AND e.seq BETWEEN r.lo AND r.hi`, sessions, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("read text: %w", err)
+	}
+	out := make([]indexedRow, 0, len(rows))
+	for _, r := range rows {
+		if body, ok := indexedText(r.Type, r.Raw); ok {
+			out = append(out, indexedRow{Session: r.Session, Seq: r.Seq, Body: body})
+		}
+	}
+	return json.Marshal(out)
+}
+
+// spanArrays gives spans as three arrays: sessions, first and last seq.
+func spanArrays(spans []sessiontree.IndexSpan) (sessions, from, to []int64) {
+	for _, sp := range spans {
+		sessions, from, to = append(sessions, sp.Session), append(from, sp.From), append(to, sp.To)
+	}
+	return sessions, from, to
+}
+
+// WriteIndexChunk implements [sessiontree.DatabaseTx.WriteIndexChunk]:
+// it locks the chunk's sessions rows (in key order, as appends lock one),
+// checks their marks and moves them.
+func (st *Tx) WriteIndexChunk(c sessiontree.IndexChunk) error {
+	if len(c.Spans) == 0 {
+		return nil
+	}
+	sessions, from, to := spanArrays(c.Spans)
+	var n int
+	err := st.tx.GetContext(st.ctx, &n, `SELECT count(*) FROM (SELECT s.pk FROM sessions s
+JOIN unnest($1::bigint[], $2::bigint[]) m(pk, mark) ON s.pk = m.pk
+WHERE s.indexed_count = m.mark - 1 AND NOT s.deleting ORDER BY s.pk FOR UPDATE OF s) x`, sessions, from)
+	if err != nil {
+		return err
+	}
+	if n != len(c.Spans) {
+		return fmt.Errorf("index: chunk indexed meanwhile: %w", sessiontree.ErrConflict)
+	}
+	var rows []indexedRow
+	if err := json.Unmarshal(c.Text, &rows); err != nil {
+		return fmt.Errorf("index: chunk text: %w", err)
+	}
+	ss, qs, bodies, folded := make([]int64, len(rows)), make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		ss[i], qs[i], bodies[i], folded[i] = r.Session, r.Seq, r.Body, fold(r.Body)
+	}
+	if _, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_text (session, seq, body, folded)
+SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])`, ss, qs, bodies, folded); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	_, err = st.tx.ExecContext(st.ctx, `UPDATE sessions s SET indexed_count = m.mark
+FROM unnest($1::bigint[], $2::bigint[]) m(pk, mark) WHERE s.pk = m.pk`, sessions, to)
+	return err
 }

@@ -93,6 +93,7 @@
 // entry (which a path fork leaves out, as pi does), and a compaction's
 // firstKeptEntryId that named one; nothing else of a copied entry
 // changes. Export for pi may need forward references
-// ([Store.Export]). Search treats its query as FTS5 syntax unless told
-// otherwise ([SearchOptions.Literal]).
+// ([Store.Export]). Search parses its query (FTS5's query language,
+// the same on every engine) unless told otherwise
+// ([SearchOptions.Literal]).
 package store

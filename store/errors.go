@@ -17,10 +17,9 @@ var (
 	// ErrAmbiguous is matched by an [*AmbiguousError]: a session id
 	// prefix that more than one session starts with.
 	ErrAmbiguous = errors.New("ambiguous session id prefix")
-	// ErrBadQuery (the root's, which engines return for a match
-	// expression they cannot parse) is matched by a [*QueryError]: a
-	// search query that is not valid FTS5 query syntax, or that is
-	// empty.
+	// ErrBadQuery (the root's) is matched by a [*QueryError]: a search
+	// query the store cannot parse (store/query.go), one the engine
+	// refuses, or an empty one.
 	ErrBadQuery = sessiontree.ErrBadQuery
 	// ErrBadCursor is returned by [Store.List] for an After cursor that
 	// no earlier page returned.
@@ -66,12 +65,13 @@ func (e *AmbiguousError) Error() string {
 // Is makes errors.Is(err, ErrAmbiguous) true.
 func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 
-// QueryError reports a search query SQLite's FTS5 refused, or one the
-// store refuses before asking. It matches [ErrBadQuery].
+// QueryError reports a search query the store cannot parse
+// (store/query.go), or one the engine refused. It matches [ErrBadQuery].
 type QueryError struct {
 	// Query is the query as given.
 	Query string
-	// Reason says what is wrong, e.g. `fts5: syntax error near "."`.
+	// Reason says what is wrong and where, e.g. `syntax error near "."
+	// (at byte 5)`.
 	Reason string
 }
 

@@ -33,8 +33,10 @@ func mustCheck(t *testing.T, s *store.Store, id string) {
 
 // TestIndexCatchesUp: appends leave their entries pending, Check accepts
 // that, Index indexes exactly what is pending once, and a search finds it.
-func TestIndexCatchesUp(t *testing.T) {
-	s := openStore(t)
+func TestIndexCatchesUp(t *testing.T) { onEngines(t, testIndexCatchesUp) }
+
+func testIndexCatchesUp(t *testing.T, open opener) {
+	s := open(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	b.user("u1", "alpha quartz")
 	b.assistant("a1", "beta quartz")
@@ -59,9 +61,11 @@ func TestIndexCatchesUp(t *testing.T) {
 
 // TestIndexInChunks: a backlog larger than a chunk is indexed in several
 // transactions, each reported, and the result is the same index.
-func TestIndexInChunks(t *testing.T) {
+func TestIndexInChunks(t *testing.T) { onEngines(t, testIndexInChunks) }
+
+func testIndexInChunks(t *testing.T, open opener) {
 	defer store.SetIndexChunk(3)()
-	s := openStore(t)
+	s := open(t)
 	for _, id := range []string{"s1", "s2"} {
 		b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: id}))
 		for i := range 4 {
@@ -87,9 +91,11 @@ func TestIndexInChunks(t *testing.T) {
 
 // TestIndexDeletePending: deleting a session whose newest entries are not
 // indexed yet removes what the index holds and nothing else.
-func TestIndexDeletePending(t *testing.T) {
+func TestIndexDeletePending(t *testing.T) { onEngines(t, testIndexDeletePending) }
+
+func testIndexDeletePending(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	keep := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "keep"}))
 	keep.user("k1", "amber kept")
 	gone := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "gone"}))
@@ -140,9 +146,11 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 // TestIndexWhileAppending: searches (each indexing what is pending) run
 // while another goroutine appends; no entry is indexed twice or missed,
 // and every search sees at least what was appended before it began.
-func TestIndexWhileAppending(t *testing.T) {
+func TestIndexWhileAppending(t *testing.T) { onEngines(t, testIndexWhileAppending) }
+
+func testIndexWhileAppending(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "busy"})
 	const n = 60
 	appended := make(chan int, n)

@@ -50,9 +50,9 @@ func (sr *searcher) readPending() error {
 	return err
 }
 
-// match runs a match expression over the pending entries read, newest
+// match runs a match query over the pending entries read, newest
 // first, up to RankWindow of them, as searcher.match does over the index.
-func (p *pendingScan) match(ctx context.Context, match string) ([]int64, error) {
+func (p *pendingScan) match(ctx context.Context, match sessiontree.MatchQuery) ([]int64, error) {
 	if p.idx == nil {
 		return nil, nil
 	}

@@ -25,7 +25,7 @@ type SearchOptions struct {
 	// is capped at MaxSearchLimit.
 	Limit int
 	// Literal treats the query as plain words, each to be found as it is
-	// (punctuation included), instead of FTS5 query syntax: "store.go
+	// (punctuation included), instead of the query language: "store.go
 	// -v" finds entries containing both "store.go" and "-v".
 	Literal bool
 	// Marks are put before and after each match in a snippet; the zero
@@ -96,9 +96,10 @@ type Hit struct {
 const maxExpansion = 256
 
 // Search finds entries whose text matches query, best first, using the
-// FTS5 index (schema.sql: what text is indexed, and why the trigram
-// tokenizer): the first [IndexedTextLimit] bytes (1 MiB) of each entry's
-// text.
+// engine's trigram index (SQLite: FTS5, schema.sql says what text is
+// indexed and why the trigram tokenizer; PostgreSQL: pg_trgm, migration
+// 0004_search.sql): the first [IndexedTextLimit] bytes (1 MiB) of each
+// entry's text.
 //
 // A search is a read: it never fails, nor waits, because another process
 // is writing. It first brings the index up to date ([Store.Index]) if it
@@ -106,8 +107,8 @@ const maxExpansion = 256
 // either way: what the index holds through the index, and the entries
 // written since it was last brought up to date (pending, see
 // [Store.Index]) by reading their text, which it indexes for the query
-// alone in a private in-memory FTS5 table, so that the query means the
-// same there. It reads at most the [PendingScanEntries] newest pending
+// alone ([sessiontree.DatabaseTx.TextIndex]: on SQLite a private
+// in-memory FTS5 table), so that the query means the same there. It reads at most the [PendingScanEntries] newest pending
 // entries of the sessions written to last, and of those as many as hold
 // [PendingScanBytes] of JSON, newest first; the pending entries it leaves
 // unread are counted in [SearchResult.Unsearched], and their hits are
@@ -122,19 +123,23 @@ const maxExpansion = 256
 // search over a million entries for a common word to milliseconds; for
 // such a word the hits are the best of its most recent matches.
 //
-// The query is FTS5 query syntax, applied to substrings: words (each found
-// anywhere, inside longer words too, ignoring case) are ANDed; "double
-// quotes" make a phrase (needed for punctuation: "store.go"); OR, NOT and
-// parentheses combine; NEAR(a b) finds words close together. Words of
-// three characters or more are looked up in the index directly. A word of
-// one or two characters (日本, 猫, or a short identifier) has no trigram
-// of its own: it is expanded into the index's trigrams that start with it;
-// when it is the whole query and too common for that, the store scans the
-// text instead, newest entries first, and ranks nothing. With
-// [SearchOptions.Literal] the query is plain words, each searched as is.
+// The query language is FTS5's, applied to substrings, on every engine
+// (store/query.go parses it into a [sessiontree.MatchQuery], which each
+// engine renders in its own terms): words (each found anywhere, inside
+// longer words too, ignoring case) are ANDed; "double quotes" make a
+// phrase (needed for punctuation: "store.go"); OR, NOT and parentheses
+// combine; NEAR(a b) finds words close together; a trailing * makes a
+// prefix. Words of three characters or more are looked up in the index
+// directly. A word of one or two characters (日本, 猫, or a short
+// identifier) has no trigram of its own: on SQLite it is expanded into
+// the index's trigrams that start with it (PostgreSQL matches it
+// directly); when it is the whole query and too common for that, the
+// store scans the text instead, newest entries first, and ranks nothing.
+// With [SearchOptions.Literal] the query is plain words, each searched
+// as is.
 //
-// A query FTS5 cannot parse is a [*QueryError] (matching [ErrBadQuery])
-// with SQLite's reason.
+// A query that cannot be parsed is a [*QueryError] (matching
+// [ErrBadQuery]) saying what is wrong and where.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (SearchResult, error) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -144,16 +149,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 	if opts.Marks == [2]string{} {
 		opts.Marks = [2]string{"[", "]"}
 	}
-	q := strings.TrimSpace(query)
-	if opts.Literal {
-		q = literalQuery(q)
-	}
-	if q == "" {
-		return SearchResult{}, &QueryError{Query: query, Reason: "empty query"}
+	parsed, err := parse(query, opts.Literal)
+	if err != nil {
+		return SearchResult{}, err
 	}
 	// A database opened read-only cannot catch its index up: the search
 	// answers from what the index holds and a scan of what is pending.
-	var err error
 	if s.d.ReadOnly() == nil {
 		_, err = s.index(ctx, IndexOptions{Progress: opts.IndexProgress}, gate{d: s.d, noWait: true})
 	}
@@ -163,13 +164,13 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 	var res SearchResult
 	err = s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
 		res = SearchResult{}
-		sr := searcher{ctx: ctx, tx: tx, query: query, opts: opts, limit: limit,
+		sr := searcher{ctx: ctx, tx: tx, query: query, parsed: parsed, opts: opts, limit: limit,
 			scope: sessiontree.SearchScope{SessionID: opts.SessionID, Cwd: opts.Cwd}}
 		defer sr.close()
 		if err := sr.readPending(); err != nil {
 			return err
 		}
-		match, scan, err := sr.prepare(q)
+		match, scan, err := sr.prepare()
 		if err != nil {
 			return err
 		}
@@ -190,120 +191,112 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (S
 }
 
 type searcher struct {
-	ctx   context.Context
-	tx    sessiontree.DatabaseTx
-	query string
-	opts  SearchOptions
-	limit int
-	scope sessiontree.SearchScope
-	pend  pendingScan // the pending entries the search reads itself
+	ctx    context.Context
+	tx     sessiontree.DatabaseTx
+	query  string
+	parsed sessiontree.MatchQuery // the query as parsed, before expansion
+	opts   SearchOptions
+	limit  int
+	scope  sessiontree.SearchScope
+	pend   pendingScan // the pending entries the search reads itself
 }
 
-// literalQuery makes each whitespace-separated word a quoted phrase.
-func literalQuery(q string) string {
-	// A NUL byte separates words too: SQLite reads the query as a C
-	// string, so inside a quoted word it would cut the quote short
-	// ("unterminated string").
-	words := strings.FieldsFunc(q, func(r rune) bool { return r == 0 || unicode.IsSpace(r) })
-	for i, w := range words {
-		words[i] = quotePhrase(w)
-	}
-	return strings.Join(words, " ")
-}
-
-func quotePhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// prepare rewrites the query's short phrases (see [Store.Search]). It
-// returns the FTS5 query to run, or, for a query that is a single short
-// phrase too common to expand, the text to scan for.
-func (sr *searcher) prepare(q string) (match, scan string, err error) {
-	toks := lexQuery(q)
-	var short []int
-	for i, t := range toks {
-		if t.phrase && t.short() {
-			short = append(short, i)
+// parse parses a query, or makes a literal one of its words.
+func parse(query string, literal bool) (sessiontree.MatchQuery, error) {
+	q := strings.TrimSpace(query)
+	var m sessiontree.MatchQuery
+	if literal {
+		if m = literalQuery(q); len(m.Sub) == 0 && m.Kind == sessiontree.MatchAnd {
+			q = "" // nothing but NUL bytes
 		}
 	}
-	if len(short) == 0 {
-		return q, "", nil
+	if q == "" {
+		return m, &QueryError{Query: query, Reason: "empty query"}
 	}
-	alone := len(short) == 1 && len(toks) == 1+countPrefixStar(toks)
-	for _, i := range short {
-		text := toks[i].text()
-		if alone && utf8.RuneCountInString(text) == 1 && text[0] < utf8.RuneSelf {
-			return "", text, nil // one ASCII character is in most texts
+	if literal {
+		return m, nil
+	}
+	return parseQuery(q)
+}
+
+// prepare expands the query's short phrases (see [Store.Search]). It
+// returns the query to match, or, for a query that is a single short
+// phrase too common to expand, the text to scan for.
+func (sr *searcher) prepare() (match sessiontree.MatchQuery, scan string, err error) {
+	q := sr.parsed
+	if q.Kind == sessiontree.MatchPhrase && short(q.Text) {
+		text := q.Text
+		if utf8.RuneCountInString(text) == 1 && text[0] < utf8.RuneSelf {
+			return match, text, nil // one ASCII character is in most texts
 		}
 		terms, err := sr.expand(text)
 		if err != nil {
-			return "", "", err
+			return match, "", err
 		}
 		if len(terms) > maxExpansion {
-			if alone {
-				return "", text, nil
-			}
-			return "", "", &QueryError{Query: sr.query, Reason: fmt.Sprintf(
-				"%q has fewer than 3 characters and is too common to search for inside a larger query; search for it alone or for longer text", text)}
+			return match, text, nil
 		}
-		toks[i].repl = orGroup(terms)
-		if i+1 < len(toks) && toks[i+1].src == "*" {
-			toks[i+1].src = "" // the expansion is a prefix search already
-		}
+		return orOf(terms), "", nil
 	}
-	return joinTokens(toks), "", nil
+	match, err = sr.expandShort(q)
+	return match, "", err
 }
 
-// joinTokens writes the query back with the replacements. FTS5 puts an
-// implicit AND only between phrases, not next to a parenthesized group,
-// so a group that replaced a phrase gets explicit ANDs where the phrase
-// had implicit ones.
-func joinTokens(toks []qtoken) string {
-	// ends reports whether a token can end an operand, starts whether it
-	// can start one.
-	ends := func(t qtoken) bool { return t.phrase || t.repl != "" || t.src == ")" || t.src == "*" }
-	starts := func(t qtoken) bool { return t.phrase || t.repl != "" || t.src == "(" }
-	var b strings.Builder
-	prev := -1 // the last token that is not space
-	for i, t := range toks {
-		if strings.TrimSpace(t.src) == "" {
-			b.WriteString(t.src)
-			continue
+// expandShort replaces each short phrase of q, outside NEAR groups, by
+// the index's terms that start with it.
+func (sr *searcher) expandShort(q sessiontree.MatchQuery) (sessiontree.MatchQuery, error) {
+	switch q.Kind {
+	case sessiontree.MatchNear:
+		return q, nil
+	case sessiontree.MatchPhrase:
+		if !short(q.Text) {
+			return q, nil
 		}
-		if prev >= 0 && (t.repl != "" || toks[prev].repl != "") && ends(toks[prev]) && starts(t) {
-			b.WriteString(" AND ")
+		terms, err := sr.expand(q.Text)
+		if err != nil {
+			return q, err
 		}
-		if t.repl != "" {
-			b.WriteString(t.repl)
-		} else {
-			b.WriteString(t.src)
+		if len(terms) > maxExpansion {
+			return q, &QueryError{Query: sr.query, Reason: fmt.Sprintf(
+				"%q has fewer than 3 characters and is too common to search for inside a larger query; search for it alone or for longer text", q.Text)}
 		}
-		prev = i
+		return orOf(terms), nil
 	}
-	return b.String()
+	out := q
+	out.Sub = make([]sessiontree.MatchQuery, len(q.Sub))
+	for i, sub := range q.Sub {
+		var err error
+		if out.Sub[i], err = sr.expandShort(sub); err != nil {
+			return q, err
+		}
+	}
+	return out, nil
 }
 
-func countPrefixStar(toks []qtoken) int {
-	n := 0
-	for _, t := range toks {
-		if t.src == "*" {
-			n++
-		}
-	}
-	return n
+// short reports whether a phrase has fewer than three characters: no
+// trigram of its own.
+func short(text string) bool {
+	n := utf8.RuneCountInString(text)
+	return n > 0 && n < 3
 }
 
 // never is a phrase no text contains: what a short phrase without any
-// trigram becomes.
-const never = "\"\uffff\uffff\uffff\""
+// term becomes.
+const never = "\uffff\uffff\uffff"
 
-func orGroup(terms []string) string {
+// orOf is the OR of phrases, each a term.
+func orOf(terms []string) sessiontree.MatchQuery {
 	if len(terms) == 0 {
-		return never
+		terms = []string{never}
 	}
-	parts := make([]string, len(terms))
+	subs := make([]sessiontree.MatchQuery, len(terms))
 	for i, t := range terms {
-		parts[i] = quotePhrase(t)
+		subs[i] = sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: t}
 	}
-	return "(" + strings.Join(parts, " OR ") + ")"
+	if len(subs) == 1 {
+		return subs[0]
+	}
+	return sessiontree.MatchQuery{Kind: sessiontree.MatchOr, Sub: subs}
 }
 
 // expand returns the index's trigrams that start with text (folded as the
@@ -334,7 +327,7 @@ func (sr *searcher) expand(text string) ([]string, error) {
 // ranks (see [Store.Search]).
 const RankWindow = 300
 
-// match runs an FTS5 query. It takes the newest RankWindow matches, which
+// match runs a match query. It takes the newest RankWindow matches, which
 // FTS5 finds by walking its index in rowid order and stopping there, and
 // ranks them by score. FTS5's own bm25() is not used: it counts every
 // entry that contains each phrase of the query (for the inverse document
@@ -348,7 +341,7 @@ const RankWindow = 300
 // trigram, common ones like "or " included (BenchmarkSearch: phrase beside
 // phrase-floor, the bare query). Reading and scoring the window's texts
 // comes on top, about 20 ms for 300 entries on a million.
-func (sr *searcher) match(match string) ([]Hit, error) {
+func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
 	keys, err := sr.tx.MatchKeys(sr.scope, match, RankWindow)
 	if err != nil {
 		return nil, sr.queryError(err)
@@ -468,18 +461,25 @@ func (sr *searcher) details(keys []int64, bodies map[int64]string) ([]Hit, error
 	return hits, nil
 }
 
-// needles are the texts to mark in snippets: the query's phrases.
+// needles are the texts to mark in snippets and to score: the query's
+// phrases, outside NEAR groups.
 func (sr *searcher) needles() []string {
-	q := strings.TrimSpace(sr.query)
-	if sr.opts.Literal {
-		return strings.Fields(q)
-	}
 	var out []string
-	for _, t := range lexQuery(q) {
-		if t.phrase && t.text() != "" {
-			out = append(out, t.text())
+	var walk func(q sessiontree.MatchQuery)
+	walk = func(q sessiontree.MatchQuery) {
+		switch q.Kind {
+		case sessiontree.MatchNear:
+		case sessiontree.MatchPhrase:
+			if q.Text != "" {
+				out = append(out, q.Text)
+			}
+		default:
+			for _, sub := range q.Sub {
+				walk(sub)
+			}
 		}
 	}
+	walk(sr.parsed)
 	return out
 }
 
@@ -579,108 +579,4 @@ func snippet(body string, needles []string, marks [2]string) string {
 		b.WriteString("…")
 	}
 	return oneLine(b.String())
-}
-
-// qtoken is a piece of an FTS5 query.
-type qtoken struct {
-	src    string // as written
-	phrase bool   // a bareword or a quoted string that is a phrase
-	repl   string // what replaces it, when set
-}
-
-// text is the phrase's text: the string unquoted, or the bareword.
-func (t qtoken) text() string {
-	if strings.HasPrefix(t.src, `"`) {
-		s := strings.TrimPrefix(t.src, `"`)
-		s = strings.TrimSuffix(s, `"`)
-		return strings.ReplaceAll(s, `""`, `"`)
-	}
-	return t.src
-}
-
-func (t qtoken) short() bool {
-	n := utf8.RuneCountInString(t.text())
-	return n > 0 && n < 3
-}
-
-// lexQuery splits an FTS5 query into tokens, marking the phrases: quoted
-// strings and barewords, except the keywords AND, OR, NOT and NEAR,
-// column names (before ':' or inside {...}) and the phrases of a
-// NEAR(...) group, which must stay phrases. Anything it does not
-// understand is kept as written, for FTS5 to judge.
-func lexQuery(q string) []qtoken {
-	var toks []qtoken
-	braces := 0
-	near := -1 // parenthesis depth of an open NEAR group
-	depth := 0
-	for i := 0; i < len(q); {
-		c := q[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			j := i
-			for j < len(q) && (q[j] == ' ' || q[j] == '\t' || q[j] == '\n' || q[j] == '\r') {
-				j++
-			}
-			toks = append(toks, qtoken{src: q[i:j]})
-			i = j
-		case c == '"':
-			j := i + 1
-			for j < len(q) {
-				if q[j] == '"' {
-					if j+1 < len(q) && q[j+1] == '"' {
-						j += 2
-						continue
-					}
-					j++
-					break
-				}
-				j++
-			}
-			toks = append(toks, qtoken{src: q[i:j], phrase: braces == 0 && near < 0})
-			i = j
-		case isBareword(c):
-			j := i
-			for j < len(q) && isBareword(q[j]) {
-				j++
-			}
-			w := q[i:j]
-			kw := w == "AND" || w == "OR" || w == "NOT" || w == "NEAR"
-			toks = append(toks, qtoken{src: w, phrase: !kw && braces == 0 && near < 0})
-			if w == "NEAR" && j < len(q) && q[j] == '(' {
-				near = depth
-			}
-			i = j
-		default:
-			switch c {
-			case '{':
-				braces++
-			case '}':
-				braces--
-			case '(':
-				depth++
-			case ')':
-				depth--
-				if depth == near {
-					near = -1
-				}
-			case ':':
-				// The phrase before a colon is a column name.
-				for k := len(toks) - 1; k >= 0; k-- {
-					if strings.TrimSpace(toks[k].src) != "" {
-						toks[k].phrase = false
-						break
-					}
-				}
-			}
-			toks = append(toks, qtoken{src: q[i : i+1]})
-			i++
-		}
-	}
-	return toks
-}
-
-// isBareword reports whether c may be part of an FTS5 bareword: any byte
-// of a non-ASCII character, ASCII letters and digits, '_' and 0x1a.
-func isBareword(c byte) bool {
-	return c >= 0x80 || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == 0x1a
 }

@@ -13,9 +13,16 @@ import (
 // break, not the end of the query: SQLite reads FTS5 queries as C
 // strings, and a quoted word cut at the NUL was "unterminated string"
 // (issue 8, found by the reliability package's hostile strings).
-func TestLiteralSearchWithNUL(t *testing.T) {
+//
+// It runs on SQLite only: on PostgreSQL the append itself fails today
+// (pgengine/write.go stores the first user message's text, NUL and all,
+// in sessions.first_user_text, and PostgreSQL's text refuses a NUL byte).
+// TODO(pgstore): onEngines once that write keeps NULs out.
+func TestLiteralSearchWithNUL(t *testing.T) { testLiteralSearchWithNUL(t, openStore) }
+
+func testLiteralSearchWithNUL(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	st, err := s.Create(ctx, store.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

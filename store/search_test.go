@@ -75,11 +75,20 @@ func hitKeys(hits []store.Hit) []string {
 
 // TestSearchFixtures searches the pi fixtures in English and Japanese and
 // holds each answer to the entries whose text contains the query.
-func TestSearchFixtures(t *testing.T) {
+func TestSearchFixtures(t *testing.T) { onEngines(t, testSearchFixtures) }
+
+func testSearchFixtures(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	rep := mustImport(t, s, fixturePaths(piFixtures(t)), store.ImportOptions{})
-	texts := indexedText(t, s)
+	// What each entry's text is, read from the SQLite engine's index,
+	// the reference for both engines.
+	ref := s
+	if s.DB() == nil {
+		ref = openStore(t)
+		mustImport(t, ref, fixturePaths(piFixtures(t)), store.ImportOptions{})
+	}
+	texts := indexedText(t, ref)
 	all := store.SearchOptions{Limit: store.MaxSearchLimit}
 	for _, tc := range []struct {
 		query, text string
@@ -205,9 +214,11 @@ func TestSearchFixtures(t *testing.T) {
 	}
 }
 
-func TestSearchMalformedQuery(t *testing.T) {
+func TestSearchMalformedQuery(t *testing.T) { onEngines(t, testSearchMalformedQuery) }
+
+func testSearchMalformedQuery(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"})).user("u", "store.go is here")
 	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`} {
 		_, err := s.Search(ctx, q, store.SearchOptions{})
@@ -229,8 +240,10 @@ func TestSearchMalformedQuery(t *testing.T) {
 
 // TestSearchIndexedText appends one entry of every kind with a word of
 // its own and finds each, while text that is not indexed is not found.
-func TestSearchIndexedText(t *testing.T) {
-	s := openStore(t)
+func TestSearchIndexedText(t *testing.T) { onEngines(t, testSearchIndexedText) }
+
+func testSearchIndexedText(t *testing.T, open opener) {
+	s := open(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "kinds", Cwd: "/k"})
 	b := newBuilder(t, st)
 	b.user("user1", "wordusertext")
@@ -271,9 +284,11 @@ func TestSearchIndexedText(t *testing.T) {
 
 // Every search sees every write before it: appends, a move of the leaf,
 // forks, deletes.
-func TestSearchKeptCurrent(t *testing.T) {
+func TestSearchKeptCurrent(t *testing.T) { onEngines(t, testSearchKeptCurrent) }
+
+func testSearchKeptCurrent(t *testing.T, open opener) {
 	ctx := context.Background()
-	s := openStore(t)
+	s := open(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "live"}))
 	b.user("u1", "common start")
 	b.assistant("a1", "shared zebra answer")

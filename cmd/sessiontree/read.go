@@ -260,8 +260,9 @@ first, each with its session, entry, who wrote it and a snippet with the
 matches in [brackets]; "*" marks a hit on its session's active branch, "o"
 one on another branch.
 
-QUERY is SQLite FTS5 syntax over substrings: words (all must match),
-"a phrase", OR, NOT, parentheses; --literal takes it as plain words.
+QUERY is FTS5's query language over substrings, on either engine: words
+(all must match), "a phrase", OR, NOT, parentheses, NEAR(a b), prefix*;
+--literal takes it as plain words.
 
 Entries written since the last search are indexed first (with a progress
 bar on a terminal), so every search sees everything. When another process
@@ -320,7 +321,7 @@ text is searched.`,
 	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
 	f.StringVar(&session, "session", "", "only this session (id or unique prefix)")
 	f.IntVar(&opts.Limit, "limit", store.DefaultSearchLimit, "show at most this many hits")
-	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not FTS5 syntax")
+	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not the query language")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
 	return cmd
 }

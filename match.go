@@ -1,0 +1,56 @@
+package sessiontree
+
+// MatchKind says what a [MatchQuery] node is.
+type MatchKind uint8
+
+// The kinds of [MatchQuery] nodes.
+const (
+	// MatchPhrase matches text that contains Text as a substring,
+	// ignoring case (inside longer words too). With Prefix set it is a
+	// prefix search, which on substrings means the same.
+	MatchPhrase MatchKind = iota
+	// MatchAnd matches text every one of Sub matches.
+	MatchAnd
+	// MatchOr matches text any one of Sub matches.
+	MatchOr
+	// MatchNot matches text Sub[0] matches and Sub[1] does not.
+	MatchNot
+	// MatchNear matches text holding every phrase of Sub within Near
+	// tokens of each other (an engine without positions reads it as
+	// [MatchAnd]).
+	MatchNear
+)
+
+// DefaultNear is the distance of a [MatchNear] query that names none.
+const DefaultNear = 10
+
+// MatchQuery is a parsed search query, as the store gives it to an
+// engine ([DatabaseTx.MatchKeys], [TextIndex.MatchKeys]): an engine
+// renders it into its own query syntax (the SQLite engine: FTS5's; the
+// PostgreSQL engine: ILIKE over a trigram index) and never parses the
+// user's text itself. The store builds it once (store/query.go), after
+// expanding phrases of fewer than three characters into the index's
+// terms ([DatabaseTx.ExpandTerms]).
+type MatchQuery struct {
+	Kind MatchKind
+	// Text is a phrase's text (MatchPhrase).
+	Text string
+	// Prefix marks a prefix phrase (written with a trailing '*').
+	Prefix bool
+	// Sub are the operands of the other kinds: MatchNot has two, the
+	// others one or more (MatchNear: phrases only).
+	Sub []MatchQuery
+	// Near is MatchNear's distance.
+	Near int
+}
+
+// Phrases calls fn with every phrase of q, left to right.
+func (q MatchQuery) Phrases(fn func(p MatchQuery)) {
+	if q.Kind == MatchPhrase {
+		fn(q)
+		return
+	}
+	for _, s := range q.Sub {
+		s.Phrases(fn)
+	}
+}

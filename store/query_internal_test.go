@@ -1,0 +1,74 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// sexpr writes a match query as an s-expression, for comparisons.
+func sexpr(q sessiontree.MatchQuery) string {
+	switch q.Kind {
+	case sessiontree.MatchPhrase:
+		s := `"` + q.Text + `"`
+		if q.Prefix {
+			s += "*"
+		}
+		return s
+	}
+	name := map[sessiontree.MatchKind]string{sessiontree.MatchAnd: "and", sessiontree.MatchOr: "or",
+		sessiontree.MatchNot: "not", sessiontree.MatchNear: "near"}[q.Kind]
+	parts := []string{name}
+	for _, sub := range q.Sub {
+		parts = append(parts, sexpr(sub))
+	}
+	if q.Kind == sessiontree.MatchNear {
+		parts = append(parts, strings.Repeat("~", q.Near%4))
+	}
+	return "(" + strings.Join(parts, " ") + ")"
+}
+
+func TestParseQuery(t *testing.T) {
+	for _, tc := range []struct{ q, want string }{
+		{`sqlite`, `"sqlite"`},
+		{`a b c`, `(and "a" "b" "c")`},
+		{`a AND b OR c`, `(or (and "a" "b") "c")`},
+		{`a OR b c`, `(or "a" (and "b" "c"))`},
+		{`a b NOT c`, `(and "a" (not "b" "c"))`},
+		{`a NOT b NOT c`, `(not (not "a" "b") "c")`},
+		{`(a OR b) c`, `(and (or "a" "b") "c")`},
+		{`"store.go" sto*`, `(and "store.go" "sto"*)`},
+		{`"say ""hi"""`, `"say "hi""`},
+		{`NEAR(a "b c", 2)`, `(near "a" "b c" ~~)`},
+		{`NEAR`, `"NEAR"`},
+		{`日本語 🙂`, `(and "日本語" "🙂")`},
+	} {
+		m, err := parseQuery(tc.q)
+		if err != nil {
+			t.Errorf("parseQuery(%q): %v", tc.q, err)
+			continue
+		}
+		if got := sexpr(m); got != tc.want {
+			t.Errorf("parseQuery(%q) = %s; want %s", tc.q, got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ q, reason string }{
+		{`"unterminated`, `unterminated string (at byte 0)`},
+		{`store.go`, `syntax error near "." (at byte 5)`},
+		{`AND`, `syntax error near "AND" (at byte 0)`},
+		{`(sqlite`, `syntax error: missing ) (at byte 7)`},
+		{`col:word`, `no such column: col (at byte 0)`},
+		{`NEAR(a b`, `syntax error: missing ) after NEAR( (at byte 8)`},
+		{`NEAR(a b, x)`, `NEAR: expected a distance, found "x" (at byte 10)`},
+		{`a OR`, `syntax error: the query ends too early (at byte 4)`},
+		{`a )`, `syntax error near ")" (at byte 2)`},
+	} {
+		_, err := parseQuery(tc.q)
+		var qe *QueryError
+		if !errors.As(err, &qe) || !errors.Is(err, ErrBadQuery) || qe.Query != tc.q || qe.Reason != tc.reason {
+			t.Errorf("parseQuery(%q) = %v; want a QueryError %q", tc.q, err, tc.reason)
+		}
+	}
+}
