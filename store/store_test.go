@@ -257,11 +257,8 @@ func testDelete(t *testing.T, openStore opener) {
 			t.Errorf("OpenSession(%s) after delete = %v; want ErrNotFound", id, err)
 		}
 	}
-	// TODO(pgsearch): on both engines once PostgreSQL searches.
-	if s.DB() != nil {
-		if res, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(res.Hits) != 0 {
-			t.Errorf("Search after delete = %v, %v; want no hits", res.Hits, err)
-		}
+	if res, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(res.Hits) != 0 {
+		t.Errorf("Search after delete = %v, %v; want no hits", res.Hits, err)
 	}
 	n, err = s.Delete(ctx, "a", imported)
 	if err != nil || n != 0 {
