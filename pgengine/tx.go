@@ -94,7 +94,7 @@ func lostConnection(err error) bool {
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused,
-		context.Canceled, context.DeadlineExceeded} {
+		sessiontree.ErrLocked, sessiontree.ErrStaleClaim, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return err
 		}

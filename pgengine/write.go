@@ -90,6 +90,11 @@ func (s *Storage) write(ctx context.Context, op string, fn func(tx *sqlx.Tx, st 
 		if err != nil {
 			return err
 		}
+		// Under the row lock: the writer must still hold the session
+		// (claim.go).
+		if err := s.checkClaim(ctx, tx); err != nil {
+			return err
+		}
 		if err := fn(tx, st); err != nil {
 			return err
 		}
