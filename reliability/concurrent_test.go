@@ -17,7 +17,6 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
-	"github.com/sessiontree/sessiontree/store"
 )
 
 func init() {
@@ -35,15 +34,16 @@ func waitStdin() {
 // writerChild appends spec.N messages to a session once the parent says
 // go. With spec.Guard each append is guarded by the leaf it read a moment
 // before (a stale view, deliberately): a conflict is counted and the
-// append retried with the new leaf. The store is opened with default
-// options, so a busy database must be handled inside the engine.
+// append retried with the new leaf. The database is opened with default
+// options, so a busy database (SQLite) or a locked row (PostgreSQL) must
+// be handled inside the engine.
 func writerChild(ctx context.Context, spec childSpec) error {
-	s, err := store.Open(ctx, spec.DB, store.Options{})
+	db, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	st, err := s.OpenSession(ctx, spec.Session)
+	defer db.close()
+	st, err := db.open(ctx, spec.Session)
 	if err != nil {
 		return err
 	}
@@ -102,12 +102,12 @@ func writerChild(ctx context.Context, spec childSpec) error {
 // with no gap in sequence numbers, and the context has a message per
 // entry of the path.
 func readerChild(ctx context.Context, spec childSpec) error {
-	s, err := store.Open(ctx, spec.DB, store.Options{})
+	db, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	st, err := s.OpenSession(ctx, spec.Session)
+	defer db.close()
+	st, err := db.open(ctx, spec.Session)
 	if err != nil {
 		return err
 	}
@@ -181,38 +181,41 @@ func readerChild(ctx context.Context, spec childSpec) error {
 
 // TestConcurrentWriters runs N writer processes of M appends each on one
 // session of one database, with reader processes checking what they see
-// all along; then the same with the leaf guard.
+// all along; then the same with the leaf guard; on each engine.
 func TestConcurrentWriters(t *testing.T) {
 	writers, each, readers := pick(2, 4, 8), pick(15, 40, 400), pick(1, 2, 4)
-	for _, guard := range []bool{false, true} {
-		name := "unguarded"
-		if guard {
-			name = "guarded"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			n := each
+	for _, eng := range dbEngines {
+		for _, guard := range []bool{false, true} {
+			name := eng.name + "/unguarded"
 			if guard {
-				n = max(each/2, 1) // every conflict costs a retry
+				name = eng.name + "/guarded"
 			}
-			runWriters(t, writers, n, readers, guard)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				n := each
+				if guard {
+					n = max(each/2, 1) // every conflict costs a retry
+				}
+				runWriters(t, eng.target(t), writers, n, readers, guard)
+			})
+		}
 	}
 }
 
-func runWriters(t *testing.T, writers, each, readers int, guard bool) {
+func runWriters(t *testing.T, path string, writers, each, readers int, guard bool) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	s, err := store.Open(ctx, path, store.Options{})
+	db, err := openTarget(ctx, path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.Create(ctx, store.CreateOptions{Cwd: "/concurrent"})
+	id, err := sessiontree.NewSessionID()
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := st.ID()
-	s.Close()
+	if _, err := db.create(ctx, id, "/concurrent"); err != nil {
+		t.Fatal(err)
+	}
+	db.close()
 
 	var ws, rs []*child
 	for i := range writers {
@@ -258,9 +261,9 @@ func runWriters(t *testing.T, writers, each, readers int, guard bool) {
 		}
 	}
 
-	s = checkDB(t, path, "")
-	defer s.Close()
-	st, err = s.OpenSession(ctx, id)
+	db = checkTarget(t, path, "")
+	defer db.close()
+	st, err := db.open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,17 +300,26 @@ func runWriters(t *testing.T, writers, each, readers int, guard bool) {
 // reads the leaf, another connection (as another process would) appends,
 // and the first writer's guarded append fails with ErrConflict, writing
 // nothing; the other's entry is intact and a retry on the new leaf
-// succeeds.
+// succeeds. On each engine.
 func TestStaleWriterConflict(t *testing.T) {
+	for _, eng := range dbEngines {
+		t.Run(eng.name, func(t *testing.T) { staleWriterConflict(t, eng.target(t)) })
+	}
+}
+
+func staleWriterConflict(t *testing.T, target string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	a := openStore(t, path, store.Options{})
-	b := openStore(t, path, store.Options{})
-	sa, err := a.Create(ctx, store.CreateOptions{})
+	a := openDB(t, target)
+	b := openDB(t, target)
+	id, err := sessiontree.NewSessionID()
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := b.OpenSession(ctx, sa.ID())
+	sa, err := a.create(ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.open(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
