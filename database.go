@@ -217,12 +217,34 @@ type DatabaseTx interface {
 	// database's index. Close it when done.
 	TextIndex(texts []KeyText) (TextIndex, error)
 
-	// Import records (helper-import moves them here, with the root type
-	// of a record): reading and saving a file's import record, and the
-	// header and session-exists checks of store/import.go and
-	// store/rewrite.go, join this interface as methods of the same
-	// shape. Until then those two files use the SQLite engine's
-	// *engine.DB directly.
+	// Import records: the session store's record of each file it
+	// imported (one per path, returned as saved), and the lookups of
+	// sessions and entries an import makes around them, in the same
+	// snapshot as its entries.
+
+	// ImportRecord returns the import record of the file at path, and
+	// false when there is none.
+	ImportRecord(path string) (ImportRecord, bool, error)
+	// PutImportRecord saves rec, replacing the record of the same path.
+	PutImportRecord(rec ImportRecord) error
+	// DeleteImportRecord deletes the import record of path, if any.
+	DeleteImportRecord(path string) error
+	// ImportPathOf returns the path of a file imported into session id,
+	// and false when none was.
+	ImportPathOf(id string) (string, bool, error)
+	// SessionExists tells whether the database holds session id, also
+	// one being deleted.
+	SessionExists(id string) (bool, error)
+	// SessionEntryCount returns how many entries session id holds; a
+	// session missing (or being deleted) matches [ErrNotFound].
+	SessionEntryCount(id string) (int64, error)
+	// SessionEntryIDs returns the ids of session id's entries, in
+	// append order; a session missing (or being deleted) matches
+	// [ErrNotFound].
+	SessionEntryIDs(id string) ([]string, error)
+	// EntryRaw returns the JSON of entry entryID of session sessionID as
+	// stored; a missing entry matches [ErrNotFound].
+	EntryRaw(sessionID, entryID string) (string, error)
 }
 
 // DatabaseSession is a session of a [Database]: the per-session

@@ -14,10 +14,9 @@ import (
 // reads ([Database.View]) and writes ([Database.Update]) alike.
 //
 // It is a type of its own, not DB's methods, only because DB still has
-// View and Update of the older form (a *sqlx.Tx, a write-only Tx) that
-// store/import.go and store/rewrite.go use until the import records
-// join the contract; then DB takes these methods over. It is safe for
-// concurrent use, as DB is.
+// View and Update of the older form (a *sqlx.Tx; a *Tx) that tests use;
+// no production code outside the engine does. It is safe for concurrent
+// use, as DB is.
 type Database struct{ db *DB }
 
 var (

@@ -12,8 +12,8 @@
 // sessiontree.BatchAppender and sessiontree.HeadReader, so a
 // sessiontree.Session runs on it. imports.go owns the imports table, the
 // session store's records of the files it imported
-// (sessiontree.ImportRecord), read and written in a [Tx] of [DB.Update]
-// or [DB.ViewTx].
+// (sessiontree.ImportRecord), read and written in a [Tx] of
+// [Database.View] or [Database.Update].
 //
 // [NewDatabase] gives the database through the engine-neutral contract
 // sessiontree.Database, on which package store runs: the engine owns

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -12,8 +11,9 @@ import (
 
 // This file owns the imports table: the session store's records of the
 // files it imported (sessiontree.ImportRecord), and the lookups of
-// sessions and entries an import makes around them. Each runs in a
-// transaction of [DB.Update] or [DB.ViewTx], so that an import reads and
+// sessions and entries an import makes around them, the methods of
+// sessiontree.DatabaseTx of that name. Each runs in a transaction of
+// [Database.View] or [Database.Update], so that an import reads and
 // writes its records in the same snapshot as its entries.
 
 const (
@@ -33,13 +33,6 @@ ON CONFLICT (path) DO UPDATE SET session_id = excluded.session_id, size = exclud
 	qSessionEntryIDs      = `SELECT id FROM entries WHERE pk BETWEEN ? AND ?`
 	qSessionEntryRawByIDs = `SELECT e.raw FROM entries e JOIN sessions s ON s.pk = e.session WHERE s.id = ? AND e.id = ?`
 )
-
-// ViewTx runs fn in one read transaction, as [DB.View], with the
-// transaction as a [Tx]: its reading methods (the import records and
-// lookups of this file) work; writing in it fails.
-func (db *DB) ViewTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return db.readView(ctx, fn)
-}
 
 // ImportRecord returns the import record of the file at path, and false
 // when there is none.

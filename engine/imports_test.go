@@ -29,7 +29,7 @@ func TestImportRecords(t *testing.T) {
 		t.Helper()
 		var got sessiontree.ImportRecord
 		var found bool
-		if err := db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
+		if err := engine.NewDatabase(db).View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
 			got, found, err = tx.ImportRecord(rec.Path)
 			return err
 		}); err != nil {
@@ -89,7 +89,7 @@ func TestImportLookups(t *testing.T) {
 		}
 		want = append(want, e.ID)
 	}
-	err := db.ViewTx(ctx, func(tx *engine.Tx) error {
+	err := engine.NewDatabase(db).View(ctx, func(tx sessiontree.DatabaseTx) error {
 		if ok, err := tx.SessionExists(st.ID()); err != nil || !ok {
 			t.Errorf("SessionExists(%s) = %v, %v; want true", st.ID(), ok, err)
 		}
@@ -118,8 +118,8 @@ func TestImportLookups(t *testing.T) {
 		if _, err := tx.EntryRaw(st.ID(), "nope"); !errors.Is(err, sessiontree.ErrNotFound) {
 			t.Errorf("EntryRaw(nope) = %v; want ErrNotFound", err)
 		}
-		if _, err := tx.CreateSession(sessiontree.SessionMeta{}); err == nil {
-			t.Error("CreateSession in a read transaction succeeded; want an error")
+		if _, err := tx.NewSession(sessiontree.SessionMeta{}, nil); err == nil {
+			t.Error("NewSession in a read transaction succeeded; want an error")
 		}
 		return nil
 	})

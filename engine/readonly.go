@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -127,14 +126,8 @@ func readModeOf(path string) readMode {
 
 // ReadOnly returns nil when the database can be written, else the
 // *ReadOnlyError saying why [Open] opened it for reading only, which every
-// write returns too. On a nil *DB (a store on another engine, whose
-// import still needs this one until the import records join the
-// contract) it returns an error matching errors.ErrUnsupported, so that
-// the caller stops before writing.
+// write returns too.
 func (db *DB) ReadOnly() error {
-	if db == nil {
-		return fmt.Errorf("not on the SQLite engine: %w", errors.ErrUnsupported)
-	}
 	if db.ro == nil {
 		return nil
 	}

@@ -156,10 +156,6 @@ func entryPK(session, seq int64) int64 { return session<<32 | seq }
 // pkRange is the range of entry keys of a session.
 func pkRange(session int64) (lo, hi int64) { return session<<32 | 1, session<<32 | 0xffffffff }
 
-// Key returns the session's key in the database (sessions.pk), for SQL
-// that joins a session's rows (see [Tx.SQL]).
-func (s *Storage) Key() int64 { return s.pk }
-
 // ID returns the session id.
 func (s *Storage) ID() string { return s.meta.ID }
 

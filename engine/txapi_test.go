@@ -2,10 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -43,24 +42,22 @@ func TestUpdateIsAtomic(t *testing.T) {
 		t.Errorf("session of a rolled-back Update: %v; want ErrNotFound", err)
 	}
 	err = db.Update(ctx, func(tx *engine.Tx) error {
-		st, err := tx.CreateSession(sessiontree.SessionMeta{ID: "s1", Cwd: "/w"})
+		st, err := tx.NewSession(sessiontree.SessionMeta{ID: "s1", Cwd: "/w"}, json.RawMessage(`{"k":1}`))
 		if err != nil {
 			return err
 		}
-		if _, err := tx.SQL().ExecContext(tx.Context(), `UPDATE sessions SET name = 'x' WHERE pk = ?`, st.Key()); err != nil {
-			return err
-		}
-		return tx.AppendBatch(st, []sessiontree.Entry{e})
+		return tx.AppendEntries(st, []sessiontree.Entry{e})
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	err = db.View(ctx, func(tx *sqlx.Tx) error {
-		return tx.GetContext(ctx, &n, `SELECT entry_count FROM sessions WHERE id = 's1'`)
+	var in sessiontree.SessionInfo
+	err = engine.NewDatabase(db).View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		in, err = tx.SessionInfo("s1")
+		return err
 	})
-	if err != nil || n != 1 {
-		t.Errorf("entry_count after Update = %d, %v; want 1", n, err)
+	if err != nil || in.Entries != 1 || string(in.Metadata) != `{"k":1}` {
+		t.Errorf("SessionInfo after Update = %+v, %v; want 1 entry, metadata {\"k\":1}", in, err)
 	}
 	err = db.Update(ctx, func(tx *engine.Tx) error { return tx.DeleteSession("s1") })
 	if err != nil {

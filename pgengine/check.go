@@ -27,7 +27,7 @@ func (db *DB) Check(ctx context.Context, id string) error {
 		}
 	}
 	for _, id := range ids {
-		st, err := db.OpenSession(ctx, id)
+		st, err := db.OpenStorage(ctx, id)
 		if err != nil {
 			return fmt.Errorf("check session %s: %w", id, err)
 		}

@@ -3,8 +3,6 @@ package pgengine
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
 	"sync/atomic"
@@ -51,6 +49,9 @@ type DB struct {
 	name   string // the URL without its password, for messages
 	opts   Options
 	closed atomic.Bool
+	// contended is the key of the session whose row lock the last
+	// TryUpdate did not get, for WaitForLock; 0 when none.
+	contended atomic.Int64
 }
 
 // Open connects to the database at url (postgres:// or postgresql://, or
@@ -132,84 +133,27 @@ func (e *SessionNotFoundError) Is(target error) bool { return target == sessiont
 // a fresh UUID v7, an empty CreatedAt the current time, a zero Version 3.
 // An id in use is refused with [sessiontree.ErrConflict].
 func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (*Storage, error) {
-	if meta.ID == "" {
-		id, err := sessiontree.NewSessionID()
-		if err != nil {
-			return nil, fmt.Errorf("new session id: %w", err)
-		}
-		meta.ID = id
-	}
-	meta.Version = cmp.Or(meta.Version, 3)
-	if meta.CreatedAt == "" {
-		meta.CreatedAt = sessiontree.FormatTime(now())
-	}
-	var pk int64
-	err := db.update(ctx, "create session "+meta.ID, func(tx *sqlx.Tx) error {
-		err := tx.GetContext(ctx, &pk, `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $3) RETURNING pk`,
-			meta.ID, meta.Version, meta.CreatedAt, meta.Cwd, nullString(meta.ParentSession))
-		if isUniqueViolation(err) {
-			return fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)
-		}
+	var st *Storage
+	err := db.update(ctx, "create session "+meta.ID, func(tx *sqlx.Tx) (err error) {
+		st, err = createSession(ctx, db, tx, meta, nil)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Storage{db: db, pk: pk, meta: meta}, nil
+	return st, err
 }
 
-// OpenSession opens session id. One that does not exist (or is being
+// OpenStorage opens session id. One that does not exist (or is being
 // deleted) is a [SessionNotFoundError].
-func (db *DB) OpenSession(ctx context.Context, id string) (*Storage, error) {
+func (db *DB) OpenStorage(ctx context.Context, id string) (*Storage, error) {
 	if err := db.check(ctx); err != nil {
 		return nil, err
 	}
-	var row struct {
-		PK            int64          `db:"pk"`
-		Version       int            `db:"version"`
-		CreatedAt     string         `db:"created_at"`
-		Cwd           string         `db:"cwd"`
-		ParentSession sql.NullString `db:"parent_session"`
-	}
-	err := db.db.GetContext(ctx, &row, `SELECT pk, version, created_at, cwd, parent_session FROM sessions
-		WHERE id = $1 AND NOT deleting`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &SessionNotFoundError{ID: id}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open session %s: %w", id, storageErr(err))
-	}
-	meta := sessiontree.SessionMeta{ID: id, Version: row.Version, CreatedAt: row.CreatedAt, Cwd: row.Cwd, ParentSession: row.ParentSession.String}
-	return &Storage{db: db, pk: row.PK, meta: meta}, nil
+	return openStorage(ctx, db, db.db, id)
 }
 
 // DeleteSession deletes a session and everything it owns. One that does
 // not exist is a [SessionNotFoundError].
 func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	return db.update(ctx, "delete session "+id, func(tx *sqlx.Tx) error {
-		var pk int64
-		err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting FOR UPDATE`, id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return &SessionNotFoundError{ID: id}
-		}
-		if err != nil {
-			return err
-		}
-		// deleting is the one state in which the triggers let entries go.
-		for _, q := range []string{
-			`UPDATE sessions SET deleting = true WHERE pk = $1`,
-			`DELETE FROM labels WHERE session = $1`,
-			`DELETE FROM branch WHERE session = $1`,
-			`DELETE FROM entries WHERE session = $1`,
-			`DELETE FROM sessions WHERE pk = $1`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, pk); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return db.update(ctx, "delete session "+id, func(tx *sqlx.Tx) error { return deleteSession(ctx, tx, id) })
 }
 
 func nullString(s string) any {

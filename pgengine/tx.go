@@ -93,11 +93,14 @@ func lostConnection(err error) bool {
 // everything else from the server or the connection is ErrStorage.
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
-		sessiontree.ErrConflict, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused,
-		sessiontree.ErrLocked, sessiontree.ErrStaleClaim, context.Canceled, context.DeadlineExceeded} {
+		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
+		sessiontree.ErrEditRefused, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return err
 		}
+	}
+	if isLockNotAvailable(err) {
+		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
 	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && (pg.Code == codeSerialization || pg.Code == codeDeadlock) {

@@ -46,6 +46,9 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &SessionNotFoundError{ID: s.meta.ID}
 	}
+	if isLockNotAvailable(err) {
+		s.db.contended.Store(s.pk) // for WaitForLock
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -194,21 +197,40 @@ func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draf
 // timestamps, in order, in one transaction; the leaf follows the leaf
 // rule over them. Nothing of a refused batch is kept.
 func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
-	return s.write(ctx, "append batch", func(tx *sqlx.Tx, st *session) error {
-		for i, e := range entries {
-			if err := e.Validate(); err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
-			_, err := st.add(ctx, tx, e)
-			if isUniqueViolation(err) {
-				err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
-			}
-			if err != nil {
-				return fmt.Errorf("batch entry %d: %w", i+1, err)
-			}
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	return s.db.update(ctx, "append batch", func(tx *sqlx.Tx) error { return s.appendBatch(ctx, tx, entries) })
+}
+
+// appendBatch is AppendBatch in tx: it locks the session's row, stores
+// the entries and saves the row.
+func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
+	st, err := s.lock(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := st.addBatch(ctx, tx, entries); err != nil {
+		return err
+	}
+	return st.save(ctx, tx)
+}
+
+// addBatch validates and stores entries in order.
+func (st *session) addBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
+	for i, e := range entries {
+		if err := e.Validate(); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
-		return nil
-	})
+		_, err := st.add(ctx, tx, e)
+		if isUniqueViolation(err) {
+			err = &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+		}
+		if err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 // add stores e, whose parent exists, and makes what the leaf rule says
@@ -230,11 +252,12 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 	// extends the branch with it (the parent is the branch's end).
 	onBranch := e.Type != sessiontree.TypeLeaf
 	_, err = tx.ExecContext(ctx, `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
-		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING session, depth, seq)
+		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16) RETURNING session, depth, seq)
 		INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`,
 		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
-		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch)
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch,
+		entryChecksum(e.Raw))
 	if err != nil {
 		return e, err
 	}
@@ -404,7 +427,11 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 // note updates what the row keeps for e: counters, labels, name, title,
 // time.
 func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	st.tally.Add(e)
+	es := sessiontree.StatsOf(e)
+	st.tally.AddEntryStats(es)
+	if err := st.addUsage(ctx, tx, e, es); err != nil {
+		return err
+	}
 	st.count++
 	st.updatedAt = e.Timestamp
 	if !st.firstUser.Valid {

@@ -103,9 +103,23 @@ func TestStoreOnTheContract(t *testing.T) {
 	if n, err := s.Delete(ctx, "alpha-2", "fork-1", "nope"); err != nil || n != 2 {
 		t.Errorf("Delete = %d, %v; want 2", n, err)
 	}
-	// Import still needs the SQLite engine: it refuses, before writing.
-	if _, err := s.Import(ctx, []string{filepath.Join(t.TempDir(), "x.jsonl")}, store.ImportOptions{}); !errors.Is(err, errors.ErrUnsupported) {
-		t.Errorf("Import on the contract alone = %v; want errors.ErrUnsupported", err)
+	// Import runs on the contract too: a new file, then its growth, then
+	// the same file again, unchanged.
+	path := filepath.Join(t.TempDir(), "x.jsonl")
+	head := `{"type":"session","version":3,"id":"imp-1","timestamp":"2026-03-01T10:00:00.000Z","cwd":"/w"}` + "\n" +
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"amber"}}` + "\n"
+	writeFile(t, path, head)
+	for i, want := range []store.Outcome{store.OutcomeNew, store.OutcomeGrown, store.OutcomeUnchanged} {
+		if i == 1 {
+			appendFile(t, path, `{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"jade"}}`+"\n")
+		}
+		rep, err := s.Import(ctx, []string{path}, store.ImportOptions{})
+		if err != nil || len(rep.Files) != 1 || rep.Files[0].Outcome != want {
+			t.Fatalf("Import #%d on the contract alone = %+v, %v; want outcome %v", i+1, rep, err, want)
+		}
+	}
+	if in, err := s.Info(ctx, "imp-1"); err != nil || in.Entries != 2 || in.Leaf != "m2" {
+		t.Errorf("Info(imp-1) = %+v, %v; want 2 entries, leaf m2", in, err)
 	}
 }
 

@@ -30,7 +30,9 @@ func openJSONL(t testing.TB, path string) *jsonl.Storage {
 
 // Every pi fixture, imported and exported, opens in the JSONL backend
 // with pi's answers; a version-3 file comes back byte for byte.
-func TestExportRoundTrip(t *testing.T) {
+func TestExportRoundTrip(t *testing.T) { onEngines(t, testExportRoundTrip) }
+
+func testExportRoundTrip(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	fixtures := piFixtures(t)
@@ -113,7 +115,9 @@ func lineIDs(t *testing.T, file string) (ids, types []string) {
 
 // A session whose leaf moved exports its leaf entries and reopens on the
 // same leaf.
-func TestExportLeafEntries(t *testing.T) {
+func TestExportLeafEntries(t *testing.T) { onEngines(t, testExportLeafEntries) }
+
+func testExportLeafEntries(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	b := movedSession(t, s, "moved")
@@ -207,7 +211,9 @@ func piContext(t *testing.T, byID map[string]sessiontree.Entry, leaf string) []s
 	return out
 }
 
-func TestExportForPi(t *testing.T) {
+func TestExportForPi(t *testing.T) { onEngines(t, testExportForPi) }
+
+func testExportForPi(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 

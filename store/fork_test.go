@@ -86,7 +86,9 @@ func rowsOf(log []sessiontree.Entry, src map[string]sessiontree.Entry) []row {
 	return out
 }
 
-func TestFork(t *testing.T) {
+func TestFork(t *testing.T) { onEngines(t, testFork) }
+
+func testFork(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	src, e := forkSource(t, s)
@@ -275,7 +277,9 @@ func TestFork(t *testing.T) {
 
 // A compaction whose kept entry is a label that a path fork leaves out
 // keeps the entry after it instead, as pi does.
-func TestForkCompactionKeptLabel(t *testing.T) {
+func TestForkCompactionKeptLabel(t *testing.T) { onEngines(t, testForkCompactionKeptLabel) }
+
+func testForkCompactionKeptLabel(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "c"})
@@ -325,7 +329,9 @@ const forkFixture = "../testdata/pi1/fork-00.jsonl"
 // the same lines byte for byte, label ids aside; forked at the message
 // after the labels, that message re-chained onto the path and the labels
 // after it.
-func TestForkAsPi(t *testing.T) {
+func TestForkAsPi(t *testing.T) { onEngines(t, testForkAsPi) }
+
+func testForkAsPi(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	f := mustImport(t, s, []string{forkFixture}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
@@ -395,7 +401,9 @@ func TestForkAsPi(t *testing.T) {
 // Labels are written again as written, the cleared ones not at all, in
 // the order of pi's label map: relabelling keeps a target's place,
 // clearing and labelling again moves it to the end.
-func TestForkLabelOrder(t *testing.T) {
+func TestForkLabelOrder(t *testing.T) { onEngines(t, testForkLabelOrder) }
+
+func testForkLabelOrder(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "l"}))

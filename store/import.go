@@ -256,12 +256,12 @@ func (r ImportReport) Count(o Outcome) int {
 // import's, once, not the busy timeout of every file. It leaves the
 // search index to [Store.Index] (which the command line runs right after
 // an import, and a search when it can): indexing costs several times what
-// storing does. A store opened read-only (engine.DB.ReadOnly) imports
+// storing does. A store opened read-only ([sessiontree.Database.ReadOnly]) imports
 // nothing: Import returns that error at once.
 func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) (ImportReport, error) {
 	start := time.Now()
 	var report ImportReport
-	if err := s.db.ReadOnly(); err != nil {
+	if err := s.d.ReadOnly(); err != nil {
 		return report, fmt.Errorf("import: %w", err)
 	}
 	if len(paths) == 0 {
@@ -276,7 +276,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		paths = []string{dir}
 	}
 	files := collectFiles(paths)
-	g := gate{db: s.db, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace}
+	g := gate{d: s.d, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace}
 	prog := &progressReport{fn: opts.Progress, p: ImportProgress{FilesTotal: len(files)}}
 	for _, f := range files {
 		prog.p.BytesTotal += f.size
@@ -297,7 +297,7 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 			// NoWait and another process writing: the file was not
 			// imported, nor tried; the files after it are not either.
 			report.Duration = time.Since(start)
-			return report, fmt.Errorf("import: %w", lockedError(s.db))
+			return report, fmt.Errorf("import: %w", lockedError(s.d))
 		}
 		report.Files = append(report.Files, res)
 		report.Entries += res.Entries

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -72,7 +71,9 @@ func readIDs(t testing.TB, path string) []string {
 	return out
 }
 
-func TestImportFixtures(t *testing.T) {
+func TestImportFixtures(t *testing.T) { onEngines(t, testImportFixtures) }
+
+func testImportFixtures(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	fixtures := piFixtures(t)
@@ -133,7 +134,9 @@ func TestImportFixtures(t *testing.T) {
 // A file pi keeps appending to is imported in pieces: each import brings
 // exactly the lines added since, into the same session, which ends up as
 // if the whole file had been imported at once.
-func TestImportResumeAfterGrowth(t *testing.T) {
+func TestImportResumeAfterGrowth(t *testing.T) { onEngines(t, testImportResumeAfterGrowth) }
+
+func testImportResumeAfterGrowth(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	names := []string{"session-005", "session-009", "legacy-v1-compaction", "legacy-v2-hookmessage"}
 	if raceEnabled {
@@ -190,7 +193,9 @@ func TestImportResumeAfterGrowth(t *testing.T) {
 	}
 }
 
-func TestImportConflicts(t *testing.T) {
+func TestImportConflicts(t *testing.T) { onEngines(t, testImportConflicts) }
+
+func testImportConflicts(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	dir := t.TempDir()
@@ -266,7 +271,9 @@ func damaged(t *testing.T, dir, name string, edit func(l []string) []string) str
 // TestImportModes imports damaged files in each mode and holds the
 // outcome to what the JSONL backend makes of the same file in the same
 // mode: the same entries, the same lines reported.
-func TestImportModes(t *testing.T) {
+func TestImportModes(t *testing.T) { onEngines(t, testImportModes) }
+
+func testImportModes(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "a-good.jsonl")
@@ -361,7 +368,9 @@ func TestImportModes(t *testing.T) {
 	}
 }
 
-func TestImportProgressAndDefaultDir(t *testing.T) {
+func TestImportProgressAndDefaultDir(t *testing.T) { onEngines(t, testImportProgressAndDefaultDir) }
+
+func testImportProgressAndDefaultDir(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	home := t.TempDir()
 	t.Setenv("PI_CODING_AGENT_DIR", home)
@@ -481,22 +490,28 @@ func TestImportChunksAndResumeAfterCancel(t *testing.T) {
 // many bytes are imported and their SHA-256.
 func importRecordOf(t testing.TB, s *store.Store, path string) (int64, string) {
 	t.Helper()
-	var n int64
-	var sum string
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
-		return tx.QueryRowContext(context.Background(), `SELECT imported_bytes, prefix_sha256 FROM imports WHERE path = ?`, path).Scan(&n, &sum)
+	var rec sessiontree.ImportRecord
+	err := s.Database().View(context.Background(), func(tx sessiontree.DatabaseTx) error {
+		r, ok, err := tx.ImportRecord(path)
+		if err == nil && !ok {
+			err = fmt.Errorf("no import record of %s", path)
+		}
+		rec = r
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, sum
+	return rec.ImportedBytes, rec.PrefixSHA256
 }
 
 // The record of an import holds the SHA-256 of exactly the bytes
 // imported, whether the import hashed the file as it read it or read the
 // imported part again (a torn line left for later, a file too large for
 // one pass).
-func TestImportRecordsPrefixHash(t *testing.T) {
+func TestImportRecordsPrefixHash(t *testing.T) { onEngines(t, testImportRecordsPrefixHash) }
+
+func testImportRecordsPrefixHash(t *testing.T, openStore opener) {
 	dir := t.TempDir()
 	all := lines(t, filepath.Join(piDir, "session-005.jsonl"))
 	whole := strings.Join(all, "")
@@ -532,7 +547,9 @@ func TestImportRecordsPrefixHash(t *testing.T) {
 // A file of one chunk is committed in one transaction: an import
 // canceled while it reads the file leaves nothing of it, and the next
 // import brings it whole.
-func TestImportOneChunkCanceled(t *testing.T) {
+func TestImportOneChunkCanceled(t *testing.T) { onEngines(t, testImportOneChunkCanceled) }
+
+func testImportOneChunkCanceled(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "one.jsonl")
@@ -568,7 +585,9 @@ func TestImportOneChunkCanceled(t *testing.T) {
 // A file found to hold more than a chunk once a one-pass import has
 // appended some of it is imported in two passes instead: the one pass
 // leaves nothing behind and progress never goes back.
-func TestImportOnePassGivesWay(t *testing.T) {
+func TestImportOnePassGivesWay(t *testing.T) { onEngines(t, testImportOnePassGivesWay) }
+
+func testImportOnePassGivesWay(t *testing.T, openStore opener) {
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "more.jsonl")
 	writePiFile(t, newPiGen(5), path, "/home/dev/more", 320, 0.1)
@@ -627,7 +646,9 @@ func TestImportProgressMayWrite(t *testing.T) {
 // A line pi appends while the import reads the file, after the reader
 // has passed the end, is new to the next import: the record keeps the
 // size the import found, not the one the file has by the commit.
-func TestImportLineAddedWhileImporting(t *testing.T) {
+func TestImportLineAddedWhileImporting(t *testing.T) { onEngines(t, testImportLineAddedWhileImporting) }
+
+func testImportLineAddedWhileImporting(t *testing.T, openStore opener) {
 	s := openStore(t)
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	path := filepath.Join(t.TempDir(), "busy.jsonl")

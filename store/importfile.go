@@ -19,14 +19,13 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
 // storedRaw reads the JSON of entry id of the file's session as stored.
 func (fim *fileImport) storedRaw(id string) (string, error) {
 	var out string
-	err := fim.s.db.ViewTx(fim.ctx, func(tx *engine.Tx) (err error) {
+	err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) (err error) {
 		out, err = tx.EntryRaw(fim.rec.SessionID, id)
 		return err
 	})
@@ -40,7 +39,7 @@ func (fim *fileImport) storedRaw(id string) (string, error) {
 // not nil, the bytes read go through it.
 func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
-	known := maps.Clone(fim.seed)
+	known := knownIDs(maps.Clone(fim.seed))
 	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
 	if limit >= 0 {
 		n, hint = limit, limit
@@ -172,7 +171,7 @@ func (t *hashingReader) Read(p []byte) (int, error) {
 // fatal in every mode: as in the JSONL reader, an exact duplicate of an
 // earlier line is a skippable warning, an id used by a different entry
 // is not. sum is the entry's rawHash; raw reads a stored entry's JSON.
-func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw func(id string) (string, error)) (string, bool) {
+func checkEntry(e sessiontree.Entry, sum uint64, known knownIDs, raw func(id string) (string, error)) (string, bool) {
 	if prev, dup := known[e.ID]; dup {
 		same := prev == sum
 		if prev == 0 {
@@ -184,20 +183,26 @@ func checkEntry(e sessiontree.Entry, sum uint64, known map[string]uint64, raw fu
 		}
 		return "duplicate id with different content", true
 	}
-	if e.ParentID != "" {
-		if _, ok := known[e.ParentID]; !ok {
-			return "parent " + e.ParentID + " does not exist before this line", false
-		}
+	if err := sessiontree.CheckParent(e, known); err != nil {
+		return "parent " + e.ParentID + " does not exist before this line", false
 	}
-	if e.Type == sessiontree.TypeLabel || e.Type == sessiontree.TypeLeaf {
-		if t := e.TargetID(); t != "" {
-			if _, ok := known[t]; !ok {
-				return "targetId " + t + " does not exist before this line", false
-			}
-		}
+	f := sessiontree.EffectsOf(e, "")
+	if err := sessiontree.CheckTarget(&f, known); err != nil {
+		return "targetId " + f.Target + " does not exist before this line", false
 	}
 	return "", false
 }
+
+// knownIDs are the ids of a session's entries before the line an import
+// checks, each with its entry's rawHash (0: stored before this import).
+// It is the root replay's [sessiontree.Earlier] over them.
+type knownIDs map[string]uint64
+
+// Taken reports whether an earlier entry has id.
+func (k knownIDs) Taken(id string) bool { _, ok := k[id]; return ok }
+
+// Exists reports whether an earlier entry has id; it never fails.
+func (k knownIDs) Exists(id string) (bool, error) { return k.Taken(id), nil }
 
 // rawSeed seeds rawHash. The hashes live only as long as one import, so
 // a seed drawn at start-up serves.

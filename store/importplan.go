@@ -16,7 +16,6 @@ import (
 	"os"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/internal/lines"
 	"github.com/sessiontree/sessiontree/jsonl"
@@ -225,7 +224,7 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 	// memory goes back at once, before the next file or the search
 	// index's catch-up, which has SQLite read the entry again.
 	defer func() { lines.Dropped(fim.longest) }()
-	err = s.db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
+	err = s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
 		fim.rec, fim.found, err = readRecord(tx, path)
 		return err
 	})
@@ -308,7 +307,7 @@ func (a *attempt) finish(res *FileResult, fim *fileImport, err error) FileResult
 // entry ids.
 func (fim *fileImport) loadSession() error {
 	ctx, rec := fim.ctx, fim.rec
-	return fim.s.db.ViewTx(ctx, func(tx *engine.Tx) error {
+	return fim.s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
 		clear(fim.seed)
 		if _, _, err := fim.recheck(tx); err != nil {
 			return err
@@ -332,7 +331,7 @@ func (fim *fileImport) loadSession() error {
 // takeHeader takes the session of a new file from its header and
 // refuses it when the store has that session already; q is a transaction
 // that sees the store as the import will write to it.
-func (fim *fileImport) takeHeader(tx *engine.Tx, h jsonl.Header) error {
+func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) error {
 	if _, _, err := fim.recheck(tx); err != nil {
 		return err
 	}
@@ -377,7 +376,7 @@ func (fim *fileImport) progress(done int64) { fim.prog.file(fim.path, fim.base+d
 // written nothing: the file is for two passes.
 func (fim *fileImport) once() (done bool, err error) {
 	var p *onePass
-	err = fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
+	err = fim.gate.write(fim.ctx, func(tx sessiontree.DatabaseTx) error {
 		// The transaction may run more than once: start afresh.
 		fim.restart()
 		p = &onePass{fim: fim, tx: tx, pos: fim.resumeAt(), consumed: fim.start}
@@ -403,9 +402,9 @@ func (fim *fileImport) once() (done bool, err error) {
 // onePass is a one-pass import in its transaction.
 type onePass struct {
 	fim        *fileImport
-	tx         *engine.Tx
+	tx         sessiontree.DatabaseTx
 	tee        *hashingReader // hashes the file as it is read, or nil
-	st         *engine.Storage
+	st         sessiontree.DatabaseSession
 	count      int64 // the session's entries before the import
 	entries    int   // entries appended so far
 	batch      []sessiontree.Entry
@@ -471,7 +470,7 @@ func (p *onePass) flush() error {
 		}
 	}
 	if len(p.batch) > 0 {
-		if err := p.tx.AppendBatch(p.st, p.batch); err != nil {
+		if err := p.tx.AppendEntries(p.st, p.batch); err != nil {
 			return err
 		}
 		p.entries += len(p.batch)
@@ -517,7 +516,7 @@ func (fim *fileImport) check() (int64, error) {
 	end := fim.start
 	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
-			err := fim.s.db.ViewTx(fim.ctx, func(tx *engine.Tx) error { return fim.takeHeader(tx, r.Header) })
+			err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) error { return fim.takeHeader(tx, r.Header) })
 			if err != nil {
 				return err
 			}
@@ -590,13 +589,13 @@ func (c *chunker) flush(final bool) error {
 func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
 	var rec record
 	var h hash.Hash
-	err := fim.gate.update(fim.ctx, func(tx *engine.Tx) error {
+	err := fim.gate.write(fim.ctx, func(tx sessiontree.DatabaseTx) error {
 		st, count, err := fim.session(tx)
 		if err != nil {
 			return err
 		}
 		if len(entries) > 0 {
-			if err := tx.AppendBatch(st, entries); err != nil {
+			if err := tx.AppendEntries(st, entries); err != nil {
 				return err
 			}
 		}
@@ -617,20 +616,20 @@ func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, co
 // creating the session of a new file, after checking that neither the
 // file's record nor the session changed since the import read them. It
 // returns the session and its entry count.
-func (fim *fileImport) session(tx *engine.Tx) (*engine.Storage, int64, error) {
+func (fim *fileImport) session(tx sessiontree.DatabaseTx) (sessiontree.DatabaseSession, int64, error) {
 	cur, found, err := fim.recheck(tx)
 	if err != nil {
 		return nil, 0, err
 	}
-	var st *engine.Storage
+	var st sessiontree.DatabaseSession
 	if !found {
-		if st, err = tx.CreateSession(fim.meta); err != nil {
+		if st, err = tx.NewSession(fim.meta, nil); err != nil {
 			if errors.Is(err, sessiontree.ErrConflict) {
 				return nil, 0, conflict("session %s is already in the store", fim.meta.ID)
 			}
 			return nil, 0, err
 		}
-	} else if st, err = tx.OpenSession(cur.SessionID); err != nil {
+	} else if st, err = tx.Session(cur.SessionID); err != nil {
 		return nil, 0, err
 	}
 	if !found {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -43,7 +42,7 @@ func sameRecord(a, b record) bool {
 
 // readRecord reads the record of the file at path in tx, and false when
 // there is none.
-func readRecord(tx *engine.Tx, path string) (record, bool, error) {
+func readRecord(tx sessiontree.DatabaseTx, path string) (record, bool, error) {
 	r, found, err := tx.ImportRecord(path)
 	if err != nil || !found {
 		return record{}, found, err
@@ -59,7 +58,7 @@ func readRecord(tx *engine.Tx, path string) (record, bool, error) {
 // write (or the read that checks a new file's header), and returns
 // errMeanwhile, as a conflict outcome, when another import changed it
 // since this one read it.
-func (fim *fileImport) recheck(tx *engine.Tx) (record, bool, error) {
+func (fim *fileImport) recheck(tx sessiontree.DatabaseTx) (record, bool, error) {
 	cur, found, err := readRecord(tx, fim.path)
 	if err != nil {
 		return cur, found, err
@@ -77,7 +76,7 @@ func (fim *fileImport) recheck(tx *engine.Tx) (record, bool, error) {
 // to import". The size is the one the import found before it read the
 // file: lines added while it read are then new to the next import, even
 // those it did not see.
-func (fim *fileImport) save(tx *engine.Tx, rec *record, final bool) error {
+func (fim *fileImport) save(tx sessiontree.DatabaseTx, rec *record, final bool) error {
 	rec.Size = rec.ImportedBytes
 	if final {
 		rec.Size = max(fim.fi.Size(), rec.ImportedBytes)

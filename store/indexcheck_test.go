@@ -56,7 +56,7 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			mustIndex(t, s)
 			u4 := b.user("u4", "pending text")
 			mustCheck(t, s, "")
-			pk := st.(*engine.Storage).Key() // damage is written by hand, in the engine's key layout
+			pk := sessionKey(t, s, "s1") // damage is written by hand, in the engine's key layout
 			key := func(e sessiontree.Entry) int64 { return pk<<32 | e.Seq }
 			err = s.DB().Update(ctx, func(tx *engine.Tx) error {
 				for _, stmt := range tc.damage {
@@ -78,4 +78,25 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionKey returns session id's key, as the contract's session list
+// gives it.
+func sessionKey(t testing.TB, s *store.Store, id string) int64 {
+	t.Helper()
+	var page []sessiontree.ListedSession
+	err := s.Database().View(context.Background(), func(tx sessiontree.DatabaseTx) (err error) {
+		page, err = tx.ListSessions(sessiontree.ListQuery{Limit: 1000})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ls := range page {
+		if ls.Info.ID == id {
+			return ls.Key
+		}
+	}
+	t.Fatalf("session %s not listed", id)
+	return 0
 }

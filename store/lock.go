@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // lockGrace is how long a store write waits for the write lock, silently,
@@ -23,35 +22,17 @@ const lockGrace = 250 * time.Millisecond
 // rule is one for the whole operation, so a held lock costs it one wait,
 // not the busy timeout per file or chunk.
 type gate struct {
-	// db is the SQLite engine, for the writes of store/import.go and
-	// store/rewrite.go (update) until the import records join the
-	// contract; d is the database through the contract (write). One of
-	// them is set; d wins.
-	db      *engine.DB
 	d       sessiontree.Database
 	noWait  bool
 	waiting func()
 	grace   time.Duration
 }
 
-// base returns the database the gate waits on.
-func (g gate) base() sessiontree.Database {
-	if g.d != nil {
-		return g.d
-	}
-	return engine.NewDatabase(g.db)
-}
-
-// update runs fn in a write transaction of the SQLite engine, with the
-// gate's rule for a lock another process holds. fn may run more than
-// once, as for engine.DB.Update.
-func (g gate) update(ctx context.Context, fn func(tx *engine.Tx) error) error {
-	return g.retry(ctx, func() error { return g.db.TryUpdate(ctx, fn) })
-}
-
-// write is update through the contract.
+// write runs fn in a write transaction, with the gate's rule for a lock
+// another process holds. fn may run more than once, as for
+// [sessiontree.Database.Update].
 func (g gate) write(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return g.retry(ctx, func() error { return g.base().TryUpdate(ctx, fn) })
+	return g.retry(ctx, func() error { return g.d.TryUpdate(ctx, fn) })
 }
 
 // retry runs try until it does not meet a lock another process holds,
@@ -72,19 +53,19 @@ func (g gate) retry(ctx context.Context, try func() error) error {
 func (g gate) wait(ctx context.Context) error {
 	if g.grace > 0 {
 		brief, cancel := context.WithTimeout(ctx, g.grace)
-		err := g.base().WaitForLock(brief)
+		err := g.d.WaitForLock(brief)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 			return err
 		}
 	}
 	if g.noWait {
-		return lockedError(g.base())
+		return lockedError(g.d)
 	}
 	if g.waiting != nil {
 		g.waiting()
 	}
-	return g.base().WaitForLock(ctx)
+	return g.d.WaitForLock(ctx)
 }
 
 // lockedError says that another process holds db's write lock.

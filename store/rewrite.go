@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
@@ -80,7 +79,7 @@ func (fim *fileImport) rebase(from string) error {
 	}
 	var rec record
 	var found bool
-	err := fim.s.db.ViewTx(ctx, func(tx *engine.Tx) (err error) {
+	err := fim.s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
 		rec, found, err = readRecord(tx, recPath)
 		return err
 	})
@@ -90,7 +89,7 @@ func (fim *fileImport) rebase(from string) error {
 	if !found {
 		return errMeanwhile
 	}
-	st, err := fim.s.db.OpenSession(ctx, rec.SessionID)
+	st, err := fim.s.d.OpenSession(ctx, rec.SessionID)
 	if err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func (fim *fileImport) rebase(from string) error {
 		return fmt.Errorf("hash: %w", err)
 	}
 	next := newRecord(rec.SessionID, pos.Offset, pos, h, rec.SessionEntries)
-	return fim.gate.update(ctx, func(tx *engine.Tx) error {
+	return fim.gate.write(ctx, func(tx sessiontree.DatabaseTx) error {
 		cur, ok, err := readRecord(tx, recPath)
 		if err != nil {
 			return err

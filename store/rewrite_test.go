@@ -18,7 +18,9 @@ import (
 // migrated, keys in another order) and more after them, or moved to a new
 // path, is followed and its new entries imported; a rewrite whose entries
 // differ stays a conflict, saying why, and leaves the session as it was.
-func TestImportFollowRewrites(t *testing.T) {
+func TestImportFollowRewrites(t *testing.T) { onEngines(t, testImportFollowRewrites) }
+
+func testImportFollowRewrites(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	follow := store.ImportOptions{FollowRewrites: true}
@@ -118,7 +120,9 @@ func TestImportFollowRewrites(t *testing.T) {
 // opens a file after a crash in the middle of a write, and skips the
 // line) is skipped and reported when following rewrites, and the lines
 // after it are imported; without following it is damage.
-func TestImportFollowsClosedTornLine(t *testing.T) {
+func TestImportFollowsClosedTornLine(t *testing.T) { onEngines(t, testImportFollowsClosedTornLine) }
+
+func testImportFollowsClosedTornLine(t *testing.T, openStore opener) {
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	for _, follow := range []bool{false, true} {
 		t.Run("follow="+strconv.FormatBool(follow), func(t *testing.T) {
@@ -153,7 +157,9 @@ func TestImportFollowsClosedTornLine(t *testing.T) {
 // TestImportVersion1Migrated: a version-1 file that pi migrated (its
 // entries get new random ids) stays a conflict, saying how to import it
 // again; the session keeps what it holds.
-func TestImportVersion1Migrated(t *testing.T) {
+func TestImportVersion1Migrated(t *testing.T) { onEngines(t, testImportVersion1Migrated) }
+
+func testImportVersion1Migrated(t *testing.T, openStore opener) {
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "v1.jsonl")
 	copyFile(t, filepath.Join(piDir, "legacy-v1-linear.jsonl"), path)

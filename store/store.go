@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // Options configure [Open]. The zero value works.
@@ -18,6 +19,8 @@ type Options struct {
 	// Engine configures the database underneath (durability, busy
 	// timeout, readers, clock).
 	Engine engine.Options
+	// Postgres configures a PostgreSQL database ([OpenPostgres]).
+	Postgres pgengine.Options
 }
 
 // Store is a database of many sessions: the SQLite engine plus what an
@@ -27,15 +30,13 @@ type Options struct {
 // writers serialize.
 type Store struct {
 	d sessiontree.Database
-	// db is the SQLite engine underneath, nil under another engine. Only
-	// store/import.go and store/rewrite.go use it, until the import
-	// records join the contract (TODO: helper-import), and [Store.DB].
+	// db is the SQLite engine underneath, nil under another engine, for
+	// [Store.DB] alone.
 	db *engine.DB
 }
 
 // New returns a store over d, any engine's implementation of the
-// contract. Closing the store closes d. Importing pi's files needs the
-// SQLite engine until the import records join the contract.
+// contract. Closing the store closes d.
 func New(d sessiontree.Database) *Store {
 	s := &Store{d: d}
 	if ed, ok := d.(*engine.Database); ok {

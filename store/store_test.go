@@ -19,7 +19,9 @@ import (
 	"github.com/sessiontree/sessiontree/store"
 )
 
-func TestCreateAndInfo(t *testing.T) {
+func TestCreateAndInfo(t *testing.T) { onEngines(t, testCreateAndInfo) }
+
+func testCreateAndInfo(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	st := mustCreate(t, s, store.CreateOptions{ID: "0199a000-0000-7000-8000-000000000001", Cwd: "/work/a",
@@ -55,7 +57,9 @@ func TestCreateAndInfo(t *testing.T) {
 	}
 }
 
-func TestOpenSessionByPrefix(t *testing.T) {
+func TestOpenSessionByPrefix(t *testing.T) { onEngines(t, testOpenSessionByPrefix) }
+
+func testOpenSessionByPrefix(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	for _, id := range []string{"abc-1", "abc-2", "abd-1", "b"} {
@@ -130,7 +134,9 @@ func listFixture(t *testing.T, s *store.Store, n int) []store.SessionInfo {
 	return all
 }
 
-func TestListPagingAndFilters(t *testing.T) {
+func TestListPagingAndFilters(t *testing.T) { onEngines(t, testListPagingAndFilters) }
+
+func testListPagingAndFilters(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	all := listFixture(t, s, 23)
@@ -228,10 +234,11 @@ func TestListPagingAndFilters(t *testing.T) {
 	}
 }
 
-func TestDelete(t *testing.T) {
+func TestDelete(t *testing.T) { onEngines(t, testDelete) }
+
+func testDelete(t *testing.T, openStore opener) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	s := openStoreAt(t, path)
+	s := openStore(t)
 	dir := t.TempDir()
 	copyFile(t, filepath.Join(piDir, "session-002.jsonl"), filepath.Join(dir, "a.jsonl"))
 	rep := mustImport(t, s, []string{dir}, store.ImportOptions{})
@@ -250,8 +257,11 @@ func TestDelete(t *testing.T) {
 			t.Errorf("OpenSession(%s) after delete = %v; want ErrNotFound", id, err)
 		}
 	}
-	if res, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(res.Hits) != 0 {
-		t.Errorf("Search after delete = %v, %v; want no hits", res.Hits, err)
+	// TODO(pgsearch): on both engines once PostgreSQL searches.
+	if s.DB() != nil {
+		if res, err := s.Search(ctx, "zebra", store.SearchOptions{}); err != nil || len(res.Hits) != 0 {
+			t.Errorf("Search after delete = %v, %v; want no hits", res.Hits, err)
+		}
 	}
 	n, err = s.Delete(ctx, "a", imported)
 	if err != nil || n != 0 {
@@ -263,7 +273,19 @@ func TestDelete(t *testing.T) {
 		t.Errorf("import after delete: %+v; want the session new again", rep.Files[0])
 	}
 
-	// All or nothing: a session whose delete fails keeps the others.
+	if _, err := s.Info(ctx, "keep"); err != nil {
+		t.Errorf("Info(keep) after deleting others: %v", err)
+	}
+}
+
+// TestDeleteAllOrNothing makes one session's delete fail (a trigger added
+// to the SQLite file): the sessions deleted with it are kept.
+func TestDeleteAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := openStoreAt(t, path)
+	mustCreate(t, s, store.CreateOptions{ID: "b"})
+	mustCreate(t, s, store.CreateOptions{ID: "keep"})
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)

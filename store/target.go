@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // Engine names the database engine a [Target] is stored in.
@@ -126,9 +128,8 @@ func fileTarget(target string) (Target, error) {
 }
 
 // OpenURL opens the store that target names (see [ParseTarget]): a
-// SQLite file with [Open]. It is the one place that picks the engine.
-// Until the PostgreSQL engine is part of the build, a postgres:// URL is
-// an [*EngineUnavailableError].
+// SQLite file with [Open], a PostgreSQL database with [OpenPostgres]. It
+// is the one place that picks the engine.
 func OpenURL(ctx context.Context, target string, opts Options) (*Store, error) {
 	t, err := ParseTarget(target)
 	if err != nil {
@@ -137,7 +138,20 @@ func OpenURL(ctx context.Context, target string, opts Options) (*Store, error) {
 	switch t.Engine {
 	case EngineSQLite:
 		return Open(ctx, t.Location, opts)
+	case EnginePostgres:
+		return OpenPostgres(ctx, t.Location, opts)
 	}
-	// TODO(merge): open package pgengine here.
 	return nil, fmt.Errorf("open store: %w", &EngineUnavailableError{Engine: t.Engine})
+}
+
+// OpenPostgres opens the store in the PostgreSQL database at url (a
+// postgres:// or postgresql:// URL), bringing its schema up to date; the
+// server must already hold the database (see the README). The errors of
+// pgengine.Open apply: a schema newer than this code is refused.
+func OpenPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
+	db, err := pgengine.Open(ctx, url, opts.Postgres)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return New(db), nil
 }

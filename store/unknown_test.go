@@ -49,7 +49,9 @@ var wantUnknown = sessiontree.UnknownTypes{{Type: "future_thing", Count: 2}, {Ty
 
 // An imported file with unknown types exports byte for byte, in both
 // forms, and its result counts them once, in one pass and in two.
-func TestImportUnknownTypes(t *testing.T) {
+func TestImportUnknownTypes(t *testing.T) { onEngines(t, testImportUnknownTypes) }
+
+func testImportUnknownTypes(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -97,7 +99,9 @@ func TestImportUnknownTypes(t *testing.T) {
 
 // In lenient mode a skipped line of an unknown type is a problem, not
 // an entry: it is not counted as unknown.
-func TestImportUnknownTypeSkipped(t *testing.T) {
+func TestImportUnknownTypeSkipped(t *testing.T) { onEngines(t, testImportUnknownTypeSkipped) }
+
+func testImportUnknownTypeSkipped(t *testing.T, openStore opener) {
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "session.jsonl")
 	writeFile(t, path, unknownFile(0)+`{"type":"future_thing","id":"f9000000","parentId":"nowhere","timestamp":"2026-01-01T00:00:03.000Z"}`+"\n")
@@ -119,7 +123,9 @@ func writeDamaged(t *testing.T) string {
 }
 
 // Warnings names each session with unknown types once, with its file.
-func TestWarnings(t *testing.T) {
+func TestWarnings(t *testing.T) { onEngines(t, testWarnings) }
+
+func testWarnings(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	path := filepath.Join(t.TempDir(), "session.jsonl")
@@ -163,7 +169,9 @@ func TestWarnings(t *testing.T) {
 // The files pi 1.6.0 wrote import without a warning (usage and
 // context_edit are known types) and export byte for byte; the export
 // reads in the JSONL backend with pi's answers.
-func TestImportExportPi1(t *testing.T) {
+func TestImportExportPi1(t *testing.T) { onEngines(t, testImportExportPi1) }
+
+func testImportExportPi1(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	s := openStore(t)
 	var fixtures []storetest.PiFixture

@@ -1,0 +1,149 @@
+package pgengine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+var (
+	_ sessiontree.Database        = (*DB)(nil)
+	_ sessiontree.DatabaseTx      = (*Tx)(nil)
+	_ sessiontree.DatabaseSession = (*Storage)(nil)
+)
+
+// Tx is a transaction of a [DB] through the engine-neutral contract
+// ([sessiontree.DatabaseTx]): a read transaction inside [DB.View], a
+// write transaction inside [DB.Update] and [DB.TryUpdate]. It is valid
+// only inside the function given and is not safe for concurrent use.
+type Tx struct {
+	ctx context.Context
+	db  *DB
+	tx  *sqlx.Tx
+}
+
+// Context returns the context the transaction runs under.
+func (tx *Tx) Context() context.Context { return tx.ctx }
+
+// View implements [sessiontree.Database.View]: fn runs in one read-only
+// REPEATABLE READ snapshot, which neither blocks nor waits for writers.
+func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
+	return db.view(ctx, "view", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+}
+
+// Update implements [sessiontree.Database.Update]. Unlike the SQLite
+// engine's, a PostgreSQL write transaction is not serialized with every
+// other write to the database: each method that writes a session locks
+// that session's row (SELECT ... FOR UPDATE) until the commit, so writes
+// to one session queue and writes to different sessions run in parallel.
+// A lock is waited for as long as ctx allows. A deadlock, a serialization
+// failure or a connection lost before the commit runs fn again, a bounded
+// number of times ([Options.Attempts]).
+func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
+	return db.update(ctx, "update", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+}
+
+// TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
+// a lock another transaction holds is not waited for. PostgreSQL has no
+// database-wide write lock; instead every lock fn needs (a session's row,
+// above all) is tried without waiting (lock_timeout of 1 ms for the
+// transaction), and one that is held makes TryUpdate roll back whatever
+// fn did and return an error matching [sessiontree.ErrLocked].
+// [DB.WaitForLock] then waits for the session met.
+func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
+	return db.update(ctx, "update", func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
+			return err
+		}
+		return fn(&Tx{ctx: ctx, db: db, tx: tx})
+	})
+}
+
+// WaitForLock implements [sessiontree.Database.WaitForLock]: it waits
+// until the session whose row lock the last [DB.TryUpdate] met is free
+// (a shared lock taken and dropped at once), or returns nil at once when
+// none was met; likely, not certainly, free for the next write.
+func (db *DB) WaitForLock(ctx context.Context) error {
+	pk := db.contended.Swap(0)
+	if pk == 0 {
+		return db.check(ctx)
+	}
+	return db.view1(ctx, "wait for session lock", func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `SELECT 1 FROM sessions WHERE pk = $1 FOR KEY SHARE`, pk)
+		return err
+	})
+}
+
+// view1 runs fn once in a read-write READ COMMITTED transaction that
+// writes nothing (a FOR ... lock needs one), without retries.
+func (db *DB) view1(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	if err := db.check(ctx); err != nil {
+		return err
+	}
+	if err := db.runTx(ctx, nil, fn); err != nil {
+		return fmt.Errorf("%s: %w", op, storageErr(err))
+	}
+	return nil
+}
+
+// ReadOnly implements [sessiontree.Database.ReadOnly]: a PostgreSQL
+// database is always opened for writing (the server's grants decide the
+// rest), so it returns nil.
+func (db *DB) ReadOnly() error { return nil }
+
+// OpenSession implements [sessiontree.Database.OpenSession] with
+// [DB.OpenStorage].
+func (db *DB) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
+	st, err := db.OpenStorage(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Session implements [sessiontree.DatabaseTx.Session]: it opens session
+// id as the transaction sees it.
+func (tx *Tx) Session(id string) (sessiontree.DatabaseSession, error) {
+	st, err := openStorage(tx.ctx, tx.db, tx.tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// openStorage reads session id's header through q.
+func openStorage(ctx context.Context, db *DB, q sqlx.QueryerContext, id string) (*Storage, error) {
+	var row struct {
+		PK            int64          `db:"pk"`
+		Version       int            `db:"version"`
+		CreatedAt     string         `db:"created_at"`
+		Cwd           string         `db:"cwd"`
+		ParentSession sql.NullString `db:"parent_session"`
+	}
+	err := sqlx.GetContext(ctx, q, &row, `SELECT pk, version, created_at, cwd, parent_session FROM sessions
+		WHERE id = $1 AND NOT deleting`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &SessionNotFoundError{ID: id}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, storageErr(err))
+	}
+	meta := sessiontree.SessionMeta{ID: id, Version: row.Version, CreatedAt: row.CreatedAt, Cwd: row.Cwd, ParentSession: row.ParentSession.String}
+	return &Storage{db: db, pk: row.PK, meta: meta}, nil
+}
+
+// codeLockNotAvailable is PostgreSQL's refusal of a lock under NOWAIT or
+// lock_timeout.
+const codeLockNotAvailable = "55P03"
+
+// isLockNotAvailable reports whether err is a lock TryUpdate did not get.
+func isLockNotAvailable(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == codeLockNotAvailable
+}

@@ -1,0 +1,73 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/pgengine"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// TestMain finds a PostgreSQL server for the tests that run on both
+// engines (internal/pgtest: one started for the binary when PostgreSQL is
+// installed; none skips them, except under CI=true, where it fails them).
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// opener opens a new, empty store of one engine for a test; its cleanup
+// checks the whole database and closes it.
+type opener func(t testing.TB) *store.Store
+
+// engines are the engines the store's tests run on.
+var engines = []struct {
+	name string
+	open opener
+}{
+	{"sqlite", openStore},
+	{"postgres", openPostgresStore},
+}
+
+// onEngines runs test once per engine, as a subtest named after it, with
+// the engine's opener in place of openStore.
+func onEngines(t *testing.T, test func(t *testing.T, openStore opener)) {
+	t.Helper()
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) { test(t, e.open) })
+	}
+}
+
+// pgMigrated is an empty PostgreSQL store's database, made once per test
+// binary.
+var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
+	db, err := pgengine.Open(ctx, url, pgengine.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+})
+
+// openPostgresStore opens a store on a fresh PostgreSQL database (a copy
+// of pgMigrated, dropped when t ends).
+func openPostgresStore(t testing.TB) *store.Store {
+	t.Helper()
+	s, err := store.OpenURL(context.Background(), pgMigrated.Database(t), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkAndClose(t, s) })
+	return s
+}
+
+// checkAndClose checks the whole database of s and closes it.
+func checkAndClose(t testing.TB, s *store.Store) {
+	t.Helper()
+	if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
+		t.Errorf("Check: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
