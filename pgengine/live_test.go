@@ -44,6 +44,10 @@ func TestClaims(t *testing.T) {
 			s := st.(*pgengine.Storage)
 			return s.DB().DeleteSession(ctx, s.ID())
 		},
+		TxBatch: func(ctx context.Context, s sessiontree.Storage, entries []sessiontree.Entry) error {
+			st := s.(*pgengine.Storage)
+			return st.DB().Update(ctx, func(tx sessiontree.DatabaseTx) error { return tx.AppendEntries(st, entries) })
+		},
 	})
 }
 

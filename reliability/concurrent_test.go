@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
 )
 
 func init() {
@@ -38,12 +39,12 @@ func waitStdin() {
 // options, so a busy database (SQLite) or a locked row (PostgreSQL) must
 // be handled inside the engine.
 func writerChild(ctx context.Context, spec childSpec) error {
-	db, err := openTarget(ctx, spec.DB, false)
+	s, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
-	defer db.close()
-	st, err := db.open(ctx, spec.Session)
+	defer s.Close()
+	st, err := s.OpenSession(ctx, spec.Session)
 	if err != nil {
 		return err
 	}
@@ -102,12 +103,12 @@ func writerChild(ctx context.Context, spec childSpec) error {
 // with no gap in sequence numbers, and the context has a message per
 // entry of the path.
 func readerChild(ctx context.Context, spec childSpec) error {
-	db, err := openTarget(ctx, spec.DB, false)
+	s, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
-	defer db.close()
-	st, err := db.open(ctx, spec.Session)
+	defer s.Close()
+	st, err := s.OpenSession(ctx, spec.Session)
 	if err != nil {
 		return err
 	}
@@ -204,18 +205,16 @@ func TestConcurrentWriters(t *testing.T) {
 
 func runWriters(t *testing.T, path string, writers, each, readers int, guard bool) {
 	ctx := context.Background()
-	db, err := openTarget(ctx, path, false)
+	s, err := openTarget(ctx, path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := sessiontree.NewSessionID()
+	st, err := s.Create(ctx, store.CreateOptions{Cwd: "/concurrent"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.create(ctx, id, "/concurrent"); err != nil {
-		t.Fatal(err)
-	}
-	db.close()
+	id := st.ID()
+	s.Close()
 
 	var ws, rs []*child
 	for i := range writers {
@@ -261,9 +260,9 @@ func runWriters(t *testing.T, path string, writers, each, readers int, guard boo
 		}
 	}
 
-	db = checkTarget(t, path, "")
-	defer db.close()
-	st, err := db.open(ctx, id)
+	s = checkTarget(t, path, "")
+	defer s.Close()
+	st, err = s.OpenSession(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,17 +308,13 @@ func TestStaleWriterConflict(t *testing.T) {
 
 func staleWriterConflict(t *testing.T, target string) {
 	ctx := context.Background()
-	a := openDB(t, target)
-	b := openDB(t, target)
-	id, err := sessiontree.NewSessionID()
+	a := openTargetStore(t, target)
+	b := openTargetStore(t, target)
+	sa, err := a.Create(ctx, store.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sa, err := a.create(ctx, id, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := b.open(ctx, id)
+	sb, err := b.OpenSession(ctx, sa.ID())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
 )
 
 func init() {
@@ -27,15 +28,15 @@ func init() {
 // crashEngineChild opens the database (SQLite or PostgreSQL) and runs the
 // crash loop on a session.
 func crashEngineChild(ctx context.Context, spec childSpec) error {
-	db, err := openTarget(ctx, spec.DB, spec.Sync)
+	s, err := openTarget(ctx, spec.DB, spec.Sync)
 	if err != nil {
 		return err
 	}
-	st, err := db.open(ctx, spec.Session)
+	st, err := s.OpenSession(ctx, spec.Session)
 	if errors.Is(err, sessiontree.ErrNotFound) {
 		// The first round creates the database (SQLite) and the session,
 		// so that early kills land in the migrations too.
-		st, err = db.create(ctx, spec.Session, "/crash")
+		st, err = s.Create(ctx, store.CreateOptions{ID: spec.Session, Cwd: "/crash"})
 	}
 	if err != nil {
 		return err
@@ -200,9 +201,9 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 		}
 		newSession()
 		verify = func(round int) {
-			db := checkTarget(t, spec.DB, spec.Session)
-			defer db.close()
-			st, err := db.open(ctx, spec.Session)
+			s := checkTarget(t, spec.DB, spec.Session)
+			defer s.Close()
+			st, err := s.OpenSession(ctx, spec.Session)
 			if errors.Is(err, sessiontree.ErrNotFound) {
 				return // killed before the session was made
 			}
@@ -286,12 +287,7 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	if m.engine != nil {
 		// Every session of the database, and the command line's check
 		// agrees.
-		checkTarget(t, spec.DB, "").close()
-		// TODO(merge): drop the condition once the command opens
-		// postgres:// URLs (helper-pgstore's store.OpenURL).
-		if isPostgres(spec.DB) {
-			return stats
-		}
+		checkTarget(t, spec.DB, "").Close()
 		if out := cliOK(t, "", "--db", spec.DB, "check"); !strings.HasPrefix(out, "ok:") {
 			t.Errorf("sessiontree check = %q; want ok", out)
 		}

@@ -3,9 +3,7 @@ package reliability_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
@@ -44,115 +42,56 @@ var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error 
 	return db.Close()
 })
 
-// isPostgres reports whether target names a PostgreSQL database.
-func isPostgres(target string) bool {
-	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
-}
-
-// sessionDB is what the shared tests do with a database: make and open
-// sessions, run every check the engine has, close.
-type sessionDB interface {
-	create(ctx context.Context, id, cwd string) (sessiontree.Storage, error)
-	open(ctx context.Context, id string) (sessiontree.Storage, error)
-	// check runs every check there is on session id (every session when
-	// id is ""); a session that does not exist is ErrNotFound.
-	check(ctx context.Context, id string) error
-	close() error
-}
-
-// openTarget opens the database target names. sync asks SQLite for
+// openTarget opens the store on the database target names
+// (store.OpenURL: a SQLite file or a PostgreSQL URL). sync asks SQLite for
 // synchronous=FULL (PostgreSQL's durability is the server's).
-func openTarget(ctx context.Context, target string, sync bool) (sessionDB, error) {
-	if isPostgres(target) {
-		db, err := pgengine.Open(ctx, target, pgengine.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return pgDB{db}, nil
-	}
+func openTarget(ctx context.Context, target string, sync bool) (*store.Store, error) {
 	opts := store.Options{Engine: engine.Options{Synchronous: engine.SyncNormal}}
 	if sync {
 		opts.Engine.Synchronous = engine.SyncFull
 	}
-	s, err := store.Open(ctx, target, opts)
-	if err != nil {
-		return nil, err
-	}
-	return sqliteDB{s}, nil
+	return store.OpenURL(ctx, target, opts)
 }
 
-// openDB opens target for a test; the cleanup checks every session and
-// closes it.
-func openDB(tb testing.TB, target string) sessionDB {
+// openTargetStore opens target for a test, like openStore.
+func openTargetStore(tb testing.TB, target string) *store.Store {
 	tb.Helper()
-	db, err := openTarget(context.Background(), target, false)
+	s, err := openTarget(context.Background(), target, false)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
-		if err := db.check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
-			tb.Errorf("check = %v", err)
+		if err := s.Check(context.Background(), ""); err != nil && !errors.Is(err, sessiontree.ErrClosed) {
+			tb.Errorf("Check() = %v", err)
 		}
-		db.close()
+		s.Close()
 	})
-	return db
+	return s
 }
 
-// checkTarget opens target and runs every check of session id (every
-// session when id is ""; one that does not exist passes); it returns the
-// database, open, for more checks.
-func checkTarget(tb testing.TB, target, id string) sessionDB {
+// checkTarget opens the store on target and runs every check there is on
+// session id (every session when id is ""; one that does not exist
+// passes): PRAGMA integrity_check on SQLite, then the store's Check, the
+// engine's replay of the session against its materialized branch,
+// counters, labels and leaf, and the search index. It returns the store,
+// open, for more checks.
+func checkTarget(tb testing.TB, target, id string) *store.Store {
 	tb.Helper()
-	db, err := openTarget(context.Background(), target, false)
+	ctx := context.Background()
+	s, err := openTarget(ctx, target, false)
 	if err != nil {
 		tb.Fatalf("reopen %s: %v", target, err)
 	}
-	if err := db.check(context.Background(), id); err != nil && (id == "" || !errors.Is(err, sessiontree.ErrNotFound)) {
-		db.close()
-		tb.Fatalf("check(%q) = %v", id, err)
+	if db := s.DB(); db != nil {
+		var ic string
+		if err := db.QueryPragma(ctx, "integrity_check", &ic); err != nil || ic != "ok" {
+			s.Close()
+			tb.Fatalf("PRAGMA integrity_check = %q, %v; want ok", ic, err)
+		}
 	}
-	return db
-}
-
-// sqliteDB is a store on a SQLite file.
-type sqliteDB struct{ s *store.Store }
-
-func (d sqliteDB) create(ctx context.Context, id, cwd string) (sessiontree.Storage, error) {
-	return d.s.Create(ctx, store.CreateOptions{ID: id, Cwd: cwd})
-}
-
-func (d sqliteDB) open(ctx context.Context, id string) (sessiontree.Storage, error) {
-	return d.s.OpenSession(ctx, id)
-}
-
-// check runs PRAGMA integrity_check, then the store's Check: the
-// engine's replay of each session against its materialized branch,
-// counters and labels, and the search index.
-func (d sqliteDB) check(ctx context.Context, id string) error {
-	var ic string
-	if err := d.s.DB().QueryPragma(ctx, "integrity_check", &ic); err != nil || ic != "ok" {
-		return fmt.Errorf("PRAGMA integrity_check = %q, %v; want ok", ic, err)
+	if err := s.Check(ctx, id); err != nil && (id == "" || !errors.Is(err, sessiontree.ErrNotFound)) {
+		s.Close()
+		tb.Fatalf("Check(%q) = %v", id, err)
 	}
-	return d.s.Check(ctx, id)
+	return s
 }
-
-func (d sqliteDB) close() error { return d.s.Close() }
-
-// pgDB is a PostgreSQL database.
-// TODO(merge): a store.OpenURL store once helper-pgstore lands, so that
-// the search index is checked too.
-type pgDB struct{ db *pgengine.DB }
-
-func (d pgDB) create(ctx context.Context, id, cwd string) (sessiontree.Storage, error) {
-	return d.db.CreateSession(ctx, sessiontree.SessionMeta{ID: id, Cwd: cwd})
-}
-
-func (d pgDB) open(ctx context.Context, id string) (sessiontree.Storage, error) {
-	return d.db.OpenSession(ctx, id)
-}
-
-// check replays each session against its materialized branch, counters,
-// labels and leaf (pgengine.DB.Check).
-func (d pgDB) check(ctx context.Context, id string) error { return d.db.Check(ctx, id) }
-
-func (d pgDB) close() error { return d.db.Close() }

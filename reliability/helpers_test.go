@@ -72,7 +72,7 @@ func openStore(tb testing.TB, path string, opts store.Options) *store.Store {
 // search index. It returns the store, open, for more checks.
 func checkDB(tb testing.TB, path, id string) *store.Store {
 	tb.Helper()
-	return checkTarget(tb, path, id).(sqliteDB).s
+	return checkTarget(tb, path, id)
 }
 
 // checkCLI runs `sessiontree check` on the database at path: the same
