@@ -85,8 +85,23 @@ func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (
 	return &Claim{Storage: &Storage{db: s.db, pk: s.pk, meta: s.meta, claim: tok}}, nil
 }
 
+// claimError returns err's *sessiontree.ClaimedError or
+// *sessiontree.StaleClaimError, nil when it has none. A write returns
+// these as they are, not wrapped in the name of the write: they name the
+// session and the holder already, and the SQLite engine returns them so.
+func claimError(err error) error {
+	var ce *sessiontree.ClaimedError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var se *sessiontree.StaleClaimError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}
+
 // claimTx runs fn in a write transaction holding the session row's lock.
-// Claim errors come back as they are: they name the session.
 func (s *Storage) claimTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	if err := s.check(ctx); err != nil {
 		return err

@@ -43,6 +43,9 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 		if err == nil {
 			return nil
 		}
+		if ce := claimError(err); ce != nil {
+			return ce // it names the session, as on SQLite (claim.go)
+		}
 		if !retryable(err) || i >= db.opts.attempts() {
 			return fmt.Errorf("%s: %w", op, storageErr(err))
 		}
