@@ -116,7 +116,10 @@
 // leaf; every acknowledged write present; at most one unacknowledged
 // write per kill) are those of SQLite. What a crash of the server
 // itself loses is PostgreSQL's to guarantee (synchronous_commit), and is
-// not tested here.
+// not tested here. TestCLILive runs `sessiontree tail --json` and
+// `sessiontree append --claim` as separate processes on each engine: tail
+// prints every committed entry in order, a claim refuses another holder
+// and a plain append, naming the holder, until released.
 //
 // TestConcurrentCreate: several processes open a series of database
 // files that do not exist yet, each file all at once: every other file at
