@@ -1,6 +1,7 @@
 package sessiontree
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,6 +86,18 @@ func (uq UsageQuery) Validate() error {
 		return fmt.Errorf("since %s is after until %s: %w", uq.Since, uq.Until, ErrBadUsageQuery)
 	}
 	return nil
+}
+
+// DayRange is the range of usage days (as [UsageDay] writes them) the
+// query counts, both included, for an engine's table of usage by day:
+// every day, the unknown one ("") included, when it has no bound;
+// otherwise only known days within the bounds ("0" and "9" sort after ""
+// and before or after every date).
+func (uq UsageQuery) DayRange() (lo, hi string) {
+	if uq.Since == "" && uq.Until == "" {
+		return "", "9"
+	}
+	return cmp.Or(uq.Since, "0"), cmp.Or(uq.Until, "9")
 }
 
 func groupingList() string {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -274,17 +273,6 @@ ORDER BY ` + order
 const qUsageSessions = `SELECT count(DISTINCT session) FROM usage_days INDEXED BY usage_days_by_session
 WHERE day BETWEEN ?1 AND ?2`
 
-// dayRange is the range of usage_days.day a query counts: every day,
-// the unknown one (”) included, when it has no bound; otherwise only
-// known days within the bounds ("0" and "9" sort after ” and before or
-// after every date).
-func dayRange(uq sessiontree.UsageQuery) (lo, hi string) {
-	if uq.Since == "" && uq.Until == "" {
-		return "", "9"
-	}
-	return cmp.Or(uq.Since, "0"), cmp.Or(uq.Until, "9")
-}
-
 // Usage reports the tokens and cost of every session's usage records
 // (pi's /session breakdown rules, summed over sessions), grouped as uq
 // says, from the usage_days rows every write keeps: it reads no entry.
@@ -301,7 +289,7 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 		uq.By = sessiontree.UsageByDay
 	}
 	rep := sessiontree.UsageReport{By: uq.By, Since: uq.Since, Until: uq.Until, Rows: []sessiontree.UsageRow{}}
-	lo, hi := dayRange(uq)
+	lo, hi := uq.DayRange()
 	err := db.view(ctx, func(r q) error {
 		rep.Rows = rep.Rows[:0]
 		rows, err := r.rows(usageQuery(uq.By), lo, hi)

@@ -2,6 +2,7 @@ package pgengine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
@@ -102,6 +103,81 @@ func (s *Storage) check1(ctx context.Context) error {
 	full, _ := sessiontree.WalkPath(ctx, leaf, true, len(log), get)
 	if !slices.Equal(branch, idsOf(full)) {
 		return mismatch("the branch table", branch, idsOf(full))
+	}
+	if err := s.checkUsageDays(ctx, log); err != nil {
+		return err
+	}
+	return s.checkChecksums(ctx)
+}
+
+// checkChecksums verifies every entry's JSON against its checksum, in
+// append order, streaming.
+func (s *Storage) checkChecksums(ctx context.Context) error {
+	rows, err := s.db.db.QueryContext(ctx, `SELECT id, raw, checksum FROM entries WHERE session = $1 ORDER BY seq`, s.pk)
+	if err != nil {
+		return storageErr(err)
+	}
+	defer rows.Close()
+	var (
+		id  string
+		raw sql.RawBytes
+		sum sql.NullInt64
+	)
+	for rows.Next() {
+		if err := rows.Scan(&id, &raw, &sum); err != nil {
+			return storageErr(err)
+		}
+		if err := verifyChecksum(id, raw, sum); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return storageErr(err)
+	}
+	return nil
+}
+
+// checkUsageDays compares the session's usage_days rows with the usage
+// records of its log, added by day and bucket in log order as the writes
+// add them.
+func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) error {
+	type key struct{ Day, Bucket string }
+	type sums struct {
+		Input, Output, CacheRead, CacheWrite int64
+		Cost                                 float64
+	}
+	want := map[key]sums{}
+	for _, e := range log {
+		es := sessiontree.StatsOf(e)
+		if !es.HasUsage {
+			continue
+		}
+		k := key{sessiontree.UsageDay(e.Timestamp), es.Bucket}
+		w := want[k]
+		w.Input, w.Output, w.CacheRead, w.CacheWrite = w.Input+es.Usage.Input, w.Output+es.Usage.Output,
+			w.CacheRead+es.Usage.CacheRead, w.CacheWrite+es.Usage.CacheWrite
+		w.Cost += es.Usage.Cost
+		want[k] = w
+	}
+	var rows []struct {
+		Day        string  `db:"day"`
+		Bucket     string  `db:"bucket"`
+		Input      int64   `db:"input"`
+		Output     int64   `db:"output"`
+		CacheRead  int64   `db:"cache_read"`
+		CacheWrite int64   `db:"cache_write"`
+		Cost       float64 `db:"cost"`
+	}
+	if err := s.db.db.SelectContext(ctx, &rows, `SELECT day, bucket, input, output, cache_read, cache_write, cost
+		FROM usage_days WHERE session = $1`, s.pk); err != nil {
+		return storageErr(err)
+	}
+	got := make(map[key]sums, len(rows))
+	for _, r := range rows {
+		got[key{r.Day, r.Bucket}] = sums{r.Input, r.Output, r.CacheRead, r.CacheWrite, r.Cost}
+	}
+	if !maps.Equal(got, want) {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("the usage by day is %v; a replay of the log gives %v", got, want)}
 	}
 	return nil
 }

@@ -69,17 +69,6 @@ func usageQuery(by sessiontree.UsageBy) string {
 		ORDER BY ` + order
 }
 
-// dayRange is the range of usage_days.day a query counts: every day, the
-// unknown one (”) included, when it has no bound; otherwise only known
-// days within the bounds ("0" and "9" sort after ” and before or after
-// every date).
-func dayRange(uq sessiontree.UsageQuery) (lo, hi string) {
-	if uq.Since == "" && uq.Until == "" {
-		return "", "9"
-	}
-	return cmp.Or(uq.Since, "0"), cmp.Or(uq.Until, "9")
-}
-
 // Usage implements [sessiontree.Database.Usage] from the usage_days rows
 // every write keeps, in one snapshot: it reads no entry. A query
 // [sessiontree.UsageQuery.Validate] refuses matches
@@ -90,7 +79,7 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 	}
 	uq.By = cmp.Or(uq.By, sessiontree.UsageByDay)
 	rep := sessiontree.UsageReport{By: uq.By, Since: uq.Since, Until: uq.Until}
-	lo, hi := dayRange(uq)
+	lo, hi := uq.DayRange()
 	err := db.view(ctx, "usage report", func(tx *sqlx.Tx) error {
 		rep.Rows = []sessiontree.UsageRow{}
 		rows, err := tx.QueryContext(ctx, usageQuery(uq.By), lo, hi)

@@ -53,7 +53,14 @@ var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error 
 // of pgMigrated, dropped when t ends).
 func openPostgresStore(t testing.TB) *store.Store {
 	t.Helper()
-	s, err := store.OpenURL(context.Background(), pgMigrated.Database(t), store.Options{})
+	return openPostgresAt(t, pgMigrated.Database(t))
+}
+
+// openPostgresAt opens the store at a PostgreSQL URL; its cleanup checks
+// the whole database and closes it.
+func openPostgresAt(t testing.TB, url string) *store.Store {
+	t.Helper()
+	s, err := store.OpenURL(context.Background(), url, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

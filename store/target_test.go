@@ -3,11 +3,13 @@ package store_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -71,7 +73,8 @@ func TestOpenURL(t *testing.T) {
 	}
 
 	t.Chdir(dir)
-	for _, in := range []string{"postgres://host/db", "mysql://host/db"} {
+	// No server listens on port 1: the postgres URL is a connection refused.
+	for _, in := range []string{"postgres://127.0.0.1:1/db", "mysql://host/db"} {
 		_, err := store.OpenURL(ctx, in, store.Options{})
 		if err == nil {
 			t.Fatalf("OpenURL(%q) = nil error", in)
@@ -82,7 +85,33 @@ func TestOpenURL(t *testing.T) {
 			t.Errorf("OpenURL(%q) made %s: (stat: %v)", in, scheme, serr)
 		}
 	}
-	if _, err := store.OpenURL(ctx, "postgres://host/db", store.Options{}); !errors.Is(err, store.ErrEngineUnavailable) {
-		t.Errorf("OpenURL(postgres://host/db) = %v; want ErrEngineUnavailable", err)
+	if _, err := store.OpenURL(ctx, "postgresql://127.0.0.1:1/db", store.Options{}); !errors.Is(err, sessiontree.ErrStorage) {
+		t.Errorf("OpenURL(postgresql://127.0.0.1:1/db) = %v; want ErrStorage (connection refused)", err)
+	}
+}
+
+// TestOpenURLPostgres opens a PostgreSQL store by its URL, with a
+// password that Path leaves out, and reopens it: the session is there.
+func TestOpenURLPostgres(t *testing.T) {
+	ctx := context.Background()
+	u, err := url.Parse(pgMigrated.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "hunter2") // the test cluster trusts local connections
+	s, err := store.OpenURL(ctx, u.String(), store.Options{})
+	if err != nil {
+		t.Fatalf("OpenURL(%s) = %v", u.Redacted(), err)
+	}
+	if strings.Contains(s.Path(), "hunter2") || !strings.HasPrefix(s.Path(), "postgres") {
+		t.Errorf("Path() = %q; want the URL without its password", s.Path())
+	}
+	mustCreate(t, s, store.CreateOptions{ID: "kept"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openPostgresAt(t, u.String())
+	if in, err := s2.Info(ctx, "kept"); err != nil || in.ID != "kept" {
+		t.Errorf("Info(kept) after reopening = %+v, %v", in, err)
 	}
 }

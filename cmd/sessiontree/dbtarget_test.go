@@ -7,7 +7,7 @@ import (
 )
 
 // TestDBTarget checks that --db and $SESSIONTREE_DB take a URL for what it
-// is: a postgres:// URL is not a folder named "postgres:", another
+// is: a postgres:// URL is a PostgreSQL server, not a folder named "postgres:", another
 // scheme is a usage error naming it.
 func TestDBTarget(t *testing.T) {
 	dir := t.TempDir()
@@ -19,8 +19,9 @@ func TestDBTarget(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"postgres flag", "", []string{"--db", "postgres://db.example/sessions", "ls"}, 1, `^sessiontree: open store: database engine postgres is not available in this build\n$`},
-		{"postgresql env", "postgresql://db.example/sessions", []string{"ls"}, 1, `database engine postgres is not available`},
+		// A postgres URL is a server to connect to (none listens on port 1).
+		{"postgres flag", "", []string{"--db", "postgres://127.0.0.1:1/sessions", "ls"}, 1, `^sessiontree: open store: open postgres://127.0.0.1:1/sessions: storage failure: .*connection refused`},
+		{"postgresql env", "postgresql://127.0.0.1:1/sessions", []string{"ls"}, 1, `open postgresql://127.0.0.1:1/sessions: storage failure: .*connection refused`},
 		{"unknown scheme", "", []string{"--db", "mysql://db.example/sessions", "ls"}, 2, `^sessiontree: open store: unknown database URL scheme "mysql"`},
 		{"unknown scheme env", "redis://x", []string{"ls"}, 2, `unknown database URL scheme "redis"`},
 	}

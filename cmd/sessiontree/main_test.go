@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -32,7 +33,8 @@ func TestMain(m *testing.M) {
 	openStore = sharedStores.open
 	// No test may touch the user's own database.
 	os.Setenv("SESSIONTREE_DB", filepath.Join(os.TempDir(), "sessiontree-test-must-not-be-used.db"))
-	os.Exit(m.Run())
+	// PostgreSQL for the tests of --db postgres://... (internal/pgtest).
+	os.Exit(pgtest.Main(m))
 }
 
 // asMainEnv makes the test binary run as the sessiontree command.

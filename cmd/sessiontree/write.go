@@ -175,6 +175,11 @@ func indexPending(ctx context.Context, a *app, s *store.Store, noWait bool) (int
 		fmt.Fprintln(a.stderr, "note: the search index was left behind, another process is writing; the next search or import brings it up to date")
 		err = nil
 	}
+	if errors.Is(err, errors.ErrUnsupported) {
+		// An engine without a search index has none to bring up to date.
+		// TODO(pgsearch): gone once PostgreSQL searches.
+		err = nil
+	}
 	return n, time.Since(start).Seconds(), err
 }
 
