@@ -11,20 +11,8 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/memory"
+	"github.com/sessiontree/sessiontree/storetest"
 )
-
-func appendStep(t *testing.T, s sessiontree.Storage, i int) sessiontree.Entry {
-	t.Helper()
-	fields, err := sessiontree.Fields("customType", "step", "data", map[string]int{"i": i})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := s.Append(context.Background(), sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: fields}, sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
 
 // TestFollow follows a session while a writer appends to it: through the
 // engine's watch (the writer on another connection pool of the file) and
@@ -59,50 +47,7 @@ func TestFollow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reader, writer := tt.open(t)
-			var want []string
-			for i := range tt.before {
-				want = append(want, appendStep(t, writer, i).ID)
-			}
-			want = want[1:] // Follow starts after the first
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			got := make(chan sessiontree.Entry)
-			done := make(chan error, 1)
-			go func() {
-				done <- sessiontree.Follow(ctx, reader, 1, func(e sessiontree.Entry) error {
-					got <- e
-					return nil
-				})
-			}()
-			next := func() sessiontree.Entry {
-				t.Helper()
-				select {
-				case e := <-got:
-					return e
-				case err := <-done:
-					t.Fatalf("Follow returned %v before the entries came", err)
-				case <-time.After(10 * time.Second):
-					t.Fatal("no entry within 10 s")
-				}
-				return sessiontree.Entry{}
-			}
-			check := func(i int, e sessiontree.Entry) {
-				t.Helper()
-				if e.ID != want[i] || e.Seq != int64(i+2) {
-					t.Fatalf("entry %d followed = %s (seq %d); want %s (seq %d)", i, e.ID, e.Seq, want[i], i+2)
-				}
-			}
-			for i := range want {
-				check(i, next())
-			}
-			for i := range 3 {
-				want = append(want, appendStep(t, writer, tt.before+i).ID)
-				check(len(want)-1, next())
-			}
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Errorf("Follow after cancel = %v; want context.Canceled", err)
-			}
+			storetest.RunFollow(t, tt.before, reader, writer)
 		})
 	}
 }
@@ -115,7 +60,7 @@ func TestFollowStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		appendStep(t, st, i)
+		storetest.AppendStep(t, st, i)
 	}
 	stop := errors.New("stop")
 	var seen int

@@ -26,10 +26,21 @@ type Options struct {
 	// Attempts bounds how many times a write is tried when it meets a
 	// deadlock, a serialization failure or a lost connection; 0 means 5.
 	Attempts int
+	// Now is the clock writer claims' leases run on (claim.go); nil
+	// means time.Now. Every process sharing a database should agree on
+	// the time: a lease is a time, not a lock held by a connection.
+	Now func() time.Time
 }
 
 func (o Options) maxConns() int { return cmp.Or(o.MaxConns, 16) }
 func (o Options) attempts() int { return cmp.Or(o.Attempts, 5) }
+
+func (o Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
 
 // DB is a PostgreSQL database of sessions. It is safe for concurrent use.
 type DB struct {

@@ -38,4 +38,17 @@
 // during the commit is not retried (the write may have happened): it is
 // reported as ErrStorage. Reads that take several statements run in one
 // REPEATABLE READ snapshot.
+//
+// # Claims and follow
+//
+// [Storage.Claim] gives one writer a fenced, expiring claim on a session,
+// with the SQLite engine's rules (sessiontree.Claimer): the claims table
+// holds one row per session, every write checks it in its transaction
+// under the session row's lock, and leases run on [Options.Now] (the
+// clients' clocks, which should agree). [Storage.Watch] listens
+// (LISTEN/NOTIFY) on a connection of its own for the notification a
+// trigger sends when a commit adds entries to the session, so
+// sessiontree.Follow sees each entry as it is committed by any process on
+// any machine; a lost connection is opened again and the log read, so
+// nothing is missed.
 package pgengine

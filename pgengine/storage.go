@@ -26,6 +26,9 @@ type Storage struct {
 	pk     int64
 	meta   sessiontree.SessionMeta // the header never changes
 	closed atomic.Bool
+	// claim is the writer claim this Storage writes under (claim.go),
+	// nil for one opened without a claim.
+	claim *claimToken
 }
 
 // ID returns the session id.

@@ -43,6 +43,9 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 		if err == nil {
 			return nil
 		}
+		if ce := claimError(err); ce != nil {
+			return ce // it names the session, as on SQLite (claim.go)
+		}
 		if !retryable(err) || i >= db.opts.attempts() {
 			return fmt.Errorf("%s: %w", op, storageErr(err))
 		}
@@ -93,8 +96,8 @@ func lostConnection(err error) bool {
 // everything else from the server or the connection is ErrStorage.
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
-		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStorage, sessiontree.ErrClosed, sessiontree.ErrEditRefused, errors.ErrUnsupported,
-		context.Canceled, context.DeadlineExceeded} {
+		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
+		sessiontree.ErrEditRefused, errors.ErrUnsupported, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return err
 		}

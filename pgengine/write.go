@@ -28,7 +28,8 @@ type session struct {
 }
 
 // lock locks the session's row for the transaction and reads it: writers
-// to the same session queue here, writers to others do not.
+// to the same session queue here, writers to others do not. It refuses a
+// write the session's claim forbids.
 func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	var r struct {
 		counters
@@ -50,6 +51,11 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 		s.db.contended.Store(s.pk) // for WaitForLock
 	}
 	if err != nil {
+		return nil, err
+	}
+	// Under the row lock, which every write takes: the writer must still
+	// hold the session (claim.go).
+	if err := s.checkClaim(ctx, tx); err != nil {
 		return nil, err
 	}
 	t, err := r.counters.tally()

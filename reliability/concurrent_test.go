@@ -35,10 +35,11 @@ func waitStdin() {
 // writerChild appends spec.N messages to a session once the parent says
 // go. With spec.Guard each append is guarded by the leaf it read a moment
 // before (a stale view, deliberately): a conflict is counted and the
-// append retried with the new leaf. The store is opened with default
-// options, so a busy database must be handled inside the engine.
+// append retried with the new leaf. The database is opened with default
+// options, so a busy database (SQLite) or a locked row (PostgreSQL) must
+// be handled inside the engine.
 func writerChild(ctx context.Context, spec childSpec) error {
-	s, err := store.Open(ctx, spec.DB, store.Options{})
+	s, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func writerChild(ctx context.Context, spec childSpec) error {
 // with no gap in sequence numbers, and the context has a message per
 // entry of the path.
 func readerChild(ctx context.Context, spec childSpec) error {
-	s, err := store.Open(ctx, spec.DB, store.Options{})
+	s, err := openTarget(ctx, spec.DB, false)
 	if err != nil {
 		return err
 	}
@@ -181,29 +182,30 @@ func readerChild(ctx context.Context, spec childSpec) error {
 
 // TestConcurrentWriters runs N writer processes of M appends each on one
 // session of one database, with reader processes checking what they see
-// all along; then the same with the leaf guard.
+// all along; then the same with the leaf guard; on each engine.
 func TestConcurrentWriters(t *testing.T) {
 	writers, each, readers := pick(2, 4, 8), pick(15, 40, 400), pick(1, 2, 4)
-	for _, guard := range []bool{false, true} {
-		name := "unguarded"
-		if guard {
-			name = "guarded"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			n := each
+	for _, eng := range dbEngines {
+		for _, guard := range []bool{false, true} {
+			name := eng.name + "/unguarded"
 			if guard {
-				n = max(each/2, 1) // every conflict costs a retry
+				name = eng.name + "/guarded"
 			}
-			runWriters(t, writers, n, readers, guard)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				n := each
+				if guard {
+					n = max(each/2, 1) // every conflict costs a retry
+				}
+				runWriters(t, eng.target(t), writers, n, readers, guard)
+			})
+		}
 	}
 }
 
-func runWriters(t *testing.T, writers, each, readers int, guard bool) {
+func runWriters(t *testing.T, path string, writers, each, readers int, guard bool) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	s, err := store.Open(ctx, path, store.Options{})
+	s, err := openTarget(ctx, path, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func runWriters(t *testing.T, writers, each, readers int, guard bool) {
 		}
 	}
 
-	s = checkDB(t, path, "")
+	s = checkTarget(t, path, "")
 	defer s.Close()
 	st, err = s.OpenSession(ctx, id)
 	if err != nil {
@@ -297,12 +299,17 @@ func runWriters(t *testing.T, writers, each, readers int, guard bool) {
 // reads the leaf, another connection (as another process would) appends,
 // and the first writer's guarded append fails with ErrConflict, writing
 // nothing; the other's entry is intact and a retry on the new leaf
-// succeeds.
+// succeeds. On each engine.
 func TestStaleWriterConflict(t *testing.T) {
+	for _, eng := range dbEngines {
+		t.Run(eng.name, func(t *testing.T) { staleWriterConflict(t, eng.target(t)) })
+	}
+}
+
+func staleWriterConflict(t *testing.T, target string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	a := openStore(t, path, store.Options{})
-	b := openStore(t, path, store.Options{})
+	a := openTargetStore(t, target)
+	b := openTargetStore(t, target)
 	sa, err := a.Create(ctx, store.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

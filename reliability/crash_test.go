@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
@@ -26,20 +25,17 @@ func init() {
 	childRoles["crash-jsonl"] = crashJSONLChild
 }
 
-// crashEngineChild opens the store and runs the crash loop on a session.
+// crashEngineChild opens the database (SQLite or PostgreSQL) and runs the
+// crash loop on a session.
 func crashEngineChild(ctx context.Context, spec childSpec) error {
-	opts := store.Options{Engine: engine.Options{Synchronous: engine.SyncNormal}}
-	if spec.Sync {
-		opts.Engine.Synchronous = engine.SyncFull
-	}
-	s, err := store.Open(ctx, spec.DB, opts)
+	s, err := openTarget(ctx, spec.DB, spec.Sync)
 	if err != nil {
 		return err
 	}
 	st, err := s.OpenSession(ctx, spec.Session)
 	if errors.Is(err, sessiontree.ErrNotFound) {
-		// The first round creates the database and the session, so that
-		// early kills land in the migrations too.
+		// The first round creates the database (SQLite) and the session,
+		// so that early kills land in the migrations too.
 		st, err = s.Create(ctx, store.CreateOptions{ID: spec.Session, Cwd: "/crash"})
 	}
 	if err != nil {
@@ -114,7 +110,7 @@ func crashLoop(ctx context.Context, st sessiontree.Storage, spec childSpec) erro
 // crashMode is one backend and durability setting under test.
 type crashMode struct {
 	name   string
-	engine bool
+	engine *dbEngine // nil: JSONL
 	sync   bool
 }
 
@@ -132,13 +128,16 @@ type crashStats struct {
 // TestCrashSafety kills a writing process with SIGKILL at random moments
 // and checks, after every kill, that the data is intact and that every
 // acknowledged write is there: the SQLite engine with synchronous=NORMAL
-// and FULL, the JSONL backend with and without Sync. See the package doc
-// for what this proves and what it does not.
+// and FULL, the PostgreSQL engine (a client killed in the middle of its
+// transaction), the JSONL backend with and without Sync. See the package
+// doc for what this proves and what it does not.
 func TestCrashSafety(t *testing.T) {
 	rounds := pick(5, 20, 100)
+	sqlite, postgres := &dbEngines[0], &dbEngines[1]
 	modes := []crashMode{
-		{name: "engine/synchronous=NORMAL", engine: true},
-		{name: "engine/synchronous=FULL", engine: true, sync: true},
+		{name: "engine/synchronous=NORMAL", engine: sqlite},
+		{name: "engine/synchronous=FULL", engine: sqlite, sync: true},
+		{name: "postgres", engine: postgres},
 		{name: "jsonl/no-sync"},
 		{name: "jsonl/sync", sync: true},
 	}
@@ -148,7 +147,7 @@ func TestCrashSafety(t *testing.T) {
 			st := runCrash(t, m, rounds)
 			msg := fmt.Sprintf("%s: %d rounds, %d kills (%d while opening), %d acknowledged writes all present, %d entries checked at the end, %d written but unacknowledged",
 				m.name, st.rounds, st.kills, st.beforeReady, st.acked, st.checked, st.unacked)
-			if m.engine {
+			if m.engine != nil {
 				msg += fmt.Sprintf(", %d sessions", st.sessions)
 			} else {
 				msg += fmt.Sprintf(", %d kills aimed at a write, %d torn tails recovered with %d sidecars, %d files", st.aimed, st.torn, st.sidecars, st.files)
@@ -170,9 +169,15 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	// the JSONL ones make writes long enough to be caught halfway.
 	maxDelay := pick[time.Duration](60, 120, 250) * time.Millisecond
 	big := pick(512<<10, 1<<20, 4<<20)
-	if m.engine {
+	if m.engine != nil {
 		if raceEnabled {
 			maxDelay *= 2
+		}
+		if m.engine.name == "postgres" {
+			// A PostgreSQL write is several round trips to the server,
+			// and a child's first writes open and prepare: without
+			// more time most kills would land before the first write.
+			maxDelay *= 4
 		}
 		big = 64 << 10
 	}
@@ -180,12 +185,12 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	spec := childSpec{Sync: m.sync, Big: big}
 	prev := map[string]bool{} // ids of the sessions filled before
 	var verify func(round int)
-	if m.engine {
+	if m.engine != nil {
 		// A session is replaced by a new one in the same database once it
 		// has maxEntries entries, so that checking it after each kill does
 		// not grow without end; the child creates it.
 		maxEntries := 4000
-		spec.Role, spec.DB = "crash-engine", filepath.Join(dir, "sessions.db")
+		spec.Role, spec.DB = "crash-engine", m.engine.target(t)
 		newSession := func() {
 			id, err := sessiontree.NewSessionID()
 			if err != nil {
@@ -196,7 +201,7 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 		}
 		newSession()
 		verify = func(round int) {
-			s := checkDB(t, spec.DB, spec.Session)
+			s := checkTarget(t, spec.DB, spec.Session)
 			defer s.Close()
 			st, err := s.OpenSession(ctx, spec.Session)
 			if errors.Is(err, sessiontree.ErrNotFound) {
@@ -248,7 +253,7 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 			// setup, the JSONL torn-tail recovery.
 			time.Sleep(time.Duration(rng.Int64N(int64(300 * time.Millisecond))))
 			stats.beforeReady++
-		case !m.engine && rng.IntN(2) == 0:
+		case m.engine == nil && rng.IntN(2) == 0:
 			// Aim: kill the moment the file ends inside a line, that is
 			// in the middle of a write, which a random moment rarely hits
 			// (most of an append's time is spent outside the write).
@@ -279,10 +284,10 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 		verify(round)
 		stats.rounds++
 	}
-	if m.engine {
+	if m.engine != nil {
 		// Every session of the database, and the command line's check
 		// agrees.
-		checkDB(t, spec.DB, "").Close()
+		checkTarget(t, spec.DB, "").Close()
 		if out := cliOK(t, "", "--db", spec.DB, "check"); !strings.HasPrefix(out, "ok:") {
 			t.Errorf("sessiontree check = %q; want ok", out)
 		}

@@ -100,6 +100,27 @@
 // TestStaleWriterConflict shows the guard deterministically: the refused
 // write leaves nothing and the other writer's entry is intact.
 //
+// # Both engines
+//
+// TestConcurrentWriters, TestStaleWriterConflict and TestCrashSafety run
+// the same test bodies on the SQLite engine and on the PostgreSQL engine
+// (package pgengine; engines_test.go): a child gets its database as a
+// file path or a postgres:// URL. The PostgreSQL server is the one
+// internal/pgtest finds (SESSIONTREE_TEST_POSTGRES, as .ci/run sets) or
+// starts (a throwaway cluster when PostgreSQL's programs are installed);
+// without one the PostgreSQL subtests skip, and fail under CI=true. On
+// PostgreSQL the writers serialize on the session's row lock; a crash
+// round kills the client in the middle of its transaction, which the
+// server rolls back: the checks after each kill (pgengine.DB.Check's
+// replay of every session against its branch, counters, labels and
+// leaf; every acknowledged write present; at most one unacknowledged
+// write per kill) are those of SQLite. What a crash of the server
+// itself loses is PostgreSQL's to guarantee (synchronous_commit), and is
+// not tested here. TestCLILive runs `sessiontree tail --json` and
+// `sessiontree append --claim` as separate processes on each engine: tail
+// prints every committed entry in order, a claim refuses another holder
+// and a plain append, naming the holder, until released.
+//
 // TestConcurrentCreate: several processes open a series of database
 // files that do not exist yet, each file all at once: every other file at
 // the same moment, the others up to a few milliseconds apart so that some

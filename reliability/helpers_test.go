@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,28 +65,14 @@ func openStore(tb testing.TB, path string, opts store.Options) *store.Store {
 	return s
 }
 
-// checkDB opens the database at path and runs every check there is:
-// PRAGMA integrity_check, and the store's Check of session id (every
-// session when id is ""): the engine's replay of the session against its
-// materialized branch, counters and labels, then the search index. It
-// returns the store, open, for more checks.
+// checkDB opens the SQLite database at path and runs every check there
+// is (checkTarget): PRAGMA integrity_check, and the store's Check of
+// session id (every session when id is ""): the engine's replay of the
+// session against its materialized branch, counters and labels, then the
+// search index. It returns the store, open, for more checks.
 func checkDB(tb testing.TB, path, id string) *store.Store {
 	tb.Helper()
-	ctx := context.Background()
-	s, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		tb.Fatalf("reopen %s: %v", filepath.Base(path), err)
-	}
-	var ic string
-	if err := s.DB().QueryPragma(ctx, "integrity_check", &ic); err != nil || ic != "ok" {
-		s.Close()
-		tb.Fatalf("PRAGMA integrity_check = %q, %v; want ok", ic, err)
-	}
-	if err := s.Check(ctx, id); err != nil && (id == "" || !errors.Is(err, sessiontree.ErrNotFound)) {
-		s.Close()
-		tb.Fatalf("Check(%q) = %v", id, err)
-	}
-	return s
+	return checkTarget(tb, path, id)
 }
 
 // checkCLI runs `sessiontree check` on the database at path: the same

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
 var fullFlag = flag.Bool("reliability.full", false,
@@ -72,7 +73,14 @@ var cliDir string // where the sessiontree command is built, once
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
+	var code int
+	if os.Getenv(childEnv) != "" {
+		// A child gets its database's URL from its parent: it must not
+		// start a PostgreSQL server of its own.
+		code = m.Run()
+	} else {
+		code = pgtest.Main(m) // a server for the postgres engine's tests
+	}
 	if cliDir != "" {
 		os.RemoveAll(cliDir)
 	}

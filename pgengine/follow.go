@@ -1,0 +1,123 @@
+package pgengine
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+var _ sessiontree.Watcher = (*Storage)(nil)
+
+// followChannel is the channel every write that adds entries notifies,
+// from a trigger on the sessions row (migrate/postgres/0003), with the
+// payload "<session pk> <entry count>".
+const followChannel = "sessiontree_appends"
+
+// watchCheck is how long a watch waits for a notification before it looks
+// whether its database was closed meanwhile: a Close must end a Follow
+// that nothing else would wake.
+const watchCheck = 500 * time.Millisecond
+
+// Watch starts a watch of the session for sessiontree.Follow: a
+// connection of its own, outside the pool, listening on the channel
+// every commit that adds entries notifies (LISTEN/NOTIFY), from this
+// process or any other on any machine. Only the session's own commits
+// wake it. A connection lost while waiting is opened again and the wait
+// returns, so that Follow reads the log and misses nothing committed
+// meanwhile. Close the watch when done.
+func (s *Storage) Watch(ctx context.Context) (sessiontree.Changes, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	w := &watch{s: s, mine: strconv.FormatInt(s.pk, 10) + " "}
+	if err := w.connect(ctx); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// watch is a [Storage.Watch]: its listening connection, nil after one
+// was lost. Not safe for concurrent use.
+type watch struct {
+	s    *Storage
+	mine string // the payload prefix of the session's notifications
+	conn *pgx.Conn
+}
+
+// connect opens the listening connection, trying a bounded number of
+// times as a write does.
+func (w *watch) connect(ctx context.Context) error {
+	return w.s.db.retry(ctx, "watch session "+w.s.meta.ID, func() error {
+		c, err := pgx.Connect(ctx, w.s.db.url)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "LISTEN "+followChannel); err != nil {
+			_ = c.Close(context.Background())
+			return err
+		}
+		w.conn = c
+		return nil
+	})
+}
+
+// Wait returns once a commit added entries to the session, or once the
+// listening connection was lost and opened again (a commit may have
+// come meanwhile).
+func (w *watch) Wait(ctx context.Context) error {
+	for {
+		if err := w.s.check(ctx); err != nil {
+			return err
+		}
+		if w.conn == nil {
+			if err := w.connect(ctx); err != nil {
+				return err
+			}
+			return nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, watchCheck)
+		n, err := w.conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			if strings.HasPrefix(n.Payload, w.mine) {
+				return nil
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case wctx.Err() != nil && !w.conn.IsClosed():
+			// watchCheck passed: look at the database again.
+		default:
+			w.drop()
+		}
+	}
+}
+
+// drop closes a connection that failed.
+func (w *watch) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = w.conn.Close(ctx)
+	w.conn = nil
+}
+
+// Close closes the listening connection.
+func (w *watch) Close() error {
+	if w.conn == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := w.conn.Close(ctx)
+	w.conn = nil
+	if err != nil {
+		return fmt.Errorf("close watch of session %s: %w", w.s.meta.ID, storageErr(err))
+	}
+	return nil
+}

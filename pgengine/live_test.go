@@ -1,0 +1,252 @@
+package pgengine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/pgengine"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// openWith opens the database at url with opts for t, closed when t ends.
+func openWith(t testing.TB, url string, opts pgengine.Options) *pgengine.DB {
+	t.Helper()
+	db, err := pgengine.Open(context.Background(), url, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestClaims runs the writer-claim suite, shared with the SQLite engine:
+// the other handle is a second pool of connections on the database.
+func TestClaims(t *testing.T) {
+	storetest.RunClaims(t, storetest.ClaimHarness{
+		New: func(t testing.TB, now func() time.Time) (sessiontree.Storage, sessiontree.Storage) {
+			url := migrated.Database(t)
+			st := newSession(t, openWith(t, url, pgengine.Options{Now: now}))
+			other, err := openWith(t, url, pgengine.Options{Now: now}).OpenSession(context.Background(), st.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st, other
+		},
+		Delete: func(ctx context.Context, st sessiontree.Storage) error {
+			s := st.(*pgengine.Storage)
+			return s.DB().DeleteSession(ctx, s.ID())
+		},
+		TxBatch: func(ctx context.Context, s sessiontree.Storage, entries []sessiontree.Entry) error {
+			st := s.(*pgengine.Storage)
+			return st.DB().Update(ctx, func(tx sessiontree.DatabaseTx) error { return tx.AppendEntries(st, entries) })
+		},
+	})
+}
+
+// TestFollow follows a session through LISTEN/NOTIFY while another pool
+// of connections appends.
+func TestFollow(t *testing.T) {
+	url := migrated.Database(t)
+	st := newSession(t, openWith(t, url, pgengine.Options{}))
+	other, err := openWith(t, url, pgengine.Options{}).OpenSession(context.Background(), st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunFollow(t, 3, st, other)
+}
+
+// TestWatchOwnSession: a commit to another session of the database does
+// not wake a watch; one to its own does, and a rolled-back write (here a
+// guarded append refused) sends nothing.
+func TestWatchOwnSession(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openDB(t)
+	mine, theirs := newSession(t, db), newSession(t, db)
+	ch, err := mine.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	storetest.AppendStep(t, theirs, 0)
+	if _, err := mine.Append(ctx, userDraft("refused"), sessiontree.IfLeaf("nope")); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Fatalf("guarded Append = %v; want ErrConflict", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	defer cancel()
+	if err := ch.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait after another session's commit = %v; want it to time out", err)
+	}
+	storetest.AppendStep(t, mine, 0)
+	long, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	if err := ch.Wait(long); err != nil {
+		t.Fatalf("Wait after a commit to the session = %v", err)
+	}
+}
+
+// TestFollowReconnect kills the watch's connection on the server while
+// Follow waits, appends while it is gone, and checks that Follow sees
+// every entry, in order, none missed.
+func TestFollowReconnect(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	got := make(chan sessiontree.Entry, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- sessiontree.Follow(ctx, st, 0, func(e sessiontree.Entry) error { got <- e; return nil })
+	}()
+	admin := connect(t, url)
+	var want []string
+	for round := range 3 {
+		// Wait until the watch listens, then cut it off.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var n int
+			err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'`).Scan(&n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: no listening connection within 10 s", round)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for i := range 2 {
+			want = append(want, storetest.AppendStep(t, st, round*2+i).ID)
+		}
+	}
+	for i, id := range want {
+		select {
+		case e := <-got:
+			if e.ID != id || e.Seq != int64(i+1) {
+				t.Fatalf("entry %d followed = %s (seq %d); want %s (seq %d)", i, e.ID, e.Seq, id, i+1)
+			}
+		case err := <-done:
+			t.Fatalf("Follow returned %v", err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("entry %d (%s) not followed within 10 s", i, id)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Follow after cancel = %v; want context.Canceled", err)
+	}
+}
+
+// TestFollowClosed checks that a watch ends when its database closes.
+func TestFollowClosed(t *testing.T) {
+	url := migrated.Database(t)
+	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newSession(t, db)
+	done := make(chan error, 1)
+	go func() {
+		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error { return nil })
+	}()
+	time.Sleep(100 * time.Millisecond)
+	db.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, sessiontree.ErrClosed) {
+			t.Errorf("Follow on a closed database = %v; want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not end within 10 s of Close")
+	}
+}
+
+const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
+
+// TestLiveProcesses claims a session here and appends through the claim
+// while a child process, refused a claim and a write of its own (naming
+// the holder), follows the session: it must see every entry, in order.
+func TestLiveProcesses(t *testing.T) {
+	if os.Getenv(liveChildEnv) != "" {
+		return // the child's work is in TestLiveChild
+	}
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	a, err := st.Claim(ctx, "parent-agent", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLiveChild$", "-test.count=1", "-test.v")
+	cmd.Env = childenv.Env(fmt.Sprintf("%s=%s|%s|%d", liveChildEnv, url, st.ID(), n))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range n {
+		want = append(want, storetest.AppendStep(t, a, i).ID)
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+	if line := "followed " + strings.Join(want, ","); !strings.Contains(out.String(), line) {
+		t.Errorf("child output:\n%s\nwant the line %q", out.String(), line)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLiveChild is the child of TestLiveProcesses: it checks that the
+// parent's claim refuses it, then follows the session until it has seen
+// n entries and prints their ids.
+func TestLiveChild(t *testing.T) {
+	spec := os.Getenv(liveChildEnv)
+	if spec == "" {
+		t.Skip("run by TestLiveProcesses")
+	}
+	f := strings.Split(spec, "|")
+	var n int
+	fmt.Sscan(f[2], &n)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := pgengine.Open(ctx, f[0], pgengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.OpenSession(ctx, f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckClaimed(t, st, "parent-agent")
+	var ids []string
+	stop := errors.New("seen all")
+	err = sessiontree.Follow(ctx, st, 0, func(e sessiontree.Entry) error {
+		if e.Seq != int64(len(ids)+1) {
+			return fmt.Errorf("entry %s has seq %d after %d entries", e.ID, e.Seq, len(ids))
+		}
+		if ids = append(ids, e.ID); len(ids) == n {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) {
+		t.Fatalf("Follow = %v after %d entries", err, len(ids))
+	}
+	fmt.Printf("followed %s\n", strings.Join(ids, ","))
+}
