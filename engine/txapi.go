@@ -141,38 +141,10 @@ func (tx *Tx) raw(fn func(w q) error) error {
 	})
 }
 
-// View runs fn in one read transaction on a query-only connection: every
-// query in it sees the same snapshot, and writers are not blocked.
-//
-// Deprecated: for store/import.go and store/rewrite.go alone, until the
-// import records join [sessiontree.DatabaseTx]; then it goes. Use
-// [Database.View].
-func (db *DB) View(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	if db.closed.Load() {
-		return sessiontree.ErrClosed
-	}
-	return translate(db.retry(ctx, func() error {
-		tx, err := db.r.BeginTxx(ctx, &sqlTxReadOnly)
-		if err != nil {
-			return fmt.Errorf("begin: %w", err)
-		}
-		defer func() { _ = tx.Rollback() }()
-		return fn(tx)
-	}))
-}
-
 var sqlTxReadOnly = sql.TxOptions{ReadOnly: true}
 
 // Context returns the context the transaction runs under.
 func (tx *Tx) Context() context.Context { return tx.ctx }
-
-// SQL returns the underlying transaction for statements of the caller's
-// own. The entries table stays append-only (its triggers refuse the rest).
-//
-// Deprecated: for store/import.go and store/rewrite.go alone, until the
-// import records join [sessiontree.DatabaseTx]; then it goes. Use the
-// contract's methods.
-func (tx *Tx) SQL() *sqlx.Tx { return tx.tx }
 
 // CreateSession is [DB.CreateSession] inside the transaction.
 func (tx *Tx) CreateSession(meta sessiontree.SessionMeta) (*Storage, error) {

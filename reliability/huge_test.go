@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,7 +109,7 @@ func appendLogLine(b []byte, k int) []byte {
 // process would); 0, 0 before the import has committed it.
 func indexState(t *testing.T, s *store.Store) (entries, indexed int64) {
 	t.Helper()
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+	err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 		return tx.QueryRowContext(context.Background(), `SELECT entry_count, indexed_count FROM sessions WHERE id = ?`, hugeSession).Scan(&entries, &indexed)
 	})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -214,7 +215,7 @@ func TestHostileStrings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), `dir with 'quotes' "and" %25 ? # spaces`, "sessions.db")
 	s := openStore(t, path, store.Options{})
 	var tables int
-	if err := s.DB().View(ctx, func(tx *sqlx.Tx) error { return tx.GetContext(ctx, &tables, `SELECT count(*) FROM sqlite_master`) }); err != nil {
+	if err := testdb.View(ctx, s.Path(), func(tx *sqlx.Tx) error { return tx.GetContext(ctx, &tables, `SELECT count(*) FROM sqlite_master`) }); err != nil {
 		t.Fatal(err)
 	}
 	plain, err := s.Create(ctx, store.CreateOptions{Cwd: "/plain"})
@@ -348,7 +349,7 @@ func TestHostileStrings(t *testing.T) {
 
 	// Nothing was dropped, deleted or added behind the store's back.
 	var after, sessions, entries int
-	err = s.DB().View(ctx, func(tx *sqlx.Tx) error {
+	err = testdb.View(ctx, s.Path(), func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &after, `SELECT count(*) FROM sqlite_master`); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,7 +114,7 @@ func TestConcurrentCreate(t *testing.T) {
 		s := checkDB(t, path, "")
 		var n, versions int
 		var appID int32
-		err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+		err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 			if err := tx.Get(&n, `SELECT count(*) FROM schema_migrations`); err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"os"
 	"path/filepath"
 	"sync"
@@ -249,15 +250,15 @@ func BenchmarkSearch(b *testing.B) {
 			return err
 		}
 		// Leave the index merged as a long-lived database's would be.
-		return s.DB().Update(ctx, func(tx *engine.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `INSERT INTO entries_fts (entries_fts) VALUES ('optimize')`)
+		return testdb.Update(ctx, s.Path(), func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO entries_fts (entries_fts) VALUES ('optimize')`)
 			return err
 		})
 	})
 	s := openBenchStore(b, path)
 	ctx := context.Background()
 	var indexed int64
-	if err := s.DB().View(ctx, func(tx *sqlx.Tx) error {
+	if err := testdb.View(ctx, s.Path(), func(tx *sqlx.Tx) error {
 		return tx.GetContext(ctx, &indexed, `SELECT count(*) FROM entries_fts_docsize`)
 	}); err != nil {
 		b.Fatal(err)
@@ -335,7 +336,7 @@ func benchBareMatch(b *testing.B, s *store.Store, query string) {
 	q := `SELECT rowid FROM entries_fts WHERE entries_fts MATCH ? ORDER BY rowid DESC LIMIT ` + fmt.Sprint(store.RankWindow)
 	measure(b, func() {
 		var keys []int64
-		err := s.DB().View(ctx, func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &keys, q, query) })
+		err := testdb.View(ctx, s.Path(), func(tx *sqlx.Tx) error { return tx.SelectContext(ctx, &keys, q, query) })
 		if err != nil || len(keys) == 0 {
 			b.Fatalf("MATCH %q: %d rows, %v", query, len(keys), err)
 		}

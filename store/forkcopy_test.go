@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,7 +86,7 @@ FROM entries WHERE session = ?1 ORDER BY pk`,
 		"usage_days": `SELECT day, bucket, input, output, cache_read, cache_write, cost FROM usage_days WHERE session = ?1 ORDER BY day, bucket`,
 	}
 	out := map[string][]string{}
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+	err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 		var pk int64
 		if err := tx.Get(&pk, `SELECT pk FROM sessions WHERE id = ?`, id); err != nil {
 			return err

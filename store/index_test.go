@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"slices"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -120,8 +120,8 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	b.user("u1", "jade")
 	mustCheck(t, s, "s1")
-	err := s.DB().Update(ctx, func(tx *engine.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `DELETE FROM search_pending`)
+	err := testdb.Update(ctx, s.Path(), func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM search_pending`)
 		return err
 	})
 	if err != nil {
@@ -133,8 +133,8 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 		}
 	}
 	// Repair it, or the helper's closing check fails the test.
-	err = s.DB().Update(ctx, func(tx *engine.Tx) error {
-		_, err := tx.SQL().ExecContext(ctx, `INSERT INTO search_pending (session) SELECT pk FROM sessions`)
+	err = testdb.Update(ctx, s.Path(), func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO search_pending (session) SELECT pk FROM sessions`)
 		return err
 	})
 	if err != nil {
@@ -204,15 +204,15 @@ func TestCheckFindsDamagedIndex(t *testing.T) {
 	mustCheck(t, s, "")
 	const segment = `(SELECT min(id) FROM entries_fts_data WHERE id > 10)` // the first segment's first page
 	var good []byte
-	if err := s.DB().View(ctx, func(tx *sqlx.Tx) error {
+	if err := testdb.View(ctx, s.Path(), func(tx *sqlx.Tx) error {
 		return tx.GetContext(ctx, &good, `SELECT block FROM entries_fts_data WHERE id = `+segment)
 	}); err != nil {
 		t.Fatal(err)
 	}
 	rewrite := func(b []byte) {
 		t.Helper()
-		err := s.DB().Update(ctx, func(tx *engine.Tx) error {
-			_, err := tx.SQL().ExecContext(ctx, `UPDATE entries_fts_data SET block = ? WHERE id = `+segment, b)
+		err := testdb.Update(ctx, s.Path(), func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE entries_fts_data SET block = ? WHERE id = `+segment, b)
 			return err
 		})
 		if err != nil {

@@ -3,11 +3,12 @@ package store_test
 import (
 	"context"
 	"errors"
+	"github.com/jmoiron/sqlx"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"path/filepath"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -56,19 +57,19 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 			mustIndex(t, s)
 			b.user("u4", "pending text")
 			mustCheck(t, s, "")
-			err = s.DB().Update(ctx, func(tx *engine.Tx) error {
+			err = testdb.Update(ctx, s.Path(), func(tx *sqlx.Tx) error {
 				// The keys are looked up, not computed: their layout is the engine's.
 				keys := make([]any, 4)
 				for i, q := range []string{"u2", "l1", "u4"} {
-					if err := tx.SQL().GetContext(ctx, &keys[i], `SELECT pk FROM entries WHERE id = ?`, q); err != nil {
+					if err := tx.GetContext(ctx, &keys[i], `SELECT pk FROM entries WHERE id = ?`, q); err != nil {
 						return err
 					}
 				}
-				if err := tx.SQL().GetContext(ctx, &keys[3], `SELECT max(pk) + 99 FROM entries`); err != nil {
+				if err := tx.GetContext(ctx, &keys[3], `SELECT max(pk) + 99 FROM entries`); err != nil {
 					return err
 				}
 				for _, stmt := range tc.damage {
-					if _, err := tx.SQL().ExecContext(ctx, stmt, keys...); err != nil {
+					if _, err := tx.ExecContext(ctx, stmt, keys...); err != nil {
 						return err
 					}
 				}

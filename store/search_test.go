@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -25,7 +26,7 @@ func indexedText(t *testing.T, s *store.Store) map[string]string {
 		Key  string `db:"k"`
 		Body string `db:"body"`
 	}
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+	err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 		return tx.Select(&rows, `SELECT sess.id || '/' || e.id AS k, t.body AS body FROM search_text t
 JOIN entries e ON e.pk = t.pk JOIN sessions sess ON sess.pk = e.session`)
 	})
@@ -386,7 +387,7 @@ func TestSearchMigrationBackfill(t *testing.T) {
 func schemaOf(t *testing.T, s *store.Store) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+	err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 		rows, err := tx.Query(`SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL`)
 		if err != nil {
 			return err
@@ -411,7 +412,7 @@ func schemaOf(t *testing.T, s *store.Store) map[string]string {
 // indexed_count is behind entry_count, by id: the two must be equal.
 func pendingLists(t *testing.T, s *store.Store) (listed, behind []string) {
 	t.Helper()
-	err := s.DB().View(context.Background(), func(tx *sqlx.Tx) error {
+	err := testdb.View(context.Background(), s.Path(), func(tx *sqlx.Tx) error {
 		if err := tx.Select(&listed, `SELECT s.id FROM search_pending p JOIN sessions s ON s.pk = p.session ORDER BY s.id`); err != nil {
 			return err
 		}
