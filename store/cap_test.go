@@ -174,8 +174,8 @@ func TestIndexedTextCapMigration(t *testing.T) {
 // bounded by their bytes, each its own transaction, even though far
 // fewer entries than a chunk's count are pending.
 func TestIndexChunksByBytes(t *testing.T) {
-	defer store.SetIndexChunkBytes(700 << 10)()
 	s := openStore(t)
+	store.SetIndexChunkBytes(s, 700<<10)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	for i := range 6 {
 		b.user(fmt.Sprintf("u%d", i), fmt.Sprintf("opal%d %s", i, filler(300<<10)))
@@ -197,8 +197,8 @@ func TestIndexChunksByBytes(t *testing.T) {
 // chunks with the context's error; the chunks committed stay indexed, and
 // the next Index does the rest.
 func TestIndexCanceled(t *testing.T) {
-	defer store.SetIndexChunk(2)()
 	s := openStore(t)
+	store.SetIndexChunk(s, 2)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	for i := range 6 {
 		b.user(fmt.Sprintf("u%d", i), "garnet")

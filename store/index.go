@@ -18,11 +18,30 @@ import (
 // lock; now the bytes bound what a chunk reads, the text each entry gives
 // the index is capped (schema.sql, migration 10), and the text is read
 // before the write transaction (see chunk). Larger chunks (fewer, larger
-// FTS5 segments) measured no faster. Variables for tests.
-var (
+// FTS5 segments) measured no faster. Tests set smaller ones on their
+// Store (Store.indexTune).
+const (
 	indexChunk      int64 = 2000
 	indexChunkBytes int64 = 4 << 20
 )
+
+// indexTune holds a store's chunk bounds for [Store.Index]; zero means
+// the default. Only tests set them.
+type indexTune struct {
+	chunkEntries, chunkBytes int64
+}
+
+// limits returns the chunk bounds in effect.
+func (t indexTune) limits() (entries, bytes int64) {
+	entries, bytes = indexChunk, indexChunkBytes
+	if t.chunkEntries > 0 {
+		entries = t.chunkEntries
+	}
+	if t.chunkBytes > 0 {
+		bytes = t.chunkBytes
+	}
+	return entries, bytes
+}
 
 // IndexProgress is what [Store.Index] reports as it goes: entries indexed so
 // far of those pending when it began.
@@ -81,7 +100,7 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		}
 		var c sessiontree.IndexChunk
 		err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
-			c, err = tx.NextIndexChunk(indexChunk, indexChunkBytes)
+			c, err = tx.NextIndexChunk(s.indexTune.limits())
 			return err
 		})
 		if err != nil {

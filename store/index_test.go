@@ -64,8 +64,8 @@ func testIndexCatchesUp(t *testing.T, open opener) {
 func TestIndexInChunks(t *testing.T) { onEngines(t, testIndexInChunks) }
 
 func testIndexInChunks(t *testing.T, open opener) {
-	defer store.SetIndexChunk(3)()
 	s := open(t)
+	store.SetIndexChunk(s, 3)
 	for _, id := range []string{"s1", "s2"} {
 		b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: id}))
 		for i := range 4 {

@@ -1,21 +1,13 @@
 package store
 
-// swap sets the test seam *v to x and returns a function that restores it.
-func swap[T any](v *T, x T) (restore func()) {
-	old := *v
-	*v = x
-	return func() { *v = old }
-}
-
 // WithImportChunk returns opts making the import commit every n entries.
 func WithImportChunk(opts ImportOptions, n int) ImportOptions {
 	opts.tune.chunkEntries = n
 	return opts
 }
 
-// SetIndexChunk makes Index commit every n entries, for tests; it returns a
-// function that restores the default.
-func SetIndexChunk(n int64) (restore func()) { return swap(&indexChunk, n) }
+// SetIndexChunk makes s's Index commit every n entries, for tests.
+func SetIndexChunk(s *Store, n int64) { s.indexTune.chunkEntries = n }
 
 // WithAfterAppend returns opts making fn run after each batch of entries
 // a one-pass import appends, inside its transaction.
@@ -31,6 +23,6 @@ func WithAppendBatch(opts ImportOptions, n int) ImportOptions {
 	return opts
 }
 
-// SetIndexChunkBytes makes Index commit every n bytes of entries' JSON,
-// for tests; it returns a function that restores the default.
-func SetIndexChunkBytes(n int64) (restore func()) { return swap(&indexChunkBytes, n) }
+// SetIndexChunkBytes makes s's Index commit every n bytes of entries'
+// JSON, for tests.
+func SetIndexChunkBytes(s *Store, n int64) { s.indexTune.chunkBytes = n }

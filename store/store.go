@@ -33,6 +33,8 @@ type Store struct {
 	// db is the SQLite engine underneath, nil under another engine, for
 	// [Store.DB] alone.
 	db *engine.DB
+	// indexTune bounds Index's chunks (tests make them small).
+	indexTune indexTune
 }
 
 // New returns a store over d, any engine's implementation of the
