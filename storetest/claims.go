@@ -289,7 +289,12 @@ func claimHeartbeat(t *testing.T, h ClaimHarness) {
 	go func() { done <- sessiontree.Heartbeat(ctx, a, time.Millisecond) }()
 	<-a.renewed
 	clk.advance(25 * time.Second)
-	<-a.renewed // a renewal at 25 s or later: alive until 55 s at least
+	// The heartbeat renews one claim at a time, so of two renewals seen
+	// after the advance the second began after it: a renewal at 25 s or
+	// later, alive until 55 s at least. (The first may have read the
+	// clock before the advance.)
+	<-a.renewed
+	<-a.renewed
 	clk.advance(15 * time.Second)
 	WantClaimed(t, "Claim at 40 s under a heartbeat", tryClaim(st, "agent-b"), "agent-a")
 	// A claim taken over stops the heartbeat with the stale error.
