@@ -141,3 +141,18 @@ type UsageReport struct {
 	// that have usage records within the bounds.
 	Total UsageRow `json:"total"`
 }
+
+// SumRows sets Total's tokens and cost to the rows added up; Total's
+// Sessions, which rows cannot give (a session may be in several), is the
+// engine's to count. Every engine's report ends with it.
+func (r *UsageReport) SumRows() {
+	for _, row := range r.Rows {
+		t := &r.Total.Tokens
+		t.Input += row.Tokens.Input
+		t.Output += row.Tokens.Output
+		t.CacheRead += row.Tokens.CacheRead
+		t.CacheWrite += row.Tokens.CacheWrite
+		t.Total += row.Tokens.Total
+		r.Total.Cost += row.Cost
+	}
+}

@@ -105,14 +105,6 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 	if err != nil {
 		return sessiontree.UsageReport{}, err
 	}
-	for _, row := range rep.Rows {
-		t := &rep.Total.Tokens
-		t.Input += row.Tokens.Input
-		t.Output += row.Tokens.Output
-		t.CacheRead += row.Tokens.CacheRead
-		t.CacheWrite += row.Tokens.CacheWrite
-		t.Total += row.Tokens.Total
-		rep.Total.Cost += row.Cost
-	}
+	rep.SumRows()
 	return rep, nil
 }
