@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -73,4 +74,17 @@ func Heartbeat(ctx context.Context, c Claim, interval time.Duration) error {
 			}
 		}
 	}
+}
+
+// ClaimTerms applies the rules of a claim asked for session by holder for
+// ttl that hold on every engine: an empty holder is [ErrBadClaim], and
+// ttl <= 0 means [DefaultClaimTTL]. It returns the lease to take.
+func ClaimTerms(session, holder string, ttl time.Duration) (time.Duration, error) {
+	if holder == "" {
+		return 0, fmt.Errorf("claim session %s: empty holder: %w", session, ErrBadClaim)
+	}
+	if ttl <= 0 {
+		ttl = DefaultClaimTTL
+	}
+	return ttl, nil
 }

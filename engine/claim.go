@@ -55,17 +55,15 @@ type Claim struct {
 // claim is a *sessiontree.ClaimedError, which matches
 // sessiontree.ErrLocked.
 func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (sessiontree.Claim, error) {
-	if holder == "" {
-		return nil, fmt.Errorf("claim session %s: empty holder: %w", s.meta.ID, sessiontree.ErrBadClaim)
-	}
-	if ttl <= 0 {
-		ttl = sessiontree.DefaultClaimTTL
+	ttl, err := sessiontree.ClaimTerms(s.meta.ID, holder, ttl)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
 	var fence int64
-	err := s.db.update(ctx, true, func(w q) error {
+	err = s.db.update(ctx, true, func(w q) error {
 		if _, err := s.head(w); err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -64,14 +63,12 @@ type Claim struct {
 // claim is a *sessiontree.ClaimedError, which matches
 // sessiontree.ErrLocked. Leases run on [Options.Now].
 func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (sessiontree.Claim, error) {
-	if holder == "" {
-		return nil, fmt.Errorf("claim session %s: empty holder: %w", s.meta.ID, sessiontree.ErrBadClaim)
-	}
-	if ttl <= 0 {
-		ttl = sessiontree.DefaultClaimTTL
+	ttl, err := sessiontree.ClaimTerms(s.meta.ID, holder, ttl)
+	if err != nil {
+		return nil, err
 	}
 	var fence int64
-	err := s.claimTx(ctx, "claim session "+s.meta.ID, func(tx *sqlx.Tx) error {
+	err = s.claimTx(ctx, "claim session "+s.meta.ID, func(tx *sqlx.Tx) error {
 		now := s.db.opts.now()
 		if err := s.liveClaim(ctx, tx, now, holder); err != nil {
 			return err
