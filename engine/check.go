@@ -28,7 +28,7 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // sessionID is ""): SQLite's integrity_check and foreign_key_check, then
 // the session replayed from its entries in append order against what the
 // engine keeps: each stored row's JSON matches its checksum (see
-// [EntryChecksum]) and the row agrees with the JSON, parents exist
+// [sessiontree.EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally) and the
 // usage by day and bucket (usage_days, exactly), the
@@ -207,7 +207,7 @@ func checkSession(r q, id string) error {
 		if e.Seq != seq {
 			return corrupt(e.ID, "seq %d, want %d", e.Seq, seq)
 		}
-		if err := VerifyChecksum(e.ID, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(e.ID, raw, sum); err != nil {
 			return err
 		}
 		dec, err := sessiontree.DecodeEntry(raw)

@@ -88,38 +88,8 @@ func TestChecksumsOnEveryWrite(t *testing.T) {
 		t.Fatalf("%d entries rows; want %d", len(rows), 4+3+700+300)
 	}
 	for _, r := range rows {
-		if want := engine.EntryChecksum(r.raw); !r.sum.Valid || r.sum.Int64 != want {
+		if want := sessiontree.EntryChecksum(r.raw); !r.sum.Valid || r.sum.Int64 != want {
 			t.Errorf("entry %s: checksum %v; want %d", r.id, r.sum, want)
-		}
-	}
-}
-
-func TestEntryChecksum(t *testing.T) {
-	for _, tc := range []struct {
-		raw  string
-		want int64
-	}{
-		// CRC-32C's check value (RFC 3720, B.4) and its empty value.
-		{"123456789", 0xe3069283},
-		{"", 0},
-	} {
-		if got := engine.EntryChecksum([]byte(tc.raw)); got != tc.want {
-			t.Errorf("EntryChecksum(%q) = %#x; want %#x", tc.raw, got, tc.want)
-		}
-	}
-	raw := []byte(`{"type":"message"}`)
-	sum := sql.NullInt64{Int64: engine.EntryChecksum(raw), Valid: true}
-	if err := engine.VerifyChecksum("a", raw, sum); err != nil {
-		t.Errorf("VerifyChecksum(matching) = %v; want nil", err)
-	}
-	for name, sum := range map[string]sql.NullInt64{
-		"another":     {Int64: sum.Int64 ^ 1, Valid: true},
-		"none (NULL)": {},
-	} {
-		err := engine.VerifyChecksum("a", raw, sum)
-		var ce *sessiontree.CorruptError
-		if !errors.Is(err, sessiontree.ErrCorrupt) || !errors.As(err, &ce) || ce.EntryID != "a" {
-			t.Errorf("VerifyChecksum(%s checksum) = %v; want a CorruptError naming entry a", name, err)
 		}
 	}
 }
@@ -328,8 +298,8 @@ func TestChecksumMigration(t *testing.T) {
 		switch {
 		case r.id == "d0002" && r.sum.Valid:
 			t.Errorf("damaged entry d0002 got checksum %d; want none", r.sum.Int64)
-		case r.id != "d0002" && (!r.sum.Valid || r.sum.Int64 != engine.EntryChecksum(r.raw)):
-			t.Errorf("entry %s: checksum %v after the upgrade; want %d", r.id, r.sum, engine.EntryChecksum(r.raw))
+		case r.id != "d0002" && (!r.sum.Valid || r.sum.Int64 != sessiontree.EntryChecksum(r.raw)):
+			t.Errorf("entry %s: checksum %v after the upgrade; want %d", r.id, r.sum, sessiontree.EntryChecksum(r.raw))
 		}
 	}
 	if err := db.Check(ctx, st.ID()); err != nil {

@@ -125,7 +125,7 @@ func (s *Storage) checkChecksums(ctx context.Context) error {
 		if err := rows.Scan(&id, &raw, &sum); err != nil {
 			return storageErr(err)
 		}
-		if err := verifyChecksum(id, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(id, raw, sum); err != nil {
 			return err
 		}
 	}

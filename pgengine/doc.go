@@ -16,7 +16,11 @@
 // The tree's rules live in the root package and are called from here, not
 // written again: entries are built and checked by sessiontree.BuildEntry
 // and Entry.Validate, the state at an entry follows State.Apply, stats
-// follow sessiontree.Tally, labels and names LabelOf and NameOf.
+// follow sessiontree.Tally, labels and names LabelOf and NameOf. Each
+// entry carries the checksum of its JSON (entries.checksum, migration 2),
+// sessiontree.EntryChecksum as on SQLite, so that a session moved between
+// the engines keeps the same sums: every write computes it, RawEntries and
+// Check verify it. An entry's search text is sessiontree.SearchText's.
 //
 // # Cost
 //

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // The search primitives on PostgreSQL (migration 4, 0004_search.sql):
@@ -32,12 +31,12 @@ func entryKey(session, seq int64) int64 { return session<<32 | seq }
 // keyParts splits a key into session and seq.
 func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
 
-// indexedText is what search_text holds of an entry: engine.SearchText's
+// indexedText is what search_text holds of an entry: sessiontree.SearchText's
 // text and two newlines, as the SQLite engine's view gives it, made text
 // PostgreSQL takes (a NUL becomes a space, invalid UTF-8 is dropped);
 // false when the entry has no text.
 func indexedText(typ string, raw []byte) (string, bool) {
-	text, ok, err := engine.SearchText(typ, raw)
+	text, ok, err := sessiontree.SearchText(typ, raw)
 	if err != nil || !ok {
 		// Malformed JSON is Check's to report; it has no text to find.
 		return "", false

@@ -222,7 +222,7 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 		INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`,
 		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
 		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch,
-		entryChecksum(e.Raw))
+		sessiontree.EntryChecksum(e.Raw))
 	if err != nil {
 		return e, err
 	}
