@@ -14,7 +14,9 @@ import (
 // Check verifies session id (every session when id is "") against a
 // replay of its log by the root package's rules: the leaf (the leaf rule),
 // the materialized branch and the active path (sessiontree.WalkPath from
-// the leaf), the stats (sessiontree.Tally), the labels and the name. A
+// the leaf), the stats (sessiontree.Tally), the labels and the name; and
+// each entry against its checksum and its search_text row against its
+// text (sessiontree.SearchText; an entry not yet indexed has none). A
 // mismatch is a [sessiontree.CorruptError]. It reads each session whole,
 // one at a time: it is for tests and repair tools, not a request path.
 func (db *DB) Check(ctx context.Context, id string) error {
@@ -105,34 +107,69 @@ func (s *Storage) check1(ctx context.Context) error {
 	if err := s.checkUsageDays(ctx, log); err != nil {
 		return err
 	}
-	return s.checkChecksums(ctx)
+	return s.checkEntries(ctx)
 }
 
-// checkChecksums verifies every entry's JSON against its checksum, in
-// append order, streaming.
-func (s *Storage) checkChecksums(ctx context.Context) error {
-	rows, err := s.db.db.QueryContext(ctx, `SELECT id, raw, checksum FROM entries WHERE session = $1 ORDER BY seq`, s.pk)
+// qCheckEntries reads each entry of a session ($1) in append order with
+// what search_text holds of it, and whether the index has reached it.
+const qCheckEntries = `SELECT e.id, e.type, e.raw, e.checksum, e.seq <= s.indexed_count,
+       t.body, t.folded
+FROM entries e JOIN sessions s ON s.pk = e.session
+LEFT JOIN search_text t ON t.session = e.session AND t.seq = e.seq
+WHERE e.session = $1 ORDER BY e.seq`
+
+// checkEntries verifies every entry's JSON against its checksum and its
+// search_text row against its text, in append order, streaming.
+func (s *Storage) checkEntries(ctx context.Context) error {
+	rows, err := s.db.db.QueryContext(ctx, qCheckEntries, s.pk)
 	if err != nil {
 		return storageErr(err)
 	}
 	defer rows.Close()
 	var (
-		id  string
-		raw sql.RawBytes
-		sum sql.NullInt64
+		id, typ      string
+		raw          sql.RawBytes
+		sum          sql.NullInt64
+		indexed      bool
+		body, folded sql.NullString
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &raw, &sum); err != nil {
+		if err := rows.Scan(&id, &typ, &raw, &sum, &indexed, &body, &folded); err != nil {
 			return storageErr(err)
 		}
 		if err := sessiontree.VerifyChecksum(id, raw, sum); err != nil {
 			return err
+		}
+		if reason := searchTextProblem(typ, raw, indexed, body, folded); reason != "" {
+			return &sessiontree.CorruptError{EntryID: id, Reason: reason}
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return storageErr(err)
 	}
 	return nil
+}
+
+// searchTextProblem says what is wrong with an entry's search_text row
+// (body and folded, NULL when it has none) against the text of its type
+// and JSON raw, "" when nothing is: an entry the index has reached
+// (indexed) has a row exactly when it has text, holding that text; one
+// it has not reached (pending) has none.
+func searchTextProblem(typ string, raw []byte, indexed bool, body, folded sql.NullString) string {
+	want, ok := indexedText(typ, raw)
+	switch {
+	case !indexed && body.Valid:
+		return "the search index holds its text, and it is not indexed yet"
+	case !indexed:
+		return ""
+	case !ok && body.Valid:
+		return "the search index holds text for it, and it has none"
+	case ok && !body.Valid:
+		return "the search index holds no text for it"
+	case ok && (body.String != want || folded.String != fold(want)):
+		return fmt.Sprintf("the search index holds other text than its own (%d bytes; its text has %d)", len(body.String), len(want))
+	}
+	return ""
 }
 
 // checkUsageDays compares the session's usage_days rows with the usage

@@ -191,3 +191,49 @@ func TestSearchOnPostgres(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckComparesSearchText: Check compares each indexed entry's
+// search_text row with the entry's text (pending entries have none), and
+// names the entry whose row is damaged, missing or ahead of the mark.
+func TestCheckComparesSearchText(t *testing.T) {
+	ctx := context.Background()
+	f := newSearchFixture(t)
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Fatalf("Check with every entry pending = %v", err)
+	}
+	f.catchUp(t)
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Fatalf("Check of an indexed session = %v", err)
+	}
+	exec := func(stmt string, seq int64) {
+		t.Helper()
+		if _, err := f.db.db.ExecContext(ctx, stmt, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, damage := range []struct {
+		name       string
+		entry      sessiontree.Entry
+		stmt, undo string
+	}{
+		{"body", f.a, `UPDATE search_text SET body = body || 'x' WHERE seq = $1`,
+			`UPDATE search_text SET body = left(body, -1) WHERE seq = $1`},
+		{"folded", f.c, `UPDATE search_text SET folded = upper(folded) WHERE seq = $1`,
+			`UPDATE search_text SET folded = lower(folded) WHERE seq = $1`},
+		{"ahead of the mark", f.cjk, `UPDATE sessions SET indexed_count = $1 - 1`,
+			`UPDATE sessions SET indexed_count = $1`},
+		{"missing", f.b, `DELETE FROM search_text WHERE seq = $1`, ""},
+	} {
+		exec(damage.stmt, damage.entry.Seq)
+		var ce *sessiontree.CorruptError
+		if err := f.db.Check(ctx, f.id); !errors.As(err, &ce) || ce.EntryID != damage.entry.ID {
+			t.Errorf("Check with a damaged search text (%s) = %v; want a CorruptError naming %s", damage.name, err, damage.entry.ID)
+		}
+		if damage.undo != "" {
+			exec(damage.undo, damage.entry.Seq)
+			if err := f.db.Check(ctx, f.id); err != nil {
+				t.Fatalf("Check after undoing %s = %v", damage.name, err)
+			}
+		}
+	}
+}
