@@ -125,9 +125,7 @@ func TestFollowReconnect(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		for i := range 2 {
-			want = append(want, storetest.AppendStep(t, st, round*2+i).ID)
-		}
+		want = append(want, storetest.AppendSteps(t, st, round*2, 2, 0)...)
 	}
 	for i, id := range want {
 		select {
@@ -149,26 +147,11 @@ func TestFollowReconnect(t *testing.T) {
 
 // TestFollowClosed checks that a watch ends when its database closes.
 func TestFollowClosed(t *testing.T) {
-	url := migrated.Database(t)
-	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	db, err := pgengine.Open(context.Background(), migrated.Database(t), pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newSession(t, db)
-	done := make(chan error, 1)
-	go func() {
-		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error { return nil })
-	}()
-	time.Sleep(100 * time.Millisecond)
-	db.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, sessiontree.ErrClosed) {
-			t.Errorf("Follow on a closed database = %v; want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Follow did not end within 10 s of Close")
-	}
+	storetest.RunFollowClosed(t, newSession(t, db), db.Close)
 }
 
 const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
@@ -195,11 +178,7 @@ func TestLiveProcesses(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	for i := range n {
-		want = append(want, storetest.AppendStep(t, a, i).ID)
-		time.Sleep(5 * time.Millisecond)
-	}
+	want := storetest.AppendSteps(t, a, 0, n, 5*time.Millisecond)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out.String())
 	}
