@@ -4,12 +4,15 @@
 //
 // # Schema
 //
-// The tables are migrate/postgres (applied by [Open] through package
-// migrate, refusing a schema newer than this code knows): one sessions row
-// per session with its leaf and counters, an append-only entries table
-// holding each entry's JSON byte for byte (text, not jsonb), the
-// materialized active branch, and the current labels. Triggers refuse to
-// change or delete an entry outside a session delete.
+// The engine owns every table of migrate/postgres and every statement on
+// them (applied by [Open] through package migrate, refusing a schema
+// newer than this code knows): one sessions row per session with its leaf
+// and counters, an append-only entries table holding each entry's JSON
+// byte for byte (text, not jsonb), the materialized active branch, the
+// current labels, usage_days, claims, the store's imports records and the
+// search index (search_text). Triggers refuse to change or delete an entry
+// outside a session delete. A [DB] is a sessiontree.Database, the
+// contract package store runs on.
 //
 // # Rules
 //

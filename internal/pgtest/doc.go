@@ -1,5 +1,10 @@
 // Package pgtest gives tests a PostgreSQL database of their own.
 //
+// It owns the throwaway cluster it starts (a temporary folder, removed
+// when the tests end) and the databases it creates from a [Template],
+// each dropped when its test ends; it creates no table of its own (the
+// template's preparation, such as an engine's migrations, does).
+//
 // # Where the server comes from
 //
 // [Main], called from a test binary's TestMain, finds a server once per
