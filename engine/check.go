@@ -179,7 +179,7 @@ func checkSession(r q, id string) error {
 	var replay sessiontree.Replayer
 	var tally sessiontree.Tally
 	firstUse := map[string]int64{} // bucket -> seq of its first record
-	days := dayTotals{}
+	days := sessiontree.UsageDays{}
 	var wantFirst sql.NullString
 	lo, hi := pkRange(pk)
 	rows, err := r.rows(qCheckEntries, lo, hi)
@@ -269,7 +269,7 @@ func checkSession(r q, id string) error {
 			firstUse[f.stats.Bucket] = e.Seq
 		}
 		if f.stats.HasUsage {
-			days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+			days.Add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
 		}
 		if !wantFirst.Valid {
 			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
@@ -298,7 +298,7 @@ func checkSession(r q, id string) error {
 	if err != nil {
 		return err
 	}
-	if diff := diffDays(storedDays, days); diff != "" {
+	if diff := storedDays.Diff(days); diff != "" {
 		return corrupt("", "stored usage by day: %s", diff)
 	}
 	if firstUser != wantFirst {

@@ -174,25 +174,13 @@ func searchTextProblem(typ string, raw []byte, indexed bool, body, folded sql.Nu
 
 // checkUsageDays compares the session's usage_days rows with the usage
 // records of its log, added by day and bucket in log order as the writes
-// add them.
+// add them (sessiontree.UsageDays).
 func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) error {
-	type key struct{ Day, Bucket string }
-	type sums struct {
-		Input, Output, CacheRead, CacheWrite int64
-		Cost                                 float64
-	}
-	want := map[key]sums{}
+	want := sessiontree.UsageDays{}
 	for _, e := range log {
-		es := sessiontree.StatsOf(e)
-		if !es.HasUsage {
-			continue
+		if es := sessiontree.StatsOf(e); es.HasUsage {
+			want.Add(e.Timestamp, es.Bucket, es.Usage)
 		}
-		k := key{sessiontree.UsageDay(e.Timestamp), es.Bucket}
-		w := want[k]
-		w.Input, w.Output, w.CacheRead, w.CacheWrite = w.Input+es.Usage.Input, w.Output+es.Usage.Output,
-			w.CacheRead+es.Usage.CacheRead, w.CacheWrite+es.Usage.CacheWrite
-		w.Cost += es.Usage.Cost
-		want[k] = w
 	}
 	var rows []struct {
 		Day        string  `db:"day"`
@@ -207,12 +195,13 @@ func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) e
 		FROM usage_days WHERE session = $1`, s.pk); err != nil {
 		return storageErr(err)
 	}
-	got := make(map[key]sums, len(rows))
+	got := make(sessiontree.UsageDays, len(rows))
 	for _, r := range rows {
-		got[key{r.Day, r.Bucket}] = sums{r.Input, r.Output, r.CacheRead, r.CacheWrite, r.Cost}
+		got[sessiontree.UsageDayKey{Day: r.Day, Bucket: r.Bucket}] = sessiontree.Usage{Input: r.Input, Output: r.Output,
+			CacheRead: r.CacheRead, CacheWrite: r.CacheWrite, Cost: r.Cost}
 	}
-	if !maps.Equal(got, want) {
-		return &sessiontree.CorruptError{Reason: fmt.Sprintf("the usage by day is %v; a replay of the log gives %v", got, want)}
+	if diff := got.Diff(want); diff != "" {
+		return &sessiontree.CorruptError{Reason: "stored usage by day: " + diff}
 	}
 	return nil
 }
