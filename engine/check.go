@@ -142,11 +142,7 @@ func pragmaClean(r q, pragma string) error {
 
 // checkedIDs are the entries replayed so far, by id: the
 // sessiontree.Earlier of Check's replay.
-type checkedIDs map[string]*checked
-
-func (c checkedIDs) Taken(id string) bool { return c[id] != nil }
-
-func (c checkedIDs) Exists(id string) (bool, error) { return c[id] != nil, nil }
+type checkedIDs = sessiontree.EarlierMap[*checked]
 
 // checked is what the replay keeps of an entry: no payload except for
 // compactions, which path cutting reads.

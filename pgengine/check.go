@@ -208,11 +208,7 @@ func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) e
 
 // replayed are the entries replayed so far, by id: the
 // sessiontree.Earlier of Check's replay.
-type replayed map[string]sessiontree.Entry
-
-func (r replayed) Taken(id string) bool { _, ok := r[id]; return ok }
-
-func (r replayed) Exists(id string) (bool, error) { return r.Taken(id), nil }
+type replayed = sessiontree.EarlierMap[sessiontree.Entry]
 
 func idsOf(es []sessiontree.Entry) []string {
 	out := make([]string, len(es))
