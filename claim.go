@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -102,12 +103,14 @@ type ClaimRow interface {
 	// Take claims the session for holder until expires, with a fence one
 	// above the last claim's (1 for the first), and returns that fence.
 	Take(holder string, expires time.Time) (fence int64, err error)
-	// Renew moves the lease of claim (holder, fence) to expires; false
-	// when that is not the session's current claim.
-	Renew(holder string, fence int64, expires time.Time) (bool, error)
-	// Release ends claim (holder, fence), keeping its fence; false when
-	// that is not the session's current claim.
-	Release(holder string, fence int64) (bool, error)
+	// Renew moves the lease of claim (holder, fence) to expires, only
+	// while that is the session's current claim: the update's result
+	// affects its row or none.
+	Renew(holder string, fence int64, expires time.Time) (sql.Result, error)
+	// Release ends claim (holder, fence), keeping its fence, only while
+	// that is the session's current claim: the update's result affects
+	// its row or none.
+	Release(holder string, fence int64) (sql.Result, error)
 	// Current returns the holder and fence of the session's claim row
 	// ("" and 0 when it has none; "" when the claim was released).
 	Current() (holder string, fence int64, err error)
@@ -149,21 +152,25 @@ func CheckClaim(row ClaimRow, session string, tok *ClaimToken, now time.Time) er
 // Renew moves the claim's lease to now plus its TTL, or fails with a
 // [*StaleClaimError] when it is no longer session's current claim.
 func (t *ClaimToken) Renew(row ClaimRow, session string, now time.Time) error {
-	ok, err := row.Renew(t.Holder, t.Fence, now.Add(t.TTL))
-	return t.stale(row, session, ok, err)
+	res, err := row.Renew(t.Holder, t.Fence, now.Add(t.TTL))
+	return t.updated(row, session, res, err)
 }
 
 // Release ends the claim, or fails with a [*StaleClaimError] when it is
 // no longer session's current claim.
 func (t *ClaimToken) Release(row ClaimRow, session string) error {
-	ok, err := row.Release(t.Holder, t.Fence)
-	return t.stale(row, session, ok, err)
+	res, err := row.Release(t.Holder, t.Fence)
+	return t.updated(row, session, res, err)
 }
 
-// stale is err, or nil when the update of the claim's row found it
-// (current), or else the [*StaleClaimError] naming the session's claim.
-func (t *ClaimToken) stale(row ClaimRow, session string, current bool, err error) error {
-	if err != nil || current {
+// updated says what an update of the claim's row (res, err) means: err;
+// nil when it found the row; else the [*StaleClaimError] naming the
+// session's current claim.
+func (t *ClaimToken) updated(row ClaimRow, session string, res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
 		return err
 	}
 	stale := &StaleClaimError{Session: session, Holder: t.Holder, Fence: t.Fence}

@@ -134,23 +134,13 @@ func (r claimRow) Take(holder string, expires time.Time) (fence int64, err error
 }
 
 // Renew implements sessiontree.ClaimRow.
-func (r claimRow) Renew(holder string, fence int64, expires time.Time) (bool, error) {
-	return r.update(qRenewClaim, r.pk, holder, fence, expires.UnixMilli())
+func (r claimRow) Renew(holder string, fence int64, expires time.Time) (sql.Result, error) {
+	return r.tx.ExecContext(r.ctx, qRenewClaim, r.pk, holder, fence, expires.UnixMilli())
 }
 
 // Release implements sessiontree.ClaimRow.
-func (r claimRow) Release(holder string, fence int64) (bool, error) {
-	return r.update(qReleaseClaim, r.pk, holder, fence)
-}
-
-// update runs a claim's update, true when it found the claim's row.
-func (r claimRow) update(query string, args ...any) (bool, error) {
-	res, err := r.tx.ExecContext(r.ctx, query, args...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+func (r claimRow) Release(holder string, fence int64) (sql.Result, error) {
+	return r.tx.ExecContext(r.ctx, qReleaseClaim, r.pk, holder, fence)
 }
 
 // Current implements sessiontree.ClaimRow.
