@@ -10,6 +10,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 )
 
@@ -92,7 +93,7 @@ func userEntry(t testing.TB, id, parent string) sessiontree.Entry {
 // trigger off): Check and RawEntries report the entry, Check the usage.
 func TestChecksumAndUsageDamage(t *testing.T) {
 	ctx := context.Background()
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	db, err := pgengine.Open(ctx, url, pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -32,7 +33,7 @@ func openWith(t testing.TB, url string, opts pgengine.Options) *pgengine.DB {
 func TestClaims(t *testing.T) {
 	storetest.RunClaims(t, storetest.ClaimHarness{
 		New: func(t testing.TB, now func() time.Time) (sessiontree.Storage, sessiontree.Storage) {
-			url := migrated.Database(t)
+			url := pgtest.Migrated.Database(t)
 			st := newSession(t, openWith(t, url, pgengine.Options{Now: now}))
 			other, err := openWith(t, url, pgengine.Options{Now: now}).OpenSession(context.Background(), st.ID())
 			if err != nil {
@@ -54,7 +55,7 @@ func TestClaims(t *testing.T) {
 // TestFollow follows a session through LISTEN/NOTIFY while another pool
 // of connections appends.
 func TestFollow(t *testing.T) {
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	st := newSession(t, openWith(t, url, pgengine.Options{}))
 	other, err := openWith(t, url, pgengine.Options{}).OpenSession(context.Background(), st.ID())
 	if err != nil {
@@ -149,7 +150,7 @@ func TestFollowReconnect(t *testing.T) {
 
 // TestFollowClosed checks that a watch ends when its database closes.
 func TestFollowClosed(t *testing.T) {
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -94,7 +95,7 @@ func TestOpenURL(t *testing.T) {
 // password that Path leaves out, and reopens it: the session is there.
 func TestOpenURLPostgres(t *testing.T) {
 	ctx := context.Background()
-	u, err := url.Parse(pgMigrated.Database(t))
+	u, err := url.Parse(pgtest.Migrated.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}
