@@ -143,6 +143,7 @@ func fixtureLines(t *testing.T) []string {
 // fixtures exactly the text migration 10's gave, so nothing indexed
 // before needs indexing again.
 func TestSearchTextFixtures(t *testing.T) {
+	t.Parallel()
 	lines := fixtureLines(t)
 	db := searchTextDB(t, lines)
 	if n := compareSearchTexts(t, db); n < 200 {
@@ -155,6 +156,7 @@ func TestSearchTextFixtures(t *testing.T) {
 // nested and odd content, unknown and non-text blocks, numbers and other
 // non-string values, escapes and duplicate keys.
 func TestSearchTextCases(t *testing.T) {
+	t.Parallel()
 	const limit = engine.SearchTextLimit
 	big := strings.Repeat("log line of a build\\n", 3*limit/20)
 	accents := "x" + strings.Repeat("é", limit) // cut inside an é
@@ -217,6 +219,7 @@ func TestSearchTextCases(t *testing.T) {
 // TestSearchTextMalformed: JSON broken where the walk reads it is an
 // error naming the byte, not a panic.
 func TestSearchTextMalformed(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		`{"type":"message","message":{"content":"unterminated`,
 		`{"type":"message","message":{"content":["a" "b"]}}`,

@@ -106,12 +106,14 @@ func loadUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []session
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, harness())
 }
 
 // TestPiFixtures checks the engine against pi's own answers, each file
 // imported with one AppendBatch.
 func TestPiFixtures(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			storetest.RunPiFixtures(t, dir, func(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {

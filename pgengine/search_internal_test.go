@@ -96,6 +96,7 @@ func phrase(text string) sessiontree.MatchQuery {
 }
 
 func TestSearchOnPostgres(t *testing.T) {
+	t.Parallel()
 	f := newSearchFixture(t)
 	all := sessiontree.SearchScope{}
 	// Everything is pending: the index finds nothing, a scan and the

@@ -25,6 +25,7 @@ func newPGDB(t testing.TB) string {
 // file, on the same imported pi files, and wants the same output from
 // both: the engines answer alike through the CLI.
 func TestJSONOutputOnPostgres(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("../../testdata/pi1/*.jsonl")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no fixtures: %v", err)
