@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -47,6 +48,7 @@ type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*appendReq
 	leading bool // a group is running, or its leader is about to take the queue
+	last    int  // how many requests the last group took
 
 	// beforeCommit, a test seam, runs in the group's transaction after
 	// its appends, before its commit.
@@ -59,7 +61,40 @@ func (g *groupCommit) take() []*appendReq {
 	defer g.mu.Unlock()
 	rs := g.queue
 	g.queue = nil
+	g.last = len(rs)
 	return rs
+}
+
+// queued is how many requests are queued.
+func (g *groupCommit) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+// gatherYields bounds how many times a leader yields the processor for
+// the group to fill (see gather).
+const gatherYields = 8
+
+// gather lets the group fill before its leader takes it. The appenders
+// of the last group were woken just before this one began, and those that
+// append again have not queued yet when they wait for a processor: taking
+// the queue at once would make a group of one, then one of all the
+// others, and so on, a commit per append or two. So the leader yields the
+// processor while fewer requests are queued than the last group had,
+// until the queue stops growing: a single writer, whose last group was
+// itself, never waits.
+func (g *groupCommit) gather() {
+	for range gatherYields {
+		n := g.queued()
+		if n >= g.last {
+			return
+		}
+		runtime.Gosched()
+		if g.queued() == n {
+			return
+		}
+	}
 }
 
 // handOff ends a group: it returns the request to lead the next one, nil
@@ -104,6 +139,7 @@ func (db *DB) lead(self *appendReq) {
 	// The group outlives a cancelled leader: its ctx stops only its own
 	// append (checked in runGroup), not the others'.
 	err := db.update(context.WithoutCancel(self.ctx), true, func(w q) error {
+		db.group.gather()
 		group = append(group, db.group.take()...)
 		if err := runGroup(w, group); err != nil || db.group.beforeCommit == nil {
 			return err
