@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -56,6 +57,10 @@ type groupCommit struct {
 	filled chan struct{}
 	// wait, a test seam, replaces gatherWait when set.
 	wait time.Duration
+
+	// groups and requests count the groups run and the requests they
+	// took, for BenchmarkFleet's appends per commit.
+	groups, requests atomic.Int64
 
 	// beforeCommit, a test seam, runs in the group's transaction after
 	// its appends, before its commit.
@@ -172,6 +177,8 @@ func (db *DB) lead(self *appendReq) {
 		group = db.group.take()
 	}
 	done = true
+	db.group.groups.Add(1)
+	db.group.requests.Add(int64(len(group)))
 	db.finish(self, group, err)
 }
 
