@@ -9,9 +9,9 @@ import (
 )
 
 // TestOpenCurrentOpensOneReader checks what opening a database whose
-// schema is current costs (fastOpen): one read connection, and neither
-// the write connection nor the checkpointer until the first write, which
-// opens both. A new database takes the full path: its write connection
+// schema is current costs (fastOpen): one statement on one read
+// connection, and neither the write connection nor the checkpointer until
+// the first write, which opens both. A new database takes the full path: its write connection
 // makes the schema.
 func TestOpenCurrentOpensOneReader(t *testing.T) {
 	ctx := context.Background()
@@ -48,6 +48,9 @@ func TestOpenCurrentOpensOneReader(t *testing.T) {
 		t.Fatal("reopened database: header not current")
 	}
 	conns("after Open", 0, 1, false)
+	if r, w := db.rc.prepared.Load(), db.wc.prepared.Load(); r != 1 || w != 0 {
+		t.Errorf("Open compiled %d statements on the readers and %d on the writer; want 1 and 0", r, w)
+	}
 	st, err = db.OpenSession(ctx, id)
 	if err != nil {
 		t.Fatal(err)
