@@ -58,8 +58,8 @@ type Options struct {
 	// ProcessSize is the session size of the whole-process mode.
 	ProcessSize int
 	// ProcessShape is the session shape of the whole-process mode:
-	// compacted for issue 17's read targets, large for its large-payload
-	// resume.
+	// compacted for issue 17's read targets, images for its
+	// large-payload resume, or any of Shapes.
 	ProcessShape Shape
 	// Binary is the sessiontree binary the whole-process mode runs; empty
 	// means one built from this checkout.
@@ -196,8 +196,8 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("fleet writers %d: want 1 to 4096", g))
 		}
 	}
-	if o.Process && !slices.Contains(Shapes, o.ProcessShape) {
-		errs = append(errs, fmt.Errorf("unknown process shape %q (want one of %v)", o.ProcessShape, Shapes))
+	if o.Process && !slices.Contains(Shapes, o.ProcessShape) && o.ProcessShape != ShapeImages {
+		errs = append(errs, fmt.Errorf("unknown process shape %q (want %s or one of %v)", o.ProcessShape, ShapeImages, Shapes))
 	}
 	if o.Process && (o.ProcessSize < 100 || o.ProcessSize > 10_000_000) {
 		errs = append(errs, fmt.Errorf("process session size %d: want 100 to 10,000,000 entries", o.ProcessSize))
@@ -240,7 +240,7 @@ func parseFlags(args []string) (Options, error) {
 	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
 	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on one session (issue 17; see -process-shape)")
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
-	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets) or large (its large-payload resume: 60k entries make about 450 MB)")
+	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 450 MB) or another workload shape")
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")

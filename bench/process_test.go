@@ -57,19 +57,19 @@ func TestProcessMode(t *testing.T) {
 	}
 }
 
-// TestLargeTargets checks item 4's verdicts on the large-payload shape:
+// TestLargeTargets checks item 4's verdicts on the images shape:
 // the resume's median and its peak RSS, each against its own bound, and
 // that the whole-session commands are left out there.
 func TestLargeTargets(t *testing.T) {
-	rep := &ProcessReport{Session: DatasetInfo{Name: "large-60k", FileBytes: 460 << 20},
+	rep := &ProcessReport{Session: DatasetInfo{Name: "images-60k", FileBytes: 460 << 20},
 		Results: []ProcessResult{{Command: processFloor, MedianNs: 5e6}, {Command: "context --json", MedianNs: 40e6, MaxRSS: 40 << 20}}}
 	rep.checkTargets()
 	if len(rep.Targets) != 2 || rep.Targets[0].Verdict != verdictMet || rep.Targets[1].Verdict != verdictMissed {
 		t.Errorf("targets = %+v; want the time met, the RSS missed", rep.Targets)
 	}
-	for _, c := range commandsFor(ShapeLarge) {
+	for _, c := range commandsFor(ShapeImages) {
 		if c.whole {
-			t.Errorf("%s is timed on the large shape", c.name)
+			t.Errorf("%s is timed on the images shape", c.name)
 		}
 	}
 	if len(commandsFor(ShapeCompacted)) != len(processCommands) {
