@@ -87,17 +87,9 @@ func startSpawner(ctx context.Context) (*spawner, error) {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, spawnChildArg)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd, "the spawner")
 	if err != nil {
 		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the spawner: %w", err)
 	}
 	return &spawner{cmd: cmd, stdin: stdin, enc: json.NewEncoder(stdin), dec: json.NewDecoder(stdout)}, nil
 }
@@ -121,4 +113,23 @@ func (s *spawner) run(keepStdout bool, bin string, args ...string) ([]byte, time
 // close ends the spawner and waits for it.
 func (s *spawner) close() error {
 	return errors.Join(s.stdin.Close(), s.cmd.Wait())
+}
+
+// startPiped starts cmd, a child the bench talks to (what names it in an
+// error), with pipes to its stdin and from its stdout; its stderr is the
+// bench's.
+func startPiped(cmd *exec.Cmd, what string) (io.WriteCloser, io.ReadCloser, error) {
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", what, err)
+	}
+	return stdin, stdout, nil
 }

@@ -16,10 +16,7 @@ import (
 func TestOpenCurrentOpensOneReader(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openPath(t, path)
 	if db.current || db.w.Stats().OpenConnections != 1 {
 		t.Errorf("new database: current %v, %d write connections; want the full open, 1", db.current, db.w.Stats().OpenConnections)
 	}
@@ -28,15 +25,7 @@ func TestOpenCurrentOpensOneReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := st.ID()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	db, err = Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = reopen(t, db)
 	conns := func(when string, w, r int, cp bool) {
 		t.Helper()
 		gw, gr := db.w.Stats().OpenConnections, db.r.Stats().OpenConnections
@@ -70,11 +59,7 @@ func TestOpenCurrentOpensOneReader(t *testing.T) {
 // records that lack a migration takes the full open, which applies it.
 func TestOpenCurrentChecksRecords(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openPath(t, filepath.Join(t.TempDir(), "s.db"))
 	latest := latestVersion()
 	if err := db.update(ctx, true, func(w q) error {
 		_, err := w.exec(`DELETE FROM schema_migrations WHERE version = ?`, latest)
@@ -82,16 +67,29 @@ func TestOpenCurrentChecksRecords(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = reopen(t, db)
 	var n int
 	if err := db.r.GetContext(ctx, &n, `SELECT count(*) FROM schema_migrations WHERE version = ?`, latest); err != nil || n != 1 {
 		t.Errorf("records of migration %d after Open = %d, %v; want 1 (applied again)", latest, n, err)
 	}
+}
+
+// openPath opens the database at path, closed when the test ends.
+func openPath(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// reopen closes db and opens its file again.
+func reopen(t *testing.T, db *DB) *DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openPath(t, db.Path())
 }
