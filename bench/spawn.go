@@ -16,9 +16,10 @@ import (
 // own, the spawner. A process's peak RSS (its rusage) starts at its
 // parent's RSS: Go starts a process with CLONE_VM, so the exec replaces
 // the parent's memory, whose high-water mark the kernel carries into the
-// child's. The bench holds tens of MB (the generated session, its
-// runtime); the spawner, started before anything is generated, holds a
-// few, so a command's peak is its own within those few MB.
+// child's. The bench holds 25 to 30 MB and more (the generated session,
+// its runtime); the spawner, started before anything is generated, holds
+// some 14 MB, below what any command needs of its own (--help: 16 MB), so
+// a command's peak is its own.
 
 // spawnChildArg, as the bench binary's first argument, runs it as the
 // spawner (spawnChild) instead of the benchmark.
