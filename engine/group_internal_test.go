@@ -141,6 +141,7 @@ func entryCount(t *testing.T, st *Storage) int {
 // second draft that fails after the first was written) fails alone; the
 // others commit.
 func TestGroupFailureIsItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	a, b, c, d, e := groupSession(t, db), groupSession(t, db), groupSession(t, db), groupSession(t, db), groupSession(t, db)
@@ -198,6 +199,7 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 // append of the group fails with the commit's error (one that failed on
 // its own keeps its own), nothing is kept, and later appends work.
 func TestGroupCommitErrorFailsAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	sts := []*Storage{groupSession(t, db), groupSession(t, db), groupSession(t, db)}
@@ -247,6 +249,7 @@ func TestGroupCommitErrorFailsAll(t *testing.T) {
 // TestGroupOutlivesCancelledLeader: the leader's cancelled context fails
 // its own append, not the group it leads.
 func TestGroupOutlivesCancelledLeader(t *testing.T) {
+	t.Parallel()
 	db := openGroupDB(t)
 	lead, other := groupSession(t, db), groupSession(t, db)
 	release := holdWriter(t, db)
@@ -276,6 +279,7 @@ func TestGroupOutlivesCancelledLeader(t *testing.T) {
 // TestGroupIfLeafRace: appends guarded on the same leaf, in one group:
 // exactly one wins, the others see the winner as the leaf.
 func TestGroupIfLeafRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	st := groupSession(t, db)
@@ -315,6 +319,7 @@ func TestGroupIfLeafRace(t *testing.T) {
 // commit, each session is one chain in append order, and each writer's
 // entries are in its session's log in the order its appends returned.
 func TestGroupManyWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	const sessions, perSession, each = 8, 2, 30
