@@ -49,6 +49,7 @@ func rowChecksums(t *testing.T, path string) []checksumRow {
 // SetLeaf, a batch of one chunk and of many, a batch in a caller's
 // transaction) and finds each row's checksum to be its JSON's.
 func TestChecksumsOnEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})
@@ -120,6 +121,7 @@ END`,
 // the branch, the log, one entry, entries by type and the state; reads
 // that do not meet it still work; Check names it.
 func TestReadsVerifyChecksums(t *testing.T) {
+	t.Parallel()
 	damages := map[string]string{
 		"a letter changed":  `raw = substr(raw, 1, length(raw) - 3) || 'X' || substr(raw, length(raw) - 1)`,
 		"JSON cut short":    `raw = substr(raw, 1, length(raw) - 5)`,
@@ -229,6 +231,7 @@ func TestReadsVerifyChecksums(t *testing.T) {
 // damaged, which gets none and is reported as corrupt; the append-only
 // trigger is back.
 func TestChecksumMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	current := openDB(t, filepath.Join(dir, "current.db"), engine.Options{})

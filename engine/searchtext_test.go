@@ -154,6 +154,7 @@ func TestSearchTextFixtures(t *testing.T) {
 // nested and odd content, unknown and non-text blocks, numbers and other
 // non-string values, escapes and duplicate keys.
 func TestSearchTextCases(t *testing.T) {
+	t.Parallel()
 	const limit = sessiontree.SearchTextLimit
 	big := strings.Repeat("log line of a build\\n", 3*limit/20)
 	accents := "x" + strings.Repeat("é", limit) // cut inside an é

@@ -14,14 +14,6 @@ import (
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
-var searchTemplate = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := Open(ctx, url, Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
-
 // searchFixture is a session of four user messages, the last on a branch
 // of its own: a, b (left), then c under a (the active branch).
 type searchFixture struct {
@@ -33,7 +25,7 @@ type searchFixture struct {
 func newSearchFixture(t *testing.T) searchFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, searchTemplate.Database(t), Options{})
+	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +96,7 @@ func phrase(text string) sessiontree.MatchQuery {
 }
 
 func TestSearchOnPostgres(t *testing.T) {
+	t.Parallel()
 	f := newSearchFixture(t)
 	all := sessiontree.SearchScope{}
 	// Everything is pending: the index finds nothing, a scan and the
