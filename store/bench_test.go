@@ -371,7 +371,8 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // "generated-large" one such file too large to be read once; "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
-// an import of the same files. The floors of the import, measured in the
+// an import of the same files (and "generated-index-serial" the same
+// without reading the next chunk ahead). The floors of the import, measured in the
 // same run because the machine may be shared, are "generated-read", the
 // JSONL reader alone, and "generated-append" and "fixtures-append", the
 // engine's batch append alone (one transaction per file, entries parsed
@@ -387,7 +388,8 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("generated", func(b *testing.B) { benchImport(b, gen, genBytes) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
-	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
+	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes, false) })
+	b.Run("generated-index-serial", func(b *testing.B) { benchIndex(b, gen, genBytes, true) })
 	b.Run("generated-read", func(b *testing.B) { benchRead(b, gen, genBytes) })
 	b.Run("generated-append", func(b *testing.B) { benchAppend(b, gen, genBytes) })
 	b.Run("fixtures-append", func(b *testing.B) { benchAppend(b, piDir, fixBytes) })
@@ -441,13 +443,14 @@ func benchImport(b *testing.B, dir string, size int64) {
 }
 
 // benchIndex times Store.Index over everything an import of dir left
-// pending.
-func benchIndex(b *testing.B, dir string, size int64) {
+// pending; serial turns off its reading the next chunk ahead.
+func benchIndex(b *testing.B, dir string, size int64, serial bool) {
 	ctx := context.Background()
 	var s *store.Store
 	var want int
 	rate(b, size, func(int) {
 		s = freshStore(b)
+		store.SetIndexSerial(s, serial)
 		want = mustImportNew(b, s, dir)
 	}, func() int {
 		n, err := s.Index(ctx, store.IndexOptions{})
