@@ -79,8 +79,9 @@ type IndexOptions struct {
 // which they do only so far.
 //
 // It commits a chunk of entries at a time, each bounded in entries and in
-// bytes, so other writers are not held up for long; ctx's cancellation
-// stops it between chunks or inside one, and what it committed stays.
+// bytes, so other writers are not held up for long, and reads the next
+// chunk's text while it writes one; ctx's cancellation stops it between
+// chunks or inside one, and what it committed stays.
 func (s *Store) Index(ctx context.Context, opts IndexOptions) (int64, error) {
 	return s.index(ctx, opts, gate{d: s.d, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace})
 }
