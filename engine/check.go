@@ -28,7 +28,7 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // sessionID is ""): SQLite's integrity_check and foreign_key_check, then
 // the session replayed from its entries in append order against what the
 // engine keeps: each stored row's JSON matches its checksum (see
-// [EntryChecksum]) and the row agrees with the JSON, parents exist
+// [sessiontree.EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally) and the
 // usage by day and bucket (usage_days, exactly), the
@@ -142,11 +142,7 @@ func pragmaClean(r q, pragma string) error {
 
 // checkedIDs are the entries replayed so far, by id: the
 // sessiontree.Earlier of Check's replay.
-type checkedIDs map[string]*checked
-
-func (c checkedIDs) Taken(id string) bool { return c[id] != nil }
-
-func (c checkedIDs) Exists(id string) (bool, error) { return c[id] != nil, nil }
+type checkedIDs = sessiontree.EarlierMap[*checked]
 
 // checked is what the replay keeps of an entry: no payload except for
 // compactions, which path cutting reads.
@@ -179,7 +175,7 @@ func checkSession(r q, id string) error {
 	var replay sessiontree.Replayer
 	var tally sessiontree.Tally
 	firstUse := map[string]int64{} // bucket -> seq of its first record
-	days := dayTotals{}
+	days := sessiontree.UsageDays{}
 	var wantFirst sql.NullString
 	lo, hi := pkRange(pk)
 	rows, err := r.rows(qCheckEntries, lo, hi)
@@ -207,7 +203,7 @@ func checkSession(r q, id string) error {
 		if e.Seq != seq {
 			return corrupt(e.ID, "seq %d, want %d", e.Seq, seq)
 		}
-		if err := VerifyChecksum(e.ID, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(e.ID, raw, sum); err != nil {
 			return err
 		}
 		dec, err := sessiontree.DecodeEntry(raw)
@@ -269,7 +265,7 @@ func checkSession(r q, id string) error {
 			firstUse[f.stats.Bucket] = e.Seq
 		}
 		if f.stats.HasUsage {
-			days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+			days.Add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
 		}
 		if !wantFirst.Valid {
 			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
@@ -298,7 +294,7 @@ func checkSession(r q, id string) error {
 	if err != nil {
 		return err
 	}
-	if diff := diffDays(storedDays, days); diff != "" {
+	if diff := storedDays.Diff(days); diff != "" {
 		return corrupt("", "stored usage by day: %s", diff)
 	}
 	if firstUser != wantFirst {
