@@ -93,8 +93,8 @@ func pendingPast(pending []pendingSession, after []sessiontree.IndexSpan) []pend
 // readBodies reads the text of the entries of spans from search_text,
 // of n entries whose JSON holds size bytes: the object is made in one
 // buffer of the size that text mostly takes at most (an entry's text is
-// no longer than its JSON nor than SearchTextLimit, plus the view's two
-// newlines), not grown as it is made.
+// no longer than its JSON nor than sessiontree.SearchTextLimit, plus the
+// view's two newlines), not grown as it is made.
 func (tx *Tx) readBodies(spans []sessiontree.IndexSpan, size, n int64) ([]byte, error) {
 	ranges, _ := encodeSpans(spans)
 	// CROSS JOIN keeps the ranges the outer loop, so each is one range
@@ -105,7 +105,7 @@ WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 		return nil, fmt.Errorf("read text: %w", err)
 	}
 	defer rows.Close()
-	b := make([]byte, 0, 2*min(size+2*n, n*(SearchTextLimit+2))+32*n+2)
+	b := make([]byte, 0, 2*min(size+2*n, n*(sessiontree.SearchTextLimit+2))+32*n+2)
 	b = append(b, '{')
 	var body []byte
 	for n := 0; rows.Next(); n++ {
