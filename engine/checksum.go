@@ -56,6 +56,13 @@ func (x q) entryError(err error) error {
 // stored text's). It is NULL for NULL.
 const sqlChecksumFunc = "entry_checksum"
 
+// sqlDerivedTextFunc is sessiontree.DerivedText as an SQL function of one
+// text, passed as CAST(text AS BLOB) so that it arrives whole past a NUL
+// (NULL for NULL): migration 18 applies it to the texts stored before the
+// rule existed. SQLite's replace() cannot, as it takes a pattern
+// beginning with a NUL for an empty one.
+const sqlDerivedTextFunc = "derived_text"
+
 // newDriver returns a driver of the engine's own, whose connections have
 // the engine's SQL functions. A driver per DB, rather than functions
 // registered on modernc's package-level driver, keeps them off every other
@@ -71,7 +78,7 @@ func newDriver() (*sqlite.Driver, error) {
 // RegisterFunctions gives the connections d opens the SQL functions the
 // engine's migrations call: entry_checksum (migration 11), those of
 // migration 12 (see usage.go) and entry_search_text (migration 13, see
-// searchtext.go). The engine's own connections have them;
+// searchtext.go) and derived_text (migration 18). The engine's own connections have them;
 // this is for a tool that applies package migrate's files on a driver of
 // its own.
 func RegisterFunctions(d *sqlite.Driver) error {
@@ -86,6 +93,20 @@ func RegisterFunctions(d *sqlite.Driver) error {
 	})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", sqlChecksumFunc, err)
+	}
+	err = d.RegisterDeterministicScalarFunction(sqlDerivedTextFunc, 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+		switch v := a[0].(type) {
+		case nil:
+			return nil, nil
+		case string:
+			return sessiontree.DerivedText(v), nil
+		case []byte:
+			return sessiontree.DerivedText(string(v)), nil
+		}
+		return nil, fmt.Errorf("%s: want a text, got %T", sqlDerivedTextFunc, a[0])
+	})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", sqlDerivedTextFunc, err)
 	}
 	if err := registerSearchText(d); err != nil {
 		return err
