@@ -69,7 +69,20 @@ func SearchText(typ string, raw []byte) (string, bool, error) {
 // searchText is SearchText in a slice of its own, for entry_search_text to
 // encode without copying the text into a string first.
 func searchText(typ string, raw []byte) ([]byte, bool, error) {
-	w := textWalk{src: raw, out: textOut{limit: SearchTextLimit}}
+	return searchTextUpTo(typ, raw, SearchTextLimit)
+}
+
+// hasSearchText reports whether an entry has search text (SearchText's
+// ok, so whether the search_text view has a row for it), walking its JSON
+// only up to the text's first byte.
+func hasSearchText(typ string, raw []byte) (bool, error) {
+	_, ok, err := searchTextUpTo(typ, raw, 1)
+	return ok, err
+}
+
+// searchTextUpTo is searchText cut at limit bytes.
+func searchTextUpTo(typ string, raw []byte, limit int) ([]byte, bool, error) {
+	w := textWalk{src: raw, out: textOut{limit: limit}}
 	var err error
 	switch typ {
 	case "message":
