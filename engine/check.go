@@ -175,8 +175,8 @@ func sessionIDs(r q) ([]string, error) {
 }
 
 // checkOne is one session's check: the replay (checkSession), then its
-// rows through each index (checkIndexes). withText also gives the
-// session's search text as the replay computes it.
+// rows through each index (checkIndexes). withText also notes which
+// entries have search text (replayed.texts).
 func checkOne(r q, id string, withText bool) (*replayed, error) {
 	rp, err := checkSession(r, id, withText)
 	if err == nil {

@@ -14,9 +14,8 @@ import (
 // SQLite's integrity_check compares every index with its table, for the
 // whole database. A session's check compares the session's rows only:
 // for each index of its tables, the rows read from the table and the same
-// rows read through the index (INDEXED BY: the index's own columns and
-// the row's key, which a covering read takes from the index alone) must
-// be the same set. Each side is summed into a digest (the count of rows
+// rows read through the index (INDEXED BY: the index's columns and the
+// row's key) must be the same set. Each side is summed into a digest (the count of rows
 // and the sum of a hash of each row's columns), so a row missing from the
 // index, one it holds too many, or an index entry whose columns differ
 // from its row's is found, without sorting either side. The entries rows

@@ -67,6 +67,8 @@ const (
 	qCheckText    = `SELECT CAST(body AS BLOB) FROM search_text WHERE pk = ?1`
 	qCheckDocSize = `SELECT sz FROM entries_fts_docsize WHERE id = ?1`
 	qCheckTrigram = `SELECT 1 FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid = ?2`
+	qCheckPending = `SELECT count(*) FROM sessions s
+WHERE s.pk BETWEEN ?1 AND ?2 AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`
 	qCheckEntryID = `SELECT e.id, s.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk = ?1`
 )
 
@@ -179,9 +181,7 @@ func (c *indexChecker) compareDocument(texts []int64, i *int, doc int64) error {
 // lags behind, or a search would miss the entries of one left out.
 func checkPending(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
 	var unlisted int64
-	err := tx.GetContext(ctx, &unlisted, `SELECT count(*) FROM sessions s
-WHERE s.pk BETWEEN ? AND ? AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`,
-		lo>>32, hi>>32)
+	err := tx.GetContext(ctx, &unlisted, qCheckPending, lo>>32, hi>>32)
 	if err != nil {
 		return err
 	}

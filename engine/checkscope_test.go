@@ -1,0 +1,122 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// TestSessionCheckComparesIndexes damages one index entry of a session's
+// row in the file (a letter of the column the index holds), leaving the
+// row itself as it was: the session's check finds that the index
+// disagrees with the table, another session's check finds nothing (it
+// reads its own rows only), and the whole database's check and
+// CheckStructure find it through integrity_check.
+func TestSessionCheckComparesIndexes(t *testing.T) {
+	ctx := context.Background()
+	template, id := damageTemplate(t)
+	other := addSession(t, template)
+	for _, tc := range []struct {
+		index string
+		// column is the text of a column of the damaged session's row
+		// that the index holds: the label entry's type, the first
+		// entry's id.
+		column func(t *testing.T, path string) string
+	}{
+		{"entries_by_type", func(*testing.T, string) string { return "label" }},
+		{"sqlite_autoindex_entries_1", func(t *testing.T, path string) string {
+			return queryString(t, path, `SELECT e.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE s.id = ? AND e.seq = 1`, id)
+		}},
+	} {
+		t.Run(tc.index, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			copyFile(t, template, path)
+			damageIndexPage(t, path, tc.index, tc.column(t, path))
+			db, err := engine.Open(ctx, path, engine.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), tc.index) {
+				t.Errorf("Check(damaged session) = %v; want ErrCorrupt naming index %s", err, tc.index)
+			}
+			if err := db.Check(ctx, other); err != nil {
+				t.Errorf("Check(other session) = %v; want nil: its rows are whole", err)
+			}
+			if err := db.Check(ctx, ""); !errors.Is(err, sessiontree.ErrCorrupt) {
+				t.Errorf("Check(whole database) = %v; want ErrCorrupt", err)
+			}
+			if err := db.CheckStructure(ctx); !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), "integrity_check") {
+				t.Errorf("CheckStructure() = %v; want ErrCorrupt from integrity_check", err)
+			}
+		})
+	}
+}
+
+// addSession adds a session of two messages to the database at path and
+// closes it again (checkpointed).
+func addSession(t *testing.T, path string) string {
+	t.Helper()
+	ctx := context.Background()
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newSession(t, db)
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	for _, text := range []string{"a", "b"} {
+		if _, err := s.AppendMessage(ctx, userMsg(text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return st.ID()
+}
+
+func queryString(t *testing.T, path, query string, a ...any) string {
+	t.Helper()
+	raw := rawDB(t, path)
+	defer raw.Close()
+	var s string
+	if err := raw.QueryRowContext(context.Background(), query, a...).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// damageIndexPage changes one letter of text on the root page of index
+// (which holds all of a small database's entries of it) in the file.
+func damageIndexPage(t *testing.T, path, index, text string) {
+	t.Helper()
+	raw := rawDB(t, path)
+	var root, pageSize int64
+	if err := raw.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, index).Scan(&root); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := data[(root-1)*pageSize : root*pageSize]
+	if bytes.Count(page, []byte(text)) != 1 {
+		t.Fatalf("index %s's page holds %q %d times; want once", index, text, bytes.Count(page, []byte(text)))
+	}
+	i := bytes.Index(page, []byte(text))
+	page[i+1] ^= 0x01 // a letter for another: the record keeps its length
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
