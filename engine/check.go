@@ -462,7 +462,7 @@ func (rp *replayed) compareBranch(r q, ss *storedSession) error {
 			return err
 		}
 		depth++
-		if d != depth || depth > int64(len(full)) || rp.byID[full[depth-1].ID].node.pk != entry {
+		if d != depth || depth > int64(len(full)) || entryPK(rp.pk, full[depth-1].Seq) != entry {
 			return corruptEntry("", "materialized branch row at depth %d (entry key %d) is not on the leaf's path", d, entry)
 		}
 	}
