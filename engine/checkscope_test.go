@@ -3,7 +3,9 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,5 +120,50 @@ func damageIndexPage(t *testing.T, path, index, text string) {
 	page[i+1] ^= 0x01 // a letter for another: the record keeps its length
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckReportsTheFirstDamageInLogOrder damages two entries of a
+// session of many chunks of the check's workers: the check names the
+// earlier one, whichever worker derives it first, and stops.
+func TestCheckReportsTheFirstDamageInLogOrder(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := openDB(t, path, engine.Options{})
+	st := newSession(t, db)
+	drafts := make([]sessiontree.Draft, 2000)
+	for i := range drafts {
+		drafts[i] = sessiontree.Draft{Type: sessiontree.TypeMessage,
+			Fields: json.RawMessage(`{"message":` + string(userMsg(fmt.Sprint("entry ", i))) + `}`)}
+	}
+	entries, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	for _, stmt := range []string{`DROP TRIGGER entries_no_update`,
+		`UPDATE entries SET raw = replace(raw, 'entry 1700', 'entry 1701') WHERE seq = 1701`,
+		`UPDATE entries SET raw = replace(raw, 'entry 600', 'entry 601') WHERE seq = 601`} {
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		err := db.Check(ctx, st.ID())
+		var ce *sessiontree.CorruptError
+		if !errors.As(err, &ce) || ce.EntryID != entries[600].ID {
+			t.Fatalf("Check() = %v; want a CorruptError naming entry %s (seq 601)", err, entries[600].ID)
+		}
+	}
+	// Repaired, or the helper's closing check fails the test.
+	for _, stmt := range []string{
+		`UPDATE entries SET raw = replace(raw, 'entry 1701', 'entry 1700') WHERE seq = 1701`,
+		`UPDATE entries SET raw = replace(raw, 'entry 601', 'entry 600') WHERE seq = 601`} {
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Errorf("Check() after the repair = %v", err)
 	}
 }
