@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -87,4 +88,104 @@ func ClaimTerms(session, holder string, ttl time.Duration) (time.Duration, error
 		ttl = DefaultClaimTTL
 	}
 	return ttl, nil
+}
+
+// ClaimRow is one session's row of an engine's claims table, read and
+// written in the transaction of a write or a claim, under the engine's
+// lock on the session: what the claim rules ([TakeClaim], [CheckClaim],
+// [ClaimToken.Renew], [ClaimToken.Release]) need of an engine, each
+// method one statement of its own SQL. The rules are then written once,
+// here, and every engine's claims behave alike.
+type ClaimRow interface {
+	// Live returns the holder of the session's claim and when it lapses,
+	// when the claim is live at now; ok is false when none is.
+	Live(now time.Time) (holder string, expires time.Time, ok bool, err error)
+	// Take claims the session for holder until expires, with a fence one
+	// above the last claim's (1 for the first), and returns that fence.
+	Take(holder string, expires time.Time) (fence int64, err error)
+	// Renew moves the lease of claim (holder, fence) to expires, only
+	// while that is the session's current claim: the update's result
+	// affects its row or none.
+	Renew(holder string, fence int64, expires time.Time) (sql.Result, error)
+	// Release ends claim (holder, fence), keeping its fence, only while
+	// that is the session's current claim: the update's result affects
+	// its row or none.
+	Release(holder string, fence int64) (sql.Result, error)
+	// Current returns the holder and fence of the session's claim row
+	// ("" and 0 when it has none; "" when the claim was released).
+	Current() (holder string, fence int64, err error)
+}
+
+// ClaimToken is a claim an engine's storage writes under: its holder,
+// its fence and the lease each write renews it by.
+type ClaimToken struct {
+	Holder string
+	Fence  int64
+	TTL    time.Duration
+}
+
+// TakeClaim claims session for holder for ttl (as [ClaimTerms] gives it)
+// at now on row: another holder's live claim is a [*ClaimedError].
+func TakeClaim(row ClaimRow, session, holder string, ttl time.Duration, now time.Time) (*ClaimToken, error) {
+	if err := liveClaim(row, session, holder, now); err != nil {
+		return nil, err
+	}
+	fence, err := row.Take(holder, now.Add(ttl))
+	if err != nil {
+		return nil, err
+	}
+	return &ClaimToken{Holder: holder, Fence: fence, TTL: ttl}, nil
+}
+
+// CheckClaim is the claim rule of a write to session at now, run in its
+// transaction: a write through a claim (tok) must hold the session's
+// current fence, or fails with a [*StaleClaimError], and renews the
+// lease; a write without one (tok nil) fails with a [*ClaimedError]
+// while someone holds a live claim.
+func CheckClaim(row ClaimRow, session string, tok *ClaimToken, now time.Time) error {
+	if tok == nil {
+		return liveClaim(row, session, "", now)
+	}
+	return tok.Renew(row, session, now)
+}
+
+// Renew moves the claim's lease to now plus its TTL, or fails with a
+// [*StaleClaimError] when it is no longer session's current claim.
+func (t *ClaimToken) Renew(row ClaimRow, session string, now time.Time) error {
+	res, err := row.Renew(t.Holder, t.Fence, now.Add(t.TTL))
+	return t.updated(row, session, res, err)
+}
+
+// Release ends the claim, or fails with a [*StaleClaimError] when it is
+// no longer session's current claim.
+func (t *ClaimToken) Release(row ClaimRow, session string) error {
+	res, err := row.Release(t.Holder, t.Fence)
+	return t.updated(row, session, res, err)
+}
+
+// updated says what an update of the claim's row (res, err) means: err;
+// nil when it found the row; else the [*StaleClaimError] naming the
+// session's current claim.
+func (t *ClaimToken) updated(row ClaimRow, session string, res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	stale := &StaleClaimError{Session: session, Holder: t.Holder, Fence: t.Fence}
+	if stale.Current, stale.CurrentFence, err = row.Current(); err != nil {
+		return err
+	}
+	return stale
+}
+
+// liveClaim returns a [*ClaimedError] when someone other than holder
+// ("" for a write without a claim) holds a live claim on session at now.
+func liveClaim(row ClaimRow, session, holder string, now time.Time) error {
+	cur, expires, ok, err := row.Live(now)
+	if err != nil || !ok || cur == holder {
+		return err
+	}
+	return &ClaimedError{Session: session, Holder: cur, Expires: expires.UTC()}
 }

@@ -10,12 +10,24 @@
 // context edits applied: the [Context]; [Session.Projection] pairs each of
 // its messages with the entry it comes from.
 //
-// This package holds the model and the contract: the entry types, the
+// This package holds the model and the contracts: the entry types, the
 // [Storage] interface every backend implements, [Session] (typed appends,
 // labels, names, [Session.MoveTo], paths and [Session.Context]) on top of
-// any storage, and the sentinel errors. Backends live in their own
-// packages: memory (in-memory), jsonl (pi's session files) and engine
-// (SQLite). Package storetest is the conformance suite they all pass.
+// any storage, the [Database] contract of a database of many sessions
+// (database.go), on which package store runs, and the sentinel errors.
+// Backends live in their own packages: memory (in-memory), jsonl (pi's
+// session files), engine (SQLite) and pgengine (PostgreSQL). Package
+// storetest is the conformance suite they all pass.
+//
+// # What it owns
+//
+// No storage and no SQL: every rule that must give the same answer on
+// every backend. The tree rules (replay.go, below); the stats and usage
+// sums ([Tally], [UsageReport]); pi's session-list fields ([ListInfoOf],
+// [UserText]); the claim terms ([ClaimTerms]); the checksum every engine
+// keeps of an entry's JSON ([EntryChecksum], checksum.go); the text a
+// search index holds of an entry ([SearchText], searchtext.go); and how
+// a text derived from an entry keeps a NUL ([DerivedText]).
 //
 // The model is pi's: sessiontree reads and answers exactly like pi 1.6.0
 // (@earendil-works/pi-coding-agent) and 0.73.1

@@ -316,6 +316,29 @@ type Draft struct {
 	Fields json.RawMessage
 }
 
+// CheckDraft refuses a draft that Append and AppendAll do not take, on
+// every backend: a leaf entry, which only SetLeaf appends (it moves the
+// leaf rather than appending under it). It returns a
+// [*InvalidEntryError], nil for any other draft.
+func CheckDraft(d Draft) error {
+	if d.Type == TypeLeaf {
+		return &InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	}
+	return nil
+}
+
+// LeafDraft is the draft of the leaf entry that SetLeaf(target) appends:
+// its targetId is target, or null when target is "" (before the first
+// entry). Its timestamp is left to the backend.
+func LeafDraft(target string) (Draft, error) {
+	var t any = json.RawMessage("null")
+	if target != "" {
+		t = target
+	}
+	f, err := Fields("targetId", t)
+	return Draft{Type: TypeLeaf, Fields: f}, err
+}
+
 // BuildEntry makes the entry a draft becomes under parent. Backends call it
 // inside their write path after choosing id, parent and time. The JSON is
 // written type, id, parentId, timestamp, then Fields in their given order.

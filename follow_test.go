@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -59,9 +58,7 @@ func TestFollowStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range 3 {
-		storetest.AppendStep(t, st, i)
-	}
+	storetest.AppendSteps(t, st, 0, 3, 0)
 	stop := errors.New("stop")
 	var seen int
 	err = sessiontree.Follow(context.Background(), st, 0, func(e sessiontree.Entry) error {
@@ -85,20 +82,5 @@ func TestFollowClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error { return nil })
-	}()
-	// Most likely Follow is waiting by then; if not, its Watch or Log
-	// meets the closed database, with the same error.
-	time.Sleep(100 * time.Millisecond)
-	db.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, sessiontree.ErrClosed) {
-			t.Errorf("Follow on a closed database = %v; want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Follow did not end within 10 s of Close")
-	}
+	storetest.RunFollowClosed(t, st, db.Close)
 }

@@ -117,7 +117,7 @@ func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []s
 		if _, err := raw.ExecContext(ctx, `INSERT INTO entries (pk, session, seq, id, parent_id, type, timestamp,
 			depth, start_depth, raw, checksum) VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1, ?, ?)`,
 			session<<32|seq, session, seq, e.ID, parent, string(e.Type), e.Timestamp, string(e.Raw),
-			engine.EntryChecksum(e.Raw)); err != nil {
+			sessiontree.EntryChecksum(e.Raw)); err != nil {
 			t.Fatal(err)
 		}
 	}

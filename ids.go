@@ -40,17 +40,35 @@ func NewSessionID() (string, error) {
 	return id.String(), nil
 }
 
-// LabelOf returns the label a label entry sets, exactly as written (pi
-// does not trim labels); "" means the entry clears the label.
+// LabelOf returns the label a label entry sets, as written (pi does not
+// trim labels) but for a NUL ([DerivedText]); "" means the entry clears
+// the label.
 func LabelOf(e Entry) string {
 	s, _ := e.String("label")
-	return s
+	return DerivedText(s)
 }
 
-// NameOf returns the name a session_info entry sets, trimmed; "" clears it.
+// NameOf returns the name a session_info entry sets, trimmed, a NUL made
+// a space after the trim ([DerivedText]); "" clears it.
 func NameOf(e Entry) string {
 	s, _ := e.String("name")
-	return strings.TrimSpace(s)
+	return DerivedText(strings.TrimSpace(s))
+}
+
+// DerivedText returns s, a text taken out of an entry's JSON, with each
+// NUL character (U+0000) replaced by a space: the one rule by which every
+// backend keeps such a text, the same on each. An entry's JSON keeps a
+// NUL escaped (\u0000) and is stored whole, byte for byte; the texts
+// derived from it (the first user message, a session name, a label, an
+// entry's search text on PostgreSQL) are kept in text columns, and
+// PostgreSQL's text holds no NUL byte. A space keeps the text's length
+// and its words apart, and since the replacement comes after any trim, a
+// text is empty, so clears a name or label, exactly when pi's is.
+func DerivedText(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", " ")
 }
 
 // CleanName prepares a session name for writing as pi 1.6.0 does: each run

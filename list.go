@@ -42,12 +42,14 @@ func ListInfoOf(log []Entry) ListInfo {
 
 // UserText returns the text pi's session list takes from a user message:
 // its content when that is a string, else its text blocks' texts joined
-// by spaces. ok is false for other entries and when the text is empty.
+// by spaces, a NUL made a space ([DerivedText]). ok is false for other
+// entries and when the text is empty.
 func UserText(e Entry) (string, bool) {
 	if e.Type != TypeMessage || MessageInfoOf(e).Role != "user" {
 		return "", false
 	}
-	return messageText(e)
+	text, ok := messageText(e)
+	return DerivedText(text), ok
 }
 
 // messageText extracts a message's text as pi's session list does.

@@ -168,6 +168,17 @@ type Earlier interface {
 	Exists(id string) (bool, error)
 }
 
+// EarlierMap is an [Earlier] over a map from the ids of the entries
+// before the one checked to whatever a caller keeps of them (the entry,
+// a hash, a row): an id is taken, and exists, when the map has it.
+type EarlierMap[V any] map[string]V
+
+// Taken implements [Earlier]: whether the map has id.
+func (m EarlierMap[V]) Taken(id string) bool { _, ok := m[id]; return ok }
+
+// Exists implements [Earlier]: whether the map has id; it never fails.
+func (m EarlierMap[V]) Exists(id string) (bool, error) { return m.Taken(id), nil }
+
 // Replayer replays a session's log in order: [Replayer.Next] checks each
 // entry against the entries before it (unique id, a parent and a target
 // that exist earlier, so no cycle can form) and follows the leaf rule,

@@ -34,6 +34,53 @@ func UsageDay(timestamp string) string {
 	return t.UTC().Format(UsageDayLayout)
 }
 
+// UsageDayKey names a row of a session's usage by day: the [UsageDay]
+// of its records and their bucket (provider/model).
+type UsageDayKey struct{ Day, Bucket string }
+
+// UsageDays is a session's usage by day and bucket, as an engine keeps it
+// (its usage_days rows) or as a replay of the log gives it ([UsageDays.Add]
+// in log order): what every engine's Check compares.
+type UsageDays map[UsageDayKey]Usage
+
+// Add adds the usage record u of an entry with timestamp ts in bucket,
+// the records taken in log order (so that costs sum as the writes sum
+// them).
+func (d UsageDays) Add(ts, bucket string, u Usage) {
+	k := UsageDayKey{Day: UsageDay(ts), Bucket: bucket}
+	sum := d[k]
+	sum.Input += u.Input
+	sum.Output += u.Output
+	sum.CacheRead += u.CacheRead
+	sum.CacheWrite += u.CacheWrite
+	sum.Cost += u.Cost
+	d[k] = sum
+}
+
+// Diff describes how d, the stored usage, differs from want, the log's,
+// "" when it does not (at most five rows named). Costs are compared
+// exactly: both are summed in log order.
+func (d UsageDays) Diff(want UsageDays) string {
+	var diffs []string
+	for k, w := range want {
+		if s, ok := d[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s missing, log gives %+v", k.Day, k.Bucket, w))
+		} else if s != w {
+			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, log gives %+v", k.Day, k.Bucket, s, w))
+		}
+	}
+	for k, s := range d {
+		if _, ok := want[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, the log has no such usage", k.Day, k.Bucket, s))
+		}
+	}
+	slices.Sort(diffs)
+	if len(diffs) > 5 {
+		diffs = append(diffs[:5], fmt.Sprintf("and %d more", len(diffs)-5))
+	}
+	return strings.Join(diffs, "; ")
+}
+
 // UsageBy is how a usage report groups its rows.
 type UsageBy string
 

@@ -12,4 +12,9 @@
 // Progress goes to stderr; the Markdown table (or benchstat lines) to
 // stdout; results.json, results.md, results.benchstat.txt and one SVG
 // chart per workload to -out.
+//
+// It owns its workloads, generated corpora and results (bench/results,
+// bench/results-pi, README.md's tables), and the floor's database, the
+// physical limit's own tables (floor.go, corpus.go); the backends it
+// reads and writes through their public API only.
 package main

@@ -40,10 +40,23 @@ const (
 	// ShapeLarge is a linear conversation where about one entry in 50
 	// carries a base64 image or a tool result of 100 KB to 1 MB.
 	ShapeLarge Shape = "large"
+	// ShapeImages is both: compacted as ShapeCompacted, with the large
+	// payloads of ShapeLarge. It is the long-lived session of inline
+	// images of issue 17 item 4 (60k entries make about 450 MB), whose
+	// resume reads only what follows the newest compaction; the
+	// whole-process mode alone uses it (-process-shape images).
+	ShapeImages Shape = "images"
 )
 
-// Shapes lists every shape in the order reports show them.
+// Shapes lists every shape of the workloads in the order reports show
+// them.
 var Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy, ShapeLarge}
+
+// compacted reports whether sessions of shape s are compacted.
+func (s Shape) compacted() bool { return s == ShapeCompacted || s == ShapeImages }
+
+// largePayloads reports whether sessions of shape s carry large payloads.
+func (s Shape) largePayloads() bool { return s == ShapeLarge || s == ShapeImages }
 
 const (
 	compactionEvery  = 1000 // entries between compactions
@@ -161,7 +174,7 @@ func newGenerator(seed uint64, shape Shape) *generator {
 		ids:    map[string]bool{},
 		models: models,
 	}
-	if shape == ShapeLarge {
+	if shape.largePayloads() {
 		g.textPool = g.text(largeMax + 1024)
 		raw := make([]byte, (largeMax*3/4+3)&^7)
 		for i := 0; i < len(raw); i += 8 {
@@ -286,7 +299,7 @@ func composeEntry(d sessiontree.Draft, id, parent string) sessiontree.Entry {
 // a compacted session, oldest first: the newest compactionTail entries
 // before the end, then every ~compactionEvery entries back.
 func compactionPositions(ds *dataset) []int {
-	if ds.Shape != ShapeCompacted {
+	if !ds.Shape.compacted() {
 		return nil
 	}
 	var out []int
@@ -534,7 +547,7 @@ type userMsg struct {
 }
 
 func (g *generator) large() bool {
-	return g.shape == ShapeLarge && g.rng.IntN(largeEvery/2) == 0
+	return g.shape.largePayloads() && g.rng.IntN(largeEvery/2) == 0
 }
 
 // largeSize is log-uniform between largeMin and largeMax.

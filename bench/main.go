@@ -18,6 +18,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
 		os.Exit(writerChild(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == spawnChildArg {
+		os.Exit(spawnChild(os.Stdin, os.Stdout))
+	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

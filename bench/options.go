@@ -52,10 +52,15 @@ type Options struct {
 	FleetWriters []int
 	// Process selects the whole-process mode (process.go): the
 	// sessiontree binary's commands timed as fresh processes on a
-	// compacted session of ProcessSize entries, instead of the workloads.
+	// session of ProcessShape and ProcessSize entries, instead of the
+	// workloads.
 	Process bool
 	// ProcessSize is the session size of the whole-process mode.
 	ProcessSize int
+	// ProcessShape is the session shape of the whole-process mode:
+	// compacted for issue 17's read targets, images for its
+	// large-payload resume, or any of Shapes.
+	ProcessShape Shape
 	// Binary is the sessiontree binary the whole-process mode runs; empty
 	// means one built from this checkout.
 	Binary string
@@ -108,6 +113,7 @@ func DefaultOptions() Options {
 		CorpusMaxEntries: 12,
 		FleetWriters:     []int{1, 8, 64},
 		ProcessSize:      100_000,
+		ProcessShape:     ShapeCompacted,
 		Seed:             1,
 		Out:              "bench-out",
 		PiVersions:       []string{piDefaultVersion},
@@ -190,6 +196,9 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("fleet writers %d: want 1 to 4096", g))
 		}
 	}
+	if o.Process && !slices.Contains(Shapes, o.ProcessShape) && o.ProcessShape != ShapeImages {
+		errs = append(errs, fmt.Errorf("unknown process shape %q (want %s or one of %v)", o.ProcessShape, ShapeImages, Shapes))
+	}
 	if o.Process && (o.ProcessSize < 100 || o.ProcessSize > 10_000_000) {
 		errs = append(errs, fmt.Errorf("process session size %d: want 100 to 10,000,000 entries", o.ProcessSize))
 	}
@@ -229,8 +238,9 @@ func parseFlags(args []string) (Options, error) {
 	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
 	corpusMax := fs.Int("corpus-max", 0, "largest corpus session, in entries (default 12, huge 200)")
 	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
-	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on a compacted session (issue 17)")
+	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on one session (issue 17; see -process-shape)")
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
+	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 450 MB) or another workload shape")
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
@@ -298,7 +308,7 @@ func parseFlags(args []string) (Options, error) {
 			o.FleetWriters = append(o.FleetWriters, g)
 		}
 	}
-	o.Process, o.Binary = *process, *binary
+	o.Process, o.Binary, o.ProcessShape = *process, *binary, Shape(*processShape)
 	if *processSize != "" {
 		n, err := parseSizes(*processSize)
 		if err != nil || len(n) != 1 {

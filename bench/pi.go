@@ -177,17 +177,9 @@ func startPi(ctx context.Context, cache, version string, install bool, progress 
 	cmd := exec.Command(node, "--expose-gc", script,
 		pipkg.SessionManagerJS(pkgDir),
 		filepath.Join(pkgDir, "package.json"))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd, "node")
 	if err != nil {
 		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start node: %w", err)
 	}
 	p := &piRunner{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<16),
 		version: version, pkg: pkg, backend: piBackend(version)}

@@ -56,3 +56,23 @@ func TestProcessMode(t *testing.T) {
 		t.Errorf("%d targets, table:\n%s", len(rep.Targets), stdout.String())
 	}
 }
+
+// TestLargeTargets checks item 4's verdicts on the images shape:
+// the resume's median and its peak RSS, each against its own bound, and
+// that the whole-session commands are left out there.
+func TestLargeTargets(t *testing.T) {
+	rep := &ProcessReport{Session: DatasetInfo{Name: "images-60k", FileBytes: 460 << 20},
+		Results: []ProcessResult{{Command: processFloor, MedianNs: 5e6}, {Command: "context --json", MedianNs: 40e6, MaxRSS: 40 << 20}}}
+	rep.checkTargets()
+	if len(rep.Targets) != 2 || rep.Targets[0].Verdict != verdictMet || rep.Targets[1].Verdict != verdictMissed {
+		t.Errorf("targets = %+v; want the time met, the RSS missed", rep.Targets)
+	}
+	for _, c := range commandsFor(ShapeImages) {
+		if c.whole {
+			t.Errorf("%s is timed on the images shape", c.name)
+		}
+	}
+	if len(commandsFor(ShapeCompacted)) != len(processCommands) {
+		t.Errorf("the compacted shape times %d commands; want all %d", len(commandsFor(ShapeCompacted)), len(processCommands))
+	}
+}

@@ -149,17 +149,9 @@ func startWriter(ctx context.Context, backend, target string, per int, ids []str
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, self, writerChildArg, backend, target, strconv.Itoa(per), strings.Join(ids, ","))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	in, out, err := startPiped(cmd, "writers child")
 	if err != nil {
 		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start writers child: %w", err)
 	}
 	c := &writerProc{cmd: cmd, in: in, out: bufio.NewReader(out)}
 	if err := c.expect("ready"); err != nil {

@@ -11,11 +11,15 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 )
 
-// TestMain lets the test binary run as a writers child, as the bench
-// binary does: the writers workload starts os.Executable.
+// TestMain lets the test binary run as a writers child or a spawner, as
+// the bench binary does: the writers workload and the whole-process mode
+// start os.Executable.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
 		os.Exit(writerChild(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == spawnChildArg {
+		os.Exit(spawnChild(os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }

@@ -19,6 +19,7 @@ func message(text string) sessiontree.Draft {
 // one transaction: all stored, or none when one is refused or the guard
 // fails, and the session's counters and leaf follow.
 func TestAppendAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
 	st := newSession(t, db)

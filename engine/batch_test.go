@@ -64,6 +64,7 @@ func relinked(t *testing.T, e sessiontree.Entry, id, parent string) sessiontree.
 // refused batch keeps nothing, alone or in a caller's transaction, which
 // can go on and commit.
 func TestLargeBatchRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)

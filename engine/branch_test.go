@@ -12,6 +12,7 @@ import (
 // of entries with one missing (a damaged file) is refused as corrupt and
 // leaves the branch as it was, instead of writing a branch with a gap.
 func TestMoveOntoRunWithMissingEntry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDamaged(t)
 	st := newSession(t, db)

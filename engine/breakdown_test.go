@@ -52,6 +52,7 @@ func sameBuckets(a, b []bucket) bool {
 // reads them back exactly, and reads what SQLite's JSON functions write
 // for the same buckets (as migration 9 does) exactly too.
 func TestBreakdownRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(9, 9))
 	random := make([]bucket, 200)
 	for i := range random {
@@ -89,6 +90,7 @@ func TestBreakdownRoundTrip(t *testing.T) {
 // TestBreakdownRefused reads columns that are not a breakdown: each is
 // an ErrCorrupt.
 func TestBreakdownRefused(t *testing.T) {
+	t.Parallel()
 	for _, text := range []string{
 		``, `{`, `{}`, `null`, `[1]`, `[{}]`, `[[]]`,
 		`[{"bucket":"a","first_seq":1,"tokens":2}]`,

@@ -29,7 +29,7 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // A session's check (the command line's check SESSION) reads that
 // session and nothing else: its log replayed in append order against
 // what the engine keeps (each stored row's JSON matches its checksum (see
-// [EntryChecksum]) and the row agrees with the JSON, parents exist
+// [sessiontree.EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally) and the
 // usage by day and bucket (usage_days, exactly), the session list's first
@@ -224,11 +224,7 @@ func pragmaClean(r q, pragma string) error {
 
 // checkedIDs are the entries replayed so far, by id: the
 // sessiontree.Earlier of Check's replay.
-type checkedIDs map[string]*checked
-
-func (c checkedIDs) Taken(id string) bool { return c[id] != nil }
-
-func (c checkedIDs) Exists(id string) (bool, error) { return c[id] != nil, nil }
+type checkedIDs = sessiontree.EarlierMap[*checked]
 
 // checked is what the replay keeps of an entry: no payload except for
 // compactions, which path cutting reads.
@@ -252,7 +248,7 @@ type replayed struct {
 	replay    sessiontree.Replayer
 	tally     sessiontree.Tally
 	firstUse  map[string]int64 // bucket -> seq of its first record
-	days      dayTotals
+	days      sessiontree.UsageDays
 	wantFirst sql.NullString
 	seq       int64
 	// indexes are the digests of its entries rows as each index of
@@ -278,7 +274,7 @@ func checkSession(r q, id string, withText bool) (*replayed, error) {
 	if err != nil {
 		return nil, err
 	}
-	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: dayTotals{}}
+	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: sessiontree.UsageDays{}}
 	lo, hi := pkRange(ss.pk)
 	if err := eachCheckRow(r, lo, hi, withText, rp.add); err != nil {
 		return nil, err
@@ -324,7 +320,7 @@ func (rp *replayed) add(w *checkRow) error {
 		rp.firstUse[f.stats.Bucket] = e.Seq
 	}
 	if f.stats.HasUsage {
-		rp.days.add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+		rp.days.Add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
 	}
 	if !rp.wantFirst.Valid {
 		rp.wantFirst.String, rp.wantFirst.Valid = sessiontree.UserText(dec)
@@ -389,7 +385,7 @@ func (rp *replayed) compareCounters(r q, _ *storedSession) error {
 	if err != nil {
 		return err
 	}
-	if diff := diffDays(storedDays, rp.days); diff != "" {
+	if diff := storedDays.Diff(rp.days); diff != "" {
 		return corruptEntry("", "stored usage by day: %s", diff)
 	}
 	return nil

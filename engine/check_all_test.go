@@ -12,6 +12,7 @@ import (
 // TestCheckListsEveryDamagedSession: a check of the whole database reports
 // each damaged session, not only the first.
 func TestCheckListsEveryDamagedSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDamaged(t)
 	var ids []string

@@ -203,19 +203,19 @@ func checkIndexes(r q, rp *replayed) error {
 // usage_days by its primary key: the replay's comparison read them
 // through usage_days_by_session.
 func checkUsageDayKeys(r q, rp *replayed) error {
-	keys := make([]dayKey, 0, len(rp.days))
+	keys := make([]sessiontree.UsageDayKey, 0, len(rp.days))
 	for k := range rp.days {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].day < keys[j].day || keys[i].day == keys[j].day && keys[i].bucket < keys[j].bucket
+		return keys[i].Day < keys[j].Day || keys[i].Day == keys[j].Day && keys[i].Bucket < keys[j].Bucket
 	})
 	for _, k := range keys {
 		var u sessiontree.Usage
-		err := r.row(qUsageDayByKey, args(k.day, rp.pk, k.bucket), &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost)
+		err := r.row(qUsageDayByKey, args(k.Day, rp.pk, k.Bucket), &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost)
 		if err == sql.ErrNoRows || err == nil && u != rp.days[k] {
 			return &sessiontree.CorruptError{Reason: fmt.Sprintf(
-				"usage_days by its key: %s %s is not the row read through usage_days_by_session", k.day, k.bucket)}
+				"usage_days by its key: %s %s is not the row read through usage_days_by_session", k.Day, k.Bucket)}
 		}
 		if err != nil {
 			return err

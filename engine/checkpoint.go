@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 )
@@ -27,7 +28,8 @@ import (
 // SQLite's own default.
 const checkpointPages = 1000
 
-// checkpointer runs the checkpoints of a DB.
+// checkpointer runs the checkpoints of a DB. It starts with the first
+// commit (see committed): a process that only reads has none.
 type checkpointer struct {
 	wake chan struct{} // buffered: a wake-up pending
 	stop chan struct{}
@@ -36,13 +38,23 @@ type checkpointer struct {
 	// pages written since the last wake-up; only the holder of the write
 	// connection touches it.
 	pages int
+	// written counts every page the write connection's commits wrote,
+	// for BenchmarkFleet's pages per entry.
+	written atomic.Int64
 }
 
-// startCheckpointer starts the goroutine that runs the checkpoints; its
-// connection opens at the first checkpoint.
+// startCheckpointer starts the goroutine that runs the checkpoints, once,
+// unless the DB is closing; its connection opens at the first checkpoint.
 func (db *DB) startCheckpointer() {
+	db.cpOnce.Do(func() {
+		if !db.closed.Load() {
+			db.cp = newCheckpointer(db)
+		}
+	})
+}
+
+func newCheckpointer(db *DB) *checkpointer {
 	cp := &checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	db.cp = cp
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
@@ -74,13 +86,17 @@ func (db *DB) startCheckpointer() {
 			}
 		}
 	}()
+	return cp
 }
 
 // committed counts the pages the write connection c has written since it
 // was last asked, and wakes the checkpointer when they reach the mark.
 func (db *DB) committed(c *conn) {
 	st, ok := c.Conn.(sqlite.DBStatus)
-	if !ok || db.cp == nil {
+	if !ok {
+		return
+	}
+	if db.startCheckpointer(); db.cp == nil {
 		return
 	}
 	n, _, err := st.Status(sqlite.DBStatusCacheWrite, true)
@@ -88,6 +104,7 @@ func (db *DB) committed(c *conn) {
 		return
 	}
 	cp := db.cp
+	cp.written.Add(int64(n))
 	if cp.pages += n; cp.pages >= checkpointPages {
 		cp.pages = 0
 		select {
@@ -97,8 +114,10 @@ func (db *DB) committed(c *conn) {
 	}
 }
 
-// stopCheckpointer stops the goroutine and waits for it.
+// stopCheckpointer stops the goroutine and waits for it; none starts
+// afterwards.
 func (db *DB) stopCheckpointer() {
+	db.cpOnce.Do(func() {})
 	if db.cp != nil {
 		close(db.cp.stop)
 		db.cp.done.Wait()

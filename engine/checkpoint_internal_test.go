@@ -16,6 +16,7 @@ import (
 // checkpoint's worth of pages the checkpointer still copies the log into
 // the database file, without a Close.
 func TestCheckpointerConnectsOnFirstCheckpoint(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	st := groupSession(t, db)

@@ -66,7 +66,7 @@ func (w *checkRow) scan(rows *rows) error {
 // computes its facts, and with withText whether it has search text.
 func (w *checkRow) derive(withText bool) {
 	e := &w.c.e
-	if err := VerifyChecksum(e.ID, w.raw, w.sum); err != nil {
+	if err := sessiontree.VerifyChecksum(e.ID, w.raw, w.sum); err != nil {
 		w.err = err
 		return
 	}
@@ -98,7 +98,7 @@ func (w *checkRow) derive(withText bool) {
 	w.indexHashes()
 	if withText {
 		var err error
-		if w.hasText, err = hasSearchText(string(e.Type), w.raw); err != nil {
+		if w.hasText, err = sessiontree.HasSearchText(string(e.Type), w.raw); err != nil {
 			w.err = corruptEntry(e.ID, "search text: %v", err)
 		}
 	}

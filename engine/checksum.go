@@ -1,62 +1,19 @@
 package engine
 
 import (
-	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"hash/crc32"
 
 	"modernc.org/sqlite"
 
 	"github.com/sessiontree/sessiontree"
 )
 
-// Checksums of the stored JSON (migration 11).
-//
-// Every entries row carries in its checksum column the CRC-32C
-// (Castagnoli) of its raw bytes, computed by the write that stores it.
-// SQLite's own checks see pages, not values: a changed letter inside an
-// entry's JSON, or JSON cut short, is a valid row to them, and the JSON
-// would be read and printed as if it were the entry. With the checksum,
-// [DB.Check] finds the row and every read that hands out entries refuses
-// it with a sessiontree.CorruptError naming the entry.
-//
-// CRC-32C because it is in the standard library, runs on the CPU's CRC
-// instruction (about 60 ns for an entry of 400 bytes, some 10 GB/s on
-// long ones, against a few hundred MB/s for FNV-1a) and detects every
-// change of up to 32 consecutive bits: one letter changed is always
-// found. It is a check against damage, not against someone who means it:
-// whoever can write the file can write a matching checksum.
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// EntryChecksum returns the checksum an entries row keeps of its JSON
-// raw: the CRC-32C of the bytes, a number from 0 to 2^32-1.
-func EntryChecksum(raw []byte) int64 { return int64(crc32.Checksum(raw, castagnoli)) }
-
-// VerifyChecksum returns a *sessiontree.CorruptError naming entry id when
-// raw is not the JSON that sum, the entry's stored checksum, was computed
-// from, or when the entry has no checksum; nil when they agree. It is for
-// code outside the engine that reads entries rows with SQL of its own (the
-// session store's export).
-func VerifyChecksum(id string, raw []byte, sum sql.NullInt64) error {
-	if reason := checksumProblem(raw, sum.Int64, sum.Valid); reason != "" {
-		return &sessiontree.CorruptError{EntryID: id, Reason: reason}
-	}
-	return nil
-}
-
-// checksumProblem says what is wrong with raw against its stored checksum
-// (valid false: NULL), "" when nothing is.
-func checksumProblem(raw []byte, sum int64, valid bool) string {
-	switch {
-	case !valid:
-		return "the stored JSON has no checksum"
-	case EntryChecksum(raw) != sum:
-		return fmt.Sprintf("the stored JSON does not match its checksum (%d bytes)", len(raw))
-	}
-	return ""
-}
+// Checksums of the stored JSON (migration 11): every entries row
+// carries in its checksum column the [sessiontree.EntryChecksum] of its
+// raw bytes, computed by the write that stores it; [DB.Check] finds a
+// row whose JSON does not match, and every read that hands out entries
+// refuses it with a sessiontree.CorruptError naming the entry.
 
 // checksumError is a checksum problem found by a read that knows the
 // entry's key but not (yet) its id, which the JSON it cannot trust would
@@ -93,10 +50,10 @@ func (x q) entryError(err error) error {
 }
 
 // sqlChecksumFunc is the SQL function the engine's connections have, so
-// that SQL can compute what EntryChecksum does: entry_checksum(X) of a
-// blob X (migration 11 fills the column of older rows with it; pass
-// CAST(raw AS BLOB), whose bytes are exactly the stored text's). It is
-// NULL for NULL.
+// that SQL can compute what sessiontree.EntryChecksum does:
+// entry_checksum(X) of a blob X (migration 11 fills the column of older
+// rows with it; pass CAST(raw AS BLOB), whose bytes are exactly the
+// stored text's). It is NULL for NULL.
 const sqlChecksumFunc = "entry_checksum"
 
 // newDriver returns a driver of the engine's own, whose connections have
@@ -123,7 +80,7 @@ func RegisterFunctions(d *sqlite.Driver) error {
 		case nil:
 			return nil, nil
 		case []byte:
-			return EntryChecksum(v), nil
+			return sessiontree.EntryChecksum(v), nil
 		}
 		return nil, fmt.Errorf("%s: want a blob, got %T", sqlChecksumFunc, a[0])
 	})

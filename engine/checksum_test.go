@@ -49,6 +49,7 @@ func rowChecksums(t *testing.T, path string) []checksumRow {
 // SetLeaf, a batch of one chunk and of many, a batch in a caller's
 // transaction) and finds each row's checksum to be its JSON's.
 func TestChecksumsOnEveryWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})
@@ -88,38 +89,8 @@ func TestChecksumsOnEveryWrite(t *testing.T) {
 		t.Fatalf("%d entries rows; want %d", len(rows), 4+3+700+300)
 	}
 	for _, r := range rows {
-		if want := engine.EntryChecksum(r.raw); !r.sum.Valid || r.sum.Int64 != want {
+		if want := sessiontree.EntryChecksum(r.raw); !r.sum.Valid || r.sum.Int64 != want {
 			t.Errorf("entry %s: checksum %v; want %d", r.id, r.sum, want)
-		}
-	}
-}
-
-func TestEntryChecksum(t *testing.T) {
-	for _, tc := range []struct {
-		raw  string
-		want int64
-	}{
-		// CRC-32C's check value (RFC 3720, B.4) and its empty value.
-		{"123456789", 0xe3069283},
-		{"", 0},
-	} {
-		if got := engine.EntryChecksum([]byte(tc.raw)); got != tc.want {
-			t.Errorf("EntryChecksum(%q) = %#x; want %#x", tc.raw, got, tc.want)
-		}
-	}
-	raw := []byte(`{"type":"message"}`)
-	sum := sql.NullInt64{Int64: engine.EntryChecksum(raw), Valid: true}
-	if err := engine.VerifyChecksum("a", raw, sum); err != nil {
-		t.Errorf("VerifyChecksum(matching) = %v; want nil", err)
-	}
-	for name, sum := range map[string]sql.NullInt64{
-		"another":     {Int64: sum.Int64 ^ 1, Valid: true},
-		"none (NULL)": {},
-	} {
-		err := engine.VerifyChecksum("a", raw, sum)
-		var ce *sessiontree.CorruptError
-		if !errors.Is(err, sessiontree.ErrCorrupt) || !errors.As(err, &ce) || ce.EntryID != "a" {
-			t.Errorf("VerifyChecksum(%s checksum) = %v; want a CorruptError naming entry a", name, err)
 		}
 	}
 }
@@ -150,6 +121,7 @@ END`,
 // the branch, the log, one entry, entries by type and the state; reads
 // that do not meet it still work; Check names it.
 func TestReadsVerifyChecksums(t *testing.T) {
+	t.Parallel()
 	damages := map[string]string{
 		"a letter changed":  `raw = substr(raw, 1, length(raw) - 3) || 'X' || substr(raw, length(raw) - 1)`,
 		"JSON cut short":    `raw = substr(raw, 1, length(raw) - 5)`,
@@ -259,6 +231,7 @@ func TestReadsVerifyChecksums(t *testing.T) {
 // damaged, which gets none and is reported as corrupt; the append-only
 // trigger is back.
 func TestChecksumMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	current := openDB(t, filepath.Join(dir, "current.db"), engine.Options{})
@@ -328,8 +301,8 @@ func TestChecksumMigration(t *testing.T) {
 		switch {
 		case r.id == "d0002" && r.sum.Valid:
 			t.Errorf("damaged entry d0002 got checksum %d; want none", r.sum.Int64)
-		case r.id != "d0002" && (!r.sum.Valid || r.sum.Int64 != engine.EntryChecksum(r.raw)):
-			t.Errorf("entry %s: checksum %v after the upgrade; want %d", r.id, r.sum, engine.EntryChecksum(r.raw))
+		case r.id != "d0002" && (!r.sum.Valid || r.sum.Int64 != sessiontree.EntryChecksum(r.raw)):
+			t.Errorf("entry %s: checksum %v after the upgrade; want %d", r.id, r.sum, sessiontree.EntryChecksum(r.raw))
 		}
 	}
 	if err := db.Check(ctx, st.ID()); err != nil {

@@ -33,14 +33,6 @@ RETURNING fence`
 	qClaimRow     = `SELECT holder, fence FROM claims WHERE session = ?1`
 )
 
-// claimToken is what a Storage taken through [Storage.Claim] writes
-// under.
-type claimToken struct {
-	holder string
-	fence  int64
-	ttl    time.Duration
-}
-
 // Claim is a writer's claim on a session of a SQLite database (see
 // sessiontree.Claimer): the session's Storage, whose writes (Append,
 // AppendAll, SetLeaf, AppendBatch) check the claim's fence in their
@@ -62,16 +54,14 @@ func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	var fence int64
+	var tok *sessiontree.ClaimToken
 	err = s.db.update(ctx, true, func(w q) error {
 		if _, err := s.head(w); err != nil {
 			return err
 		}
-		now := s.db.opts.Now()
-		if err := s.liveClaim(w, now, holder); err != nil {
-			return err
-		}
-		return w.row(qTakeClaim, args(s.pk, holder, now.Add(ttl).UnixMilli()), &fence)
+		var terr error
+		tok, terr = sessiontree.TakeClaim(claimRow{w, s.pk}, s.meta.ID, holder, ttl, s.db.opts.Now())
+		return terr
 	})
 	if err != nil {
 		var ce *sessiontree.ClaimedError
@@ -80,80 +70,80 @@ func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (
 		}
 		return nil, fmt.Errorf("claim session %s: %w", s.meta.ID, translate(err))
 	}
-	tok := &claimToken{holder: holder, fence: fence, ttl: ttl}
 	return &Claim{Storage: &Storage{db: s.db, pk: s.pk, meta: s.meta, claim: tok}}, nil
 }
 
-// liveClaim returns a *sessiontree.ClaimedError when someone other than
-// holder ("" for a write without a claim) holds a live claim on the
-// session at now.
-func (s *Storage) liveClaim(w q, now time.Time, holder string) error {
-	var cur string
+// claimRow is the session's claims row in a write transaction w: the
+// sessiontree.ClaimRow the root package's claim rules run on.
+type claimRow struct {
+	w  q
+	pk int64
+}
+
+// Live implements sessiontree.ClaimRow.
+func (r claimRow) Live(now time.Time) (string, time.Time, bool, error) {
+	var holder string
 	var exp int64
-	err := w.row(qLiveClaim, args(s.pk, now.UnixMilli()), &cur, &exp)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	case cur == holder:
-		return nil
+	err := r.w.row(qLiveClaim, args(r.pk, now.UnixMilli()), &holder, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", time.Time{}, false, nil
 	}
-	return &sessiontree.ClaimedError{Session: s.meta.ID, Holder: cur, Expires: time.UnixMilli(exp).UTC()}
+	return holder, time.UnixMilli(exp), err == nil, err
 }
 
-// checkClaim is the claim rule of a write, run in its transaction w: a
-// write through a claim must hold the session's current fence and renews
-// the lease; any other write is refused while someone holds a live claim.
+// Take implements sessiontree.ClaimRow.
+func (r claimRow) Take(holder string, expires time.Time) (fence int64, err error) {
+	err = r.w.row(qTakeClaim, args(r.pk, holder, expires.UnixMilli()), &fence)
+	return fence, err
+}
+
+// Renew implements sessiontree.ClaimRow.
+func (r claimRow) Renew(holder string, fence int64, expires time.Time) (sql.Result, error) {
+	return r.w.exec(qRenewClaim, r.pk, holder, fence, expires.UnixMilli())
+}
+
+// Release implements sessiontree.ClaimRow.
+func (r claimRow) Release(holder string, fence int64) (sql.Result, error) {
+	return r.w.exec(qReleaseClaim, r.pk, holder, fence)
+}
+
+// Current implements sessiontree.ClaimRow.
+func (r claimRow) Current() (holder string, fence int64, err error) {
+	err = r.w.row(qClaimRow, args(r.pk), &holder, &fence)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
+	}
+	return holder, fence, err
+}
+
+// checkClaim is the claim rule of a write (sessiontree.CheckClaim), run
+// in its transaction w.
 func (s *Storage) checkClaim(w q) error {
-	now := s.db.opts.Now()
-	if s.claim == nil {
-		return s.liveClaim(w, now, "")
-	}
-	return s.claimed(w, qRenewClaim, now.Add(s.claim.ttl).UnixMilli())
-}
-
-// claimed runs update (qRenewClaim or qReleaseClaim) on the claim's row,
-// and returns a *sessiontree.StaleClaimError when the claim is no longer
-// the session's current one.
-func (s *Storage) claimed(w q, update string, extra ...any) error {
-	tok := s.claim
-	res, err := w.exec(update, append([]any{s.pk, tok.holder, tok.fence}, extra...)...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return err
-	}
-	stale := &sessiontree.StaleClaimError{Session: s.meta.ID, Holder: tok.holder, Fence: tok.fence}
-	if err := w.row(qClaimRow, args(s.pk), &stale.Current, &stale.CurrentFence); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	return stale
+	return sessiontree.CheckClaim(claimRow{w, s.pk}, s.meta.ID, s.claim, s.db.opts.Now())
 }
 
 // Holder returns the name the claim was taken under.
-func (c *Claim) Holder() string { return c.claim.holder }
+func (c *Claim) Holder() string { return c.claim.Holder }
 
 // Fence returns the claim's fence.
-func (c *Claim) Fence() int64 { return c.claim.fence }
+func (c *Claim) Fence() int64 { return c.claim.Fence }
 
 // Renew extends the lease by the claim's ttl from now.
 func (c *Claim) Renew(ctx context.Context) error {
-	return c.claimUpdate(ctx, "renew", qRenewClaim, c.db.opts.Now().Add(c.claim.ttl).UnixMilli())
+	return c.claimUpdate(ctx, "renew", func(r claimRow) error { return c.claim.Renew(r, c.meta.ID, c.db.opts.Now()) })
 }
 
 // Release ends the claim; the session's fence stays, so the next claim's
 // is higher.
 func (c *Claim) Release(ctx context.Context) error {
-	return c.claimUpdate(ctx, "release", qReleaseClaim)
+	return c.claimUpdate(ctx, "release", func(r claimRow) error { return c.claim.Release(r, c.meta.ID) })
 }
 
-func (c *Claim) claimUpdate(ctx context.Context, step, update string, extra ...any) error {
+func (c *Claim) claimUpdate(ctx context.Context, step string, fn func(r claimRow) error) error {
 	if err := c.check(ctx); err != nil {
 		return err
 	}
-	err := c.db.update(ctx, true, func(w q) error { return c.claimed(w, update, extra...) })
+	err := c.db.update(ctx, true, func(w q) error { return fn(claimRow{w, c.pk}) })
 	var stale *sessiontree.StaleClaimError
 	if err != nil && !errors.As(err, &stale) {
 		return fmt.Errorf("%s claim on session %s: %w", step, c.meta.ID, translate(err))

@@ -19,6 +19,7 @@ import (
 // TestClaims runs the writer-claim suite, shared with the PostgreSQL
 // engine, on SQLite: the other handle is a second DB on the file.
 func TestClaims(t *testing.T) {
+	t.Parallel()
 	storetest.RunClaims(t, storetest.ClaimHarness{
 		New: func(t testing.TB, now func() time.Time) (sessiontree.Storage, sessiontree.Storage) {
 			path := filepath.Join(t.TempDir(), "s.db")
@@ -46,6 +47,7 @@ const claimChildEnv = "ENGINE_TEST_CLAIM_CHILD"
 // TestClaimProcesses claims a session here and checks that another
 // process is refused, naming the holder, both a claim and a plain write.
 func TestClaimProcesses(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(claimChildEnv) != "" {
 		return // the child's work is in TestClaimChild
 	}

@@ -34,6 +34,11 @@ type connector struct {
 	// noCache makes its connections prepare every statement afresh: the
 	// other side of the statement cache's A/B benchmark.
 	noCache atomic.Bool
+
+	// prepared counts the statements its connections have compiled,
+	// the engine's and database/sql's: what start-up costs, which tests
+	// pin (open_internal_test.go).
+	prepared atomic.Int64
 }
 
 func newConnector(drv *sqlite.Driver, dsn string) *connector {
@@ -49,7 +54,7 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: dc, noCache: &c.noCache}, nil
+	return &conn{Conn: dc, noCache: &c.noCache, prepared: &c.prepared}, nil
 }
 
 // Driver returns the driver the connections come from.
@@ -73,9 +78,10 @@ type innerConn interface {
 type conn struct {
 	driver.Conn
 
-	stmts   map[string]*cachedStmt
-	noCache *atomic.Bool        // the connector's: keep no statement
-	args    []driver.NamedValue // scratch for binding; drivers do not keep it
+	stmts    map[string]*cachedStmt
+	noCache  *atomic.Bool        // the connector's: keep no statement
+	prepared *atomic.Int64       // the connector's count of statements compiled
+	args     []driver.NamedValue // scratch for binding; drivers do not keep it
 
 	// On the write connection: the heads of the sessions this connection
 	// wrote last (see head), valid while version is the database's data
@@ -110,17 +116,20 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 
 // PrepareContext forwards to the driver.
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	c.prepared.Add(1)
 	return c.inner().PrepareContext(ctx, query)
 }
 
-// ExecContext forwards to the driver.
+// ExecContext forwards to the driver, which compiles the statement.
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	c.forget()
+	c.prepared.Add(1)
 	return c.inner().ExecContext(ctx, query, args)
 }
 
-// QueryContext forwards to the driver.
+// QueryContext forwards to the driver, which compiles the statement.
 func (c *conn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.prepared.Add(1)
 	return c.inner().QueryContext(ctx, query, args)
 }
 
@@ -192,7 +201,7 @@ func (c *conn) stmt(ctx context.Context, query string) (s *cachedStmt, oneOff bo
 	if ok && !cs.busy && !c.noCache.Load() {
 		return cs, false, nil
 	}
-	ds, err := c.inner().PrepareContext(ctx, query)
+	ds, err := c.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, false, err
 	}

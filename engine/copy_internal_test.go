@@ -10,6 +10,7 @@ import (
 // table, which would read every session's rows), in key order without a
 // sort: a whole-tree fork costs what it copies.
 func TestCopyLogSeeks(t *testing.T) {
+	t.Parallel()
 	db := planDB(t)
 	for _, query := range []string{qCopyEntries, qCopyBranch, qCopyLabels, qCopyUsageDays, qCopyCounters} {
 		plan := queryPlan(t, db, query, 1, 2, 3<<32, 1<<32|1, 1<<32|0xffffffff)

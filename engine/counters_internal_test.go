@@ -49,6 +49,7 @@ func queryPlan(t *testing.T, db *DB, query string, a ...any) []string {
 // primary-key lookup of its sessions row: a constant number of rows,
 // whatever the session's size.
 func TestSummaryReadsOneRow(t *testing.T) {
+	t.Parallel()
 	db := planDB(t)
 	for _, query := range []string{qSessionSummary, qSessionStats, qSessionLeaf, qSessionName} {
 		plan := queryPlan(t, db, query, 1)
@@ -63,6 +64,7 @@ func TestSummaryReadsOneRow(t *testing.T) {
 // the parent's earlier children are found through the primary key and
 // entries_by_parent, never by scanning a session's entries.
 func TestShapeTriggerSeeks(t *testing.T) {
+	t.Parallel()
 	db := planDB(t)
 	for _, query := range []string{
 		`SELECT type FROM entries WHERE pk = ?1`,
@@ -82,6 +84,7 @@ func TestShapeTriggerSeeks(t *testing.T) {
 // searches an index (no SCAN): what it reads is proportional to what the
 // tree shows, whatever the session's size.
 func TestOutlineSeeks(t *testing.T) {
+	t.Parallel()
 	db := planDB(t)
 	for _, tc := range []struct {
 		query string

@@ -13,6 +13,7 @@ import (
 // counts the sessions row keeps with the ones sessiontree.ShapeOf counts
 // over the log, and with the counts worked out by hand.
 func TestSummaryCounts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	msg := func(text string) sessiontree.Draft {
 		return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(text)) + `}`)}

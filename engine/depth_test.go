@@ -16,6 +16,7 @@ import (
 // for AppendBatch), instead of failing inside the insert as "malformed
 // JSON"; one at the limit is stored and read back whole (issue 8).
 func TestDeepJSON(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)

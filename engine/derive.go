@@ -15,9 +15,9 @@ type facts struct {
 	// canonical: the JSON starts with the entry's four common fields (see
 	// isCanonical).
 	canonical bool
-	// checksum is the JSON's EntryChecksum, read with the other facts so
-	// that a batch computes it in its preparing goroutine (see
-	// batchPrep), off the writer's path.
+	// checksum is the JSON's sessiontree.EntryChecksum, read with the
+	// other facts so that a batch computes it in its preparing goroutine
+	// (see batchPrep), off the writer's path.
 	checksum int64
 	// stats is what the entry adds to the session's stats
 	// (sessiontree.StatsOf, the one owner of that rule).
@@ -27,7 +27,7 @@ type facts struct {
 // factsOf reads the facts of e. An entry of a type the engine does not
 // know has none beyond being counted: it is stored as it is.
 func factsOf(e sessiontree.Entry) facts {
-	f := facts{canonical: isCanonical(e), checksum: EntryChecksum(e.Raw), stats: sessiontree.StatsOf(e)}
+	f := facts{canonical: isCanonical(e), checksum: sessiontree.EntryChecksum(e.Raw), stats: sessiontree.StatsOf(e)}
 	f.role = f.stats.Role
 	f.Effects = sessiontree.EffectsOf(e, f.role)
 	if e.Type == sessiontree.TypeCustom || e.Type == sessiontree.TypeCustomMessage {

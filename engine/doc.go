@@ -55,7 +55,7 @@
 // Every entry is stored as its JSON, byte for byte, with the columns the
 // queries need read from it; a batch entry whose fields are not what its
 // JSON holds is refused. With the JSON goes its checksum
-// ([EntryChecksum], CRC-32C), written by every write path; [DB.Check]
+// ([sessiontree.EntryChecksum], CRC-32C), written by every write path; [DB.Check]
 // verifies every entry's, and every read that hands out entries (paths,
 // the log, an entry, entries by type, the state) verifies those it reads,
 // so a row changed behind the engine's back is a
@@ -126,7 +126,7 @@
 // sidestep them; a tool opening the file without that pragma could.
 //
 // The engine's connections come from a driver of its own, which gives
-// them the SQL function entry_checksum(blob) (the [EntryChecksum] of a
+// them the SQL function entry_checksum(blob) (the [sessiontree.EntryChecksum] of a
 // blob), those of usage.go, and entry_search_text(type, raw) (the
 // [SearchText] of an entry, searchtext.go): migrations 11 and 12 fill
 // older rows with them and migration 13's search_text view calls the

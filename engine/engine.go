@@ -132,7 +132,9 @@ type DB struct {
 	r    *sqlx.DB       // query-only readers
 	wc   *connector     // makes the write connection
 	rc   *connector     // makes the readers' connections
-	cp   *checkpointer  // see checkpoint.go
+	cp   *checkpointer  // see checkpoint.go; nil until the first commit
+	// cpOnce starts cp (or, at Close, makes sure it never starts).
+	cpOnce sync.Once
 
 	group groupCommit // concurrent appends share a transaction (group.go)
 
@@ -140,6 +142,10 @@ type DB struct {
 	// nil when it is writable; then rmode says how it is read.
 	ro    *ReadOnlyError
 	rmode readMode
+
+	// current is what the file's header said at Open: the database is
+	// ours, in WAL mode, at the latest schema version (see fastOpen).
+	current bool
 
 	closed atomic.Bool
 }
@@ -170,7 +176,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	ro, err := prepareFile(abs)
+	ro, current, err := prepareFile(abs)
 	if err != nil {
 		var nr *sessiontree.NotRegularFileError
 		if errors.As(err, &nr) {
@@ -182,7 +188,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: abs, opts: opts, drv: drv, ro: ro}
+	db := &DB{path: abs, opts: opts, drv: drv, ro: ro, current: current}
 	if ro != nil {
 		db.rmode = readModeOf(abs)
 	}
@@ -197,28 +203,29 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 // do not exist, and otherwise checks from the header, without opening it
 // through SQLite, that the file is ours: opening it would already change a
 // foreign file (the WAL pragma rewrites its header). It returns why
-// SQLite could not write the database, nil when it can (see writeCheck).
-func prepareFile(path string) (*ReadOnlyError, error) {
+// SQLite could not write the database, nil when it can (see writeCheck),
+// and whether the header says the schema is current (see headerCurrent).
+func prepareFile(path string) (ro *ReadOnlyError, current bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create directory: %w", err)
+		return nil, false, fmt.Errorf("create directory: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
-		return nil, f.Close()
+		return nil, false, f.Close()
 	}
 	if !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create: %w", err)
+		return nil, false, fmt.Errorf("create: %w", err)
 	}
 	// Refused before anything reads it: a named pipe would block the
 	// open (here and in SQLite), a directory or a device is no database.
 	f, err = fsx.Open(path, os.O_RDONLY, "database file")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var hdr [100]byte
 	n, err := io.ReadFull(f, hdr[:])
@@ -227,41 +234,59 @@ func prepareFile(path string) (*ReadOnlyError, error) {
 		// by the user (touch, a shell's redirection), whose mode is taken
 		// to be that of a file Open makes.
 		if ro := writeCheck(path, fi); ro != nil {
-			return nil, fmt.Errorf("an empty file, not a database yet: %w", ro)
+			return nil, false, fmt.Errorf("an empty file, not a database yet: %w", ro)
 		}
 		if fi.Mode().Perm() != 0o600 {
 			if err := os.Chmod(path, 0o600); err != nil {
-				return nil, fmt.Errorf("make the empty file owner-only: %w", err)
+				return nil, false, fmt.Errorf("make the empty file owner-only: %w", err)
 			}
 		}
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil || !bytes.Equal(hdr[:16], []byte("SQLite format 3\x00")) {
-		return nil, ErrNotDatabase
+		return nil, false, ErrNotDatabase
 	}
 	appID := int32(binary.BigEndian.Uint32(hdr[68:72]))
 	schemaCookie := binary.BigEndian.Uint32(hdr[40:44])
 	userVersion := int64(binary.BigEndian.Uint32(hdr[60:64]))
 	switch {
 	case appID != 0 && appID != ApplicationID:
-		return nil, fmt.Errorf("application_id %#x: %w", appID, ErrForeign)
+		return nil, false, fmt.Errorf("application_id %#x: %w", appID, ErrForeign)
 	case appID == 0 && schemaCookie != 0:
-		return nil, fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
+		return nil, false, fmt.Errorf("a SQLite database without application_id: %w", ErrForeign)
 	case userVersion > latestVersion():
-		return nil, fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
+		return nil, false, fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
 	}
-	return writeCheck(path, fi), nil
+	return writeCheck(path, fi), headerCurrent(hdr[:]), nil
 }
 
-var latestOnce = sync.OnceValue(func() int64 {
-	migs, err := migrate.Load(migrate.Files)
+// headerCurrent tells from a database header already found to be SQLite's
+// whether the file is ours, in WAL mode and at the latest schema version.
+// A header read from the file can be stale while the -wal file holds
+// commits not yet copied back, but only ever older: application_id and
+// user_version change in the migrations' commits alone, and only upwards.
+// So a current header cannot be wrong about the schema being current,
+// except when migration records were removed or added by hand, which
+// fastOpen's check of the records catches.
+func headerCurrent(hdr []byte) bool {
+	const walVersion = 2 // file format bytes 18 and 19 in WAL mode
+	return int32(binary.BigEndian.Uint32(hdr[68:72])) == ApplicationID &&
+		hdr[18] == walVersion && hdr[19] == walVersion &&
+		int64(binary.BigEndian.Uint32(hdr[60:64])) == latestVersion()
+}
+
+// migrations are the engine's migrations, their versions and names only
+// (migrate.Names: the files are read by migrate.Up, when it runs), listed
+// once.
+var migrations = sync.OnceValue(func() []migrate.Migration {
+	migs, err := migrate.Names(migrate.Files)
 	if err != nil {
-		return 0
+		return nil // Up reports the error
 	}
-	return migrate.Latest(migs)
+	return migs
 })
 
-func latestVersion() int64 { return latestOnce() }
+func latestVersion() int64 { return migrate.Latest(migrations()) }
 
 // dsn builds the connection string: every pooled connection gets the
 // pragmas, since they are per connection.
@@ -339,6 +364,13 @@ func (db *DB) connect(ctx context.Context) error {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
+	r, err := db.openReaders()
+	if err != nil {
+		return err
+	}
+	if db.fastOpen(ctx) {
+		return nil
+	}
 	// Connecting runs the pragmas, and switching a new file to WAL takes
 	// an exclusive lock: processes creating the file together find it
 	// busy, and SQLite says so at once, without its busy handler.
@@ -351,12 +383,24 @@ func (db *DB) connect(ctx context.Context) error {
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	db.startCheckpointer()
-	r, err := db.openReaders()
-	if err != nil {
-		return err
-	}
 	return translate(r.PingContext(ctx))
+}
+
+// fastOpen is the open of a database whose schema is current, the common
+// case, which runs one statement on a read connection: the header told
+// that the file is ours, in WAL mode and at the latest version
+// (headerCurrent), and migrate.Current confirms it from the records. The
+// write connection is not opened then (database/sql connects it at the
+// first write, which runs its pragmas), nor the checkpointer (at the first
+// commit): a read command opens one connection. When the header or the
+// records say otherwise, or the statement fails, Open takes the full path,
+// which reports what is wrong.
+func (db *DB) fastOpen(ctx context.Context) bool {
+	if !db.current {
+		return false
+	}
+	ok, err := migrate.Current(ctx, db.r, migrations())
+	return err == nil && ok
 }
 
 // openReaders makes the pool of query-only readers, MaxReaders
@@ -408,6 +452,9 @@ func (db *DB) connectReadOnly(ctx context.Context) error {
 	}
 	if err := db.retry(ctx, func() error { return r.PingContext(ctx) }); err != nil {
 		return err
+	}
+	if db.fastOpen(ctx) {
+		return nil
 	}
 	if err := db.checkOwner(ctx, r); err != nil {
 		return err

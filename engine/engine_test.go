@@ -97,6 +97,7 @@ func rawDB(t testing.TB, path string) *sql.DB {
 }
 
 func TestReopen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db, err := engine.Open(ctx, path, engine.Options{})
@@ -161,6 +162,7 @@ func TestReopen(t *testing.T) {
 }
 
 func TestAppendOnlyTriggers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})
@@ -213,6 +215,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 // TestConcurrentGoroutines appends from goroutines, each with its own
 // Storage of the same session: one chain, nothing lost.
 func TestConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
@@ -277,6 +280,7 @@ const childEnv = "ENGINE_TEST_CHILD"
 // TestMultiProcess runs this test binary as several processes appending to
 // one session at once, with the parent appending too.
 func TestMultiProcess(t *testing.T) {
+	t.Parallel()
 	if spec := os.Getenv(childEnv); spec != "" {
 		return // the child's work is in TestMultiProcessChild
 	}
@@ -341,6 +345,7 @@ func TestMultiProcessChild(t *testing.T) {
 }
 
 func TestRefusesForeignFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	makeSQLite := func(name string, stmts ...string) string {
@@ -425,6 +430,7 @@ func TestRefusesForeignFiles(t *testing.T) {
 }
 
 func TestFileModes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "sessions.db")
@@ -455,6 +461,7 @@ func TestFileModes(t *testing.T) {
 }
 
 func TestSynchronousOption(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		opt  engine.Synchronous
 		want int
@@ -472,6 +479,7 @@ func TestSynchronousOption(t *testing.T) {
 // connection: a write waits, succeeds once the lock is released within the
 // busy timeout, and fails with ErrLocked when it is not.
 func TestBusyIsRetriedThenLocked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{BusyTimeout: 300 * time.Millisecond})
@@ -501,6 +509,7 @@ func TestBusyIsRetriedThenLocked(t *testing.T) {
 // TestCheckFindsDamage damages the materialized branch and a counter
 // behind the engine's back; Check reports it.
 func TestCheckFindsDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	template, id := damageTemplate(t)
 	for _, damage := range []string{
@@ -586,6 +595,7 @@ func damageTemplate(t *testing.T) (path, id string) {
 // with the root package's walk over the same log, in a tree with
 // branches, compactions of both kinds and moves.
 func TestPathsOffTheBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
@@ -665,6 +675,7 @@ func idsOf(es []sessiontree.Entry) []string {
 
 // TestBatchValidation checks that a refused batch leaves nothing behind.
 func TestBatchValidation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
@@ -719,6 +730,7 @@ func TestBatchValidation(t *testing.T) {
 // of the session it appended to, and must notice each time that someone
 // else has written since.
 func TestAppendsSeeOtherWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	a := openDB(t, path, engine.Options{})
@@ -765,6 +777,7 @@ func TestAppendsSeeOtherWriters(t *testing.T) {
 // with escapes, or repeats one; every read returns what DecodeEntry reads
 // from the JSON.
 func TestEntriesInAnyShape(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
@@ -841,6 +854,7 @@ func TestEntriesInAnyShape(t *testing.T) {
 // runs of consecutive entries, inside them and at their ends, and checks
 // the whole database after every step.
 func TestBranchMoves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)

@@ -49,7 +49,7 @@ WHERE l.pk BETWEEN ?1 AND ?2 AND l.type = 'leaf' AND EXISTS (
 }
 
 // RawEntries implements [sessiontree.DatabaseTx.RawEntries]: one scan of
-// the session's entries by key, each checked with [VerifyChecksum].
+// the session's entries by key, each checked with [sessiontree.VerifyChecksum].
 func (tx *Tx) RawEntries(id string, fn func(e sessiontree.RawEntry) error) error {
 	pk, err := tx.sessionKey(id)
 	if err != nil {
@@ -75,7 +75,7 @@ WHERE pk BETWEEN ? AND ? ORDER BY pk`, lo, hi)
 		if err := rows.Scan(&typ, &e.ID, &raw, &sum); err != nil {
 			return err
 		}
-		if err := VerifyChecksum(e.ID, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(e.ID, raw, sum); err != nil {
 			return err
 		}
 		e.Type, e.Raw = sessiontree.EntryType(typ), raw

@@ -141,6 +141,7 @@ func entryCount(t *testing.T, st *Storage) int {
 // second draft that fails after the first was written) fails alone; the
 // others commit.
 func TestGroupFailureIsItsOwn(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	a, b, c, d, e := groupSession(t, db), groupSession(t, db), groupSession(t, db), groupSession(t, db), groupSession(t, db)
@@ -198,6 +199,7 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 // append of the group fails with the commit's error (one that failed on
 // its own keeps its own), nothing is kept, and later appends work.
 func TestGroupCommitErrorFailsAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	sts := []*Storage{groupSession(t, db), groupSession(t, db), groupSession(t, db)}
@@ -247,6 +249,7 @@ func TestGroupCommitErrorFailsAll(t *testing.T) {
 // TestGroupOutlivesCancelledLeader: the leader's cancelled context fails
 // its own append, not the group it leads.
 func TestGroupOutlivesCancelledLeader(t *testing.T) {
+	t.Parallel()
 	db := openGroupDB(t)
 	lead, other := groupSession(t, db), groupSession(t, db)
 	release := holdWriter(t, db)
@@ -276,6 +279,7 @@ func TestGroupOutlivesCancelledLeader(t *testing.T) {
 // TestGroupIfLeafRace: appends guarded on the same leaf, in one group:
 // exactly one wins, the others see the winner as the leaf.
 func TestGroupIfLeafRace(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	st := groupSession(t, db)
@@ -315,6 +319,7 @@ func TestGroupIfLeafRace(t *testing.T) {
 // commit, each session is one chain in append order, and each writer's
 // entries are in its session's log in the order its appends returned.
 func TestGroupManyWriters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openGroupDB(t)
 	const sessions, perSession, each = 8, 2, 30
@@ -368,6 +373,62 @@ func TestGroupManyWriters(t *testing.T) {
 					t.Fatalf("writer %d's append %d (seq %d, %s) is not in the log as returned", w, k, e.Seq, e.ID)
 				}
 			}
+		}
+	}
+}
+
+// waiting reports whether a leader waits for its group to fill.
+func waiting(db *DB) bool {
+	db.group.mu.Lock()
+	defer db.group.mu.Unlock()
+	return db.group.filled != nil
+}
+
+// TestGroupGathers: after a group of three, the next leader waits until
+// three appends are queued, and no longer, and they commit as one group.
+// The wait's bound is an hour here: a leader that did not wait would
+// make more than one group, and one that was not woken by the third
+// append would hang the test.
+func TestGroupGathers(t *testing.T) {
+	ctx := context.Background()
+	db := openGroupDB(t)
+	sts := []*Storage{groupSession(t, db), groupSession(t, db), groupSession(t, db)}
+	groups := 0
+	db.group.beforeCommit = func(q) error { groups++; return nil }
+	db.group.wait = time.Hour
+	db.group.mu.Lock()
+	db.group.last = len(sts)
+	db.group.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(sts))
+	for i, st := range sts {
+		wg.Go(func() { _, errs[i] = st.Append(ctx, userDraft("x"), sessiontree.AppendOptions{}) })
+		if i+1 < len(sts) {
+			waitQueued(t, db, i+1)
+			for !waiting(db) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("append %d: %v", i, err)
+		}
+	}
+	if groups != 1 {
+		t.Errorf("the appends made %d groups; want 1", groups)
+	}
+	// The first single append after it waits gatherWait at most; then
+	// a single writer, whose last group was itself, does not wait.
+	db.group.wait = 0
+	for i := range 3 {
+		if _, err := sts[0].Append(ctx, userDraft("y"), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		db.group.wait = time.Hour
+		if groups != 2+i {
+			t.Errorf("%d groups after %d single appends; want %d", groups, i+1, 2+i)
 		}
 	}
 }

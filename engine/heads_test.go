@@ -26,6 +26,7 @@ func withoutRaw(log []sessiontree.Entry) []sessiontree.Entry {
 // a move of the leaf, and one whose ids hold a NUL (which once had its
 // own way of being read).
 func TestLogHeads(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
 	appendBatch := func(t *testing.T, st *engine.Storage, entries []sessiontree.Entry) {

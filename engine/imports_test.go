@@ -16,6 +16,7 @@ import (
 // An import record is saved, read back as it was, replaced, found by its
 // session and deleted, in write and read transactions alike.
 func TestImportRecords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
@@ -77,6 +78,7 @@ func TestImportRecords(t *testing.T) {
 // and ids, an entry's JSON; a missing session or entry matches
 // sessiontree.ErrNotFound. A read transaction refuses to write.
 func TestImportLookups(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)

@@ -47,9 +47,9 @@ import (
 //
 // A session's check (checkSessionSearch) does both steps for its session
 // alone, in the transaction of its replay: which of its entries have
-// text comes from the rows the replay read (hasSearchText, which stops
-// at a text's first byte), not from the view, and its sample is bounded
-// by sessionSampleLookups.
+// text comes from the rows the replay read (sessiontree.HasSearchText,
+// which stops at a text's first byte), not from the view, and its sample
+// is bounded by sessionSampleLookups.
 
 const (
 	// indexSampleDocs is how many documents the content comparison draws.

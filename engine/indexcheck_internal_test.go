@@ -11,6 +11,7 @@ import (
 // them (its document sizes), and looks up each trigram the check would:
 // NULs, invalid UTF-8, CJK, astral characters, case, quotes.
 func TestTrigramsAsTheTokenizer(t *testing.T) {
+	t.Parallel()
 	texts := []string{
 		"", "a", "ab", "abc", "abcdef", "two words\n\n",
 		"ab\x00cdef", "\x00\x00abc", "ab\x00\x00cd",
@@ -65,6 +66,7 @@ func TestTrigramsAsTheTokenizer(t *testing.T) {
 }
 
 func TestVarint(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		b    []byte
 		want uint64
@@ -88,6 +90,7 @@ func TestVarint(t *testing.T) {
 // text but the two newlines the view ends it with: one of the trigrams
 // the content comparison looks up is then not among the original's.
 func TestSampledTrigramsFindAChangedCharacter(t *testing.T) {
+	t.Parallel()
 	const text = "abcdefghijklmnopq\n\n"
 	all := map[string]bool{}
 	eachTrigram([]byte(text), func(_ int, tri string) bool {

@@ -20,6 +20,7 @@ import (
 // kept and passes Check, and migration 2 backfills the session list's
 // first user message.
 func TestUpgradeFromFirstMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	first, err := fs.ReadFile(migrate.Files, "0001_init.sql")
 	if err != nil {

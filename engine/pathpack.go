@@ -115,7 +115,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		if err != nil {
 			return out, false, nil
 		}
-		sum -= EntryChecksum(raw)
+		sum -= sessiontree.EntryChecksum(raw)
 		e, err := scanFields(pk, raw, true)
 		if err != nil || len(out) > start && e.ParentID != out[len(out)-1].ID {
 			return out, false, nil // the row query tells what is wrong

@@ -17,6 +17,7 @@ import (
 // which is read row by row; then a gap in the branch is reported as
 // corrupt.
 func TestLongActivePath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDamaged(t)
 	st := newSession(t, db)

@@ -128,7 +128,7 @@ func scanEntry(vals []driver.Value) (sessiontree.Entry, error) {
 		return sessiontree.Entry{}, fmt.Errorf("entry row of %T, %T", vals[0], vals[1])
 	}
 	sum, valid := vals[2].(int64)
-	if reason := checksumProblem(raw, sum, valid); reason != "" {
+	if reason := sessiontree.ChecksumProblem(raw, sum, valid); reason != "" {
 		return sessiontree.Entry{}, &checksumError{pk: pk, reason: reason}
 	}
 	return scanFields(pk, raw, vals[3] != nil)
@@ -459,7 +459,7 @@ func (se *stateEntry) verify() error {
 	if !se.pk.Valid {
 		return nil
 	}
-	if reason := checksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
+	if reason := sessiontree.ChecksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
 		return &checksumError{pk: se.pk.Int64, reason: reason}
 	}
 	return nil

@@ -49,7 +49,7 @@ func scanPlain(r interface{ Scan(...any) error }) (sessiontree.Entry, error) {
 	if err := r.Scan(&pk, &typ, &id, &parent, &ts, &raw, &sum); err != nil {
 		return sessiontree.Entry{}, err
 	}
-	if reason := checksumProblem(raw, sum.Int64, sum.Valid); reason != "" {
+	if reason := sessiontree.ChecksumProblem(raw, sum.Int64, sum.Valid); reason != "" {
 		return sessiontree.Entry{}, &checksumError{pk: pk, reason: reason}
 	}
 	return sessiontree.Entry{Seq: pk & 0xffffffff, Type: sessiontree.EntryType(typ), ID: id, ParentID: parent, Timestamp: ts, Raw: raw}, nil

@@ -17,6 +17,7 @@ import (
 // followed by the same names again, which the decoder takes instead. Every
 // read gives the fields the entry was appended with.
 func TestReadShapes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
 	st := newSession(t, db)
@@ -75,6 +76,7 @@ func TestReadShapes(t *testing.T) {
 // starts with their columns as json_quote writes them, and stay unmarked
 // otherwise; every mark then holds (Check), and the reads are unchanged.
 func TestCanonicalBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})

@@ -64,6 +64,7 @@ func normalizeSQL(s string) string {
 // migrated database: it runs schema.sql on an empty database and compares
 // both databases' sqlite_master (and header pragmas).
 func TestSchemaFile(t *testing.T) {
+	t.Parallel()
 	text, err := os.ReadFile("../schema.sql")
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 )
@@ -155,7 +154,8 @@ func TestSearchTextFixtures(t *testing.T) {
 // nested and odd content, unknown and non-text blocks, numbers and other
 // non-string values, escapes and duplicate keys.
 func TestSearchTextCases(t *testing.T) {
-	const limit = engine.SearchTextLimit
+	t.Parallel()
+	const limit = sessiontree.SearchTextLimit
 	big := strings.Repeat("log line of a build\\n", 3*limit/20)
 	accents := "x" + strings.Repeat("é", limit) // cut inside an é
 	escapes := strings.Repeat("a", limit-1) + `\u00e9\u4e2d`
@@ -211,56 +211,5 @@ func TestSearchTextCases(t *testing.T) {
 	var long int
 	if err := db.Get(&long, `SELECT count(*) FROM new_text WHERE octet_length(body) = ?`, limit+2); err != nil || long < 8 {
 		t.Errorf("%d texts at the cap (%v); want the cases past it", long, err)
-	}
-}
-
-// TestSearchTextMalformed: JSON broken where the walk reads it is an
-// error naming the byte, not a panic.
-func TestSearchTextMalformed(t *testing.T) {
-	for _, raw := range []string{
-		`{"type":"message","message":{"content":"unterminated`,
-		`{"type":"message","message":{"content":["a" "b"]}}`,
-		`{"type":"message","message":{"content":"bad \q escape"}}`,
-		`{"type":"message","message":{"content":"\u12"}}`,
-		`{"type":"session_info","name"`,
-	} {
-		_, _, err := engine.SearchText(sqlTypeOf(raw), []byte(raw))
-		if !errors.Is(err, engine.ErrSearchTextJSON) || !strings.Contains(err.Error(), "byte") {
-			t.Errorf("SearchText(%s) = %v; want ErrSearchTextJSON naming the byte", raw, err)
-		}
-	}
-}
-
-// sqlTypeOf is the type an entry's JSON starts with.
-func sqlTypeOf(raw string) string {
-	if strings.Contains(raw, `"session_info"`) {
-		return "session_info"
-	}
-	return "message"
-}
-
-// BenchmarkSearchText: the text of a 64 MB tool output, as the index's
-// catch-up takes it.
-func BenchmarkSearchText(b *testing.B) {
-	raw := []byte(`{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"` +
-		strings.Repeat("log line of a build\\n", 64<<20/21) + `"}]}}`)
-	b.SetBytes(int64(len(raw)))
-	for b.Loop() {
-		if _, _, err := engine.SearchText("message", raw); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkSearchTextSkip: the text of a message whose 64 MB image block
-// comes before its text, which the walk skips over without copying.
-func BenchmarkSearchTextSkip(b *testing.B) {
-	raw := []byte(`{"type":"message","message":{"role":"user","content":[{"type":"image","data":"` +
-		strings.Repeat("aGVsbG8gd29ybGQh", 64<<20/16) + `"},{"type":"text","text":"what is this?"}]}}`)
-	b.SetBytes(int64(len(raw)))
-	for b.Loop() {
-		if text, ok, err := engine.SearchText("message", raw); err != nil || !ok || text != "what is this?" {
-			b.Fatalf("SearchText = %q, %v, %v", text, ok, err)
-		}
 	}
 }

@@ -143,6 +143,7 @@ func checkStats(t testing.TB, name string, st *engine.Storage) {
 // costs already stored: Stats equals the root package's tally of the log,
 // bit for bit, and Check (at cleanup) agrees.
 func TestStatsEveryWritePath(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 
@@ -229,6 +230,7 @@ func fieldsOf(t testing.TB, e sessiontree.Entry) json.RawMessage {
 // engine stores it: pi's rule (sessiontree.UserText), through appends
 // and batches alike.
 func TestFirstUserText(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	appended, batched := newSession(t, db), newSession(t, db)
@@ -269,6 +271,7 @@ func TestFirstUserText(t *testing.T) {
 // sessiontree.UserText (at cleanup), and Stats equals that of the same
 // sessions written by this engine.
 func TestStatsBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	current := openDB(t, filepath.Join(dir, "current.db"), engine.Options{})

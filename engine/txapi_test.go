@@ -14,6 +14,7 @@ import (
 // transaction; an error from the function undoes both, and the caller's
 // own error comes back as it is.
 func TestUpdateIsAtomic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := newDB(t)
 	e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeCustom,

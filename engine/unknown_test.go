@@ -16,6 +16,7 @@ import (
 // to the context or the stats, and after a reopen every read returns the
 // same bytes and Check passes (at cleanup).
 func TestUnknownEntryTypes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db, err := engine.Open(ctx, path, engine.Options{})

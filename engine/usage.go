@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"modernc.org/sqlite"
 
@@ -160,61 +159,23 @@ func (w q) applyDays(session int64, ds *dayUsages) error {
 	return nil
 }
 
-// dayTotals is a session's usage by day and bucket, as stored or as a
-// replay gives it.
-type dayTotals map[dayKey]sessiontree.Usage
-
-// add adds a record in log order.
-func (t dayTotals) add(ts, key string, u sessiontree.Usage) {
-	k := dayKey{day: sessiontree.UsageDay(ts), bucket: key}
-	sum := t[k]
-	sum.Input += u.Input
-	sum.Output += u.Output
-	sum.CacheRead += u.CacheRead
-	sum.CacheWrite += u.CacheWrite
-	sum.Cost += u.Cost
-	t[k] = sum
-}
-
 // storedDays reads a session's usage_days rows.
-func storedDays(r q, session int64) (dayTotals, error) {
+func storedDays(r q, session int64) (sessiontree.UsageDays, error) {
 	rows, err := r.rows(qUsageDaysOf, session)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := dayTotals{}
+	out := sessiontree.UsageDays{}
 	for rows.Next() {
-		var k dayKey
+		var k sessiontree.UsageDayKey
 		var u sessiontree.Usage
-		if err := rows.Scan(&k.day, &k.bucket, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost); err != nil {
+		if err := rows.Scan(&k.Day, &k.Bucket, &u.Input, &u.Output, &u.CacheRead, &u.CacheWrite, &u.Cost); err != nil {
 			return nil, err
 		}
 		out[k] = u
 	}
 	return out, rows.Err()
-}
-
-// diffDays describes how stored differs from want, "" when it does not.
-// Costs are compared exactly: both are summed in log order.
-func diffDays(stored, want dayTotals) string {
-	var diffs []string
-	for k, w := range want {
-		if s, ok := stored[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s %s missing, log gives %+v", k.day, k.bucket, w))
-		} else if s != w {
-			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, log gives %+v", k.day, k.bucket, s, w))
-		}
-	}
-	for k, s := range stored {
-		if _, ok := want[k]; !ok {
-			diffs = append(diffs, fmt.Sprintf("%s %s stored %+v, the log has no such usage", k.day, k.bucket, s))
-		}
-	}
-	if len(diffs) > 5 {
-		diffs = append(diffs[:5], fmt.Sprintf("and %d more", len(diffs)-5))
-	}
-	return strings.Join(diffs, "; ")
 }
 
 // usageGroupColumns are, per grouping, the SQL of a row's key, its name,

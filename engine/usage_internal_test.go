@@ -12,6 +12,7 @@ import (
 // b-trees they open (EXPLAIN's OpenRead, by root page): those of
 // usage_days and sessions (tables or indexes), never those of entries, whatever the grouping.
 func TestUsageReadsNoEntries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "u.db"), Options{})
 	if err != nil {

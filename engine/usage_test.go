@@ -35,6 +35,7 @@ func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a
 // is the sum of that bucket of the sessions' breakdowns; every grouping's
 // rows add up to the total.
 func TestUsageAgreesWithStats(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
 	ids := importFixtures(t, db)
@@ -128,6 +129,7 @@ func usageEntry(t testing.TB, id, parent, ts, model string, input int64, cost fl
 // whose timestamp is not RFC 3339 count on the unknown day "", only when
 // no bound is given.
 func TestUsageGroupsAndDays(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
 	create := func(cwd, name string) *engine.Storage {
@@ -231,6 +233,7 @@ func TestUsageGroupsAndDays(t *testing.T) {
 // TestUsageQueryRefused checks that a query with a bad grouping or date
 // is refused with ErrBadUsageQuery.
 func TestUsageQueryRefused(t *testing.T) {
+	t.Parallel()
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
 	for _, q := range []sessiontree.UsageQuery{
 		{By: "month"}, {Since: "2026-13-01"}, {Until: "03.12.2026"}, {Since: "2026-12-04", Until: "2026-12-03"},
@@ -247,6 +250,7 @@ func TestUsageQueryRefused(t *testing.T) {
 // compares the stored rows with a replay exactly, so each write must add
 // its costs to the stored ones one at a time, in log order.
 func TestUsageBatchesContinueRows(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
 	st := newSession(t, db)
@@ -287,6 +291,7 @@ func TestUsageBatchesContinueRows(t *testing.T) {
 // TestCheckFindsUsageDamage changes, adds and removes usage_days rows
 // behind the engine's back: Check reports each as corrupt.
 func TestCheckFindsUsageDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct{ name, stmt string }{
 		{"cost", `UPDATE usage_days SET cost = cost + 1e-12`},
@@ -322,6 +327,7 @@ func TestCheckFindsUsageDamage(t *testing.T) {
 // (pi's fixtures, the stats log) exactly as the writes had kept them, so
 // the reports are equal to the last bit and Check agrees.
 func TestUsageBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "u.db")
 	db, err := engine.Open(ctx, path, engine.Options{})

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -345,8 +344,8 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 // while it waits for the write lock or for its group to commit.
 func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opts sessiontree.AppendOptions) ([]sessiontree.Entry, error) {
 	for _, d := range drafts {
-		if d.Type == sessiontree.TypeLeaf {
-			return nil, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+		if err := sessiontree.CheckDraft(d); err != nil {
+			return nil, err
 		}
 	}
 	if len(drafts) == 0 {
@@ -438,15 +437,11 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 // to target. The materialized branch is rewritten only below the point
 // where the old and new paths meet.
 func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	var value any = rawNull
-	if target != "" {
-		value = target
-	}
-	fields, err := sessiontree.Fields("targetId", value)
+	d, err := sessiontree.LeafDraft(target)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d := sessiontree.Draft{Type: sessiontree.TypeLeaf, Timestamp: s.now(), Fields: fields}
+	d.Timestamp = s.now()
 	var out sessiontree.Entry
 	err = s.write(ctx, opts, true, func(w q, h head) error {
 		var to *node
@@ -484,5 +479,3 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	}
 	return out, nil
 }
-
-var rawNull = json.RawMessage("null")

@@ -185,8 +185,8 @@ func (s *Storage) NewEntryID(ctx context.Context) (string, error) {
 
 // Append appends an entry under the current leaf.
 func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	if d.Type == sessiontree.TypeLeaf {
-		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	if err := sessiontree.CheckDraft(d); err != nil {
+		return sessiontree.Entry{}, err
 	}
 	if err := s.lock(ctx); err != nil {
 		return sessiontree.Entry{}, err
@@ -238,20 +238,12 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		return sessiontree.Entry{}, err
 	}
 	defer s.mu.Unlock()
-	f, err := sessiontree.Fields("targetId", leafTarget(target))
+	d, err := sessiontree.LeafDraft(target)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d := sessiontree.Draft{Type: sessiontree.TypeLeaf, Timestamp: sessiontree.FormatTime(now()), Fields: f}
+	d.Timestamp = sessiontree.FormatTime(now())
 	return s.appendLocked(ctx, d, opts)
-}
-
-// leafTarget is the JSON value of a leaf entry's targetId.
-func leafTarget(target string) any {
-	if target == "" {
-		return rawNull
-	}
-	return target
 }
 
 // AppendBatch appends entries that carry their own ids, parents and

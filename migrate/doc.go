@@ -16,7 +16,7 @@
 // are embedded in [Files]; tests pass an fstest.MapFS. A migration is SQL
 // alone; what SQLite cannot compute it gets from SQL functions of the
 // connection: migration 11 calls entry_checksum, which the engine
-// defines on its connections (engine.EntryChecksum), so [Files] applies
+// defines on its connections (sessiontree.EntryChecksum), so [Files] applies
 // through the engine or a connection given that function.
 //
 // # Transactions

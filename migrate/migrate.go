@@ -74,6 +74,25 @@ type Migration struct {
 // Load reads the migrations at the root of fsys (files ending in .sql),
 // ordered by version.
 func Load(fsys fs.FS) ([]Migration, error) {
+	out, err := Names(fsys)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range out {
+		b, err := fs.ReadFile(fsys, m.Name)
+		if err != nil {
+			return nil, fmt.Errorf("read migration %s: %w", m.Name, err)
+		}
+		sum := sha256.Sum256(b)
+		out[i].SQL, out[i].Checksum = string(b), hex.EncodeToString(sum[:])
+	}
+	return out, nil
+}
+
+// Names lists the migrations at the root of fsys as [Load] does, ordered
+// by version, with their Version and Name only, from the file names
+// without reading the files: enough for [Latest] and [Current].
+func Names(fsys fs.FS) ([]Migration, error) {
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
 		return nil, fmt.Errorf("list migrations: %w", err)
@@ -85,12 +104,7 @@ func Load(fsys fs.FS) ([]Migration, error) {
 		if !ok || err != nil || v <= 0 {
 			return nil, fmt.Errorf("migration %s: want NNNN_description.sql with a positive number: %w", name, ErrInvalid)
 		}
-		b, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, fmt.Errorf("read migration %s: %w", name, err)
-		}
-		sum := sha256.Sum256(b)
-		out = append(out, Migration{Version: v, Name: path.Base(name), SQL: string(b), Checksum: hex.EncodeToString(sum[:])})
+		out = append(out, Migration{Version: v, Name: path.Base(name)})
 	}
 	slices.SortFunc(out, func(a, b Migration) int { return int(a.Version - b.Version) })
 	for i := 1; i < len(out); i++ {
@@ -243,6 +257,23 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 		}
 	}
 	return pending, nil
+}
+
+// Current reports whether q's database has applied exactly migs, judged
+// in one statement returning one row: the number of records and the
+// highest version. It is the fast path of a database opened often and
+// migrated rarely; it does not compare checksums or the application id,
+// as [Up] and [Pending] do, and a database without the records table is
+// an error (take [Up]'s path then).
+func Current(ctx context.Context, q sqlx.QueryerContext, migs []Migration) (bool, error) {
+	var got struct {
+		N   int64 `db:"n"`
+		Max int64 `db:"v"`
+	}
+	if err := sqlx.GetContext(ctx, q, &got, `SELECT count(*) AS n, coalesce(max(version), 0) AS v FROM `+Table); err != nil {
+		return false, fmt.Errorf("read migration records: %w", err)
+	}
+	return got.N == int64(len(migs)) && got.Max == Latest(migs), nil
 }
 
 // Version returns the highest applied version of a SQLite database, 0 for

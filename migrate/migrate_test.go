@@ -215,3 +215,56 @@ func TestConcurrentUp(t *testing.T) {
 		t.Errorf("steps applied = %v; want each once", steps)
 	}
 }
+
+// TestCurrent checks the fast path's one-row check: no records table is
+// an error, every migration applied is current, and a record missing or
+// one of a newer version is not.
+func TestCurrent(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, filepath.Join(t.TempDir(), "m.db"))
+	migs, err := migrate.Names(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs); err == nil || ok {
+		t.Errorf("Current() before Up = %v, %v; want an error", ok, err)
+	}
+	if _, err := migrate.Up(ctx, db, migrate.Files, migrate.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs); err != nil || !ok {
+		t.Errorf("Current() after Up = %v, %v; want true", ok, err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs[:len(migs)-1]); err != nil || ok {
+		t.Errorf("Current() of a program knowing one migration less = %v, %v; want false", ok, err)
+	}
+	if _, err := db.Exec(`DELETE FROM `+migrate.Table+` WHERE version = ?`, migs[0].Version); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs); err != nil || ok {
+		t.Errorf("Current() with a record missing = %v, %v; want false", ok, err)
+	}
+}
+
+// TestNamesAreLoadsWithoutFiles checks that Names lists what Load does,
+// without the files' text and checksums.
+func TestNamesAreLoadsWithoutFiles(t *testing.T) {
+	names, err := migrate.Names(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range migs {
+		migs[i].SQL, migs[i].Checksum = "", ""
+	}
+	if diff := cmp.Diff(migs, names); diff != "" {
+		t.Errorf("Names() differs from Load() (-load +names):\n%s", diff)
+	}
+	bad := fstest.MapFS{"0001_a.sql": {}, "0001_b.sql": {}}
+	if _, err := migrate.Names(bad); !errors.Is(err, migrate.ErrInvalid) {
+		t.Errorf("Names() of two files of one version = %v; want ErrInvalid", err)
+	}
+}

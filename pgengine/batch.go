@@ -324,7 +324,7 @@ func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
 	c.tools = append(c.tools, nullInt(p.Tools))
 	c.targetID = append(c.targetID, nullable(e.TargetID()))
 	c.raw = append(c.raw, string(e.Raw))
-	c.checksum = append(c.checksum, entryChecksum(e.Raw))
+	c.checksum = append(c.checksum, sessiontree.EntryChecksum(e.Raw))
 }
 
 func (c *entryColumns) args(session int64) []any {

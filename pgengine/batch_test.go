@@ -57,6 +57,7 @@ func batchTree(t testing.TB) (first, second []sessiontree.Entry) {
 // every entry's path, full path and state, and the leaf, labels and
 // stats, against the memory backend (the reference).
 func TestAppendBatchAgreesWithMemory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	pg, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
@@ -132,6 +133,7 @@ func ids(path []sessiontree.Entry, err error) ([]string, error) {
 // TestAppendBatchRefuses checks that a bad batch is refused with the
 // sentinel naming the entry, and leaves nothing behind.
 func TestAppendBatchRefuses(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	first, _ := batchTree(t)

@@ -14,7 +14,9 @@ import (
 // Check verifies session id (every session when id is "") against a
 // replay of its log by the root package's rules: the leaf (the leaf rule),
 // the materialized branch and the active path (sessiontree.WalkPath from
-// the leaf), the stats (sessiontree.Tally), the labels and the name. A
+// the leaf), the stats (sessiontree.Tally), the labels and the name; and
+// each entry against its checksum and its search_text row against its
+// text (sessiontree.SearchText; an entry not yet indexed has none). A
 // mismatch is a [sessiontree.CorruptError]. It reads each session whole,
 // one at a time: it is for tests and repair tools, not a request path.
 func (db *DB) Check(ctx context.Context, id string) error {
@@ -105,28 +107,41 @@ func (s *Storage) check1(ctx context.Context) error {
 	if err := s.checkUsageDays(ctx, log); err != nil {
 		return err
 	}
-	return s.checkChecksums(ctx)
+	return s.checkEntries(ctx)
 }
 
-// checkChecksums verifies every entry's JSON against its checksum, in
-// append order, streaming.
-func (s *Storage) checkChecksums(ctx context.Context) error {
-	rows, err := s.db.db.QueryContext(ctx, `SELECT id, raw, checksum FROM entries WHERE session = $1 ORDER BY seq`, s.pk)
+// qCheckEntries reads each entry of a session ($1) in append order with
+// what search_text holds of it, and whether the index has reached it.
+const qCheckEntries = `SELECT e.id, e.type, e.raw, e.checksum, e.seq <= s.indexed_count,
+       t.body, t.folded
+FROM entries e JOIN sessions s ON s.pk = e.session
+LEFT JOIN search_text t ON t.session = e.session AND t.seq = e.seq
+WHERE e.session = $1 ORDER BY e.seq`
+
+// checkEntries verifies every entry's JSON against its checksum and its
+// search_text row against its text, in append order, streaming.
+func (s *Storage) checkEntries(ctx context.Context) error {
+	rows, err := s.db.db.QueryContext(ctx, qCheckEntries, s.pk)
 	if err != nil {
 		return storageErr(err)
 	}
 	defer rows.Close()
 	var (
-		id  string
-		raw sql.RawBytes
-		sum sql.NullInt64
+		id, typ      string
+		raw          sql.RawBytes
+		sum          sql.NullInt64
+		indexed      bool
+		body, folded sql.NullString
 	)
 	for rows.Next() {
-		if err := rows.Scan(&id, &raw, &sum); err != nil {
+		if err := rows.Scan(&id, &typ, &raw, &sum, &indexed, &body, &folded); err != nil {
 			return storageErr(err)
 		}
-		if err := verifyChecksum(id, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(id, raw, sum); err != nil {
 			return err
+		}
+		if reason := searchTextProblem(typ, raw, indexed, body, folded); reason != "" {
+			return &sessiontree.CorruptError{EntryID: id, Reason: reason}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -135,27 +150,37 @@ func (s *Storage) checkChecksums(ctx context.Context) error {
 	return nil
 }
 
+// searchTextProblem says what is wrong with an entry's search_text row
+// (body and folded, NULL when it has none) against the text of its type
+// and JSON raw, "" when nothing is: an entry the index has reached
+// (indexed) has a row exactly when it has text, holding that text; one
+// it has not reached (pending) has none.
+func searchTextProblem(typ string, raw []byte, indexed bool, body, folded sql.NullString) string {
+	want, ok := indexedText(typ, raw)
+	switch {
+	case !indexed && body.Valid:
+		return "the search index holds its text, and it is not indexed yet"
+	case !indexed:
+		return ""
+	case !ok && body.Valid:
+		return "the search index holds text for it, and it has none"
+	case ok && !body.Valid:
+		return "the search index holds no text for it"
+	case ok && (body.String != want || folded.String != fold(want)):
+		return fmt.Sprintf("the search index holds other text than its own (%d bytes; its text has %d)", len(body.String), len(want))
+	}
+	return ""
+}
+
 // checkUsageDays compares the session's usage_days rows with the usage
 // records of its log, added by day and bucket in log order as the writes
-// add them.
+// add them (sessiontree.UsageDays).
 func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) error {
-	type key struct{ Day, Bucket string }
-	type sums struct {
-		Input, Output, CacheRead, CacheWrite int64
-		Cost                                 float64
-	}
-	want := map[key]sums{}
+	want := sessiontree.UsageDays{}
 	for _, e := range log {
-		es := sessiontree.StatsOf(e)
-		if !es.HasUsage {
-			continue
+		if es := sessiontree.StatsOf(e); es.HasUsage {
+			want.Add(e.Timestamp, es.Bucket, es.Usage)
 		}
-		k := key{sessiontree.UsageDay(e.Timestamp), es.Bucket}
-		w := want[k]
-		w.Input, w.Output, w.CacheRead, w.CacheWrite = w.Input+es.Usage.Input, w.Output+es.Usage.Output,
-			w.CacheRead+es.Usage.CacheRead, w.CacheWrite+es.Usage.CacheWrite
-		w.Cost += es.Usage.Cost
-		want[k] = w
 	}
 	var rows []struct {
 		Day        string  `db:"day"`
@@ -170,23 +195,20 @@ func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) e
 		FROM usage_days WHERE session = $1`, s.pk); err != nil {
 		return storageErr(err)
 	}
-	got := make(map[key]sums, len(rows))
+	got := make(sessiontree.UsageDays, len(rows))
 	for _, r := range rows {
-		got[key{r.Day, r.Bucket}] = sums{r.Input, r.Output, r.CacheRead, r.CacheWrite, r.Cost}
+		got[sessiontree.UsageDayKey{Day: r.Day, Bucket: r.Bucket}] = sessiontree.Usage{Input: r.Input, Output: r.Output,
+			CacheRead: r.CacheRead, CacheWrite: r.CacheWrite, Cost: r.Cost}
 	}
-	if !maps.Equal(got, want) {
-		return &sessiontree.CorruptError{Reason: fmt.Sprintf("the usage by day is %v; a replay of the log gives %v", got, want)}
+	if diff := got.Diff(want); diff != "" {
+		return &sessiontree.CorruptError{Reason: "stored usage by day: " + diff}
 	}
 	return nil
 }
 
 // replayed are the entries replayed so far, by id: the
 // sessiontree.Earlier of Check's replay.
-type replayed map[string]sessiontree.Entry
-
-func (r replayed) Taken(id string) bool { _, ok := r[id]; return ok }
-
-func (r replayed) Exists(id string) (bool, error) { return r.Taken(id), nil }
+type replayed = sessiontree.EarlierMap[sessiontree.Entry]
 
 func idsOf(es []sessiontree.Entry) []string {
 	out := make([]string, len(es))

@@ -39,14 +39,6 @@ RETURNING fence`
 	qLockSession = `SELECT pk FROM sessions WHERE pk = $1 AND NOT deleting FOR UPDATE`
 )
 
-// claimToken is what a Storage taken through [Storage.Claim] writes
-// under.
-type claimToken struct {
-	holder string
-	fence  int64
-	ttl    time.Duration
-}
-
 // Claim is a writer's claim on a session of a PostgreSQL database (see
 // sessiontree.Claimer): the session's Storage, whose writes (Append,
 // AppendAll, SetLeaf, AppendBatch) check the claim's fence in their
@@ -67,18 +59,15 @@ func (s *Storage) Claim(ctx context.Context, holder string, ttl time.Duration) (
 	if err != nil {
 		return nil, err
 	}
-	var fence int64
+	var tok *sessiontree.ClaimToken
 	err = s.claimTx(ctx, "claim session "+s.meta.ID, func(tx *sqlx.Tx) error {
-		now := s.db.opts.now()
-		if err := s.liveClaim(ctx, tx, now, holder); err != nil {
-			return err
-		}
-		return tx.GetContext(ctx, &fence, qTakeClaim, s.pk, holder, now.Add(ttl).UnixMilli())
+		var terr error
+		tok, terr = sessiontree.TakeClaim(claimRow{ctx, tx, s.pk}, s.meta.ID, holder, ttl, s.db.opts.now())
+		return terr
 	})
 	if err != nil {
 		return nil, err
 	}
-	tok := &claimToken{holder: holder, fence: fence, ttl: ttl}
 	return &Claim{Storage: &Storage{db: s.db, pk: s.pk, meta: s.meta, claim: tok}}, nil
 }
 
@@ -116,73 +105,73 @@ func (s *Storage) claimTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) e
 	})
 }
 
-// liveClaim returns a *sessiontree.ClaimedError when someone other than
-// holder ("" for a write without a claim) holds a live claim on the
-// session at now.
-func (s *Storage) liveClaim(ctx context.Context, tx *sqlx.Tx, now time.Time, holder string) error {
+// claimRow is the session's claims row in a write transaction tx that
+// holds the session row's lock: the sessiontree.ClaimRow the root
+// package's claim rules run on.
+type claimRow struct {
+	ctx context.Context
+	tx  *sqlx.Tx
+	pk  int64
+}
+
+// Live implements sessiontree.ClaimRow.
+func (r claimRow) Live(now time.Time) (string, time.Time, bool, error) {
 	var cur struct {
 		Holder  string `db:"holder"`
 		Expires int64  `db:"expires_ms"`
 	}
-	err := tx.GetContext(ctx, &cur, qLiveClaim, s.pk, now.UnixMilli())
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
-	case err != nil:
-		return err
-	case cur.Holder == holder:
-		return nil
+	err := r.tx.GetContext(r.ctx, &cur, qLiveClaim, r.pk, now.UnixMilli())
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", time.Time{}, false, nil
 	}
-	return &sessiontree.ClaimedError{Session: s.meta.ID, Holder: cur.Holder, Expires: time.UnixMilli(cur.Expires).UTC()}
+	return cur.Holder, time.UnixMilli(cur.Expires), err == nil, err
 }
 
-// checkClaim is the claim rule of a write, run in its transaction tx
-// once the session row is locked: a write through a claim must hold the
-// session's current fence and renews the lease; any other write is
-// refused while someone holds a live claim.
-func (s *Storage) checkClaim(ctx context.Context, tx *sqlx.Tx) error {
-	now := s.db.opts.now()
-	if s.claim == nil {
-		return s.liveClaim(ctx, tx, now, "")
-	}
-	return s.claimed(ctx, tx, qRenewClaim, now.Add(s.claim.ttl).UnixMilli())
+// Take implements sessiontree.ClaimRow.
+func (r claimRow) Take(holder string, expires time.Time) (fence int64, err error) {
+	err = r.tx.GetContext(r.ctx, &fence, qTakeClaim, r.pk, holder, expires.UnixMilli())
+	return fence, err
 }
 
-// claimed runs update (qRenewClaim or qReleaseClaim) on the claim's row,
-// and returns a *sessiontree.StaleClaimError when the claim is no longer
-// the session's current one.
-func (s *Storage) claimed(ctx context.Context, tx *sqlx.Tx, update string, extra ...any) error {
-	tok := s.claim
-	res, err := tx.ExecContext(ctx, update, append([]any{s.pk, tok.holder, tok.fence}, extra...)...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return err
-	}
-	stale := &sessiontree.StaleClaimError{Session: s.meta.ID, Holder: tok.holder, Fence: tok.fence}
+// Renew implements sessiontree.ClaimRow.
+func (r claimRow) Renew(holder string, fence int64, expires time.Time) (sql.Result, error) {
+	return r.tx.ExecContext(r.ctx, qRenewClaim, r.pk, holder, fence, expires.UnixMilli())
+}
+
+// Release implements sessiontree.ClaimRow.
+func (r claimRow) Release(holder string, fence int64) (sql.Result, error) {
+	return r.tx.ExecContext(r.ctx, qReleaseClaim, r.pk, holder, fence)
+}
+
+// Current implements sessiontree.ClaimRow.
+func (r claimRow) Current() (holder string, fence int64, err error) {
 	var cur struct {
 		Holder string `db:"holder"`
 		Fence  int64  `db:"fence"`
 	}
-	err = tx.GetContext(ctx, &cur, qClaimRow, s.pk)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	err = r.tx.GetContext(r.ctx, &cur, qClaimRow, r.pk)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
 	}
-	stale.Current, stale.CurrentFence = cur.Holder, cur.Fence
-	return stale
+	return cur.Holder, cur.Fence, err
+}
+
+// checkClaim is the claim rule of a write (sessiontree.CheckClaim), run
+// in its transaction tx once the session row is locked.
+func (s *Storage) checkClaim(ctx context.Context, tx *sqlx.Tx) error {
+	return sessiontree.CheckClaim(claimRow{ctx, tx, s.pk}, s.meta.ID, s.claim, s.db.opts.now())
 }
 
 // Holder returns the name the claim was taken under.
-func (c *Claim) Holder() string { return c.claim.holder }
+func (c *Claim) Holder() string { return c.claim.Holder }
 
 // Fence returns the claim's fence.
-func (c *Claim) Fence() int64 { return c.claim.fence }
+func (c *Claim) Fence() int64 { return c.claim.Fence }
 
 // Renew extends the lease by the claim's ttl from now.
 func (c *Claim) Renew(ctx context.Context) error {
 	return c.claimTx(ctx, "renew claim on session "+c.meta.ID, func(tx *sqlx.Tx) error {
-		return c.claimed(ctx, tx, qRenewClaim, c.db.opts.now().Add(c.claim.ttl).UnixMilli())
+		return c.claim.Renew(claimRow{ctx, tx, c.pk}, c.meta.ID, c.db.opts.now())
 	})
 }
 
@@ -190,6 +179,6 @@ func (c *Claim) Renew(ctx context.Context) error {
 // is higher.
 func (c *Claim) Release(ctx context.Context) error {
 	return c.claimTx(ctx, "release claim on session "+c.meta.ID, func(tx *sqlx.Tx) error {
-		return c.claimed(ctx, tx, qReleaseClaim)
+		return c.claim.Release(claimRow{ctx, tx, c.pk}, c.meta.ID)
 	})
 }

@@ -21,6 +21,7 @@ func userDraft(text string) sessiontree.Draft {
 // TestParallelSessions: writers to different sessions, each through its
 // own Storage, all get their entries, each session one chain.
 func TestParallelSessions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	const sessions, each = 8, 15
@@ -62,6 +63,7 @@ func TestParallelSessions(t *testing.T) {
 // make one chain holding every write; conflicts are reported, never lost
 // writes or forks.
 func TestGuardedWritersOnOneSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	first := newSession(t, db)

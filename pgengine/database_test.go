@@ -10,6 +10,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 )
 
@@ -18,6 +19,7 @@ import (
 // nothing, on another session it goes through, and WaitForLock returns
 // once the holder commits.
 func TestTryUpdateLocksPerSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	busy, err := db.CreateSession(ctx, sessiontree.SessionMeta{ID: "busy"})
@@ -91,8 +93,9 @@ func userEntry(t testing.TB, id, parent string) sessiontree.Entry {
 // behind the engine's back (as the superuser, with the append-only
 // trigger off): Check and RawEntries report the entry, Check the usage.
 func TestChecksumAndUsageDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	db, err := pgengine.Open(ctx, url, pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -117,17 +117,10 @@ func (db *DB) check(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// SessionNotFoundError reports a session id the database does not hold.
-// It matches [sessiontree.ErrNotFound].
-//
-// TODO(contract): alias the root's SessionNotFoundError once the
-// engine-neutral contract (helper-contract) lands.
-type SessionNotFoundError struct{ ID string }
-
-func (e *SessionNotFoundError) Error() string { return fmt.Sprintf("session %s not found", e.ID) }
-
-// Is makes errors.Is(err, sessiontree.ErrNotFound) true.
-func (e *SessionNotFoundError) Is(target error) bool { return target == sessiontree.ErrNotFound }
+// SessionNotFoundError reports a session id the database does not hold:
+// the root package's, as on SQLite, so that errors.As finds it whatever
+// the engine. It matches [sessiontree.ErrNotFound].
+type SessionNotFoundError = sessiontree.SessionNotFoundError
 
 // CreateSession adds an empty session and opens it. An empty meta.ID gets
 // a fresh UUID v7, an empty CreatedAt the current time, a zero Version 3.

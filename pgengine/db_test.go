@@ -18,6 +18,7 @@ import (
 // session's row, an append to it waits, and one to another session does
 // not.
 func TestWritesLockTheSessionOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	held := newSession(t, db)
@@ -49,6 +50,7 @@ func TestWritesLockTheSessionOnly(t *testing.T) {
 // TestEntriesAreAppendOnly: the database itself refuses to change or
 // delete an entry outside a session delete.
 func TestEntriesAreAppendOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	st := newSession(t, db)
@@ -69,6 +71,7 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 
 // TestDeleteSession removes a session; it is then not found.
 func TestDeleteSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	st := newSession(t, db)
@@ -95,6 +98,7 @@ func TestDeleteSession(t *testing.T) {
 }
 
 func TestCreateSessionTwiceConflicts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	meta := sessiontree.SessionMeta{ID: "same-id", Cwd: "/w"}
@@ -108,6 +112,7 @@ func TestCreateSessionTwiceConflicts(t *testing.T) {
 
 // TestOpenRefusesNewerSchema: a database migrated by a newer program.
 func TestOpenRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, url := openDB(t)
 	conn := connect(t, url)
@@ -123,6 +128,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 }
 
 func TestClosedDB(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	st := newSession(t, db)
@@ -135,6 +141,7 @@ func TestClosedDB(t *testing.T) {
 }
 
 func TestOpenBadURL(t *testing.T) {
+	t.Parallel()
 	if _, err := pgengine.Open(context.Background(), "postgres://u:secret@[bad", pgengine.Options{}); err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("Open of a bad URL = %v; want an error that does not show the password", err)
 	}
@@ -173,6 +180,7 @@ func connect(t testing.TB, url string) *pgx.Conn {
 // TestCheckFindsDamage: Check compares the stored leaf, branch and
 // counters with a replay of the log, and names what differs.
 func TestCheckFindsDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	st := newSession(t, db)
@@ -204,6 +212,7 @@ func TestCheckFindsDamage(t *testing.T) {
 // TestAppendAll: drafts chain under each other in one transaction; a
 // refused draft leaves none of them, and the guard is checked once.
 func TestAppendAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	st := newSession(t, db)

@@ -4,19 +4,26 @@
 //
 // # Schema
 //
-// The tables are migrate/postgres (applied by [Open] through package
-// migrate, refusing a schema newer than this code knows): one sessions row
-// per session with its leaf and counters, an append-only entries table
-// holding each entry's JSON byte for byte (text, not jsonb), the
-// materialized active branch, and the current labels. Triggers refuse to
-// change or delete an entry outside a session delete.
+// The engine owns every table of migrate/postgres and every statement on
+// them (applied by [Open] through package migrate, refusing a schema
+// newer than this code knows): one sessions row per session with its leaf
+// and counters, an append-only entries table holding each entry's JSON
+// byte for byte (text, not jsonb), the materialized active branch, the
+// current labels, usage_days, claims, the store's imports records and the
+// search index (search_text). Triggers refuse to change or delete an entry
+// outside a session delete. A [DB] is a sessiontree.Database, the
+// contract package store runs on.
 //
 // # Rules
 //
 // The tree's rules live in the root package and are called from here, not
 // written again: entries are built and checked by sessiontree.BuildEntry
 // and Entry.Validate, the state at an entry follows State.Apply, stats
-// follow sessiontree.Tally, labels and names LabelOf and NameOf.
+// follow sessiontree.Tally, labels and names LabelOf and NameOf. Each
+// entry carries the checksum of its JSON (entries.checksum, migration 2),
+// sessiontree.EntryChecksum as on SQLite, so that a session moved between
+// the engines keeps the same sums: every write computes it, RawEntries and
+// Check verify it. An entry's search text is sessiontree.SearchText's.
 //
 // # Cost
 //

@@ -63,7 +63,7 @@ func (tx *Tx) ReferencedLeaves(id string) (map[string]bool, error) {
 
 // RawEntries implements [sessiontree.DatabaseTx.RawEntries]: one scan of
 // the session's entries by key, streaming, each checked against its
-// checksum (migration 2; engine.VerifyChecksum, the one owner of that
+// checksum (migration 2; sessiontree.VerifyChecksum, the one owner of that
 // rule).
 func (tx *Tx) RawEntries(id string, fn func(e sessiontree.RawEntry) error) error {
 	pk, err := tx.sessionKey(id)
@@ -85,7 +85,7 @@ func (tx *Tx) RawEntries(id string, fn func(e sessiontree.RawEntry) error) error
 		if err := rows.Scan(&typ, &e.ID, &raw, &sum); err != nil {
 			return fmt.Errorf("entries of %s: %w", id, storageErr(err))
 		}
-		if err := verifyChecksum(e.ID, raw, sum); err != nil {
+		if err := sessiontree.VerifyChecksum(e.ID, raw, sum); err != nil {
 			return err
 		}
 		e.Type, e.Raw = sessiontree.EntryType(typ), raw

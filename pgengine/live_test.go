@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/childenv"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -30,9 +31,10 @@ func openWith(t testing.TB, url string, opts pgengine.Options) *pgengine.DB {
 // TestClaims runs the writer-claim suite, shared with the SQLite engine:
 // the other handle is a second pool of connections on the database.
 func TestClaims(t *testing.T) {
+	t.Parallel()
 	storetest.RunClaims(t, storetest.ClaimHarness{
 		New: func(t testing.TB, now func() time.Time) (sessiontree.Storage, sessiontree.Storage) {
-			url := migrated.Database(t)
+			url := pgtest.Migrated.Database(t)
 			st := newSession(t, openWith(t, url, pgengine.Options{Now: now}))
 			other, err := openWith(t, url, pgengine.Options{Now: now}).OpenSession(context.Background(), st.ID())
 			if err != nil {
@@ -54,7 +56,8 @@ func TestClaims(t *testing.T) {
 // TestFollow follows a session through LISTEN/NOTIFY while another pool
 // of connections appends.
 func TestFollow(t *testing.T) {
-	url := migrated.Database(t)
+	t.Parallel()
+	url := pgtest.Migrated.Database(t)
 	st := newSession(t, openWith(t, url, pgengine.Options{}))
 	other, err := openWith(t, url, pgengine.Options{}).OpenSession(context.Background(), st.ID())
 	if err != nil {
@@ -67,6 +70,7 @@ func TestFollow(t *testing.T) {
 // not wake a watch; one to its own does, and a rolled-back write (here a
 // guarded append refused) sends nothing.
 func TestWatchOwnSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, _ := openDB(t)
 	mine, theirs := newSession(t, db), newSession(t, db)
@@ -96,6 +100,7 @@ func TestWatchOwnSession(t *testing.T) {
 // Follow waits, appends while it is gone, and checks that Follow sees
 // every entry, in order, none missed.
 func TestFollowReconnect(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db, url := openDB(t)
@@ -125,9 +130,7 @@ func TestFollowReconnect(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		for i := range 2 {
-			want = append(want, storetest.AppendStep(t, st, round*2+i).ID)
-		}
+		want = append(want, storetest.AppendSteps(t, st, round*2, 2, 0)...)
 	}
 	for i, id := range want {
 		select {
@@ -149,26 +152,13 @@ func TestFollowReconnect(t *testing.T) {
 
 // TestFollowClosed checks that a watch ends when its database closes.
 func TestFollowClosed(t *testing.T) {
-	url := migrated.Database(t)
+	t.Parallel()
+	url := pgtest.Migrated.Database(t)
 	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newSession(t, db)
-	done := make(chan error, 1)
-	go func() {
-		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error { return nil })
-	}()
-	time.Sleep(100 * time.Millisecond)
-	db.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, sessiontree.ErrClosed) {
-			t.Errorf("Follow on a closed database = %v; want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Follow did not end within 10 s of Close")
-	}
+	storetest.RunFollowClosed(t, newSession(t, db), db.Close)
 }
 
 const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
@@ -177,6 +167,7 @@ const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
 // while a child process, refused a claim and a write of its own (naming
 // the holder), follows the session: it must see every entry, in order.
 func TestLiveProcesses(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(liveChildEnv) != "" {
 		return // the child's work is in TestLiveChild
 	}
@@ -195,11 +186,7 @@ func TestLiveProcesses(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var want []string
-	for i := range n {
-		want = append(want, storetest.AppendStep(t, a, i).ID)
-		time.Sleep(5 * time.Millisecond)
-	}
+	want := storetest.AppendSteps(t, a, 0, n, 5*time.Millisecond)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v\n%s", err, out.String())
 	}

@@ -14,20 +14,11 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// migrated is an empty, migrated database, made once per test binary.
-var migrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := pgengine.Open(ctx, url, pgengine.Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
-
 // openDB opens a fresh database for t; its cleanup checks every session
 // (pgengine.DB.Check) and closes it.
 func openDB(t testing.TB) (*pgengine.DB, string) {
 	t.Helper()
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	return openURL(t, url), url
 }
 
@@ -81,7 +72,7 @@ func harness() storetest.Harness {
 func loadUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []sessiontree.Entry) (sessiontree.Storage, error) {
 	t.Helper()
 	ctx := context.Background()
-	url := migrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	db, err := pgengine.Open(ctx, url, pgengine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +106,14 @@ func loadUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []session
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, harness())
 }
 
 // TestPiFixtures checks the engine against pi's own answers, each file
 // imported with one AppendBatch.
 func TestPiFixtures(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			storetest.RunPiFixtures(t, dir, func(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // The search primitives on PostgreSQL (migration 4, 0004_search.sql):
@@ -32,17 +31,18 @@ func entryKey(session, seq int64) int64 { return session<<32 | seq }
 // keyParts splits a key into session and seq.
 func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
 
-// indexedText is what search_text holds of an entry: engine.SearchText's
-// text and two newlines, as the SQLite engine's view gives it, made text
-// PostgreSQL takes (a NUL becomes a space, invalid UTF-8 is dropped);
-// false when the entry has no text.
+// indexedText is what search_text holds of an entry:
+// sessiontree.SearchText's text and two newlines, as the SQLite engine's
+// view gives it, made text PostgreSQL takes (a NUL becomes a space, by
+// sessiontree.DerivedText; invalid UTF-8 is dropped); false when the
+// entry has no text.
 func indexedText(typ string, raw []byte) (string, bool) {
-	text, ok, err := engine.SearchText(typ, raw)
+	text, ok, err := sessiontree.SearchText(typ, raw)
 	if err != nil || !ok {
 		// Malformed JSON is Check's to report; it has no text to find.
 		return "", false
 	}
-	text = strings.ReplaceAll(strings.ToValidUTF8(text, ""), "\x00", " ")
+	text = sessiontree.DerivedText(strings.ToValidUTF8(text, ""))
 	return text + "\n\n", true
 }
 
@@ -334,6 +334,13 @@ func (st *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
 	return out, nil
 }
 
+// qRole is a message entry's role, read from its JSON e.raw. PostgreSQL
+// refuses to decode an object any string of which holds \u0000 (its text
+// holds no NUL), so those escapes are made \u0020 first, when there are
+// any: the JSON stays valid (a backslash before them stays escaped or
+// not), and only the text of strings changes, none of pi's roles.
+const qRole = `(CASE WHEN strpos(e.raw, E'\\u0000') > 0 THEN replace(e.raw, E'\\u0000', E'\\u0020') ELSE e.raw END)::json -> 'message' ->> 'role'`
+
 // Hits implements [sessiontree.DatabaseTx.Hits].
 func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 	if len(keys) == 0 {
@@ -352,7 +359,7 @@ func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 	err := st.tx.SelectContext(st.ctx, &rows, `SELECT e.session, e.seq, e.type, t.body,
        CASE WHEN $2 AND t.body IS NULL THEN e.raw END AS raw,
        s.id AS session_id, e.id, e.timestamp, s.cwd, coalesce(s.name, '') AS name,
-       CASE WHEN e.type = 'message' THEN coalesce(e.raw::json -> 'message' ->> 'role', '') ELSE '' END AS role,
+       CASE WHEN e.type = 'message' THEN coalesce(`+qRole+`, '') ELSE '' END AS role,
        e.depth <= s.leaf_depth AND EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND b.depth = e.depth AND b.seq = e.seq) AS active`+
 		qKeys+` JOIN sessions s ON s.pk = e.session`, keys, text)
 	if err != nil {

@@ -14,14 +14,6 @@ import (
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
-var searchTemplate = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := Open(ctx, url, Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
-
 // searchFixture is a session of four user messages, the last on a branch
 // of its own: a, b (left), then c under a (the active branch).
 type searchFixture struct {
@@ -33,7 +25,7 @@ type searchFixture struct {
 func newSearchFixture(t *testing.T) searchFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, searchTemplate.Database(t), Options{})
+	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +96,7 @@ func phrase(text string) sessiontree.MatchQuery {
 }
 
 func TestSearchOnPostgres(t *testing.T) {
+	t.Parallel()
 	f := newSearchFixture(t)
 	all := sessiontree.SearchScope{}
 	// Everything is pending: the index finds nothing, a scan and the
@@ -190,4 +183,50 @@ func TestSearchOnPostgres(t *testing.T) {
 			t.Errorf("MatchKeys(missing session) = %v; want ErrNotFound", err)
 		}
 	})
+}
+
+// TestCheckComparesSearchText: Check compares each indexed entry's
+// search_text row with the entry's text (pending entries have none), and
+// names the entry whose row is damaged, missing or ahead of the mark.
+func TestCheckComparesSearchText(t *testing.T) {
+	ctx := context.Background()
+	f := newSearchFixture(t)
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Fatalf("Check with every entry pending = %v", err)
+	}
+	f.catchUp(t)
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Fatalf("Check of an indexed session = %v", err)
+	}
+	exec := func(stmt string, seq int64) {
+		t.Helper()
+		if _, err := f.db.db.ExecContext(ctx, stmt, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, damage := range []struct {
+		name       string
+		entry      sessiontree.Entry
+		stmt, undo string
+	}{
+		{"body", f.a, `UPDATE search_text SET body = body || 'x' WHERE seq = $1`,
+			`UPDATE search_text SET body = left(body, -1) WHERE seq = $1`},
+		{"folded", f.c, `UPDATE search_text SET folded = upper(folded) WHERE seq = $1`,
+			`UPDATE search_text SET folded = lower(folded) WHERE seq = $1`},
+		{"ahead of the mark", f.cjk, `UPDATE sessions SET indexed_count = $1 - 1`,
+			`UPDATE sessions SET indexed_count = $1`},
+		{"missing", f.b, `DELETE FROM search_text WHERE seq = $1`, ""},
+	} {
+		exec(damage.stmt, damage.entry.Seq)
+		var ce *sessiontree.CorruptError
+		if err := f.db.Check(ctx, f.id); !errors.As(err, &ce) || ce.EntryID != damage.entry.ID {
+			t.Errorf("Check with a damaged search text (%s) = %v; want a CorruptError naming %s", damage.name, err, damage.entry.ID)
+		}
+		if damage.undo != "" {
+			exec(damage.undo, damage.entry.Seq)
+			if err := f.db.Check(ctx, f.id); err != nil {
+				t.Fatalf("Check after undoing %s = %v", damage.name, err)
+			}
+		}
+	}
 }

@@ -28,7 +28,7 @@ type Storage struct {
 	closed atomic.Bool
 	// claim is the writer claim this Storage writes under (claim.go),
 	// nil for one opened without a claim.
-	claim *claimToken
+	claim *sessiontree.ClaimToken
 }
 
 // ID returns the session id.

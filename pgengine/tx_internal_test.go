@@ -15,6 +15,7 @@ import (
 // TestErrorsGetSentinels: what is retried inside, and what each failure
 // is reported as once it is not.
 func TestErrorsGetSentinels(t *testing.T) {
+	t.Parallel()
 	serialization := &pgconn.PgError{Code: codeSerialization}
 	tests := []struct {
 		name      string
@@ -43,6 +44,7 @@ func TestErrorsGetSentinels(t *testing.T) {
 // TestRetryIsBounded: a failure worth retrying is tried Attempts times,
 // then reported.
 func TestRetryIsBounded(t *testing.T) {
+	t.Parallel()
 	db := &DB{opts: Options{Attempts: 3}}
 	calls := 0
 	err := db.retry(context.Background(), "write", func() error {
@@ -63,6 +65,7 @@ func TestRetryIsBounded(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"postgres://u:secret@h:5432/db", "postgres://u:xxxxx@h:5432/db"},
 		{"postgres://u@h/db?password=secret&sslmode=disable", "postgres://u@h/db?password=xxxxx&sslmode=disable"},

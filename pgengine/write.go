@@ -3,7 +3,6 @@ package pgengine
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -112,23 +111,19 @@ func (s *Storage) writeIn(ctx context.Context, tx *sqlx.Tx, fn func(tx *sqlx.Tx,
 
 // Append adds an entry under the current leaf and makes it the leaf.
 func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	if d.Type == sessiontree.TypeLeaf {
-		return sessiontree.Entry{}, &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	if err := sessiontree.CheckDraft(d); err != nil {
+		return sessiontree.Entry{}, err
 	}
 	return s.appendDraft(ctx, d, opts)
 }
 
 // SetLeaf appends a leaf entry moving the leaf to target.
 func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	var t any = json.RawMessage("null")
-	if target != "" {
-		t = target
-	}
-	f, err := sessiontree.Fields("targetId", t)
+	d, err := sessiontree.LeafDraft(target)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	return s.appendDraft(ctx, sessiontree.Draft{Type: sessiontree.TypeLeaf, Fields: f}, opts)
+	return s.appendDraft(ctx, d, opts)
 }
 
 // appendDraft builds d under the leaf read under the session's lock.
@@ -157,8 +152,8 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 		}
 		out = make([]sessiontree.Entry, 0, len(drafts))
 		for i, d := range drafts {
-			if d.Type == sessiontree.TypeLeaf {
-				return &sessiontree.InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+			if err := sessiontree.CheckDraft(d); err != nil {
+				return err
 			}
 			e, err := st.addDraft(ctx, tx, d)
 			if err != nil {
@@ -222,7 +217,7 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 		INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`,
 		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
 		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch,
-		entryChecksum(e.Raw))
+		sessiontree.EntryChecksum(e.Raw))
 	if err != nil {
 		return e, err
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
-	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -30,17 +29,8 @@ type dbEngine struct {
 // the postgres target skips its test (fails it under CI=true).
 var dbEngines = []dbEngine{
 	{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "sessions.db") }},
-	{"postgres", func(t *testing.T) string { return pgMigrated.Database(t) }},
+	{"postgres", func(t *testing.T) string { return pgtest.Migrated.Database(t) }},
 }
-
-// pgMigrated is an empty, migrated PostgreSQL database, once per binary.
-var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := pgengine.Open(ctx, url, pgengine.Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
 
 // openTarget opens the store on the database target names
 // (store.OpenURL: a SQLite file or a PostgreSQL URL). sync asks SQLite for

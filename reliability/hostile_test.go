@@ -644,7 +644,7 @@ func rawSQL(t *testing.T, path string, stmts ...string) {
 }
 
 // reseal gives the entries rows of a database file that match where
-// the checksum of their JSON as it is now (engine.EntryChecksum), behind
+// the checksum of their JSON as it is now (sessiontree.EntryChecksum), behind
 // the engine's back, so that damage written with rawSQL is seen for what
 // it does to the tree rather than as a changed row. The append-only
 // trigger must have been dropped.
@@ -666,7 +666,7 @@ func reseal(t *testing.T, path, where string) {
 		if err := rows.Scan(&pk, &raw); err != nil {
 			t.Fatal(err)
 		}
-		sums[pk] = engine.EntryChecksum(raw)
+		sums[pk] = sessiontree.EntryChecksum(raw)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

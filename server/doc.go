@@ -1,6 +1,10 @@
 // Package server is `sessiontree serve`: an HTTP server over one session
 // store that answers a JSON API and serves the web page of package web.
 //
+// It owns the HTTP side: the routes table, the OpenAPI document, the
+// status of each error, the token and the request checks; no storage,
+// no session logic (the store's and view's) and no page (package web's).
+//
 // # The API
 //
 // The routes live in one table ([Server.routes]); /api/openapi.json

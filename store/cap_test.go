@@ -24,6 +24,7 @@ func filler(n int) string { return strings.Repeat("lorem ipsum ", n/12+1)[:n] }
 // each part of an entry's text and of the whole; the entry is stored
 // whole. A NUL byte inside a huge text does not cut it short.
 func TestIndexedTextCap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "big"}))
@@ -84,6 +85,7 @@ func oldSearchText(t *testing.T) string {
 // the entries indexed before migration 10 are removed from the index with
 // the text they went in with.
 func TestSearchTextBelowCap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openStoreAt(t, path)
@@ -123,6 +125,7 @@ WHERE o.body IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
 // exactly what the view gives: its check passes, the text beyond the cap
 // is no longer found, and deleting the session leaves a sound index.
 func TestIndexedTextCapMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s, err := store.Open(ctx, path, store.Options{})
@@ -174,6 +177,7 @@ func TestIndexedTextCapMigration(t *testing.T) {
 // bounded by their bytes, each its own transaction, even though far
 // fewer entries than a chunk's count are pending.
 func TestIndexChunksByBytes(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	store.SetIndexChunkBytes(s, 700<<10)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
@@ -197,6 +201,7 @@ func TestIndexChunksByBytes(t *testing.T) {
 // chunks with the context's error; the chunks committed stay indexed, and
 // the next Index does the rest.
 func TestIndexCanceled(t *testing.T) {
+	t.Parallel()
 	s := openStore(t)
 	store.SetIndexChunk(s, 2)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))

@@ -10,6 +10,7 @@ import (
 // TestCheckEntry checks each refusal of an import's per-entry check, with
 // the line's reason and whether it is fatal in every mode.
 func TestCheckEntry(t *testing.T) {
+	t.Parallel()
 	const ts = `"timestamp":"2026-03-01T10:00:00.000Z"`
 	u1 := `{"type":"message","id":"u1","parentId":null,` + ts + `,"message":{"role":"user","content":"a"}}`
 	stored := map[string]string{"s1": `{"type":"message","id":"s1","parentId":null,` + ts + `,"message":{"role":"user","content":"s"}}`}
@@ -58,6 +59,7 @@ func TestCheckEntry(t *testing.T) {
 
 // TestKnownIDsEarlier checks knownIDs as the root replay's Earlier.
 func TestKnownIDsEarlier(t *testing.T) {
+	t.Parallel()
 	var earlier sessiontree.Earlier = knownIDs{"a": 0, "b": 7}
 	for _, id := range []string{"a", "b"} {
 		if ok, err := earlier.Exists(id); !ok || err != nil || !earlier.Taken(id) {

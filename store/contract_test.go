@@ -23,6 +23,7 @@ type onlyContract struct{ sessiontree.Database }
 // TestStoreOnTheContract runs the store's operations on a database it
 // knows through sessiontree.Database alone, and checks what each returns.
 func TestStoreOnTheContract(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "sessions.db"), engine.Options{})
 	if err != nil {
@@ -127,6 +128,7 @@ func TestStoreOnTheContract(t *testing.T) {
 // second finds its sessions' marks moved and writes nothing, with an
 // error matching sessiontree.ErrConflict.
 func TestWriteIndexChunkStale(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))

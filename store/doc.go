@@ -10,10 +10,9 @@
 // and list cursors, fork rules, export formatting, search query lexing,
 // short-phrase expansion, ranking and snippets, the index catch-up's
 // chunking and waiting, and pi file import. It holds no SQL: the engine
-// owns every table and runs its own statements (store/import.go and
-// store/rewrite.go still use the SQLite engine directly until the import
-// records join the contract; importing needs the SQLite engine until
-// then).
+// owns every table and runs its own statements. Only target.go and
+// store.go name the engines, to open one ([OpenURL], [Open],
+// [OpenPostgres]); everything else goes through sessiontree.Database.
 //
 // # What it does
 //

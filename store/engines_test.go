@@ -8,7 +8,6 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
-	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -39,21 +38,11 @@ func onEngines(t *testing.T, test func(t *testing.T, openStore opener)) {
 	}
 }
 
-// pgMigrated is an empty PostgreSQL store's database, made once per test
-// binary.
-var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := pgengine.Open(ctx, url, pgengine.Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
-
 // openPostgresStore opens a store on a fresh PostgreSQL database (a copy
-// of pgMigrated, dropped when t ends).
+// of pgtest.Migrated, reset or dropped when t ends).
 func openPostgresStore(t testing.TB) *store.Store {
 	t.Helper()
-	return openPostgresAt(t, pgMigrated.Database(t))
+	return openPostgresAt(t, pgtest.Migrated.Database(t))
 }
 
 // openPostgresAt opens the store at a PostgreSQL URL; its cleanup checks

@@ -25,7 +25,7 @@ type ExportOptions struct {
 // stored. Everything is read in one snapshot, so a session being written
 // meanwhile exports as it was at one instant. An entry whose stored JSON
 // does not match its checksum ends the export with a
-// *sessiontree.CorruptError naming it (see engine.VerifyChecksum), so
+// *sessiontree.CorruptError naming it (see sessiontree.VerifyChecksum), so
 // that damage is not written out as an entry; [Store.ExportFile] then
 // leaves its file as it was.
 //

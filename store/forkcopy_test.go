@@ -21,6 +21,7 @@ import (
 // branches, labels, compactions and usage. The store's cleanup then
 // checks the database, the copy included.
 func TestForkTreeStoresWhatAppendStores(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	meta, entries, err := genEntries(newPiGen(7), "/home/dev/copy", 5000, 0.15) // more than one statement of copyRows

@@ -427,6 +427,7 @@ func testImportProgressAndDefaultDir(t *testing.T, openStore opener) {
 // An import commits a file chunk by chunk; one cut short leaves what it
 // committed, recorded, and the next import continues from there.
 func TestImportChunksAndResumeAfterCancel(t *testing.T) {
+	t.Parallel()
 	chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, 10) }
 	ctx := context.Background()
 	s := openStore(t)
@@ -619,6 +620,7 @@ func testImportOnePassGivesWay(t *testing.T, openStore opener) {
 // write to the store (it would wait for the import's write lock forever
 // otherwise).
 func TestImportProgressMayWrite(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tuned := func(o store.ImportOptions) store.ImportOptions {

@@ -20,6 +20,7 @@ import (
 // reports what it committed and what it read (the first, which read the
 // whole file, every entry of an unknown type and every tolerated line).
 func TestImportOvertakenBetweenChunks(t *testing.T) {
+	t.Parallel()
 	chunked := func(o store.ImportOptions) store.ImportOptions { return store.WithImportChunk(o, 3) }
 	first := openStore(t)
 	second := openStoreAt(t, first.Path())

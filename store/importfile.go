@@ -196,13 +196,7 @@ func checkEntry(e sessiontree.Entry, sum uint64, known knownIDs, raw func(id str
 // knownIDs are the ids of a session's entries before the line an import
 // checks, each with its entry's rawHash (0: stored before this import).
 // It is the root replay's [sessiontree.Earlier] over them.
-type knownIDs map[string]uint64
-
-// Taken reports whether an earlier entry has id.
-func (k knownIDs) Taken(id string) bool { _, ok := k[id]; return ok }
-
-// Exists reports whether an earlier entry has id; it never fails.
-func (k knownIDs) Exists(id string) (bool, error) { return k.Taken(id), nil }
+type knownIDs = sessiontree.EarlierMap[uint64]
 
 // rawSeed seeds rawHash. The hashes live only as long as one import, so
 // a seed drawn at start-up serves.

@@ -115,6 +115,7 @@ func testIndexDeletePending(t *testing.T, open opener) {
 // from search_pending (searches would never index them) is reported as
 // corrupt by Check.
 func TestIndexCheckFindsLostPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
@@ -194,6 +195,7 @@ func testIndexWhileAppending(t *testing.T, open opener) {
 // in the structure of the search index: SQLite's integrity_check, which
 // the engine's check runs, runs FTS5's own check too.
 func TestCheckFindsDamagedIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))

@@ -17,6 +17,7 @@ import (
 // of the store and of the session, reports each as a CorruptError naming
 // the entry (or, for a document of no entry, its key).
 func TestCheckComparesIndexWithText(t *testing.T) {
+	t.Parallel()
 	// Each damage is SQL run with the keys of the entries bound: ?1 u2's,
 	// ?2 the label's (no text), ?3 the pending u4's, ?4 a key with no
 	// entry.

@@ -8,6 +8,7 @@ import (
 )
 
 func TestSessionInfoListInfo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   store.SessionInfo
 		want sessiontree.ListInfo

@@ -4,16 +4,15 @@ import (
 	"context"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 // IndexedTextLimit is how much of an entry's text the search index holds:
-// its first 1 MiB, in bytes of UTF-8 (the search_text view, migration 10,
-// computed by [engine.SearchText] since migration 13; a cut inside a
-// character keeps that character's first bytes). The entry is stored
+// its first 1 MiB, in bytes of UTF-8 ([sessiontree.SearchText], on
+// every engine; a cut inside a character keeps that character's first
+// bytes). The entry is stored
 // whole, and read whole; a search does not find text beyond the limit,
 // and its snippets and ranking read no further.
-const IndexedTextLimit = engine.SearchTextLimit
+const IndexedTextLimit = sessiontree.SearchTextLimit
 
 // Bounds of what a search reads of the entries not yet in the index
 // ([Store.Search]): at most PendingScanEntries of them, newest first, and

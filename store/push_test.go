@@ -130,6 +130,7 @@ func testPushIncremental(t *testing.T, from, to *store.Store) {
 }
 
 func TestPushIncremental(t *testing.T) {
+	t.Parallel()
 	testPushIncremental(t, openStore(t), openStore(t))
 }
 
@@ -166,10 +167,12 @@ func testPushResumes(t *testing.T, from, to *store.Store) {
 }
 
 func TestPushResumesAfterInterruption(t *testing.T) {
+	t.Parallel()
 	testPushResumes(t, openStore(t), openStore(t))
 }
 
 func TestPushConflict(t *testing.T) {
+	t.Parallel()
 	const id = "0198f2a4-4444-7000-8000-000000000004"
 	for _, tt := range []struct {
 		name string
@@ -239,6 +242,7 @@ func TestPushConflict(t *testing.T) {
 }
 
 func TestPushLeavesAClaimedSession(t *testing.T) {
+	t.Parallel()
 	const id = "0198f2a4-5555-7000-8000-000000000005"
 	ctx := context.Background()
 	from, to := openStore(t), openStore(t)
@@ -266,6 +270,7 @@ func TestPushLeavesAClaimedSession(t *testing.T) {
 }
 
 func TestPushNamedSessions(t *testing.T) {
+	t.Parallel()
 	const id1, id2 = "0198f2a4-6666-7000-8000-000000000006", "0198f2a4-7777-7000-8000-000000000007"
 	from, to := openStore(t), openStore(t)
 	pushSource(t, from, id1)
@@ -284,6 +289,7 @@ func TestPushNamedSessions(t *testing.T) {
 }
 
 func TestPushProgress(t *testing.T) {
+	t.Parallel()
 	const id = "0198f2a4-8888-7000-8000-000000000008"
 	from, to := openStore(t), openStore(t)
 	pushSource(t, from, id)
@@ -304,6 +310,7 @@ func TestPushProgress(t *testing.T) {
 // new and incremental sessions, a rerun, an interrupted push resumed,
 // and a conflict, as between two SQLite stores.
 func TestPushAcrossEngines(t *testing.T) {
+	t.Parallel()
 	for _, pair := range []struct {
 		name     string
 		from, to opener

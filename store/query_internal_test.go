@@ -31,6 +31,7 @@ func sexpr(q sessiontree.MatchQuery) string {
 }
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ q, want string }{
 		{`sqlite`, `"sqlite"`},
 		{`a b c`, `(and "a" "b" "c")`},

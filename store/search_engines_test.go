@@ -15,6 +15,7 @@ import (
 // scans; first with everything indexed, then with the newest entries
 // pending (read by the search itself).
 func TestSearchSameOnEngines(t *testing.T) {
+	t.Parallel()
 	pg := openPostgresStore(t) // skips without a server
 	lite := openStore(t)
 	paths := fixturePaths(piFixtures(t))

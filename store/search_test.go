@@ -329,6 +329,7 @@ func testSearchKeptCurrent(t *testing.T, open opener) {
 // migrations: they add the tables, index what is already stored, and
 // leave the schema a fresh database has.
 func TestSearchMigrationBackfill(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
 	s, err := store.Open(ctx, path, store.Options{})
@@ -428,6 +429,7 @@ func pendingLists(t *testing.T, s *store.Store) (listed, behind []string) {
 // index lags behind through appends, indexing, forks, imports and
 // deletes, so a search that reads it finds every committed entry.
 func TestSearchPendingList(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	check := func(step string, want ...string) {

@@ -278,6 +278,7 @@ func testDelete(t *testing.T, openStore opener) {
 // TestDeleteAllOrNothing makes one session's delete fail (a trigger added
 // to the SQLite file): the sessions deleted with it are kept.
 func TestDeleteAllOrNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	s := openStoreAt(t, path)

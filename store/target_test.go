@@ -10,10 +10,12 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/store"
 )
 
 func TestParseTarget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want store.Target
@@ -39,6 +41,7 @@ func TestParseTarget(t *testing.T) {
 }
 
 func TestParseTargetRefuses(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"mysql://host/db", "sqlite://x.db", "http://example.com/x", "s3+x://b/k"} {
 		_, err := store.ParseTarget(in)
 		var use *store.UnknownSchemeError
@@ -93,8 +96,9 @@ func TestOpenURL(t *testing.T) {
 // TestOpenURLPostgres opens a PostgreSQL store by its URL, with a
 // password that Path leaves out, and reopens it: the session is there.
 func TestOpenURLPostgres(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	u, err := url.Parse(pgMigrated.Database(t))
+	u, err := url.Parse(pgtest.Migrated.Database(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,21 @@ func AppendStep(t testing.TB, s sessiontree.Storage, i int) sessiontree.Entry {
 	return e
 }
 
+// AppendSteps appends the steps numbered from to from+n-1 to s, as
+// AppendStep does, pausing pause after each (none when 0), and returns
+// their ids in order: a writer of a followed session.
+func AppendSteps(t testing.TB, s sessiontree.Storage, from, n int, pause time.Duration) []string {
+	t.Helper()
+	ids := make([]string, 0, n)
+	for i := range n {
+		ids = append(ids, AppendStep(t, s, from+i).ID)
+		if pause > 0 {
+			time.Sleep(pause)
+		}
+	}
+	return ids
+}
+
 // RunFollow checks [sessiontree.Follow] on reader while writer (the same
 // session, through another handle when the backend has one: another
 // connection pool or process) appends: before entries are there first,
@@ -31,11 +46,7 @@ func AppendStep(t testing.TB, s sessiontree.Storage, i int) sessiontree.Entry {
 // three more appends as it is committed, in order, each with its Seq,
 // and ends with context.Canceled when its context is.
 func RunFollow(t *testing.T, before int, reader, writer sessiontree.Storage) {
-	var want []string
-	for i := range before {
-		want = append(want, AppendStep(t, writer, i).ID)
-	}
-	want = want[1:] // Follow starts after the first
+	want := AppendSteps(t, writer, 0, before, 0)[1:] // Follow starts after the first
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := make(chan sessiontree.Entry)
@@ -74,5 +85,30 @@ func RunFollow(t *testing.T, before int, reader, writer sessiontree.Storage) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Follow after cancel = %v; want context.Canceled", err)
+	}
+}
+
+// RunFollowClosed checks that [sessiontree.Follow] on st, waiting for
+// entries, ends with an error matching [sessiontree.ErrClosed] within
+// 10 s of closeDB closing st's database.
+func RunFollowClosed(t *testing.T, st sessiontree.Storage, closeDB func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error { return nil })
+	}()
+	// Most likely Follow is waiting by then; if not, its Watch or Log
+	// meets the closed database, with the same error.
+	time.Sleep(100 * time.Millisecond)
+	if err := closeDB(); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, sessiontree.ErrClosed) {
+			t.Errorf("Follow on a closed database = %v; want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not end within 10 s of Close")
 	}
 }

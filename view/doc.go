@@ -8,8 +8,12 @@
 // ([WriteHTML]). It is what the sessiontree command prints, kept out of
 // the command so it can be tested and reused.
 //
-// Everything here works on any [sessiontree.Storage]: the memory, JSONL and
-// SQLite backends print the same way.
+// Everything here works on any [sessiontree.Storage]: the memory, JSONL,
+// SQLite and PostgreSQL backends print the same way.
+//
+// It owns the output formats (the text graph, the JSON shapes, the
+// Markdown and HTML of a shared session) and nothing stored: it reads
+// through the Storage interface and the store's answers only.
 //
 // # Output
 //

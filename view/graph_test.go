@@ -99,6 +99,7 @@ func readSession(t *testing.T, path string) view.SessionData {
 // tree the CLI prints, over every pi fixture: the same entries in the same
 // order and lanes, the same folds.
 func TestGraphRowsMatchTextTree(t *testing.T) {
+	t.Parallel()
 	for _, path := range graphFixtures(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			d := readSession(t, path)
@@ -178,6 +179,7 @@ func linearSession(t *testing.T, n, label, fork int) (sessiontree.Storage, view.
 }
 
 func TestGraphFoldsAndExpands(t *testing.T) {
+	t.Parallel()
 	st, d, ids := linearSession(t, 20, 10, 3)
 	g := view.NewGraph(d)
 	rows := g.Rows(nil)
@@ -259,6 +261,7 @@ func TestGraphFoldsAndExpands(t *testing.T) {
 // its log, extends it with the rest, and holds it to the graph built from
 // the whole log.
 func TestGraphExtendMatchesNewGraph(t *testing.T) {
+	t.Parallel()
 	extended := 0
 	for _, path := range graphFixtures(t) {
 		full := readSession(t, path)
@@ -332,6 +335,7 @@ func compareGraphs(t *testing.T, what string, want, got *view.Graph) {
 // from its file (LogHeads from Log) and from an engine database (the
 // engine's narrow read).
 func TestLoadGraphMatchesNewGraph(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	forEachStored(t, func(t *testing.T, path string, file *jsonl.Storage, stored *engine.Storage) {
 		d := readSession(t, path)
@@ -359,6 +363,7 @@ func TestLoadGraphMatchesNewGraph(t *testing.T) {
 // is not one node per entry (an id twice, a leaf entry, a cycle cut off
 // from the root) against SessionData.ActiveSet.
 func TestGraphActiveOnDamagedLog(t *testing.T) {
+	t.Parallel()
 	entry := func(typ, id, parent string) sessiontree.Entry {
 		line := map[string]any{"type": typ, "id": id, "parentId": nilIfEmpty(parent), "timestamp": "2026-03-01T10:00:00.000Z"}
 		if typ == "message" {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // shareFiles are the HTML page's template and style sheet.
@@ -17,17 +18,21 @@ import (
 var shareFiles embed.FS
 
 // pageTemplate is the HTML page; html/template escapes every value put
-// into it for where it goes (text, attribute, URL, CSS).
-var pageTemplate = template.Must(template.New("page.html").ParseFS(shareFiles, "share/page.html"))
+// into it for where it goes (text, attribute, URL, CSS). It is parsed at
+// its first use, not at start-up, which every command would pay (a fifth
+// of a millisecond).
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page.html").ParseFS(shareFiles, "share/page.html"))
+})
 
 // pageCSS is the page's style sheet, ours and trusted.
-var pageCSS = func() template.CSS {
+var pageCSS = sync.OnceValue(func() template.CSS {
 	b, err := shareFiles.ReadFile("share/page.css")
 	if err != nil {
 		panic(err) // embedded at build time: cannot be missing
 	}
 	return template.CSS(b) // our own file, not session text
-}()
+})
 
 // WriteHTML writes a session as one self-contained HTML page: no script,
 // no external resource, images inline as data URIs, so it opens anywhere
@@ -42,7 +47,7 @@ var pageCSS = func() template.CSS {
 // GIF or WebP are left out with a note.
 func WriteHTML(w io.Writer, s Share) error {
 	t := newShareTree(s.Data)
-	p := htmlPage{Title: s.title(), CSS: pageCSS, Facts: s.facts(len(t.branches)), Active: t.active + 1}
+	p := htmlPage{Title: s.title(), CSS: pageCSS(), Facts: s.facts(len(t.branches)), Active: t.active + 1}
 	switch {
 	case len(s.Data.Log) == 0:
 		p.Empty = "The session has no entries."
@@ -59,7 +64,7 @@ func WriteHTML(w io.Writer, s Share) error {
 	}
 	p.Chains = htmlChains(t.chains(s.Data.Leaf), t, s.Data.Labels)
 	bw := bufio.NewWriter(w)
-	if err := pageTemplate.Execute(bw, p); err != nil {
+	if err := pageTemplate().Execute(bw, p); err != nil {
 		return fmt.Errorf("write html: %w", err)
 	}
 	if err := bw.Flush(); err != nil {

@@ -20,6 +20,7 @@ import (
 // page at a time from the first message, finds the first user text where
 // ListInfoOf over the whole log does: past the first pages, and nowhere.
 func TestInfoFirstMessagePages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, before := range map[string]int{"first page": 3, "third page": 150, "none": -1} {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +82,7 @@ func (s noLog) Labels(context.Context) (map[string]string, error) {
 // engine, read from its counters without the log (noLog), to the info of
 // the same file counted over its log.
 func TestInfoFromCounters(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	forEachStored(t, func(t *testing.T, _ string, file *jsonl.Storage, stored *engine.Storage) {
 		want, err := view.LoadInfo(ctx, file)

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
 // JSONOptions tune JSON output.
@@ -163,6 +165,49 @@ func NewContextJSON(c sessiontree.Context, p sessiontree.Projected) ContextJSON 
 		out.Projection = &p
 	}
 	return out
+}
+
+// WriteContextJSON writes c as [WriteJSON] does, byte for byte, at the
+// cost of what it prints: its messages, the JSON of stored entries and so
+// valid, are copied compacted (jsonx.AppendCompactTrusted) instead of
+// being checked a byte at a time by encoding/json, and the document is
+// streamed to w rather than built whole first, so a context of inline
+// images costs its bytes once. Indented output (a terminal) and a
+// projection take WriteJSON's way.
+func WriteContextJSON(w io.Writer, c ContextJSON, opts JSONOptions) error {
+	if opts.Indent || c.Projection != nil || c.Messages == nil {
+		return WriteJSON(w, c, opts)
+	}
+	// The document without its messages: {"messages":[], then the rest.
+	rest := c
+	rest.Messages = []json.RawMessage{}
+	var tail bytes.Buffer
+	enc := json.NewEncoder(&tail)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rest); err != nil {
+		return fmt.Errorf("encode json: %w", err)
+	}
+	const head = `{"messages":[`
+	after, ok := bytes.CutPrefix(tail.Bytes(), []byte(head+`]`))
+	if !ok {
+		return WriteJSON(w, c, opts)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(head)
+	var buf []byte
+	for i, m := range c.Messages {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		buf = jsonx.AppendCompactTrusted(buf[:0], m)
+		bw.Write(buf)
+	}
+	bw.WriteByte(']')
+	bw.Write(after) // ends with Encode's newline
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
 }
 
 // LoadContextJSON builds what `sessiontree context --json` prints: the

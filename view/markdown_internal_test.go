@@ -3,6 +3,7 @@ package view
 import "testing"
 
 func TestFenced(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ text, lang, want string }{
 		{"plain", "", "```\nplain\n```"},
 		{"a ``` b", "json", "````json\na ``` b\n````"},
@@ -17,6 +18,7 @@ func TestFenced(t *testing.T) {
 }
 
 func TestSafeProse(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"no markup, a < b and 1<2", "no markup, a < b and 1<2"},
 		{"<script>x</script>", `\<script>x\</script>`},
@@ -41,6 +43,7 @@ func TestSafeProse(t *testing.T) {
 }
 
 func TestMdInline(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"model_change", "model_change"},
 		{"_lead and trail_", `\_lead and trail\_`},

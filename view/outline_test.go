@@ -48,6 +48,7 @@ func treeText(t *testing.T, st sessiontree.Storage, all bool) string {
 // outline to the tree drawn from the whole log of the same file, over
 // every fixture, folded and with every entry.
 func TestTreeFromOutline(t *testing.T) {
+	t.Parallel()
 	forEachStored(t, func(t *testing.T, _ string, file *jsonl.Storage, stored *engine.Storage) {
 		for _, all := range []bool{false, true} {
 			if diff := cmp.Diff(treeText(t, file, all), treeText(t, stored, all)); diff != "" {
@@ -62,6 +63,7 @@ func TestTreeFromOutline(t *testing.T) {
 // from the outline and from the whole log, and checks that the outline
 // reads rows in proportion to the lines drawn, not to the session.
 func TestTreeFromOutlineRandom(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := engine.Open(ctx, filepath.Join(t.TempDir(), "tree.db"), engine.Options{})
 	if err != nil {

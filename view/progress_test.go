@@ -23,6 +23,7 @@ func fakeTerminal() (*view.Progress, *bytes.Buffer) {
 }
 
 func TestProgressPiped(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	p := view.NewProgress(&buf, view.ProgressOptions{})
 	for i := range 100 {
@@ -38,6 +39,7 @@ func TestProgressPiped(t *testing.T) {
 }
 
 func TestProgressFiles(t *testing.T) {
+	t.Parallel()
 	p, buf := fakeTerminal()
 	p.Update(view.ProgressStatus{FilesTotal: 40, BytesTotal: 10_000_000})
 	p.Update(view.ProgressStatus{FilesDone: 12, FilesTotal: 40, BytesDone: 3_200_000, BytesTotal: 10_000_000})
@@ -56,6 +58,7 @@ func TestProgressFiles(t *testing.T) {
 }
 
 func TestProgressEntries(t *testing.T) {
+	t.Parallel()
 	p, buf := fakeTerminal()
 	p.Update(view.ProgressStatus{Entries: 0, EntriesTotal: 4_800})
 	p.Update(view.ProgressStatus{Entries: 1_200, EntriesTotal: 4_800})
@@ -77,6 +80,7 @@ func TestProgressEntries(t *testing.T) {
 // message (waiting for another writer), and the next update draws it
 // again below.
 func TestProgressRedrawAfterDone(t *testing.T) {
+	t.Parallel()
 	p, buf := fakeTerminal()
 	p.Update(view.ProgressStatus{FilesDone: 1, FilesTotal: 4, BytesDone: 100, BytesTotal: 400})
 	if err := p.Done(); err != nil {
@@ -92,6 +96,7 @@ func TestProgressRedrawAfterDone(t *testing.T) {
 // TestProgressOutOfRange: no total (empty files) and more bytes than the
 // total (a file grown while read) draw a bar, not an error.
 func TestProgressOutOfRange(t *testing.T) {
+	t.Parallel()
 	p, buf := fakeTerminal()
 	p.Update(view.ProgressStatus{FilesDone: 0, FilesTotal: 2})
 	p.Update(view.ProgressStatus{FilesDone: 1, FilesTotal: 2, BytesDone: 900, BytesTotal: 500})
@@ -110,6 +115,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errBrokenTerminal }
 
 func TestProgressWriteError(t *testing.T) {
+	t.Parallel()
 	p := view.NewProgress(failingWriter{}, view.ProgressOptions{Terminal: true, Interval: time.Nanosecond})
 	p.Update(view.ProgressStatus{FilesDone: 1, FilesTotal: 2, BytesDone: 10, BytesTotal: 20})
 	if err := p.Done(); !errors.Is(err, errBrokenTerminal) {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRelativeTime(t *testing.T) {
+	t.Parallel()
 	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const day = 24 * time.Hour
 	tests := []struct {

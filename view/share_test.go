@@ -55,6 +55,7 @@ func page(t testing.TB, s view.Share) string {
 }
 
 func TestMarkdownGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range shareFixtures {
 		t.Run(name, func(t *testing.T) {
 			s := loadShare(t, load(t, fixtures[name]))
@@ -70,6 +71,7 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 func TestHTMLGolden(t *testing.T) {
+	t.Parallel()
 	for _, name := range shareFixtures[:3] {
 		t.Run(name, func(t *testing.T) {
 			golden(t, name+".html", []byte(page(t, loadShare(t, load(t, fixtures[name])))))
@@ -80,6 +82,7 @@ func TestHTMLGolden(t *testing.T) {
 // TestMarkdownImages writes a session's images as files beside the page
 // and checks each link names a file holding the image's bytes.
 func TestMarkdownImages(t *testing.T) {
+	t.Parallel()
 	s := loadShare(t, load(t, fixtures["session-003"]))
 	dir := filepath.Join(t.TempDir(), "page_images")
 	md := markdown(t, s, view.MarkdownOptions{Image: view.ImageFiles(dir, "page_images")})
@@ -185,6 +188,7 @@ var pageTags = []string{"html", "head", "meta", "title", "style", "body", "i", "
 	"nav", "ul", "li", "a", "span", "p", "main", "section", "div", "details", "summary", "pre", "figure", "figcaption", "img"}
 
 func TestHTMLEscaping(t *testing.T) {
+	t.Parallel()
 	out := page(t, loadShare(t, hostileSession(t)))
 	handler := regexp.MustCompile(`(?i)\son[a-z]+\s*=`)
 	for _, tag := range tags.FindAllString(out, -1) {
@@ -238,6 +242,7 @@ func outsideFences(t testing.TB, md string) string {
 }
 
 func TestMarkdownEscaping(t *testing.T) {
+	t.Parallel()
 	md := markdown(t, loadShare(t, hostileSession(t)), view.MarkdownOptions{Tree: true})
 	outside := outsideFences(t, md)
 	// What is left outside code blocks is prose: the user's and the
@@ -276,6 +281,7 @@ func TestMarkdownEscaping(t *testing.T) {
 // needs nothing from a network: no script, style sheet, frame or font
 // fetched, every link inside the page, every image inline.
 func TestHTMLNoExternalResources(t *testing.T) {
+	t.Parallel()
 	for _, name := range shareFixtures {
 		out := page(t, loadShare(t, load(t, fixtures[name])))
 		for _, bad := range []string{"<script", "<link", "<iframe", "<object", "<embed", "@import", "url(", `src="http`, `href="http`, "//"} {
@@ -309,6 +315,7 @@ var (
 // tree (each tip, and the leaf) has a link in the page and that following
 // it shows exactly the path from the root to that tip, in order.
 func TestHTMLEveryBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		t.Run(name, func(t *testing.T) {
@@ -380,6 +387,7 @@ func TestHTMLEveryBranch(t *testing.T) {
 
 // TestMarkdownTreeListsEveryBranch checks that --tree names every tip.
 func TestMarkdownTreeListsEveryBranch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		st := load(t, fixtures[name])

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStringWidth(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s    string
 		want int
@@ -22,6 +23,7 @@ func TestStringWidth(t *testing.T) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s    string
 		cols int
@@ -49,6 +51,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestOneLine(t *testing.T) {
+	t.Parallel()
 	tests := map[string]string{
 		"":                     "",
 		"  a \n\n b\tc  ":      "a b c",
@@ -63,6 +66,7 @@ func TestOneLine(t *testing.T) {
 }
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	tests := map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4200: "-4,200"}
 	for n, want := range tests {
 		if got := view.Count(n); got != want {
@@ -72,6 +76,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestUniquePrefixLen(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ids  []string
 		want int
@@ -90,6 +95,7 @@ func TestUniquePrefixLen(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
+	t.Parallel()
 	tb := view.NewTable(view.Column{Header: "name"}, view.Column{Header: "n", Right: true}, view.Column{Header: "note"})
 	tb.Add("alpha", "1", "")
 	tb.Add("日本語", "1000", "two\nlines")

@@ -44,6 +44,7 @@ func sampleReport(by sessiontree.UsageBy) sessiontree.UsageReport {
 // dollars, a total row, session ids cut to the prefix that tells them
 // apart with the name beside them, and the unknown day spelled out.
 func TestWriteUsage(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		by   sessiontree.UsageBy
 		want string
@@ -82,6 +83,7 @@ total                      3  1,111   2,222       3,333        4,444  11,110  $7
 
 // TestUsageJSON checks the report's JSON shape, which scripts read.
 func TestUsageJSON(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := view.WriteJSON(&buf, sampleReport(sessiontree.UsageBySession), view.JSONOptions{}); err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestUsageJSON(t *testing.T) {
 // charts, also when the report is empty and when there are more groups
 // than bars.
 func TestWriteUsageChart(t *testing.T) {
+	t.Parallel()
 	many := sessiontree.UsageReport{By: sessiontree.UsageByModel}
 	for i := range 45 {
 		many.Rows = append(many.Rows, usageRow(fmt.Sprintf("p/model-%02d", i), "", 1, int64(100-i), float64(100-i)))

@@ -32,6 +32,7 @@ func names() []string {
 }
 
 func TestTreeGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		for _, all := range []bool{false, true} {
@@ -51,6 +52,7 @@ func TestTreeGolden(t *testing.T) {
 }
 
 func TestTreeWidth(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := view.WriteTree(context.Background(), &buf, load(t, fixtures["session-003"]), view.TreeOptions{Width: 40}); err != nil {
 		t.Fatal(err)
@@ -63,6 +65,7 @@ func TestTreeWidth(t *testing.T) {
 }
 
 func TestBranchGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		for _, full := range []bool{false, true} {
@@ -94,6 +97,7 @@ func TestBranchGolden(t *testing.T) {
 }
 
 func TestTranscriptGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +126,7 @@ func TestTranscriptGolden(t *testing.T) {
 }
 
 func TestInfoGolden(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, name := range names() {
 		t.Run(name, func(t *testing.T) {
@@ -147,6 +152,7 @@ func TestInfoGolden(t *testing.T) {
 // version-3 fixture: pi's /session stats and session-list fields where pi
 // 1.6.0 recorded them.
 func TestInfoAgainstPi(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
@@ -221,6 +227,7 @@ func piFixtures(t testing.TB) []storetest.PiFixture {
 }
 
 func TestTreeJSON(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, fx := range piFixtures(t) {
 		t.Run(fx.Name, func(t *testing.T) {
@@ -342,6 +349,7 @@ func collect(parent string, nodes []treeNode, out map[string][]string) {
 }
 
 func TestTreeTextShowsEveryEntryWithAll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, fx := range storetest.PiFixtures(t, "../testdata/pi") {
 		if strings.HasPrefix(fx.Name, "legacy") {
@@ -380,6 +388,7 @@ func TestTreeTextShowsEveryEntryWithAll(t *testing.T) {
 }
 
 func TestSessionsTable(t *testing.T) {
+	t.Parallel()
 	rows := []view.SessionRow{
 		{ID: "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", Name: "ls --json flag", Cwd: "/home/me/project", Entries: 15, Messages: 7, Updated: now.Add(-90 * time.Minute)},
 		{ID: "0198f2a4-7e00-7000-8000-000000000001", FirstMessage: "Why does the\nbuild fail on 日本語 paths?", Cwd: "/home/me/a/very/long/path/that/does/not/fit/in/the/column/src", Entries: 1234, Messages: 600, Updated: now.Add(-3 * 24 * time.Hour)},
@@ -393,6 +402,7 @@ func TestSessionsTable(t *testing.T) {
 }
 
 func TestHitsTable(t *testing.T) {
+	t.Parallel()
 	rows := []view.HitRow{
 		{SessionID: "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", EntryID: "4a1ce8d2", From: "branch_summary", Time: now.Add(-90 * time.Minute),
 			Snippet: "Tried a table/JSON switch and cursor [paging]; going back to keep ls simple.", OnActiveBranch: true},
@@ -417,6 +427,7 @@ func TestHitsTable(t *testing.T) {
 // of a system message is ignored, as pi ignores it; the edits of a missing
 // id do nothing). Moving the leaf above an edit takes its mark away.
 func TestEditMarks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := load(t, "../testdata/pi1/edited-00.jsonl")
 	d, err := view.LoadSessionData(ctx, st)

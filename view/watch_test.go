@@ -16,6 +16,7 @@ import (
 // TestWriteWatchEvent checks the line import --watch prints per event,
 // and that it keeps quiet about the events it does not print.
 func TestWriteWatchEvent(t *testing.T) {
+	t.Parallel()
 	skipped := &jsonl.LineError{Path: "/s/a.jsonl", Line: 7, Err: &sessiontree.CorruptError{Reason: "a torn line"}}
 	torn := &jsonl.LineError{Path: "/s/a.jsonl", Line: 9, Err: errors.New("torn")}
 	for _, tc := range []struct {
@@ -49,6 +50,7 @@ func TestWriteWatchEvent(t *testing.T) {
 }
 
 func TestWriteWatchSummary(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	s := watch.Summary{Followed: 3, Files: 2, NewSessions: 1, Entries: 41, Problems: 1, Duration: 90*time.Second + 300*time.Millisecond}
 	if err := view.WriteWatchSummary(&b, s); err != nil {

@@ -1,6 +1,10 @@
 // Package watch keeps a store current while pi writes its session files:
 // live import, what `sessiontree import --watch` runs.
 //
+// It owns the watching (file events, debounce, rescan, when a file's
+// state is a problem) and nothing stored: the import and its records are
+// the store's ([store.Store.Import]).
+//
 // # What it does
 //
 // [Watch] imports every session file under the paths it is given (pi's

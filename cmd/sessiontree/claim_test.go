@@ -9,6 +9,7 @@ import (
 // TestAppendClaim checks append --claim: a second holder and a plain
 // append are refused, naming the holder, until the claim is released.
 func TestAppendClaim(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	const sid = "0198f2a4"

@@ -4,5 +4,7 @@
 //
 // The command only parses flags and wires: sessions come from package
 // store (the database) or package jsonl (a file given by path), output is
-// drawn by package view, and argument rules live in internal/cli.
+// drawn by package view, and argument rules live in internal/cli. What
+// it owns is the command line: its commands, flags and help texts, and
+// the output those give, held by the golden files in testdata/golden.
 package main

@@ -11,6 +11,7 @@ import (
 // TestErrors checks exit statuses and messages: one line on stderr, nothing
 // on stdout, 1 for failures and 2 for bad usage.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	// Two sessions whose ids share the prefix 01a237bc.
 	ok(t, "--db", db, "import", "../../testdata/pi/session-002.jsonl", "../../testdata/pi/session-003.jsonl")
@@ -80,6 +81,7 @@ func TestErrors(t *testing.T) {
 // TestHelp checks that every command has help with an example, printed on
 // stdout with exit status 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	root := newRootCommand(&app{})
 	for _, c := range append(root.Commands(), root) {
 		if c.Name() == "help" || c.Name() == "completion" {

@@ -13,6 +13,7 @@ import (
 // -o writes the page and (for Markdown) its images beside it, and the
 // flags that do not go together are refused.
 func TestExportPage(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	for _, fx := range goldenFixtures {
 		ok(t, "--db", db, "import", fx.path)

@@ -18,6 +18,7 @@ var goldenFixtures = []struct{ name, id, path string }{
 // checks that reading the same session straight from its file prints the
 // same.
 func TestGoldenText(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	for _, fx := range goldenFixtures {
 		ok(t, "--db", db, "import", fx.path)

@@ -23,8 +23,10 @@ import (
 func main() { os.Exit(runMain()) }
 
 // runMain runs the command line of the process, stopping on SIGINT
-// (Ctrl-C) or SIGTERM, and returns the exit status.
+// (Ctrl-C) or SIGTERM, and returns the exit status. With
+// $SESSIONTREE_CPUPROFILE set, it profiles the run (profile.go).
 func runMain() int {
+	defer startProfile(os.Getenv, os.Stderr)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -27,6 +27,7 @@ var piDirs = []string{"../../testdata/pi", "../../testdata/pi1"}
 // fields are subtests of their own ("stats", "list"), since they come from
 // the database's counters in db mode.
 func TestPiAnswers(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, append([]string{"--db", db, "import"}, piDirs...)...)
 	// ls --json rows by id, for the list fields of imported sessions.

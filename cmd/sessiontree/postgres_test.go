@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"math"
 	"path/filepath"
 	"testing"
@@ -10,24 +9,13 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
-	"github.com/sessiontree/sessiontree/pgengine"
 )
-
-// pgMigrated is an empty PostgreSQL database with the store's schema,
-// made once per test binary.
-var pgMigrated = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	db, err := pgengine.Open(ctx, url, pgengine.Options{})
-	if err != nil {
-		return err
-	}
-	return db.Close()
-})
 
 // newPGDB returns the URL of a fresh PostgreSQL database for --db; the
 // test is skipped without a server (a failure under CI=true).
 func newPGDB(t testing.TB) string {
 	t.Helper()
-	url := pgMigrated.Database(t)
+	url := pgtest.Migrated.Database(t)
 	t.Cleanup(func() { sharedStores.close(t, url) })
 	return url
 }
@@ -37,6 +25,7 @@ func newPGDB(t testing.TB) string {
 // file, on the same imported pi files, and wants the same output from
 // both: the engines answer alike through the CLI.
 func TestJSONOutputOnPostgres(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("../../testdata/pi1/*.jsonl")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no fixtures: %v", err)

@@ -29,6 +29,7 @@ func command(t testing.TB, args ...string) *exec.Cmd {
 // each id back before sending the next: the id is out as soon as the entry
 // is committed, not when the input ends.
 func TestAppendPrintsEachIDOnCommit(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	cmd := command(t, "--db", db, "append", "0198f2a4")
@@ -73,6 +74,7 @@ func TestAppendPrintsEachIDOnCommit(t *testing.T) {
 // TestConcurrentAppendProcesses runs several append processes on one
 // session at once: every entry is kept, and together they make one chain.
 func TestConcurrentAppendProcesses(t *testing.T) {
+	t.Parallel()
 	const procs, each = 4, 25
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")

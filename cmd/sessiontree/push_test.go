@@ -12,6 +12,7 @@ import (
 // into a third, checks both read as the source, and that a rerun copies
 // nothing.
 func TestPushPull(t *testing.T) {
+	t.Parallel()
 	src, team, other := newDB(t), newDB(t), newDB(t)
 	ok(t, "--db", src, "import", "../../view/testdata/demo.jsonl")
 	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
@@ -47,6 +48,7 @@ func TestPushPull(t *testing.T) {
 // TestPushConflictExits1 appends to both copies of a session: the push
 // reports the conflict, copies nothing and exits 1.
 func TestPushConflictExits1(t *testing.T) {
+	t.Parallel()
 	src, team := newDB(t), newDB(t)
 	ok(t, "--db", src, "import", "../../view/testdata/demo.jsonl")
 	ok(t, "--db", src, "push", "--to", team)
@@ -67,6 +69,7 @@ func TestPushConflictExits1(t *testing.T) {
 }
 
 func TestPushUsage(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	for _, tt := range []struct {
 		args []string

@@ -230,7 +230,7 @@ order, are "messages".`,
 				if err != nil {
 					return err
 				}
-				return view.WriteJSON(a.stdout, c, a.jsonOpts())
+				return view.WriteContextJSON(a.stdout, c, a.jsonOpts())
 			}
 			s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 			c, err := s.Context(ctx, sessiontree.ContextOptions{From: start})

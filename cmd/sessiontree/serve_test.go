@@ -79,6 +79,7 @@ func getWith(t testing.TB, token, base, path string) string {
 // entry) and search; and that the entries, page after page, are the
 // entry lines export writes.
 func TestServeAnswersAsTheCommand(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, append([]string{"--db", db, "import"}, piDirs...)...)
 	api := newAPI(t, db)
@@ -180,6 +181,7 @@ func checkEntriesPages(t *testing.T, api, db, id string) {
 // appends to it with another sessiontree process: the entry arrives as an
 // event with the id append printed.
 func TestServeEventsFromAnotherProcess(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	api := newAPI(t, db)
@@ -231,6 +233,7 @@ func TestServeEventsFromAnotherProcess(t *testing.T) {
 // SIGTERM. On loopback it says nothing on stderr; on every interface it
 // warns, and a browser that cannot be opened is a warning too.
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	for _, c := range []struct {

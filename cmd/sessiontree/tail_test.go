@@ -105,6 +105,7 @@ func jsonID(line string) string {
 // TestTail runs tail in this process while entries are appended, in text
 // and in JSON, and stops it as Ctrl-C does.
 func TestTail(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	for _, tt := range []struct {
@@ -174,6 +175,7 @@ func TestTail(t *testing.T) {
 // TestTailProcess runs tail as its own process: it sees the entries this
 // process appends, and exits 0 on SIGINT.
 func TestTailProcess(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	cmd := command(t, "--db", db, "tail", "0198f2a4", "--json")

@@ -20,6 +20,7 @@ const unknownSession = `{"type":"session","version":3,"id":"0190a000-0000-7000-8
 // line per file holding entries of unknown types, exit 0, and that the
 // file exports byte for byte.
 func TestUnknownTypesWarning(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "session.jsonl")
 	writeFile(t, file, unknownSession)

@@ -16,6 +16,7 @@ import (
 // grouping prints a table ending in that total, --chart writes an SVG
 // file, and bad flags are usage errors naming the flag.
 func TestUsageCommand(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	paths, err := filepath.Glob("../../testdata/pi1/*.jsonl")
 	if err != nil || len(paths) == 0 {

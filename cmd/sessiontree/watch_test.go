@@ -17,6 +17,7 @@ import (
 // says so, lets the command line read the database meanwhile, and on
 // SIGTERM stops with status 0 and prints what it did.
 func TestImportWatch(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	dir := filepath.Join(t.TempDir(), "--home-me-app--")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

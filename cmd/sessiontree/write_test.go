@@ -13,6 +13,7 @@ import (
 // progress bar, no escape codes), idempotence, growth, and the damage
 // modes.
 func TestImport(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	dir := t.TempDir()
 	for _, name := range []string{"session-002.jsonl", "session-010.jsonl", "legacy-v1-linear.jsonl"} {
@@ -96,6 +97,7 @@ func writeFile(t testing.TB, path, s string) {
 // TestEditing drives the commands that change a session: goto, label,
 // name, append, fork, export and rm.
 func TestEditing(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
@@ -256,6 +258,7 @@ func TestDemo(t *testing.T) {
 // TestSearch finds text across sessions and marks hits off the active
 // branch.
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl", "../../testdata/pi/session-003.jsonl")
 	var hits []struct {
@@ -296,6 +299,7 @@ func TestSearch(t *testing.T) {
 // TestComplete checks shell completion of SESSION arguments: ids from the
 // database with their names, and .jsonl files for paths.
 func TestComplete(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	// Cobra reports the directive on stderr, for debugging completions.
@@ -343,6 +347,7 @@ func TestImportDefaultFolder(t *testing.T) {
 // read-only, and edits that take an entry out of the context and put new
 // content in, seen in context and tree.
 func TestEdit(t *testing.T) {
+	t.Parallel()
 	db := newDB(t)
 	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
 	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"

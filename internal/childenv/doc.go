@@ -1,6 +1,8 @@
 // Package childenv gives tests the environment for child processes that
 // run the test binary again (multi-process tests, crash loops, the
-// command run as a process).
+// command run as a process). It owns one rule: the GORACE setting such
+// a child runs with (atexit_sleep_ms=0 added to the parent's, unless it
+// sets that option itself).
 //
 // Under the race detector, a program sleeps one second before it exits
 // (ThreadSanitizer's atexit_sleep_ms, 1000 by default, which Go keeps),

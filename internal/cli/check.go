@@ -96,8 +96,4 @@ func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) 
 // loggedIDs are every id of a log, as the tree rules look them up: the
 // whole log counts as earlier, so an entry whose parent comes later is no
 // problem here (the JSONL reader reports it).
-type loggedIDs map[string]bool
-
-func (l loggedIDs) Taken(id string) bool { return l[id] }
-
-func (l loggedIDs) Exists(id string) (bool, error) { return l[id], nil }
+type loggedIDs = sessiontree.EarlierMap[bool]

@@ -7,4 +7,9 @@
 // cost of one pass over its bytes. Values are returned as sub-slices of the
 // input; nothing is copied. Invalid UTF-8 inside strings is accepted and
 // kept byte for byte, as encoding/json accepts it.
+//
+// It owns what every backend takes as valid entry JSON: the grammar and
+// the nesting bound ([MaxDepth]), so that an entry is refused alike,
+// before it is stored, whatever the backend. It stores and decodes
+// nothing of its own.
 package jsonx

@@ -2,7 +2,9 @@
 // files and the entries `sessiontree append` reads from its input. A
 // line longer than the bound is refused as soon as the bound is passed,
 // and memory never holds more of it than the bound, so an input without
-// newlines (/dev/zero, a binary file) costs at most the bound.
+// newlines (/dev/zero, a binary file) costs at most the bound. It owns
+// that bound's rule, and the release of a huge line's memory; what a
+// line holds is its callers' to parse.
 //
 // # Huge lines
 //

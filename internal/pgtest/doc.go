@@ -1,5 +1,10 @@
 // Package pgtest gives tests a PostgreSQL database of their own.
 //
+// It owns the throwaway cluster it starts (a temporary folder, removed
+// when the tests end) and the databases it creates from a [Template],
+// each dropped when its test ends; it creates no table of its own (the
+// template's preparation, such as an engine's migrations, does).
+//
 // # Where the server comes from
 //
 // [Main], called from a test binary's TestMain, finds a server once per
@@ -19,9 +24,14 @@
 // # Databases
 //
 // A [Template] is a database prepared once per test binary (migrated, for
-// an engine); [Template.Database] gives each test a fresh copy of it
-// (CREATE DATABASE ... TEMPLATE, far faster than migrating again) and
-// drops it when the test ends.
+// an engine: [Migrated] is the PostgreSQL engine's); [Template.Database]
+// gives each test a copy of it. A copy is made with CREATE DATABASE ...
+// TEMPLATE, far faster than migrating again; when its test ends, the copy
+// is reset (connections ended, tables the template left empty emptied,
+// sequences set back) and handed to the next test, or dropped when the
+// test changed its schema or the template's rows. Resetting (about 20 ms)
+// is a tenth of a new copy and its drop (about 200 ms, on PostgreSQL 15
+// with 2 busy cores); the engine's tests take some 85 copies per binary.
 //
 // # Concurrency
 //

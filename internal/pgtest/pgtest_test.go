@@ -16,7 +16,10 @@ var tableTemplate = NewTemplate(func(ctx context.Context, url string) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `CREATE TABLE marks (n integer PRIMARY KEY); INSERT INTO marks VALUES (1)`)
+	_, err = conn.Exec(ctx, `CREATE TABLE marks (n integer PRIMARY KEY); INSERT INTO marks VALUES (1);
+		CREATE TABLE notes (id serial PRIMARY KEY, body text);
+		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'append-only'; END $$;
+		CREATE TRIGGER notes_append_only BEFORE DELETE OR TRUNCATE ON notes EXECUTE FUNCTION refuse()`)
 	return err
 })
 
@@ -48,5 +51,61 @@ func TestWithDatabase(t *testing.T) {
 	got := WithDatabase("postgres://u@127.0.0.1:5432/postgres?sslmode=disable", "t_1")
 	if want := "postgres://u@127.0.0.1:5432/t_1?sslmode=disable"; got != want {
 		t.Errorf("WithDatabase = %q; want %q", got, want)
+	}
+}
+
+// TestFinishedCopyIsReset checks that a copy a test finished with comes
+// back to the next test as the template has it, rows and sequences, when
+// the test left the schema alone (even past a trigger that refuses
+// deletes); and that a copy whose schema or filled table changed is not
+// handed out again.
+func TestFinishedCopyIsReset(t *testing.T) {
+	ctx := context.Background()
+	exec := func(t *testing.T, url, stmt string) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last string     // the URL of the previous subtest's copy
+	var prevReused bool // whether that copy was to be reused
+	for _, c := range []struct {
+		name   string
+		change string // what the subtest does to its copy
+		reused bool   // whether the next subtest gets the same copy
+	}{
+		{"rows", `INSERT INTO notes (body) VALUES ('a'), ('b')`, true},
+		{"trigger", `ALTER TABLE notes DISABLE TRIGGER notes_append_only`, false},
+		{"filled table", `INSERT INTO marks VALUES (2)`, false},
+		{"column", `ALTER TABLE notes ADD COLUMN extra integer`, false},
+		{"table", `DROP TABLE notes`, false},
+		{"last", `SELECT 1`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			url := tableTemplate.Database(t)
+			if tableTemplate.shape != nil && last != "" && (url == last) != prevReused {
+				t.Errorf("got copy %s after %s; want reused = %v", url, last, prevReused)
+			}
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(ctx)
+			var marks, notes, next int
+			if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM marks), (SELECT count(*) FROM notes),
+				nextval('notes_id_seq')`).Scan(&marks, &notes, &next); err != nil {
+				t.Fatal(err)
+			}
+			if marks != 1 || notes != 0 || next != 1 {
+				t.Errorf("copy has %d marks, %d notes, next note id %d; want the template's 1, 0, 1", marks, notes, next)
+			}
+			exec(t, url, c.change)
+			last, prevReused = url, c.reused
+		})
 	}
 }

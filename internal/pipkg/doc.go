@@ -1,7 +1,8 @@
 // Package pipkg installs releases of pi, the coding agent (an npm
 // package), in a cache folder, for what runs pi itself beside
 // sessiontree: the bench program's -vs-pi, and tests that drive pi's
-// SessionManager while sessiontree reads what it writes.
+// SessionManager while sessiontree reads what it writes. It owns that
+// cache folder ([CacheDir]: one folder per release) and nothing else.
 //
 // Scripts import the package's dist/core/session-manager.js, not its
 // index: pi 1.x's index reaches package-manager.js, which imports

@@ -1,0 +1,13 @@
+package engine
+
+// WriteCounts returns how many groups of appends the DB has committed (or
+// failed), the requests they took, and the pages its write connection's
+// commits wrote: BenchmarkFleet reports appends per commit and pages per
+// entry from them.
+func (db *DB) WriteCounts() (groups, requests, pages int64) {
+	var written int64
+	if db.cp != nil {
+		written = db.cp.written.Load()
+	}
+	return db.group.groups.Load(), db.group.requests.Load(), written
+}

@@ -1,0 +1,167 @@
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// shape is what resetting a copy of a template needs to know of the
+// template: its fingerprint (schema, and the rows of the tables prepare
+// filled), the tables it left empty, and its sequences' positions.
+type shape struct {
+	print     string
+	fingerSQL string // the query that computes a fingerprint
+	empty     []string
+	sequences string // setval statements
+}
+
+// minResetVersion is the first server version whose copies are reset:
+// CREATE DATABASE ... STRATEGY and pg_terminate_backend's wait came with
+// PostgreSQL 15 and 14.
+const minResetVersion = 150000
+
+// userSchemas restricts a catalog query to what a test may have made: the
+// objects outside PostgreSQL's own schemas.
+const userSchemas = `(SELECT oid FROM pg_namespace WHERE nspname NOT IN ('pg_catalog', 'information_schema')
+	AND nspname NOT LIKE 'pg\_toast%' AND nspname NOT LIKE 'pg\_temp%')`
+
+// schemaPrint lists, one line each, what of a database's schema a test
+// may change: a copy whose lines differ from its template's is dropped.
+const schemaPrint = `
+SELECT 'schema ' || nspname FROM pg_namespace WHERE oid IN ` + userSchemas + `
+UNION ALL SELECT format('rel %s %s %s %s', c.oid::regclass, c.relkind, c.relpersistence, c.reloptions)
+	FROM pg_class c WHERE c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('column %s %s %s %s %s %s', a.attrelid::regclass, a.attnum, a.attname,
+		format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attisdropped)
+	FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+	WHERE a.attnum > 0 AND c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('default %s %s %s', d.adrelid::regclass, d.adnum, pg_get_expr(d.adbin, d.adrelid))
+	FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid WHERE c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT 'index ' || pg_get_indexdef(i.indexrelid)
+	FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('constraint %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+	FROM pg_constraint WHERE connamespace IN ` + userSchemas + `
+UNION ALL SELECT format('trigger %s %s', tgenabled, pg_get_triggerdef(oid)) FROM pg_trigger WHERE NOT tgisinternal
+UNION ALL SELECT format('function %s %s %s %s', oid::regprocedure, prokind, md5(prosrc), proconfig)
+	FROM pg_proc WHERE pronamespace IN ` + userSchemas + `
+UNION ALL SELECT format('view %s %s', c.oid::regclass, pg_get_viewdef(c.oid))
+	FROM pg_class c WHERE c.relkind IN ('v', 'm') AND c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('rule %s %s %s', r.ev_class::regclass, r.rulename, r.ev_enabled)
+	FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('type %s %s', oid::regtype, typtype) FROM pg_type WHERE typnamespace IN ` + userSchemas + `
+UNION ALL SELECT format('enum %s %s', enumtypid::regtype, enumlabel) FROM pg_enum
+UNION ALL SELECT format('policy %s %s', polrelid::regclass, polname) FROM pg_policy
+UNION ALL SELECT format('extension %s %s', extname, extversion) FROM pg_extension
+UNION ALL SELECT format('event trigger %s', evtname) FROM pg_event_trigger
+UNION ALL SELECT format('large object %s', oid) FROM pg_largeobject_metadata
+UNION ALL SELECT format('setting %s %s', setrole, setconfig) FROM pg_db_role_setting
+	WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())`
+
+// readShape reads the shape of the template at url; nil when the server
+// is too old for copies to be reset.
+func readShape(ctx context.Context, url string) (*shape, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	var version string
+	if err := conn.QueryRow(ctx, `SHOW server_version_num`).Scan(&version); err != nil {
+		return nil, err
+	}
+	if v, _ := strconv.Atoi(version); v < minResetVersion {
+		return nil, nil
+	}
+	sh := &shape{}
+	filled, err := sh.readTables(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+	sh.fingerSQL = fingerprintSQL(filled)
+	if err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(format('SELECT setval(%L, %s, %s);',
+			format('%I.%I', schemaname, sequencename), coalesce(last_value, start_value), (last_value IS NOT NULL)::text), ' '), '')
+		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`).Scan(&sh.sequences); err != nil {
+		return nil, err
+	}
+	if err := conn.QueryRow(ctx, sh.fingerSQL).Scan(&sh.print); err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+// readTables sorts the template's tables into those it left empty, kept
+// in sh.empty, and those prepare filled, returned.
+func (sh *shape) readTables(ctx context.Context, conn *pgx.Conn) (filled []string, err error) {
+	rows, err := conn.Query(ctx, `SELECT oid::regclass::text FROM pg_class
+		WHERE relkind IN ('r', 'p') AND relnamespace IN `+userSchemas+` ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	for _, table := range tables {
+		var rows bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM `+table+`)`).Scan(&rows); err != nil {
+			return nil, err
+		}
+		if rows {
+			filled = append(filled, table)
+		} else {
+			sh.empty = append(sh.empty, table)
+		}
+	}
+	return filled, nil
+}
+
+// fingerprintSQL is the query of a database's fingerprint: the hash of
+// schemaPrint's lines and of the rows of the tables filled.
+func fingerprintSQL(filled []string) string {
+	var b strings.Builder
+	b.WriteString(`SELECT md5(string_agg(line, E'\n' ORDER BY line)) FROM (` + schemaPrint)
+	for _, table := range filled {
+		fmt.Fprintf(&b, "\nUNION ALL SELECT %s || coalesce(md5(string_agg(r::text, E'\\n' ORDER BY r::text)), '') FROM %s r",
+			quote("rows "+table+" "), table)
+	}
+	b.WriteString(`) AS print(line)`)
+	return b.String()
+}
+
+// quote is s as an SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// reset makes the copy at url hold what its template holds again, and
+// reports whether it did: it ends the copy's other connections, compares
+// its fingerprint with the template's, empties the tables the template
+// left empty (with triggers off: the engine's refuse deletes) and sets the
+// sequences back. Any failure leaves the copy to be dropped.
+func (sh *shape) reset(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return false
+	}
+	defer conn.Close(context.Background())
+	var ended bool
+	if err := conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_terminate_backend(pid, 30000)), true)
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&ended); err != nil || !ended {
+		return false
+	}
+	var print string
+	if err := conn.QueryRow(ctx, sh.fingerSQL).Scan(&print); err != nil || print != sh.print {
+		return false
+	}
+	stmt := `SET session_replication_role = replica;`
+	if len(sh.empty) > 0 {
+		stmt += ` TRUNCATE ` + strings.Join(sh.empty, ", ") + ` RESTART IDENTITY;`
+	}
+	_, err = conn.Exec(ctx, stmt+" "+sh.sequences)
+	return err == nil
+}
