@@ -176,9 +176,11 @@ type DatabaseTx interface {
 	// NextIndexChunk picks the next pending entries to index: up to
 	// maxEntries of them, whole sessions in key order and the first part
 	// of the one that does not fit, of those the first whose JSON holds
-	// maxBytes (always at least one), and reads their text. An empty
-	// chunk means nothing is pending.
-	NextIndexChunk(maxEntries, maxBytes int64) (IndexChunk, error)
+	// maxBytes (always at least one), and reads their text. The entries
+	// of after (the spans of a chunk read and not written yet) count as
+	// indexed, so that the next chunk is read while that one is written.
+	// An empty chunk means nothing else is pending.
+	NextIndexChunk(maxEntries, maxBytes int64, after []IndexSpan) (IndexChunk, error)
 	// WriteIndexChunk indexes a chunk read by NextIndexChunk (in an
 	// earlier transaction) and moves its sessions' marks, if they are
 	// still where the chunk found them; if another indexer moved them
@@ -376,6 +378,19 @@ type UnknownTypeRow struct {
 type IndexSpan struct {
 	Session  int64 // the session's key
 	From, To int64
+}
+
+// IndexedPast returns how many of session's entries the index holds once
+// the spans of after are written too, of indexed that it holds now: the
+// rule by which [DatabaseTx.NextIndexChunk] reads past a chunk being
+// written.
+func IndexedPast(session, indexed int64, after []IndexSpan) int64 {
+	for _, sp := range after {
+		if sp.Session == session {
+			indexed = max(indexed, sp.To)
+		}
+	}
+	return indexed
 }
 
 // IndexChunk is one transaction's worth of pending entries for the

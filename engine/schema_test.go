@@ -15,7 +15,9 @@ import (
 )
 
 // dumpSchema returns a database's schema, object name to normalized SQL,
-// plus its application_id and user_version.
+// plus its application_id and user_version and the search index's
+// settings ("fts5 " and the key; rows of entries_fts_config, not schema,
+// but for its version, which counts writes).
 func dumpSchema(t *testing.T, path string) map[string]string {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
@@ -23,7 +25,8 @@ func dumpSchema(t *testing.T, path string) map[string]string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL`)
+	rows, err := db.Query(`SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL
+UNION ALL SELECT 'fts5 ' || k, CAST(v AS TEXT) FROM entries_fts_config WHERE k != 'version'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +91,11 @@ func TestSchemaFile(t *testing.T) {
 	edb.Close()
 	if diff := cmp.Diff(dumpSchema(t, migrated), dumpSchema(t, fromFile)); diff != "" {
 		t.Errorf("schema.sql differs from a migrated database (-migrated +schema.sql):\n%s", diff)
+	}
+	// The search index's bulk settings (migrations 5 and 17), compared
+	// above too.
+	got := dumpSchema(t, migrated)
+	if got["fts5 hashsize"] != "16777216" || got["fts5 automerge"] != "16" {
+		t.Errorf("entries_fts_config: hashsize %q, automerge %q; want 16777216, 16", got["fts5 hashsize"], got["fts5 automerge"])
 	}
 }

@@ -50,17 +50,18 @@ func (tx *Tx) IndexBacklog() (int64, error) {
 // chunk's Text is a JSON object of entry key to the hex of its text: exact
 // bytes, NULs and all (an object, not an array of pairs, so that
 // json_each gives each key and text without parsing a pair again).
-func (tx *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
+func (tx *Tx) NextIndexChunk(maxEntries, maxBytes int64, after []sessiontree.IndexSpan) (sessiontree.IndexChunk, error) {
 	var c sessiontree.IndexChunk
 	var pending []pendingSession
 	if err := tx.tx.SelectContext(tx.ctx, &pending, qPending); err != nil {
 		return c, err
 	}
+	pending = pendingPast(pending, after)
 	spans := chunkOf(pending, maxEntries)
 	if len(spans) == 0 {
 		return c, nil
 	}
-	spans, err := tx.withinBytes(spans, maxBytes)
+	spans, size, err := tx.withinBytes(spans, maxBytes)
 	if err != nil {
 		return c, err
 	}
@@ -69,12 +70,32 @@ func (tx *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk
 		c.Entries += sp.To - sp.From + 1
 	}
 	c.More = c.Entries < pendingTotal(pending)
-	c.Text, err = tx.readBodies(spans)
+	c.Text, err = tx.readBodies(spans, size, c.Entries)
 	return c, err
 }
 
-// readBodies reads the text of the entries of spans from search_text.
-func (tx *Tx) readBodies(spans []sessiontree.IndexSpan) ([]byte, error) {
+// pendingPast returns what of pending is still pending once the spans
+// of after are indexed too.
+func pendingPast(pending []pendingSession, after []sessiontree.IndexSpan) []pendingSession {
+	if len(after) == 0 {
+		return pending
+	}
+	out := pending[:0]
+	for _, ps := range pending {
+		ps.Indexed = sessiontree.IndexedPast(ps.PK, ps.Indexed, after)
+		if ps.Indexed < ps.Count {
+			out = append(out, ps)
+		}
+	}
+	return out
+}
+
+// readBodies reads the text of the entries of spans from search_text,
+// of n entries whose JSON holds size bytes: the object is made in one
+// buffer of the size that text mostly takes at most (an entry's text is
+// no longer than its JSON nor than sessiontree.SearchTextLimit, plus the
+// view's two newlines), not grown as it is made.
+func (tx *Tx) readBodies(spans []sessiontree.IndexSpan, size, n int64) ([]byte, error) {
 	ranges, _ := encodeSpans(spans)
 	// CROSS JOIN keeps the ranges the outer loop, so each is one range
 	// scan of entries by primary key.
@@ -84,7 +105,7 @@ WHERE t.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 		return nil, fmt.Errorf("read text: %w", err)
 	}
 	defer rows.Close()
-	var b []byte
+	b := make([]byte, 0, 2*min(size+2*n, n*(sessiontree.SearchTextLimit+2))+32*n+2)
 	b = append(b, '{')
 	var body []byte
 	for n := 0; rows.Next(); n++ {
@@ -175,14 +196,15 @@ func chunkOf(pending []pendingSession, limit int64) []sessiontree.IndexSpan {
 }
 
 // withinBytes keeps the first entries of spans, in order, whose JSON holds
-// at most maxBytes, and always the first entry. It reads the entries'
-// sizes, not their JSON (octet_length reads a row's header only).
-func (tx *Tx) withinBytes(spans []sessiontree.IndexSpan, maxBytes int64) ([]sessiontree.IndexSpan, error) {
+// at most maxBytes, and always the first entry, and returns how many
+// bytes of JSON they hold. It reads the entries' sizes, not their JSON
+// (octet_length reads a row's header only).
+func (tx *Tx) withinBytes(spans []sessiontree.IndexSpan, maxBytes int64) ([]sessiontree.IndexSpan, int64, error) {
 	ranges, _ := encodeSpans(spans)
 	rows, err := tx.tx.QueryxContext(tx.ctx, `SELECT e.pk, octet_length(e.raw) FROM json_each(?) r CROSS JOIN entries e
 WHERE e.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]') ORDER BY e.pk`, ranges)
 	if err != nil {
-		return nil, fmt.Errorf("entry sizes: %w", err)
+		return nil, 0, fmt.Errorf("entry sizes: %w", err)
 	}
 	defer rows.Close()
 	var total int64
@@ -190,7 +212,7 @@ WHERE e.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 	for rows.Next() {
 		var pk, size int64
 		if err := rows.Scan(&pk, &size); err != nil {
-			return nil, fmt.Errorf("entry sizes: %w", err)
+			return nil, 0, fmt.Errorf("entry sizes: %w", err)
 		}
 		if last >= 0 && total+size > maxBytes {
 			break
@@ -199,10 +221,10 @@ WHERE e.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 		last = pk
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("entry sizes: %w", err)
+		return nil, 0, fmt.Errorf("entry sizes: %w", err)
 	}
 	if last < 0 {
-		return spans, nil // nothing read: the spans are as the caller saw them
+		return spans, 0, nil // nothing read: the spans are as the caller saw them
 	}
 	var out []sessiontree.IndexSpan
 	for _, sp := range spans {
@@ -215,7 +237,7 @@ WHERE e.pk BETWEEN json_extract(r.value, '$[0]') AND json_extract(r.value, '$[1]
 		}
 		out = append(out, sp)
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // encodeSpans writes spans as a JSON array of [lo, hi] key pairs and

@@ -423,21 +423,32 @@ WHERE indexed_count < entry_count AND NOT deleting`)
 	return n, err
 }
 
+// qPendingPast lists the sessions pending, each with the count the index
+// holds once the spans of after ($1 sessions, $2 last seqs) are written
+// too ([sessiontree.IndexedPast]).
+const qPendingPast = `SELECT s.pk, s.entry_count, greatest(s.indexed_count, coalesce(a.mark, 0)) AS indexed_count FROM sessions s
+    LEFT JOIN (SELECT pk, max(mark) AS mark FROM unnest($1::bigint[], $2::bigint[]) u(pk, mark) GROUP BY pk) a ON a.pk = s.pk
+    WHERE s.indexed_count < s.entry_count AND NOT s.deleting`
+
 // NextIndexChunk implements [sessiontree.DatabaseTx.NextIndexChunk].
 // The chunk's Text is a JSON array of [indexedRow].
-func (st *Tx) NextIndexChunk(maxEntries, maxBytes int64) (sessiontree.IndexChunk, error) {
+func (st *Tx) NextIndexChunk(maxEntries, maxBytes int64, after []sessiontree.IndexSpan) (sessiontree.IndexChunk, error) {
 	var c sessiontree.IndexChunk
-	total, err := st.IndexBacklog()
+	afterSessions, _, afterTo := spanArrays(after)
+	var total int64
+	err := st.tx.GetContext(st.ctx, &total, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM (`+qPendingPast+`) s
+WHERE indexed_count < entry_count`, afterSessions, afterTo)
 	if err != nil || total == 0 {
 		return c, err
 	}
-	// The first maxEntries pending entries, sessions in key order, and
-	// their sizes (octet_length reads a toasted value's header only).
+	// The first maxEntries pending entries past after, sessions in key
+	// order, and their sizes (octet_length reads a toasted value's
+	// header only).
 	var sizes []pendingEntry
 	err = st.tx.SelectContext(st.ctx, &sizes, `SELECT e.session, e.seq, octet_length(e.raw) AS size
-FROM (SELECT pk, indexed_count FROM sessions WHERE indexed_count < entry_count AND NOT deleting ORDER BY pk) s
-CROSS JOIN LATERAL (SELECT session, seq, raw FROM entries WHERE session = s.pk AND seq > s.indexed_count ORDER BY seq LIMIT $1) e
-ORDER BY e.session, e.seq LIMIT $1`, maxEntries)
+FROM (`+qPendingPast+` ORDER BY s.pk) s
+CROSS JOIN LATERAL (SELECT session, seq, raw FROM entries WHERE session = s.pk AND seq > s.indexed_count ORDER BY seq LIMIT $3) e
+ORDER BY e.session, e.seq LIMIT $3`, afterSessions, afterTo, maxEntries)
 	if err != nil {
 		return c, fmt.Errorf("entry sizes: %w", err)
 	}

@@ -71,7 +71,7 @@ func (f searchFixture) catchUp(t *testing.T) {
 		var c sessiontree.IndexChunk
 		f.view(t, func(st *Tx) {
 			var err error
-			if c, err = st.NextIndexChunk(2, 1<<20); err != nil {
+			if c, err = st.NextIndexChunk(2, 1<<20, nil); err != nil {
 				t.Fatal(err)
 			}
 		})

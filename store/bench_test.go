@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/sessiontree/sessiontree/internal/testdb"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -371,7 +373,8 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // "generated-large" one such file too large to be read once; "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
-// an import of the same files. The floors of the import, measured in the
+// an import of the same files, and "generated-index-ab" compares ways of
+// running it (indexVariants), by turns. The floors of the import, measured in the
 // same run because the machine may be shared, are "generated-read", the
 // JSONL reader alone, and "generated-append" and "fixtures-append", the
 // engine's batch append alone (one transaction per file, entries parsed
@@ -388,6 +391,7 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
+	b.Run("generated-index-ab", func(b *testing.B) { benchIndexAB(b, gen, genBytes) })
 	b.Run("generated-read", func(b *testing.B) { benchRead(b, gen, genBytes) })
 	b.Run("generated-append", func(b *testing.B) { benchAppend(b, gen, genBytes) })
 	b.Run("fixtures-append", func(b *testing.B) { benchAppend(b, piDir, fixBytes) })
@@ -528,4 +532,64 @@ func benchAppend(b *testing.B, dir string, size int64) {
 		}
 		return n
 	})
+}
+
+// indexVariants are the ways of running Store.Index that
+// generated-index-ab compares, run by turns: as it runs now, and as it
+// ran before reading ahead and before migration 17 (serial, FTS5's
+// default automerge of 4).
+var indexVariants = []struct {
+	name  string
+	setup func(b *testing.B, s *store.Store, path string)
+}{
+	{"now", func(*testing.B, *store.Store, string) {}},
+	{"before", func(b *testing.B, s *store.Store, path string) {
+		store.SetIndexSerial(s, true)
+		err := testdb.Update(context.Background(), path, func(tx *sqlx.Tx) error {
+			_, err := tx.Exec("INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 4)")
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}},
+}
+
+// benchIndexAB times Store.Index over an import of dir in each of
+// indexVariants by turns (run i uses variant i mod n, so run with
+// -benchtime a multiple of n), and reports each one's median wall and
+// CPU MB/s.
+func benchIndexAB(b *testing.B, dir string, size int64) {
+	ctx := context.Background()
+	wall := make([][]float64, len(indexVariants))
+	cpu := make([][]float64, len(indexVariants))
+	for i := range b.N {
+		v := i % len(indexVariants)
+		b.StopTimer()
+		path := filepath.Join(b.TempDir(), "import.db")
+		s := openBenchStore(b, path)
+		indexVariants[v].setup(b, s, path)
+		want := mustImportNew(b, s, dir)
+		runtime.GC()
+		b.StartTimer()
+		w0, c0 := time.Now(), cpuTime()
+		if n, err := s.Index(ctx, store.IndexOptions{}); err != nil || n != int64(want) {
+			b.Fatalf("Index = %d, %v; want %d", n, err, want)
+		}
+		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
+		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())
+	}
+	b.StopTimer()
+	for v, x := range indexVariants {
+		if len(wall[v]) > 0 {
+			b.ReportMetric(median(wall[v]), "MB/s-"+x.name)
+			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+x.name)
+		}
+	}
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }

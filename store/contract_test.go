@@ -137,7 +137,7 @@ func TestWriteIndexChunkStale(t *testing.T) {
 	d := s.Database()
 	var c sessiontree.IndexChunk
 	err := d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
-		c, err = tx.NextIndexChunk(1000, 1<<20)
+		c, err = tx.NextIndexChunk(1000, 1<<20, nil)
 		return err
 	})
 	if err != nil || c.Entries != 2 || c.More || len(c.Spans) != 1 {
@@ -157,4 +157,63 @@ func TestWriteIndexChunkStale(t *testing.T) {
 		t.Errorf("IndexBacklog = %d, %v; want 0", backlog, err)
 	}
 	mustCheck(t, s, "")
+}
+
+// TestNextIndexChunkAfter reads the search index's next chunk past one
+// not written yet, on both engines: it starts where that one ends, in
+// the same session and then the next, and written out of order it is
+// refused (ErrConflict), in order both go in and nothing is pending.
+func TestNextIndexChunkAfter(t *testing.T) { onEngines(t, testNextIndexChunkAfter) }
+
+func testNextIndexChunkAfter(t *testing.T, openStore opener) {
+	ctx := context.Background()
+	s := openStore(t)
+	b1 := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
+	b1.user("u1", "amber lantern glows")
+	b1.user("u2", "jade river flows")
+	b1.user("u3", "copper kettle sings")
+	b2 := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s2"}))
+	b2.user("v1", "silver bell rings")
+	d := s.Database()
+	next := func(limit int64, after []sessiontree.IndexSpan) sessiontree.IndexChunk {
+		t.Helper()
+		var c sessiontree.IndexChunk
+		err := d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+			c, err = tx.NextIndexChunk(limit, 1<<20, after)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c1 := next(2, nil)
+	c2 := next(2, c1.Spans)
+	c3 := next(2, append(slices.Clone(c1.Spans), c2.Spans...))
+	if c1.Entries != 2 || !c1.More || c2.Entries != 2 || c2.More || len(c2.Spans) != 2 || c3.Entries != 0 {
+		t.Fatalf("chunks = %+v, %+v, %+v; want 2 entries, then the last of s1 and s2's, then none", c1, c2, c3)
+	}
+	if c2.Spans[0].From != c1.Spans[0].To+1 || c2.Spans[0].Session != c1.Spans[0].Session {
+		t.Errorf("chunk after %+v starts at %+v; want the next entry of the same session", c1.Spans, c2.Spans[0])
+	}
+	write := func(c sessiontree.IndexChunk) error {
+		return d.Update(ctx, func(tx sessiontree.DatabaseTx) error { return tx.WriteIndexChunk(c) })
+	}
+	if err := write(c2); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("WriteIndexChunk of the chunk after, first = %v; want ErrConflict", err)
+	}
+	if err := write(c1); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(c2); err != nil {
+		t.Fatal(err)
+	}
+	var backlog int64
+	if err := d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) { backlog, err = tx.IndexBacklog(); return err }); err != nil || backlog != 0 {
+		t.Errorf("IndexBacklog = %d, %v; want 0", backlog, err)
+	}
+	res, err := s.Search(ctx, "kettle", store.SearchOptions{})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].EntryID != "u3" {
+		t.Errorf("Search(kettle) = %+v, %v; want u3", res, err)
+	}
 }

@@ -29,6 +29,9 @@ const (
 // the default. Only tests set them.
 type indexTune struct {
 	chunkEntries, chunkBytes int64
+	// serial reads each chunk after the one before it is written, as
+	// Index did before it read ahead (benchmarks compare the two).
+	serial bool
 }
 
 // limits returns the chunk bounds in effect.
@@ -76,13 +79,17 @@ type IndexOptions struct {
 // which they do only so far.
 //
 // It commits a chunk of entries at a time, each bounded in entries and in
-// bytes, so other writers are not held up for long; ctx's cancellation
-// stops it between chunks or inside one, and what it committed stays.
+// bytes, so other writers are not held up for long, and reads the next
+// chunk's text while it writes one; ctx's cancellation stops it between
+// chunks or inside one, and what it committed stays.
 func (s *Store) Index(ctx context.Context, opts IndexOptions) (int64, error) {
 	return s.index(ctx, opts, gate{d: s.d, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace})
 }
 
-// index is Index with the gate its writes go through.
+// index is Index with the gate its writes go through. It reads each
+// chunk's text while the chunk before it is written (a read transaction
+// beside the write, on another core), so a catch-up costs the writes and
+// not the reads too; at most two chunks are held at once.
 func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, error) {
 	var backlog int64
 	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
@@ -93,27 +100,30 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		return 0, fmt.Errorf("index: %w", err)
 	}
 	p := IndexProgress{Total: backlog}
+	ix := &indexer{s: s, ctx: ctx}
+	defer ix.drop()
 	var stale []sessiontree.IndexSpan // the spans of the chunk last found taken
 	for backlog > 0 {
 		if opts.Progress != nil {
 			opts.Progress(p)
 		}
-		var c sessiontree.IndexChunk
-		err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
-			c, err = tx.NextIndexChunk(s.indexTune.limits())
-			return err
-		})
+		c, err := ix.next()
 		if err != nil {
 			return p.Done, fmt.Errorf("index: %w", err)
 		}
 		if c.Entries == 0 {
 			break
 		}
+		if c.More && !s.indexTune.serial {
+			ix.read(c.Spans)
+		}
 		err = g.write(ctx, func(tx sessiontree.DatabaseTx) error { return tx.WriteIndexChunk(c) })
 		if errors.Is(err, sessiontree.ErrConflict) && !slices.Equal(stale, c.Spans) {
 			// Another indexer took these entries in first. The same
-			// chunk found taken twice is an error, not a race.
+			// chunk found taken twice is an error, not a race. The chunk
+			// read past them is read again.
 			stale = c.Spans
+			ix.drop()
 			continue
 		}
 		if err != nil {
@@ -129,4 +139,53 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		opts.Progress(p)
 	}
 	return p.Done, nil
+}
+
+// indexer reads the chunks of [Store.index], the next one ahead when
+// asked to.
+type indexer struct {
+	s     *Store
+	ctx   context.Context
+	ahead chan readChunk // the chunk being read ahead, or nil
+}
+
+// readChunk is a chunk read, or why it could not be.
+type readChunk struct {
+	c   sessiontree.IndexChunk
+	err error
+}
+
+// read starts reading, in a goroutine of its own, the chunk past the
+// spans of after (a chunk about to be written).
+func (ix *indexer) read(after []sessiontree.IndexSpan) {
+	ch := make(chan readChunk, 1)
+	ix.ahead = ch
+	go func() {
+		var r readChunk
+		r.err = ix.s.d.View(ix.ctx, func(tx sessiontree.DatabaseTx) (err error) {
+			entries, bytes := ix.s.indexTune.limits()
+			r.c, err = tx.NextIndexChunk(entries, bytes, after)
+			return err
+		})
+		ch <- r
+	}()
+}
+
+// next returns the chunk read ahead, or reads the next one now.
+func (ix *indexer) next() (sessiontree.IndexChunk, error) {
+	if ix.ahead == nil {
+		ix.read(nil)
+	}
+	r := <-ix.ahead
+	ix.ahead = nil
+	return r.c, r.err
+}
+
+// drop waits for the chunk read ahead, if any, and forgets it: nothing
+// reads the database once Index has returned.
+func (ix *indexer) drop() {
+	if ix.ahead != nil {
+		<-ix.ahead
+		ix.ahead = nil
+	}
 }

@@ -26,3 +26,7 @@ func WithAppendBatch(opts ImportOptions, n int) ImportOptions {
 // SetIndexChunkBytes makes s's Index commit every n bytes of entries'
 // JSON, for tests.
 func SetIndexChunkBytes(s *Store, n int64) { s.indexTune.chunkBytes = n }
+
+// SetIndexSerial makes s's Index read each chunk only after the one
+// before it is written (no reading ahead), for benchmarks to compare.
+func SetIndexSerial(s *Store, on bool) { s.indexTune.serial = on }

@@ -49,6 +49,9 @@ func testLiteralSearchWithNUL(t *testing.T, open opener) {
 	if err != nil || len(list) != 1 || list[0].FirstUserMessage != "alpha bravo charlie" || list[0].Name != " name " {
 		t.Errorf("ListN = %+v, %v; want the session, first message %q, name %q", list, err, "alpha bravo charlie", " name ")
 	}
+	if found, err := s.ListN(ctx, store.ListOptions{Name: "\x00name"}, 0); err != nil || len(found) != 1 {
+		t.Errorf("ListN(name filter with a NUL) = %d sessions, %v; want the session", len(found), err)
+	}
 	if label, err := sess.Label(ctx, e.ID); err != nil || label != "la bel" {
 		t.Errorf("Label = %q, %v; want %q", label, err, "la bel")
 	}

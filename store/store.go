@@ -176,7 +176,9 @@ func (s *Store) Info(ctx context.Context, id string) (SessionInfo, error) {
 type ListOptions struct {
 	// Cwd keeps the sessions of this working directory (exact match).
 	Cwd string
-	// Name keeps the sessions whose name contains it, ignoring ASCII case.
+	// Name keeps the sessions whose name contains it, ignoring ASCII case;
+	// a NUL in it stands for a space, as in the names themselves
+	// (sessiontree.DerivedText).
 	Name string
 	// Limit is the page size; 0 means DefaultListLimit, and it is capped
 	// at MaxListLimit.
@@ -214,7 +216,7 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
 		limit = DefaultListLimit
 	}
 	limit = min(limit, MaxListLimit)
-	lq := sessiontree.ListQuery{Cwd: opts.Cwd, Name: opts.Name, Limit: limit + 1}
+	lq := sessiontree.ListQuery{Cwd: opts.Cwd, Name: sessiontree.DerivedText(opts.Name), Limit: limit + 1}
 	if opts.After != "" {
 		var err error
 		if lq.AfterUpdated, lq.AfterKey, err = decodeCursor(opts.After); err != nil {
