@@ -1,18 +1,17 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 )
 
 // TestSessionCheckComparesIndexes damages one index entry of a session's
@@ -40,7 +39,9 @@ func TestSessionCheckComparesIndexes(t *testing.T) {
 		t.Run(tc.index, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
 			copyFile(t, template, path)
-			damageIndexPage(t, path, tc.index, tc.column(t, path))
+			if err := testdb.DamageIndexPage(ctx, path, tc.index, tc.column(t, path)); err != nil {
+				t.Fatal(err)
+			}
 			db, err := engine.Open(ctx, path, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -93,34 +94,6 @@ func queryString(t *testing.T, path, query string, a ...any) string {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// damageIndexPage changes one letter of text on the root page of index
-// (which holds all of a small database's entries of it) in the file.
-func damageIndexPage(t *testing.T, path, index, text string) {
-	t.Helper()
-	raw := rawDB(t, path)
-	var root, pageSize int64
-	if err := raw.QueryRow(`SELECT rootpage FROM sqlite_schema WHERE name = ?`, index).Scan(&root); err != nil {
-		t.Fatal(err)
-	}
-	if err := raw.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := data[(root-1)*pageSize : root*pageSize]
-	if bytes.Count(page, []byte(text)) != 1 {
-		t.Fatalf("index %s's page holds %q %d times; want once", index, text, bytes.Count(page, []byte(text)))
-	}
-	i := bytes.Index(page, []byte(text))
-	page[i+1] ^= 0x01 // a letter for another: the record keeps its length
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestCheckReportsTheFirstDamageInLogOrder damages two entries of a

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,31 +31,14 @@ func TestCheckScopes(t *testing.T) {
 	}
 	sharedStores.close(t, db) // checkpointed: the file is whole
 	defer forgetStore(db)
-	var root, pageSize int64
 	var entry string
 	err := testdb.View(ctx, db, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &root, `SELECT rootpage FROM sqlite_schema WHERE name = 'sqlite_autoindex_entries_1'`); err != nil {
-			return err
-		}
-		if err := tx.GetContext(ctx, &pageSize, `PRAGMA page_size`); err != nil {
-			return err
-		}
 		return tx.GetContext(ctx, &entry, `SELECT e.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE s.id = ? AND e.seq = 1`, damaged)
 	})
+	if err == nil {
+		err = testdb.DamageIndexPage(ctx, db, "sqlite_autoindex_entries_1", entry)
+	}
 	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := data[(root-1)*pageSize : root*pageSize]
-	i := bytes.Index(page, []byte(entry))
-	if i < 0 || bytes.Count(page, []byte(entry)) != 1 {
-		t.Fatalf("the index's page holds entry id %q %d times; want once", entry, bytes.Count(page, []byte(entry)))
-	}
-	page[i+1] ^= 0x01
-	if err := os.WriteFile(db, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 
