@@ -58,7 +58,20 @@ func SearchText(typ string, raw []byte) (string, bool, error) {
 // returns the extended slice, for an engine that encodes the text further
 // without copying it into a string first.
 func AppendSearchText(dst []byte, typ string, raw []byte) ([]byte, bool, error) {
-	w := textWalk{src: raw, out: textOut{buf: dst, limit: len(dst) + SearchTextLimit}}
+	return appendSearchText(dst, typ, raw, SearchTextLimit)
+}
+
+// HasSearchText reports whether an entry has search text ([SearchText]'s
+// ok, so whether a search index holds a document for it), walking its
+// JSON only up to the text's first byte.
+func HasSearchText(typ string, raw []byte) (bool, error) {
+	_, ok, err := appendSearchText(nil, typ, raw, 1)
+	return ok, err
+}
+
+// appendSearchText is AppendSearchText with the text cut at limit bytes.
+func appendSearchText(dst []byte, typ string, raw []byte, limit int) ([]byte, bool, error) {
+	w := textWalk{src: raw, out: textOut{buf: dst, limit: len(dst) + limit}}
 	var err error
 	switch typ {
 	case "message":

@@ -13,7 +13,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-const qCheckEntries = `SELECT pk, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
+const qCheckEntries = `SELECT pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth,
        thinking_pk, model_pk, tools_pk, target_id, custom_type, role, CAST(raw AS BLOB), coalesce(canonical, 0), checksum
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
@@ -24,25 +24,82 @@ const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER B
 
 const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 
-// Check verifies the database and a session (every session when
-// sessionID is ""): SQLite's integrity_check and foreign_key_check, then
-// the session replayed from its entries in append order against what the
-// engine keeps: each stored row's JSON matches its checksum (see
+// Check verifies a session, or the whole database when sessionID is "".
+//
+// A session's check (the command line's check SESSION) reads that
+// session and nothing else: its log replayed in append order against
+// what the engine keeps (each stored row's JSON matches its checksum (see
 // [sessiontree.EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally) and the
-// usage by day and bucket (usage_days, exactly), the
-// session list's first user text, name, labels and leaf follow the log, and
-// the materialized branch equals the path recomputed from parent ids. It
-// reads the whole session; it is a tool for tests and repair, not for the
-// hot path. Problems are reported as a sessiontree.CorruptError.
+// usage by day and bucket (usage_days, exactly), the session list's first
+// user text, name, labels, tree counters and leaf follow the log, and the
+// materialized branch equals the path recomputed from parent ids), then
+// its rows read through each index of their tables against the same rows
+// read from the table (see checkindex.go). Its cost follows the session's
+// size, not the database's.
 //
-// Check runs on a connection of its own, opened for it: SQLite's integrity
-// check of an FTS5 table (the session store's search index) reads the
-// index through the structure the connection cached when it last used the
-// table, without noticing what other connections have written since, and
-// then reports corruption that is not there.
+// The whole database's check runs the database-wide structural checks
+// first ([DB.CheckStructure]: SQLite's integrity_check, which also runs
+// FTS5's check of the search index's structure, and foreign_key_check),
+// then the replay of every session. Page-level damage outside a session's
+// rows (a free page, another table's b-tree, the search index's segments)
+// is found there, not by a session's check.
+//
+// It reads whole sessions; it is a tool for tests and repair, not for the
+// hot path. Problems are reported as a sessiontree.CorruptError.
 func (db *DB) Check(ctx context.Context, sessionID string) error {
+	if sessionID == "" {
+		return db.checkFresh(ctx, func(r q) error { return db.checkAll(r) })
+	}
+	return db.checkSession(ctx, sessionID, false)
+}
+
+// checkSession is the check of one session in one read transaction,
+// with search its search rows too (checkSessionSearch).
+func (db *DB) checkSession(ctx context.Context, id string, search bool) error {
+	err := db.readView(ctx, func(t *Tx) error {
+		var rp *replayed
+		err := t.raw(func(r q) (err error) {
+			rp, err = checkOne(r, id, search)
+			return err
+		})
+		if err != nil || !search {
+			return err
+		}
+		if err := checkSessionSearch(ctx, t.tx, rp); err != nil {
+			return fmt.Errorf("check search index: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("check %s: %w", db.path, err)
+	}
+	return nil
+}
+
+// CheckStructure runs the database-wide structural checks: SQLite's
+// integrity_check (every b-tree page, every index against its table, and,
+// from SQLite 3.44, FTS5's check of the search index's own structure) and
+// foreign_key_check. Its cost follows the database's size. Problems are
+// reported as a sessiontree.CorruptError, one per pragma.
+func (db *DB) CheckStructure(ctx context.Context) error {
+	return db.checkFresh(ctx, func(r q) error {
+		problems, err := checkPragmas(r)
+		if err != nil {
+			return err
+		}
+		return errors.Join(problems...)
+	})
+}
+
+// checkFresh runs fn in a read transaction on a connection of its own,
+// opened for it: SQLite's integrity check of an FTS5 table (the session
+// store's search index) reads the index through the structure the
+// connection cached when it last used the table, without noticing what
+// other connections have written since, and then reports corruption that
+// is not there.
+func (db *DB) checkFresh(ctx context.Context, fn func(r q) error) error {
 	if db.closed.Load() {
 		return sessiontree.ErrClosed
 	}
@@ -53,7 +110,7 @@ func (db *DB) Check(ctx context.Context, sessionID string) error {
 		}
 		c := dc.(*conn)
 		defer c.Close()
-		return inView(ctx, c, func(c *conn) error { return db.check(newQ(ctx, db, c, false), sessionID) })
+		return inView(ctx, c, func(c *conn) error { return fn(newQ(ctx, db, c, false)) })
 	})
 	if err != nil {
 		return fmt.Errorf("check %s: %w", db.path, translate(err))
@@ -61,41 +118,20 @@ func (db *DB) Check(ctx context.Context, sessionID string) error {
 	return nil
 }
 
-// check is Check inside a read transaction.
+// checkAll is the whole database's check inside a read transaction.
 // Corrupt data is collected, one problem per pragma and per session, so a
 // damaged database is reported whole; any other failure stops the check.
-func (db *DB) check(r q, sessionID string) error {
-	var problems []error
-	for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
-		if err := pragmaClean(r, pragma); err != nil {
-			if !errors.Is(err, sessiontree.ErrCorrupt) {
-				return err
-			}
-			problems = append(problems, err)
-		}
+func (db *DB) checkAll(r q) error {
+	problems, err := checkPragmas(r)
+	if err != nil {
+		return err
 	}
-	ids := []string{sessionID}
-	if sessionID == "" {
-		ids = nil
-		rows, err := r.rows(qSessionIDs)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+	ids, err := sessionIDs(r)
+	if err != nil {
+		return err
 	}
 	for _, id := range ids {
-		if err := checkSession(r, id); err != nil {
+		if _, err := checkSession(r, id, false); err != nil {
 			err = fmt.Errorf("session %s: %w", id, err)
 			if !errors.Is(err, sessiontree.ErrCorrupt) {
 				return err
@@ -104,6 +140,52 @@ func (db *DB) check(r q, sessionID string) error {
 		}
 	}
 	return errors.Join(problems...)
+}
+
+// checkPragmas runs the structural pragmas, collecting what they report.
+func checkPragmas(r q) ([]error, error) {
+	var problems []error
+	for _, pragma := range []string{"PRAGMA integrity_check", "PRAGMA foreign_key_check"} {
+		if err := pragmaClean(r, pragma); err != nil {
+			if !errors.Is(err, sessiontree.ErrCorrupt) {
+				return nil, err
+			}
+			problems = append(problems, err)
+		}
+	}
+	return problems, nil
+}
+
+// sessionIDs lists every session's id, in key order.
+func sessionIDs(r q) ([]string, error) {
+	rows, err := r.rows(qSessionIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// checkOne is one session's check: the replay (checkSession), then its
+// rows through each index (checkIndexes). withText also notes which
+// entries have search text (replayed.texts).
+func checkOne(r q, id string, withText bool) (*replayed, error) {
+	rp, err := checkSession(r, id, withText)
+	if err == nil {
+		err = checkIndexes(r, rp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return rp, nil
 }
 
 // pragmaClean runs a checking pragma: "ok" or no rows is clean.
@@ -151,205 +233,220 @@ type checked struct {
 	node node
 }
 
-func checkSession(r q, id string) error {
-	var pk int64
-	var leafPK sql.NullInt64
-	var leafID, name, firstUser sql.NullString
-	var leafDepth, boundary int64
-	err := r.row(qCheckSession, args(id), &pk, &leafPK, &leafID, &leafDepth, &boundary, &name, &firstUser)
+// storedSession is what a session's row says of its log.
+type storedSession struct {
+	pk                  int64
+	leafPK              sql.NullInt64
+	leafID, name, first sql.NullString
+	leafDepth, boundary int64
+}
+
+// replayed is a session's log as its check replayed it.
+type replayed struct {
+	pk        int64
+	byID      checkedIDs
+	replay    sessiontree.Replayer
+	tally     sessiontree.Tally
+	firstUse  map[string]int64 // bucket -> seq of its first record
+	days      sessiontree.UsageDays
+	wantFirst sql.NullString
+	seq       int64
+	// indexes are the digests of its entries rows as each index of
+	// entries holds them (see checkIndexes).
+	indexes entryDigests
+	// texts are the keys of the entries with search text, in key order:
+	// for the search rows' check, when asked.
+	texts []int64
+}
+
+func corruptEntry(entry, format string, a ...any) error {
+	return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
+}
+
+// checkSession replays session id's log against what the engine keeps of
+// it (see [DB.Check]); withText also notes which entries have search text.
+func checkSession(r q, id string, withText bool) (*replayed, error) {
+	var ss storedSession
+	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first)
 	if err == sql.ErrNoRows {
-		return &SessionNotFoundError{ID: id}
+		return nil, &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	stored, storedBuckets, err := (&Storage{db: r.db, pk: pk, meta: sessiontree.SessionMeta{ID: id}}).stats(r)
-	if err != nil {
-		return err
+	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: sessiontree.UsageDays{}}
+	lo, hi := pkRange(ss.pk)
+	if err := eachCheckRow(r, lo, hi, withText, rp.add); err != nil {
+		return nil, err
 	}
+	for _, step := range []func(q, *storedSession) error{rp.compareCounters, rp.compareState, rp.compareBranch} {
+		if err := step(r, &ss); err != nil {
+			return nil, err
+		}
+	}
+	return rp, nil
+}
 
-	corrupt := func(entry, format string, a ...any) error {
-		return &sessiontree.CorruptError{EntryID: entry, Reason: fmt.Sprintf(format, a...)}
+// add replays the next entry of the log, in append order, and compares
+// its row with what an append computes from the entries before it.
+func (rp *replayed) add(w *checkRow) error {
+	rp.seq++
+	e := &w.c.e
+	if e.Seq != rp.seq {
+		return corruptEntry(e.ID, "seq %d, want %d", e.Seq, rp.seq)
 	}
-	byID := checkedIDs{}
-	var replay sessiontree.Replayer
-	var tally sessiontree.Tally
-	firstUse := map[string]int64{} // bucket -> seq of its first record
-	days := sessiontree.UsageDays{}
-	var wantFirst sql.NullString
-	lo, hi := pkRange(pk)
-	rows, err := r.rows(qCheckEntries, lo, hi)
+	if w.err != nil {
+		return w.err
+	}
+	dec, f := w.dec, &w.f
+	if err := rp.replay.Next(dec, &f.Effects, rp.byID); err != nil {
+		var nf *sessiontree.EntryNotFoundError
+		if errors.As(err, &nf) {
+			return corruptEntry(e.ID, "target %s does not exist earlier in the log", nf.ID)
+		}
+		return err
+	}
+	if err := rp.place(w); err != nil {
+		return err
+	}
+	rp.indexes.add(w)
+	c := w.c
+	if e.Type == sessiontree.TypeCompaction {
+		c.e.Raw = dec.Raw
+	}
+	rp.byID[e.ID] = &c
+	rp.tally.AddEntryStats(f.stats)
+	if _, seen := rp.firstUse[f.stats.Bucket]; f.stats.HasUsage && !seen {
+		rp.firstUse[f.stats.Bucket] = e.Seq
+	}
+	if f.stats.HasUsage {
+		rp.days.Add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
+	}
+	if !rp.wantFirst.Valid {
+		rp.wantFirst.String, rp.wantFirst.Valid = sessiontree.UserText(dec)
+	}
+	if w.hasText {
+		rp.texts = append(rp.texts, w.c.node.pk)
+	}
+	return nil
+}
+
+// place recomputes what insert computes of the entry's placement, from
+// the replayed parents, and compares the row's.
+func (rp *replayed) place(w *checkRow) error {
+	e, n := &w.c.e, &w.c.node
+	var parent *node
+	p := rp.byID[e.ParentID]
+	if p != nil {
+		parent = &p.node
+		if w.parentPK.Int64 != p.node.pk {
+			return corruptEntry(e.ID, "parent key %d, want %d", w.parentPK.Int64, p.node.pk)
+		}
+	}
+	ancestor := func(keep string) (int64, error) {
+		for cur := p; cur != nil; cur = rp.byID[cur.e.ParentID] {
+			if cur.e.ID == keep {
+				return cur.node.depth, nil
+			}
+		}
+		return 0, nil
+	}
+	want, err := place(w.dec, &w.f, n.pk, parent, ancestor)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	var seq int64
-	for rows.Next() {
-		var c checked
-		var parentID, target, custom, role sql.NullString
-		var parentPK sql.NullInt64
-		var typ string
-		var raw []byte
-		var canonical bool
-		var sum sql.NullInt64
-		n := &c.node
-		if err := rows.Scan(&n.pk, &c.e.Seq, &c.e.ID, &parentID, &parentPK, &typ, &c.e.Timestamp, &n.depth, &n.start,
-			&n.thinking, &n.model, &n.tools, &target, &custom, &role, &raw, &canonical, &sum); err != nil {
-			return err
-		}
-		seq++
-		e := &c.e
-		e.Type, e.ParentID = sessiontree.EntryType(typ), parentID.String
-		if e.Seq != seq {
-			return corrupt(e.ID, "seq %d, want %d", e.Seq, seq)
-		}
-		if err := sessiontree.VerifyChecksum(e.ID, raw, sum); err != nil {
-			return err
-		}
-		dec, err := sessiontree.DecodeEntry(raw)
-		if err != nil {
-			return corrupt(e.ID, "stored JSON: %v", err)
-		}
-		if dec.Type != e.Type || dec.ID != e.ID || dec.ParentID != e.ParentID || dec.Timestamp != e.Timestamp {
-			return corrupt(e.ID, "columns disagree with the stored JSON")
-		}
-		if canonical {
-			e.Raw = raw
-			if !isCanonical(*e) {
-				return corrupt(e.ID, "marked canonical, but the stored JSON does not start with the columns")
-			}
-			e.Raw = nil
-		}
-		dec.Seq = e.Seq
-		f := factsOf(dec)
-		if target.String != f.Target || custom.String != f.customType || role.String != f.role {
-			return corrupt(e.ID, "indexed columns disagree with the stored JSON")
-		}
-		if err := replay.Next(dec, &f.Effects, byID); err != nil {
-			var nf *sessiontree.EntryNotFoundError
-			if errors.As(err, &nf) {
-				return corrupt(e.ID, "target %s does not exist earlier in the log", nf.ID)
-			}
-			return err
-		}
-		// Recompute what insert computes, from the replayed parents.
-		var parent *node
-		p := byID[e.ParentID]
-		if p != nil {
-			parent = &p.node
-			if parentPK.Int64 != p.node.pk {
-				return corrupt(e.ID, "parent key %d, want %d", parentPK.Int64, p.node.pk)
-			}
-		}
-		ancestor := func(keep string) (int64, error) {
-			for cur := p; cur != nil; cur = byID[cur.e.ParentID] {
-				if cur.e.ID == keep {
-					return cur.node.depth, nil
-				}
-			}
-			return 0, nil
-		}
-		wantNode, err := place(dec, &f, n.pk, parent, ancestor)
-		if err != nil {
-			return err
-		}
-		if wantNode != *n {
-			return corrupt(e.ID, "stored placement %+v, want %+v", *n, wantNode)
-		}
-		if e.Type == sessiontree.TypeCompaction {
-			e.Raw = dec.Raw
-		}
-		byID[e.ID] = &c
-		tally.AddEntryStats(f.stats)
-		if _, seen := firstUse[f.stats.Bucket]; f.stats.HasUsage && !seen {
-			firstUse[f.stats.Bucket] = e.Seq
-		}
-		if f.stats.HasUsage {
-			days.Add(e.Timestamp, f.stats.Bucket, f.stats.Usage)
-		}
-		if !wantFirst.Valid {
-			wantFirst.String, wantFirst.Valid = sessiontree.UserText(dec)
-		}
+	if want != *n {
+		return corruptEntry(e.ID, "stored placement %+v, want %+v", *n, want)
 	}
-	if err := rows.Err(); err != nil {
+	return nil
+}
+
+// compareCounters compares the session row's stats, its usage buckets
+// and its usage by day with the replay's. Costs are compared exactly: the
+// engine adds them in log order, as the replay does.
+func (rp *replayed) compareCounters(r q, _ *storedSession) error {
+	stored, storedBuckets, err := (&Storage{db: r.db, pk: rp.pk}).stats(r)
+	if err != nil {
 		return err
 	}
-	rows.Close()
-
-	// Costs are compared exactly: the engine adds them in log order, as
-	// the replay does.
-	want := tally.Stats()
+	want := rp.tally.Stats()
 	want.Breakdown = nil
 	if !reflect.DeepEqual(stored, want) {
-		return corrupt("", "stored stats %+v, log gives %+v", stored, want)
+		return corruptEntry("", "stored stats %+v, log gives %+v", stored, want)
 	}
 	var wantBuckets []bucket
-	for _, b := range tally.Buckets() {
-		wantBuckets = append(wantBuckets, bucket{key: b.Key, firstSeq: firstUse[b.Key], tokens: b.Tokens, cost: b.Cost})
+	for _, b := range rp.tally.Buckets() {
+		wantBuckets = append(wantBuckets, bucket{key: b.Key, firstSeq: rp.firstUse[b.Key], tokens: b.Tokens, cost: b.Cost})
 	}
 	if !slices.Equal(storedBuckets, wantBuckets) {
-		return corrupt("", "stored usage buckets %+v, log gives %+v", storedBuckets, wantBuckets)
+		return corruptEntry("", "stored usage buckets %+v, log gives %+v", storedBuckets, wantBuckets)
 	}
-	storedDays, err := storedDays(r, pk)
+	storedDays, err := storedDays(r, rp.pk)
 	if err != nil {
 		return err
 	}
-	if diff := storedDays.Diff(days); diff != "" {
-		return corrupt("", "stored usage by day: %s", diff)
+	if diff := storedDays.Diff(rp.days); diff != "" {
+		return corruptEntry("", "stored usage by day: %s", diff)
 	}
-	if firstUser != wantFirst {
-		return corrupt("", "stored first user text %q, log gives %q", firstUser.String, wantFirst.String)
-	}
-	if name.String != replay.Name {
-		return corrupt("", "stored name %q, log gives %q", name.String, replay.Name)
-	}
-	leaf := replay.Leaf
-	if leafID.String != leaf {
-		return corrupt("", "stored leaf %q, log gives %q", leafID.String, leaf)
-	}
-	var leafNode *node
-	if leaf != "" {
-		leafNode = &byID[leaf].node
-		if leafPK.Int64 != leafNode.pk || leafDepth != leafNode.depth || boundary != leafNode.start {
-			return corrupt(leaf, "session row places the leaf at key %d depth %d boundary %d, want %d %d %d",
-				leafPK.Int64, leafDepth, boundary, leafNode.pk, leafNode.depth, leafNode.start)
-		}
-	} else if leafPK.Valid || leafDepth != 0 || boundary != 0 {
-		return corrupt("", "null leaf with a stored position")
-	}
-	storedLabels, err := (&Storage{db: r.db, pk: pk}).labelsIn(r)
-	if err != nil {
-		return err
-	}
-	if !maps.Equal(storedLabels, replay.Labels) {
-		return corrupt("", "stored labels %v, log gives %v", storedLabels, replay.Labels)
-	}
-	if err := checkShape(r, pk, byID, replay.Labels); err != nil {
-		return err
-	}
+	return nil
+}
 
-	// The materialized branch must be the leaf's full path, recomputed
-	// from parent ids by the root package's walker, and the boundary where
-	// its compaction rule cuts.
+// compareState compares the session row's first user text, name, leaf
+// and tree counters and the labels with the replay's.
+func (rp *replayed) compareState(r q, ss *storedSession) error {
+	if ss.first != rp.wantFirst {
+		return corruptEntry("", "stored first user text %q, log gives %q", ss.first.String, rp.wantFirst.String)
+	}
+	if ss.name.String != rp.replay.Name {
+		return corruptEntry("", "stored name %q, log gives %q", ss.name.String, rp.replay.Name)
+	}
+	leaf := rp.replay.Leaf
+	if ss.leafID.String != leaf {
+		return corruptEntry("", "stored leaf %q, log gives %q", ss.leafID.String, leaf)
+	}
+	if leaf != "" {
+		n := &rp.byID[leaf].node
+		if ss.leafPK.Int64 != n.pk || ss.leafDepth != n.depth || ss.boundary != n.start {
+			return corruptEntry(leaf, "session row places the leaf at key %d depth %d boundary %d, want %d %d %d",
+				ss.leafPK.Int64, ss.leafDepth, ss.boundary, n.pk, n.depth, n.start)
+		}
+	} else if ss.leafPK.Valid || ss.leafDepth != 0 || ss.boundary != 0 {
+		return corruptEntry("", "null leaf with a stored position")
+	}
+	storedLabels, err := (&Storage{db: r.db, pk: rp.pk}).labelsIn(r)
+	if err != nil {
+		return err
+	}
+	if !maps.Equal(storedLabels, rp.replay.Labels) {
+		return corruptEntry("", "stored labels %v, log gives %v", storedLabels, rp.replay.Labels)
+	}
+	return checkShape(r, rp.pk, rp.byID, rp.replay.Labels)
+}
+
+// compareBranch compares the materialized branch with the leaf's full
+// path, recomputed from parent ids by the root package's walker, and the
+// boundary with where its compaction rule cuts.
+func (rp *replayed) compareBranch(r q, ss *storedSession) error {
+	leaf := rp.replay.Leaf
 	lookup := func(id string) (sessiontree.Entry, bool) {
-		c, ok := byID[id]
+		c, ok := rp.byID[id]
 		if !ok {
 			return sessiontree.Entry{}, false
 		}
 		return c.e, true
 	}
-	full, err := sessiontree.WalkPath(r.ctx, leaf, true, len(byID), lookup)
+	full, err := sessiontree.WalkPath(r.ctx, leaf, true, len(rp.byID), lookup)
 	if err != nil {
 		return err
 	}
-	cut, err := sessiontree.WalkPath(r.ctx, leaf, false, len(byID), lookup)
+	cut, err := sessiontree.WalkPath(r.ctx, leaf, false, len(rp.byID), lookup)
 	if err != nil {
 		return err
 	}
-	if leaf != "" && boundary != int64(len(full)-len(cut)+1) {
-		return corrupt(leaf, "stored boundary depth %d, path gives %d", boundary, len(full)-len(cut)+1)
+	if leaf != "" && ss.boundary != int64(len(full)-len(cut)+1) {
+		return corruptEntry(leaf, "stored boundary depth %d, path gives %d", ss.boundary, len(full)-len(cut)+1)
 	}
-	brows, err := r.rows(qCheckBranch, pk)
+	brows, err := r.rows(qCheckBranch, rp.pk)
 	if err != nil {
 		return err
 	}
@@ -361,15 +458,15 @@ func checkSession(r q, id string) error {
 			return err
 		}
 		depth++
-		if d != depth || depth > int64(len(full)) || byID[full[depth-1].ID].node.pk != entry {
-			return corrupt("", "materialized branch row at depth %d (entry key %d) is not on the leaf's path", d, entry)
+		if d != depth || depth > int64(len(full)) || entryPK(rp.pk, full[depth-1].Seq) != entry {
+			return corruptEntry("", "materialized branch row at depth %d (entry key %d) is not on the leaf's path", d, entry)
 		}
 	}
 	if err := brows.Err(); err != nil {
 		return err
 	}
 	if depth != int64(len(full)) {
-		return corrupt("", "materialized branch has %d rows, the leaf's path %d", depth, len(full))
+		return corruptEntry("", "materialized branch has %d rows, the leaf's path %d", depth, len(full))
 	}
 	return nil
 }

@@ -61,13 +61,20 @@ func (d *Database) OpenSession(ctx context.Context, id string) (sessiontree.Data
 }
 
 // Check is [DB.Check], then the search index compared with the entries'
-// text (see indexcheck.go).
+// text (see indexcheck.go): every session's for the whole database, one
+// session's rows (in the transaction of its replay) for a session.
 func (d *Database) Check(ctx context.Context, id string) error {
-	if err := d.db.Check(ctx, id); err != nil {
+	if id != "" {
+		return d.db.checkSession(ctx, id, true)
+	}
+	if err := d.db.Check(ctx, ""); err != nil {
 		return err
 	}
-	return d.db.checkSearchIndex(ctx, id)
+	return d.db.checkSearchIndex(ctx)
 }
+
+// CheckStructure is [DB.CheckStructure].
+func (d *Database) CheckStructure(ctx context.Context) error { return d.db.CheckStructure(ctx) }
 
 // Usage is [DB.Usage].
 func (d *Database) Usage(ctx context.Context, q sessiontree.UsageQuery) (sessiontree.UsageReport, error) {

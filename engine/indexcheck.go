@@ -44,6 +44,12 @@ import (
 //     store, a tenth of one in a small one): a small store is compared
 //     whole, whatever the machine's speed, a large one in part, a
 //     different part at each check (in that store, some 120 entries).
+//
+// A session's check (checkSessionSearch) does both steps for its session
+// alone, in the transaction of its replay: which of its entries have
+// text comes from the rows the replay read (sessiontree.HasSearchText,
+// which stops at a text's first byte), not from the view, and its sample
+// is bounded by sessionSampleLookups.
 
 const (
 	// indexSampleDocs is how many documents the content comparison draws.
@@ -52,6 +58,12 @@ const (
 	// looking up this many trigrams (each distinct trigram of a text
 	// once).
 	indexSampleLookups = 5000
+	// sessionSampleLookups is the bound of one session's check (the
+	// command line's check SESSION, whose cost is held to its session's
+	// size): about a twentieth of a second of lookups (a hundred
+	// microseconds each in a compacted session of 100,000 entries). A
+	// session small enough is still compared whole.
+	sessionSampleLookups = 500
 )
 
 const (
@@ -63,6 +75,8 @@ const (
 	qCheckText    = `SELECT CAST(body AS BLOB) FROM search_text WHERE pk = ?1`
 	qCheckDocSize = `SELECT sz FROM entries_fts_docsize WHERE id = ?1`
 	qCheckTrigram = `SELECT 1 FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid = ?2`
+	qCheckPending = `SELECT count(*) FROM sessions s
+WHERE s.pk BETWEEN ?1 AND ?2 AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`
 	qCheckEntryID = `SELECT e.id, s.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk = ?1`
 )
 
@@ -80,66 +94,141 @@ type indexChecker struct {
 	sample []int64
 	seen   int
 	rng    *rand.Rand
+	// lookups bounds the content comparison (indexSampleLookups, or
+	// sessionSampleLookups for one session).
+	lookups int
 }
 
-// checkSearchIndex compares the search index with the entries' text, of
-// session id (every session when id is ""), in one read transaction:
-// both steps of the comparison, then search_pending against the marks.
-func (db *DB) checkSearchIndex(ctx context.Context, id string) error {
+// checkSearchIndex compares the search index with the entries' text of
+// every session, in one read transaction: both steps of the comparison,
+// then search_pending against the marks.
+func (db *DB) checkSearchIndex(ctx context.Context) error {
 	var lo, hi int64 = 0, 1<<63 - 1
-	if id != "" {
-		st, err := db.OpenSession(ctx, id)
-		if err != nil {
-			return fmt.Errorf("check: %w", err)
-		}
-		lo, hi = entryPK(st.pk, 0), entryPK(st.pk, 0xffffffff)
-	}
-	var unlisted int64
 	err := db.readView(ctx, func(t *Tx) error {
-		tx := t.tx
-		if err := checkIndexText(ctx, tx, lo, hi); err != nil {
+		if err := checkIndexText(ctx, t.tx, lo, hi); err != nil {
 			return err
 		}
-		// search_pending must list exactly the sessions the index lags
-		// behind, or a search would miss the entries of one left out.
-		return tx.GetContext(ctx, &unlisted, `SELECT count(*) FROM sessions s
-WHERE s.pk BETWEEN ? AND ? AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`,
-			lo>>32, hi>>32)
+		return checkPending(ctx, t.tx, lo, hi)
 	})
 	if err != nil {
 		return fmt.Errorf("check search index: %w", err)
 	}
+	return nil
+}
+
+// checkSessionSearch compares the search index with the text of the
+// session rp replayed, in the replay's transaction: the index holds a
+// document exactly for its entries with text up to its mark (rp.texts,
+// which the replay noted from the rows it read, so the view's text is not
+// computed again); then the content comparison over a sample, bounded by
+// sessionSampleLookups, and search_pending for the session.
+func checkSessionSearch(ctx context.Context, tx *sqlx.Tx, rp *replayed) error {
+	lo, hi := pkRange(rp.pk)
+	c, err := newIndexChecker(ctx, tx, lo, hi, sessionSampleLookups)
+	if err != nil {
+		return err
+	}
+	if err := c.sessionDocuments(rp.texts); err != nil {
+		return err
+	}
+	if err := c.content(); err != nil {
+		return err
+	}
+	return checkPending(ctx, tx, lo, hi)
+}
+
+// sessionDocuments is the first step for one session, the keys of whose
+// entries with text (in key order) the replay gave.
+func (c *indexChecker) sessionDocuments(texts []int64) error {
+	docs, err := c.tx.QueryContext(c.ctx, qCheckDocs, c.lo, c.hi)
+	if err != nil {
+		return err
+	}
+	defer docs.Close()
+	i := 0
+	for docs.Next() {
+		var id int64
+		if err := docs.Scan(&id); err != nil {
+			return err
+		}
+		if err := c.compareDocument(texts, &i, id); err != nil {
+			return err
+		}
+	}
+	if err := docs.Err(); err != nil {
+		return err
+	}
+	return c.compareDocument(texts, &i, c.hi+1)
+}
+
+// compareDocument compares the index's next document, doc (hi+1 after
+// the last), with the entries with text from texts[*i]: those before it
+// must not be indexed yet, and doc must be the next of them, indexed.
+func (c *indexChecker) compareDocument(texts []int64, i *int, doc int64) error {
+	for ; *i < len(texts) && texts[*i] < doc; *i++ {
+		if c.indexed(texts[*i]) {
+			return c.corrupt(texts[*i], "the search index holds no document for its text")
+		}
+	}
+	if doc > c.hi {
+		return nil
+	}
+	if *i == len(texts) || texts[*i] != doc {
+		return c.corrupt(doc, "the search index holds a document for it, and it has no text")
+	}
+	*i++
+	if !c.indexed(doc) {
+		return c.corrupt(doc, "the search index holds a document for it, which is not indexed yet")
+	}
+	c.draw(doc)
+	return nil
+}
+
+// checkPending compares search_pending with the marks of the sessions
+// of keys lo>>32..hi>>32: it must list exactly the sessions the index
+// lags behind, or a search would miss the entries of one left out.
+func checkPending(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
+	var unlisted int64
+	err := tx.GetContext(ctx, &unlisted, qCheckPending, lo>>32, hi>>32)
+	if err != nil {
+		return err
+	}
 	if unlisted != 0 {
-		return fmt.Errorf("check search index: %w", &sessiontree.CorruptError{
-			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)})
+		return &sessiontree.CorruptError{
+			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)}
 	}
 	return nil
 }
 
 // checkIndexText runs both steps of the comparison in tx.
 func checkIndexText(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
-	c := &indexChecker{ctx: ctx, tx: tx, lo: lo, hi: hi, marks: map[int64]int64{},
-		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
-	rows, err := tx.QueryContext(ctx, qCheckMarks, lo>>32, hi>>32)
+	c, err := newIndexChecker(ctx, tx, lo, hi, indexSampleLookups)
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var pk, indexed int64
-		if err := rows.Scan(&pk, &indexed); err != nil {
-			rows.Close()
-			return err
-		}
-		c.marks[pk] = indexed
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	if err := c.documents(); err != nil {
 		return err
 	}
 	return c.content()
+}
+
+// newIndexChecker reads the marks of the sessions of keys lo..hi.
+func newIndexChecker(ctx context.Context, tx *sqlx.Tx, lo, hi int64, lookups int) (*indexChecker, error) {
+	c := &indexChecker{ctx: ctx, tx: tx, lo: lo, hi: hi, marks: map[int64]int64{}, lookups: lookups,
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	rows, err := tx.QueryContext(ctx, qCheckMarks, lo>>32, hi>>32)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pk, indexed int64
+		if err := rows.Scan(&pk, &indexed); err != nil {
+			return nil, err
+		}
+		c.marks[pk] = indexed
+	}
+	return c, rows.Err()
 }
 
 // corrupt reports a problem of the document with key pk, naming its
@@ -282,7 +371,7 @@ func (c *indexChecker) content() error {
 				problem = err
 			}
 			lookups++
-			done = lookups >= indexSampleLookups
+			done = lookups >= c.lookups
 			return problem == nil && !done
 		})
 		if problem != nil || done {

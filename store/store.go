@@ -326,29 +326,59 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	return n, nil
 }
 
-// Check verifies the database and one session (every session when id is
-// ""): the engine's check (SQLite's integrity_check, which runs FTS5's
-// check of the search index's own structure too, and foreign keys, and
-// each session replayed against its materialized branch, counters and
-// labels, and every entry's JSON against its checksum), then the index
-// against the entries' text: it holds a document for exactly the entries
-// with text among those it should hold (entries not yet indexed are
-// pending, see [Store.Index]), and, for entries drawn at random up to a
-// bounded number of index lookups (about a second in a store of 430,000
-// entries), one with as many tokens as the entry's text gives and holding
-// its text's trigrams (see engine/indexcheck.go: a small store is
-// compared whole, a large one in part). Problems match
-// sessiontree.ErrCorrupt; one of an entry is a *sessiontree.CorruptError
-// naming it, wrapped with its session's id. Entries of
-// types this version does not know are not damage; [Store.Warnings] names
-// the sessions holding them. It reads everything it checks, in read
-// transactions only and writing nothing, so another process writing never
-// fails it or makes it wait, and it checks a database opened read-only as
-// well; it is for the command line's check and for tests.
+// Check verifies one session, or the whole database when id is "".
+//
+// A session's check (the command line's check SESSION) reads that session
+// and nothing else, so its cost follows the session's size: the engine's
+// replay of its log against its materialized branch, counters, labels and
+// usage, every entry's JSON against its checksum, its rows through each
+// index against the same rows from their tables, then its search rows:
+// the index holds a document for exactly its entries with text among
+// those it should hold (entries not yet indexed are pending, see
+// [Store.Index]), and, for entries drawn at random up to a bounded number
+// of index lookups, one with as many tokens as the entry's text gives and
+// holding its text's trigrams (see engine/indexcheck.go).
+//
+// The whole database's check adds the database-wide structural checks
+// ([Store.CheckStructure]: SQLite's integrity_check, which runs FTS5's
+// check of the search index's own structure too, and foreign keys), then
+// checks every session, and the index against every entry's text, with a
+// larger sample (about a second of lookups in a store of 430,000
+// entries). Damage to pages no session's rows are on (a free page, the
+// search index's segments, another table) is found there.
+//
+// Problems match sessiontree.ErrCorrupt; one of an entry is a
+// *sessiontree.CorruptError naming it, wrapped with its session's id.
+// Entries of types this version does not know are not damage;
+// [Store.Warnings] names the sessions holding them. It reads everything
+// it checks, in read transactions only and writing nothing, so another
+// process writing never fails it or makes it wait, and it checks a
+// database opened read-only as well; it is for the command line's check
+// and for tests.
 //
 // (FTS5's own check is also a write of a special row, 'integrity-check',
 // which Check ran itself before, rolled back; SQLite 3.44 and later run
 // the same check, rank 0, from integrity_check, without writing.)
 func (s *Store) Check(ctx context.Context, id string) error {
 	return s.d.Check(ctx, id)
+}
+
+// structureChecker is a database with database-wide structural checks
+// (the SQLite engine's [engine.Database.CheckStructure]).
+type structureChecker interface {
+	CheckStructure(ctx context.Context) error
+}
+
+// CheckStructure runs the database-wide structural checks that
+// [Store.Check] of the whole database runs first, and a session's check
+// does not: under SQLite, integrity_check (every page, every index
+// against its table, the search index's own structure) and
+// foreign_key_check. Its cost follows the database's size. An engine
+// without such checks (PostgreSQL, which keeps its own structures)
+// returns nil. Problems match sessiontree.ErrCorrupt.
+func (s *Store) CheckStructure(ctx context.Context) error {
+	if c, ok := s.d.(structureChecker); ok {
+		return c.CheckStructure(ctx)
+	}
+	return nil
 }

@@ -1,24 +1,40 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
 )
 
 func newCheckCommand(a *app) *cobra.Command {
+	var deep bool
 	cmd := &cobra.Command{
-		Use:   "check [SESSION]",
+		Use:   "check [SESSION] [--deep]",
 		Short: "Check the integrity of a session or of the whole database",
-		Long: `Check one session, or the whole database when no SESSION is given: SQLite's
-integrity check, every entry's stored JSON matching its checksum, every parent
-present, no cycles, each session's materialized branch, counters and labels
-equal to what its log gives, and the search index against the entries' text.
+		Long: `Check one session, or the whole database when no SESSION is given.
+
+A session's check reads that session only, so it takes time in proportion
+to the session, not the database: every entry's stored JSON matching its
+checksum, every parent present, no cycles, its materialized branch,
+counters, usage and labels equal to what its log gives, its rows read
+through each index equal to its rows read from the table, and the search
+index holding exactly its entries' text (a sample of it compared trigram
+by trigram).
+
+The whole database's check also runs the database-wide checks, which read
+every page of the file: SQLite's integrity check (which covers the search
+index's own structure) and its foreign keys; then it checks every session
+and the search index against all the entries' text. --deep runs those
+database-wide checks with a session's check too.
+
 A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is
 any. A file or session holding entries of types this version does not know
@@ -26,6 +42,7 @@ any. A file or session holding entries of types this version does not know
 which is not a problem.`,
 		Example: `  sessiontree check
   sessiontree check 0198f2a4
+  sessiontree check 0198f2a4 --deep
   sessiontree check ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		Args:              args(0, 1, "at most one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
@@ -63,11 +80,8 @@ which is not a problem.`,
 				if err != nil {
 					return err
 				}
-				if err := s.Check(ctx, id); err != nil {
-					if !errors.Is(err, sessiontree.ErrCorrupt) {
-						return err
-					}
-					problems = append(problems, splitProblems(err)...)
+				if problems, err = checkStore(ctx, s, id, deep); err != nil {
+					return err
 				}
 				ws, err := s.Warnings(ctx, id)
 				if err != nil {
@@ -88,8 +102,36 @@ which is not a problem.`,
 			return err
 		},
 	}
+	cmd.Flags().BoolVar(&deep, "deep", false, "with SESSION, also run the database-wide checks (integrity check of every page, foreign keys)")
 	return cmd
 }
+
+// checkStore checks session id of s (the whole database when id is ""),
+// after the database-wide checks when deep, and lists the problems found.
+//
+// A check reads whole sessions once, and keeps little of what it reads:
+// the garbage collector runs less often meanwhile (GOGC 400; on a
+// compacted 100,000-entry session a sixth less CPU, 45 MiB more RSS).
+func checkStore(ctx context.Context, s *store.Store, id string, deep bool) ([]error, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(checkGCPercent))
+	checks := []func() error{func() error { return s.Check(ctx, id) }}
+	if deep && id != "" {
+		checks = append([]func() error{func() error { return s.CheckStructure(ctx) }}, checks...)
+	}
+	var problems []error
+	for _, check := range checks {
+		if err := check(); err != nil {
+			if !errors.Is(err, sessiontree.ErrCorrupt) {
+				return nil, err
+			}
+			problems = append(problems, splitProblems(err)...)
+		}
+	}
+	return problems, nil
+}
+
+// checkGCPercent is the garbage collector's target while checkStore runs.
+const checkGCPercent = 400
 
 func parseOptional(args []string) (cli.SessionArg, error) {
 	if len(args) == 0 {
