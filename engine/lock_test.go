@@ -44,7 +44,6 @@ func holdLock(t *testing.T, db *engine.DB) (release func()) {
 // connection keeps its busy timeout for the writes after it;
 // WaitForLock returns once the lock is free, or when its context ends.
 func TestTryUpdate(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	a := openDB(t, path, engine.Options{BusyTimeout: 2 * time.Second})
@@ -91,7 +90,6 @@ func TestTryUpdate(t *testing.T) {
 // that would grow it beyond, with ErrDiskFull (and ErrStorage) named as
 // such, and keeps everything committed before.
 func TestMaxSize(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{MaxSize: 256 << 10})

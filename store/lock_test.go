@@ -18,7 +18,6 @@ import (
 // reads itself (short phrases, filters and ranking included), and Check
 // passes without waiting.
 func TestSearchWhileLocked(t *testing.T) {
-	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openStoreAt(t, path)
 	a := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "a", Cwd: "/a"}))
@@ -71,7 +70,6 @@ func TestSearchWhileLocked(t *testing.T) {
 // TestSearchPendingBound: a search reads at most PendingScanEntries of
 // the pending entries, the newest, and counts the others as unsearched.
 func TestSearchPendingBound(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openStoreAt(t, path)
@@ -128,7 +126,6 @@ func jsonOrNull(s string) string {
 // writing nothing; without it they say they wait (once) and finish when
 // the lock is released, no file failing.
 func TestIndexAndImportWaitForLock(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	s := openStoreAt(t, path)

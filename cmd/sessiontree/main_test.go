@@ -117,13 +117,19 @@ func (c *storeCache) open(ctx context.Context, path string) (*store.Store, func(
 	return s, func() error { return nil }, nil
 }
 
+// forget takes the shared store of path out of the cache and returns it.
+func (c *storeCache) forget(path string) *store.Store {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.m[path]
+	delete(c.m, path)
+	return s
+}
+
 // close closes the shared store of path, checking the database first.
 func (c *storeCache) close(t testing.TB, path string) {
-	c.mu.Lock()
-	s, ok := c.m[path]
-	delete(c.m, path)
-	c.mu.Unlock()
-	if !ok {
+	s := c.forget(path)
+	if s == nil {
 		return
 	}
 	if err := s.Check(context.Background(), ""); err != nil {

@@ -1,18 +1,47 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // piDirs are the folders of session files pi wrote with pi's answers:
 // 0.73.1's and 1.6.0's.
 var piDirs = []string{"../../testdata/pi", "../../testdata/pi1"}
+
+// piImported is a database with piDirs imported by the command, made once
+// per test binary (an import of them takes seconds under the race
+// detector); tests that import them to read get a copy, newPiDB.
+var piImported = testdb.New(func(ctx context.Context, path string) error {
+	var out, errb bytes.Buffer
+	if code := run(ctx, append([]string{"--db", path, "import"}, piDirs...), strings.NewReader(""), &out, &errb); code != 0 || errb.Len() > 0 {
+		return fmt.Errorf("import: exit %d, stderr %q", code, errb.String())
+	}
+	s := sharedStores.forget(path)
+	if s == nil {
+		return fmt.Errorf("import: %s was not opened", path)
+	}
+	return s.Close()
+})
+
+// newPiDB returns the path of a fresh database holding piDirs, as
+// "sessiontree --db PATH import piDirs..." leaves it.
+func newPiDB(t testing.TB) string {
+	t.Helper()
+	db := newDB(t)
+	piImported.CopyTo(t, db)
+	return db
+}
 
 // TestPiAnswers checks the JSON output of info, ls, context (with its
 // projection), branch --full and tree for every session file pi wrote
@@ -28,8 +57,7 @@ var piDirs = []string{"../../testdata/pi", "../../testdata/pi1"}
 // the database's counters in db mode.
 func TestPiAnswers(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
-	ok(t, append([]string{"--db", db, "import"}, piDirs...)...)
+	db := newPiDB(t)
 	// ls --json rows by id, for the list fields of imported sessions.
 	var rows []map[string]any
 	decode(t, ok(t, "--db", db, "ls", "--json", "--limit", "1000"), &rows)

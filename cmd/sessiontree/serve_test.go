@@ -80,8 +80,7 @@ func getWith(t testing.TB, token, base, path string) string {
 // entry lines export writes.
 func TestServeAnswersAsTheCommand(t *testing.T) {
 	t.Parallel()
-	db := newDB(t)
-	ok(t, append([]string{"--db", db, "import"}, piDirs...)...)
+	db := newPiDB(t)
 	api := newAPI(t, db)
 	if got, want := get(t, api, "/api/sessions?limit=1000"), ok(t, "--db", db, "ls", "--json", "--limit", "1000"); got != want {
 		t.Errorf("GET /api/sessions differs from ls --json:\n got %.300s\nwant %.300s", got, want)

@@ -29,9 +29,10 @@
 // TEMPLATE, far faster than migrating again; when its test ends, the copy
 // is reset (connections ended, tables the template left empty emptied,
 // sequences set back) and handed to the next test, or dropped when the
-// test changed its schema or the template's rows. Resetting (about 20 ms)
-// is a tenth of a new copy and its drop (about 200 ms, on PostgreSQL 15
-// with 2 busy cores); the engine's tests take some 85 copies per binary.
+// test changed its schema or the template's rows. Resetting (35-55 ms,
+// its connection included) is a third of a new copy and its drop
+// (130-180 ms; medians on PostgreSQL 15, 2 cores at a load of 8); the
+// engine's tests take some 85 copies per binary.
 //
 // # Concurrency
 //

@@ -21,9 +21,9 @@ type shape struct {
 }
 
 // minResetVersion is the first server version whose copies are reset:
-// CREATE DATABASE ... STRATEGY and pg_terminate_backend's wait came with
-// PostgreSQL 15 and 14.
-const minResetVersion = 150000
+// pg_terminate_backend's wait came with PostgreSQL 14; older servers keep
+// making and dropping copies.
+const minResetVersion = 140000
 
 // userSchemas restricts a catalog query to what a test may have made: the
 // objects outside PostgreSQL's own schemas.
