@@ -25,6 +25,8 @@ type session struct {
 	updatedAt string
 	count     int64 // entries stored: the next entry's seq is count + 1
 	tally     sessiontree.Tally
+	// usage are the write's usage records, written by save.
+	usage usageAdds
 }
 
 // lock locks the session's row for the transaction and reads it: writers
@@ -66,8 +68,11 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries, tally: t}, nil
 }
 
-// save writes the row back.
+// save writes the row back, and the write's usage records.
 func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
+	if err := st.usage.flush(ctx, tx, st.pk); err != nil {
+		return err
+	}
 	c, err := countersOf(&st.tally)
 	if err != nil {
 		return err
@@ -394,9 +399,7 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
 	es := sessiontree.StatsOf(e)
 	st.tally.AddEntryStats(es)
-	if err := st.addUsage(ctx, tx, e, es); err != nil {
-		return err
-	}
+	st.usage.add(e, es)
 	st.count++
 	st.updatedAt = e.Timestamp
 	if !st.firstUser.Valid {
