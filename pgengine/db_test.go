@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/migrate"
@@ -64,6 +65,34 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 		if _, err := conn.Exec(ctx, stmt); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v; want the append-only refusal", stmt, err)
 		}
+	}
+}
+
+// TestRowsNeedTheirSession: the set-based checks that replace the
+// foreign keys of entries and branch (migration 5) refuse rows of a
+// session that does not exist, in a multi-row statement too, and the
+// deletion of a sessions row that still owns rows.
+func TestRowsNeedTheirSession(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, url)
+	for _, stmt := range []string{
+		`INSERT INTO entries (session, seq, id, type, timestamp, depth, start_depth, raw)
+			SELECT s, 2, 'x', 'message', '', 1, 1, '{}' FROM unnest(ARRAY[(SELECT max(pk) FROM sessions), -1]) AS s`,
+		`INSERT INTO branch (session, depth, seq) VALUES (-1, 1, 1)`,
+		`DELETE FROM sessions`,
+	} {
+		var pg *pgconn.PgError
+		if _, err := conn.Exec(ctx, stmt); !errors.As(err, &pg) || pg.Code != "23503" {
+			t.Errorf("%s: %v; want a foreign_key_violation", stmt, err)
+		}
+	}
+	if es, err := st.Log(ctx, 0, 0); err != nil || len(es) != 1 {
+		t.Errorf("Log after the refusals = %d entries, %v; want the one appended", len(es), err)
 	}
 }
 
