@@ -397,7 +397,11 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 // note updates what the row keeps for e: counters, labels, name, title,
 // time.
 func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	es := sessiontree.StatsOf(e)
+	return st.noteStats(ctx, tx, e, sessiontree.StatsOf(e))
+}
+
+// noteStats is note with e's sessiontree.StatsOf computed already.
+func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, es sessiontree.EntryStats) error {
 	st.tally.AddEntryStats(es)
 	st.usage.add(e, es)
 	st.count++
