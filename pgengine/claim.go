@@ -133,7 +133,13 @@ func (s *Storage) liveClaim(ctx context.Context, tx *sqlx.Tx, now time.Time, hol
 	case cur.Holder == holder:
 		return nil
 	}
-	return &sessiontree.ClaimedError{Session: s.meta.ID, Holder: cur.Holder, Expires: time.UnixMilli(cur.Expires).UTC()}
+	return claimedError(s.meta.ID, cur.Holder, cur.Expires)
+}
+
+// claimedError is the refusal of a write to session id, which holder
+// claimed until expires (Unix ms).
+func claimedError(id, holder string, expires int64) error {
+	return &sessiontree.ClaimedError{Session: id, Holder: holder, Expires: time.UnixMilli(expires).UTC()}
 }
 
 // checkClaim is the claim rule of a write, run in its transaction tx

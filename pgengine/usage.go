@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jmoiron/sqlx"
 
@@ -73,21 +74,27 @@ func (a *usageAdds) several() bool {
 	return false
 }
 
-// usageUpsert adds rows given as one array per column to usage_days; the
-// cost clause is %s: added to the stored one, or set.
-const usageUpsert = `INSERT INTO usage_days (day, session, bucket, input, output, cache_read, cache_write, cost)
+// usageUpsert adds rows given as one array per column, parameters
+// $first to $first+6, to session $1's usage_days; the cost is added to
+// the stored one, or set when set is true.
+func usageUpsert(first int, set bool) string {
+	p := func(i int) string { return "$" + strconv.Itoa(first+i) }
+	cost := `usage_days.cost + EXCLUDED.cost`
+	if set {
+		cost = `EXCLUDED.cost`
+	}
+	return `INSERT INTO usage_days (day, session, bucket, input, output, cache_read, cache_write, cost)
 	SELECT t.day, $1, t.bucket, t.i, t.o, t.cr, t.cw, t.c
-	FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::double precision[])
-		AS t (day, bucket, i, o, cr, cw, c)
+	FROM unnest(` + p(0) + `::text[], ` + p(1) + `::text[], ` + p(2) + `::bigint[], ` + p(3) + `::bigint[], ` +
+		p(4) + `::bigint[], ` + p(5) + `::bigint[], ` + p(6) + `::double precision[]) AS t (day, bucket, i, o, cr, cw, c)
 	ON CONFLICT (day, session, bucket) DO UPDATE SET input = usage_days.input + EXCLUDED.input,
 		output = usage_days.output + EXCLUDED.output, cache_read = usage_days.cache_read + EXCLUDED.cache_read,
-		cache_write = usage_days.cache_write + EXCLUDED.cache_write, cost = `
+		cache_write = usage_days.cache_write + EXCLUDED.cache_write, cost = ` + cost
+}
 
-// flush writes the collected records to session's rows and empties a.
-func (a *usageAdds) flush(ctx context.Context, tx *sqlx.Tx, session int64) error {
-	if len(a.rows) == 0 {
-		return nil
-	}
+// arrays are the collected rows as usageUpsert's seven arrays, each
+// row's cost its first record's.
+func (a *usageAdds) arrays() []any {
 	n := len(a.rows)
 	days, buckets := make([]string, n), make([]string, n)
 	in, out, cr, cw := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
@@ -97,16 +104,28 @@ func (a *usageAdds) flush(ctx context.Context, tx *sqlx.Tx, session int64) error
 		in[i], out[i], cr[i], cw[i] = r.tokens.Input, r.tokens.Output, r.tokens.CacheRead, r.tokens.CacheWrite
 		costs[i] = r.costs[0]
 	}
-	cost := `usage_days.cost + EXCLUDED.cost`
-	if a.several() {
-		if err := a.sumStored(ctx, tx, session, days, buckets, costs); err != nil {
-			return err
-		}
-		cost = `EXCLUDED.cost`
+	return []any{days, buckets, in, out, cr, cw, costs}
+}
+
+// flushWith writes the collected records of a write to session's rows
+// when some row gains several (reading the stored costs first, then one
+// statement setting them), and returns "". Otherwise it returns the
+// statement adding them, its arrays (arrays) numbered from first, for the
+// caller to run with its own; "" when there are none.
+func (a *usageAdds) flushWith(ctx context.Context, tx *sqlx.Tx, session int64, first int) (string, error) {
+	if len(a.rows) == 0 {
+		return "", nil
 	}
-	_, err := tx.ExecContext(ctx, usageUpsert+cost, session, days, buckets, in, out, cr, cw, costs)
+	if !a.several() {
+		return usageUpsert(first, false), nil
+	}
+	arrays := a.arrays()
+	if err := a.sumStored(ctx, tx, session, arrays[0].([]string), arrays[1].([]string), arrays[6].([]float64)); err != nil {
+		return "", err
+	}
+	_, err := tx.ExecContext(ctx, usageUpsert(2, true), append([]any{session}, arrays...)...)
 	*a = usageAdds{}
-	return err
+	return "", err
 }
 
 // sumStored sets costs[i] to row i's stored cost (0 for a new row) plus
