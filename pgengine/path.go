@@ -137,12 +137,17 @@ func (s *Storage) walk(ctx context.Context, from string, full bool) ([]sessiontr
 // from the entry's start depth: one statement, so one snapshot and one
 // round trip, where the general walk takes a transaction and three
 // queries. Each row carries the entry's depth and start depth. It returns
-// no row when the entry is not on the branch (or does not exist).
-const branchPathQuery = `WITH f AS (SELECT e.depth, CASE WHEN $3 THEN 1 ELSE e.start_depth END AS start
-		FROM entries e JOIN branch b ON b.session = e.session AND b.depth = e.depth AND b.seq = e.seq
-		WHERE e.session = $1 AND e.id = $2)
-	SELECT e.seq, e.raw, f.depth, f.start FROM f, entries e WHERE e.session = $1
-	AND e.seq = ANY (ARRAY(SELECT b.seq FROM branch b WHERE b.session = $1 AND b.depth BETWEEN f.start AND f.depth))
+// no row when the entry is not on the branch (or does not exist). Every
+// subquery is uncorrelated, run once, so that no plan nests one scan in
+// another, whatever the statistics say: right after a bulk import, before
+// the server analyzed the tables, a form joining f with the entries ran
+// for minutes.
+const branchPathQuery = `WITH f AS MATERIALIZED (SELECT e.depth, CASE WHEN $3 THEN 1 ELSE e.start_depth END AS start
+		FROM entries e WHERE e.session = $1 AND e.id = $2
+		AND EXISTS (SELECT 1 FROM branch b WHERE b.session = $1 AND b.depth = e.depth AND b.seq = e.seq))
+	SELECT e.seq, e.raw, (SELECT depth FROM f) AS depth, (SELECT start FROM f) AS start FROM entries e
+	WHERE e.session = $1 AND e.seq = ANY (ARRAY(SELECT b.seq FROM branch b
+		WHERE b.session = $1 AND b.depth BETWEEN (SELECT start FROM f) AND (SELECT depth FROM f)))
 	ORDER BY e.seq`
 
 // branchPath is walk for an entry on the active branch, by
