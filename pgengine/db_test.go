@@ -51,12 +51,7 @@ func TestWritesLockTheSessionOnly(t *testing.T) {
 // delete an entry outside a session delete.
 func TestEntriesAreAppendOnly(t *testing.T) {
 	ctx := context.Background()
-	db, url := openDB(t)
-	st := newSession(t, db)
-	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t, url)
+	_, conn := oneEntrySession(t)
 	for _, stmt := range []string{
 		`UPDATE entries SET raw = '{}'`,
 		`DELETE FROM entries`,
@@ -74,12 +69,7 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 // deletion of a sessions row that still owns rows.
 func TestRowsNeedTheirSession(t *testing.T) {
 	ctx := context.Background()
-	db, url := openDB(t)
-	st := newSession(t, db)
-	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t, url)
+	st, conn := oneEntrySession(t)
 	for _, stmt := range []string{
 		`INSERT INTO entries (session, seq, id, type, timestamp, depth, start_depth, raw)
 			SELECT s, 2, 'x', 'message', '', 1, 1, '{}' FROM unnest(ARRAY[(SELECT max(pk) FROM sessions), -1]) AS s`,
@@ -94,6 +84,18 @@ func TestRowsNeedTheirSession(t *testing.T) {
 	if es, err := st.Log(ctx, 0, 0); err != nil || len(es) != 1 {
 		t.Errorf("Log after the refusals = %d entries, %v; want the one appended", len(es), err)
 	}
+}
+
+// oneEntrySession opens a database holding a session of one entry, and
+// a connection of its own to it for statements behind the engine's back.
+func oneEntrySession(t *testing.T) (*pgengine.Storage, *pgx.Conn) {
+	t.Helper()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	if _, err := st.Append(context.Background(), userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return st, connect(t, url)
 }
 
 // TestDeleteSession removes a session; it is then not found.

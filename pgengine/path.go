@@ -110,9 +110,6 @@ func (s *Storage) walk(ctx context.Context, from string, full bool) ([]sessiontr
 	if err := s.check(ctx); err != nil || from == "" {
 		return nil, err
 	}
-	if path, ok, err := s.branchPath(ctx, from, full); ok || err != nil {
-		return path, err
-	}
 	var path []sessiontree.Entry
 	err := s.db.view(ctx, "path from "+from, func(tx *sqlx.Tx) error {
 		p, ok, err := placementOf(ctx, tx, s.pk, from)
@@ -130,48 +127,6 @@ func (s *Storage) walk(ctx context.Context, from string, full bool) ([]sessiontr
 		return err
 	})
 	return path, err
-}
-
-// branchPathQuery reads the path of entry $2 when it is on the active
-// branch (a resume's, at the leaf), from depth 1 when $3 is true, else
-// from the entry's start depth: one statement, so one snapshot and one
-// round trip, where the general walk takes a transaction and three
-// queries. Each row carries the entry's depth and start depth. It returns
-// no row when the entry is not on the branch (or does not exist). Every
-// subquery is uncorrelated, run once, so that no plan nests one scan in
-// another, whatever the statistics say: right after a bulk import, before
-// the server analyzed the tables, a form joining f with the entries ran
-// for minutes.
-const branchPathQuery = `WITH f AS MATERIALIZED (SELECT e.depth, CASE WHEN $3 THEN 1 ELSE e.start_depth END AS start
-		FROM entries e WHERE e.session = $1 AND e.id = $2
-		AND EXISTS (SELECT 1 FROM branch b WHERE b.session = $1 AND b.depth = e.depth AND b.seq = e.seq))
-	SELECT e.seq, e.raw, (SELECT depth FROM f) AS depth, (SELECT start FROM f) AS start FROM entries e
-	WHERE e.session = $1 AND e.seq = ANY (ARRAY(SELECT b.seq FROM branch b
-		WHERE b.session = $1 AND b.depth BETWEEN (SELECT start FROM f) AND (SELECT depth FROM f)))
-	ORDER BY e.seq`
-
-// branchPath is walk for an entry on the active branch, by
-// branchPathQuery; ok is false when it is not on the branch.
-func (s *Storage) branchPath(ctx context.Context, from string, full bool) (path []sessiontree.Entry, ok bool, err error) {
-	var rows []struct {
-		row
-		Depth int `db:"depth"`
-		Start int `db:"start"`
-	}
-	if err := s.db.db.SelectContext(ctx, &rows, branchPathQuery, s.pk, from, full); err != nil {
-		return nil, false, fmt.Errorf("path from %s: %w", from, storageErr(err))
-	}
-	if len(rows) == 0 {
-		return nil, false, nil
-	}
-	raw := make([]row, len(rows))
-	for i, r := range rows {
-		raw[i] = r.row
-	}
-	if path, err = entriesOf(raw); err != nil {
-		return nil, true, err
-	}
-	return path, true, checkChain(path, rows[0].Depth-rows[0].Start+1, rows[0].Start)
 }
 
 // readPath reads the path from the entry placed at p up to depth start and

@@ -229,14 +229,9 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, s.check(ctx)
 	}
-	// The pointers are read first and the entries then by key, so that
-	// no plan can join the session's entries with themselves: written as
-	// a join, a resume right after a bulk import, before the server had
-	// analyzed the table, ran for minutes (a nested loop of two scans).
-	es, err := s.selectEntries(ctx, "state at "+from, `SELECT s.seq, s.raw FROM entries s
-		WHERE s.session = $1 AND s.seq = ANY (ARRAY(SELECT unnest(ARRAY[e.thinking_seq, e.model_seq, e.tools_seq])
-			FROM entries e WHERE e.session = $1 AND e.id = $2))
-		ORDER BY s.seq`, from)
+	es, err := s.selectEntries(ctx, "state at "+from, `SELECT s.seq, s.raw FROM entries e
+		JOIN entries s ON s.session = e.session AND s.seq IN (e.thinking_seq, e.model_seq, e.tools_seq)
+		WHERE e.session = $1 AND e.id = $2 ORDER BY s.seq`, from)
 	if err != nil {
 		return st, err
 	}
