@@ -80,10 +80,14 @@ func (w *watch) register(ctx context.Context, c *pgx.Conn) error {
 	b.Queue(`INSERT INTO watchers (session, backend) VALUES ($1, pg_backend_pid()) ON CONFLICT DO NOTHING`, w.s.pk)
 	b.Queue(`SELECT 1 FROM sessions WHERE pk = $1 FOR KEY SHARE`, w.s.pk)
 	b.Queue(`COMMIT`)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
 	// A write that commits before LISTEN runs is in the log Follow reads
-	// next; one after it notifies.
-	b.Queue("LISTEN " + followChannel)
-	return c.SendBatch(ctx, b).Close()
+	// next; one after it notifies. LISTEN is a statement of its own, the
+	// connection's last: a batch prepares all its statements first.
+	_, err := c.Exec(ctx, "LISTEN "+followChannel)
+	return err
 }
 
 // Wait returns once a commit added entries to the session, or once the
