@@ -69,10 +69,11 @@ func (w *watch) connect(ctx context.Context) error {
 	})
 }
 
-// register listens on c and registers c's backend as a watcher of the
-// session (migrate/postgres/0006), so that its writes notify; taking the
-// session's row FOR KEY SHARE, it waits for a write in progress to
-// commit. Rows of backends that are gone are removed on the way.
+// register registers c's backend as a watcher of the session
+// (migrate/postgres/0006), so that its writes notify, and then listens on
+// c; taking the session's row FOR KEY SHARE, it waits for a write in
+// progress to commit. Rows of backends that are gone are removed on the
+// way.
 func (w *watch) register(ctx context.Context, c *pgx.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
