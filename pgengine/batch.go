@@ -70,6 +70,17 @@ func (b *batch) run() error {
 	if err := b.findStoredIDs(); err != nil {
 		return err
 	}
+	// Each entry's stats need its JSON scanned, not the database: they
+	// are computed on another core while the batch is placed and stored.
+	stats := make([]sessiontree.EntryStats, len(b.entries))
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		for i, e := range b.entries {
+			stats[i] = sessiontree.StatsOf(e)
+		}
+	}()
+	defer func() { <-counted }()
 	base := b.st.count
 	b.places = make([]placement, len(b.entries))
 	b.parents = make([]int, len(b.entries))
@@ -91,9 +102,10 @@ func (b *batch) run() error {
 	if err := b.moveBranch(replay.Leaf); err != nil {
 		return err
 	}
+	<-counted
 	for i, e := range b.entries {
 		e.Seq = b.places[i].Seq // a label row names its entry
-		if err := b.st.note(b.ctx, b.tx, e); err != nil {
+		if err := b.st.noteStats(b.ctx, b.tx, e, stats[i]); err != nil {
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
 	}

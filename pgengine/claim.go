@@ -127,6 +127,12 @@ func (r claimRow) Live(now time.Time) (string, time.Time, bool, error) {
 	return cur.Holder, time.UnixMilli(cur.Expires), err == nil, err
 }
 
+// claimedError is the refusal of a write to session id, which holder
+// claimed until expires (Unix ms).
+func claimedError(id, holder string, expires int64) error {
+	return &sessiontree.ClaimedError{Session: id, Holder: holder, Expires: time.UnixMilli(expires).UTC()}
+}
+
 // Take implements sessiontree.ClaimRow.
 func (r claimRow) Take(holder string, expires time.Time) (fence int64, err error) {
 	err = r.tx.GetContext(r.ctx, &fence, qTakeClaim, r.pk, holder, expires.UnixMilli())

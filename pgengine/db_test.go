@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/migrate"
@@ -52,12 +53,7 @@ func TestWritesLockTheSessionOnly(t *testing.T) {
 func TestEntriesAreAppendOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, url := openDB(t)
-	st := newSession(t, db)
-	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t, url)
+	_, conn := oneEntrySession(t)
 	for _, stmt := range []string{
 		`UPDATE entries SET raw = '{}'`,
 		`DELETE FROM entries`,
@@ -67,6 +63,41 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 			t.Errorf("%s: %v; want the append-only refusal", stmt, err)
 		}
 	}
+}
+
+// TestRowsNeedTheirSession: the set-based checks that replace the
+// foreign keys of entries and branch (migration 5) refuse rows of a
+// session that does not exist, in a multi-row statement too, and the
+// deletion of a sessions row that still owns rows.
+func TestRowsNeedTheirSession(t *testing.T) {
+	ctx := context.Background()
+	st, conn := oneEntrySession(t)
+	for _, stmt := range []string{
+		`INSERT INTO entries (session, seq, id, type, timestamp, depth, start_depth, raw)
+			SELECT s, 2, 'x', 'message', '', 1, 1, '{}' FROM unnest(ARRAY[(SELECT max(pk) FROM sessions), -1]) AS s`,
+		`INSERT INTO branch (session, depth, seq) VALUES (-1, 1, 1)`,
+		`DELETE FROM sessions`,
+	} {
+		var pg *pgconn.PgError
+		if _, err := conn.Exec(ctx, stmt); !errors.As(err, &pg) || pg.Code != "23503" {
+			t.Errorf("%s: %v; want a foreign_key_violation", stmt, err)
+		}
+	}
+	if es, err := st.Log(ctx, 0, 0); err != nil || len(es) != 1 {
+		t.Errorf("Log after the refusals = %d entries, %v; want the one appended", len(es), err)
+	}
+}
+
+// oneEntrySession opens a database holding a session of one entry, and
+// a connection of its own to it for statements behind the engine's back.
+func oneEntrySession(t *testing.T) (*pgengine.Storage, *pgx.Conn) {
+	t.Helper()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	if _, err := st.Append(context.Background(), userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return st, connect(t, url)
 }
 
 // TestDeleteSession removes a session; it is then not found.

@@ -2,6 +2,7 @@ package pgengine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,9 +15,10 @@ import (
 
 var _ sessiontree.Watcher = (*Storage)(nil)
 
-// followChannel is the channel every write that adds entries notifies,
-// from a trigger on the sessions row (migrate/postgres/0003), with the
-// payload "<session pk> <entry count>".
+// followChannel is the channel every write that adds entries to a
+// watched session notifies, from a trigger on the sessions row
+// (migrate/postgres/0003 and 0006), with the payload "<session pk> <entry
+// count>".
 const followChannel = "sessiontree_appends"
 
 // watchCheck is how long a watch waits for a notification before it looks
@@ -58,13 +60,35 @@ func (w *watch) connect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "LISTEN "+followChannel); err != nil {
+		if err := w.register(ctx, c); err != nil {
 			_ = c.Close(context.Background())
 			return err
 		}
 		w.conn = c
 		return nil
 	})
+}
+
+// register registers c's backend as a watcher of the session
+// (migrate/postgres/0006), so that its writes notify, and then listens on
+// c; taking the session's row FOR KEY SHARE, it waits for a write in
+// progress to commit. Rows of backends that are gone are removed on the
+// way.
+func (w *watch) register(ctx context.Context, c *pgx.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`DELETE FROM watchers WHERE backend NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)`)
+	b.Queue(`INSERT INTO watchers (session, backend) VALUES ($1, pg_backend_pid()) ON CONFLICT DO NOTHING`, w.s.pk)
+	b.Queue(`SELECT 1 FROM sessions WHERE pk = $1 FOR KEY SHARE`, w.s.pk)
+	b.Queue(`COMMIT`)
+	if err := c.SendBatch(ctx, b).Close(); err != nil {
+		return err
+	}
+	// A write that commits before LISTEN runs is in the log Follow reads
+	// next; one after it notifies. LISTEN is a statement of its own, the
+	// connection's last: a batch prepares all its statements first.
+	_, err := c.Exec(ctx, "LISTEN "+followChannel)
+	return err
 }
 
 // Wait returns once a commit added entries to the session, or once the
@@ -114,7 +138,8 @@ func (w *watch) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := w.conn.Close(ctx)
+	_, err := w.conn.Exec(ctx, `DELETE FROM watchers WHERE session = $1 AND backend = pg_backend_pid()`, w.s.pk)
+	err = errors.Join(err, w.conn.Close(ctx))
 	w.conn = nil
 	if err != nil {
 		return fmt.Errorf("close watch of session %s: %w", w.s.meta.ID, storageErr(err))

@@ -96,6 +96,45 @@ func TestWatchOwnSession(t *testing.T) {
 	}
 }
 
+// TestNotifyOnlyWatched: a commit to a session nobody watches sends no
+// notification (pg_notify's cluster-wide commit lock would serialize
+// every writer), one to a watched session does, and a closed watch
+// leaves no watcher row behind.
+func TestNotifyOnlyWatched(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `LISTEN sessiontree_appends`); err != nil {
+		t.Fatal(err)
+	}
+	notified := func() bool {
+		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		_, err := conn.WaitForNotification(short)
+		return err == nil
+	}
+	storetest.AppendStep(t, st, 0)
+	if notified() {
+		t.Error("an append to an unwatched session notified")
+	}
+	ch, err := st.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.AppendStep(t, st, 1)
+	if !notified() {
+		t.Error("an append to a watched session sent no notification")
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM watchers`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("watchers after Close = %d, %v; want 0", n, err)
+	}
+}
+
 // TestFollowReconnect kills the watch's connection on the server while
 // Follow waits, appends while it is gone, and checks that Follow sees
 // every entry, in order, none missed.

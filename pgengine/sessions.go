@@ -226,6 +226,7 @@ var sessionDeletes = []string{
 	`DELETE FROM labels WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM branch WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM usage_days WHERE session = $1 AND $2::text IS NOT NULL`,
+	`DELETE FROM watchers WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM imports WHERE session_id = $2 AND $1::bigint IS NOT NULL`,
 	`DELETE FROM entries WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM sessions WHERE pk = $1 AND $2::text IS NOT NULL`,

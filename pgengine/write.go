@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/jmoiron/sqlx"
 
@@ -24,6 +25,12 @@ type session struct {
 	updatedAt string
 	count     int64 // entries stored: the next entry's seq is count + 1
 	tally     sessiontree.Tally
+	// usage are the write's usage records, written by save.
+	usage usageAdds
+	// unclaimed is the session written without a claim, which save
+	// checks nobody holds; nil for a write through a claim (lock checked
+	// it).
+	unclaimed *Storage
 }
 
 // lock locks the session's row for the transaction and reads it: writers
@@ -53,19 +60,28 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 		return nil, err
 	}
 	// Under the row lock, which every write takes: the writer must still
-	// hold the session (claim.go).
-	if err := s.checkClaim(ctx, tx); err != nil {
+	// hold the session (claim.go). A write without a claim is checked by
+	// save, in the statement that writes the row back, still under the
+	// lock: a round trip less, and a refused write rolls back all the
+	// same.
+	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
+		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries}
+	if s.claim != nil {
+		if err := s.checkClaim(ctx, tx); err != nil {
+			return nil, err
+		}
+	} else {
+		st.unclaimed = s
+	}
+	if st.tally, err = r.counters.tally(); err != nil {
 		return nil, err
 	}
-	t, err := r.counters.tally()
-	if err != nil {
-		return nil, err
-	}
-	return &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
-		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries, tally: t}, nil
+	return st, nil
 }
 
-// save writes the row back.
+// save writes the row back, and the write's usage records, in one
+// statement that also reads a live claim on a session written without
+// one (refusing the write, which then rolls back).
 func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
 	c, err := countersOf(&st.tally)
 	if err != nil {
@@ -77,14 +93,42 @@ func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
 		leafSeq = sql.NullInt64{Int64: st.leaf.Seq, Valid: true}
 		depth, boundary = st.leaf.Depth, st.leaf.StartDepth
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET leaf_seq = $2, leaf_id = $3, leaf_depth = $4, boundary_depth = $5,
-		name = $6, first_user_text = $7, updated_at = $8, entry_count = $9, message_count = $10, user_messages = $11,
-		assistant_messages = $12, tool_results = $13, tool_calls = $14, input_tokens = $15, output_tokens = $16,
-		cache_read_tokens = $17, cache_write_tokens = $18, cost = $19, usage_buckets = $20 WHERE pk = $1`,
-		st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
+	args := []any{st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
-		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets)
-	return err
+		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime()}
+	with, err := st.usage.flushWith(ctx, tx, st.pk, len(args)+1)
+	if err != nil {
+		return err
+	}
+	if with != "" {
+		args = append(args, st.usage.arrays()...)
+		with = `u AS (` + with + `), `
+	}
+	st.usage = usageAdds{}
+	var claims []struct {
+		Holder  string `db:"holder"`
+		Expires int64  `db:"expires_ms"`
+	}
+	err = tx.SelectContext(ctx, &claims, `WITH `+with+`s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
+		leaf_depth = $4, boundary_depth = $5, name = $6, first_user_text = $7, updated_at = $8, entry_count = $9,
+		message_count = $10, user_messages = $11, assistant_messages = $12, tool_results = $13, tool_calls = $14,
+		input_tokens = $15, output_tokens = $16, cache_read_tokens = $17, cache_write_tokens = $18, cost = $19,
+		usage_buckets = $20 WHERE pk = $1)
+		SELECT holder, expires_ms FROM claims WHERE session = $1 AND holder <> '' AND expires_ms > $21`, args...)
+	if err != nil || len(claims) == 0 {
+		return err
+	}
+	return claimedError(st.unclaimed.meta.ID, claims[0].Holder, claims[0].Expires)
+}
+
+// claimCheckTime is the time (Unix ms) after which a claim that has not
+// expired refuses the write: now for a write without a claim, never
+// for one through a claim.
+func (st *session) claimCheckTime() int64 {
+	if st.unclaimed == nil {
+		return math.MaxInt64
+	}
+	return st.unclaimed.db.opts.now().UnixMilli()
 }
 
 // write runs fn on the locked session in a write transaction and saves
@@ -170,31 +214,43 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 }
 
 // addDraft builds d under the leaf (the append rule), giving it an id and
-// a time when it has none, and stores it.
+// a time when it has none, and stores it. A generated id is tried as it
+// is and the insert skips it if the session has it (a look-up per append
+// saved); only then are ids looked up until a free one is found.
 func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draft) (sessiontree.Entry, error) {
 	id := d.ID
 	if id == "" {
-		var err error
-		if id, err = newEntryID(ctx, tx, st.pk); err != nil {
-			return sessiontree.Entry{}, err
-		}
+		id = sessiontree.NewEntryID(nil)
 	}
 	ts := d.Timestamp
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
-	if err != nil {
-		return sessiontree.Entry{}, err
+	for {
+		e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
+		if err != nil {
+			return sessiontree.Entry{}, err
+		}
+		e, err = st.add(ctx, tx, e)
+		if !errors.Is(err, errIDTaken) {
+			return e, err
+		}
+		if d.ID != "" {
+			return e, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+		}
+		if id, err = newEntryID(ctx, tx, st.pk); err != nil {
+			return sessiontree.Entry{}, err
+		}
 	}
-	if e, err = st.add(ctx, tx, e); isUniqueViolation(err) {
-		return e, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
-	}
-	return e, err
 }
 
+// errIDTaken is add's refusal of an id the session has: nothing was
+// stored.
+var errIDTaken = errors.New("entry id taken")
+
 // add stores e, whose parent exists, and makes what the leaf rule says
-// the leaf: the branch table follows.
+// the leaf: the branch table follows. An id the session has already is
+// errIDTaken, with nothing stored.
 func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (sessiontree.Entry, error) {
 	if err := st.checkTarget(ctx, tx, e); err != nil {
 		return e, err
@@ -208,18 +264,25 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 		return e, err
 	}
 	e.Seq = p.Seq
-	// One statement stores the entry and, unless it is a leaf entry,
-	// extends the branch with it (the parent is the branch's end).
+	// One statement stores the entry, unless its id is taken, and, unless
+	// it is a leaf entry, extends the branch with it (the parent is the
+	// branch's end).
 	onBranch := e.Type != sessiontree.TypeLeaf
-	_, err = tx.ExecContext(ctx, `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+	var stored int
+	err = tx.GetContext(ctx, &stored, `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
 		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16) RETURNING session, depth, seq)
-		INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16)
+		ON CONFLICT (session, id) DO NOTHING RETURNING session, depth, seq),
+		b AS (INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15)
+		SELECT count(*) FROM e`,
 		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
 		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch,
 		sessiontree.EntryChecksum(e.Raw))
 	if err != nil {
 		return e, err
+	}
+	if stored == 0 {
+		return e, errIDTaken
 	}
 	if onBranch {
 		st.setLeaf(e.ID, &p)
@@ -387,11 +450,13 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 // note updates what the row keeps for e: counters, labels, name, title,
 // time.
 func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	es := sessiontree.StatsOf(e)
+	return st.noteStats(ctx, tx, e, sessiontree.StatsOf(e))
+}
+
+// noteStats is note with e's sessiontree.StatsOf computed already.
+func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, es sessiontree.EntryStats) error {
 	st.tally.AddEntryStats(es)
-	if err := st.addUsage(ctx, tx, e, es); err != nil {
-		return err
-	}
+	st.usage.add(e, es)
 	st.count++
 	st.updatedAt = e.Timestamp
 	if !st.firstUser.Valid {
