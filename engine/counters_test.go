@@ -151,13 +151,7 @@ func TestShapeCountsEveryWrite(t *testing.T) {
 		step++
 		checkShape(t, st, fmt.Sprintf("step %d (%s)", step, what))
 	}
-	must := func(e sessiontree.Entry, err error) sessiontree.Entry {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	must := must2[sessiontree.Entry](t)
 	msg := func(text string) sessiontree.Draft {
 		return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(text)) + `}`)}
 	}
