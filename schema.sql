@@ -30,7 +30,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 18;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 19;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -79,7 +79,8 @@ CREATE TABLE schema_migrations (
 --                     tips (entries nothing was appended under, leaf
 --                     entries aside), its roots (entries without a parent
 --                     in the tree), its compactions, and its labels (rows
---                     of labels); the triggers below keep them;
+--                     of labels); the engine keeps the tree's (engine/shape.go,
+--                     migration 19), a trigger below the labels';
 --   name              the latest session_info name;
 --   updated_at        the newest entry's timestamp;
 --   first_user_text   what a session list shows: the text of the first
@@ -298,33 +299,9 @@ CREATE TABLE labels (
     PRIMARY KEY (session, target_id)
 ) WITHOUT ROWID;
 
--- The tree's counts in the sessions row (migration 15), kept whoever
--- writes. An entry appended under the entry stored just before it (most
--- of them) changes no count unless that entry is a leaf entry or it is a
--- compaction, and the trigger's WHEN is false. Otherwise it adds a root
--- when the entry has no parent in the tree (none, or a leaf entry), and a
--- branch when it has none or its parent already had a child: the entry
--- right after the parent, or one of entries_by_parent.
-CREATE TRIGGER entries_count_shape AFTER INSERT ON entries
-WHEN NEW.type <> 'leaf'
- AND (NEW.parent_pk IS NULL OR NEW.parent_pk <> NEW.pk - 1 OR NEW.type = 'compaction'
-      OR (SELECT type FROM entries WHERE pk = NEW.parent_pk) = 'leaf')
-BEGIN
-    UPDATE sessions SET
-        root_count = root_count + r.orphan,
-        branch_count = branch_count + (r.orphan OR r.forks),
-        compaction_count = compaction_count + (NEW.type = 'compaction')
-    FROM (SELECT NEW.parent_pk IS NULL
-                 OR (SELECT type FROM entries WHERE pk = NEW.parent_pk) = 'leaf' AS orphan,
-                 EXISTS (SELECT 1 FROM entries AS c
-                         WHERE c.pk = NEW.parent_pk + 1 AND c.pk < NEW.pk
-                           AND c.parent_pk = NEW.parent_pk AND c.type <> 'leaf')
-                 OR EXISTS (SELECT 1 FROM entries AS c
-                            WHERE c.parent_pk = NEW.parent_pk AND c.parent_pk <> c.pk - 1
-                              AND c.pk < NEW.pk AND c.type <> 'leaf') AS forks) AS r
-    WHERE sessions.pk = NEW.session;
-END;
-
+-- The tree's counts in the sessions row (migration 15) are the engine's
+-- to keep (engine/shape.go, migration 19); label_count is kept here as
+-- the labels table gains and loses rows.
 CREATE TRIGGER labels_count_insert AFTER INSERT ON labels
 BEGIN
     UPDATE sessions SET label_count = label_count + 1 WHERE pk = NEW.session;

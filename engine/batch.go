@@ -91,6 +91,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 	parentOf := make([]*node, len(entries))
 	parentIdx := make([]int, len(entries))
 	dl := newDelta(h)
+	shape := batchShape{parented: make([]bool, len(entries))}
 
 	// Rows wait in buf and go in by batchRows per statement; only stored
 	// entries are ever looked up in the database, so the wait is safe.
@@ -182,6 +183,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		if err != nil {
 			return fail(err)
 		}
+		n.isLeaf = e.Type == sessiontree.TypeLeaf
 		nodes[i] = n
 		local[e.ID] = i
 		buf = entryArgs(buf, s.pk, seq, e, f, parentOf[i], n)
@@ -192,6 +194,9 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 			return fail(err)
 		}
 		dl.count(seq, e, f, &h)
+		if err := shape.add(w, &dl.shape, e.Type, parentOf[i], parentIdx[i], n.pk); err != nil {
+			return fail(err)
+		}
 	}
 	if err := flush(true); err != nil {
 		return err
@@ -286,4 +291,37 @@ func (b *batchEarlier) find(id string) (*node, error) {
 		b.foundID, b.found = id, n
 	}
 	return n, err
+}
+
+// batchShape counts a batch's entries into the tree's counts (shape.go),
+// knowing which parents already had a child other than a leaf entry: in
+// the batch, in memory; stored before it, by one query the first time
+// one of them gets a child in the batch away from the entry just before.
+type batchShape struct {
+	parented []bool         // by index in the batch
+	stored   map[int64]bool // by key, stored parents given a child in the batch
+}
+
+// add counts entry pk, of type t, under parent, whose index in the batch
+// is parentIdx (-1 when stored).
+func (b *batchShape) add(w q, s *shape, t sessiontree.EntryType, parent *node, parentIdx int, pk int64) error {
+	if !counts(t, parent) {
+		s.add(t, parent, false)
+		return nil
+	}
+	var had bool
+	if parentIdx >= 0 {
+		had, b.parented[parentIdx] = b.parented[parentIdx], true
+	} else if had = b.stored[parent.pk]; !had {
+		var err error
+		if had, err = w.hadChild(parent, pk); err != nil {
+			return err
+		}
+		if b.stored == nil {
+			b.stored = make(map[int64]bool)
+		}
+		b.stored[parent.pk] = true
+	}
+	s.add(t, parent, had)
+	return nil
 }

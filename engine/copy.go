@@ -27,11 +27,11 @@ SELECT ?2, target_id, label, entry + ?3 FROM labels WHERE session = ?1`
 	qCopyUsageDays = `INSERT INTO usage_days (day, session, bucket, input, output, cache_read, cache_write, cost)
 SELECT day, ?2, bucket, input, output, cache_read, cache_write, cost FROM usage_days WHERE session = ?1`
 
-	// qCopyCounters copies what an append keeps in the session row. The
-	// shape counters (branch, root and compaction counts) are not copied:
-	// the entries_count_shape trigger counted them as the rows went in,
-	// and label_count likewise (labels_count_insert). updated_at is the
-	// last entry's timestamp, as an append sets it.
+	// qCopyCounters copies what an append keeps in the session row, the
+	// tree's counts (shape.go) among them: the copy is the same tree.
+	// label_count is not copied: labels_count_insert counted the labels
+	// as they went in. updated_at is the last entry's timestamp, as an
+	// append sets it.
 	qCopyCounters = `UPDATE sessions SET
     leaf_pk = s.leaf_pk + ?3, leaf_id = s.leaf_id, leaf_depth = s.leaf_depth, boundary_depth = s.boundary_depth,
     entry_count = s.entry_count, message_count = s.message_count,
@@ -40,6 +40,7 @@ SELECT day, ?2, bucket, input, output, cache_read, cache_write, cost FROM usage_
     input_tokens = s.input_tokens, output_tokens = s.output_tokens,
     cache_read_tokens = s.cache_read_tokens, cache_write_tokens = s.cache_write_tokens,
     cost = s.cost, usage_buckets = s.usage_buckets, name = s.name, first_user_text = s.first_user_text,
+    branch_count = s.branch_count, root_count = s.root_count, compaction_count = s.compaction_count,
     updated_at = coalesce((SELECT timestamp FROM entries WHERE pk BETWEEN ?4 AND ?5 ORDER BY pk DESC LIMIT 1),
                           sessions.updated_at)
 FROM (SELECT * FROM sessions WHERE pk = ?1) AS s

@@ -12,8 +12,8 @@ import (
 var _ sessiontree.SummaryReader = (*Storage)(nil)
 
 // qSessionSummary reads what Summary returns: the session row's counters
-// (migration 15's triggers keep the tree's), its first user text and its
-// last change.
+// (the writes keep the tree's, shape.go; a trigger of migration 15 the
+// labels'), its first user text and its last change.
 const qSessionSummary = `SELECT entry_count, message_count, coalesce(first_user_text, ''),
        CASE WHEN entry_count > 0 THEN updated_at ELSE '' END,
        branch_count, root_count, compaction_count, label_count

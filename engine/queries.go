@@ -28,7 +28,7 @@ FROM sessions WHERE pk = ?1`
 	// the leaf and what the new entry inherits from it.
 	qWriteState = `SELECT s.deleting, s.leaf_pk, coalesce(s.leaf_id, ''), s.leaf_depth, s.entry_count,
        s.first_user_text IS NOT NULL, s.cost, CAST(s.usage_buckets AS BLOB),
-       e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk
+       e.start_depth, e.thinking_pk, e.model_pk, e.tools_pk, coalesce(e.type = 'leaf', 0)
 FROM sessions s LEFT JOIN entries e ON e.pk = s.leaf_pk
 WHERE s.pk = ?`
 
@@ -52,7 +52,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
     cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
     cost = ?, usage_buckets = coalesce(?, usage_buckets), updated_at = ?,
     name = CASE WHEN ? THEN ? ELSE name END,
-    first_user_text = coalesce(first_user_text, ?)
+    first_user_text = coalesce(first_user_text, ?),
+    branch_count = branch_count + ?, root_count = root_count + ?, compaction_count = compaction_count + ?
 WHERE pk = ?`
 
 	qUpsertLabel = `INSERT INTO labels (session, target_id, label, entry) VALUES (?1, ?2, ?3, ?4)
@@ -60,9 +61,18 @@ ON CONFLICT (session, target_id) DO UPDATE SET label = excluded.label, entry = e
 
 	qDeleteLabel = `DELETE FROM labels WHERE session = ?1 AND target_id = ?2`
 
-	// qEntryNode reads what a child inherits from an entry.
-	qEntryNode = `SELECT pk, depth, start_depth, thinking_pk, model_pk, tools_pk
+	// qEntryNode reads what a child inherits from an entry, and whether
+	// it is a leaf entry (see shape.go).
+	qEntryNode = `SELECT pk, depth, start_depth, thinking_pk, model_pk, tools_pk, type = 'leaf'
 FROM entries WHERE session = ?1 AND id = ?2`
+
+	// qHadChild tells whether entry ?1 has a child other than a leaf
+	// entry with a key below ?2: the entry right after it, or one of
+	// entries_by_parent (two seeks).
+	qHadChild = `SELECT EXISTS (SELECT 1 FROM entries
+               WHERE pk = ?1 + 1 AND pk < ?2 AND parent_pk = ?1 AND type <> 'leaf')
+    OR EXISTS (SELECT 1 FROM entries
+               WHERE parent_pk = ?1 AND parent_pk <> pk - 1 AND pk < ?2 AND type <> 'leaf')`
 
 	// qEntryPlace tells where an entry is and whether it lies on the
 	// active branch (the branch row at its depth is itself).

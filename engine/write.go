@@ -15,6 +15,7 @@ import (
 type node struct {
 	pk, depth, start       int64
 	thinking, model, tools sql.NullInt64
+	isLeaf                 bool // a leaf entry, which is not part of the tree (shape.go)
 }
 
 // head is the session as a write transaction finds it.
@@ -64,6 +65,8 @@ type delta struct {
 	setsName  bool
 	name      string
 	firstUser *string
+	// shape is what the write adds to the tree's counts (shape.go).
+	shape shape
 }
 
 // bucket is one bucket of the breakdown: its key, the seq of the entry
@@ -97,7 +100,7 @@ func (w q) head(session int64) (head, error) {
 	var n node
 	var breakdown []byte
 	err := w.row(qWriteState, args(session), &deleting, &leafPK, &h.leafID, &leafDepth, &h.count, &h.hasFirst,
-		&h.cost, &breakdown, &start, &n.thinking, &n.model, &n.tools)
+		&h.cost, &breakdown, &start, &n.thinking, &n.model, &n.tools, &n.isLeaf)
 	if errors.Is(err, sql.ErrNoRows) || err == nil && deleting {
 		return h, sessiontree.ErrNotFound
 	}
@@ -125,7 +128,7 @@ func (w q) remember(session int64, h head) {
 
 func (w q) node(session int64, id string) (*node, error) {
 	var n node
-	err := w.row(qEntryNode, args(session, id), &n.pk, &n.depth, &n.start, &n.thinking, &n.model, &n.tools)
+	err := w.row(qEntryNode, args(session, id), &n.pk, &n.depth, &n.start, &n.thinking, &n.model, &n.tools, &n.isLeaf)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -146,6 +149,7 @@ func (w q) insert(session, seq int64, e sessiontree.Entry, f *facts, parent *nod
 	if err != nil {
 		return n, err
 	}
+	n.isLeaf = e.Type == sessiontree.TypeLeaf
 	_, err = w.exec(qInsertEntry, entryArgs(nil, session, seq, e, f, parent, n)...)
 	return n, err
 }
@@ -233,7 +237,8 @@ func (w q) apply(session int64, d *delta) error {
 	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, st.Entries, st.TotalMessages,
 		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
 		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost, breakdown,
-		d.updatedAt, d.setsName, nullString(d.name), first, session)
+		d.updatedAt, d.setsName, nullString(d.name), first,
+		d.shape.branches, d.shape.roots, d.shape.compactions, session)
 	if err != nil {
 		return err
 	}
@@ -424,6 +429,9 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 	dl := newDelta(h)
 	dl.leaf, dl.leafID = &n, e.ID
 	dl.count(e.Seq, e, &f, &h)
+	if err := w.countShape(&dl.shape, e.Type, h.leaf, n.pk); err != nil {
+		return e, h, err
+	}
 	if err := w.apply(s.pk, &dl); err != nil {
 		return e, h, err
 	}

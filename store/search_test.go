@@ -362,11 +362,12 @@ func TestSearchMigrationBackfill(t *testing.T) {
 		`ALTER TABLE sessions DROP COLUMN user_messages`,
 		`ALTER TABLE sessions DROP COLUMN assistant_messages`, `ALTER TABLE sessions DROP COLUMN tool_results`,
 		`ALTER TABLE sessions DROP COLUMN tool_calls`, `ALTER TABLE sessions DROP COLUMN usage_buckets`,
-		// Migration 15 adds columns to sessions after 9's: it goes too.
-		`DROP TRIGGER entries_count_shape`, `DROP TRIGGER labels_count_insert`, `DROP TRIGGER labels_count_delete`, `DROP INDEX entries_roots`,
+		// Migration 15 adds columns to sessions after 9's: it goes too,
+		// and 19, which drops its entries_count_shape trigger.
+		`DROP TRIGGER labels_count_insert`, `DROP TRIGGER labels_count_delete`, `DROP INDEX entries_roots`,
 		`ALTER TABLE sessions DROP COLUMN branch_count`, `ALTER TABLE sessions DROP COLUMN root_count`,
 		`ALTER TABLE sessions DROP COLUMN compaction_count`, `ALTER TABLE sessions DROP COLUMN label_count`,
-		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10, 13, 15)`,
+		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10, 13, 15, 19)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
