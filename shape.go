@@ -37,6 +37,29 @@ type SummaryReader interface {
 	Summary(ctx context.Context) (Summary, error)
 }
 
+// AddEntry counts into s an entry of type t as it is appended, by
+// [ShapeOf]'s rule one entry at a time, for a backend that keeps the
+// counts as it writes: rooted says the entry's parent is not in the tree
+// (null, or a leaf entry); hadChild, that its parent already had a child
+// other than a leaf entry. A leaf entry counts nothing; an entry adds a
+// root when rooted, and a branch when rooted or when its parent had a
+// child (the parent was a tip before, and is not now, unless it already
+// was not). Labels are counted apart.
+func (s *Shape) AddEntry(t EntryType, rooted, hadChild bool) {
+	if t == TypeLeaf {
+		return
+	}
+	if t == TypeCompaction {
+		s.Compactions++
+	}
+	if rooted {
+		s.Roots++
+		s.Branches++
+	} else if hadChild {
+		s.Branches++
+	}
+}
+
 // ShapeOf counts the shape of a log whose current labels are labels.
 // It is the one rule; [ShapeReader]s keep the same counts.
 func ShapeOf(log []Entry, labels map[string]string) Shape {

@@ -304,9 +304,9 @@ type batchShape struct {
 
 // add counts entry pk, of type t, under parent, whose index in the batch
 // is parentIdx (-1 when stored).
-func (b *batchShape) add(w q, s *shape, t sessiontree.EntryType, parent *node, parentIdx int, pk int64) error {
+func (b *batchShape) add(w q, s *sessiontree.Shape, t sessiontree.EntryType, parent *node, parentIdx int, pk int64) error {
 	if !counts(t, parent) {
-		s.add(t, parent, false)
+		addShape(s, t, parent, false)
 		return nil
 	}
 	var had bool
@@ -322,6 +322,6 @@ func (b *batchShape) add(w q, s *shape, t sessiontree.EntryType, parent *node, p
 		}
 		b.stored[parent.pk] = true
 	}
-	s.add(t, parent, had)
+	addShape(s, t, parent, had)
 	return nil
 }

@@ -4,33 +4,16 @@ import "github.com/sessiontree/sessiontree"
 
 // The tree's counts in the sessions row (branch_count, root_count,
 // compaction_count; migration 15) are kept by the writes, in Go, by
-// sessiontree.ShapeOf's rules in incremental form: an entry other than a
-// leaf entry adds a root when its parent is null or a leaf entry, and a
-// branch when it adds a root or its parent already had a child other than
-// a leaf entry (the parent was a tip and is not now, unless it already
-// was not); a compaction adds a compaction. engine.Check compares them
-// with ShapeOf over the log (checkShape).
+// sessiontree.Shape.AddEntry (ShapeOf's rule one entry at a time); this
+// file finds what it needs: whether the parent is in the tree and whether
+// it already had a child. engine.Check compares the counts with ShapeOf
+// over the log (checkShape).
 
-// shape is what a write adds to the tree's counts.
-type shape struct {
-	branches, roots, compactions int64
-}
-
-// add counts entry e, of type t, under parent (nil for none); hadChild
-// says whether parent already had a child other than a leaf entry.
-func (s *shape) add(t sessiontree.EntryType, parent *node, hadChild bool) {
-	if t == sessiontree.TypeLeaf {
-		return
-	}
-	if t == sessiontree.TypeCompaction {
-		s.compactions++
-	}
-	if parent == nil || parent.isLeaf {
-		s.roots++
-		s.branches++
-	} else if hadChild {
-		s.branches++
-	}
+// addShape counts entry e, of type t, under parent (nil for none) into s;
+// hadChild says whether parent already had a child other than a leaf
+// entry.
+func addShape(s *sessiontree.Shape, t sessiontree.EntryType, parent *node, hadChild bool) {
+	s.AddEntry(t, parent == nil || parent.isLeaf, hadChild)
 }
 
 // counts reports whether an entry of type t under parent changes the
@@ -53,7 +36,7 @@ func (w q) hadChild(parent *node, pk int64) (bool, error) {
 }
 
 // countShape adds to s entry pk, of type t, under the stored entry parent.
-func (w q) countShape(s *shape, t sessiontree.EntryType, parent *node, pk int64) error {
+func (w q) countShape(s *sessiontree.Shape, t sessiontree.EntryType, parent *node, pk int64) error {
 	had := false
 	if counts(t, parent) {
 		var err error
@@ -61,6 +44,6 @@ func (w q) countShape(s *shape, t sessiontree.EntryType, parent *node, pk int64)
 			return err
 		}
 	}
-	s.add(t, parent, had)
+	addShape(s, t, parent, had)
 	return nil
 }

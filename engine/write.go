@@ -66,7 +66,7 @@ type delta struct {
 	name      string
 	firstUser *string
 	// shape is what the write adds to the tree's counts (shape.go).
-	shape shape
+	shape sessiontree.Shape
 }
 
 // bucket is one bucket of the breakdown: its key, the seq of the entry
@@ -238,7 +238,7 @@ func (w q) apply(session int64, d *delta) error {
 		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
 		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost, breakdown,
 		d.updatedAt, d.setsName, nullString(d.name), first,
-		d.shape.branches, d.shape.roots, d.shape.compactions, session)
+		d.shape.Branches, d.shape.Roots, d.shape.Compactions, session)
 	if err != nil {
 		return err
 	}
