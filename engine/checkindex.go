@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"sort"
 
 	"github.com/sessiontree/sessiontree"
@@ -70,7 +71,7 @@ func (w *checkRow) indexHashes() {
 	var b []byte
 	for i, x := range entryIndexes {
 		b, w.inIndex[i] = x.cols(b[:0], w)
-		w.indexHash[i] = fnv64a(b)
+		w.indexHash[i] = rowHash(b)
 	}
 }
 
@@ -131,7 +132,7 @@ func digest(r q, query string, a ...any) (rowDigest, error) {
 		}
 		buf = appendValues(buf[:0], vals...)
 		d.n++
-		d.sum += fnv64a(buf)
+		d.sum += rowHash(buf)
 	}
 	return d, rows.Err()
 }
@@ -156,14 +157,12 @@ func appendValues(b []byte, vals ...any) []byte {
 	return b
 }
 
-// fnv64a is the FNV-1a hash of b.
-func fnv64a(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h = (h ^ uint64(c)) * 1099511628211
-	}
-	return h
-}
+// digestSeed seeds the rows' hashes. Both sides of a comparison are
+// summed in one process, so any seed does.
+var digestSeed = maphash.MakeSeed()
+
+// rowHash is the hash of a row's columns as appendValues wrote them.
+func rowHash(b []byte) uint64 { return maphash.Bytes(digestSeed, b) }
 
 // checkIndexes compares the rows of the session rp replayed in each of
 // its tables with the same rows through each index.
