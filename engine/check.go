@@ -67,7 +67,7 @@ func (db *DB) checkSession(ctx context.Context, id string, search bool) error {
 		if err != nil || !search {
 			return err
 		}
-		if err := checkSessionSearch(ctx, t.tx, rp); err != nil {
+		if err := checkSessionSearch(ctx, t.tx, rp, db.opts.CheckLookups); err != nil {
 			return fmt.Errorf("check search index: %w", err)
 		}
 		return nil

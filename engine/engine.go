@@ -72,6 +72,13 @@ type Options struct {
 	// behind. 0 means no bound but the disk's. A database already larger
 	// keeps its size and does not grow.
 	MaxSize int64
+	// CheckLookups bounds how much of the search index a check of the
+	// whole database compares with the entries' text: the trigrams of
+	// sampled entries it looks up in the index (see indexcheck.go). 0
+	// means 5000, about a second in a store of 430,000 entries; a
+	// session's check looks up a tenth as many. Fewer make a check
+	// cheaper and its sample smaller.
+	CheckLookups int
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.CheckLookups <= 0 {
+		o.CheckLookups = indexSampleLookups
 	}
 	return o
 }

@@ -40,7 +40,7 @@ import (
 //     And one trigram costs an index lookup, 0.1 to 0.4 ms in that store
 //     (a phrase of them more per trigram), so comparing every text whole
 //     would take about as long as indexing it again. The sample is bounded
-//     by the lookups it makes (indexSampleLookups, about a second in that
+//     by the lookups it makes (Options.CheckLookups, about a second in that
 //     store, a tenth of one in a small one): a small store is compared
 //     whole, whatever the machine's speed, a large one in part, a
 //     different part at each check (in that store, some 120 entries).
@@ -49,21 +49,21 @@ import (
 // alone, in the transaction of its replay: which of its entries have
 // text comes from the rows the replay read (sessiontree.HasSearchText,
 // which stops at a text's first byte), not from the view, and its sample
-// is bounded by sessionSampleLookups.
+// is bounded by a tenth of Options.CheckLookups (sessionSampleShare).
 
 const (
 	// indexSampleDocs is how many documents the content comparison draws.
 	indexSampleDocs = 1024
-	// indexSampleLookups bounds the content comparison: it stops after
-	// looking up this many trigrams (each distinct trigram of a text
-	// once).
+	// indexSampleLookups is the default bound of the content comparison
+	// (Options.CheckLookups): it stops after looking up this many
+	// trigrams (each distinct trigram of a text once).
 	indexSampleLookups = 5000
-	// sessionSampleLookups is the bound of one session's check (the
+	// sessionSampleShare divides the bound for one session's check (the
 	// command line's check SESSION, whose cost is held to its session's
-	// size): about a twentieth of a second of lookups (a hundred
-	// microseconds each in a compacted session of 100,000 entries). A
-	// session small enough is still compared whole.
-	sessionSampleLookups = 500
+	// size): by default 500 lookups, about a twentieth of a second (a
+	// hundred microseconds each in a compacted session of 100,000
+	// entries). A session small enough is still compared whole.
+	sessionSampleShare = 10
 )
 
 const (
@@ -94,8 +94,8 @@ type indexChecker struct {
 	sample []int64
 	seen   int
 	rng    *rand.Rand
-	// lookups bounds the content comparison (indexSampleLookups, or
-	// sessionSampleLookups for one session).
+	// lookups bounds the content comparison (Options.CheckLookups, or
+	// a session's share of it for one session).
 	lookups int
 }
 
@@ -105,7 +105,7 @@ type indexChecker struct {
 func (db *DB) checkSearchIndex(ctx context.Context) error {
 	var lo, hi int64 = 0, 1<<63 - 1
 	err := db.readView(ctx, func(t *Tx) error {
-		if err := checkIndexText(ctx, t.tx, lo, hi); err != nil {
+		if err := checkIndexText(ctx, t.tx, lo, hi, db.opts.CheckLookups); err != nil {
 			return err
 		}
 		return checkPending(ctx, t.tx, lo, hi)
@@ -121,10 +121,10 @@ func (db *DB) checkSearchIndex(ctx context.Context) error {
 // document exactly for its entries with text up to its mark (rp.texts,
 // which the replay noted from the rows it read, so the view's text is not
 // computed again); then the content comparison over a sample, bounded by
-// sessionSampleLookups, and search_pending for the session.
-func checkSessionSearch(ctx context.Context, tx *sqlx.Tx, rp *replayed) error {
+// a tenth of Options.CheckLookups, and search_pending for the session.
+func checkSessionSearch(ctx context.Context, tx *sqlx.Tx, rp *replayed, lookups int) error {
 	lo, hi := pkRange(rp.pk)
-	c, err := newIndexChecker(ctx, tx, lo, hi, sessionSampleLookups)
+	c, err := newIndexChecker(ctx, tx, lo, hi, max(lookups/sessionSampleShare, 1))
 	if err != nil {
 		return err
 	}
@@ -200,9 +200,10 @@ func checkPending(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
 	return nil
 }
 
-// checkIndexText runs both steps of the comparison in tx.
-func checkIndexText(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
-	c, err := newIndexChecker(ctx, tx, lo, hi, indexSampleLookups)
+// checkIndexText runs both steps of the comparison in tx, the second
+// bounded by lookups.
+func checkIndexText(ctx context.Context, tx *sqlx.Tx, lo, hi int64, lookups int) error {
+	c, err := newIndexChecker(ctx, tx, lo, hi, lookups)
 	if err != nil {
 		return err
 	}
@@ -326,7 +327,7 @@ func (c *indexChecker) draw(pk int64) {
 
 // content is the second step: a sampled entry's document has the token
 // count of its text and every third of its trigrams and the last, until
-// indexSampleLookups trigrams have been looked up.
+// c.lookups trigrams have been looked up.
 func (c *indexChecker) content() error {
 	if len(c.sample) == 0 {
 		return nil

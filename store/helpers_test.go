@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -41,13 +42,19 @@ var emptyStore = testdb.New(func(ctx context.Context, path string) error {
 
 func openStoreAt(t testing.TB, path string) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), path, store.Options{})
+	s, err := store.Open(context.Background(), path, afterTestCheck)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { checkAndClose(t, s) })
 	return s
 }
+
+// afterTestCheck opens the stores that are checked after their test with
+// a tenth of the index comparison's default bound: the race detector
+// makes each trigram lookup some fifty times dearer, and the tests of the
+// comparison itself (indexcheck_test.go) use the default.
+var afterTestCheck = store.Options{Engine: engine.Options{CheckLookups: 500}}
 
 // copyFile copies a file, mode 0600.
 func copyFile(t testing.TB, from, to string) {

@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"errors"
-	"github.com/jmoiron/sqlx"
-	"github.com/sessiontree/sessiontree/internal/testdb"
 	"path/filepath"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -87,5 +89,48 @@ func TestCheckComparesIndexWithText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckLookupsBoundTheComparison changes the last word of the only
+// text in the index: a check of the default bound finds it, one bounded
+// to a single lookup (Options.CheckLookups) compares the text's first
+// trigram alone and passes.
+func TestCheckLookupsBoundTheComparison(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	open := func(lookups int) *store.Store {
+		s, err := store.Open(ctx, path, store.Options{Engine: engine.Options{CheckLookups: lookups}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	full, bounded := open(0), open(1)
+	newBuilder(t, mustCreate(t, full, store.CreateOptions{ID: "s1"})).user("u1", "amber lantern by the jade river")
+	mustIndex(t, full)
+	err := testdb.Update(ctx, path, func(tx *sqlx.Tx) error {
+		for _, stmt := range []string{
+			`INSERT INTO entries_fts (entries_fts, rowid, body) SELECT 'delete', pk, body FROM search_text`,
+			`INSERT INTO entries_fts (rowid, body) SELECT pk, replace(body, 'river', 'rivet') FROM search_text`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", "s1"} {
+		if err := full.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check(%q) with the default bound = %v; want ErrCorrupt", id, err)
+		}
+		if err := bounded.Check(ctx, id); err != nil {
+			t.Errorf("Check(%q) bounded to one lookup = %v; want nil (the first trigram is intact)", id, err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -109,13 +110,19 @@ func (c *storeCache) open(ctx context.Context, path string) (*store.Store, func(
 	if s, ok := c.m[path]; ok {
 		return s, func() error { return nil }, nil
 	}
-	s, err := store.OpenURL(ctx, path, store.Options{})
+	s, err := store.OpenURL(ctx, path, afterTestCheck)
 	if err != nil {
 		return nil, nil, err
 	}
 	c.m[path] = s
 	return s, func() error { return nil }, nil
 }
+
+// afterTestCheck opens the shared stores, which are checked after their
+// test, with a tenth of the index comparison's default bound: the race
+// detector makes each trigram lookup some fifty times dearer, and the
+// comparison itself is the engine's to test (store/indexcheck_test.go).
+var afterTestCheck = store.Options{Engine: engine.Options{CheckLookups: 500}}
 
 // forget takes the shared store of path out of the cache and returns it.
 func (c *storeCache) forget(path string) *store.Store {
