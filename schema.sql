@@ -170,7 +170,7 @@ CREATE INDEX sessions_by_cwd ON sessions (cwd);
 -- holds what the columns hold.
 --
 -- checksum (migration 11) is the CRC-32C of raw's bytes
--- (engine.EntryChecksum), written with the row: SQLite's checks see
+-- (sessiontree.EntryChecksum), written with the row: SQLite's checks see
 -- pages, not values, so a letter changed inside the JSON or JSON cut short
 -- would otherwise be read as the entry. engine.Check verifies every row's
 -- and the reads that hand out entries verify theirs, and report a
