@@ -19,8 +19,8 @@ import (
 // charmaps and image codecs into the CLI. Drawing them here took 0.3 to
 // 0.7 ms off every command (medians of 61 interleaved runs: `--help` 5.46
 // to 4.75 ms, `info` 6.86 to 6.26 ms, `context --json` 10.13 to 9.81
-// ms), 156 of `--help`'s 825 page faults
-// and 8.4 MB off the binary (38.9 to 30.5 MB).
+// ms), 156 of `--help`'s 825 page faults and 8.4 MB off the binary
+// (38.9 to 30.5 MB).
 
 // A barPanel is one bar chart: a bar per key, its height the value.
 type barPanel struct {
