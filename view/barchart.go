@@ -58,6 +58,9 @@ func writeBarCharts(w io.Writer, width, height float64, panels ...barPanel) erro
 <svg xmlns="http://www.w3.org/2000/svg" width="%gpt" height="%gpt" viewBox="0 0 %g %g" font-family="sans-serif">
 <rect width="100%%" height="100%%" fill="#ffffff"/>
 `, width, height, width, height)
+	for i := range panels {
+		panels[i].values = drawable(panels[i].values)
+	}
 	ph := height / float64(max(len(panels), 1))
 	left := barLeft(width, panels)
 	for i, p := range panels {
@@ -68,6 +71,19 @@ func writeBarCharts(w io.Writer, width, height float64, panels ...barPanel) erro
 		return fmt.Errorf("write chart: %w", err)
 	}
 	return nil
+}
+
+// drawable returns values with those a bar cannot show (below 0, not a
+// number or infinite: a malformed usage record) as 0; a bar's tooltip
+// still tells its figure.
+func drawable(values []float64) []float64 {
+	out := make([]float64, len(values))
+	for i, v := range values {
+		if v > 0 && !math.IsInf(v, 1) {
+			out[i] = v
+		}
+	}
+	return out
 }
 
 // barLeft returns where the panels' plots start: after the y axis's

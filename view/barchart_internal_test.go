@@ -1,7 +1,10 @@
 package view
 
 import (
+	"bytes"
 	"math"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,6 +34,32 @@ func TestAxisTicks(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("axisTicks(%v) (-want +got):\n%s", tt.values, diff)
+		}
+	}
+}
+
+// TestBarChartsOddValues checks that values a bar cannot show (below 0,
+// not a number, infinite) draw empty bars, with their figure still in
+// the tooltip, and never write NaN or Inf into the SVG.
+func TestBarChartsOddValues(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	p := barPanel{title: "t", yLabel: "y", keys: []string{"a", "b", "c", "d"},
+		values: []float64{-1, math.NaN(), math.Inf(1), 2}, tips: []string{"a: -1", "b: NaN", "c: +Inf", "d: 2"}}
+	if err := writeBarCharts(&b, 500, 400, p); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	if strings.Contains(svg, "NaN\"") || strings.Contains(svg, "Inf\"") {
+		t.Errorf("chart has a NaN or Inf attribute:\n%s", svg)
+	}
+	heights := regexp.MustCompile(`height="([-0-9.]+)" fill="`+barColor+`"><title>([^<]*)</title>`).FindAllStringSubmatch(svg, -1)
+	if len(heights) != 4 {
+		t.Fatalf("chart has %d bars; want 4:\n%s", len(heights), svg)
+	}
+	for i, h := range heights {
+		if empty := h[1] == "0.00"; empty != (i < 3) || h[2] != p.tips[i] {
+			t.Errorf("bar %d: height %s, tooltip %q; want it empty %v, tooltip %q", i, h[1], h[2], i < 3, p.tips[i])
 		}
 	}
 }
