@@ -64,6 +64,11 @@ type Options struct {
 	// Binary is the sessiontree binary the whole-process mode runs; empty
 	// means one built from this checkout.
 	Binary string
+	// Baseline is a second sessiontree binary the whole-process mode
+	// times beside Binary on the same database, each command's runs of
+	// the two interleaved, for an A/B comparison in one run (one built
+	// from main against one from a branch); empty for none.
+	Baseline string
 	// PG is the PostgreSQL server of the postgres rows: a URL, or "auto"
 	// to start a throwaway cluster (internal/pgtest) for the run; empty
 	// means no postgres rows.
@@ -199,6 +204,9 @@ func (o Options) Validate() error {
 	if o.Process && !slices.Contains(Shapes, o.ProcessShape) && o.ProcessShape != ShapeImages {
 		errs = append(errs, fmt.Errorf("unknown process shape %q (want %s or one of %v)", o.ProcessShape, ShapeImages, Shapes))
 	}
+	if o.Baseline != "" && !o.Process {
+		errs = append(errs, errors.New("-baseline goes with -process"))
+	}
 	if o.Process && (o.ProcessSize < 100 || o.ProcessSize > 10_000_000) {
 		errs = append(errs, fmt.Errorf("process session size %d: want 100 to 10,000,000 entries", o.ProcessSize))
 	}
@@ -242,6 +250,7 @@ func parseFlags(args []string) (Options, error) {
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
 	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 450 MB) or another workload shape")
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
+	baseline := fs.String("baseline", "", "a second sessiontree binary -process times beside the first, their runs interleaved (A/B)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	pg := fs.String("pg", "", "PostgreSQL server URL for postgres rows beside the engine's, or \"auto\" to start a throwaway cluster")
@@ -308,7 +317,7 @@ func parseFlags(args []string) (Options, error) {
 			o.FleetWriters = append(o.FleetWriters, g)
 		}
 	}
-	o.Process, o.Binary, o.ProcessShape = *process, *binary, Shape(*processShape)
+	o.Process, o.Binary, o.Baseline, o.ProcessShape = *process, *binary, *baseline, Shape(*processShape)
 	if *processSize != "" {
 		n, err := parseSizes(*processSize)
 		if err != nil || len(n) != 1 {

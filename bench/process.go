@@ -127,6 +127,11 @@ type ProcessReport struct {
 	PiNs    float64  `json:"piNs,omitempty"`
 	Pi      string   `json:"pi,omitempty"`
 	Targets []Target `json:"targets"`
+	// Baseline is the binary of -baseline, and BaselineResults its
+	// commands' measurements, in Results' order, their runs interleaved
+	// with Results'; empty without -baseline.
+	Baseline        string          `json:"baseline,omitempty"`
+	BaselineResults []ProcessResult `json:"baselineResults,omitempty"`
 }
 
 // runProcessMode is the whole program in -process mode.
@@ -141,6 +146,9 @@ func runProcessMode(ctx context.Context, opts Options, stdout io.Writer, r *runn
 		bin = filepath.Join(r.dir, "sessiontree")
 		r.progress("building the sessiontree binary")
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/sessiontree/sessiontree/cmd/sessiontree")
+		// Static, as the README installs it: no dynamic loader or C
+		// library to start in every process (1 ms of `--help`'s 4.4).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("build sessiontree: %w\n%s", err, out)
 		}
@@ -167,8 +175,17 @@ func runProcessMode(ctx context.Context, opts Options, stdout io.Writer, r *runn
 	ds = nil
 	runtime.GC()
 	debug.FreeOSMemory()
-	if rep.Results, err = timeCommands(ctx, sp, bin, db, s.id, commandsFor(opts.ProcessShape), opts.Runs, r); err != nil {
+	bins := []string{bin}
+	if opts.Baseline != "" {
+		bins = append(bins, opts.Baseline)
+	}
+	res, err := timeCommands(ctx, sp, bins, db, s.id, commandsFor(opts.ProcessShape), opts.Runs, r)
+	if err != nil {
 		return err
+	}
+	rep.Results = res[0]
+	if len(res) > 1 {
+		rep.Baseline, rep.BaselineResults = opts.Baseline, res[1]
 	}
 	if rep.InProcessResumeNs, err = inProcessResume(ctx, db, s, opts.Runs); err != nil {
 		return err
@@ -230,42 +247,61 @@ func timeProcess(ctx context.Context, bin string, args ...string) ([]byte, int64
 }
 
 // timeCommands runs every command once untimed (to warm the page cache),
-// then runs rounds, each command once per round, the order rotating, each
-// run started by the spawner sp.
-func timeCommands(ctx context.Context, sp *spawner, bin, db, session string, commands []processCommand, runs int, r *runner) ([]ProcessResult, error) {
+// then runs rounds, each command once per round and binary, the order of
+// the commands rotating each round and that of the binaries alternating,
+// each run started by the spawner sp. It returns each binary's results.
+func timeCommands(ctx context.Context, sp *spawner, bins []string, db, session string, commands []processCommand, runs int, r *runner) ([][]ProcessResult, error) {
 	n := len(commands)
-	res := make([]ProcessResult, n)
+	res := make([][]ProcessResult, len(bins))
+	for b := range bins {
+		res[b] = make([]ProcessResult, n)
+	}
 	for round := -1; round < runs; round++ {
 		for i := range n {
 			k := (i + max(round, 0)) % n
-			c := commands[k]
-			out, d, rss, err := sp.run(c.after != nil, bin, c.args(db, session)...)
-			if err != nil {
-				return nil, err
-			}
-			if c.after != nil {
-				if err := c.after(ctx, bin, db, out); err != nil {
+			for j := range bins {
+				b := (j + max(round, 0)) % len(bins)
+				if err := timeCommand(ctx, sp, bins[b], db, session, commands[k], round >= 0, &res[b][k]); err != nil {
 					return nil, err
 				}
 			}
-			if round < 0 {
-				continue // warm-up
-			}
-			res[k].RunsNs = append(res[k].RunsNs, float64(d.Nanoseconds()))
-			res[k].MaxRSS = max(res[k].MaxRSS, rss)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	for k, c := range commands {
-		p := &res[k]
-		p.Command = c.name
-		p.MedianNs = median(p.RunsNs)
-		p.MinNs, p.MaxNs = minMax(p.RunsNs)
-		r.progress("  %-16s %s (RSS %s)", c.name, fmtDuration(p.MedianNs), fmtBytes(p.MaxRSS))
+	for b := range bins {
+		label := ""
+		if b > 0 {
+			label = " (baseline)"
+		}
+		for k, c := range commands {
+			p := &res[b][k]
+			p.Command = c.name
+			p.MedianNs = median(p.RunsNs)
+			p.MinNs, p.MaxNs = minMax(p.RunsNs)
+			r.progress("  %-16s %s (RSS %s)%s", c.name, fmtDuration(p.MedianNs), fmtBytes(p.MaxRSS), label)
+		}
 	}
 	return res, nil
+}
+
+// timeCommand runs c once with bin and, when timed, adds the run to p.
+func timeCommand(ctx context.Context, sp *spawner, bin, db, session string, c processCommand, timed bool, p *ProcessResult) error {
+	out, d, rss, err := sp.run(c.after != nil, bin, c.args(db, session)...)
+	if err != nil {
+		return err
+	}
+	if c.after != nil {
+		if err := c.after(ctx, bin, db, out); err != nil {
+			return err
+		}
+	}
+	if timed {
+		p.RunsNs = append(p.RunsNs, float64(d.Nanoseconds()))
+		p.MaxRSS = max(p.MaxRSS, rss)
+	}
+	return nil
 }
 
 func minMax(xs []float64) (lo, hi float64) {
@@ -428,5 +464,21 @@ func (rep *ProcessReport) writeMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "\n## Targets (issue 17)\n\n| target | measured | verdict |\n|---|---|---|\n")
 	for _, t := range rep.Targets {
 		fmt.Fprintf(w, "| %s | %s | %s |\n", t.Target, t.Measured, t.Verdict)
+	}
+	rep.writeBaseline(w)
+}
+
+// writeBaseline prints, with -baseline, each command's median beside the
+// baseline binary's and how many times faster it is.
+func (rep *ProcessReport) writeBaseline(w io.Writer) {
+	if len(rep.BaselineResults) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Against the baseline\n\nThe baseline is `%s`, its runs interleaved with the others'; ×faster is its median over this binary's.\n\n", rep.Baseline)
+	fmt.Fprintln(w, "| command | median | baseline | ×faster |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|")
+	for i, p := range rep.Results {
+		b := rep.BaselineResults[i]
+		fmt.Fprintf(w, "| `sessiontree %s` | %s | %s | %s |\n", p.Command, fmtDuration(p.MedianNs), fmtDuration(b.MedianNs), fmtRatio(b.MedianNs/p.MedianNs))
 	}
 }

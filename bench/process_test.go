@@ -5,15 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestProcessMode runs the whole-process mode on a small session: every
-// command runs as a process and gets a time and an RSS, and every issue-17
-// target gets a verdict. It builds the binary, so not under -short.
+// TestProcessMode runs the whole-process mode on a small session, with a
+// baseline binary: every command runs as a process of each binary and
+// gets a time and an RSS, every issue-17 target gets a verdict, and the
+// baseline's table compares the two. It builds the binary, so not under
+// -short.
 func TestProcessMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sessiontree binary")
@@ -21,6 +24,10 @@ func TestProcessMode(t *testing.T) {
 	opts := QuickOptions()
 	opts.Process, opts.ProcessSize, opts.Runs = true, 200, 1
 	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
+	opts.Baseline = filepath.Join(t.TempDir(), "sessiontree-baseline")
+	if out, err := exec.Command("go", "build", "-o", opts.Baseline, "github.com/sessiontree/sessiontree/cmd/sessiontree").CombinedOutput(); err != nil {
+		t.Fatalf("build the baseline: %v\n%s", err, out)
+	}
 	opts.Command = "go test ./bench -run TestProcessMode"
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -39,10 +46,16 @@ func TestProcessMode(t *testing.T) {
 	if len(rep.Results) != len(processCommands) {
 		t.Fatalf("%d commands measured; want %d", len(rep.Results), len(processCommands))
 	}
-	for _, r := range rep.Results {
-		if r.MedianNs <= 0 || len(r.RunsNs) != 1 || r.MaxRSS <= 0 {
+	if len(rep.BaselineResults) != len(processCommands) || rep.Baseline != opts.Baseline {
+		t.Fatalf("%d commands measured with baseline %q; want %d with %q", len(rep.BaselineResults), rep.Baseline, len(processCommands), opts.Baseline)
+	}
+	for i, r := range append(rep.Results, rep.BaselineResults...) {
+		if r.MedianNs <= 0 || len(r.RunsNs) != 1 || r.MaxRSS <= 0 || r.Command != processCommands[i%len(processCommands)].name {
 			t.Errorf("%s: median %v over %d runs, RSS %d; want > 0 over 1, > 0", r.Command, r.MedianNs, len(r.RunsNs), r.MaxRSS)
 		}
+	}
+	if _, table, ok := strings.Cut(stdout.String(), "## Against the baseline"); !ok || strings.Count(table, "| `sessiontree ") != len(processCommands) {
+		t.Errorf("want a baseline table with a row per command:\n%s", stdout.String())
 	}
 	if rep.InProcessResumeNs <= 0 {
 		t.Errorf("in-process resume %v; want > 0", rep.InProcessResumeNs)

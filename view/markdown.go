@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/sessiontree/sessiontree/internal/fsx"
 )
@@ -272,8 +273,11 @@ func longestRun(s string, c byte) int {
 	return best
 }
 
-// fenceLine matches a line that opens or closes a code fence.
-var fenceLine = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$")
+// fenceLine matches a line that opens or closes a code fence. It and the
+// other patterns of this file are compiled at their first use, as
+// pageTemplate is parsed: compiled at start-up, they cost every command
+// (1% of `sessiontree --help`'s CPU time).
+var fenceLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^ {0,3}(`{3,}|~{3,})(.*)$") })
 
 // safeProse returns Markdown text, as the user or the model wrote it, made
 // safe to embed: a code fence it leaves open is closed at its end, so it
@@ -286,7 +290,7 @@ func safeProse(text string) string {
 	lines := strings.Split(text, "\n")
 	open := "" // the open fence, "" outside fenced code
 	for i, line := range lines {
-		if m := fenceLine.FindStringSubmatch(line); m != nil {
+		if m := fenceLine().FindStringSubmatch(line); m != nil {
 			switch {
 			case open == "":
 				if m[1][0] != '`' || !strings.Contains(m[2], "`") {
@@ -316,7 +320,7 @@ func safeProse(text string) string {
 // shows a backslash but lets nothing through).
 func escapeTags(line string) string {
 	var b strings.Builder
-	if linkDefinition.MatchString(line) {
+	if linkDefinition().MatchString(line) {
 		b.WriteByte('\\') // [x]: javascript:... defines no link then
 	}
 	for i := 0; i < len(line); i++ {
@@ -339,7 +343,7 @@ func escapeTags(line string) string {
 			i++
 			continue
 		case c == '<' && i+1 < len(line) && isTagStart(line[i+1]),
-			c == '(' && i > 0 && line[i-1] == ']' && unsafeScheme.MatchString(line[i+1:]):
+			c == '(' && i > 0 && line[i-1] == ']' && unsafeScheme().MatchString(line[i+1:]):
 			b.WriteByte('\\') // not a tag; not a link that runs script
 		}
 		b.WriteByte(c)
@@ -349,10 +353,14 @@ func escapeTags(line string) string {
 
 // unsafeScheme matches the start of a link destination whose scheme can
 // run script or hide a page in the link: javascript:, vbscript:, data:.
-var unsafeScheme = regexp.MustCompile(`^\s*<?\s*(?i:javascript|vbscript|data):`)
+var unsafeScheme = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*<?\s*(?i:javascript|vbscript|data):`)
+})
 
 // linkDefinition matches a link reference definition to such a scheme.
-var linkDefinition = regexp.MustCompile(`^ {0,3}\[[^\]]*\]:\s*<?\s*(?i:javascript|vbscript|data):`)
+var linkDefinition = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^ {0,3}\[[^\]]*\]:\s*<?\s*(?i:javascript|vbscript|data):`)
+})
 
 // closingRun is the index in s of the first run of exactly n backticks,
 // -1 when there is none.

@@ -2,16 +2,8 @@ package view
 
 import (
 	"fmt"
-	"image/color"
 	"io"
 	"math"
-	"slices"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -107,7 +99,7 @@ func WriteUsage(w io.Writer, rep sessiontree.UsageReport) error {
 }
 
 // barColor is the colour of a usage chart's bars.
-var barColor = color.RGBA{0x1f, 0x78, 0xb4, 0xff}
+const barColor = "#1f78b4"
 
 // maxChartBars is how many groups a chart of models, directories or
 // sessions shows; the rest are one bar, "others". Days and weeks are all
@@ -117,7 +109,8 @@ const maxChartBars = 30
 // WriteUsageChart draws a usage report as an SVG image: two bar charts,
 // cost in dollars above and tokens in millions below, one bar per group
 // in the report's order (the most expensive groups first when not by day
-// or week, at most maxChartBars of them).
+// or week, at most maxChartBars of them), each bar's exact figure in its
+// tooltip.
 func WriteUsageChart(w io.Writer, rep sessiontree.UsageReport) error {
 	keys, rows := usageKeys(rep), rep.Rows
 	timeline := rep.By == "" || rep.By == sessiontree.UsageByDay || rep.By == sessiontree.UsageByWeek
@@ -131,65 +124,19 @@ func WriteUsageChart(w io.Writer, rep sessiontree.UsageReport) error {
 		rows = append(rows[:maxChartBars-1:maxChartBars-1], others)
 	}
 	by := usageBy(rep)
-	cost := make(plotter.Values, len(rows))
-	tokens := make(plotter.Values, len(rows))
+	cost := barPanel{title: fmt.Sprintf("Cost by %s, %s: $%.2f", by, usageRange(rep), rep.Total.Cost), yLabel: "cost ($)", keys: keys}
+	tokens := barPanel{title: fmt.Sprintf("Tokens by %s: %s", by, Count(rep.Total.Tokens.Total)), yLabel: "tokens (millions)", keys: keys}
 	for i, r := range rows {
-		cost[i], tokens[i] = r.Cost, float64(r.Tokens.Total)/1e6
+		cost.values = append(cost.values, r.Cost)
+		cost.tips = append(cost.tips, fmt.Sprintf("%s: $%.4f", keys[i], r.Cost))
+		tokens.values = append(tokens.values, float64(r.Tokens.Total)/1e6)
+		tokens.tips = append(tokens.tips, fmt.Sprintf("%s: %s tokens", keys[i], Count(r.Tokens.Total)))
 	}
 	// 0.3 inch a bar, within 7 to 40 inches: a year of days gets
 	// narrower bars.
-	width := vg.Length(math.Max(7, math.Min(40, 1.5+0.3*float64(len(rows))))) * vg.Inch
-	barWidth := min(vg.Points(14), 0.7*(width-1.5*vg.Inch)/vg.Length(max(len(rows), 1)))
-	top, err := usagePanel(fmt.Sprintf("Cost by %s, %s: $%.2f", by, usageRange(rep), rep.Total.Cost), "cost ($)",
-		keys, cost, barWidth)
-	if err != nil {
-		return err
-	}
-	bottom, err := usagePanel(fmt.Sprintf("Tokens by %s: %s", by, Count(rep.Total.Tokens.Total)), "tokens (millions)",
-		keys, tokens, barWidth)
-	if err != nil {
-		return err
-	}
-	c := vgsvg.New(width, 8*vg.Inch)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2,
-		PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	panels := [][]*plot.Plot{{top}, {bottom}}
-	canvases := plot.Align(panels, tiles, draw.New(c))
-	for i, row := range panels {
-		row[0].Draw(canvases[i][0])
-	}
-	if _, err := c.WriteTo(w); err != nil {
-		return fmt.Errorf("write usage chart: %w", err)
+	width := 72 * math.Max(7, math.Min(40, 1.5+0.3*float64(len(rows))))
+	if err := writeBarCharts(w, width, 8*72, cost, tokens); err != nil {
+		return fmt.Errorf("usage %w", err)
 	}
 	return nil
-}
-
-// usagePanel is one bar chart of a usage chart.
-func usagePanel(title, yLabel string, keys []string, values plotter.Values, barWidth vg.Length) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.Y.Label.Text = yLabel
-	p.Y.Min = 0
-	p.Add(plotter.NewGrid())
-	if len(values) == 0 {
-		p.X.Min, p.X.Max, p.Y.Max = 0, 1, 1 // an empty chart still has its axes
-		return p, nil
-	}
-	bars, err := plotter.NewBarChart(values, barWidth)
-	if err != nil {
-		return nil, fmt.Errorf("usage chart: %w", err)
-	}
-	bars.Color = barColor
-	bars.LineStyle.Width = 0
-	p.Add(bars)
-	p.NominalX(keys...)
-	// Room for the outer bars and above the highest.
-	p.X.Min, p.X.Max = -0.5, float64(len(values))-0.5
-	if top := slices.Max(values); top > 0 {
-		p.Y.Max = top * 1.1
-	}
-	p.X.Tick.Label.Rotation = math.Pi / 3
-	p.X.Tick.Label.XAlign = draw.XRight
-	p.X.Tick.Label.YAlign = draw.YCenter
-	return p, nil
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,58 +115,122 @@ func TestUsageJSON(t *testing.T) {
 }
 
 // TestWriteUsageChart checks that the chart is a well-formed SVG
-// document with the rows' labels and a bar per row in each of its two
-// charts, also when the report is empty and when there are more groups
-// than bars.
+// document with the report's titles and two bar charts, cost and tokens,
+// each with one bar per row in the report's order, its tooltip naming
+// the row and its height proportional to the row's figure; also when the
+// report is empty, when there are more groups than bars and when a
+// directory is too long to write under its bar.
 func TestWriteUsageChart(t *testing.T) {
 	t.Parallel()
 	many := sessiontree.UsageReport{By: sessiontree.UsageByModel}
 	for i := range 45 {
 		many.Rows = append(many.Rows, usageRow(fmt.Sprintf("p/model-%02d", i), "", 1, int64(100-i), float64(100-i)))
 	}
+	others := usageRow("16 others", "", 0, 0, 0)
+	for _, r := range many.Rows[29:] {
+		others.Cost += r.Cost
+		others.Tokens.Total += r.Tokens.Total
+	}
+	cwd := sessiontree.UsageReport{By: sessiontree.UsageByCwd, Rows: []sessiontree.UsageRow{
+		usageRow("/home/someone/src/github.com/sessiontree/sessiontree/cmd", "", 1, 5, 2),
+		usageRow("/tmp", "", 1, 10, 1),
+	}}
 	for _, tt := range []struct {
 		name   string
 		rep    sessiontree.UsageReport
-		labels []string
-		bars   int
+		texts  []string // among the texts, the labels under the bars
+		keys   []string // the bars' rows, by key
+		rows   []sessiontree.UsageRow
+		absent string
 	}{
-		{"days", sampleReport(sessiontree.UsageByDay), []string{"(unknown)", "2026-11-29", "2026-12-03", "Cost by day, since 2026-11-29"}, 3},
-		{"sessions", sampleReport(sessiontree.UsageBySession), []string{"0198f2a4", "0198f2a5", "01a00000"}, 3},
-		{"many", many, []string{"p/model-00", "p/model-28", "16 others"}, 30},
-		{"empty", sessiontree.UsageReport{By: sessiontree.UsageByWeek}, []string{"Cost by week, all days"}, 0},
+		{name: "days", rep: sampleReport(sessiontree.UsageByDay),
+			texts: []string{"Cost by day, since 2026-11-29: $7.75", "Tokens by day: 11,110", "cost ($)", "tokens (millions)",
+				"(unknown)", "2026-11-29", "2026-12-03"},
+			keys: []string{"(unknown)", "2026-11-29", "2026-12-03"}, rows: sampleReport(sessiontree.UsageByDay).Rows},
+		{name: "sessions", rep: sampleReport(sessiontree.UsageBySession), texts: []string{"0198f2a4", "0198f2a5", "01a00000"},
+			keys: []string{"0198f2a4", "0198f2a5", "01a00000"}, rows: sampleReport(sessiontree.UsageBySession).Rows},
+		{name: "many", rep: many, texts: []string{"p/model-00", "p/model-28", "16 others"}, keys: append(chartKeys(many.Rows[:29]), "16 others"),
+			rows: append(many.Rows[:29:29], others), absent: "p/model-29"},
+		{name: "cwd", rep: cwd, texts: []string{"…com/sessiontree/sessiontree/cmd", "/tmp"},
+			keys: chartKeys(cwd.Rows), rows: cwd.Rows, absent: "/home/someone/src"},
+		{name: "empty", rep: sessiontree.UsageReport{By: sessiontree.UsageByWeek},
+			texts: []string{"Cost by week, all days: $0.00", "Tokens by week: 0"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := view.WriteUsageChart(&buf, tt.rep); err != nil {
 				t.Fatal(err)
 			}
-			texts, root, bars := parseSVG(t, buf.Bytes())
-			if root != "svg" {
-				t.Fatalf("chart's root element is <%s>; want <svg>", root)
-			}
-			all := strings.Join(texts, "\n")
-			for _, l := range tt.labels {
-				if !strings.Contains(all, l) {
+			c := parseSVG(t, buf.Bytes())
+			all := strings.Join(c.texts, "\n")
+			for _, l := range tt.texts {
+				if !slices.Contains(c.texts, l) {
 					t.Errorf("chart has no text %q; texts:\n%s", l, all)
 				}
 			}
-			if bars != 2*tt.bars {
-				t.Errorf("chart has %d bars; want %d in each of its two charts", bars, tt.bars)
+			if tt.absent != "" && strings.Contains(all, tt.absent) {
+				t.Errorf("chart shows %q; want it cut or among the others", tt.absent)
 			}
-			if strings.Contains(all, "p/model-29") {
-				t.Errorf("chart shows p/model-29; want it among the others")
+			if len(c.bars) != 2*len(tt.rows) {
+				t.Fatalf("chart has %d bars; want %d in each of its two charts", len(c.bars), len(tt.rows))
 			}
+			n := len(tt.rows)
+			checkBars(t, "cost", c.bars[:n], tt.keys, tt.rows, func(r sessiontree.UsageRow) float64 { return r.Cost })
+			checkBars(t, "tokens", c.bars[n:], tt.keys, tt.rows, func(r sessiontree.UsageRow) float64 { return float64(r.Tokens.Total) })
 		})
 	}
 }
 
-// parseSVG parses an SVG document to its end and returns its text
-// content, the name of its root element and how many bars (shapes filled
-// with the bars' colour) it draws.
-func parseSVG(t *testing.T, doc []byte) (texts []string, root string, bars int) {
+// chartKeys returns the rows' keys.
+func chartKeys(rows []sessiontree.UsageRow) []string {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.Key
+	}
+	return keys
+}
+
+// checkBars checks that one chart's bars are the rows in order: each
+// bar's tooltip starts with its row's key, and the bars' heights are in
+// the proportions of the rows' figures.
+func checkBars(t *testing.T, chart string, bars []svgBar, keys []string, rows []sessiontree.UsageRow, figure func(sessiontree.UsageRow) float64) {
 	t.Helper()
+	top := 0
+	for i, r := range rows {
+		if figure(r) > figure(rows[top]) {
+			top = i
+		}
+	}
+	for i, b := range bars {
+		if !strings.HasPrefix(b.tip, keys[i]+": ") {
+			t.Errorf("%s chart's bar %d is %q; want the row %q", chart, i, b.tip, keys[i])
+		}
+		want := figure(rows[i]) / figure(rows[top]) * bars[top].height
+		if math.Abs(b.height-want) > 0.02 {
+			t.Errorf("%s chart's bar %d (%s) is %.2f high; want %.2f, in proportion to the highest", chart, i, keys[i], b.height, want)
+		}
+	}
+}
+
+// An svgChart is what parseSVG reads of a chart.
+type svgChart struct {
+	texts []string // the <text> elements' content
+	bars  []svgBar // the rectangles filled with the bars' colour, in order
+}
+
+// An svgBar is a bar of a chart: its height and its tooltip.
+type svgBar struct {
+	height float64
+	tip    string
+}
+
+// parseSVG parses an SVG document to its end, checks that its root is
+// <svg> and that its elements nest, and returns its texts and bars.
+func parseSVG(t *testing.T, doc []byte) svgChart {
+	t.Helper()
+	var c svgChart
 	dec := xml.NewDecoder(bytes.NewReader(doc))
-	depth := 0
+	var stack []string
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -174,25 +241,42 @@ func parseSVG(t *testing.T, doc []byte) (texts []string, root string, bars int) 
 		}
 		switch tok := tok.(type) {
 		case xml.StartElement:
-			if depth == 0 {
-				root = tok.Name.Local
+			if len(stack) == 0 && tok.Name.Local != "svg" {
+				t.Fatalf("chart's root element is <%s>; want <svg>", tok.Name.Local)
 			}
-			depth++
-			for _, a := range tok.Attr {
-				if a.Name.Local == "style" && strings.EqualFold(a.Value, "fill:#1f78b4") {
-					bars++
+			stack = append(stack, tok.Name.Local)
+			if tok.Name.Local == "rect" && attr(tok, "fill") == "#1f78b4" {
+				h, err := strconv.ParseFloat(attr(tok, "height"), 64)
+				if err != nil {
+					t.Fatalf("bar's height: %v", err)
 				}
+				c.bars = append(c.bars, svgBar{height: h})
 			}
 		case xml.EndElement:
-			depth--
+			stack = stack[:len(stack)-1]
 		case xml.CharData:
-			if s := strings.TrimSpace(string(tok)); s != "" {
-				texts = append(texts, s)
+			s := strings.TrimSpace(string(tok))
+			switch {
+			case s == "" || len(stack) == 0:
+			case stack[len(stack)-1] == "text":
+				c.texts = append(c.texts, s)
+			case stack[len(stack)-1] == "title" && len(c.bars) > 0:
+				c.bars[len(c.bars)-1].tip = s
 			}
 		}
 	}
-	if depth != 0 {
-		t.Fatalf("chart's elements are not all closed (depth %d)", depth)
+	if len(stack) != 0 {
+		t.Fatalf("chart's elements are not all closed: %v", stack)
 	}
-	return texts, root, bars
+	return c
+}
+
+// attr returns the value of an element's attribute, "" if it has none.
+func attr(e xml.StartElement, name string) string {
+	for _, a := range e.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
 }

@@ -38,8 +38,9 @@ var now = time.Now
 // openStore opens the database that target names (a file path or a
 // URL, see store.ParseTarget) and returns it with the function that
 // closes it. It is a test seam: in-process tests share one open store per
-// file, as a long-running process would, because opening one prepares
-// every statement, which the race detector makes slow.
+// file, as a long-running process would, because a fresh one parses the
+// database's schema, sets its connections' pragmas and prepares each
+// statement again at its first use, which the race detector makes slow.
 var openStore = func(ctx context.Context, target string) (*store.Store, func() error, error) {
 	s, err := store.OpenURL(ctx, target, store.Options{})
 	if err != nil {
