@@ -41,6 +41,9 @@ func createSession(ctx context.Context, db *DB, tx *sqlx.Tx, meta sessiontree.Se
 	if meta.CreatedAt == "" {
 		meta.CreatedAt = sessiontree.FormatTime(now())
 	}
+	if err := sessiontree.CheckSessionMeta(meta); err != nil {
+		return nil, fmt.Errorf("create session %q: %w", meta.ID, err)
+	}
 	var md any // NULL: none
 	if metadata != nil {
 		if !json.Valid(metadata) {
@@ -85,6 +88,9 @@ func savepoint(ctx context.Context, tx *sqlx.Tx, fn func() error) error {
 // through the index on ids in byte order (migration 2): a LIKE pattern
 // with a fixed prefix is a range of it.
 func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
+	if !sessiontree.StorableSessionID(prefix) {
+		return nil, nil // no id starts with it; the server would refuse the text
+	}
 	var ids []string
 	err := tx.tx.SelectContext(tx.ctx, &ids, `SELECT id FROM sessions
 		WHERE id COLLATE "C" LIKE $1 ESCAPE '\' AND NOT deleting ORDER BY id COLLATE "C" LIMIT $2`,
@@ -203,6 +209,9 @@ func (tx *Tx) DeleteSession(id string) error {
 
 // deleteSession deletes session id and what it owns in tx.
 func deleteSession(ctx context.Context, tx *sqlx.Tx, id string) error {
+	if !sessiontree.StorableSessionID(id) {
+		return &SessionNotFoundError{ID: id} // the server would refuse the text
+	}
 	var pk int64
 	err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting FOR UPDATE`, id)
 	if errors.Is(err, sql.ErrNoRows) {
