@@ -70,12 +70,7 @@ func customChain(t testing.TB, prefix string, n int) []sessiontree.Entry {
 	out := make([]sessiontree.Entry, n)
 	parent := ""
 	for i := range out {
-		f, err := sessiontree.Fields("customType", "step", "data", i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: f},
-			fmt.Sprintf("%s%07d", prefix, i+1), parent, "2026-01-01T00:00:00.000Z")
+		e, err := sessiontree.BuildEntry(customDraft(i), fmt.Sprintf("%s%07d", prefix, i+1), parent, "2026-01-01T00:00:00.000Z")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -149,9 +149,11 @@ func (tx *Tx) SessionInfo(id string) (sessiontree.SessionInfo, error) {
 	return r.info(), nil
 }
 
-// ListSessions implements [sessiontree.DatabaseTx.ListSessions] through
-// the index on (updated_at, pk) (migration 2), read backwards from the
-// cursor; the filters are applied to the rows it reads.
+// ListSessions implements [sessiontree.DatabaseTx.ListSessions]: the
+// sessions rows past the cursor that pass the filters, newest first, in
+// a top-N sort; a cwd is read by its index. There is no index on
+// updated_at, which every append changes (migration 7: it would make
+// each append's row update a full one, not a HOT one).
 func (tx *Tx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession, error) {
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("list sessions: limit %d: must be > 0", q.Limit)
