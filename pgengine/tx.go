@@ -76,11 +76,15 @@ const (
 )
 
 // retryable reports whether err is worth another attempt: a deadlock or
-// serialization failure, or a connection lost before the commit.
+// serialization failure, a connection lost before the commit, or a
+// generated entry id the session had (errIDTaken).
 func retryable(err error) bool {
 	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
 		return false
+	}
+	if errors.Is(err, errIDTaken) {
+		return true // a generated id met one the session has: a new one
 	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {
