@@ -216,6 +216,14 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 
 // appendDraft builds d under the leaf read under the session's lock.
 func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if s.pipelines(d) {
+		if e, err := s.appendPiped(ctx, d, opts); !errors.Is(err, errNotPiped) {
+			return e, err
+		}
+	}
 	var out sessiontree.Entry
 	err := s.write(ctx, "append", func(tx *sqlx.Tx, st *session) error {
 		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {

@@ -1,0 +1,56 @@
+package pgengine
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+)
+
+// TestAppendPipelines: an ordinary append to a session with a leaf takes
+// the two-round-trip path; an empty session's first is left to the
+// general path, with nothing written. A guard or an id refused there rolls
+// the transaction back and leaves the pool's one connection usable.
+func TestAppendPipelines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st := newStorage(t, db)
+	none := sessiontree.AppendOptions{}
+	if _, err := st.appendPiped(ctx, customDraft(0), none); !errors.Is(err, errNotPiped) {
+		t.Fatalf("first append of an empty session: %v, want errNotPiped", err)
+	}
+	first, err := st.Append(ctx, customDraft(0), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := st.appendPiped(ctx, customDraft(1), none)
+	if err != nil || second.ParentID != first.ID || second.Seq != 2 {
+		t.Fatalf("pipelined append = %+v, %v; want the leaf's child, seq 2", second, err)
+	}
+	stale := first.ID
+	if _, err := st.appendPiped(ctx, customDraft(2), sessiontree.AppendOptions{IfLeaf: &stale}); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("append guarded by a stale leaf: %v, want ErrConflict", err)
+	}
+	d := customDraft(3)
+	d.ID = first.ID
+	if _, err := st.appendPiped(ctx, d, none); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("append of a taken id: %v, want ErrConflict", err)
+	}
+	third, err := st.appendPiped(ctx, customDraft(4), none)
+	if err != nil || third.ParentID != second.ID || third.Seq != 3 {
+		t.Fatalf("append after the refusals = %+v, %v; want the leaf's child, seq 3", third, err)
+	}
+	if stats, err := st.Stats(ctx); err != nil || stats.Entries != 3 {
+		t.Errorf("Stats = %+v, %v; want 3 entries", stats, err)
+	}
+	if leaf, err := st.Leaf(ctx); err != nil || leaf != third.ID {
+		t.Errorf("Leaf = %q, %v; want %s", leaf, err, third.ID)
+	}
+}
