@@ -21,11 +21,7 @@ import (
 func TestPlansAfterBulkImport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t, Options{})
 	small := customChain(t, "s", 20)
 	if err := newStorage(t, db).AppendBatch(ctx, small); err != nil {
 		t.Fatal(err)
@@ -77,6 +73,18 @@ func customChain(t testing.TB, prefix string, n int) []sessiontree.Entry {
 		out[i], parent = e, e.ID
 	}
 	return out
+}
+
+// openTestDB opens a fresh database of pgtest's migrated template with
+// opts, closed when t ends.
+func openTestDB(t testing.TB, opts Options) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), pgtest.Migrated.Database(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // newStorage creates an empty session in db.

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
 // TestAppendsUpdateTheRowHOT: an append's update of its sessions row
@@ -16,23 +15,18 @@ import (
 func TestAppendsUpdateTheRowHOT(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	st := newStorage(t, db)
+	st := newStorage(t, openTestDB(t, Options{MaxConns: 1}))
 	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := rowUpdates(t, db)
+	before := rowUpdates(t, st.db)
 	const n = 20
 	for i := range n {
 		if _, err := st.Append(ctx, customDraft(i+1), sessiontree.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	after := rowUpdates(t, db)
+	after := rowUpdates(t, st.db)
 	if upd, hot := after.Updates-before.Updates, after.HOT-before.HOT; upd < n || hot != upd {
 		t.Errorf("%d appends: %d updates of sessions rows, %d of them HOT; want every one HOT", n, upd, hot)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
 // TestAppendPipelines: an ordinary append to a session with a leaf takes
@@ -16,12 +15,7 @@ import (
 func TestAppendPipelines(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{MaxConns: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	st := newStorage(t, db)
+	st := newStorage(t, openTestDB(t, Options{MaxConns: 1}))
 	none := sessiontree.AppendOptions{}
 	if _, err := st.appendPiped(ctx, customDraft(0), none); !errors.Is(err, errNotPiped) {
 		t.Fatalf("first append of an empty session: %v, want errNotPiped", err)
