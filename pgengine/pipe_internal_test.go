@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -11,7 +12,8 @@ import (
 // TestAppendPipelines: an ordinary append to a session with a leaf takes
 // the two-round-trip path; an empty session's first is left to the
 // general path, with nothing written. A guard or an id refused there rolls
-// the transaction back and leaves the pool's one connection usable.
+// the transaction back and leaves the pool's one connection usable; so
+// does another holder's claim.
 func TestAppendPipelines(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -46,5 +48,21 @@ func TestAppendPipelines(t *testing.T) {
 	}
 	if leaf, err := st.Leaf(ctx); err != nil || leaf != third.ID {
 		t.Errorf("Leaf = %q, %v; want %s", leaf, err, third.ID)
+	}
+	// Another handle's claim refuses it, from the row's write-back, and
+	// nothing is kept.
+	other, err := st.db.OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Claim(ctx, "agent", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var ce *sessiontree.ClaimedError
+	if _, err := st.appendPiped(ctx, customDraft(5), none); !errors.As(err, &ce) || ce.Holder != "agent" {
+		t.Errorf("append past another's claim: %v, want a ClaimedError naming agent", err)
+	}
+	if stats, err := st.Stats(ctx); err != nil || stats.Entries != 3 {
+		t.Errorf("Stats after the refusal = %+v, %v; want 3 entries", stats, err)
 	}
 }
