@@ -19,24 +19,35 @@ import (
 // the table added).
 
 // analyzeMinRows is how many entries batches must have stored since the
-// last check before a commit looks at the statistics.
+// last check before a commit looks at the statistics; a batch of that
+// many for one session is a session the planner must know (a scan per
+// row of another costs the square of its size).
 const analyzeMinRows = 1000
 
 // bulkRows counts the entries batches stored since the last check
 // (approximately: a batch that rolls back counts too, which only costs a
-// check).
+// check), and whether one of them stored a large session.
 type bulkRows struct {
 	n         atomic.Int64
+	large     atomic.Bool
 	analyzing atomic.Bool
 }
 
 // add counts a stored batch of n entries.
-func (b *bulkRows) add(n int) { b.n.Add(int64(n)) }
+func (b *bulkRows) add(n int) {
+	b.n.Add(int64(n))
+	if n >= analyzeMinRows {
+		b.large.Store(true)
+	}
+}
 
-// staleStats reports whether the statistics of entries mislead for a
-// session stored since they were taken (the rule above), given that $1
-// entries were added since.
-const staleStats = `SELECT c.reltuples < 0 OR $1 >= c.reltuples / 10 OR coalesce((SELECT s.n_distinct BETWEEN 0 AND
+// staleStats reports whether the statistics of entries mislead, given
+// that $1 entries were added since they were taken, $2 whether a large
+// session was among them: never taken, a tenth of the table added
+// (autovacuum's rule, run now), or a large new session the statistics
+// estimate at one row (every session they know is in the
+// most-common-values list).
+const staleStats = `SELECT c.reltuples < 0 OR $1 >= c.reltuples / 10 OR $2 AND coalesce((SELECT s.n_distinct BETWEEN 0 AND
 	current_setting('default_statistics_target')::real FROM pg_stats s
 	WHERE s.schemaname = n.nspname AND s.tablename = 'entries' AND s.attname = 'session'), true)
 	FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'entries'::regclass`
@@ -52,9 +63,9 @@ func (db *DB) analyzeAfterBulk(ctx context.Context) {
 		return
 	}
 	defer b.analyzing.Store(false)
-	added := b.n.Swap(0)
+	added, large := b.n.Swap(0), b.large.Swap(false)
 	var stale bool
-	if err := db.db.GetContext(ctx, &stale, staleStats, added); err != nil || !stale {
+	if err := db.db.GetContext(ctx, &stale, staleStats, added, large); err != nil || !stale {
 		return
 	}
 	_, _ = db.db.ExecContext(ctx, `ANALYZE entries (session, seq, id, parent_id, depth, type), branch`)
