@@ -21,8 +21,10 @@ import (
 // refusal (raised by the write-back, which aborts the transaction before
 // its COMMIT), a taken generated id (the insert fails, the append is
 // tried again), and the same retries. An entry that needs a look-up
-// (a leaf, a label, a compaction) or an empty session's first takes the
-// general path.
+// (a leaf, a label, a compaction) takes the general path, and so does
+// one whose lock waited for another writer of the session: lockQuery's
+// join then read the leaf's entry in the snapshot from before that
+// writer's commit, and found none (the general path reads it again).
 
 // errNotPiped is the pipelined path's answer for an append it leaves to
 // the general path (nothing was written).
@@ -104,27 +106,31 @@ type statement struct {
 
 // pipedAppend builds d under the locked leaf and returns the entry and
 // the statements storing it and writing the row back; errNotPiped when
-// the session has no leaf yet.
+// the leaf's placement was not read.
 func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, []statement, error) {
 	if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
 		return sessiontree.Entry{}, nil, err
 	}
-	if st.leaf == nil {
+	if st.leaf == nil && st.leafID.Valid {
 		return sessiontree.Entry{}, nil, errNotPiped
 	}
 	e, err := st.build(d)
 	if err != nil {
 		return e, nil, err
 	}
+	var out []statement
+	parent := st.leaf // the branch's end, nil when the leaf is none
+	if parent == nil {
+		out = append(out, statement{clearBranch, []any{st.pk}}) // a root: moveBranch("")
+	}
 	// Neither the placement nor the note of an entry that is not a
 	// compaction or a label reads the database.
-	parent := st.leaf
 	p, err := st.place(context.Background(), nil, e, parent)
 	if err != nil {
 		return e, nil, err
 	}
 	e.Seq = p.Seq
-	insert := statement{insertEntry, st.insertArgs(e, p, parent)}
+	out = append(out, statement{insertEntry, st.insertArgs(e, p, parent)})
 	st.setLeaf(e.ID, &p)
 	if err := st.note(context.Background(), nil, e); err != nil {
 		return e, nil, err
@@ -133,7 +139,7 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	if err != nil {
 		return e, nil, err
 	}
-	return e, []statement{insert, {q, args}}, nil
+	return e, append(out, statement{q, args}), nil
 }
 
 // runBatch sends b and reads every result; the first error is returned.

@@ -2,6 +2,7 @@ package pgengine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -9,9 +10,8 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// TestAppendPipelines: an ordinary append to a session with a leaf takes
-// the two-round-trip path; an empty session's first is left to the
-// general path, with nothing written. A guard or an id refused there rolls
+// TestAppendPipelines: ordinary appends, an empty session's first
+// included, take the two-round-trip path. A guard or an id refused there rolls
 // the transaction back and leaves the pool's one connection usable; so
 // does another holder's claim.
 func TestAppendPipelines(t *testing.T) {
@@ -19,12 +19,9 @@ func TestAppendPipelines(t *testing.T) {
 	ctx := context.Background()
 	st := newStorage(t, openTestDB(t, Options{MaxConns: 1}))
 	none := sessiontree.AppendOptions{}
-	if _, err := st.appendPiped(ctx, customDraft(0), none); !errors.Is(err, errNotPiped) {
-		t.Fatalf("first append of an empty session: %v, want errNotPiped", err)
-	}
-	first, err := st.Append(ctx, customDraft(0), none)
-	if err != nil {
-		t.Fatal(err)
+	first, err := st.appendPiped(ctx, customDraft(0), none)
+	if err != nil || first.ParentID != "" || first.Seq != 1 {
+		t.Fatalf("first append = %+v, %v; want a root, seq 1", first, err)
 	}
 	second, err := st.appendPiped(ctx, customDraft(1), none)
 	if err != nil || second.ParentID != first.ID || second.Seq != 2 {
@@ -64,5 +61,17 @@ func TestAppendPipelines(t *testing.T) {
 	}
 	if stats, err := st.Stats(ctx); err != nil || stats.Entries != 3 {
 		t.Errorf("Stats after the refusal = %+v, %v; want 3 entries", stats, err)
+	}
+}
+
+// TestPipedAppendNeedsTheLeafRead: a lock that waited for another writer
+// read the row as that writer left it but the leaf's entry in the
+// snapshot from before (none found): the pipelined path leaves such an
+// append to the general path, which reads the leaf again.
+func TestPipedAppendNeedsTheLeafRead(t *testing.T) {
+	t.Parallel()
+	st := &session{leafID: sql.NullString{String: "0000abcd", Valid: true}}
+	if _, _, err := st.pipedAppend(customDraft(0), sessiontree.AppendOptions{}); !errors.Is(err, errNotPiped) {
+		t.Errorf("pipedAppend under a leaf not read = %v, want errNotPiped", err)
 	}
 }

@@ -468,13 +468,16 @@ func (st *session) setLeaf(id string, p *placement) {
 	st.leaf = p
 }
 
+// clearBranch empties session $1's branch table.
+const clearBranch = `DELETE FROM branch WHERE session = $1`
+
 // moveBranch makes the branch table the full path of target ("": empty),
 // rewriting only the rows below where the old and new paths meet. A
 // target that does not exist is an EntryNotFoundError.
 func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) error {
 	if target == "" {
 		st.setLeaf("", nil)
-		_, err := tx.ExecContext(ctx, `DELETE FROM branch WHERE session = $1`, st.pk)
+		_, err := tx.ExecContext(ctx, clearBranch, st.pk)
 		return err
 	}
 	if target == st.leafID.String && st.leaf != nil {
