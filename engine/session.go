@@ -84,6 +84,9 @@ func (db *DB) sessionDefaults(meta sessiontree.SessionMeta) (sessiontree.Session
 	if meta.CreatedAt == "" {
 		meta.CreatedAt = sessiontree.FormatTime(db.opts.Now())
 	}
+	if err := sessiontree.CheckSessionMeta(meta); err != nil {
+		return meta, fmt.Errorf("create session %q: %w", meta.ID, err)
+	}
 	return meta, nil
 }
 

@@ -31,13 +31,25 @@ const (
 // timestamps, in order, in one transaction; the leaf follows the leaf
 // rule over them. Nothing of a refused batch is kept.
 func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
-	return s.write(ctx, "append batch", func(tx *sqlx.Tx, st *session) error { return st.addBatch(ctx, tx, entries) })
+	return s.write(ctx, "append batch", s.batchOf(ctx, entries))
 }
 
 // appendBatch is AppendBatch in a transaction of the caller's
 // ([Tx.AppendEntries]).
 func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
-	return s.writeIn(ctx, tx, func(tx *sqlx.Tx, st *session) error { return st.addBatch(ctx, tx, entries) })
+	return s.writeIn(ctx, tx, s.batchOf(ctx, entries))
+}
+
+// batchOf is a write storing entries as a batch, counted for the
+// statistics check after the commit (analyze.go).
+func (s *Storage) batchOf(ctx context.Context, entries []sessiontree.Entry) func(tx *sqlx.Tx, st *session) error {
+	return func(tx *sqlx.Tx, st *session) error {
+		if err := st.addBatch(ctx, tx, entries); err != nil {
+			return err
+		}
+		s.db.bulk.add(len(entries))
+		return nil
+	}
 }
 
 // addBatch checks, places and stores entries under st in tx.

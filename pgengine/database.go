@@ -126,6 +126,9 @@ func openStorage(ctx context.Context, db *DB, q sqlx.QueryerContext, id string) 
 		Cwd           string         `db:"cwd"`
 		ParentSession sql.NullString `db:"parent_session"`
 	}
+	if !sessiontree.StorableSessionID(id) {
+		return nil, &SessionNotFoundError{ID: id} // the server would refuse the text
+	}
 	err := sqlx.GetContext(ctx, q, &row, `SELECT pk, version, created_at, cwd, parent_session FROM sessions
 		WHERE id = $1 AND NOT deleting`, id)
 	if errors.Is(err, sql.ErrNoRows) {

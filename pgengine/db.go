@@ -52,6 +52,8 @@ type DB struct {
 	// contended is the key of the session whose row lock the last
 	// TryUpdate did not get, for WaitForLock; 0 when none.
 	contended atomic.Int64
+	// bulk counts the entries batches stored, for analyzeAfterBulk.
+	bulk bulkRows
 }
 
 // Open connects to the database at url (postgres:// or postgresql://, or

@@ -257,7 +257,7 @@ func (st *Tx) pendingEntries(s sessiontree.SearchScope, limit int) ([]pendingEnt
 	}
 	var out []pendingEntry
 	err = st.tx.SelectContext(st.ctx, &out, `SELECT e.session, e.seq, `+cols+`, octet_length(e.raw) AS size
-FROM (SELECT pk AS session, indexed_count, updated_at FROM sessions WHERE indexed_count < entry_count AND NOT deleting) t
+FROM (SELECT pk AS session, indexed_count, updated_at FROM sessions WHERE search_pending AND NOT deleting) t
 JOIN entries e ON e.session = t.session AND e.seq > t.indexed_count
 WHERE `+scope+` ORDER BY t.updated_at DESC, t.session DESC, e.seq DESC`+lim, args...)
 	return out, err
@@ -272,7 +272,7 @@ func (st *Tx) PendingTexts(s sessiontree.SearchScope, maxEntries int, maxBytes i
 		return out, err
 	}
 	err = st.tx.GetContext(st.ctx, &out.Total, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM sessions t
-WHERE indexed_count < entry_count AND NOT deleting AND `+scope, args...)
+WHERE search_pending AND NOT deleting AND `+scope, args...)
 	if err != nil || out.Total == 0 {
 		return out, err
 	}
@@ -419,7 +419,7 @@ func (ti textIndex) Close() error { return nil }
 func (st *Tx) IndexBacklog() (int64, error) {
 	var n int64
 	err := st.tx.GetContext(st.ctx, &n, `SELECT coalesce(sum(entry_count - indexed_count), 0) FROM sessions
-WHERE indexed_count < entry_count AND NOT deleting`)
+WHERE search_pending AND NOT deleting`)
 	return n, err
 }
 
@@ -428,7 +428,7 @@ WHERE indexed_count < entry_count AND NOT deleting`)
 // too ([sessiontree.IndexedPast]).
 const qPendingPast = `SELECT s.pk, s.entry_count, greatest(s.indexed_count, coalesce(a.mark, 0)) AS indexed_count FROM sessions s
     LEFT JOIN (SELECT pk, max(mark) AS mark FROM unnest($1::bigint[], $2::bigint[]) u(pk, mark) GROUP BY pk) a ON a.pk = s.pk
-    WHERE s.indexed_count < s.entry_count AND NOT s.deleting`
+    WHERE s.search_pending AND NOT s.deleting`
 
 // NextIndexChunk implements [sessiontree.DatabaseTx.NextIndexChunk].
 // The chunk's Text is a JSON array of [indexedRow].

@@ -11,7 +11,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/internal/pgtest"
 )
 
 // searchFixture is a session of four user messages, the last on a branch
@@ -25,11 +24,7 @@ type searchFixture struct {
 func newSearchFixture(t *testing.T) searchFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.Migrated.Database(t), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openTestDB(t, Options{})
 	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)

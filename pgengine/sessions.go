@@ -41,6 +41,9 @@ func createSession(ctx context.Context, db *DB, tx *sqlx.Tx, meta sessiontree.Se
 	if meta.CreatedAt == "" {
 		meta.CreatedAt = sessiontree.FormatTime(now())
 	}
+	if err := sessiontree.CheckSessionMeta(meta); err != nil {
+		return nil, fmt.Errorf("create session %q: %w", meta.ID, err)
+	}
 	var md any // NULL: none
 	if metadata != nil {
 		if !json.Valid(metadata) {
@@ -85,6 +88,9 @@ func savepoint(ctx context.Context, tx *sqlx.Tx, fn func() error) error {
 // through the index on ids in byte order (migration 2): a LIKE pattern
 // with a fixed prefix is a range of it.
 func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
+	if !sessiontree.StorableSessionID(prefix) {
+		return nil, nil // no id starts with it; the server would refuse the text
+	}
 	var ids []string
 	err := tx.tx.SelectContext(tx.ctx, &ids, `SELECT id FROM sessions
 		WHERE id COLLATE "C" LIKE $1 ESCAPE '\' AND NOT deleting ORDER BY id COLLATE "C" LIMIT $2`,
@@ -143,9 +149,11 @@ func (tx *Tx) SessionInfo(id string) (sessiontree.SessionInfo, error) {
 	return r.info(), nil
 }
 
-// ListSessions implements [sessiontree.DatabaseTx.ListSessions] through
-// the index on (updated_at, pk) (migration 2), read backwards from the
-// cursor; the filters are applied to the rows it reads.
+// ListSessions implements [sessiontree.DatabaseTx.ListSessions]: the
+// sessions rows past the cursor that pass the filters, newest first, in
+// a top-N sort; a cwd is read by its index. There is no index on
+// updated_at, which every append changes (migration 7: it would make
+// each append's row update a full one, not a HOT one).
 func (tx *Tx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession, error) {
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("list sessions: limit %d: must be > 0", q.Limit)
@@ -203,6 +211,9 @@ func (tx *Tx) DeleteSession(id string) error {
 
 // deleteSession deletes session id and what it owns in tx.
 func deleteSession(ctx context.Context, tx *sqlx.Tx, id string) error {
+	if !sessiontree.StorableSessionID(id) {
+		return &SessionNotFoundError{ID: id} // the server would refuse the text
+	}
 	var pk int64
 	err := tx.GetContext(ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting FOR UPDATE`, id)
 	if errors.Is(err, sql.ErrNoRows) {

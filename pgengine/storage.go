@@ -229,9 +229,7 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, s.check(ctx)
 	}
-	es, err := s.selectEntries(ctx, "state at "+from, `SELECT s.seq, s.raw FROM entries e
-		JOIN entries s ON s.session = e.session AND s.seq IN (e.thinking_seq, e.model_seq, e.tools_seq)
-		WHERE e.session = $1 AND e.id = $2 ORDER BY s.seq`, from)
+	es, err := s.selectEntries(ctx, "state at "+from, stateQuery, from)
 	if err != nil {
 		return st, err
 	}
@@ -245,6 +243,12 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	}
 	return st, nil
 }
+
+// stateQuery reads the entries whose settings make the state at entry $2
+// of session $1: those its pointers name.
+const stateQuery = `SELECT s.seq, s.raw FROM entries e
+	JOIN entries s ON s.session = e.session AND s.seq IN (e.thinking_seq, e.model_seq, e.tools_seq)
+	WHERE e.session = $1 AND e.id = $2 ORDER BY s.seq`
 
 // counters are the sessions row's Stats columns.
 type counters struct {

@@ -20,9 +20,14 @@ import (
 // update runs fn in a write transaction (READ COMMITTED: fn locks the rows
 // it writes), committing when it returns nil. A deadlock, a serialization
 // failure or a connection lost before the commit makes it try again, up to
-// Options.Attempts times; op names the write in errors.
+// Options.Attempts times; op names the write in errors. After the commit
+// of a bulk load it may analyze (analyzeAfterBulk).
 func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
-	return db.retry(ctx, op, func() error { return db.runTx(ctx, nil, fn) })
+	if err := db.retry(ctx, op, func() error { return db.runTx(ctx, nil, fn) }); err != nil {
+		return err
+	}
+	db.analyzeAfterBulk(ctx)
+	return nil
 }
 
 // view runs fn in one read-only REPEATABLE READ snapshot.
@@ -71,11 +76,15 @@ const (
 )
 
 // retryable reports whether err is worth another attempt: a deadlock or
-// serialization failure, or a connection lost before the commit.
+// serialization failure, a connection lost before the commit, or a
+// generated entry id the session had (errIDTaken).
 func retryable(err error) bool {
 	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
 		return false
+	}
+	if errors.Is(err, errIDTaken) {
+		return true // a generated id met one the session has: a new one
 	}
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) {

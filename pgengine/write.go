@@ -1,12 +1,16 @@
 package pgengine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
@@ -33,46 +37,66 @@ type session struct {
 	unclaimed *Storage
 }
 
+// lockRow is the sessions row a write reads under its lock, with its
+// leaf's placement.
+type lockRow struct {
+	counters
+	LeafID sql.NullString `db:"leaf_id"`
+	nullPlacement
+	Name      sql.NullString `db:"name"`
+	FirstUser sql.NullString `db:"first_user_text"`
+	UpdatedAt string         `db:"updated_at"`
+}
+
+// lockQuery locks session $1's row for the transaction and reads it.
+const lockQuery = `SELECT s.leaf_id, s.name, s.first_user_text, s.updated_at,
+	p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
+	p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
+	` + countersColumns + ` FROM sessions s LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq
+	WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
+
 // lock locks the session's row for the transaction and reads it: writers
 // to the same session queue here, writers to others do not. It refuses a
 // write the session's claim forbids.
 func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
-	var r struct {
-		counters
-		LeafID sql.NullString `db:"leaf_id"`
-		nullPlacement
-		Name      sql.NullString `db:"name"`
-		FirstUser sql.NullString `db:"first_user_text"`
-		UpdatedAt string         `db:"updated_at"`
-	}
-	err := tx.GetContext(ctx, &r, `SELECT s.leaf_id, s.name, s.first_user_text, s.updated_at,
-		p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
-		p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
-		`+countersColumns+` FROM sessions s LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq
-		WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`, s.pk)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &SessionNotFoundError{ID: s.meta.ID}
-	}
-	if isLockNotAvailable(err) {
-		s.db.contended.Store(s.pk) // for WaitForLock
-	}
+	var r lockRow
+	err := tx.GetContext(ctx, &r, lockQuery, s.pk)
 	if err != nil {
-		return nil, err
+		return nil, s.lockErr(err)
 	}
 	// Under the row lock, which every write takes: the writer must still
 	// hold the session (claim.go). A write without a claim is checked by
 	// save, in the statement that writes the row back, still under the
 	// lock: a round trip less, and a refused write rolls back all the
 	// same.
-	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
-		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries}
 	if s.claim != nil {
 		if err := s.checkClaim(ctx, tx); err != nil {
 			return nil, err
 		}
-	} else {
+	}
+	return s.sessionOf(&r)
+}
+
+// lockErr is the error of a lockQuery that failed: no row is a missing
+// session.
+func (s *Storage) lockErr(err error) error {
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return &SessionNotFoundError{ID: s.meta.ID}
+	}
+	if isLockNotAvailable(err) {
+		s.db.contended.Store(s.pk) // for WaitForLock
+	}
+	return err
+}
+
+// sessionOf is the write's session from its locked row.
+func (s *Storage) sessionOf(r *lockRow) (*session, error) {
+	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
+		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries}
+	if s.claim == nil {
 		st.unclaimed = s
 	}
+	var err error
 	if st.tally, err = r.counters.tally(); err != nil {
 		return nil, err
 	}
@@ -80,12 +104,24 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 }
 
 // save writes the row back, and the write's usage records, in one
-// statement that also reads a live claim on a session written without
-// one (refusing the write, which then rolls back).
+// statement that also refuses a session written without a claim while
+// someone holds a live one (the write then rolls back).
 func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
-	c, err := countersOf(&st.tally)
+	query, args, err := st.saveStatement(ctx, tx)
 	if err != nil {
 		return err
+	}
+	_, err = tx.ExecContext(ctx, query, args...)
+	return st.saveErr(err)
+}
+
+// saveStatement is save's statement and its arguments. Usage records of
+// a write that adds several to one row are written first, through tx (a
+// single append has one at most, and needs no tx).
+func (st *session) saveStatement(ctx context.Context, tx *sqlx.Tx) (string, []any, error) {
+	c, err := countersOf(&st.tally)
+	if err != nil {
+		return "", nil, err
 	}
 	var leafSeq sql.NullInt64
 	depth, boundary := 0, 0
@@ -98,27 +134,35 @@ func (st *session) save(ctx context.Context, tx *sqlx.Tx) error {
 		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime()}
 	with, err := st.usage.flushWith(ctx, tx, st.pk, len(args)+1)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	if with != "" {
 		args = append(args, st.usage.arrays()...)
 		with = `u AS (` + with + `), `
 	}
 	st.usage = usageAdds{}
-	var claims []struct {
-		Holder  string `db:"holder"`
-		Expires int64  `db:"expires_ms"`
-	}
-	err = tx.SelectContext(ctx, &claims, `WITH `+with+`s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
+	return `WITH ` + with + `s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
 		leaf_depth = $4, boundary_depth = $5, name = $6, first_user_text = $7, updated_at = $8, entry_count = $9,
 		message_count = $10, user_messages = $11, assistant_messages = $12, tool_results = $13, tool_calls = $14,
 		input_tokens = $15, output_tokens = $16, cache_read_tokens = $17, cache_write_tokens = $18, cost = $19,
 		usage_buckets = $20 WHERE pk = $1)
-		SELECT holder, expires_ms FROM claims WHERE session = $1 AND holder <> '' AND expires_ms > $21`, args...)
-	if err != nil || len(claims) == 0 {
+		SELECT refuse_claimed_write(holder, expires_ms) FROM claims
+		WHERE session = $1 AND holder <> '' AND expires_ms > $21`, args, nil
+}
+
+// codeClaimedWrite is the error refuse_claimed_write raises (migration
+// 8): the holder in its detail, the expiry (Unix ms) in its hint.
+const codeClaimedWrite = "ST001"
+
+// saveErr is the error of save's statement: the claim refusal it raises
+// becomes the session's ClaimedError.
+func (st *session) saveErr(err error) error {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) || pg.Code != codeClaimedWrite || st.unclaimed == nil {
 		return err
 	}
-	return claimedError(st.unclaimed.meta.ID, claims[0].Holder, claims[0].Expires)
+	expires, _ := strconv.ParseInt(pg.Hint, 10, 64)
+	return claimedError(st.unclaimed.meta.ID, pg.Detail, expires)
 }
 
 // claimCheckTime is the time (Unix ms) after which a claim that has not
@@ -172,6 +216,14 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 
 // appendDraft builds d under the leaf read under the session's lock.
 func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := s.check(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if s.pipelines(d) {
+		if e, err := s.appendPiped(ctx, d, opts); !errors.Is(err, errNotPiped) {
+			return e, err
+		}
+	}
 	var out sessiontree.Entry
 	err := s.write(ctx, "append", func(tx *sqlx.Tx, st *session) error {
 		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
@@ -215,42 +267,69 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 
 // addDraft builds d under the leaf (the append rule), giving it an id and
 // a time when it has none, and stores it. A generated id is tried as it
-// is and the insert skips it if the session has it (a look-up per append
-// saved); only then are ids looked up until a free one is found.
+// is, without a look-up: one the session has already aborts the
+// transaction with errIDTaken, which the write tries again, with a new
+// id (retryable).
 func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draft) (sessiontree.Entry, error) {
-	id := d.ID
-	if id == "" {
-		id = sessiontree.NewEntryID(nil)
+	e, err := st.build(d)
+	if err != nil {
+		return e, err
 	}
+	e, err = st.add(ctx, tx, e)
+	return e, st.idErr(d, e, err)
+}
+
+// build builds d under the leaf, with a new id and the current time when
+// it has none.
+func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, error) {
+	id := cmp.Or(d.ID, sessiontree.NewEntryID(nil))
 	ts := d.Timestamp
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	for {
-		e, err := sessiontree.BuildEntry(d, id, st.leafID.String, ts)
-		if err != nil {
-			return sessiontree.Entry{}, err
-		}
-		e, err = st.add(ctx, tx, e)
-		if !errors.Is(err, errIDTaken) {
-			return e, err
-		}
-		if d.ID != "" {
-			return e, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
-		}
-		if id, err = newEntryID(ctx, tx, st.pk); err != nil {
-			return sessiontree.Entry{}, err
-		}
-	}
+	return sessiontree.BuildEntry(d, id, st.leafID.String, ts)
 }
 
-// errIDTaken is add's refusal of an id the session has: nothing was
-// stored.
+// idErr is the error of storing e, built from d: a taken id the draft
+// gave is a conflict; a generated one is errIDTaken, tried again.
+func (st *session) idErr(d sessiontree.Draft, e sessiontree.Entry, err error) error {
+	if errors.Is(err, errIDTaken) && d.ID != "" {
+		return fmt.Errorf("entry id %s already used: %w", e.ID, sessiontree.ErrConflict)
+	}
+	return err
+}
+
+// errIDTaken is the refusal of an entry id the session has: the insert
+// failed, and the transaction with it.
 var errIDTaken = errors.New("entry id taken")
+
+// insertEntry stores an entry and, unless $15 is false (a leaf entry),
+// extends the branch with it (the parent is the branch's end).
+const insertEntry = `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16) RETURNING session, depth, seq)
+	INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`
+
+// insertArgs are insertEntry's arguments for e placed at p under parent.
+func (st *session) insertArgs(e sessiontree.Entry, p placement, parent *placement) []any {
+	return []any{st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw),
+		e.Type != sessiontree.TypeLeaf, sessiontree.EntryChecksum(e.Raw)}
+}
+
+// insertErr is the error of insertEntry: errIDTaken for an id the
+// session has.
+func insertErr(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == codeUnique && pg.ConstraintName == "entries_session_id_key" {
+		return fmt.Errorf("%w: %w", errIDTaken, err)
+	}
+	return err
+}
 
 // add stores e, whose parent exists, and makes what the leaf rule says
 // the leaf: the branch table follows. An id the session has already is
-// errIDTaken, with nothing stored.
+// errIDTaken, and the transaction is aborted.
 func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (sessiontree.Entry, error) {
 	if err := st.checkTarget(ctx, tx, e); err != nil {
 		return e, err
@@ -264,27 +343,10 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 		return e, err
 	}
 	e.Seq = p.Seq
-	// One statement stores the entry, unless its id is taken, and, unless
-	// it is a leaf entry, extends the branch with it (the parent is the
-	// branch's end).
-	onBranch := e.Type != sessiontree.TypeLeaf
-	var stored int
-	err = tx.GetContext(ctx, &stored, `WITH e AS (INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
-		depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16)
-		ON CONFLICT (session, id) DO NOTHING RETURNING session, depth, seq),
-		b AS (INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15)
-		SELECT count(*) FROM e`,
-		st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
-		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw), onBranch,
-		sessiontree.EntryChecksum(e.Raw))
-	if err != nil {
-		return e, err
+	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, p, parent)...); err != nil {
+		return e, insertErr(err)
 	}
-	if stored == 0 {
-		return e, errIDTaken
-	}
-	if onBranch {
+	if e.Type != sessiontree.TypeLeaf {
 		st.setLeaf(e.ID, &p)
 	} else if err := st.moveBranch(ctx, tx, e.TargetID()); err != nil {
 		return e, err
@@ -406,13 +468,16 @@ func (st *session) setLeaf(id string, p *placement) {
 	st.leaf = p
 }
 
+// clearBranch empties session $1's branch table.
+const clearBranch = `DELETE FROM branch WHERE session = $1`
+
 // moveBranch makes the branch table the full path of target ("": empty),
 // rewriting only the rows below where the old and new paths meet. A
 // target that does not exist is an EntryNotFoundError.
 func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) error {
 	if target == "" {
 		st.setLeaf("", nil)
-		_, err := tx.ExecContext(ctx, `DELETE FROM branch WHERE session = $1`, st.pk)
+		_, err := tx.ExecContext(ctx, clearBranch, st.pk)
 		return err
 	}
 	if target == st.leafID.String && st.leaf != nil {

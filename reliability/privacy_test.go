@@ -204,11 +204,16 @@ var hostileStrings = []string{
 	`emoji 🎉 and \u2028`,
 }
 
+// headerText is h as a session id or cwd may hold it: a NUL, which
+// neither may (sessiontree.CheckSessionMeta), spelled out.
+func headerText(h string) string { return strings.ReplaceAll(h, "\x00", `\x00`) }
+
 // TestHostileStrings feeds ids, names, labels, working directories,
 // metadata and search text full of quotes, SQL, LIKE wildcards and NUL
 // bytes through the store and the command line: everything must come
 // back exactly as given (but a NUL in a name or label, a space there by
-// sessiontree.DerivedText), filters must match literally, and the
+// sessiontree.DerivedText; a session id or cwd with one is refused),
+// filters must match literally, and the
 // database must be unharmed. Every SQL statement being parameterized is shown by
 // behaviour, not by reading the code.
 func TestHostileStrings(t *testing.T) {
@@ -233,9 +238,17 @@ func TestHostileStrings(t *testing.T) {
 	tried := 0
 	for i, h := range hostileStrings {
 		h := strings.ReplaceAll(h, `\x00`, "\x00")
-		sid := fmt.Sprintf("sid-%02d-%s", i, h)
+		sid := fmt.Sprintf("sid-%02d-%s", i, headerText(h))
 		meta, _ := json.Marshal(map[string]string{"note": h})
-		st, err := s.Create(ctx, store.CreateOptions{ID: sid, Cwd: "/cwd/" + h, Metadata: meta})
+		if h != headerText(h) {
+			// A session id or cwd holds no NUL, on every engine.
+			_, err := s.Create(ctx, store.CreateOptions{ID: fmt.Sprintf("sid-%02d-%s", i, h), Cwd: "/cwd/" + h})
+			var me *sessiontree.InvalidSessionMetaError
+			if !errors.As(err, &me) || me.Field != "id" {
+				t.Fatalf("Create(id %q) = %v; want an InvalidSessionMetaError naming the id", h, err)
+			}
+		}
+		st, err := s.Create(ctx, store.CreateOptions{ID: sid, Cwd: "/cwd/" + headerText(h), Metadata: meta})
 		if err != nil {
 			t.Fatalf("Create(id %q) = %v", sid, err)
 		}
@@ -269,7 +282,7 @@ func TestHostileStrings(t *testing.T) {
 		t.Run(fmt.Sprintf("%q", h), func(t *testing.T) {
 			in, err := s.Info(ctx, sid)
 			// A name or label keeps a NUL as a space (sessiontree.DerivedText).
-			if err != nil || in.ID != sid || in.Cwd != "/cwd/"+h || in.Name != sessiontree.DerivedText(sessiontree.CleanName("name "+h)) {
+			if err != nil || in.ID != sid || in.Cwd != "/cwd/"+headerText(h) || in.Name != sessiontree.DerivedText(sessiontree.CleanName("name "+h)) {
 				t.Fatalf("Info(%q) = %+v, %v", sid, in, err)
 			}
 			var m map[string]string
@@ -279,9 +292,9 @@ func TestHostileStrings(t *testing.T) {
 			if got, err := s.Resolve(ctx, sid); err != nil || got != sid {
 				t.Errorf("Resolve(%q) = %q, %v", sid, got, err)
 			}
-			page, err := s.List(ctx, store.ListOptions{Cwd: "/cwd/" + h})
+			page, err := s.List(ctx, store.ListOptions{Cwd: "/cwd/" + headerText(h)})
 			if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != sid {
-				t.Errorf("List(Cwd %q) = %v, %v; want exactly the one session", "/cwd/"+h, sessionIDs(page), err)
+				t.Errorf("List(Cwd %q) = %v, %v; want exactly the one session", "/cwd/"+headerText(h), sessionIDs(page), err)
 			}
 			name := sessiontree.CleanName(h) // line breaks became spaces
 			page, err = s.List(ctx, store.ListOptions{Name: name, Limit: store.MaxListLimit})
@@ -328,7 +341,7 @@ func TestHostileStrings(t *testing.T) {
 			if _, err := s.Search(ctx, h, store.SearchOptions{}); err != nil && !errors.Is(err, store.ErrBadQuery) {
 				t.Errorf("Search(%q) = %v; want hits or ErrBadQuery", h, err)
 			}
-			if _, err := s.Search(ctx, "find", store.SearchOptions{SessionID: sid, Cwd: "/cwd/" + h}); err != nil {
+			if _, err := s.Search(ctx, "find", store.SearchOptions{SessionID: sid, Cwd: "/cwd/" + headerText(h)}); err != nil {
 				t.Errorf("Search(session %q) = %v", sid, err)
 			}
 			// Export and import again, into another store: the same bytes.

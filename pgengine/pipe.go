@@ -1,0 +1,177 @@
+package pgengine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
+)
+
+// The common append (an ordinary entry under a leaf, by a writer without
+// a claim) runs in two round trips on pgx's own interface, not five
+// through database/sql: BEGIN and the row lock (lockQuery) in one
+// pipelined batch; the entry's insert, the row's write-back and COMMIT in
+// another. It is the same transaction as the general path's, with the
+// same statements and rules: the row lock, the IfLeaf guard, the claim
+// refusal (raised by the write-back, which aborts the transaction before
+// its COMMIT), a taken generated id (the insert fails, the append is
+// tried again), and the same retries. An entry that needs a look-up
+// (a leaf, a label, a compaction) takes the general path, and so does
+// one whose lock waited for another writer of the session: lockQuery's
+// join then read the leaf's entry in the snapshot from before that
+// writer's commit, and found none (the general path reads it again).
+
+// errNotPiped is the pipelined path's answer for an append it leaves to
+// the general path (nothing was written).
+var errNotPiped = errors.New("append not pipelined")
+
+// pipelines reports whether an append of d may take the pipelined path.
+func (s *Storage) pipelines(d sessiontree.Draft) bool {
+	switch d.Type {
+	case sessiontree.TypeLeaf, sessiontree.TypeLabel, sessiontree.TypeCompaction:
+		return false
+	}
+	return s.claim == nil
+}
+
+// appendPiped appends d in two round trips, or returns errNotPiped.
+func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	var out sessiontree.Entry
+	err := s.db.retry(ctx, "append", func() error {
+		c, err := s.db.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Raw(func(dc any) (err error) {
+			out, err = s.appendOn(ctx, dc.(*stdlib.Conn).Conn(), d, opts)
+			return err
+		})
+	})
+	return out, err
+}
+
+// appendOn is one attempt of appendPiped on conn.
+func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	st, err := s.lockOn(ctx, conn)
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	e, statements, err := st.pipedAppend(d, opts)
+	if err != nil {
+		return e, errors.Join(err, rollback(ctx, conn))
+	}
+	var b pgx.Batch
+	for _, q := range statements {
+		b.Queue(q.sql, q.args...)
+	}
+	b.Queue("COMMIT")
+	if err := runBatch(ctx, conn, &b); err != nil {
+		return e, st.idErr(d, e, st.commitErr(ctx, conn, err))
+	}
+	return e, nil
+}
+
+// lockOn begins the transaction on conn and locks and reads the
+// session's row, in one round trip.
+func (s *Storage) lockOn(ctx context.Context, conn *pgx.Conn) (*session, error) {
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	var r lockRow
+	b.Queue(lockQuery, s.pk).Query(func(rows pgx.Rows) error {
+		var err error
+		r, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[lockRow])
+		return err
+	})
+	if err := runBatch(ctx, conn, &b); err != nil {
+		return nil, errors.Join(s.lockErr(err), rollback(ctx, conn))
+	}
+	st, err := s.sessionOf(&r)
+	if err != nil {
+		return nil, errors.Join(err, rollback(ctx, conn))
+	}
+	return st, nil
+}
+
+// statement is one statement of a batch, with its arguments.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// pipedAppend builds d under the locked leaf and returns the entry and
+// the statements storing it and writing the row back; errNotPiped when
+// the leaf's placement was not read.
+func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, []statement, error) {
+	if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
+		return sessiontree.Entry{}, nil, err
+	}
+	if st.leaf == nil && st.leafID.Valid {
+		return sessiontree.Entry{}, nil, errNotPiped
+	}
+	e, err := st.build(d)
+	if err != nil {
+		return e, nil, err
+	}
+	var out []statement
+	parent := st.leaf // the branch's end, nil when the leaf is none
+	if parent == nil {
+		out = append(out, statement{clearBranch, []any{st.pk}}) // a root: moveBranch("")
+	}
+	// Neither the placement nor the note of an entry that is not a
+	// compaction or a label reads the database.
+	p, err := st.place(context.Background(), nil, e, parent)
+	if err != nil {
+		return e, nil, err
+	}
+	e.Seq = p.Seq
+	out = append(out, statement{insertEntry, st.insertArgs(e, p, parent)})
+	st.setLeaf(e.ID, &p)
+	if err := st.note(context.Background(), nil, e); err != nil {
+		return e, nil, err
+	}
+	q, args, err := st.saveStatement(context.Background(), nil)
+	if err != nil {
+		return e, nil, err
+	}
+	return e, append(out, statement{q, args}), nil
+}
+
+// runBatch sends b and reads every result; the first error is returned.
+func runBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
+	return conn.SendBatch(ctx, b).Close()
+}
+
+// commitErr is the error of the batch ending in COMMIT. An error the
+// server reported aborted the transaction, which is rolled back: a taken
+// id, a claim's refusal, a serialization failure. Any other failure
+// after the batch was sent leaves the commit unknown: a CommitError,
+// never tried again.
+func (st *session) commitErr(ctx context.Context, conn *pgx.Conn, err error) error {
+	var pg *pgconn.PgError
+	if !errors.As(err, &pg) {
+		if pgconn.SafeToRetry(err) {
+			return err
+		}
+		return &sqltx.CommitError{Err: err}
+	}
+	return errors.Join(st.saveErr(insertErr(err)), rollback(ctx, conn))
+}
+
+// rollback ends conn's failed or unfinished transaction, even when ctx is
+// done; a connection that cannot is closed, and the pool drops it.
+func rollback(ctx context.Context, conn *pgx.Conn) error {
+	ctx = context.WithoutCancel(ctx)
+	if conn.PgConn().TxStatus() == 'I' || conn.IsClosed() {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
+		_ = conn.Close(ctx)
+	}
+	return nil
+}

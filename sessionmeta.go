@@ -1,0 +1,54 @@
+package sessiontree
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// InvalidSessionMetaError reports a session header a store refuses: a
+// field that is not valid UTF-8 or holds a NUL byte. A session id, a time
+// and a working directory are text that names a file or a folder, where
+// neither can appear, and PostgreSQL's text cannot hold them either, so
+// every engine refuses them alike ([CheckSessionMeta]). It matches
+// [ErrInvalidEntry] with errors.Is: the header is the first line of pi's
+// session file, an entry of type "session".
+type InvalidSessionMetaError struct {
+	// Field is the refused field, by its name in the header's JSON
+	// ("id", "timestamp", "cwd", "parentSession").
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *InvalidSessionMetaError) Error() string {
+	return fmt.Sprintf("invalid session header: %s %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidEntry) true.
+func (e *InvalidSessionMetaError) Is(target error) bool { return target == ErrInvalidEntry }
+
+// CheckSessionMeta is the rule for what a new session's header may hold,
+// which every engine applies before it stores one: its text fields are
+// valid UTF-8 without a NUL byte. A refusal is an
+// [InvalidSessionMetaError] naming the field.
+func CheckSessionMeta(m SessionMeta) error {
+	for _, f := range []struct{ name, value string }{
+		{"id", m.ID}, {"timestamp", m.CreatedAt}, {"cwd", m.Cwd}, {"parentSession", m.ParentSession},
+	} {
+		if !utf8.ValidString(f.value) {
+			return &InvalidSessionMetaError{Field: f.name, Reason: "is not valid UTF-8"}
+		}
+		if strings.IndexByte(f.value, 0) >= 0 {
+			return &InvalidSessionMetaError{Field: f.name, Reason: "holds a NUL byte"}
+		}
+	}
+	return nil
+}
+
+// StorableSessionID reports whether id could name a stored session under
+// [CheckSessionMeta]'s rule: one that cannot is not found without asking
+// the database.
+func StorableSessionID(id string) bool {
+	return CheckSessionMeta(SessionMeta{ID: id}) == nil
+}
