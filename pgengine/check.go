@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -35,7 +37,8 @@ func (db *DB) Check(ctx context.Context, id string) error {
 		if err != nil {
 			return fmt.Errorf("check session %s: %w", id, err)
 		}
-		if err := st.check1(ctx); err != nil {
+		err = st.db.view(ctx, "check", func(tx *sqlx.Tx) error { return st.check1(withSnapshot(ctx, tx)) })
+		if err != nil {
 			return fmt.Errorf("check session %s: %w", id, err)
 		}
 	}
@@ -45,6 +48,7 @@ func (db *DB) Check(ctx context.Context, id string) error {
 // check1 replays one session through the root package's tree rules
 // (sessiontree.Replayer: unique ids, parents and targets earlier in the
 // log, the leaf rule, labels, name) and compares what the engine keeps.
+// ctx carries the snapshot all its reads run in (withSnapshot).
 func (s *Storage) check1(ctx context.Context) error {
 	log, err := s.Log(ctx, 0, 0)
 	if err != nil {
@@ -96,7 +100,7 @@ func (s *Storage) check1(ctx context.Context) error {
 		}
 	}
 	var branch []string
-	if err := s.db.db.SelectContext(ctx, &branch, `SELECT e.id FROM branch b JOIN entries e ON e.session = b.session
+	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &branch, `SELECT e.id FROM branch b JOIN entries e ON e.session = b.session
 		AND e.seq = b.seq WHERE b.session = $1 ORDER BY b.depth`, s.pk); err != nil {
 		return storageErr(err)
 	}
@@ -121,7 +125,7 @@ WHERE e.session = $1 ORDER BY e.seq`
 // checkEntries verifies every entry's JSON against its checksum and its
 // search_text row against its text, in append order, streaming.
 func (s *Storage) checkEntries(ctx context.Context) error {
-	rows, err := s.db.db.QueryContext(ctx, qCheckEntries, s.pk)
+	rows, err := s.db.reader(ctx).QueryContext(ctx, qCheckEntries, s.pk)
 	if err != nil {
 		return storageErr(err)
 	}
@@ -191,7 +195,7 @@ func (s *Storage) checkUsageDays(ctx context.Context, log []sessiontree.Entry) e
 		CacheWrite int64   `db:"cache_write"`
 		Cost       float64 `db:"cost"`
 	}
-	if err := s.db.db.SelectContext(ctx, &rows, `SELECT day, bucket, input, output, cache_read, cache_write, cost
+	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &rows, `SELECT day, bucket, input, output, cache_read, cache_write, cost
 		FROM usage_days WHERE session = $1`, s.pk); err != nil {
 		return storageErr(err)
 	}

@@ -64,7 +64,7 @@ func (s *Storage) get(ctx context.Context, op string, dest any, query string, ar
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := s.db.db.GetContext(ctx, dest, query, append([]any{s.pk}, args...)...)
+	err := sqlx.GetContext(ctx, s.db.reader(ctx), dest, query, append([]any{s.pk}, args...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &SessionNotFoundError{ID: s.meta.ID}
 	}
@@ -107,7 +107,7 @@ func (s *Storage) Labels(ctx context.Context) (map[string]string, error) {
 		Target string `db:"target_id"`
 		Label  string `db:"label"`
 	}
-	if err := s.db.db.SelectContext(ctx, &rows, `SELECT target_id, label FROM labels WHERE session = $1`, s.pk); err != nil {
+	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &rows, `SELECT target_id, label FROM labels WHERE session = $1`, s.pk); err != nil {
 		return nil, fmt.Errorf("labels: %w", storageErr(err))
 	}
 	out := make(map[string]string, len(rows))
@@ -188,7 +188,7 @@ func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...a
 		return nil, err
 	}
 	var rows []row
-	if err := s.db.db.SelectContext(ctx, &rows, query, append([]any{s.pk}, args...)...); err != nil {
+	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &rows, query, append([]any{s.pk}, args...)...); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, storageErr(err))
 	}
 	return entriesOf(rows)

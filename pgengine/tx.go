@@ -30,10 +30,39 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 	return nil
 }
 
-// view runs fn in one read-only REPEATABLE READ snapshot.
+// view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
+// carries (withSnapshot), or a new one.
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	if tx, ok := ctx.Value(snapshotKey{}).(*sqlx.Tx); ok {
+		if err := fn(tx); err != nil {
+			return fmt.Errorf("%s: %w", op, storageErr(err))
+		}
+		return nil
+	}
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	return db.retry(ctx, op, func() error { return db.runTx(ctx, opts, fn) })
+}
+
+// snapshotKey is the context key of a read snapshot (withSnapshot).
+type snapshotKey struct{}
+
+// withSnapshot returns ctx carrying the read transaction tx: the reads of
+// a Storage given it (view, reader) all run in tx's snapshot, so that
+// what they compare was committed together. Check uses it: its reads
+// taken one after another, each in a snapshot of its own, would see a
+// concurrent append in some of them and not in others, and report a
+// corruption that is not there.
+func withSnapshot(ctx context.Context, tx *sqlx.Tx) context.Context {
+	return context.WithValue(ctx, snapshotKey{}, tx)
+}
+
+// reader is what a read of one statement runs on: the snapshot ctx
+// carries, or the pool.
+func (db *DB) reader(ctx context.Context) sqlx.ExtContext {
+	if tx, ok := ctx.Value(snapshotKey{}).(*sqlx.Tx); ok {
+		return tx
+	}
+	return db.db
 }
 
 // retry runs attempt until it succeeds, fails for good, or has been tried
