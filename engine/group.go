@@ -37,6 +37,7 @@ type appendReq struct {
 	drafts []sessiontree.Draft
 	opts   sessiontree.AppendOptions
 	now    string // the timestamp of drafts without one
+	pre    *prebuilt
 
 	out []sessiontree.Entry
 	err error
@@ -219,7 +220,7 @@ func runGroup(w q, group []*appendReq) error {
 	if len(group) == 1 {
 		r := group[0]
 		if r.err = r.s.check(r.ctx); r.err == nil {
-			r.out, r.err = r.s.appendIn(w, r.drafts, r.opts, r.now)
+			r.out, r.err = r.s.appendIn(w, r.drafts, r.opts, r.now, r.pre)
 		}
 		return r.err
 	}
@@ -228,7 +229,7 @@ func runGroup(w q, group []*appendReq) error {
 			continue
 		}
 		err := w.savepoint(func() error {
-			r.out, r.err = r.s.appendIn(w, r.drafts, r.opts, r.now)
+			r.out, r.err = r.s.appendIn(w, r.drafts, r.opts, r.now, r.pre)
 			return r.err
 		})
 		settle(w.c, r.err == nil)
