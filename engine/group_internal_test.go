@@ -139,7 +139,8 @@ func entryCount(t *testing.T, st *Storage) int {
 // TestGroupFailureIsItsOwn: in one group, each append that fails (a guard
 // that does not hold, an id already used, a label of a missing entry, a
 // second draft that fails after the first was written) fails alone; the
-// others commit.
+// others commit. Only the last, which wrote before it failed, makes its
+// group run again in savepoints.
 func TestGroupFailureIsItsOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -162,9 +163,23 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 		appendCall("b ok", b, sessiontree.AppendOptions{}, userDraft("b1")),
 		appendCall("c dup", c, sessiontree.AppendOptions{}, dup),
 		appendCall("d label", d, sessiontree.AppendOptions{}, label),
-		appendCall("e twice", e, sessiontree.AppendOptions{}, twice, twice),
 	})
-	for name, r := range map[string]groupResult{"a ok": res["a ok"], "b ok": res["b ok"]} {
+	// None of these failures wrote anything: the group ran once, without
+	// savepoints. The second draft of e's append fails after the first
+	// was written: that group runs again in savepoints.
+	if n := db.group.redone.Load(); n != 0 {
+		t.Errorf("%d groups run again for failures that wrote nothing; want 0", n)
+	}
+	for k, v := range inOneGroup(t, db, []groupCall{
+		appendCall("a ok2", a, sessiontree.AppendOptions{}, userDraft("a2")),
+		appendCall("e twice", e, sessiontree.AppendOptions{}, twice, twice),
+	}) {
+		res[k] = v
+	}
+	if n := db.group.redone.Load(); n != 1 {
+		t.Errorf("%d groups run again; want 1, for the append that failed after it wrote", n)
+	}
+	for name, r := range map[string]groupResult{"a ok": res["a ok"], "a ok2": res["a ok2"], "b ok": res["b ok"]} {
 		if r.err != nil || len(r.out) != 1 {
 			t.Errorf("%s: AppendAll() = %d entries, %v; want 1, nil", name, len(r.out), r.err)
 		}
@@ -181,7 +196,7 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 	if err := res["d label"].err; !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("d label: AppendAll() = %v; want ErrNotFound", err)
 	}
-	for st, want := range map[*Storage]int{a: 2, b: 1, c: 1, d: 0, e: 0} {
+	for st, want := range map[*Storage]int{a: 3, b: 1, c: 1, d: 0, e: 0} {
 		if got := entryCount(t, st); got != want {
 			t.Errorf("session %s has %d entries; want %d", st.ID(), got, want)
 		}
