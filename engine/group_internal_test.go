@@ -21,7 +21,7 @@ import (
 // the queue only once it has begun), and then let go, so the appends run
 // in one group whatever the scheduling.
 
-func openGroupDB(t *testing.T) *DB {
+func openGroupDB(t testing.TB) *DB {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "g.db"), Options{})
@@ -37,7 +37,7 @@ func openGroupDB(t *testing.T) *DB {
 	return db
 }
 
-func groupSession(t *testing.T, db *DB) *Storage {
+func groupSession(t testing.TB, db *DB) *Storage {
 	t.Helper()
 	st, err := db.CreateSession(context.Background(), sessiontree.SessionMeta{Cwd: "/work/group"})
 	if err != nil {
@@ -53,7 +53,7 @@ func userDraft(text string) sessiontree.Draft {
 
 // holdWriter holds the write connection in a transaction until release
 // is called.
-func holdWriter(t *testing.T, db *DB) (release func()) {
+func holdWriter(t testing.TB, db *DB) (release func()) {
 	t.Helper()
 	held, done, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -73,7 +73,7 @@ func holdWriter(t *testing.T, db *DB) (release func()) {
 }
 
 // waitQueued waits until n appends are queued.
-func waitQueued(t *testing.T, db *DB, n int) {
+func waitQueued(t testing.TB, db *DB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
