@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,11 +40,7 @@ type benchFixtures struct {
 
 // cpuTime is the process's user and system CPU time so far. On a shared,
 // noisy machine the CPU time per operation says more than the wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return engine.CPUTime() }
 
 // measureCPU reports the CPU time per operation from now until the
 // returned function is called (or the benchmark ends); call it right

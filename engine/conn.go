@@ -89,6 +89,9 @@ type conn struct {
 	heads   map[int64]head
 	version uint32
 	pending *pendingHead // a head to remember once the transaction commits
+	// execs counts the statements exec has run without error: a group
+	// tells by it whether an append that failed had written (group.go).
+	execs int64
 
 	broken bool // a transaction could not be ended: the pool must discard it
 }
@@ -270,7 +273,11 @@ func (c *conn) exec(ctx context.Context, query string, args ...any) (driver.Resu
 	if err != nil {
 		return nil, err
 	}
-	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, nv)
+	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(ctx, nv)
+	if err == nil {
+		c.execs++
+	}
+	return res, err
 }
 
 // query runs a statement that returns rows; close them.

@@ -21,7 +21,7 @@ import (
 // the queue only once it has begun), and then let go, so the appends run
 // in one group whatever the scheduling.
 
-func openGroupDB(t *testing.T) *DB {
+func openGroupDB(t testing.TB) *DB {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "g.db"), Options{})
@@ -37,7 +37,7 @@ func openGroupDB(t *testing.T) *DB {
 	return db
 }
 
-func groupSession(t *testing.T, db *DB) *Storage {
+func groupSession(t testing.TB, db *DB) *Storage {
 	t.Helper()
 	st, err := db.CreateSession(context.Background(), sessiontree.SessionMeta{Cwd: "/work/group"})
 	if err != nil {
@@ -53,7 +53,7 @@ func userDraft(text string) sessiontree.Draft {
 
 // holdWriter holds the write connection in a transaction until release
 // is called.
-func holdWriter(t *testing.T, db *DB) (release func()) {
+func holdWriter(t testing.TB, db *DB) (release func()) {
 	t.Helper()
 	held, done, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
@@ -73,7 +73,7 @@ func holdWriter(t *testing.T, db *DB) (release func()) {
 }
 
 // waitQueued waits until n appends are queued.
-func waitQueued(t *testing.T, db *DB, n int) {
+func waitQueued(t testing.TB, db *DB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -139,7 +139,8 @@ func entryCount(t *testing.T, st *Storage) int {
 // TestGroupFailureIsItsOwn: in one group, each append that fails (a guard
 // that does not hold, an id already used, a label of a missing entry, a
 // second draft that fails after the first was written) fails alone; the
-// others commit.
+// others commit. Only the last, which wrote before it failed, makes its
+// group run again in savepoints.
 func TestGroupFailureIsItsOwn(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -162,9 +163,23 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 		appendCall("b ok", b, sessiontree.AppendOptions{}, userDraft("b1")),
 		appendCall("c dup", c, sessiontree.AppendOptions{}, dup),
 		appendCall("d label", d, sessiontree.AppendOptions{}, label),
-		appendCall("e twice", e, sessiontree.AppendOptions{}, twice, twice),
 	})
-	for name, r := range map[string]groupResult{"a ok": res["a ok"], "b ok": res["b ok"]} {
+	// None of these failures wrote anything: the group ran once, without
+	// savepoints. The second draft of e's append fails after the first
+	// was written: that group runs again in savepoints.
+	if n := db.group.redone.Load(); n != 0 {
+		t.Errorf("%d groups run again for failures that wrote nothing; want 0", n)
+	}
+	for k, v := range inOneGroup(t, db, []groupCall{
+		appendCall("a ok2", a, sessiontree.AppendOptions{}, userDraft("a2")),
+		appendCall("e twice", e, sessiontree.AppendOptions{}, twice, twice),
+	}) {
+		res[k] = v
+	}
+	if n := db.group.redone.Load(); n != 1 {
+		t.Errorf("%d groups run again; want 1, for the append that failed after it wrote", n)
+	}
+	for name, r := range map[string]groupResult{"a ok": res["a ok"], "a ok2": res["a ok2"], "b ok": res["b ok"]} {
 		if r.err != nil || len(r.out) != 1 {
 			t.Errorf("%s: AppendAll() = %d entries, %v; want 1, nil", name, len(r.out), r.err)
 		}
@@ -181,7 +196,7 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 	if err := res["d label"].err; !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("d label: AppendAll() = %v; want ErrNotFound", err)
 	}
-	for st, want := range map[*Storage]int{a: 2, b: 1, c: 1, d: 0, e: 0} {
+	for st, want := range map[*Storage]int{a: 3, b: 1, c: 1, d: 0, e: 0} {
 		if got := entryCount(t, st); got != want {
 			t.Errorf("session %s has %d entries; want %d", st.ID(), got, want)
 		}

@@ -31,6 +31,8 @@ type Storage struct {
 	// claim is the writer claim this Storage writes under (claim.go),
 	// nil for one opened without a claim.
 	claim *sessiontree.ClaimToken
+	// guess is the leaf its next append expects (prebuild.go).
+	guess leafGuess
 }
 
 // SessionNotFoundError reports a session id that the database does not

@@ -294,37 +294,54 @@ func (s *Storage) head(w q) (head, error) {
 }
 
 // insertNew inserts an entry built by build with a fresh id (or the
-// draft's own), retrying the rare collision of a fresh id.
-func (s *Storage) insertNew(w q, h head, ownID string, build func(id string) (sessiontree.Entry, error),
+// draft's own), retrying the rare collision of a fresh id. pre, when not
+// nil, is the entry built before the transaction (prebuild.go), with a
+// fresh id or the draft's own: the first attempt takes it.
+func (s *Storage) insertNew(w q, h head, ownID string, pre *built, build func(id string) (sessiontree.Entry, error),
 	ancestorDepth func(string) (int64, error)) (sessiontree.Entry, facts, node, error) {
 	for attempt := 0; ; attempt++ {
-		id := ownID
-		if id == "" {
-			var qerr error
-			var taken func(string) bool
-			if attempt > 0 {
-				taken = func(id string) bool { return s.taken(w, id, &qerr) }
-			}
-			id = sessiontree.NewEntryID(taken)
-			if qerr != nil {
-				return sessiontree.Entry{}, facts{}, node{}, qerr
-			}
-		}
-		e, err := build(id)
+		e, f, err := s.attemptEntry(w, attempt, ownID, pre, build)
 		if err != nil {
-			return e, facts{}, node{}, err
+			return e, f, node{}, err
 		}
-		f := factsOf(e)
 		n, err := w.insert(s.pk, h.count+1, e, &f, h.leaf, ancestorDepth)
 		if isUniqueID(err) {
 			if ownID != "" {
-				return e, f, n, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+				return e, f, n, fmt.Errorf("entry id %s already used: %w", e.ID, sessiontree.ErrConflict)
 			}
 			continue
 		}
 		e.Seq = h.count + 1
 		return e, f, n, err
 	}
+}
+
+// attemptEntry returns the entry, and its facts, of insertNew's attempt:
+// the first takes pre, when there is one, or the draft's own id; the
+// others a fresh id not taken in the session.
+func (s *Storage) attemptEntry(w q, attempt int, ownID string, pre *built,
+	build func(id string) (sessiontree.Entry, error)) (sessiontree.Entry, facts, error) {
+	if attempt == 0 && pre != nil {
+		e, err := build(pre.e.ID)
+		return e, pre.f, err
+	}
+	id := ownID
+	if id == "" {
+		var qerr error
+		var taken func(string) bool
+		if attempt > 0 {
+			taken = func(id string) bool { return s.taken(w, id, &qerr) }
+		}
+		id = sessiontree.NewEntryID(taken)
+		if qerr != nil {
+			return sessiontree.Entry{}, facts{}, qerr
+		}
+	}
+	e, err := build(id)
+	if err != nil {
+		return e, facts{}, err
+	}
+	return e, factsOf(e), nil
 }
 
 // Append adds an entry under the current leaf, read inside the write
@@ -359,7 +376,8 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	r := &appendReq{ctx: ctx, s: s, drafts: drafts, opts: opts, now: s.now()}
+	now := s.now()
+	r := &appendReq{ctx: ctx, s: s, drafts: drafts, opts: opts, now: now, pre: s.prebuild(drafts, now)}
 	s.db.appendGrouped(r)
 	if r.err != nil {
 		// No "append <type>" step here: as with the other backends, the
@@ -367,22 +385,28 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 		// the command's append), and saying it here too doubled it.
 		return nil, translate(r.err)
 	}
+	s.guess.store(r.out[len(r.out)-1].ID)
 	return r.out, nil
 }
 
 // appendIn appends drafts, stamped with now when they have no time, in
 // the write transaction w (see AppendAll) and returns the stored entries.
-func (s *Storage) appendIn(w q, drafts []sessiontree.Draft, opts sessiontree.AppendOptions, now string) ([]sessiontree.Entry, error) {
+func (s *Storage) appendIn(w q, drafts []sessiontree.Draft, opts sessiontree.AppendOptions, now string, pre *prebuilt) ([]sessiontree.Entry, error) {
 	h, err := s.begin(w, opts)
 	if err != nil {
 		return nil, err
 	}
+	ready := pre.under(h.leafID)
 	out := make([]sessiontree.Entry, 0, len(drafts))
-	for _, d := range drafts {
+	for i, d := range drafts {
 		if d.Timestamp == "" {
 			d.Timestamp = now
 		}
-		e, next, err := s.appendDraft(w, h, d)
+		var b *built
+		if i < len(ready) {
+			b = &ready[i]
+		}
+		e, next, err := s.appendDraft(w, h, d, b)
 		if err != nil {
 			return nil, err
 		}
@@ -392,8 +416,9 @@ func (s *Storage) appendIn(w q, drafts []sessiontree.Draft, opts sessiontree.App
 }
 
 // appendDraft stores draft d, stamped, under head h in the write
-// transaction w, and returns the entry with the session's new head.
-func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Entry, head, error) {
+// transaction w, and returns the entry with the session's new head. pre,
+// when not nil, is d built under h's leaf before the transaction.
+func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft, pre *built) (sessiontree.Entry, head, error) {
 	// The kept entry of a compaction is an ancestor exactly when it
 	// is on the active branch, which is the new entry's path.
 	onBranch := func(id string) (int64, error) {
@@ -406,17 +431,16 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 		return depth, err
 	}
 	build := func(id string) (sessiontree.Entry, error) {
+		if pre != nil && id == pre.e.ID {
+			return pre.e, checkTarget(w, s.pk, pre.e)
+		}
 		e, err := sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
 		if err != nil {
 			return e, err
 		}
-		f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
-		if f.Target == "" {
-			return e, nil // no lookup, and no storedIDs made for it
-		}
-		return e, sessiontree.CheckTarget(&f, storedIDs{w: w, session: s.pk})
+		return e, checkTarget(w, s.pk, e)
 	}
-	e, f, n, err := s.insertNew(w, h, d.ID, build, onBranch)
+	e, f, n, err := s.insertNew(w, h, d.ID, pre, build, onBranch)
 	if err != nil {
 		return e, h, err
 	}
@@ -439,6 +463,16 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft) (sessiontree.Ent
 		hasFirst: h.hasFirst || dl.firstUser != nil, cost: dl.cost, buckets: dl.buckets}
 	w.remember(s.pk, next)
 	return e, next, nil
+}
+
+// checkTarget checks that the target of entry e, a label's or a leaf
+// entry's, exists in the session; an entry without one needs no lookup.
+func checkTarget(w q, session int64, e sessiontree.Entry) error {
+	f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
+	if f.Target == "" {
+		return nil // no lookup, and no storedIDs made for it
+	}
+	return sessiontree.CheckTarget(&f, storedIDs{w: w, session: session})
 }
 
 // SetLeaf appends a leaf entry under the current leaf and moves the leaf
@@ -464,7 +498,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		build := func(id string) (sessiontree.Entry, error) {
 			return sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
 		}
-		e, f, _, err := s.insertNew(w, h, "", build, nil)
+		e, f, _, err := s.insertNew(w, h, "", nil, build, nil)
 		if err != nil {
 			return err
 		}
@@ -485,5 +519,6 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, fmt.Errorf("set leaf to %q: %w", target, translate(err))
 	}
+	s.guess.store(target)
 	return out, nil
 }
