@@ -370,7 +370,9 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // BenchmarkImport imports pi JSONL into a fresh store per iteration and
 // reports MB/s and entries/s of wall time, and MB/s of CPU time (target
 // >= 30 MB/s). "generated" is text-heavy sessions (see importCorpus);
-// "generated-large" one such file too large to be read once; "fixtures"
+// "generated-large" one such file too large to be read once; "small" 500
+// sessions of 5 entries, a pi folder's many short sessions, whose cost
+// is the per-file one; "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
 // an import of the same files, and "generated-index-ab" compares ways of
@@ -387,7 +389,10 @@ func BenchmarkImport(b *testing.B) {
 		fixBytes += fi.Size()
 	}
 	large, largeBytes := importCorpus(b, 1, 12000)
+	small, smallBytes := importCorpus(b, 500, 5)
 	b.Run("generated", func(b *testing.B) { benchImport(b, gen, genBytes) })
+	b.Run("small", func(b *testing.B) { benchImport(b, small, smallBytes) })
+	b.Run("small-index", func(b *testing.B) { benchIndex(b, small, smallBytes) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
