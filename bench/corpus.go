@@ -272,6 +272,11 @@ func (r *runner) runCorpus(ctx context.Context) error {
 		}
 	}
 	r.corpusFloor = floorPath
+	cleanup, err := r.prepareFolder()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	for _, w := range ws {
 		if err := r.runWorkload(ctx, w, w.cases(r, r.ds)); err != nil {
 			return err

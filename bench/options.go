@@ -46,6 +46,9 @@ type Options struct {
 	// CorpusMaxEntries is the largest corpus session; sizes are
 	// log-uniform from 2 up to it, so most sessions are short.
 	CorpusMaxEntries int
+	// FolderSessions are the long sessions of the folder workloads'
+	// pi folder, beside the store-import workload's small files.
+	FolderSessions []folderSession
 	// FleetWriters are the numbers of writers the fleet workload runs
 	// with, each a row (issue 17's targets are at 1 and 64); empty skips
 	// the workload.
@@ -111,6 +114,7 @@ func DefaultOptions() Options {
 		ImportMaxSize:    10_000,
 		CorpusSessions:   10_000,
 		CorpusMaxEntries: 12,
+		FolderSessions:   []folderSession{{ShapeLinear, 10_000}, {ShapeImages, 2000}},
 		FleetWriters:     []int{1, 8, 64},
 		ProcessSize:      100_000,
 		ProcessShape:     ShapeCompacted,
@@ -129,6 +133,7 @@ func QuickOptions() Options {
 	o.Runs = 3
 	o.MinRunTime = 2 * time.Millisecond
 	o.CorpusSessions = 300
+	o.FolderSessions = []folderSession{{ShapeLinear, 1000}, {ShapeImages, 200}}
 	o.ProcessSize = 1000
 	o.Quick = true
 	return o
@@ -271,6 +276,7 @@ func parseFlags(args []string) (Options, error) {
 		o.BigShapes = nil
 	}
 	if *full {
+		o.FolderSessions = append(o.FolderSessions, folderSession{ShapeImages, 13_000})
 		o.LargeMaxSize = max(o.LargeMaxSize, 10_000)
 		o.BigShapes = nil
 	}
