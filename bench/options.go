@@ -81,6 +81,9 @@ type Options struct {
 	// Out is the directory for results.json, results.md and the charts;
 	// empty means none are written.
 	Out string
+	// CPUProfile, when set, is where a Go CPU profile of the whole run is
+	// written (go tool pprof; -focus on store.(*Store).Import, say).
+	CPUProfile string
 	// Benchstat prints testing.B-format lines on stdout instead of the
 	// Markdown table.
 	Benchstat bool
@@ -254,6 +257,7 @@ func parseFlags(args []string) (Options, error) {
 	dir := fs.String("dir", "", "working directory for generated files (default a temp dir)")
 	keep := fs.Bool("keep", false, "keep generated sessions and databases")
 	out := fs.String("out", "bench-out", "directory for results.json, results.md and SVG charts (\"\" for none)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	benchstat := fs.Bool("benchstat", false, "print testing.B-format lines for benchstat instead of the table")
 	vsPi := fs.Bool("vs-pi", false, "also time pi's own loader (needs node and npm): pi "+piDefaultVersion+" unless -pi-versions says otherwise")
 	piVersions := fs.String("pi-versions", piDefaultVersion, "comma-separated pi releases to time side by side, the first for the targets ("+piDefaultVersion+","+piLegacyVersion+" adds the last @mariozechner release); implies -vs-pi")
@@ -329,7 +333,7 @@ func parseFlags(args []string) (Options, error) {
 		o.MinRunTime = *minRun
 	}
 	o.Seed, o.Dir, o.Keep, o.Out, o.PG = *seed, *dir, *keep, *out, *pg
-	o.Benchstat, o.VsPi, o.PiCache = *benchstat, *vsPi, *piCache
+	o.Benchstat, o.VsPi, o.PiCache, o.CPUProfile = *benchstat, *vsPi, *piCache, *cpuProfile
 	o.PiVersions = splitList(*piVersions)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "pi-versions" {

@@ -217,10 +217,17 @@ func (r ImportReport) Count(o Outcome) int {
 // the mode refuses rolls back, leaving nothing behind. A larger file is
 // read twice: the first pass checks everything new in it and writes
 // nothing, for the same guarantee; the second commits it in chunks,
-// every chunk one transaction together with the file's record. An import
-// cut short (canceled, crashed, a storage error) thus leaves a
-// consistent prefix that the next import continues. Importing is
-// idempotent:
+// every chunk one transaction together with the file's record. Small
+// new files (up to 1 MB, as most of a pi folder's are) go in groups of
+// up to 256 files or 4 MB, each group one transaction with every file's
+// session, entries and record: a goroutine reads, checks and hashes the
+// files ahead of the transactions, on another core. A file of a group
+// that another import recorded meanwhile, or whose session the store
+// has, is imported alone after the group, as is every file of a group
+// whose transaction fails, so each file's result is what importing it
+// alone says. An import cut short (canceled, crashed, a storage error)
+// thus leaves a consistent prefix that the next import continues.
+// Importing is idempotent:
 //   - a file imported before and unchanged is only read to check its
 //     hash; nothing is written;
 //   - a file that has grown since (pi appends to its files) imports the
@@ -321,7 +328,7 @@ func (imp *importRun) batch(b importBatch) error {
 		return fmt.Errorf("import: %w", err)
 	}
 	imp.prog.file(b.group[0].c.path, 0)
-	results, err := imp.s.importGroup(imp.ctx, imp.g, b.group)
+	results, err := imp.s.importGroup(imp.ctx, imp.g, b.group, imp.opts)
 	if err != nil {
 		// NoWait and another process writing: no file of the group was
 		// imported, nor are the files after it.

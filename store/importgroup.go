@@ -154,7 +154,7 @@ func (sf *stagedFile) visit(r jsonl.Record, skip *jsonl.LineError) error {
 // has (a conflict, or a moved file to follow). When the transaction
 // fails, every file is for importing alone, unless the error stops the
 // import (the write lock taken and NoWait: returned).
-func (s *Store) importGroup(ctx context.Context, g gate, group []*stagedFile) ([]*FileResult, error) {
+func (s *Store) importGroup(ctx context.Context, g gate, group []*stagedFile, opts ImportOptions) ([]*FileResult, error) {
 	results := make([]*FileResult, len(group))
 	err := g.write(ctx, func(tx sessiontree.DatabaseTx) error {
 		clear(results) // the transaction may run more than once
@@ -172,6 +172,15 @@ func (s *Store) importGroup(ctx context.Context, g gate, group []*stagedFile) ([
 	}
 	if err != nil {
 		clear(results)
+	}
+	if hook := opts.tune.afterGroup; hook != nil && err == nil {
+		n := 0
+		for _, r := range results {
+			if r != nil {
+				n++
+			}
+		}
+		hook(n)
 	}
 	return results, nil
 }

@@ -58,6 +58,9 @@ type importTuning struct {
 	// group with others (importgroup.go), as imports did before groups;
 	// benchmarks compare the two.
 	alone bool
+	// afterGroup, when set, is called with the number of files each
+	// group's transaction imported, after it commits.
+	afterGroup func(files int)
 }
 
 // withDefaults fills the fields left zero with their defaults.

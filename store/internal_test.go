@@ -38,3 +38,10 @@ func WithoutGroups(opts ImportOptions) ImportOptions {
 	opts.tune.alone = true
 	return opts
 }
+
+// WithAfterGroup returns opts making fn run with the number of files each
+// group of small files imported in one transaction, after it commits.
+func WithAfterGroup(opts ImportOptions, fn func(files int)) ImportOptions {
+	opts.tune.afterGroup = fn
+	return opts
+}
