@@ -33,8 +33,8 @@ func groupFolder(t *testing.T, n int) (string, []string) {
 // fileSummary is what a report says of a file, for comparing two imports.
 type fileSummary struct {
 	Path, SessionID, Outcome, Err string
-	Entries, Problems           int
-	Bytes                       int64
+	Entries, Problems             int
+	Bytes                         int64
 }
 
 func summarize(rep store.ImportReport) []fileSummary {
