@@ -675,17 +675,26 @@ func storeImportCases(r *runner, _ *dataset) []benchCase {
 			}
 			return p, nil
 		}},
-		{backend: backendFileFloor, setup: func(ctx context.Context) (*prepared, error) {
-			return &prepared{rows: c.importEntries, bytes: c.importBytes, note: note + "; read", maxIters: 1, op: func(ctx context.Context) error {
-				for _, f := range c.importFiles {
-					if _, err := os.ReadFile(f); err != nil {
-						return err
-					}
-				}
-				return nil
-			}}, nil
-		}},
+		readFilesCase(c.importFiles, c.importEntries, c.importBytes, note+"; read"),
 	}
+}
+
+// readFilesCase is the file floor of an import of files: reading each
+// whole, as any importer must.
+func readFilesCase(files []string, rows int, bytes int64, note string) benchCase {
+	return benchCase{backend: backendFileFloor, setup: func(ctx context.Context) (*prepared, error) {
+		if len(files) == 0 {
+			return nil, errUnsupported
+		}
+		return &prepared{rows: rows, bytes: bytes, note: note, maxIters: 1, op: func(ctx context.Context) error {
+			for _, f := range files {
+				if _, err := os.ReadFile(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}, nil
+	}}
 }
 
 // storeIndexCases time the search index's catch-up after the store-import

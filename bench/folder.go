@@ -82,9 +82,12 @@ func importFolder(ctx context.Context, s *store.Store, f *folder) error {
 // store, and reading its files.
 func folderImportCases(r *runner, _ *dataset) []benchCase {
 	f := r.folder
+	if f == nil {
+		f = &folder{} // not generated: no case runs
+	}
 	return []benchCase{
 		{backend: backendStore, setup: func(ctx context.Context) (*prepared, error) {
-			if f == nil {
+			if len(f.files) == 0 {
 				return nil, errUnsupported
 			}
 			fs := &freshStore{path: filepath.Join(r.dir, "store", "folder.db")}
@@ -93,19 +96,7 @@ func folderImportCases(r *runner, _ *dataset) []benchCase {
 			p.op = func(ctx context.Context) error { return importFolder(ctx, fs.s, f) }
 			return p, nil
 		}},
-		{backend: backendFileFloor, setup: func(ctx context.Context) (*prepared, error) {
-			if f == nil {
-				return nil, errUnsupported
-			}
-			return &prepared{rows: f.entries, bytes: f.bytes, note: "read every file", maxIters: 1, op: func(ctx context.Context) error {
-				for _, p := range f.files {
-					if _, err := os.ReadFile(p); err != nil {
-						return err
-					}
-				}
-				return nil
-			}}, nil
-		}},
+		readFilesCase(f.files, f.entries, f.bytes, "read every file"),
 	}
 }
 

@@ -115,27 +115,11 @@ func testImportGroups(t *testing.T, openStore opener) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := ids(logOf(t, st)), recoveredIDs(t, f.Path); !slices.Equal(got, want) {
+			if got, want := ids(logOf(t, st)), readIDsMode(t, f.Path, jsonl.Recover); !slices.Equal(got, want) {
 				t.Errorf("%s: session holds %v; want %v", filepath.Base(f.Path), got, want)
 			}
 		}
 	}
-}
-
-// recoveredIDs reads the entry ids of a pi file as an import in
-// jsonl.Recover mode takes them: a torn last line left out.
-func recoveredIDs(t *testing.T, path string) []string {
-	t.Helper()
-	var out []string
-	for r, err := range jsonl.ReadFile(context.Background(), path, jsonl.ReadOptions{Mode: jsonl.Recover}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Kind == jsonl.KindEntry {
-			out = append(out, r.Entry.ID)
-		}
-	}
-	return out
 }
 
 // newSessionID gives a header line another session id: its last digit
