@@ -372,7 +372,8 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // >= 30 MB/s). "generated" is text-heavy sessions (see importCorpus);
 // "generated-large" one such file too large to be read once; "small" 500
 // sessions of 5 entries, a pi folder's many short sessions, whose cost
-// is the per-file one; "fixtures"
+// is the per-file one ("small-ab" compares their import in groups with
+// the import of each file alone, by turns); "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
 // an import of the same files, and "generated-index-ab" compares ways of
@@ -393,6 +394,7 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("generated", func(b *testing.B) { benchImport(b, gen, genBytes) })
 	b.Run("small", func(b *testing.B) { benchImport(b, small, smallBytes) })
 	b.Run("small-index", func(b *testing.B) { benchIndex(b, small, smallBytes) })
+	b.Run("small-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
@@ -589,6 +591,41 @@ func benchIndexAB(b *testing.B, dir string, size int64) {
 		if len(wall[v]) > 0 {
 			b.ReportMetric(median(wall[v]), "MB/s-"+x.name)
 			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+x.name)
+		}
+	}
+}
+
+// benchImportAB imports dir into a fresh store per iteration, by turns in
+// groups of small files (the default) and each file alone
+// (store.WithoutGroups), and reports each way's median MB/s of wall and
+// of CPU time.
+func benchImportAB(b *testing.B, dir string, size int64) {
+	ctx := context.Background()
+	ways := []struct {
+		name string
+		opts store.ImportOptions
+	}{{"groups", store.ImportOptions{}}, {"alone", store.WithoutGroups(store.ImportOptions{})}}
+	wall := make([][]float64, len(ways))
+	cpu := make([][]float64, len(ways))
+	for i := range b.N {
+		v := i % len(ways)
+		b.StopTimer()
+		s := freshStore(b)
+		runtime.GC()
+		b.StartTimer()
+		w0, c0 := time.Now(), cpuTime()
+		rep, err := s.Import(ctx, []string{dir}, ways[v].opts)
+		if err != nil || rep.Count(store.OutcomeNew) != len(rep.Files) {
+			b.Fatalf("import: %d of %d files new, %v", rep.Count(store.OutcomeNew), len(rep.Files), err)
+		}
+		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
+		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())
+	}
+	b.StopTimer()
+	for v, w := range ways {
+		if len(wall[v]) > 0 {
+			b.ReportMetric(median(wall[v]), "MB/s-"+w.name)
+			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+w.name)
 		}
 	}
 }
