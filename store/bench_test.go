@@ -373,7 +373,8 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // "generated-large" one such file too large to be read once; "small" 500
 // sessions of 5 entries, a pi folder's many short sessions, whose cost
 // is the per-file one ("small-ab" compares their import in groups with
-// the import of each file alone, by turns); "fixtures"
+// the import of each file alone, by turns; "small-again-ab" the same,
+// imported again, unchanged); "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
 // an import of the same files, and "generated-index-ab" compares ways of
@@ -394,7 +395,8 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("generated", func(b *testing.B) { benchImport(b, gen, genBytes) })
 	b.Run("small", func(b *testing.B) { benchImport(b, small, smallBytes) })
 	b.Run("small-index", func(b *testing.B) { benchIndex(b, small, smallBytes) })
-	b.Run("small-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes) })
+	b.Run("small-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, false) })
+	b.Run("small-again-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, true) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
@@ -598,25 +600,34 @@ func benchIndexAB(b *testing.B, dir string, size int64) {
 // benchImportAB imports dir into a fresh store per iteration, by turns in
 // groups of small files (the default) and each file alone
 // (store.WithoutGroups), and reports each way's median MB/s of wall and
-// of CPU time.
-func benchImportAB(b *testing.B, dir string, size int64) {
+// of CPU time. With again, the import timed is the second, of files
+// imported before and unchanged since: what a command run again over a
+// pi folder does.
+func benchImportAB(b *testing.B, dir string, size int64, again bool) {
 	ctx := context.Background()
 	ways := []struct {
 		name string
 		opts store.ImportOptions
 	}{{"groups", store.ImportOptions{}}, {"alone", store.WithoutGroups(store.ImportOptions{})}}
+	want := store.OutcomeNew
+	if again {
+		want = store.OutcomeUnchanged
+	}
 	wall := make([][]float64, len(ways))
 	cpu := make([][]float64, len(ways))
 	for i := range b.N {
 		v := i % len(ways)
 		b.StopTimer()
 		s := freshStore(b)
+		if again {
+			mustImportNew(b, s, dir)
+		}
 		runtime.GC()
 		b.StartTimer()
 		w0, c0 := time.Now(), cpuTime()
 		rep, err := s.Import(ctx, []string{dir}, ways[v].opts)
-		if err != nil || rep.Count(store.OutcomeNew) != len(rep.Files) {
-			b.Fatalf("import: %d of %d files new, %v", rep.Count(store.OutcomeNew), len(rep.Files), err)
+		if err != nil || rep.Count(want) != len(rep.Files) {
+			b.Fatalf("import: %d of %d files %v, %v", rep.Count(want), len(rep.Files), want, err)
 		}
 		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
 		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())

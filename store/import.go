@@ -322,7 +322,7 @@ type importRun struct {
 // file alone. A non-nil error stops the import.
 func (imp *importRun) batch(b importBatch) error {
 	if b.group == nil {
-		return imp.alone(b.alone)
+		return imp.alone(b.alone, b.known)
 	}
 	if err := imp.ctx.Err(); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -336,7 +336,7 @@ func (imp *importRun) batch(b importBatch) error {
 	}
 	for i, sf := range b.group {
 		if results[i] == nil {
-			if err := imp.alone(sf.c); err != nil {
+			if err := imp.alone(sf.c, nil); err != nil {
 				return err
 			}
 			continue
@@ -349,16 +349,20 @@ func (imp *importRun) batch(b importBatch) error {
 	return nil
 }
 
-// alone imports file f alone (importFile).
-func (imp *importRun) alone(f candidate) error {
+// alone imports file f alone (importFile), unless its result is known
+// already (see importBatch).
+func (imp *importRun) alone(f candidate, known *FileResult) error {
 	if err := imp.ctx.Err(); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	imp.prog.file(f.path, 0)
 	var res FileResult
-	if f.err != nil {
+	switch {
+	case known != nil:
+		res = *known
+	case f.err != nil:
 		res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
-	} else {
+	default:
 		res = imp.s.importFile(imp.ctx, imp.g, f.path, imp.opts, imp.prog)
 	}
 	if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {

@@ -71,7 +71,7 @@ func testImportGroups(t *testing.T, openStore opener) {
 	l[0] = newSessionID(t, l[0])
 	writeFile(t, filepath.Join(dir, "g30b.jsonl"), strings.Join(l, "")+`{"type":"message","id":"tor`)
 
-	var reports [2]store.ImportReport
+	var reports, again [2]store.ImportReport
 	var stores [2]*store.Store
 	var grouped []int
 	for i, opts := range []store.ImportOptions{
@@ -81,10 +81,19 @@ func testImportGroups(t *testing.T, openStore opener) {
 		s := openStore(t)
 		mustImport(t, s, []string{files[15]}, store.ImportOptions{})
 		reports[i], stores[i] = mustImport(t, s, []string{dir}, opts), s
+		// Again: the files unchanged, the torn one still torn.
+		again[i] = mustImport(t, s, []string{dir}, opts)
 	}
 	got, want := summarize(reports[0]), summarize(reports[1])
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("report in groups (-alone +grouped):\n%s", diff)
+	}
+	got, want = summarize(again[0]), summarize(again[1])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("report of the import again (-alone +grouped):\n%s", diff)
+	}
+	if n := again[0].Count(store.OutcomeUnchanged); n != 41 {
+		t.Errorf("import again: %d files unchanged; want the 41 imported whole", n)
 	}
 	outcomes := map[string]store.Outcome{"g10b.jsonl": store.OutcomeFailed, "g20b.jsonl": store.OutcomeConflict, "g15.jsonl": store.OutcomeUnchanged}
 	for _, f := range reports[0].Files {
