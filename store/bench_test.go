@@ -574,29 +574,46 @@ var indexVariants = []struct {
 // CPU MB/s.
 func benchIndexAB(b *testing.B, dir string, size int64) {
 	ctx := context.Background()
-	wall := make([][]float64, len(indexVariants))
-	cpu := make([][]float64, len(indexVariants))
-	for i := range b.N {
-		v := i % len(indexVariants)
-		b.StopTimer()
+	var names []string
+	for _, x := range indexVariants {
+		names = append(names, x.name)
+	}
+	var s *store.Store
+	var want int
+	byTurns(b, names, size, func(v int) {
 		path := filepath.Join(b.TempDir(), "import.db")
-		s := openBenchStore(b, path)
+		s = openBenchStore(b, path)
 		indexVariants[v].setup(b, s, path)
-		want := mustImportNew(b, s, dir)
-		runtime.GC()
-		b.StartTimer()
-		w0, c0 := time.Now(), cpuTime()
+		want = mustImportNew(b, s, dir)
+	}, func(int) {
 		if n, err := s.Index(ctx, store.IndexOptions{}); err != nil || n != int64(want) {
 			b.Fatalf("Index = %d, %v; want %d", n, err, want)
 		}
+	})
+}
+
+// byTurns runs b.N runs, run i of way i mod len(names): setup, untimed,
+// then op, timed; and reports each way's median MB/s (size bytes a run)
+// of wall and of CPU time.
+func byTurns(b *testing.B, names []string, size int64, setup, op func(way int)) {
+	wall := make([][]float64, len(names))
+	cpu := make([][]float64, len(names))
+	for i := range b.N {
+		v := i % len(names)
+		b.StopTimer()
+		setup(v)
+		runtime.GC()
+		b.StartTimer()
+		w0, c0 := time.Now(), cpuTime()
+		op(v)
 		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
 		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())
 	}
 	b.StopTimer()
-	for v, x := range indexVariants {
+	for v, name := range names {
 		if len(wall[v]) > 0 {
-			b.ReportMetric(median(wall[v]), "MB/s-"+x.name)
-			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+x.name)
+			b.ReportMetric(median(wall[v]), "MB/s-"+name)
+			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+name)
 		}
 	}
 }
@@ -609,40 +626,23 @@ func benchIndexAB(b *testing.B, dir string, size int64) {
 // pi folder does.
 func benchImportAB(b *testing.B, dir string, size int64, again bool) {
 	ctx := context.Background()
-	ways := []struct {
-		name string
-		opts store.ImportOptions
-	}{{"groups", store.ImportOptions{}}, {"alone", store.WithoutGroups(store.ImportOptions{})}}
+	ways := []store.ImportOptions{{}, store.WithoutGroups(store.ImportOptions{})}
 	want := store.OutcomeNew
 	if again {
 		want = store.OutcomeUnchanged
 	}
-	wall := make([][]float64, len(ways))
-	cpu := make([][]float64, len(ways))
-	for i := range b.N {
-		v := i % len(ways)
-		b.StopTimer()
-		s := freshStore(b)
+	var s *store.Store
+	byTurns(b, []string{"groups", "alone"}, size, func(int) {
+		s = freshStore(b)
 		if again {
 			mustImportNew(b, s, dir)
 		}
-		runtime.GC()
-		b.StartTimer()
-		w0, c0 := time.Now(), cpuTime()
-		rep, err := s.Import(ctx, []string{dir}, ways[v].opts)
+	}, func(v int) {
+		rep, err := s.Import(ctx, []string{dir}, ways[v])
 		if err != nil || rep.Count(want) != len(rep.Files) {
 			b.Fatalf("import: %d of %d files %v, %v", rep.Count(want), len(rep.Files), want, err)
 		}
-		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
-		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())
-	}
-	b.StopTimer()
-	for v, w := range ways {
-		if len(wall[v]) > 0 {
-			b.ReportMetric(median(wall[v]), "MB/s-"+w.name)
-			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+w.name)
-		}
-	}
+	})
 }
 
 // median returns the median of xs, which it sorts.
