@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -101,11 +102,15 @@ func folderImportCases(r *runner, _ *dataset) []benchCase {
 }
 
 // folderIndexCases time the search index's catch-up after the folder's
-// import.
+// import, and on the floor, the same text inserted into a bare trigram
+// FTS5 table in one transaction.
 func folderIndexCases(r *runner, _ *dataset) []benchCase {
 	f := r.folder
+	if f == nil {
+		f = &folder{} // not generated: no case runs
+	}
 	return []benchCase{{backend: backendStore, setup: func(ctx context.Context) (*prepared, error) {
-		if f == nil {
+		if len(f.files) == 0 {
 			return nil, errUnsupported
 		}
 		fs := &freshStore{path: filepath.Join(r.dir, "store", "folder-index.db")}
@@ -119,7 +124,21 @@ func folderIndexCases(r *runner, _ *dataset) []benchCase {
 		}
 		p.op = func(ctx context.Context) error { return indexAll(ctx, fs.s, f.entries) }
 		return p, nil
-	}}}
+	}}, floorIndexCase(r, "folder-index.db", f.entries, f.bytes, f.searchBodies, "the folder's text into FTS5, one transaction")}
+}
+
+// searchBodies returns the text of every entry of the folder, as the
+// store's index takes it (searchText).
+func (f *folder) searchBodies() []string {
+	var bodies []string
+	for _, file := range f.files {
+		for r, err := range jsonl.ReadFile(context.Background(), file, jsonl.ReadOptions{Mode: jsonl.Strict}) {
+			if err == nil && r.Kind == jsonl.KindEntry {
+				bodies = append(bodies, searchText(r.Entry))
+			}
+		}
+	}
+	return bodies
 }
 
 // folderTargets checks issue 17's import targets on the folder: the

@@ -145,12 +145,11 @@ var workloads = []*workload{
 		cases:       folderImportCases,
 	},
 	{
-		name:        "folder-index",
-		doc:         "Bring the search index up to date after folder-import's import (Store.Index over every imported entry): with the import, what a user waits for before every entry of the folder is searchable.",
-		corpus:      true,
-		noFileRows:  true,
-		noFloorRows: true,
-		cases:       folderIndexCases,
+		name:       "folder-index",
+		doc:        "Bring the search index up to date after folder-import's import (Store.Index over every imported entry): with the import, what a user waits for before every entry of the folder is searchable.",
+		corpus:     true,
+		noFileRows: true,
+		cases:      folderIndexCases,
 	},
 }
 
