@@ -374,7 +374,7 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // sessions of 5 entries, a pi folder's many short sessions, whose cost
 // is the per-file one ("small-ab" compares their import in groups with
 // the import of each file alone, by turns; "small-again-ab" the same,
-// imported again, unchanged; "one-ab" a lone file of 0.9 MB, which a
+// imported again, unchanged; "one-ab" a lone file of 200 KB, which a
 // group reads whole before it writes it, where a file alone is written as
 // it is read); "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
@@ -399,7 +399,7 @@ func BenchmarkImport(b *testing.B) {
 	b.Run("small-index", func(b *testing.B) { benchIndex(b, small, smallBytes) })
 	b.Run("small-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, false) })
 	b.Run("small-again-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, true) })
-	one, oneBytes := importCorpus(b, 1, 600)
+	one, oneBytes := importCorpus(b, 1, 130)
 	b.Run("one-ab", func(b *testing.B) { benchImportAB(b, one, oneBytes, false) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })

@@ -218,7 +218,7 @@ func (r ImportReport) Count(o Outcome) int {
 // read twice: the first pass checks everything new in it and writes
 // nothing, for the same guarantee; the second commits it in chunks,
 // every chunk one transaction together with the file's record. Small
-// new files (up to 1 MB, as most of a pi folder's are) go in groups of
+// new files (up to 256 KiB, as most of a pi folder's are) go in groups of
 // up to 256 files or 4 MB, each group one transaction with every file's
 // session, entries and record: a goroutine reads, checks and hashes the
 // files ahead of the transactions, on another core. A file of a group
