@@ -7,9 +7,10 @@ package store
 // the files ahead of the writer, on the other core (open, the record's
 // read, parse, checks, SHA-256), and hands the writer the small new ones
 // in groups, each group one transaction; every other file is imported
-// alone, as before (importFile). A group commits its files whole, each
-// with its record, so an import cut short resumes as it does after a
-// file's transaction.
+// alone, as before (importFile), except one imported before and unchanged
+// since, which the reader finds so itself. A group commits its files
+// whole, each with its record, so an import cut short resumes as it does
+// after a file's transaction.
 
 import (
 	"context"
@@ -69,51 +70,71 @@ func grouped(opts ImportOptions) bool {
 // channel it returns as batches (see importBatch), until done is closed.
 // The channel is closed once the goroutine has finished.
 func (s *Store) readAhead(ctx context.Context, files []candidate, opts ImportOptions, done <-chan struct{}) <-chan importBatch {
-	out := make(chan importBatch, 1)
+	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done}
 	go func() {
-		defer close(out)
-		send := func(b importBatch) bool {
-			select {
-			case out <- b:
-				return true
-			case <-done:
-				return false
-			}
-		}
-		var group []*stagedFile
-		var bytes int64
-		flush := func() bool {
-			ok := len(group) == 0 || send(importBatch{group: group})
-			group, bytes = nil, 0
-			return ok
-		}
+		defer close(r.out)
 		for _, c := range files {
-			select {
-			case <-done:
+			if !r.take(c) {
 				return
-			default:
 			}
-			var sf *stagedFile
-			var known *FileResult
-			if grouped(opts) && ctx.Err() == nil {
-				sf, known = s.stage(ctx, c, opts)
-			}
-			if sf == nil {
-				if !flush() || !send(importBatch{alone: c, known: known}) {
-					return
-				}
-				continue
-			}
-			if len(group) == groupFiles || bytes+sf.consumed > groupBytes {
-				if !flush() {
-					return
-				}
-			}
-			group, bytes = append(group, sf), bytes+sf.consumed
 		}
-		flush()
+		r.flush()
 	}()
-	return out
+	return r.out
+}
+
+// reader is readAhead's goroutine: the group it gathers, and where it
+// sends the batches.
+type reader struct {
+	s     *Store
+	ctx   context.Context
+	opts  ImportOptions
+	out   chan importBatch
+	done  <-chan struct{}
+	group []*stagedFile
+	bytes int64 // of the group's files
+}
+
+// take reads file c and adds it to the group, or sends it alone (the
+// group first); false when the import is done with the reader.
+func (r *reader) take(c candidate) bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+	}
+	var sf *stagedFile
+	var known *FileResult
+	if grouped(r.opts) && r.ctx.Err() == nil {
+		sf, known = r.s.stage(r.ctx, c, r.opts)
+	}
+	if sf == nil {
+		return r.flush() && r.send(importBatch{alone: c, known: known})
+	}
+	if len(r.group) == groupFiles || r.bytes+sf.consumed > groupBytes {
+		if !r.flush() {
+			return false
+		}
+	}
+	r.group, r.bytes = append(r.group, sf), r.bytes+sf.consumed
+	return true
+}
+
+// flush sends the group gathered, if any.
+func (r *reader) flush() bool {
+	ok := len(r.group) == 0 || r.send(importBatch{group: r.group})
+	r.group, r.bytes = nil, 0
+	return ok
+}
+
+// send sends b, unless the import is done with the reader (false).
+func (r *reader) send(b importBatch) bool {
+	select {
+	case r.out <- b:
+		return true
+	case <-r.done:
+		return false
+	}
 }
 
 // stage reads and checks the file c for a group, or returns nil when it
