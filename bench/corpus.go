@@ -272,6 +272,11 @@ func (r *runner) runCorpus(ctx context.Context) error {
 		}
 	}
 	r.corpusFloor = floorPath
+	cleanup, err := r.prepareFolder()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	for _, w := range ws {
 		if err := r.runWorkload(ctx, w, w.cases(r, r.ds)); err != nil {
 			return err
@@ -670,17 +675,26 @@ func storeImportCases(r *runner, _ *dataset) []benchCase {
 			}
 			return p, nil
 		}},
-		{backend: backendFileFloor, setup: func(ctx context.Context) (*prepared, error) {
-			return &prepared{rows: c.importEntries, bytes: c.importBytes, note: note + "; read", maxIters: 1, op: func(ctx context.Context) error {
-				for _, f := range c.importFiles {
-					if _, err := os.ReadFile(f); err != nil {
-						return err
-					}
-				}
-				return nil
-			}}, nil
-		}},
+		readFilesCase(c.importFiles, c.importEntries, c.importBytes, note+"; read"),
 	}
+}
+
+// readFilesCase is the file floor of an import of files: reading each
+// whole, as any importer must.
+func readFilesCase(files []string, rows int, bytes int64, note string) benchCase {
+	return benchCase{backend: backendFileFloor, setup: func(ctx context.Context) (*prepared, error) {
+		if len(files) == 0 {
+			return nil, errUnsupported
+		}
+		return &prepared{rows: rows, bytes: bytes, note: note, maxIters: 1, op: func(ctx context.Context) error {
+			for _, f := range files {
+				if _, err := os.ReadFile(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}, nil
+	}}
 }
 
 // storeIndexCases time the search index's catch-up after the store-import
@@ -712,28 +726,35 @@ func storeIndexCases(r *runner, _ *dataset) []benchCase {
 			}
 			return p, nil
 		}},
-		{backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
-			if r.corpusFloor == "" {
-				return nil, errUnsupported
-			}
-			path := filepath.Join(r.dir, backendFloor, "index.db")
-			bodies := c.searchBodies(c.importEntries)
-			var db *sql.DB
-			p := &prepared{maxIters: 1, rows: c.importEntries, bytes: c.importBytes, note: note + "; their text into FTS5, one transaction"}
-			p.before = func(ctx context.Context) error {
-				var err error
-				db, err = freshFloor(ctx, path, corpusFloorSchema)
-				return err
-			}
-			p.op = func(ctx context.Context) error { return floorIndex(ctx, db, bodies) }
-			p.after = func(ctx context.Context) error {
-				err := db.Close()
-				removeDB(path)
-				return err
-			}
-			return p, nil
-		}},
+		floorIndexCase(r, "index.db", c.importEntries, c.importBytes, func() []string { return c.searchBodies(c.importEntries) }, note+"; their text into FTS5, one transaction"),
 	}
+}
+
+// floorIndexCase is the floor of an index catch-up: the text of rows
+// entries (bodies, made when the case is set up) inserted into a bare
+// trigram FTS5 table in one transaction, in a fresh database named name.
+func floorIndexCase(r *runner, name string, rows int, bytes int64, bodies func() []string, note string) benchCase {
+	return benchCase{backend: backendFloor, setup: func(ctx context.Context) (*prepared, error) {
+		if r.corpusFloor == "" || rows == 0 {
+			return nil, errUnsupported
+		}
+		path := filepath.Join(r.dir, backendFloor, name)
+		texts := bodies()
+		var db *sql.DB
+		p := &prepared{maxIters: 1, rows: rows, bytes: bytes, note: note}
+		p.before = func(ctx context.Context) error {
+			var err error
+			db, err = freshFloor(ctx, path, corpusFloorSchema)
+			return err
+		}
+		p.op = func(ctx context.Context) error { return floorIndex(ctx, db, texts) }
+		p.after = func(ctx context.Context) error {
+			err := db.Close()
+			removeDB(path)
+			return err
+		}
+		return p, nil
+	}}
 }
 
 // freshStore is a store opened on a new database before each run of an

@@ -119,6 +119,7 @@ type runner struct {
 	corpus      *corpus
 	corpusStore *store.Store // the corpus imported, nil without the engine
 	corpusFloor string       // the corpus floor database, "" without the floor
+	folder      *folder      // the folder workloads' files, nil when none runs
 }
 
 type hotSession struct {

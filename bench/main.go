@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +54,13 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 		defer os.RemoveAll(r.dir)
 	}
 
+	if opts.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(opts.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	if opts.Process {
 		return runProcessMode(ctx, opts, stdout, r)
 	}
@@ -141,6 +149,23 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	}
 	r.progress("done in %.0fs", rep.Seconds)
 	return nil
+}
+
+// startCPUProfile writes a CPU profile of the run to path
+// (Options.CPUProfile) until the function it returns is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // workDir makes the directory generated files go to.

@@ -80,6 +80,9 @@ func TestQuick(t *testing.T) {
 			if w.noFileRows {
 				bs = bs[:2]
 			}
+			if w.noFloorRows {
+				bs = bs[1:]
+			}
 		}
 		if w.name == "fleet" {
 			bs = []string{backendFloor, backendEngine}

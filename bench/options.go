@@ -46,6 +46,9 @@ type Options struct {
 	// CorpusMaxEntries is the largest corpus session; sizes are
 	// log-uniform from 2 up to it, so most sessions are short.
 	CorpusMaxEntries int
+	// FolderSessions are the long sessions of the folder workloads'
+	// pi folder, beside the store-import workload's small files.
+	FolderSessions []folderSession
 	// FleetWriters are the numbers of writers the fleet workload runs
 	// with, each a row (issue 17's targets are at 1 and 64); empty skips
 	// the workload.
@@ -83,6 +86,9 @@ type Options struct {
 	// Out is the directory for results.json, results.md and the charts;
 	// empty means none are written.
 	Out string
+	// CPUProfile, when set, is where a Go CPU profile of the whole run is
+	// written (go tool pprof; -focus on store.(*Store).Import, say).
+	CPUProfile string
 	// Benchstat prints testing.B-format lines on stdout instead of the
 	// Markdown table.
 	Benchstat bool
@@ -116,6 +122,7 @@ func DefaultOptions() Options {
 		ImportMaxSize:    10_000,
 		CorpusSessions:   10_000,
 		CorpusMaxEntries: 12,
+		FolderSessions:   []folderSession{{ShapeLinear, 10_000}, {ShapeImages, 2000}},
 		FleetWriters:     []int{1, 8, 64},
 		ProcessSize:      100_000,
 		ProcessShape:     ShapeCompacted,
@@ -134,6 +141,7 @@ func QuickOptions() Options {
 	o.Runs = 3
 	o.MinRunTime = 2 * time.Millisecond
 	o.CorpusSessions = 300
+	o.FolderSessions = []folderSession{{ShapeLinear, 1000}, {ShapeImages, 200}}
 	o.ProcessSize = 1000
 	o.Quick = true
 	return o
@@ -258,6 +266,7 @@ func parseFlags(args []string) (Options, error) {
 	dir := fs.String("dir", "", "working directory for generated files (default a temp dir)")
 	keep := fs.Bool("keep", false, "keep generated sessions and databases")
 	out := fs.String("out", "bench-out", "directory for results.json, results.md and SVG charts (\"\" for none)")
+	cpuProfile := fs.String("cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	benchstat := fs.Bool("benchstat", false, "print testing.B-format lines for benchstat instead of the table")
 	vsPi := fs.Bool("vs-pi", false, "also time pi's own loader (needs node and npm): pi "+piDefaultVersion+" unless -pi-versions says otherwise")
 	piVersions := fs.String("pi-versions", piDefaultVersion, "comma-separated pi releases to time side by side, the first for the targets ("+piDefaultVersion+","+piLegacyVersion+" adds the last @mariozechner release); implies -vs-pi")
@@ -280,6 +289,7 @@ func parseFlags(args []string) (Options, error) {
 		o.BigShapes = nil
 	}
 	if *full {
+		o.FolderSessions = append(o.FolderSessions, folderSession{ShapeImages, 13_000})
 		o.LargeMaxSize = max(o.LargeMaxSize, 10_000)
 		o.BigShapes = nil
 	}
@@ -332,7 +342,7 @@ func parseFlags(args []string) (Options, error) {
 		o.MinRunTime = *minRun
 	}
 	o.Seed, o.Dir, o.Keep, o.Out, o.PG = *seed, *dir, *keep, *out, *pg
-	o.Benchstat, o.VsPi, o.PiCache = *benchstat, *vsPi, *piCache
+	o.Benchstat, o.VsPi, o.PiCache, o.CPUProfile = *benchstat, *vsPi, *piCache, *cpuProfile
 	o.PiVersions = splitList(*piVersions)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "pi-versions" {

@@ -210,6 +210,7 @@ func (rep *Report) corpusTargets(add func(string, string, string), notRun func(s
 	} else {
 		add(target, strings.Join(parts, "; "), verdict(ok))
 	}
+	rep.folderTargets(add)
 }
 
 // flatTarget: the engine's resume time and memory on compacted sessions

@@ -33,6 +33,8 @@ type workload struct {
 	// noFileRows marks corpus workloads without a bare-file floor: nothing
 	// a file could do stands for them (the search index's catch-up).
 	noFileRows bool
+	// noFloorRows marks corpus workloads without a bare-SQLite floor.
+	noFloorRows bool
 	// cases returns every backend's side of the workload on ds.
 	cases func(r *runner, ds *dataset) []benchCase
 }
@@ -134,6 +136,20 @@ var workloads = []*workload{
 		corpus:     true,
 		noFileRows: true,
 		cases:      storeIndexCases,
+	},
+	{
+		name:        "folder-import",
+		doc:         "Import a realistic pi folder into a fresh session store (store.Import; the search index is left to folder-index): store-import's small files with a few long sessions, one with inline images, as a first import of years of history meets them.",
+		corpus:      true,
+		noFloorRows: true,
+		cases:       folderImportCases,
+	},
+	{
+		name:       "folder-index",
+		doc:        "Bring the search index up to date after folder-import's import (Store.Index over every imported entry): with the import, what a user waits for before every entry of the folder is searchable.",
+		corpus:     true,
+		noFileRows: true,
+		cases:      folderIndexCases,
 	},
 }
 

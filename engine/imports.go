@@ -14,7 +14,12 @@ import (
 // sessions and entries an import makes around them, the methods of
 // sessiontree.DatabaseTx of that name. Each runs in a transaction of
 // [Database.View] or [Database.Update], so that an import reads and
-// writes its records in the same snapshot as its entries.
+// writes its records in the same snapshot as its entries. The ones an
+// import of a new file runs (its record read and saved, whether its
+// session exists) run on the engine's cached statements (conn.go), as
+// appends do: an import of many small files runs them once per file, and
+// compiling them each time was a fifth of such an import's writer
+// (store's BenchmarkImport/small).
 
 const (
 	qImportRecord = `SELECT path, session_id, size, mtime_ns, imported_bytes, prefix_sha256, position, session_entries, imported_at
@@ -40,8 +45,10 @@ func (tx *Tx) ImportRecord(path string) (sessiontree.ImportRecord, bool, error) 
 	var r sessiontree.ImportRecord
 	var mtime int64
 	var at string
-	err := tx.tx.QueryRowContext(tx.ctx, qImportRecord, path).Scan(&r.Path, &r.SessionID, &r.Size, &mtime,
-		&r.ImportedBytes, &r.PrefixSHA256, &r.Resume, &r.SessionEntries, &at)
+	err := tx.raw(func(w q) error {
+		return w.row(qImportRecord, args(path), &r.Path, &r.SessionID, &r.Size, &mtime,
+			&r.ImportedBytes, &r.PrefixSHA256, &r.Resume, &r.SessionEntries, &at)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}
@@ -57,8 +64,11 @@ func (tx *Tx) ImportRecord(path string) (sessiontree.ImportRecord, bool, error) 
 
 // PutImportRecord saves rec, replacing the record of the same path.
 func (tx *Tx) PutImportRecord(rec sessiontree.ImportRecord) error {
-	_, err := tx.tx.ExecContext(tx.ctx, qPutImportRecord, rec.Path, rec.SessionID, rec.Size, rec.ModTime.UnixNano(),
-		rec.ImportedBytes, rec.PrefixSHA256, rec.Resume, rec.SessionEntries, sessiontree.FormatTime(rec.ImportedAt))
+	err := tx.raw(func(w q) error {
+		_, err := w.exec(qPutImportRecord, rec.Path, rec.SessionID, rec.Size, rec.ModTime.UnixNano(),
+			rec.ImportedBytes, rec.PrefixSHA256, rec.Resume, rec.SessionEntries, sessiontree.FormatTime(rec.ImportedAt))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record import: %w", err)
 	}
@@ -87,8 +97,8 @@ func (tx *Tx) ImportPathOf(id string) (string, bool, error) {
 // SessionExists tells whether the database holds session id, also one
 // being deleted.
 func (tx *Tx) SessionExists(id string) (bool, error) {
-	var n int
-	if err := tx.tx.GetContext(tx.ctx, &n, qSessionExists, id); err != nil {
+	var n int64
+	if err := tx.raw(func(w q) error { return w.row(qSessionExists, args(id), &n) }); err != nil {
 		return false, err
 	}
 	return n > 0, nil

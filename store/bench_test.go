@@ -370,7 +370,13 @@ func importCorpus(b *testing.B, sessions, n int) (string, int64) {
 // BenchmarkImport imports pi JSONL into a fresh store per iteration and
 // reports MB/s and entries/s of wall time, and MB/s of CPU time (target
 // >= 30 MB/s). "generated" is text-heavy sessions (see importCorpus);
-// "generated-large" one such file too large to be read once; "fixtures"
+// "generated-large" one such file too large to be read once; "small" 500
+// sessions of 5 entries, a pi folder's many short sessions, whose cost
+// is the per-file one ("small-ab" compares their import in groups with
+// the import of each file alone, by turns; "small-again-ab" the same,
+// imported again, unchanged; "one-ab" a lone file of 200 KB, which a
+// group reads whole before it writes it, where a file alone is written as
+// it is read); "fixtures"
 // the pi fixtures, as pi wrote them. Since the import leaves the search
 // index to Store.Index, "generated-index" measures that catch-up after
 // an import of the same files, and "generated-index-ab" compares ways of
@@ -387,7 +393,14 @@ func BenchmarkImport(b *testing.B) {
 		fixBytes += fi.Size()
 	}
 	large, largeBytes := importCorpus(b, 1, 12000)
+	small, smallBytes := importCorpus(b, 500, 5)
 	b.Run("generated", func(b *testing.B) { benchImport(b, gen, genBytes) })
+	b.Run("small", func(b *testing.B) { benchImport(b, small, smallBytes) })
+	b.Run("small-index", func(b *testing.B) { benchIndex(b, small, smallBytes) })
+	b.Run("small-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, false) })
+	b.Run("small-again-ab", func(b *testing.B) { benchImportAB(b, small, smallBytes, true) })
+	one, oneBytes := importCorpus(b, 1, 130)
+	b.Run("one-ab", func(b *testing.B) { benchImportAB(b, one, oneBytes, false) })
 	b.Run("generated-large", func(b *testing.B) { benchImport(b, large, largeBytes) })
 	b.Run("fixtures", func(b *testing.B) { benchImport(b, piDir, fixBytes) })
 	b.Run("generated-index", func(b *testing.B) { benchIndex(b, gen, genBytes) })
@@ -561,31 +574,75 @@ var indexVariants = []struct {
 // CPU MB/s.
 func benchIndexAB(b *testing.B, dir string, size int64) {
 	ctx := context.Background()
-	wall := make([][]float64, len(indexVariants))
-	cpu := make([][]float64, len(indexVariants))
-	for i := range b.N {
-		v := i % len(indexVariants)
-		b.StopTimer()
+	var names []string
+	for _, x := range indexVariants {
+		names = append(names, x.name)
+	}
+	var s *store.Store
+	var want int
+	byTurns(b, names, size, func(v int) {
 		path := filepath.Join(b.TempDir(), "import.db")
-		s := openBenchStore(b, path)
+		s = openBenchStore(b, path)
 		indexVariants[v].setup(b, s, path)
-		want := mustImportNew(b, s, dir)
-		runtime.GC()
-		b.StartTimer()
-		w0, c0 := time.Now(), cpuTime()
+		want = mustImportNew(b, s, dir)
+	}, func(int) {
 		if n, err := s.Index(ctx, store.IndexOptions{}); err != nil || n != int64(want) {
 			b.Fatalf("Index = %d, %v; want %d", n, err, want)
 		}
+	})
+}
+
+// byTurns runs b.N runs, run i of way i mod len(names): setup, untimed,
+// then op, timed; and reports each way's median MB/s (size bytes a run)
+// of wall and of CPU time.
+func byTurns(b *testing.B, names []string, size int64, setup, op func(way int)) {
+	wall := make([][]float64, len(names))
+	cpu := make([][]float64, len(names))
+	for i := range b.N {
+		v := i % len(names)
+		b.StopTimer()
+		setup(v)
+		runtime.GC()
+		b.StartTimer()
+		w0, c0 := time.Now(), cpuTime()
+		op(v)
 		wall[v] = append(wall[v], float64(size)/1e6/time.Since(w0).Seconds())
 		cpu[v] = append(cpu[v], float64(size)/1e6/(cpuTime()-c0).Seconds())
 	}
 	b.StopTimer()
-	for v, x := range indexVariants {
+	for v, name := range names {
 		if len(wall[v]) > 0 {
-			b.ReportMetric(median(wall[v]), "MB/s-"+x.name)
-			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+x.name)
+			b.ReportMetric(median(wall[v]), "MB/s-"+name)
+			b.ReportMetric(median(cpu[v]), "cpu-MB/s-"+name)
 		}
 	}
+}
+
+// benchImportAB imports dir into a fresh store per iteration, by turns in
+// groups of small files (the default) and each file alone
+// (store.WithoutGroups), and reports each way's median MB/s of wall and
+// of CPU time. With again, the import timed is the second, of files
+// imported before and unchanged since: what a command run again over a
+// pi folder does.
+func benchImportAB(b *testing.B, dir string, size int64, again bool) {
+	ctx := context.Background()
+	ways := []store.ImportOptions{{}, store.WithoutGroups(store.ImportOptions{})}
+	want := store.OutcomeNew
+	if again {
+		want = store.OutcomeUnchanged
+	}
+	var s *store.Store
+	byTurns(b, []string{"groups", "alone"}, size, func(int) {
+		s = freshStore(b)
+		if again {
+			mustImportNew(b, s, dir)
+		}
+	}, func(v int) {
+		rep, err := s.Import(ctx, []string{dir}, ways[v])
+		if err != nil || rep.Count(want) != len(rep.Files) {
+			b.Fatalf("import: %d of %d files %v, %v", rep.Count(want), len(rep.Files), want, err)
+		}
+	})
 }
 
 // median returns the median of xs, which it sorts.

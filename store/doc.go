@@ -67,8 +67,10 @@
 // same database file: every write is one BEGIN IMMEDIATE transaction of the
 // engine, so writers queue on SQLite's write lock, and reads see one
 // snapshot and never wait for writers. An import holds the write lock one
-// chunk of a file at a time; imports of the same files at once import
-// each file once. Reads stay reads: [Store.Search] and [Store.Check]
+// chunk of a file (or one group of small files) at a time; imports of the
+// same files at once import each file once. An import reads the files
+// ahead of its transactions in a goroutine of its own, which it ends
+// before it returns. Reads stay reads: [Store.Search] and [Store.Check]
 // never fail, nor wait, because another process is writing. The long
 // writes, [Store.Import] and [Store.Index], wait for another process's
 // write once, as long as their context allows, and say so

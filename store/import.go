@@ -217,10 +217,17 @@ func (r ImportReport) Count(o Outcome) int {
 // the mode refuses rolls back, leaving nothing behind. A larger file is
 // read twice: the first pass checks everything new in it and writes
 // nothing, for the same guarantee; the second commits it in chunks,
-// every chunk one transaction together with the file's record. An import
-// cut short (canceled, crashed, a storage error) thus leaves a
-// consistent prefix that the next import continues. Importing is
-// idempotent:
+// every chunk one transaction together with the file's record. Small
+// new files (up to 256 KiB, as most of a pi folder's are) go in groups of
+// up to 256 files or 4 MB, each group one transaction with every file's
+// session, entries and record: a goroutine reads, checks and hashes the
+// files ahead of the transactions, on another core. A file of a group
+// that another import recorded meanwhile, or whose session the store
+// has, is imported alone after the group, as is every file of a group
+// whose transaction fails, so each file's result is what importing it
+// alone says. An import cut short (canceled, crashed, a storage error)
+// thus leaves a consistent prefix that the next import continues.
+// Importing is idempotent:
 //   - a file imported before and unchanged is only read to check its
 //     hash; nothing is written;
 //   - a file that has grown since (pi appends to its files) imports the
@@ -281,37 +288,103 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 	for _, f := range files {
 		prog.p.BytesTotal += f.size
 	}
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			report.Duration = time.Since(start)
-			return report, fmt.Errorf("import: %w", err)
+	done := make(chan struct{})
+	batches := s.readAhead(ctx, files, opts, done)
+	defer func() {
+		close(done)
+		for range batches { // the reader has finished once it is closed
 		}
-		prog.file(f.path, 0)
-		var res FileResult
-		if f.err != nil {
-			res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
-		} else {
-			res = s.importFile(ctx, g, f.path, opts, prog)
-		}
-		if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
-			// NoWait and another process writing: the file was not
-			// imported, nor tried; the files after it are not either.
+	}()
+	imp := &importRun{s: s, ctx: ctx, g: g, opts: opts, prog: prog, report: &report}
+	for b := range batches {
+		if err := imp.batch(b); err != nil {
 			report.Duration = time.Since(start)
-			return report, fmt.Errorf("import: %w", lockedError(s.d))
-		}
-		report.Files = append(report.Files, res)
-		report.Entries += res.Entries
-		report.Bytes += res.Bytes
-		prog.p.FilesDone++
-		prog.p.BytesDone += f.size
-		if errors.Is(res.Err, sessiontree.ErrClosed) || ctx.Err() != nil {
-			report.Duration = time.Since(start)
-			return report, fmt.Errorf("import %s: %w", f.path, cmpErr(ctx.Err(), res.Err))
+			return report, err
 		}
 	}
 	prog.file("", 0)
 	report.Duration = time.Since(start)
 	return report, nil
+}
+
+// importRun is one run of [Store.Import] as it takes the batches its
+// reader hands it (readAhead), keeping its report.
+type importRun struct {
+	s      *Store
+	ctx    context.Context
+	g      gate
+	opts   ImportOptions
+	prog   *progressReport
+	report *ImportReport
+}
+
+// batch imports one batch of files: a group in one transaction, or one
+// file alone. A non-nil error stops the import.
+func (imp *importRun) batch(b importBatch) error {
+	if b.group == nil {
+		return imp.alone(b.alone, b.known)
+	}
+	if err := imp.ctx.Err(); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	imp.prog.file(b.group[0].c.path, 0)
+	results, err := imp.s.importGroup(imp.ctx, imp.g, b.group, imp.opts)
+	if err != nil {
+		// NoWait and another process writing: no file of the group was
+		// imported, nor are the files after it.
+		return fmt.Errorf("import: %w", lockedError(imp.s.d))
+	}
+	for i, sf := range b.group {
+		if results[i] == nil {
+			if err := imp.alone(sf.c, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			imp.prog.file(sf.c.path, 0)
+		}
+		imp.done(*results[i], sf.c.size)
+	}
+	return nil
+}
+
+// alone imports file f alone (importFile), unless its result is known
+// already (see importBatch).
+func (imp *importRun) alone(f candidate, known *FileResult) error {
+	if err := imp.ctx.Err(); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	imp.prog.file(f.path, 0)
+	var res FileResult
+	switch {
+	case known != nil:
+		res = *known
+	case f.err != nil:
+		res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
+	default:
+		res = imp.s.importFile(imp.ctx, imp.g, f.path, imp.opts, imp.prog)
+	}
+	if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
+		// NoWait and another process writing: the file was not
+		// imported, nor tried; the files after it are not either.
+		return fmt.Errorf("import: %w", lockedError(imp.s.d))
+	}
+	imp.done(res, f.size)
+	if errors.Is(res.Err, sessiontree.ErrClosed) || imp.ctx.Err() != nil {
+		return fmt.Errorf("import %s: %w", f.path, cmpErr(imp.ctx.Err(), res.Err))
+	}
+	return nil
+}
+
+// done takes a file's result, of size bytes, into the report.
+func (imp *importRun) done(res FileResult, size int64) {
+	r := imp.report
+	r.Files = append(r.Files, res)
+	r.Entries += res.Entries
+	r.Bytes += res.Bytes
+	imp.prog.p.FilesDone++
+	imp.prog.p.BytesDone += size
 }
 
 // progressReport tells [ImportOptions.Progress], when set, how far an

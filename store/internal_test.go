@@ -30,3 +30,18 @@ func SetIndexChunkBytes(s *Store, n int64) { s.indexTune.chunkBytes = n }
 // SetIndexSerial makes s's Index read each chunk only after the one
 // before it is written (no reading ahead), for benchmarks to compare.
 func SetIndexSerial(s *Store, on bool) { s.indexTune.serial = on }
+
+// WithoutGroups returns opts making the import take every file alone,
+// in transactions of its own, as imports did before groups; benchmarks
+// compare the two.
+func WithoutGroups(opts ImportOptions) ImportOptions {
+	opts.tune.alone = true
+	return opts
+}
+
+// WithAfterGroup returns opts making fn run with the number of files each
+// group of small files imported in one transaction, after it commits.
+func WithAfterGroup(opts ImportOptions, fn func(files int)) ImportOptions {
+	opts.tune.afterGroup = fn
+	return opts
+}

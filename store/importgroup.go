@@ -1,0 +1,272 @@
+package store
+
+// Small new files imported many to a transaction. A pi folder holds
+// thousands of short sessions, and one transaction each cost more than
+// their entries: the read of the file's record, the begin, the commit
+// (a quarter of a small file's import, measured). So a goroutine reads
+// the files ahead of the writer, on the other core (open, the record's
+// read, parse, checks, SHA-256), and hands the writer the small new ones
+// in groups, each group one transaction; every other file is imported
+// alone, as before (importFile), except one imported before and unchanged
+// since, which the reader finds so itself. A group commits its files
+// whole, each with its record, so an import cut short resumes as it does
+// after a file's transaction.
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+)
+
+const (
+	// groupFileBytes is the largest file a group takes: a larger one
+	// is imported alone, its own transactions spreading their cost. A
+	// group reads a file whole before it writes it, where a file alone is
+	// written as it is read: a lone file of 0.9 MB imported up to 8%
+	// slower in a group, one of 200 KB as fast (BenchmarkImport/one-ab,
+	// by turns), and the transaction a group spares is a small part of
+	// the import of a file that large.
+	groupFileBytes int64 = 256 << 10
+	// A group holds at most groupFiles files and groupBytes of them,
+	// so that it holds the write lock a moment only, and the files read
+	// ahead (at most three groups: one written, one waiting, one being
+	// read) bound the import's memory.
+	groupFiles       = 256
+	groupBytes int64 = 4 << 20
+)
+
+// importBatch is what the reader hands the writer: a group of small new
+// files, read and checked, to import in one transaction, or one file to
+// import alone, or whose result the reader found (known: a file imported
+// before and unchanged since).
+type importBatch struct {
+	group []*stagedFile
+	alone candidate // when group is nil
+	known *FileResult
+}
+
+// stagedFile is a small new file read and checked for a group: its
+// session (from the header), its entries, how far the import reaches and
+// the hash state after those bytes. The file is closed.
+type stagedFile struct {
+	oneRead
+	fim  *fileImport
+	c    candidate
+	h    hash.Hash
+	full bool
+}
+
+// grouped tells whether an import with opts may group files: tests
+// that tune a one-pass import's batches want every file alone.
+func grouped(opts ImportOptions) bool {
+	return !opts.tune.alone && opts.tune.afterAppend == nil && opts.tune.appendEntries == 0
+}
+
+// readAhead reads files in a goroutine, in order, and sends them to the
+// channel it returns as batches (see importBatch), until done is closed.
+// The channel is closed once the goroutine has finished.
+func (s *Store) readAhead(ctx context.Context, files []candidate, opts ImportOptions, done <-chan struct{}) <-chan importBatch {
+	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done}
+	go func() {
+		defer close(r.out)
+		for _, c := range files {
+			if !r.take(c) {
+				return
+			}
+		}
+		r.flush()
+	}()
+	return r.out
+}
+
+// reader is readAhead's goroutine: the group it gathers, and where it
+// sends the batches.
+type reader struct {
+	s     *Store
+	ctx   context.Context
+	opts  ImportOptions
+	out   chan importBatch
+	done  <-chan struct{}
+	group []*stagedFile
+	bytes int64 // of the group's files
+}
+
+// take reads file c and adds it to the group, or sends it alone (the
+// group first); false when the import is done with the reader.
+func (r *reader) take(c candidate) bool {
+	select {
+	case <-r.done:
+		return false
+	default:
+	}
+	var sf *stagedFile
+	var known *FileResult
+	if grouped(r.opts) && r.ctx.Err() == nil {
+		sf, known = r.s.stage(r.ctx, c, r.opts)
+	}
+	if sf == nil {
+		return r.flush() && r.send(importBatch{alone: c, known: known})
+	}
+	if len(r.group) == groupFiles || r.bytes+sf.consumed > groupBytes {
+		if !r.flush() {
+			return false
+		}
+	}
+	r.group, r.bytes = append(r.group, sf), r.bytes+sf.consumed
+	return true
+}
+
+// flush sends the group gathered, if any.
+func (r *reader) flush() bool {
+	ok := len(r.group) == 0 || r.send(importBatch{group: r.group})
+	r.group, r.bytes = nil, 0
+	return ok
+}
+
+// send sends b, unless the import is done with the reader (false).
+func (r *reader) send(b importBatch) bool {
+	select {
+	case r.out <- b:
+		return true
+	case <-r.done:
+		return false
+	}
+}
+
+// stage reads and checks the file c for a group, or returns nil when it
+// is not for one: too large, imported before, damaged (in a way the mode
+// refuses or not), unreadable. A file left out is imported alone, which
+// says what it is, unless it is a file imported before and unchanged
+// since, whose result stage returns (known): importing it alone would
+// read its record again only to find that (a quarter more CPU for an
+// import of an unchanged folder, BenchmarkImport/small-again-ab).
+func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf *stagedFile, known *FileResult) {
+	if c.err != nil {
+		return nil, nil
+	}
+	fim, err := s.openImport(ctx, gate{}, c.path, opts, nil, &FileResult{Path: c.path})
+	if fim == nil {
+		return nil, nil
+	}
+	defer fim.close()
+	switch {
+	case err != nil:
+		return nil, nil
+	case fim.found:
+		return nil, fim.unchanged()
+	case fim.fi.Size() > groupFileBytes:
+		return nil, nil
+	}
+	return fim.stage(c), nil
+}
+
+// unchanged returns the result of a file imported before and unchanged
+// since, as importing it alone finds it (resume): its imported part as it
+// was, and its size the one its record says. It returns nil for any other
+// file.
+func (fim *fileImport) unchanged() *FileResult {
+	if fim.fi.Size() != fim.rec.Size {
+		return nil
+	}
+	if _, err := checkPrefix(fim.f, fim.rec, fim.fi.Size()); err != nil {
+		return nil
+	}
+	return &FileResult{Path: fim.path, SessionID: fim.rec.SessionID, Outcome: OutcomeUnchanged}
+}
+
+// stage reads and checks the new file c, opened by fim, for a group, or
+// returns nil when it is not for one.
+func (fim *fileImport) stage(c candidate) *stagedFile {
+	sf := &stagedFile{fim: fim, c: c}
+	sf.tee = &hashingReader{h: sha256.New()}
+	err := fim.walk(-1, sf.tee, sf.visit)
+	if err == nil && !sf.full && fim.meta.ID != "" && len(fim.res.Problems) == 0 {
+		sf.h, err = sf.hash(fim)
+	}
+	if err != nil || sf.full || sf.h == nil {
+		return nil
+	}
+	return sf
+}
+
+// visit takes one record of the file's walk.
+func (sf *stagedFile) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	if r.Kind == jsonl.KindHeader {
+		sf.fim.header(r.Header)
+	}
+	if sf.take(sf.fim, r, skip) {
+		sf.full = true
+		return errGiveWay
+	}
+	return nil
+}
+
+// importGroup imports a group of staged files in one transaction, and
+// returns each file's result, nil for those to import alone: a file
+// another import recorded since it was read, or whose session the store
+// has (a conflict, or a moved file to follow). When the transaction
+// fails, every file is for importing alone, unless the error stops the
+// import (the write lock taken and NoWait: returned).
+func (s *Store) importGroup(ctx context.Context, g gate, group []*stagedFile, opts ImportOptions) ([]*FileResult, error) {
+	results := make([]*FileResult, len(group))
+	err := g.write(ctx, func(tx sessiontree.DatabaseTx) error {
+		clear(results) // the transaction may run more than once
+		for i, sf := range group {
+			res, err := sf.write(tx)
+			if err != nil {
+				return err
+			}
+			results[i] = res
+		}
+		return nil
+	})
+	if errors.Is(err, sessiontree.ErrLocked) {
+		return nil, err
+	}
+	if err != nil {
+		clear(results)
+	}
+	if hook := opts.tune.afterGroup; hook != nil && err == nil {
+		n := 0
+		for _, r := range results {
+			if r != nil {
+				n++
+			}
+		}
+		hook(n)
+	}
+	return results, nil
+}
+
+// write imports the staged file in tx, a group's transaction, and
+// returns its result; nil, writing nothing, when the file is to be
+// imported alone.
+func (sf *stagedFile) write(tx sessiontree.DatabaseTx) (*FileResult, error) {
+	fim := sf.fim
+	if _, found, err := readRecord(tx, fim.path); err != nil || found {
+		return nil, err
+	}
+	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || taken {
+		return nil, err
+	}
+	st, err := tx.NewSession(fim.meta, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(sf.batch) > 0 {
+		if err := tx.AppendEntries(st, sf.batch); err != nil {
+			return nil, err
+		}
+	}
+	rec := newRecord(st.ID(), sf.consumed, sf.pos, sf.h, int64(len(sf.batch)))
+	if err := fim.save(tx, &rec, true); err != nil {
+		return nil, err
+	}
+	res := *fim.res
+	res.Outcome, res.Entries, res.Bytes = OutcomeNew, len(sf.batch), sf.consumed
+	return &res, nil
+}
