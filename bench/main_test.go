@@ -36,7 +36,9 @@ func TestQuick(t *testing.T) {
 		// The imports and the search index's catch-up take seconds under
 		// the race detector; the plain run covers them.
 		for _, w := range workloads {
-			if w.name != "import" && w.name != "store-import" && w.name != "store-index" {
+			switch w.name {
+			case "import", "store-import", "store-index", "folder-import", "folder-index":
+			default:
 				opts.Workloads = append(opts.Workloads, w.name)
 			}
 		}
