@@ -355,11 +355,16 @@ func (fim *fileImport) loadSession() error {
 }
 
 // takeHeader takes the session of a new file from its header and
-// refuses it when the store has that session already; q is a transaction
-// that sees the store as the import will write to it.
+// refuses it when no engine may store it (sessiontree.CheckSessionMeta,
+// reported at the file's first line) or the store has that session
+// already; tx is a transaction that sees the store as the import will
+// write to it.
 func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) error {
 	if _, _, err := fim.recheck(tx); err != nil {
 		return err
+	}
+	if err := sessiontree.CheckSessionMeta(h.SessionMeta); err != nil {
+		return &jsonl.LineError{Path: fim.path, Line: 1, Err: err}
 	}
 	fim.header(h)
 	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || !taken {
