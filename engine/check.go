@@ -163,15 +163,7 @@ func sessionIDs(r q) ([]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(rows, func(string) bool { return true })
 }
 
 // checkOne is one session's check: the replay (checkSession), then its

@@ -21,18 +21,32 @@ func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
+	return scanIDs(rows, func(id string) bool { return strings.HasPrefix(id, prefix) })
+}
+
+// idRows is a result set of ids, of either kind the engine reads: the
+// driver connection's (*rows) or database/sql's.
+type idRows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanIDs collects the ids rs holds, in order, up to the first that keep
+// refuses.
+func scanIDs(rs idRows, keep func(id string) bool) ([]string, error) {
 	var ids []string
-	for rows.Next() {
+	for rs.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err := rs.Scan(&id); err != nil {
 			return nil, err
 		}
-		if !strings.HasPrefix(id, prefix) {
+		if !keep(id) {
 			break
 		}
 		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	return ids, rs.Err()
 }
 
 const infoCols = `s.id, coalesce(s.name, ''), s.cwd, s.created_at, s.updated_at, s.entry_count, s.message_count,
