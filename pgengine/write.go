@@ -1,7 +1,6 @@
 package pgengine
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -282,7 +281,10 @@ func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draf
 // build builds d under the leaf, with a new id and the current time when
 // it has none.
 func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, error) {
-	id := cmp.Or(d.ID, sessiontree.NewEntryID(nil))
+	id := d.ID
+	if id == "" {
+		id = sessiontree.NewEntryID(nil)
+	}
 	ts := d.Timestamp
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
