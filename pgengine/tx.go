@@ -33,7 +33,7 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 // view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
 // carries (withSnapshot), or a new one.
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
-	if tx, ok := ctx.Value(snapshotKey{}).(*sqlx.Tx); ok {
+	if tx, ok := snapshotOf(ctx); ok {
 		if err := fn(tx); err != nil {
 			return fmt.Errorf("%s: %w", op, storageErr(err))
 		}
@@ -56,10 +56,16 @@ func withSnapshot(ctx context.Context, tx *sqlx.Tx) context.Context {
 	return context.WithValue(ctx, snapshotKey{}, tx)
 }
 
+// snapshotOf returns the read transaction ctx carries, if any.
+func snapshotOf(ctx context.Context) (*sqlx.Tx, bool) {
+	tx, ok := ctx.Value(snapshotKey{}).(*sqlx.Tx)
+	return tx, ok
+}
+
 // reader is what a read of one statement runs on: the snapshot ctx
 // carries, or the pool.
 func (db *DB) reader(ctx context.Context) sqlx.ExtContext {
-	if tx, ok := ctx.Value(snapshotKey{}).(*sqlx.Tx); ok {
+	if tx, ok := snapshotOf(ctx); ok {
 		return tx
 	}
 	return db.db
