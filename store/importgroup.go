@@ -196,7 +196,9 @@ func (fim *fileImport) stage(c candidate) *stagedFile {
 // visit takes one record of the file's walk.
 func (sf *stagedFile) visit(r jsonl.Record, skip *jsonl.LineError) error {
 	if r.Kind == jsonl.KindHeader {
-		sf.fim.header(r.Header)
+		if err := sf.fim.header(r.Header); err != nil {
+			return err // imported alone, which reports it
+		}
 	}
 	if sf.take(sf.fim, r, skip) {
 		sf.full = true

@@ -354,19 +354,16 @@ func (fim *fileImport) loadSession() error {
 	})
 }
 
-// takeHeader takes the session of a new file from its header and
-// refuses it when no engine may store it (sessiontree.CheckSessionMeta,
-// reported at the file's first line) or the store has that session
-// already; tx is a transaction that sees the store as the import will
-// write to it.
+// takeHeader takes the session of a new file from its header (header)
+// and refuses it when the store has that session already; tx is a
+// transaction that sees the store as the import will write to it.
 func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) error {
 	if _, _, err := fim.recheck(tx); err != nil {
 		return err
 	}
-	if err := sessiontree.CheckSessionMeta(h.SessionMeta); err != nil {
-		return &jsonl.LineError{Path: fim.path, Line: 1, Err: err}
+	if err := fim.header(h); err != nil {
+		return err
 	}
-	fim.header(h)
 	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || !taken {
 		return err
 	}
@@ -380,11 +377,17 @@ func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) err
 	return conflict("session %s is already in the store (from %s)", fim.meta.ID, other)
 }
 
-// header takes the session of a new file from its header.
-func (fim *fileImport) header(h jsonl.Header) {
+// header takes the session of a new file from its header, or refuses a
+// header no engine may store (sessiontree.CheckSessionMeta), at the
+// file's first line.
+func (fim *fileImport) header(h jsonl.Header) error {
+	if err := sessiontree.CheckSessionMeta(h.SessionMeta); err != nil {
+		return &jsonl.LineError{Path: fim.path, Line: 1, Err: err}
+	}
 	fim.meta = h.SessionMeta
 	fim.meta.Version = jsonl.CurrentVersion // entries are migrated to it
 	fim.res.SessionID = fim.meta.ID
+	return nil
 }
 
 // run imports what is new in the file, by the plan its size calls for: a

@@ -47,28 +47,47 @@ func TestCreateRefusesUnstorableHeader(t *testing.T) {
 
 // TestImportRefusesUnstorableHeader: a pi file whose header holds what
 // no engine may store fails its import at line 1, naming the field, and
-// leaves nothing behind.
+// leaves nothing behind; it stays out of the group of small files it was
+// read with, which commits the others.
 func TestImportRefusesUnstorableHeader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	header := `{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w\u0000x"}` + "\n"
+	dir := t.TempDir()
 	user := `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}` + "\n"
-	if err := os.WriteFile(path, []byte(header+user), 0o600); err != nil {
-		t.Fatal(err)
+	files := map[string]string{"bad.jsonl": `/w\u0000x`, "good.jsonl": `/w`}
+	var paths []string
+	for name, cwd := range files {
+		header := `{"type":"session","version":3,"id":"` + name + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"` + cwd + `"}` + "\n"
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(header+user), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
 	}
-	rep, err := s.Import(ctx, []string{path}, store.ImportOptions{})
+	var groups []int
+	rep, err := s.Import(ctx, paths, store.WithAfterGroup(store.ImportOptions{}, func(n int) { groups = append(groups, n) }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := rep.Files[0]
-	var le *jsonl.LineError
-	var me *sessiontree.InvalidSessionMetaError
-	if f.Outcome != store.OutcomeFailed || !errors.As(f.Err, &le) || le.Line != 1 || !errors.As(f.Err, &me) || me.Field != "cwd" {
-		t.Errorf("import: %s, %v; want failed at line 1 with an InvalidSessionMetaError naming cwd", f.Outcome, f.Err)
+	for _, f := range rep.Files {
+		var le *jsonl.LineError
+		var me *sessiontree.InvalidSessionMetaError
+		switch filepath.Base(f.Path) {
+		case "bad.jsonl":
+			if f.Outcome != store.OutcomeFailed || !errors.As(f.Err, &le) || le.Line != 1 || !errors.As(f.Err, &me) || me.Field != "cwd" {
+				t.Errorf("import of bad.jsonl: %s, %v; want failed at line 1 with an InvalidSessionMetaError naming cwd", f.Outcome, f.Err)
+			}
+		case "good.jsonl":
+			if f.Outcome != store.OutcomeNew {
+				t.Errorf("import of good.jsonl: %s, %v; want new", f.Outcome, f.Err)
+			}
+		}
 	}
-	if infos, err := s.List(ctx, store.ListOptions{}); err != nil || len(infos.Sessions) != 0 {
-		t.Errorf("List after the import: %d sessions, %v; want none", len(infos.Sessions), err)
+	if len(groups) != 1 || groups[0] != 1 {
+		t.Errorf("groups committed: %v; want one, of good.jsonl alone", groups)
+	}
+	if infos, err := s.List(ctx, store.ListOptions{}); err != nil || len(infos.Sessions) != 1 || infos.Sessions[0].ID != "good.jsonl" {
+		t.Errorf("List after the import: %+v, %v; want good.jsonl's session alone", infos.Sessions, err)
 	}
 }
