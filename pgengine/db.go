@@ -54,6 +54,8 @@ type DB struct {
 	contended atomic.Int64
 	// bulk counts the entries batches stored, for analyzeAfterBulk.
 	bulk bulkRows
+	// group is the queue of pipelined appends (group.go).
+	group groupCommit
 }
 
 // Open connects to the database at url (postgres:// or postgresql://, or

@@ -39,8 +39,8 @@ func (s *Storage) pipelines(d sessiontree.Draft) bool {
 	return s.claim == nil
 }
 
-// appendPiped appends d in two round trips, or returns errNotPiped.
-func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+// appendAlone appends d in two round trips, or returns errNotPiped.
+func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	var out sessiontree.Entry
 	err := s.db.retry(ctx, "append", func() error {
 		c, err := s.db.db.Conn(ctx)
@@ -56,7 +56,7 @@ func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts ses
 	return out, err
 }
 
-// appendOn is one attempt of appendPiped on conn.
+// appendOn is one attempt of appendAlone on conn.
 func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	st, err := s.lockOn(ctx, conn)
 	if err != nil {

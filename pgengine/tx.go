@@ -87,7 +87,7 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 			return ce // it names the session, as on SQLite (claim.go)
 		}
 		if !retryable(err) || i >= db.opts.attempts() {
-			return fmt.Errorf("%s: %w", op, storageErr(err))
+			return opErr(op, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -96,6 +96,11 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 		}
 		pause *= 2
 	}
+}
+
+// opErr is the error of write op that failed for good with err.
+func opErr(op string, err error) error {
+	return fmt.Errorf("%s: %w", op, storageErr(err))
 }
 
 // runTx runs fn in one transaction (internal/sqltx).

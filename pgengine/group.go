@@ -1,0 +1,290 @@
+package pgengine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
+)
+
+// Group commit (issue 15's writers): the pipelined appends of one DB to
+// different sessions that arrive while a group runs share the next
+// transaction, so writers appending to their own sessions pay one BEGIN,
+// one COMMIT, one WAL flush and two round trips per group instead of per
+// append. An append queues its request; the first to find no group
+// running leads at once (a lone writer never waits): it takes one
+// request per session from the queue (a second append to a session
+// waits for the next group, which builds it under the first), locks
+// their rows in one statement ordered by key (two groups never lock in
+// opposite orders), builds each entry under its locked leaf, and sends
+// every member's statements with the COMMIT in one batch. The rules are
+// the single append's (pipedAppend): the row lock, the IfLeaf guard, the
+// claim refusal raised by the write-back.
+//
+// An append whose build fails client-side (a guard, a missing session, a
+// leaf not read) is left out of the group and runs again alone
+// (appendAlone) once the group is done, which answers it as before. When
+// the server aborts the group's transaction (a taken id, a claim's
+// refusal, a deadlock or a lost connection before the commit) every
+// member runs again alone, so only the guilty one fails. Only a commit
+// whose outcome is unknown answers every member with its CommitError.
+// When the group is done, the leader hands the lead to the first request
+// queued meanwhile, if any.
+
+// pipeReq is one pipelined append waiting for, or in, a group.
+type pipeReq struct {
+	ctx  context.Context
+	s    *Storage
+	d    sessiontree.Draft
+	opts sessiontree.AppendOptions
+
+	out sessiontree.Entry
+	err error // errAlone: run the append again alone
+	// wake receives once: true when the request is to lead the next
+	// group, false when it is answered.
+	wake chan bool
+}
+
+// errAlone answers a group member that is to run again alone.
+var errAlone = errors.New("append runs alone")
+
+// groupCommit is a DB's queue of pipelined appends. mu guards queue and
+// leading.
+type groupCommit struct {
+	mu      sync.Mutex
+	queue   []*pipeReq
+	leading bool // a group is running, or its leader is about to take the queue
+
+	// groups and members count the groups of two or more run and their
+	// appends; alone counts the members run again alone after a failed
+	// group, for the tests and benchmarks.
+	groups, members, alone atomic.Int64
+
+	// beforeTake, a test seam, runs in the leader before it takes the
+	// queue.
+	beforeTake func()
+}
+
+// enqueue adds r to the queue and reports whether r is to lead: no
+// group runs.
+func (g *groupCommit) enqueue(r *pipeReq) (lead bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = append(g.queue, r)
+	lead = !g.leading
+	g.leading = true
+	return lead
+}
+
+// take removes and returns the first request queued for each session;
+// later ones of a session stay queued, in order.
+func (g *groupCommit) take() []*pipeReq {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var group, rest []*pipeReq
+	seen := make(map[int64]bool, len(g.queue))
+	for _, r := range g.queue {
+		if seen[r.s.pk] {
+			rest = append(rest, r)
+			continue
+		}
+		seen[r.s.pk] = true
+		group = append(group, r)
+	}
+	g.queue = rest
+	return group
+}
+
+// handOff ends a group: it returns the request to lead the next one, nil
+// when none is queued (no group runs until the next append).
+func (g *groupCommit) handOff() *pipeReq {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.queue) == 0 {
+		g.leading = false
+		return nil
+	}
+	return g.queue[0]
+}
+
+// queued is the number of requests queued.
+func (g *groupCommit) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
+}
+
+// appendPiped appends d in a group of this DB's concurrent pipelined
+// appends, or alone; errNotPiped leaves it to the general path.
+func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	r := &pipeReq{ctx: ctx, s: s, d: d, opts: opts, wake: make(chan bool, 1)}
+	g := &s.db.group
+	if lead := g.enqueue(r); lead || <-r.wake {
+		s.db.lead()
+	}
+	if errors.Is(r.err, errAlone) {
+		return s.appendAlone(ctx, d, opts)
+	}
+	return r.out, r.err
+}
+
+// lead runs one group, hands the lead on and answers the group's
+// members; the leader's own request is among them.
+func (db *DB) lead() {
+	g := &db.group
+	if g.beforeTake != nil {
+		g.beforeTake()
+	}
+	rs := g.take()
+	db.runGroup(rs)
+	if next := g.handOff(); next != nil {
+		next.wake <- true
+	}
+	for _, r := range rs {
+		r.wake <- false
+	}
+}
+
+// runGroup runs rs, requests for different sessions: a lone one alone
+// (appendAlone, while it leads: others queue meanwhile), more in one
+// transaction. Each is answered (out, err), errAlone for one to run again
+// alone.
+func (db *DB) runGroup(rs []*pipeReq) {
+	if len(rs) == 1 {
+		r := rs[0]
+		r.out, r.err = r.s.appendAlone(r.ctx, r.d, r.opts)
+		return
+	}
+	db.group.groups.Add(1)
+	db.group.members.Add(int64(len(rs)))
+	err := db.groupOnce(rs)
+	var ce *sqltx.CommitError
+	switch {
+	case errors.As(err, &ce):
+		err = opErr("append", err)
+	case err != nil:
+		err = errAlone
+	}
+	for _, r := range rs {
+		if err != nil && r.err == nil {
+			r.err, r.out = err, sessiontree.Entry{}
+		}
+		if errors.Is(r.err, errAlone) {
+			db.group.alone.Add(1)
+		}
+	}
+}
+
+// groupOnce runs the group rs in one transaction on a connection of the
+// pool. Members it leaves out are answered errAlone; the others are
+// answered by the returned error (nil: committed).
+func (db *DB) groupOnce(rs []*pipeReq) error {
+	ctx := rs[0].ctx
+	if err := db.check(ctx); err != nil {
+		return err
+	}
+	c, err := db.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Raw(func(dc any) error {
+		conn := dc.(*stdlib.Conn).Conn()
+		// The commit is not cut short by the leader's context: the
+		// members' appends are not the leader's to cancel.
+		return groupOn(ctx, context.WithoutCancel(ctx), conn, rs)
+	})
+}
+
+// groupOn locks the group's rows (with ctx), then stores its members and
+// commits (with commitCtx).
+func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) error {
+	rows, err := lockGroup(ctx, conn, rs)
+	if err != nil {
+		return errors.Join(err, rollback(ctx, conn))
+	}
+	var b pgx.Batch
+	for _, r := range rs {
+		e, statements, err := r.build(rows[r.s.pk])
+		if err != nil {
+			r.err = errAlone
+			continue
+		}
+		r.out = e
+		for _, q := range statements {
+			b.Queue(q.sql, q.args...)
+		}
+	}
+	if b.Len() == 0 {
+		return rollback(ctx, conn)
+	}
+	b.Queue("COMMIT")
+	if err := runBatch(commitCtx, conn, &b); err != nil {
+		return groupCommitErr(commitCtx, conn, err)
+	}
+	return nil
+}
+
+// build builds r's entry under its session's locked row (nil: none, the
+// session is missing) and returns it with the statements storing it.
+func (r *pipeReq) build(row *lockRow) (sessiontree.Entry, []statement, error) {
+	if row == nil {
+		return sessiontree.Entry{}, nil, errAlone
+	}
+	st, err := r.s.sessionOf(row)
+	if err != nil {
+		return sessiontree.Entry{}, nil, err
+	}
+	return st.pipedAppend(r.d, r.opts)
+}
+
+// groupCommitErr is the error of a group's batch ending in COMMIT: one
+// the server reported aborted the transaction, which is rolled back, and
+// so did a failure before anything was sent; any other leaves the commit
+// unknown, a CommitError.
+func groupCommitErr(ctx context.Context, conn *pgx.Conn, err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) || pgconn.SafeToRetry(err) {
+		return errors.Join(err, rollback(ctx, conn))
+	}
+	return &sqltx.CommitError{Err: err}
+}
+
+// groupRow is a locked sessions row of a group, with its key.
+type groupRow struct {
+	PK int64 `db:"pk"`
+	lockRow
+}
+
+// lockGroup begins the transaction on conn and locks and reads the rows
+// of the group's sessions in one round trip, in key order; a session
+// missing has no row in the result.
+func lockGroup(ctx context.Context, conn *pgx.Conn, rs []*pipeReq) (map[int64]*lockRow, error) {
+	pks := make([]int64, len(rs))
+	for i, r := range rs {
+		pks[i] = r.s.pk
+	}
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	var got []groupRow
+	b.Queue(groupLockQuery, pks).Query(func(rows pgx.Rows) error {
+		var err error
+		got, err = pgx.CollectRows(rows, pgx.RowToStructByName[groupRow])
+		return err
+	})
+	if err := runBatch(ctx, conn, &b); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]*lockRow, len(got))
+	for i := range got {
+		out[got[i].PK] = &got[i].lockRow
+	}
+	return out, nil
+}
