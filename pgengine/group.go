@@ -63,9 +63,9 @@ type groupCommit struct {
 	leading bool // a group is running, or its leader is about to take the queue
 
 	// groups and members count the groups of two or more run and their
-	// appends; alone counts the members run again alone after a failed
-	// group, for the tests and benchmarks.
-	groups, members, alone atomic.Int64
+	// appends, aborted the groups whose transaction failed, alone the
+	// members run again alone; for the tests and benchmarks.
+	groups, members, aborted, alone atomic.Int64
 
 	// beforeTake, a test seam, runs in the leader before it takes the
 	// queue.
@@ -170,6 +170,7 @@ func (db *DB) runGroup(rs []*pipeReq) {
 	case errors.As(err, &ce):
 		err = opErr("append", err)
 	case err != nil:
+		db.group.aborted.Add(1)
 		err = errAlone
 	}
 	for _, r := range rs {

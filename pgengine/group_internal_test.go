@@ -1,0 +1,248 @@
+package pgengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+)
+
+// groupOf makes db's next group wait until n appends are queued (for 10
+// s at most), so that n concurrent appends form one group.
+func groupOf(db *DB, n int) {
+	var once sync.Once
+	db.group.beforeTake = func() {
+		once.Do(func() {
+			for end := time.Now().Add(10 * time.Second); db.group.queued() < n && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+}
+
+// appendEach appends ds[i] with opts[i] to sts[i], all at once, and
+// returns the entries and errors.
+func appendEach(sts []*Storage, ds []sessiontree.Draft, opts []sessiontree.AppendOptions) ([]sessiontree.Entry, []error) {
+	out, errs := make([]sessiontree.Entry, len(sts)), make([]error, len(sts))
+	var wg sync.WaitGroup
+	for i, st := range sts {
+		wg.Go(func() { out[i], errs[i] = st.Append(context.Background(), ds[i], opts[i]) })
+	}
+	wg.Wait()
+	return out, errs
+}
+
+// groupFixture is n sessions of one DB, each with one entry.
+func groupFixture(t *testing.T, n int) (*DB, []*Storage, []sessiontree.Entry) {
+	t.Helper()
+	db := openTestDB(t, Options{})
+	sts, firsts := make([]*Storage, n), make([]sessiontree.Entry, n)
+	for i := range sts {
+		sts[i] = newStorage(t, db)
+		var err error
+		if firsts[i], err = sts[i].Append(context.Background(), customDraft(0), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db, sts, firsts
+}
+
+// transactions counts the transactions that wrote the entries with seq
+// 2 of sessions sts (their distinct xmin).
+func transactions(t *testing.T, db *DB, sts []*Storage) int {
+	t.Helper()
+	pks := make([]int64, len(sts))
+	for i, st := range sts {
+		pks[i] = st.pk
+	}
+	var n int
+	if err := db.db.GetContext(context.Background(), &n,
+		`SELECT count(DISTINCT xmin::text) FROM entries WHERE session = ANY($1) AND seq = 2`, pks); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestGroupSharesATransaction: four concurrent appends to four sessions
+// of one DB commit in one transaction (one xmin), each under its own
+// session's leaf.
+func TestGroupSharesATransaction(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 4)
+	groupOf(db, 4)
+	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
+	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	for i := range sts {
+		if errs[i] != nil || out[i].ParentID != firsts[i].ID || out[i].Seq != 2 {
+			t.Errorf("append %d = %+v, %v; want seq 2 under %s", i, out[i], errs[i], firsts[i].ID)
+		}
+		if leaf, err := sts[i].Leaf(context.Background()); err != nil || leaf != out[i].ID {
+			t.Errorf("session %d: Leaf = %q, %v; want %s", i, leaf, err, out[i].ID)
+		}
+	}
+	if g, m := db.group.groups.Load(), db.group.members.Load(); g != 1 || m != 4 {
+		t.Errorf("%d groups of %d appends in all, want 1 of 4", g, m)
+	}
+	if n := transactions(t, db, sts); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGroupMemberGuardFailsAlone: a member whose IfLeaf guard does not
+// hold is left out of the group and answered ErrConflict alone; the
+// others commit together.
+func TestGroupMemberGuardFailsAlone(t *testing.T) {
+	t.Parallel()
+	db, sts, _ := groupFixture(t, 4)
+	groupOf(db, 4)
+	stale := "0000dead"
+	opts := make([]sessiontree.AppendOptions, 4)
+	opts[2].IfLeaf = &stale
+	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
+	_, errs := appendEach(sts, ds, opts)
+	for i, err := range errs {
+		if want := i == 2; errors.Is(err, sessiontree.ErrConflict) != want || (!want && err != nil) {
+			t.Errorf("append %d: %v (guard failing: %v)", i, err, want)
+		}
+	}
+	good := []*Storage{sts[0], sts[1], sts[3]}
+	if n := transactions(t, db, good); n != 1 {
+		t.Errorf("the other three entries were written by %d transactions, want 1", n)
+	}
+	if a := db.group.aborted.Load(); a != 0 {
+		t.Errorf("%d groups aborted, want none (the guard is checked before anything is sent)", a)
+	}
+	if stats, err := sts[2].Stats(context.Background()); err != nil || stats.Entries != 1 {
+		t.Errorf("guarded session: Stats = %+v, %v; want its 1 entry", stats, err)
+	}
+}
+
+// TestAbortedGroupRerunsMembers: a member whose draft's id its session
+// has, and one whose session another handle has claimed, abort the
+// group's transaction on the server; every member then runs again alone,
+// so those two fail (ErrConflict, a ClaimedError) and the other two
+// commit.
+func TestAbortedGroupRerunsMembers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, sts, firsts := groupFixture(t, 4)
+	other, err := db.OpenStorage(ctx, sts[3].ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Claim(ctx, "agent", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	groupOf(db, 4)
+	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
+	ds[1].ID = firsts[1].ID
+	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	var ce *sessiontree.ClaimedError
+	if !errors.Is(errs[1], sessiontree.ErrConflict) {
+		t.Errorf("append of a taken id: %v, want ErrConflict", errs[1])
+	}
+	if !errors.As(errs[3], &ce) || ce.Holder != "agent" {
+		t.Errorf("append past another's claim: %v, want a ClaimedError naming agent", errs[3])
+	}
+	for _, i := range []int{0, 2} {
+		if errs[i] != nil || out[i].ParentID != firsts[i].ID {
+			t.Errorf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], firsts[i].ID)
+		}
+	}
+	if a, alone := db.group.aborted.Load(), db.group.alone.Load(); a != 1 || alone != 4 {
+		t.Errorf("%d groups aborted, %d members run again alone; want 1 and 4", a, alone)
+	}
+	for i, want := range []int64{2, 1, 2, 1} {
+		if stats, err := sts[i].Stats(ctx); err != nil || stats.Entries != want {
+			t.Errorf("session %d: Stats = %+v, %v; want %d entries", i, stats, err, want)
+		}
+	}
+}
+
+// TestGroupsOfTwoDBsOnSharedSessions: two DBs (two processes' pools)
+// append to the same four sessions, each writer of one DB to another
+// session than the other DB's writer of the same rank, so their groups
+// lock overlapping sets of rows: every append commits, no group is
+// aborted (a deadlock would abort one: groups lock in key order), and
+// every session holds one linear chain of all its appends.
+func TestGroupsOfTwoDBsOnSharedSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Migrated.Database(t)
+	dbs := make([]*DB, 2)
+	for i := range dbs {
+		db, err := Open(ctx, url, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	const sessions, each = 4, 40
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = newStorage(t, dbs[0]).ID()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*sessions)
+	for d, db := range dbs {
+		for w := range sessions {
+			id := ids[w]
+			if d == 1 {
+				id = ids[sessions-1-w]
+			}
+			st, err := db.OpenStorage(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() {
+				for i := range each {
+					if _, err := st.Append(ctx, customDraft(i), sessiontree.AppendOptions{}); err != nil {
+						errs <- fmt.Errorf("db %d, session %s: %w", d, id, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for d, db := range dbs {
+		if a := db.group.aborted.Load(); a != 0 {
+			t.Errorf("db %d: %d groups aborted, want none", d, a)
+		}
+	}
+	if g := dbs[0].group.groups.Load() + dbs[1].group.groups.Load(); g == 0 {
+		t.Error("no group formed: the test did not test groups")
+	}
+	for _, id := range ids {
+		st, err := dbs[0].OpenStorage(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats, err := st.Stats(ctx); err != nil || stats.Entries != 2*each {
+			t.Errorf("session %s: Stats = %+v, %v; want %d entries", id, stats, err, 2*each)
+		}
+		leaf, err := st.Leaf(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if path, err := st.Path(ctx, leaf); err != nil || len(path) != 2*each {
+			t.Errorf("session %s: path of %d entries, %v; want one chain of %d", id, len(path), err, 2*each)
+		}
+	}
+	if err := dbs[0].Check(ctx, ""); err != nil {
+		t.Error(err)
+	}
+}
