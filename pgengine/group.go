@@ -3,7 +3,6 @@ package pgengine
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/groupq"
 	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
@@ -55,12 +55,9 @@ type pipeReq struct {
 // errAlone answers a group member that is to run again alone.
 var errAlone = errors.New("append runs alone")
 
-// groupCommit is a DB's queue of pipelined appends. mu guards queue and
-// leading.
+// groupCommit is a DB's queue of pipelined appends.
 type groupCommit struct {
-	mu      sync.Mutex
-	queue   []*pipeReq
-	leading bool // a group is running, or its leader is about to take the queue
+	groupq.Queue[*pipeReq]
 
 	// groups and members count the groups of two or more run and their
 	// appends, aborted the groups whose transaction failed, alone the
@@ -72,53 +69,15 @@ type groupCommit struct {
 	beforeTake func()
 }
 
-// enqueue adds r to the queue and reports whether r is to lead: no
-// group runs.
-func (g *groupCommit) enqueue(r *pipeReq) (lead bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.queue = append(g.queue, r)
-	lead = !g.leading
-	g.leading = true
-	return lead
-}
-
 // take removes and returns the first request queued for each session;
 // later ones of a session stay queued, in order.
 func (g *groupCommit) take() []*pipeReq {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var group, rest []*pipeReq
-	seen := make(map[int64]bool, len(g.queue))
-	for _, r := range g.queue {
-		if seen[r.s.pk] {
-			rest = append(rest, r)
-			continue
-		}
+	seen := make(map[int64]bool)
+	return g.Take(func(r *pipeReq) bool {
+		first := !seen[r.s.pk]
 		seen[r.s.pk] = true
-		group = append(group, r)
-	}
-	g.queue = rest
-	return group
-}
-
-// handOff ends a group: it returns the request to lead the next one, nil
-// when none is queued (no group runs until the next append).
-func (g *groupCommit) handOff() *pipeReq {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queue) == 0 {
-		g.leading = false
-		return nil
-	}
-	return g.queue[0]
-}
-
-// queued is the number of requests queued.
-func (g *groupCommit) queued() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.queue)
+		return first
+	})
 }
 
 // appendPiped appends d in a group of this DB's concurrent pipelined
@@ -126,7 +85,7 @@ func (g *groupCommit) queued() int {
 func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	r := &pipeReq{ctx: ctx, s: s, d: d, opts: opts, wake: make(chan bool, 1)}
 	g := &s.db.group
-	if lead := g.enqueue(r); lead || <-r.wake {
+	if lead := g.Enqueue(r); lead || <-r.wake {
 		s.db.lead()
 	}
 	if errors.Is(r.err, errAlone) {
@@ -139,12 +98,13 @@ func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts ses
 // members; the leader's own request is among them.
 func (db *DB) lead() {
 	g := &db.group
+	g.Gather()
 	if g.beforeTake != nil {
 		g.beforeTake()
 	}
 	rs := g.take()
 	db.runGroup(rs)
-	if next := g.handOff(); next != nil {
+	if next, ok := g.HandOff(); ok {
 		next.wake <- true
 	}
 	for _, r := range rs {

@@ -18,7 +18,7 @@ func groupOf(db *DB, n int) {
 	var once sync.Once
 	db.group.beforeTake = func() {
 		once.Do(func() {
-			for end := time.Now().Add(10 * time.Second); db.group.queued() < n && time.Now().Before(end); {
+			for end := time.Now().Add(10 * time.Second); db.group.Len() < n && time.Now().Before(end); {
 				time.Sleep(time.Millisecond)
 			}
 		})
