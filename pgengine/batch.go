@@ -317,14 +317,29 @@ func (b *batch) parentSeq(i int) *int64 {
 	return &p.Seq
 }
 
-// insertEntries stores rows given as one array per column.
-const insertEntries = `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
-	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)
-	SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
-	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::bigint[])`
+// entriesInsert and entriesArrays are an insert of entries rows given
+// as one array per column: the arrays $2 to $15 (entryColumns.arrays)
+// after the session.
+const (
+	entriesInsert = `INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp,
+	depth, start_depth, thinking_seq, model_seq, tools_seq, target_id, raw, checksum)`
+	entriesArrays = `$2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[],
+	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::bigint[]`
+)
 
-// entryColumns are rows of entries as column arrays for insertEntries.
+// insertEntries stores rows of session $1 given as one array per column.
+const insertEntries = entriesInsert + ` SELECT $1, * FROM unnest(` + entriesArrays + `)`
+
+// insertGroupEntries stores rows of several sessions, theirs in the
+// array $1, and extends each one's branch with its row (a group's
+// entries, none a leaf entry: group.go).
+const insertGroupEntries = `WITH e AS (` + entriesInsert + ` SELECT * FROM unnest($1::bigint[], ` + entriesArrays + `)
+	RETURNING session, depth, seq) INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e`
+
+// entryColumns are rows of entries as column arrays for insertEntries,
+// and their sessions for insertGroupEntries (addTo).
 type entryColumns struct {
+	session                []int64
 	seq                    []int64
 	id, typ, ts, raw       []string
 	parentID, targetID     []*string
@@ -351,10 +366,27 @@ func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
 	c.checksum = append(c.checksum, sessiontree.EntryChecksum(e.Raw))
 }
 
-func (c *entryColumns) args(session int64) []any {
-	return []any{session, c.seq, c.id, c.parentID, c.parentSeq, c.typ, c.ts,
+// addTo adds e of session, placed at p under parent (nil: a root).
+func (c *entryColumns) addTo(session int64, e sessiontree.Entry, p placement, parent *placement) {
+	var parentSeq *int64
+	if parent != nil {
+		parentSeq = &parent.Seq
+	}
+	c.session = append(c.session, session)
+	c.add(e, p, parentSeq)
+}
+
+// arrays are the column arrays $2 to $15 of entriesArrays.
+func (c *entryColumns) arrays() []any {
+	return []any{c.seq, c.id, c.parentID, c.parentSeq, c.typ, c.ts,
 		c.depth, c.start, c.thinking, c.model, c.tools, c.targetID, c.raw, c.checksum}
 }
+
+// args are insertEntries' arguments for rows of session.
+func (c *entryColumns) args(session int64) []any { return append([]any{session}, c.arrays()...) }
+
+// groupArgs are insertGroupEntries' arguments for the rows added by addTo.
+func (c *entryColumns) groupArgs() []any { return append([]any{c.session}, c.arrays()...) }
 
 func nullable(s string) *string {
 	if s == "" {

@@ -171,31 +171,51 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) erro
 	if err != nil {
 		return errors.Join(err, rollback(ctx, conn))
 	}
-	var b pgx.Batch
+	var ws []*pipedWrite
 	for _, r := range rs {
-		e, statements, err := r.build(rows[r.s.pk])
+		e, w, err := r.build(rows[r.s.pk])
 		if err != nil {
 			r.err = errAlone
 			continue
 		}
 		r.out = e
-		for _, q := range statements {
-			b.Queue(q.sql, q.args...)
-		}
+		ws = append(ws, w)
 	}
-	if b.Len() == 0 {
+	if len(ws) == 0 {
 		return rollback(ctx, conn)
 	}
-	b.Queue("COMMIT")
-	if err := runBatch(commitCtx, conn, &b); err != nil {
+	b := groupBatch(ws)
+	if err := runBatch(commitCtx, conn, b); err != nil {
 		return groupCommitErr(commitCtx, conn, err)
 	}
 	return nil
 }
 
+// groupBatch is the batch storing a group's writes and committing: the
+// branch cleared for each root, every entry in one statement, each
+// session row's write-back, COMMIT. (One write-back of every row, its
+// values given as arrays, took more of the server's time than the
+// separate ones: 165 µs a group of 3.75 rows against 33 µs a row.)
+func groupBatch(ws []*pipedWrite) *pgx.Batch {
+	var b pgx.Batch
+	var c entryColumns
+	for _, w := range ws {
+		if w.parent == nil {
+			b.Queue(clearBranch, w.st.pk)
+		}
+		c.addTo(w.st.pk, w.e, w.p, w.parent)
+	}
+	b.Queue(insertGroupEntries, c.groupArgs()...)
+	for _, w := range ws {
+		b.Queue(w.save.sql, w.save.args...)
+	}
+	b.Queue("COMMIT")
+	return &b
+}
+
 // build builds r's entry under its session's locked row (nil: none, the
 // session is missing) and returns it with the statements storing it.
-func (r *pipeReq) build(row *lockRow) (sessiontree.Entry, []statement, error) {
+func (r *pipeReq) build(row *lockRow) (sessiontree.Entry, *pipedWrite, error) {
 	if row == nil {
 		return sessiontree.Entry{}, nil, errAlone
 	}

@@ -62,12 +62,12 @@ func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Dr
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	e, statements, err := st.pipedAppend(d, opts)
+	e, w, err := st.pipedAppend(d, opts)
 	if err != nil {
 		return e, errors.Join(err, rollback(ctx, conn))
 	}
 	var b pgx.Batch
-	for _, q := range statements {
+	for _, q := range w.statements() {
 		b.Queue(q.sql, q.args...)
 	}
 	b.Queue("COMMIT")
@@ -104,10 +104,30 @@ type statement struct {
 	args []any
 }
 
+// pipedWrite is what a pipelined append writes: its entry, placed at p
+// under parent (nil: a root, whose session's branch is cleared first),
+// and the session row's write-back.
+type pipedWrite struct {
+	st     *session
+	e      sessiontree.Entry
+	p      placement
+	parent *placement
+	save   statement
+}
+
+// statements are w's statements, in order.
+func (w *pipedWrite) statements() []statement {
+	var out []statement
+	if w.parent == nil {
+		out = append(out, statement{clearBranch, []any{w.st.pk}}) // a root: moveBranch("")
+	}
+	return append(out, statement{insertEntry, w.st.insertArgs(w.e, w.p, w.parent)}, w.save)
+}
+
 // pipedAppend builds d under the locked leaf and returns the entry and
-// the statements storing it and writing the row back; errNotPiped when
-// the leaf's placement was not read.
-func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, []statement, error) {
+// what storing it writes; errNotPiped when the leaf's placement was not
+// read.
+func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, *pipedWrite, error) {
 	if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
 		return sessiontree.Entry{}, nil, err
 	}
@@ -118,20 +138,15 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	if err != nil {
 		return e, nil, err
 	}
-	var out []statement
-	parent := st.leaf // the branch's end, nil when the leaf is none
-	if parent == nil {
-		out = append(out, statement{clearBranch, []any{st.pk}}) // a root: moveBranch("")
-	}
+	w := &pipedWrite{st: st, parent: st.leaf} // the branch's end, nil when the leaf is none
 	// Neither the placement nor the note of an entry that is not a
 	// compaction or a label reads the database.
-	p, err := st.place(context.Background(), nil, e, parent)
-	if err != nil {
+	if w.p, err = st.place(context.Background(), nil, e, w.parent); err != nil {
 		return e, nil, err
 	}
-	e.Seq = p.Seq
-	out = append(out, statement{insertEntry, st.insertArgs(e, p, parent)})
-	st.setLeaf(e.ID, &p)
+	e.Seq = w.p.Seq
+	w.e = e
+	st.setLeaf(e.ID, &w.p)
 	if err := st.note(context.Background(), nil, e); err != nil {
 		return e, nil, err
 	}
@@ -139,7 +154,8 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	if err != nil {
 		return e, nil, err
 	}
-	return e, append(out, statement{q, args}), nil
+	w.save = statement{q, args}
+	return e, w, nil
 }
 
 // runBatch sends b and reads every result; the first error is returned.
