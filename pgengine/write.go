@@ -48,20 +48,18 @@ type lockRow struct {
 }
 
 // lockColumns are a locked sessions row's columns (lockRow), from s and
-// its leaf's entry p.
+// its leaf's entry p (lockLeaf).
 const lockColumns = `s.leaf_id, s.name, s.first_user_text, s.updated_at,
 	p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
 	p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
-	` + countersColumns + ` FROM sessions s LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq`
+	` + countersColumns
+
+// lockLeaf joins the leaf's entry p to the sessions row s.
+const lockLeaf = `LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq`
 
 // lockQuery locks session $1's row for the transaction and reads it.
-const lockQuery = `SELECT ` + lockColumns + ` WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
-
-// groupLockQuery locks the rows of the sessions whose keys are in $1 for
-// the transaction, in key order (a group's: group.go), and reads them
-// with their keys. The rows are locked as the sort returns them.
-const groupLockQuery = `SELECT s.pk, ` + lockColumns + ` WHERE s.pk = ANY($1) AND NOT s.deleting
-	ORDER BY s.pk FOR UPDATE OF s`
+const lockQuery = `SELECT ` + lockColumns + ` FROM sessions s ` + lockLeaf + `
+	WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
 
 // lock locks the session's row for the transaction and reads it: writers
 // to the same session queue here, writers to others do not. It refuses a
