@@ -1,17 +1,16 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/groupq"
 )
 
 // Group commit: the appends of a DB's sessions that arrive while a write
@@ -20,10 +19,10 @@ import (
 // group instead of one each (issue 17).
 //
 // An append queues its request, and the first to find no group running
-// leads: it lets the group fill (see gather), takes the write connection,
-// begins, and only then takes every request queued, its own among them,
-// so the others also gather while it waits for the lock (this process's
-// connection, or SQLite's, held by another process). One append's failure
+// leads: it lets the group fill (groupq.Queue.Gather), takes the write
+// connection, begins, and only then takes every request queued, its own
+// among them, so the others also gather while it waits for the lock (this
+// process's connection, or SQLite's, held by another process). One append's failure
 // (a guard that does not hold, an id already used, an invalid entry)
 // fails that append alone; the others commit. Almost every such failure
 // comes before the append writes anything (or is its first write, which
@@ -52,18 +51,10 @@ type appendReq struct {
 	wake chan bool
 }
 
-// groupCommit is a DB's queue of appends. mu guards queue and leading.
+// groupCommit is a DB's queue of appends (internal/groupq: who leads,
+// and how a leader lets its group fill).
 type groupCommit struct {
-	mu      sync.Mutex
-	queue   []*appendReq
-	leading bool // a group is running, or its leader is about to take the queue
-	last    int  // how many requests the last group took
-	// want and filled: a leader waits for want requests queued, and
-	// filled is closed when they are (see gather).
-	want   int
-	filled chan struct{}
-	// wait, a test seam, replaces gatherWait when set.
-	wait time.Duration
+	groupq.Queue[*appendReq]
 
 	// groups and requests count the groups run and the requests they
 	// took, and held the nanoseconds their leaders held the write
@@ -78,82 +69,14 @@ type groupCommit struct {
 }
 
 // take removes and returns the requests queued.
-func (g *groupCommit) take() []*appendReq {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	rs := g.queue
-	g.queue = nil
-	g.last = len(rs)
-	return rs
-}
-
-// gatherWait bounds how long a leader waits for its group to fill (see
-// gather). Measured at 64 writers (BenchmarkFleet, load ~10 on 2 cores):
-// 200 µs fills groups as well as 0.5 or 1 ms did.
-const gatherWait = 200 * time.Microsecond
-
-// gather lets the group fill before its leader takes it. The appenders
-// of the last group were woken as it ended, just before this one began,
-// and those that append again have not queued yet while they wait for a
-// processor: taking the queue at once made a group of the one request
-// queued meanwhile, then one of all the others, and so on. So the leader
-// waits until as many requests are queued as the last group took, for
-// gatherWait at most (g.wait in tests). A single writer, whose last group
-// was itself, never waits; nor does a leader that finds the group full.
-func (g *groupCommit) gather() {
-	g.mu.Lock()
-	if len(g.queue) >= g.last {
-		g.mu.Unlock()
-		return
-	}
-	filled := make(chan struct{})
-	g.want, g.filled = g.last, filled
-	wait := cmp.Or(g.wait, gatherWait)
-	g.mu.Unlock()
-	t := time.NewTimer(wait)
-	select {
-	case <-filled:
-	case <-t.C:
-	}
-	t.Stop()
-	g.mu.Lock()
-	g.want, g.filled = 0, nil
-	g.mu.Unlock()
-}
-
-// enqueue adds r to the queue, wakes a leader waiting for its group to
-// fill once it has, and reports whether r is to lead: no group runs.
-func (g *groupCommit) enqueue(r *appendReq) (lead bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.queue = append(g.queue, r)
-	if g.filled != nil && len(g.queue) >= g.want {
-		close(g.filled)
-		g.filled = nil
-	}
-	lead = !g.leading
-	g.leading = true
-	return lead
-}
-
-// handOff ends a group: it returns the request to lead the next one, nil
-// when none is queued (and no group runs until the next append).
-func (g *groupCommit) handOff() *appendReq {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queue) == 0 {
-		g.leading = false
-		return nil
-	}
-	return g.queue[0]
-}
+func (g *groupCommit) take() []*appendReq { return g.Take(nil) }
 
 // appendGrouped runs r in a group and returns when its group is done,
 // with r.out or r.err set.
 func (db *DB) appendGrouped(r *appendReq) {
 	g := &db.group
 	r.wake = make(chan bool, 1)
-	if g.enqueue(r) || <-r.wake {
+	if g.Enqueue(r) || <-r.wake {
 		db.lead(r)
 	}
 }
@@ -172,7 +95,7 @@ func (db *DB) lead(self *appendReq) {
 	}()
 	// The group outlives a cancelled leader: its ctx stops only its own
 	// append (checked in runGroup), not the others'.
-	db.group.gather()
+	db.group.Gather()
 	start := time.Now()
 	err := db.runLed(context.WithoutCancel(self.ctx), &group, false)
 	if errors.Is(err, errRedo) {
@@ -213,7 +136,7 @@ func (db *DB) finish(self *appendReq, group []*appendReq, commitErr error) {
 			r.out, r.err = nil, commitErr
 		}
 	}
-	if next := db.group.handOff(); next != nil {
+	if next, ok := db.group.HandOff(); ok {
 		next.wake <- true
 	}
 	for _, r := range group {

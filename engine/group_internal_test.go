@@ -77,9 +77,7 @@ func waitQueued(t testing.TB, db *DB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		db.group.mu.Lock()
-		got := len(db.group.queue)
-		db.group.mu.Unlock()
+		got := db.group.Len()
 		if got == n {
 			return
 		}
@@ -394,9 +392,7 @@ func TestGroupManyWriters(t *testing.T) {
 
 // waiting reports whether a leader waits for its group to fill.
 func waiting(db *DB) bool {
-	db.group.mu.Lock()
-	defer db.group.mu.Unlock()
-	return db.group.filled != nil
+	return db.group.Gathering()
 }
 
 // TestGroupGathers: after a group of three, the next leader waits until
@@ -410,10 +406,8 @@ func TestGroupGathers(t *testing.T) {
 	sts := []*Storage{groupSession(t, db), groupSession(t, db), groupSession(t, db)}
 	groups := 0
 	db.group.beforeCommit = func(q) error { groups++; return nil }
-	db.group.wait = time.Hour
-	db.group.mu.Lock()
-	db.group.last = len(sts)
-	db.group.mu.Unlock()
+	db.group.SetWait(time.Hour)
+	db.group.SetLast(len(sts))
 	var wg sync.WaitGroup
 	errs := make([]error, len(sts))
 	for i, st := range sts {
@@ -434,14 +428,14 @@ func TestGroupGathers(t *testing.T) {
 	if groups != 1 {
 		t.Errorf("the appends made %d groups; want 1", groups)
 	}
-	// The first single append after it waits gatherWait at most; then
+	// The first single append after it waits groupq.DefaultWait at most; then
 	// a single writer, whose last group was itself, does not wait.
-	db.group.wait = 0
+	db.group.SetWait(0)
 	for i := range 3 {
 		if _, err := sts[0].Append(ctx, userDraft("y"), sessiontree.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		db.group.wait = time.Hour
+		db.group.SetWait(time.Hour)
 		if groups != 2+i {
 			t.Errorf("%d groups after %d single appends; want %d", groups, i+1, 2+i)
 		}

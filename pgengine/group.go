@@ -3,6 +3,7 @@ package pgengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -104,8 +105,22 @@ func (db *DB) lead() {
 		g.beforeTake()
 	}
 	rs := g.take()
+	ran := false
+	defer func() { db.finish(rs, ran) }()
 	db.runGroup(rs)
-	if next, ok := g.HandOff(); ok {
+	ran = true
+}
+
+// finish hands the lead to the next request queued and wakes the
+// group's members. After a panic in the group (ran false) each is
+// answered with an error: nobody may wait forever for it.
+func (db *DB) finish(rs []*pipeReq, ran bool) {
+	if !ran {
+		for _, r := range rs {
+			r.out, r.err = sessiontree.Entry{}, fmt.Errorf("%w: append: the group's transaction panicked", sessiontree.ErrStorage)
+		}
+	}
+	if next, ok := db.group.HandOff(); ok {
 		next.wake <- true
 	}
 	for _, r := range rs {

@@ -119,10 +119,17 @@ func (q *Queue[R]) Gathering() bool {
 	return q.filled != nil
 }
 
-// SetWait sets Gather's bound (0: DefaultWait), and the size of the last
-// group, which the next leader waits for; a test seam.
-func (q *Queue[R]) SetWait(wait time.Duration, last int) {
+// SetWait sets Gather's bound (0: DefaultWait); a test seam.
+func (q *Queue[R]) SetWait(wait time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.wait, q.last = wait, last
+	q.wait = wait
+}
+
+// SetLast sets the size of the last group, which the next leader waits
+// for; a test seam.
+func (q *Queue[R]) SetLast(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.last = n
 }
