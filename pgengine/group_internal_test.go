@@ -68,14 +68,27 @@ func transactions(t *testing.T, db *DB, sts []*Storage) int {
 	return n
 }
 
+// usageDraft is an assistant message with usage: input tokens, 1 output
+// token, $0.5.
+func usageDraft(t *testing.T, input int) sessiontree.Draft {
+	t.Helper()
+	f, err := sessiontree.Fields("message", map[string]any{"role": "assistant", "content": []any{},
+		"provider": "p", "model": "m", "usage": map[string]any{"input": input, "output": 1, "cost": map[string]any{"total": 0.5}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: f}
+}
+
 // TestGroupSharesATransaction: four concurrent appends to four sessions
-// of one DB commit in one transaction (one xmin), each under its own
-// session's leaf.
+// of one DB, two of them with usage, commit in one transaction (one
+// xmin), each under its own session's leaf, with its session's counters
+// and usage rows (Check compares them with the log).
 func TestGroupSharesATransaction(t *testing.T) {
 	t.Parallel()
 	db, sts, firsts := groupFixture(t, 4)
 	groupOf(db, 4)
-	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
+	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3), usageDraft(t, 9)}
 	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
 	for i := range sts {
 		if errs[i] != nil || out[i].ParentID != firsts[i].ID || out[i].Seq != 2 {
@@ -83,6 +96,11 @@ func TestGroupSharesATransaction(t *testing.T) {
 		}
 		if leaf, err := sts[i].Leaf(context.Background()); err != nil || leaf != out[i].ID {
 			t.Errorf("session %d: Leaf = %q, %v; want %s", i, leaf, err, out[i].ID)
+		}
+	}
+	for i, want := range []int64{0, 7, 0, 9} {
+		if stats, err := sts[i].Stats(context.Background()); err != nil || stats.Tokens.Input != want {
+			t.Errorf("session %d: Stats = %+v, %v; want %d input tokens", i, stats, err, want)
 		}
 	}
 	if g, m := db.group.groups.Load(), db.group.members.Load(); g != 1 || m != 4 {
