@@ -47,8 +47,13 @@
 // REPEATABLE READ snapshot. An ordinary append is two round trips on
 // pgx's own interface (pipe.go: BEGIN with the lock, then the insert, the
 // row's write-back and COMMIT); its update of the sessions row is a HOT
-// one, touching no index (migration 7). After a bulk load the tables are
-// analyzed when the planner's statistics would mislead it (analyze.go).
+// one, touching no index (migration 7). Such appends of one DB to
+// different sessions that meet share a transaction (group commit,
+// group.go): one BEGIN, the rows locked in key order, one insert of all
+// their entries, one COMMIT and WAL flush; a member that fails is run
+// again alone, so it fails alone, and a lone writer never waits for a
+// group. After a bulk load the tables are analyzed when the planner's
+// statistics would mislead it (analyze.go).
 //
 // # Claims and follow
 //
