@@ -163,7 +163,7 @@ func (db *DB) runGroup(rs []*pipeReq) {
 // pool. Members it leaves out are answered errAlone; the others are
 // answered by the returned error (nil: committed).
 func (db *DB) groupOnce(rs []*pipeReq) error {
-	ctx := rs[0].ctx
+	ctx := liveContext(rs)
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -178,6 +178,17 @@ func (db *DB) groupOnce(rs []*pipeReq) error {
 		// members' appends are not the leader's to cancel.
 		return groupOn(ctx, context.WithoutCancel(ctx), conn, rs)
 	})
+}
+
+// liveContext is the context of the group's first member whose context
+// is not done (the first's when none): the group's locks wait with it.
+func liveContext(rs []*pipeReq) context.Context {
+	for _, r := range rs {
+		if r.ctx.Err() == nil {
+			return r.ctx
+		}
+	}
+	return rs[0].ctx
 }
 
 // groupOn locks the group's rows (with ctx), then stores its members and
@@ -230,10 +241,11 @@ func groupBatch(ws []*pipedWrite) *pgx.Batch {
 }
 
 // build builds r's entry under its session's locked row (nil: none, the
-// session is missing) and returns it with the statements storing it.
+// session is missing) and returns it with what storing it writes. An
+// append whose context is done by then is left out.
 func (r *pipeReq) build(row *lockRow) (sessiontree.Entry, *pipedWrite, error) {
-	if row == nil {
-		return sessiontree.Entry{}, nil, errAlone
+	if row == nil || r.ctx.Err() != nil {
+		return sessiontree.Entry{}, nil, errAlone // alone, it is answered as before
 	}
 	st, err := r.s.sessionOf(row)
 	if err != nil {

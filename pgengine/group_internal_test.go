@@ -264,3 +264,38 @@ func TestGroupsOfTwoDBsOnSharedSessions(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGroupLeavesOutACancelledAppend: an append whose context is done
+// after it queued is left out of its group and answered with the
+// context's error, as alone; the other member commits.
+func TestGroupLeavesOutACancelledAppend(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	db.group.beforeTake = func() {
+		once.Do(func() {
+			for end := time.Now().Add(10 * time.Second); db.group.Len() < 2 && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		})
+	}
+	errs := make([]error, 2)
+	var out sessiontree.Entry
+	var wg sync.WaitGroup
+	wg.Go(func() { _, errs[0] = sts[0].Append(ctx, customDraft(1), sessiontree.AppendOptions{}) })
+	wg.Go(func() {
+		out, errs[1] = sts[1].Append(context.Background(), customDraft(2), sessiontree.AppendOptions{})
+	})
+	wg.Wait()
+	if !errors.Is(errs[0], context.Canceled) {
+		t.Errorf("cancelled append: %v, want context.Canceled", errs[0])
+	}
+	if errs[1] != nil || out.ParentID != firsts[1].ID {
+		t.Errorf("other append = %+v, %v; want it under %s", out, errs[1], firsts[1].ID)
+	}
+	if stats, err := sts[0].Stats(context.Background()); err != nil || stats.Entries != 1 {
+		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
+	}
+}
