@@ -79,6 +79,19 @@ type Options struct {
 	// session's check looks up a tenth as many. Fewer make a check
 	// cheaper and its sample smaller.
 	CheckLookups int
+	// MmapSize is how many bytes of the database file each read
+	// connection maps into memory (PRAGMA mmap_size) and reads in place,
+	// instead of copying every page it reads with a system call; SQLite
+	// caps it at its build's limit. 0, the default, maps nothing. A
+	// process reading a fresh file saves about 0.5 ms of a 100,000-entry
+	// resume this way (issue 17). The cost: a mapped page the system
+	// cannot read (the file cut short by another program, a failing
+	// disk) is a memory fault in the reading goroutine, where a read
+	// would have returned an error. A program that sets it should read
+	// on goroutines that turn faults into panics
+	// (runtime/debug.SetPanicOnFault) and recover them, as the
+	// sessiontree command does; the write connection never maps.
+	MmapSize int64
 }
 
 func (o Options) withDefaults() Options {
@@ -346,6 +359,9 @@ func (db *DB) dsn(write bool) string {
 		q.Set("_txlock", "immediate")
 	} else {
 		q.Add("_pragma", "query_only(1)")
+		if db.opts.MmapSize > 0 {
+			q.Add("_pragma", "mmap_size("+strconv.FormatInt(db.opts.MmapSize, 10)+")")
+		}
 	}
 	return u.String() + "?" + q.Encode()
 }

@@ -41,8 +41,8 @@ var now = time.Now
 // file, as a long-running process would, because a fresh one parses the
 // database's schema, sets its connections' pragmas and prepares each
 // statement again at its first use, which the race detector makes slow.
-var openStore = func(ctx context.Context, target string) (*store.Store, func() error, error) {
-	s, err := store.OpenURL(ctx, target, store.Options{})
+var openStore = func(ctx context.Context, target string, opts store.Options) (*store.Store, func() error, error) {
+	s, err := store.OpenURL(ctx, target, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,8 +84,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if cerr := a.close(); err == nil && cerr != nil {
-		err = cerr
+	if !faulted(err) { // a store that faulted stopped mid-read: left to the exit
+		if cerr := a.close(); err == nil && cerr != nil {
+			err = cerr
+		}
 	}
 	if err == nil {
 		return exitOK
@@ -180,6 +182,7 @@ straight from the file, read-only, without importing it.`,
 		newTailCommand(a),
 	)
 	root.AddCommand(newPushCommands(a)...)
+	a.mapReads(root, mappedCommands...)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.
 	for _, c := range root.Commands() {
@@ -233,7 +236,7 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 			return nil, err
 		}
 	}
-	s, closeStore, err := openStore(ctx, path)
+	s, closeStore, err := openStore(ctx, path, a.storeOptions)
 	if err != nil {
 		return nil, err
 	}

@@ -97,20 +97,24 @@ func newDB(t testing.TB) string {
 
 // sharedStores keeps one open store per database file for the in-process
 // runs of a test (see openStore). mu guards m.
-var sharedStores = &storeCache{m: map[string]*store.Store{}}
+var sharedStores = &storeCache{m: map[string]*store.Store{}, asked: map[string]store.Options{}}
 
 type storeCache struct {
 	mu sync.Mutex
 	m  map[string]*store.Store
+	// asked are the options the last command asked for, by path.
+	asked map[string]store.Options
 }
 
-func (c *storeCache) open(ctx context.Context, path string) (*store.Store, func() error, error) {
+func (c *storeCache) open(ctx context.Context, path string, opts store.Options) (*store.Store, func() error, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.asked[path] = opts
 	if s, ok := c.m[path]; ok {
 		return s, func() error { return nil }, nil
 	}
-	s, err := store.OpenURL(ctx, path, afterTestCheck)
+	opts.Engine.CheckLookups = afterTestCheck.Engine.CheckLookups
+	s, err := store.OpenURL(ctx, path, opts)
 	if err != nil {
 		return nil, nil, err
 	}

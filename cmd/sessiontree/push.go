@@ -50,7 +50,7 @@ session was not copied in full.`,
 			if err != nil {
 				return err
 			}
-			there, closeThere, err := openStore(ctx, other)
+			there, closeThere, err := openStore(ctx, other, store.Options{})
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree/server"
+	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
@@ -25,7 +26,7 @@ const testToken = "test-token"
 // and returns the server's URL.
 func newAPI(t testing.TB, db string) string {
 	t.Helper()
-	s, _, err := openStore(context.Background(), db)
+	s, _, err := openStore(context.Background(), db, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

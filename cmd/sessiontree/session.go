@@ -22,9 +22,11 @@ type app struct {
 	dbFlag      string
 	maxLineFlag string
 
-	store      *store.Store
-	closeStore func() error
-	closers    []func() error
+	// storeOptions open the store: a mapped command's (fault.go) map it.
+	storeOptions store.Options
+	store        *store.Store
+	closeStore   func() error
+	closers      []func() error
 }
 
 // errReadOnlyFile explains why a command that writes refuses a file.
