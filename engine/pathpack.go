@@ -58,10 +58,27 @@ const recordSeparator = 0x1e
 
 // qBranchPacked reads the branch rows of session ?1 at depths ?2..?3; the
 // last column counts the canonical rows among them.
-const qBranchPacked = `SELECT count(*), group_concat(e.pk), CAST(group_concat(e.raw, char(30)) AS BLOB),
+// A JSON text longer than ?4 bytes is left out of the blob (an empty
+// record), for qBranchBig to read.
+const qBranchPacked = `SELECT count(*), group_concat(e.pk),
+       CAST(group_concat(CASE WHEN octet_length(e.raw) <= ?4 THEN e.raw ELSE '' END, char(30)) AS BLOB),
        coalesce(sum(coalesce(e.checksum, -1)), 0), count(e.canonical)
 FROM branch b JOIN entries e ON e.pk = b.entry
 WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3`
+
+// qBranchBig reads the JSON texts qBranchPacked leaves out, in depth
+// order.
+const qBranchBig = `SELECT CAST(e.raw AS BLOB)
+FROM branch b JOIN entries e ON e.pk = b.entry
+WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 AND octet_length(e.raw) > ?4
+ORDER BY b.depth`
+
+// packedMaxRaw is the longest JSON text a packed read puts in its blob.
+// A longer one (an inline image, a large tool output) costs little read
+// as a row of its own, while in the blob SQLite copies it as the blob
+// grows and the chunk holds it twice: the resume of a session of inline
+// images took twice as long packed, and 5 MiB more memory.
+const packedMaxRaw = 16 << 10
 
 // branchRange appends the entries of the branch rows lo..hi to out.
 func (r q) branchRange(out []sessiontree.Entry, session, lo, hi int64) ([]sessiontree.Entry, error) {
@@ -88,7 +105,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 	var n, sum, canonical int64
 	var keyList sql.NullString // NULL when there is no row
 	var raws []byte
-	if err := r.row(qBranchPacked, args(session, lo, hi), &n, &keyList, &raws, &sum, &canonical); err != nil {
+	if err := r.row(qBranchPacked, args(session, lo, hi, packedMaxRaw), &n, &keyList, &raws, &sum, &canonical); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_TOOBIG {
 			return out, false, nil
 		}
@@ -102,6 +119,8 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		return out, false, nil
 	}
 	start := len(out)
+	big := bigTexts{r: r, args: args(session, lo, hi, packedMaxRaw)}
+	defer big.close()
 	for range n {
 		var key string
 		var raw []byte
@@ -115,6 +134,11 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		if err != nil {
 			return out, false, nil
 		}
+		if len(raw) == 0 { // left out for its size
+			if raw, err = big.next(); err != nil || raw == nil {
+				return out, false, err
+			}
+		}
 		sum -= sessiontree.EntryChecksum(raw)
 		e, err := scanFields(pk, raw, true)
 		if err != nil || len(out) > start && e.ParentID != out[len(out)-1].ID {
@@ -126,4 +150,34 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		return out, false, nil // the row query reports the entry
 	}
 	return out, true, nil
+}
+
+// bigTexts reads, in depth order, the JSON texts a packed read of a
+// chunk left out for their size (qBranchBig), from the first one met.
+type bigTexts struct {
+	r    q
+	args []any
+	rows *rows
+}
+
+// next returns the next text; nil when there is none.
+func (b *bigTexts) next() ([]byte, error) {
+	if b.rows == nil {
+		rs, err := b.r.rows(qBranchBig, b.args...)
+		if err != nil {
+			return nil, err
+		}
+		b.rows = rs
+	}
+	if !b.rows.Next() {
+		return nil, b.rows.Err()
+	}
+	raw, _ := b.rows.dest[0].([]byte)
+	return raw, nil
+}
+
+func (b *bigTexts) close() {
+	if b.rows != nil {
+		b.rows.Close()
+	}
 }
