@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/spf13/cobra"
 )
@@ -37,10 +38,8 @@ var mappedCommands = []string{"ls", "info", "branch", "context", "usage"}
 // their runs guarded by catchFaults.
 func (a *app) mapReads(root *cobra.Command, names ...string) {
 	for _, c := range root.Commands() {
-		for _, name := range names {
-			if c.Name() == name {
-				a.guard(c)
-			}
+		if slices.Contains(names, c.Name()) {
+			a.guard(c)
 		}
 	}
 }
