@@ -88,9 +88,8 @@ type Options struct {
 	// cannot read (the file cut short by another program, a failing
 	// disk) is a memory fault in the reading goroutine, where a read
 	// would have returned an error. A program that sets it should read
-	// on goroutines that turn faults into panics
-	// (runtime/debug.SetPanicOnFault) and recover them, as the
-	// sessiontree command does; the write connection never maps.
+	// inside CatchFaults, which returns such a fault as a *FaultError,
+	// as the sessiontree command does; the write connection never maps.
 	MmapSize int64
 }
 

@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"runtime/debug"
 	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree/engine"
 )
 
 // Some one-shot read commands read the database through a memory map
@@ -15,7 +15,7 @@ import (
 // of 100,000 entries (issue 17). A mapped page the system cannot read
 // (the file cut short by another program, a failing disk) faults instead
 // of failing a read, so these commands turn such a fault into an error
-// (catchFaults). They read the database on the main goroutine only,
+// (engine.CatchFaults). They read the database on the main goroutine only,
 // where the guard is; commands that read on other goroutines or run
 // for long (serve, tail, search's index catch-up, check, import), or
 // read much they do not print (mappedCommands), read with system calls,
@@ -35,7 +35,7 @@ const mmapSize = 1 << 40
 var mappedCommands = []string{"ls", "info", "branch", "context", "usage"}
 
 // mapReads makes the named subcommands of root read through a map,
-// their runs guarded by catchFaults.
+// their runs guarded by engine.CatchFaults.
 func (a *app) mapReads(root *cobra.Command, names ...string) {
 	for _, c := range root.Commands() {
 		if slices.Contains(names, c.Name()) {
@@ -50,46 +50,13 @@ func (a *app) guard(c *cobra.Command) {
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		a.storeOptions.Engine.MmapSize = mmapSize
-		return catchFaults(func() error { return run(cmd, args) })
+		return engine.CatchFaults(func() error { return run(cmd, args) })
 	}
 }
 
-// FaultError is a memory fault reading a mapped database page: the file
-// was cut short beneath the reader or the disk failed. The connection
-// that faulted stopped in the middle of a read, so the store is left
-// unclosed: the process exits.
-type FaultError struct {
-	// Addr is the address that faulted.
-	Addr uintptr
-}
-
-// Error says what happened and what to do.
-func (e *FaultError) Error() string {
-	return fmt.Sprintf("reading the database failed: a page mapped from its file could not be read (fault at %#x); was the file cut short, or is the disk failing? (sessiontree check)", e.Addr)
-}
-
-// catchFaults runs fn with memory faults on this goroutine turned into
-// panics (debug.SetPanicOnFault) and returns a fault on mapped memory as
-// a *FaultError. A fault near address zero is a nil dereference, a bug,
-// and goes on panicking.
-func catchFaults(fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		f, ok := r.(interface{ Addr() uintptr })
-		if !ok || f.Addr() < 1<<16 {
-			panic(r)
-		}
-		err = &FaultError{Addr: f.Addr()}
-	}()
-	return fn()
-}
-
-// faulted tells a run that ended in a fault.
+// faulted tells a run that ended in a fault: its store stopped in the
+// middle of a read and is left to the process's exit.
 func faulted(err error) bool {
-	var fe *FaultError
+	var fe *engine.FaultError
 	return errors.As(err, &fe)
 }
