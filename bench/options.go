@@ -256,7 +256,7 @@ func parseFlags(args []string) (Options, error) {
 	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
 	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on one session (issue 17; see -process-shape)")
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
-	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 450 MB) or another workload shape")
+	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 600 MiB) or another workload shape")
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
 	baseline := fs.String("baseline", "", "a second sessiontree binary -process times beside the first, their runs interleaved (A/B)")
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
