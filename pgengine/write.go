@@ -34,6 +34,9 @@ type session struct {
 	// checks nobody holds; nil for a write through a claim (lock checked
 	// it).
 	unclaimed *Storage
+	// txid is the id of the pipelined write's transaction (probeQuery),
+	// which the Storage keeps with the row once it commits (rowcache.go).
+	txid int64
 }
 
 // lockRow is the sessions row a write reads under its lock, with its
