@@ -42,12 +42,15 @@ type probe struct {
 func (p *probe) scan(row pgx.Row) error { return row.Scan(&p.xmin, &p.txid) }
 
 // rowCache is a Storage's copy of its session's row as its last
-// pipelined write committed it. Safe for concurrent use (mu guards xid
-// and row).
+// pipelined write committed it. Safe for concurrent use (mu guards the
+// fields).
 type rowCache struct {
 	mu  sync.Mutex
 	xid uint32   // the transaction that wrote row; 0 for none
-	row *session // never changed once kept
+	row *session // never changed once kept; its tally is in stats, buckets
+	// stats and buckets are the row's tally, resumed in each copy.
+	stats   sessiontree.Stats
+	buckets []sessiontree.UsageBucket
 }
 
 // get returns a copy of the kept row to write when the locked row p is
@@ -58,25 +61,19 @@ func (c *rowCache) get(p probe) *session {
 	if c.row == nil || c.xid != p.xmin {
 		return nil
 	}
-	return c.row.clone()
+	cp := *c.row
+	cp.tally = sessiontree.ResumeTally(c.stats, c.buckets)
+	return &cp
 }
 
-// keep keeps st, written by a transaction that committed.
+// keep keeps st, written by a transaction that committed; the caller
+// no longer uses st.
 func (c *rowCache) keep(st *session) {
-	kept := st.clone()
+	stats, buckets := st.tally.Stats(), st.tally.Buckets()
+	st.tally, st.usage = sessiontree.Tally{}, usageAdds{}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.xid, c.row = uint32(st.txid), kept
-}
-
-// clone is a copy of st that shares nothing it changes: the tally's
-// buckets are copied, the usage records left out (the leaf's placement
-// is replaced, never changed).
-func (st *session) clone() *session {
-	cp := *st
-	cp.tally = sessiontree.ResumeTally(st.tally.Stats(), st.tally.Buckets())
-	cp.usage = usageAdds{}
-	return &cp
+	c.xid, c.row, c.stats, c.buckets = uint32(st.txid), st, stats, buckets
 }
 
 // lockedSessions are the sessions of rows ss locked with the probes ps
