@@ -47,7 +47,10 @@
 // REPEATABLE READ snapshot. An ordinary append is two round trips on
 // pgx's own interface (pipe.go: BEGIN with the lock, then the insert, the
 // row's write-back and COMMIT); its update of the sessions row is a HOT
-// one, touching no index (migration 7). Such appends of one DB to
+// one, touching no index (migration 7). A Storage keeps the row as its
+// last such append committed it, and the next one, finding the locked
+// row still that version (its xmin), writes from that copy instead of
+// reading the row (rowcache.go). Such appends of one DB to
 // different sessions that meet share a transaction (group commit,
 // group.go): one BEGIN, the rows locked in key order, one insert of all
 // their entries, one COMMIT and WAL flush; a member that fails is run
@@ -63,7 +66,8 @@
 // under the session row's lock, and leases run on [Options.Now] (the
 // clients' clocks, which should agree). [Storage.Watch] listens
 // (LISTEN/NOTIFY) on a connection of its own for the notification a
-// trigger sends when a commit adds entries to the session, so
+// trigger sends when a commit adds entries to the session (only to a
+// session that has a watch: the row's watched flag, migration 9), so
 // sessiontree.Follow sees each entry as it is committed by any process on
 // any machine; a lost connection is opened again and the log read, so
 // nothing is missed.

@@ -17,7 +17,7 @@ var _ sessiontree.Watcher = (*Storage)(nil)
 
 // followChannel is the channel every write that adds entries to a
 // watched session notifies, from a trigger on the sessions row
-// (migrate/postgres/0003 and 0006), with the payload "<session pk> <entry
+// (migrate/postgres/0003, 0006 and 0009), with the payload "<session pk> <entry
 // count>".
 const followChannel = "sessiontree_appends"
 
@@ -69,17 +69,18 @@ func (w *watch) connect(ctx context.Context) error {
 	})
 }
 
-// register registers c's backend as a watcher of the session
-// (migrate/postgres/0006), so that its writes notify, and then listens on
-// c; taking the session's row FOR KEY SHARE, it waits for a write in
-// progress to commit. Rows of backends that are gone are removed on the
+// register registers c's backend as a watcher of the session and sets
+// the row's watched flag (migrate/postgres/0006 and 0009), so that its
+// writes notify, and then listens on c; updating the session's row, it
+// waits for a write in progress to commit, and for a watch closing (which
+// may clear the flag). Rows of backends that are gone are removed on the
 // way.
 func (w *watch) register(ctx context.Context, c *pgx.Conn) error {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`DELETE FROM watchers WHERE backend NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)`)
 	b.Queue(`INSERT INTO watchers (session, backend) VALUES ($1, pg_backend_pid()) ON CONFLICT DO NOTHING`, w.s.pk)
-	b.Queue(`SELECT 1 FROM sessions WHERE pk = $1 FOR KEY SHARE`, w.s.pk)
+	b.Queue(`UPDATE sessions SET watched = true WHERE pk = $1`, w.s.pk)
 	b.Queue(`COMMIT`)
 	if err := c.SendBatch(ctx, b).Close(); err != nil {
 		return err
@@ -89,6 +90,22 @@ func (w *watch) register(ctx context.Context, c *pgx.Conn) error {
 	// connection's last: a batch prepares all its statements first.
 	_, err := c.Exec(ctx, "LISTEN "+followChannel)
 	return err
+}
+
+// unregister removes c's backend from the session's watchers and, the
+// session's row locked first (so that the next statement sees every
+// registration committed before), clears the row's watched flag unless
+// another watcher remains.
+func (w *watch) unregister(ctx context.Context, c *pgx.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SELECT 1 FROM sessions WHERE pk = $1 FOR NO KEY UPDATE`, w.s.pk)
+	b.Queue(`DELETE FROM watchers WHERE session = $1 AND backend = pg_backend_pid()`, w.s.pk)
+	b.Queue(`UPDATE sessions SET watched = false
+		WHERE pk = $1 AND watched AND NOT EXISTS (SELECT 1 FROM watchers WHERE session = $1)`, w.s.pk)
+	b.Queue(`COMMIT`)
+	err := c.SendBatch(ctx, b).Close()
+	return errors.Join(err, rollback(ctx, c))
 }
 
 // Wait returns once a commit added entries to the session, or once the
@@ -138,8 +155,7 @@ func (w *watch) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := w.conn.Exec(ctx, `DELETE FROM watchers WHERE session = $1 AND backend = pg_backend_pid()`, w.s.pk)
-	err = errors.Join(err, w.conn.Close(ctx))
+	err := errors.Join(w.unregister(ctx, w.conn), w.conn.Close(ctx))
 	w.conn = nil
 	if err != nil {
 		return fmt.Errorf("close watch of session %s: %w", w.s.meta.ID, storageErr(err))

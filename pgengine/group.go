@@ -1,6 +1,7 @@
 package pgengine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -196,19 +197,20 @@ func liveContext(rs []*pipeReq) context.Context {
 // groupOn locks the group's rows (with ctx), then stores its members and
 // commits (with commitCtx).
 func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) error {
-	rows, err := lockGroup(ctx, conn, rs)
+	sts, err := lockGroup(ctx, conn, rs)
 	if err != nil {
 		return errors.Join(err, rollback(ctx, conn))
 	}
 	var ws []*pipedWrite
+	var owners []*Storage
 	for _, r := range rs {
-		e, w, err := r.build(rows[r.s.pk])
+		e, w, err := r.build(sts[r.s.pk])
 		if err != nil {
 			r.err = errAlone
 			continue
 		}
 		r.out = e
-		ws = append(ws, w)
+		ws, owners = append(ws, w), append(owners, r.s)
 	}
 	if len(ws) == 0 {
 		return rollback(ctx, conn)
@@ -216,6 +218,9 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) erro
 	b := groupBatch(ws)
 	if err := runBatch(commitCtx, conn, b); err != nil {
 		return groupCommitErr(commitCtx, conn, err)
+	}
+	for i, w := range ws {
+		owners[i].rows.keep(w.st)
 	}
 	return nil
 }
@@ -245,13 +250,9 @@ func groupBatch(ws []*pipedWrite) *pgx.Batch {
 // build builds r's entry under its session's locked row (nil: none, the
 // session is missing) and returns it with what storing it writes. An
 // append whose context is done by then is left out.
-func (r *pipeReq) build(row *lockRow) (sessiontree.Entry, *pipedWrite, error) {
-	if row == nil || r.ctx.Err() != nil {
+func (r *pipeReq) build(st *session) (sessiontree.Entry, *pipedWrite, error) {
+	if st == nil || r.ctx.Err() != nil {
 		return sessiontree.Entry{}, nil, errAlone // alone, it is answered as before
-	}
-	st, err := r.s.sessionOf(row)
-	if err != nil {
-		return sessiontree.Entry{}, nil, err
 	}
 	return st.pipedAppend(r.d, r.opts)
 }
@@ -268,33 +269,42 @@ func groupCommitErr(ctx context.Context, conn *pgx.Conn, err error) error {
 	return &sqltx.CommitError{Err: err}
 }
 
-// lockGroup begins the transaction on conn and locks and reads the
-// rows of the group's sessions in one round trip: a lockQuery each, in
-// key order, so that two groups never wait for each other's rows in
-// opposite orders. A session missing has no row in the result. (One
-// statement locking every row, pk = ANY($1) or a join with unnest, was
-// planned again at every call, 264 µs and more: its array is a constant
-// the custom plan counts, which the generic plan's estimate never beats.)
-func lockGroup(ctx context.Context, conn *pgx.Conn, rs []*pipeReq) (map[int64]*lockRow, error) {
-	pks := make([]int64, len(rs))
+// lockGroup begins the transaction on conn and locks the rows of the
+// group's sessions in one round trip: a probeQuery each, in key order,
+// so that two groups never wait for each other's rows in opposite
+// orders. It returns the sessions' rows (lockedSessions: those the
+// Storages kept, the others read in one more round trip); a session
+// missing has none. (One statement locking every row, pk = ANY($1) or a
+// join with unnest, was planned again at every call, 264 µs and more:
+// its array is a constant the custom plan counts, which the generic
+// plan's estimate never beats.)
+func lockGroup(ctx context.Context, conn *pgx.Conn, rs []*pipeReq) (map[int64]*session, error) {
+	ss := make([]*Storage, len(rs))
 	for i, r := range rs {
-		pks[i] = r.s.pk
+		ss[i] = r.s
 	}
-	slices.Sort(pks)
+	slices.SortFunc(ss, func(a, b *Storage) int { return cmp.Compare(a.pk, b.pk) })
 	var b pgx.Batch
 	b.Queue("BEGIN")
-	out := make(map[int64]*lockRow, len(rs))
-	for _, pk := range pks {
-		b.Queue(lockQuery, pk).Query(func(rows pgx.Rows) error {
-			got, err := pgx.CollectRows(rows, pgx.RowToAddrOfStructByName[lockRow])
-			if len(got) == 1 {
-				out[pk] = got[0]
+	ps := make(map[int64]probe, len(rs))
+	for _, s := range ss {
+		b.Queue(probeQuery, s.pk).Query(func(rows pgx.Rows) error {
+			var p probe
+			n := 0
+			for rows.Next() {
+				if err := p.scan(rows); err != nil {
+					return err
+				}
+				n++
 			}
-			return err
+			if n == 1 {
+				ps[s.pk] = p
+			}
+			return rows.Err()
 		})
 	}
 	if err := runBatch(ctx, conn, &b); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return lockedSessions(ctx, conn, ss, ps)
 }

@@ -98,8 +98,9 @@ func TestWatchOwnSession(t *testing.T) {
 
 // TestNotifyOnlyWatched: a commit to a session nobody watches sends no
 // notification (pg_notify's cluster-wide commit lock would serialize
-// every writer), one to a watched session does, and a closed watch
-// leaves no watcher row behind.
+// every writer), one to a watched session does, while one of its
+// watches remains open, and a closed watch leaves no watcher row and no
+// watched flag behind (migrate/postgres/0009).
 func TestNotifyOnlyWatched(t *testing.T) {
 	ctx := context.Background()
 	db, url := openDB(t)
@@ -108,30 +109,48 @@ func TestNotifyOnlyWatched(t *testing.T) {
 	if _, err := conn.Exec(ctx, `LISTEN sessiontree_appends`); err != nil {
 		t.Fatal(err)
 	}
-	notified := func() bool {
+	step := 0
+	appendNotifies := func() bool {
+		storetest.AppendStep(t, st, step)
+		step++
 		short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		_, err := conn.WaitForNotification(short)
 		return err == nil
 	}
-	storetest.AppendStep(t, st, 0)
-	if notified() {
+	if appendNotifies() {
 		t.Error("an append to an unwatched session notified")
 	}
-	ch, err := st.Watch(ctx)
+	first, err := st.Watch(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.AppendStep(t, st, 1)
-	if !notified() {
-		t.Error("an append to a watched session sent no notification")
-	}
-	if err := ch.Close(); err != nil {
+	second, err := st.Watch(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if !appendNotifies() {
+		t.Error("an append to a watched session sent no notification")
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !appendNotifies() {
+		t.Error("an append to a session one watch still watches sent no notification")
+	}
+	if err := second.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if appendNotifies() {
+		t.Error("an append after the last watch closed notified")
+	}
 	var n int
+	var watched bool
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM watchers`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("watchers after Close = %d, %v; want 0", n, err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT watched FROM sessions WHERE id = $1`, st.ID()).Scan(&watched); err != nil || watched {
+		t.Errorf("watched after the last Close = %v, %v; want false", watched, err)
 	}
 }
 

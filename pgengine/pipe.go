@@ -21,10 +21,11 @@ import (
 // refusal (raised by the write-back, which aborts the transaction before
 // its COMMIT), a taken generated id (the insert fails, the append is
 // tried again), and the same retries. An entry that needs a look-up
-// (a leaf, a label, a compaction) takes the general path, and so does
-// one whose lock waited for another writer of the session: lockQuery's
-// join then read the leaf's entry in the snapshot from before that
-// writer's commit, and found none (the general path reads it again).
+// (a leaf, a label, a compaction) takes the general path. The row is
+// locked by probeQuery and read, when the Storage does not hold its
+// version, by lockQuery in a statement of its own (rowcache.go), whose
+// snapshot sees a writer the lock waited for; the general path is still
+// taken if lockQuery finds no leaf entry for a leaf the row names.
 
 // errNotPiped is the pipelined path's answer for an append it leaves to
 // the general path (nothing was written).
@@ -74,28 +75,30 @@ func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Dr
 	if err := runBatch(ctx, conn, &b); err != nil {
 		return e, st.idErr(d, e, st.commitErr(ctx, conn, err))
 	}
+	s.rows.keep(st)
 	return e, nil
 }
 
-// lockOn begins the transaction on conn and locks and reads the
-// session's row, in one round trip.
+// lockOn begins the transaction on conn and locks the session's row,
+// in one round trip, and returns the row: the one the Storage kept when
+// the row is still that version, else read in another round trip
+// (rowcache.go).
 func (s *Storage) lockOn(ctx context.Context, conn *pgx.Conn) (*session, error) {
 	var b pgx.Batch
 	b.Queue("BEGIN")
-	var r lockRow
-	b.Queue(lockQuery, s.pk).Query(func(rows pgx.Rows) error {
-		var err error
-		r, err = pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[lockRow])
-		return err
-	})
+	var p probe
+	b.Queue(probeQuery, s.pk).QueryRow(p.scan)
 	if err := runBatch(ctx, conn, &b); err != nil {
 		return nil, errors.Join(s.lockErr(err), rollback(ctx, conn))
 	}
-	st, err := s.sessionOf(&r)
-	if err != nil {
-		return nil, errors.Join(err, rollback(ctx, conn))
+	sts, err := lockedSessions(ctx, conn, []*Storage{s}, map[int64]probe{s.pk: p})
+	if err == nil && sts[s.pk] == nil {
+		err = pgx.ErrNoRows
 	}
-	return st, nil
+	if err != nil {
+		return nil, errors.Join(s.lockErr(err), rollback(ctx, conn))
+	}
+	return sts[s.pk], nil
 }
 
 // statement is one statement of a batch, with its arguments.

@@ -29,6 +29,9 @@ type Storage struct {
 	// claim is the writer claim this Storage writes under (claim.go),
 	// nil for one opened without a claim.
 	claim *sessiontree.ClaimToken
+	// rows is the session's row as the last pipelined write committed it
+	// (rowcache.go).
+	rows rowCache
 }
 
 // ID returns the session id.

@@ -107,25 +107,25 @@ func (a *usageAdds) arrays() []any {
 	return []any{days, buckets, in, out, cr, cw, costs}
 }
 
-// flushWith writes the collected records of a write to session's rows
-// when some row gains several (reading the stored costs first, then one
-// statement setting them), and returns "". Otherwise it returns the
-// statement adding them, its arrays (arrays) numbered from first, for the
-// caller to run with its own; "" when there are none.
-func (a *usageAdds) flushWith(ctx context.Context, tx *sqlx.Tx, session int64, first int) (string, error) {
+// flush writes the collected records of a write to session's rows when
+// some row gains several (reading the stored costs first, then one
+// statement setting them) and returns false. Otherwise it returns
+// whether there are records for the caller to add with its own
+// statement (usageUpsert, its arrays from arrays).
+func (a *usageAdds) flush(ctx context.Context, tx *sqlx.Tx, session int64) (bool, error) {
 	if len(a.rows) == 0 {
-		return "", nil
+		return false, nil
 	}
 	if !a.several() {
-		return usageUpsert(first, false), nil
+		return true, nil
 	}
 	arrays := a.arrays()
 	if err := a.sumStored(ctx, tx, session, arrays[0].([]string), arrays[1].([]string), arrays[6].([]float64)); err != nil {
-		return "", err
+		return false, err
 	}
 	_, err := tx.ExecContext(ctx, usageUpsert(2, true), append([]any{session}, arrays...)...)
 	*a = usageAdds{}
-	return "", err
+	return false, err
 }
 
 // sumStored sets costs[i] to row i's stored cost (0 for a new row) plus

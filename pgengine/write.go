@@ -34,6 +34,9 @@ type session struct {
 	// checks nobody holds; nil for a write through a claim (lock checked
 	// it).
 	unclaimed *Storage
+	// txid is the id of the pipelined write's transaction (probeQuery),
+	// which the Storage keeps with the row once it commits (rowcache.go).
+	txid int64
 }
 
 // lockRow is the sessions row a write reads under its lock, with its
@@ -138,23 +141,38 @@ func (st *session) saveStatement(ctx context.Context, tx *sqlx.Tx) (string, []an
 	args := []any{st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
 		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime()}
-	with, err := st.usage.flushWith(ctx, tx, st.pk, len(args)+1)
+	adds, err := st.usage.flush(ctx, tx, st.pk)
 	if err != nil {
 		return "", nil, err
 	}
-	if with != "" {
+	query := saveQuery
+	if adds {
 		args = append(args, st.usage.arrays()...)
-		with = `u AS (` + with + `), `
+		query = saveUsageQuery
 	}
 	st.usage = usageAdds{}
-	return `WITH ` + with + `s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
+	return query, args, nil
+}
+
+// saveRow writes session $1's row back ($2 to $20) and refuses the write
+// when someone holds a live claim on the session ($21: the time after
+// which an unexpired claim refuses it).
+const saveRow = `s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
 		leaf_depth = $4, boundary_depth = $5, name = $6, first_user_text = $7, updated_at = $8, entry_count = $9,
 		message_count = $10, user_messages = $11, assistant_messages = $12, tool_results = $13, tool_calls = $14,
 		input_tokens = $15, output_tokens = $16, cache_read_tokens = $17, cache_write_tokens = $18, cost = $19,
 		usage_buckets = $20 WHERE pk = $1)
 		SELECT refuse_claimed_write(holder, expires_ms) FROM claims
-		WHERE session = $1 AND holder <> '' AND expires_ms > $21`, args, nil
-}
+		WHERE session = $1 AND holder <> '' AND expires_ms > $21`
+
+// saveQuery and saveUsageQuery are saveStatement's statements, the
+// second adding the write's usage records (usageUpsert, $22 to $28).
+// They are built once: a statement built at each append was a tenth of
+// what a writer allocated.
+var (
+	saveQuery      = `WITH ` + saveRow
+	saveUsageQuery = `WITH u AS (` + usageUpsert(22, false) + `), ` + saveRow
+)
 
 // codeClaimedWrite is the error refuse_claimed_write raises (migration
 // 8): the holder in its detail, the expiry (Unix ms) in its hint.

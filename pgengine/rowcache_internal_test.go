@@ -1,0 +1,111 @@
+package pgengine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// TestKeptRowFollowsOtherWrites: a Storage writes from the row it kept
+// while the locked row is the version its last write committed (a name
+// planted in the kept row is written back), and reads the row again
+// once anything else wrote it: another DB's append, a write through the
+// general path, or a watch's registration; each append then goes under
+// the true leaf, with the true count. A refused append keeps nothing.
+func TestKeptRowFollowsOtherWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	st := newStorage(t, db)
+	otherDB, err := Open(ctx, db.url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherDB.Close()
+	other, err := otherDB.OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := sessiontree.AppendOptions{}
+	step := 0
+	appendTo := func(s *Storage, parent string) sessiontree.Entry {
+		t.Helper()
+		step++
+		e, err := s.appendPiped(ctx, customDraft(step), none)
+		if err != nil || e.ParentID != parent || e.Seq != int64(step) {
+			t.Fatalf("append %d = parent %q seq %d, %v; want parent %q seq %d", step, e.ParentID, e.Seq, err, parent, step)
+		}
+		return e
+	}
+	plant := func(name string) {
+		st.rows.mu.Lock()
+		st.rows.row.name = sql.NullString{String: name, Valid: true}
+		st.rows.mu.Unlock()
+	}
+	wantName := func(want string) {
+		t.Helper()
+		if got, err := st.Name(ctx); err != nil || got != want {
+			t.Fatalf("Name after append %d = %q, %v; want %q", step, got, err, want)
+		}
+	}
+	leaf := appendTo(st, "")
+	plant("kept")
+	leaf = appendTo(st, leaf.ID)
+	wantName("kept") // written from the kept row
+
+	leaf = appendTo(other, leaf.ID)
+	plant("stale")
+	leaf = appendTo(st, leaf.ID)
+	wantName("kept") // read again: another DB wrote the row
+
+	es, err := st.AppendAll(ctx, []sessiontree.Draft{customDraft(100)}, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step++
+	plant("stale")
+	leaf = appendTo(st, es[0].ID)
+	wantName("kept") // read again: the general path wrote the row
+
+	w, err := other.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant("stale")
+	leaf = appendTo(st, leaf.ID)
+	wantName("kept") // read again: a watch's registration wrote the row
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	leaf = appendTo(st, leaf.ID) // read again: the watch's Close wrote the row
+
+	plant("kept through refusals")
+	stale := "00000000"
+	if _, err := st.appendPiped(ctx, customDraft(200), sessiontree.AppendOptions{IfLeaf: &stale}); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Fatalf("append guarded by a stale leaf = %v; want ErrConflict", err)
+	}
+	taken := customDraft(201)
+	taken.ID = leaf.ID
+	if _, err := st.appendPiped(ctx, taken, none); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Fatalf("append of a taken id = %v; want ErrConflict", err)
+	}
+	appendTo(st, leaf.ID)
+	wantName("kept through refusals") // the refusals kept nothing and wrote nothing
+
+	// The planted names are not the log's: a named entry makes them
+	// agree again, and the counters and leaf must then be the log's.
+	f, err := sessiontree.Fields("name", "named")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AppendAll(ctx, []sessiontree.Draft{{Type: sessiontree.TypeSessionInfo, Fields: f}}, none); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Error(err)
+	}
+}
