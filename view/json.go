@@ -169,7 +169,7 @@ func NewContextJSON(c sessiontree.Context, p sessiontree.Projected) ContextJSON 
 
 // WriteContextJSON writes c as [WriteJSON] does, byte for byte, at the
 // cost of what it prints: its messages, the JSON of stored entries and so
-// valid, are copied compacted (jsonx.AppendCompactTrusted) instead of
+// valid, are written compacted (jsonx.WriteCompactTrusted) instead of
 // being checked a byte at a time by encoding/json, and the document is
 // streamed to w rather than built whole first, so a context of inline
 // images costs its bytes once. Indented output (a terminal) and a
@@ -194,13 +194,11 @@ func WriteContextJSON(w io.Writer, c ContextJSON, opts JSONOptions) error {
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(head)
-	var buf []byte
 	for i, m := range c.Messages {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		buf = jsonx.AppendCompactTrusted(buf[:0], m)
-		bw.Write(buf)
+		_ = jsonx.WriteCompactTrusted(bw, m) // bw keeps its error for Flush
 	}
 	bw.WriteByte(']')
 	bw.Write(after) // ends with Encode's newline

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -463,28 +464,32 @@ func skipStringTrusted(b []byte, i int) int {
 	}
 }
 
-// AppendCompactTrusted appends b, JSON known to be valid (an entry's
-// stored JSON or a part of one, a value encoding/json made), to dst
-// without the whitespace between its tokens: what [json.Compact] makes of
-// it without escaping HTML, in one pass that jumps over strings (a base64
+// WriteCompactTrusted writes b, JSON known to be valid (an entry's
+// stored JSON or a part of one, a value encoding/json made), to w without
+// the whitespace between its tokens: what [json.Compact] makes of it
+// without escaping HTML, in one pass that jumps over strings (a base64
 // image is one) instead of checking every byte, and without validating.
-func AppendCompactTrusted(dst, b []byte) []byte {
+// It writes b's runs between whitespace as they are, so a compact b is
+// one write and nothing is copied.
+func WriteCompactTrusted(w io.Writer, b []byte) error {
+	start := 0 // the run being written
 	for i := 0; i < len(b); {
 		j := i
 		for j < len(b) && b[j] != '"' && !isSpace(b[j]) {
 			j++
 		}
-		dst = append(dst, b[i:j]...)
 		switch {
 		case j == len(b):
-			return dst
+			i = j
 		case b[j] == '"':
-			end := skipStringTrusted(b, j)
-			dst = append(dst, b[j:end]...)
-			i = end
-		default:
-			i = j + 1
+			i = skipStringTrusted(b, j)
+		default: // whitespace: the run ends
+			if _, err := w.Write(b[start:j]); err != nil {
+				return err
+			}
+			i, start = j+1, j+1
 		}
 	}
-	return dst
+	_, err := w.Write(b[start:])
+	return err
 }
