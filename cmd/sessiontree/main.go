@@ -26,6 +26,7 @@ func main() { os.Exit(runMain()) }
 // (Ctrl-C) or SIGTERM, and returns the exit status. With
 // $SESSIONTREE_CPUPROFILE set, it profiles the run (profile.go).
 func runMain() int {
+	widenPipe(os.Stdout)
 	defer startProfile(os.Getenv, os.Stderr)()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
