@@ -58,7 +58,7 @@ func spawnChild(in io.Reader, out io.Writer) int {
 		}
 		debug.FreeOSMemory() // the previous reply's buffers
 		start := time.Now()
-		stdout, rss, err := timeProcess(context.Background(), req.Bin, req.Args...)
+		stdout, rss, err := timeProcess(context.Background(), req.Stdout, req.Bin, req.Args...)
 		rep := spawnReply{Ns: time.Since(start).Nanoseconds(), MaxRSS: rss}
 		if req.Stdout {
 			rep.Stdout = stdout
