@@ -117,6 +117,13 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.Dat
 // wins over a prefix. No match is an error matching
 // sessiontree.ErrNotFound; several are an [*AmbiguousError] listing them.
 func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (sessiontree.DatabaseSession, error) {
+	if len(idOrPrefix) >= fullIDLen {
+		// Likely a whole id, which wins: one lookup instead of two.
+		st, err := s.d.OpenSession(ctx, idOrPrefix)
+		if !errors.Is(err, sessiontree.ErrNotFound) {
+			return st, err
+		}
+	}
 	id, err := s.Resolve(ctx, idOrPrefix)
 	if err != nil {
 		return nil, err
@@ -124,6 +131,9 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (sessiontree
 	// The engine's error says "open session <id>" already.
 	return s.d.OpenSession(ctx, id)
 }
+
+// fullIDLen is the length of a session id as pi makes them (a UUID).
+const fullIDLen = 36
 
 // Resolve returns the full id of the session idOrPrefix names, with the
 // rules of [Store.OpenSession]. It reads at most MaxAmbiguousMatches+1
