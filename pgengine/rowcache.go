@@ -24,22 +24,24 @@ import (
 // took 10% of a writer's CPU to scan, its buckets' JSON 5% to parse):
 // 16 writers, steady state, CPU per append 123 -> 114 µs client, 165 ->
 // 160 µs server (bench/README.md). The ids are
-// compared on their low 32 bits, as xmin holds them; a false match would
-// need another transaction with the same 32 bits to write the row while
-// the Storage stayed open, four billion transactions later.
+// compared on their low 32 bits, as xmin holds them, and the row's entry
+// count with the kept row's: a false match would need another
+// transaction with the same 32 bits, four billion transactions later, to
+// leave the row with as many entries as the Storage last wrote.
 
 // probeQuery locks session $1's row for the transaction, as lockQuery
 // does, and reads its version and the transaction's id.
-const probeQuery = `SELECT s.xmin, txid_current() FROM sessions s WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
+const probeQuery = `SELECT s.xmin, s.entry_count, txid_current() FROM sessions s WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
 
 // probe is a row locked by probeQuery.
 type probe struct {
-	xmin uint32 // the row's version
-	txid int64  // the locking transaction's id
+	xmin    uint32 // the row's version
+	entries int64  // the row's entry count
+	txid    int64  // the locking transaction's id
 }
 
 // scan is probeQuery's row scanner.
-func (p *probe) scan(row pgx.Row) error { return row.Scan(&p.xmin, &p.txid) }
+func (p *probe) scan(row pgx.Row) error { return row.Scan(&p.xmin, &p.entries, &p.txid) }
 
 // rowCache is a Storage's copy of its session's row as its last
 // pipelined write committed it. Safe for concurrent use (mu guards the
@@ -58,7 +60,7 @@ type rowCache struct {
 func (c *rowCache) get(p probe) *session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.row == nil || c.xid != p.xmin {
+	if c.row == nil || c.xid != p.xmin || c.stats.Entries != p.entries {
 		return nil
 	}
 	cp := *c.row
