@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
@@ -298,23 +299,23 @@ func (b *batch) insert() error {
 			if _, err := b.tx.ExecContext(b.ctx, insertEntries, c.args(b.st.pk)...); err != nil {
 				return err
 			}
-			c, size = entryColumns{}, 0
+			c.reset()
+			size = 0
 		}
 	}
 	return nil
 }
 
-// parentSeq is the seq of entry i's parent, nil for a root.
-func (b *batch) parentSeq(i int) *int64 {
+// parentSeq is the seq of entry i's parent, NULL for a root.
+func (b *batch) parentSeq(i int) pgtype.Int8 {
 	e := b.entries[i]
 	if e.ParentID == "" {
-		return nil
+		return pgtype.Int8{}
 	}
 	if j := b.parents[i]; j >= 0 {
-		return &b.places[j].Seq
+		return int8Of(b.places[j].Seq)
 	}
-	p := b.stored[e.ParentID]
-	return &p.Seq
+	return int8Of(b.stored[e.ParentID].Seq)
 }
 
 // entriesInsert and entriesArrays are an insert of entries rows given
@@ -337,43 +338,53 @@ const insertGroupEntries = `WITH e AS (` + entriesInsert + ` SELECT * FROM unnes
 	RETURNING session, depth, seq) INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e`
 
 // entryColumns are rows of entries as column arrays for insertEntries,
-// and their sessions for insertGroupEntries (addTo).
+// and their sessions for insertGroupEntries (addTo). Its columns hold
+// values that pgx encodes through pointers into them (column), NULL as
+// an invalid one, and the raw JSON as the entry's own bytes, so adding a
+// row allocates nothing once the arrays have grown (reset keeps them
+// for the next rows).
 type entryColumns struct {
-	session                []int64
-	seq                    []int64
-	id, typ, ts, raw       []string
-	parentID, targetID     []*string
-	parentSeq              []*int64
-	depth, start           []int32
-	thinking, model, tools []*int64
-	checksum               []int64
+	session, seq, parentSeq         column[pgtype.Int8]
+	id, typ, ts, parentID, targetID column[pgtype.Text]
+	raw                             pgtype.FlatArray[[]byte]
+	depth, start                    column[pgtype.Int8]
+	thinking, model, tools          column[pgtype.Int8]
+	checksum                        column[pgtype.Int8]
 }
 
-func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq *int64) {
-	c.seq = append(c.seq, p.Seq)
-	c.id = append(c.id, e.ID)
+func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq pgtype.Int8) {
+	c.seq = append(c.seq, int8Of(p.Seq))
+	c.id = append(c.id, textOf(e.ID))
 	c.parentID = append(c.parentID, nullable(e.ParentID))
 	c.parentSeq = append(c.parentSeq, parentSeq)
-	c.typ = append(c.typ, string(e.Type))
-	c.ts = append(c.ts, e.Timestamp)
-	c.depth = append(c.depth, int32(p.Depth))
-	c.start = append(c.start, int32(p.StartDepth))
+	c.typ = append(c.typ, textOf(string(e.Type)))
+	c.ts = append(c.ts, textOf(e.Timestamp))
+	c.depth = append(c.depth, int8Of(int64(p.Depth)))
+	c.start = append(c.start, int8Of(int64(p.StartDepth)))
 	c.thinking = append(c.thinking, nullInt(p.Thinking))
 	c.model = append(c.model, nullInt(p.Model))
 	c.tools = append(c.tools, nullInt(p.Tools))
 	c.targetID = append(c.targetID, nullable(e.TargetID()))
-	c.raw = append(c.raw, string(e.Raw))
-	c.checksum = append(c.checksum, sessiontree.EntryChecksum(e.Raw))
+	c.raw = append(c.raw, e.Raw)
+	c.checksum = append(c.checksum, int8Of(sessiontree.EntryChecksum(e.Raw)))
 }
 
 // addTo adds e of session, placed at p under parent (nil: a root).
 func (c *entryColumns) addTo(session int64, e sessiontree.Entry, p placement, parent *placement) {
-	var parentSeq *int64
+	var parentSeq pgtype.Int8
 	if parent != nil {
-		parentSeq = &parent.Seq
+		parentSeq = int8Of(parent.Seq)
 	}
-	c.session = append(c.session, session)
+	c.session = append(c.session, int8Of(session))
 	c.add(e, p, parentSeq)
+}
+
+// reset empties c, keeping its arrays' room.
+func (c *entryColumns) reset() {
+	clear(c.raw)
+	*c = entryColumns{c.session[:0], c.seq[:0], c.parentSeq[:0],
+		c.id[:0], c.typ[:0], c.ts[:0], c.parentID[:0], c.targetID[:0], c.raw[:0],
+		c.depth[:0], c.start[:0], c.thinking[:0], c.model[:0], c.tools[:0], c.checksum[:0]}
 }
 
 // arrays are the column arrays $2 to $15 of entriesArrays.
@@ -388,19 +399,13 @@ func (c *entryColumns) args(session int64) []any { return append([]any{session},
 // groupArgs are insertGroupEntries' arguments for the rows added by addTo.
 func (c *entryColumns) groupArgs() []any { return append([]any{c.session}, c.arrays()...) }
 
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
+func nullable(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
 
-func nullInt(n sql.NullInt64) *int64 {
-	if !n.Valid {
-		return nil
-	}
-	return &n.Int64
-}
+func textOf(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }
+
+func nullInt(n sql.NullInt64) pgtype.Int8 { return pgtype.Int8{Int64: n.Int64, Valid: n.Valid} }
+
+func int8Of(n int64) pgtype.Int8 { return pgtype.Int8{Int64: n, Valid: true} }
 
 // moveBranch makes the branch table the path of the batch's final leaf.
 // The part of the path inside the batch is known in memory; the part

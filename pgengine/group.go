@@ -69,6 +69,10 @@ type groupCommit struct {
 	// members run again alone; for the tests and benchmarks.
 	groups, members, aborted, alone atomic.Int64
 
+	// cols are the columns of the running group's entries (groupBatch),
+	// kept for the next group: one leader runs one group at a time.
+	cols entryColumns
+
 	// beforeTake, a test seam, runs in the leader before it takes the
 	// queue.
 	beforeTake func()
@@ -179,7 +183,7 @@ func (db *DB) groupOnce(rs []*pipeReq) error {
 		conn := dc.(*stdlib.Conn).Conn()
 		// The commit is not cut short by the leader's context: the
 		// members' appends are not the leader's to cancel.
-		return groupOn(ctx, context.WithoutCancel(ctx), conn, rs)
+		return groupOn(ctx, context.WithoutCancel(ctx), conn, &db.group.cols, rs)
 	})
 }
 
@@ -196,7 +200,7 @@ func liveContext(rs []*pipeReq) context.Context {
 
 // groupOn locks the group's rows (with ctx), then stores its members and
 // commits (with commitCtx).
-func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) error {
+func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, cols *entryColumns, rs []*pipeReq) error {
 	sts, err := lockGroup(ctx, conn, rs)
 	if err != nil {
 		return errors.Join(err, rollback(ctx, conn))
@@ -215,7 +219,7 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) erro
 	if len(ws) == 0 {
 		return rollback(ctx, conn)
 	}
-	b := groupBatch(ws)
+	b := groupBatch(cols, ws)
 	if err := runBatch(commitCtx, conn, b); err != nil {
 		return groupCommitErr(commitCtx, conn, err)
 	}
@@ -230,9 +234,9 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, rs []*pipeReq) erro
 // session row's write-back, COMMIT. (One write-back of every row, its
 // values given as arrays, took more of the server's time than the
 // separate ones: 165 µs a group of 3.75 rows against 33 µs a row.)
-func groupBatch(ws []*pipedWrite) *pgx.Batch {
+func groupBatch(c *entryColumns, ws []*pipedWrite) *pgx.Batch {
 	var b pgx.Batch
-	var c entryColumns
+	c.reset()
 	for _, w := range ws {
 		if w.parent == nil {
 			b.Queue(clearBranch, w.st.pk)
