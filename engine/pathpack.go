@@ -107,7 +107,8 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 	var n, sum, canonical int64
 	var keyList sql.NullString // NULL when there is no row
 	var raws []byte
-	if err := r.row(qBranchPacked, args(session, lo, hi, packedMaxRaw), &n, &keyList, &raws, &sum, &canonical); err != nil {
+	chunk := args(session, lo, hi, packedMaxRaw) // qBranchPacked's and qBranchBig's
+	if err := r.row(qBranchPacked, chunk, &n, &keyList, &raws, &sum, &canonical); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_TOOBIG {
 			return out, false, nil
 		}
@@ -121,7 +122,7 @@ func (r q) packedBranch(out []sessiontree.Entry, session, lo, hi int64) ([]sessi
 		return out, false, nil
 	}
 	start := len(out)
-	big := bigTexts{r: r, args: args(session, lo, hi, packedMaxRaw)}
+	big := bigTexts{r: r, args: chunk}
 	defer big.close()
 	for range n {
 		var key string

@@ -14,7 +14,7 @@ import (
 
 // The common append (an ordinary entry under a leaf, by a writer without
 // a claim) runs in two round trips on pgx's own interface, not five
-// through database/sql: BEGIN and the row lock (lockQuery) in one
+// through database/sql: BEGIN and the row lock (probeQuery) in one
 // pipelined batch; the entry's insert, the row's write-back and COMMIT in
 // another. It is the same transaction as the general path's, with the
 // same statements and rules: the row lock, the IfLeaf guard, the claim
