@@ -104,9 +104,11 @@
 // of the sessions table. The engine runs its statements on SQLite's
 // driver connection directly, prepared once per connection (see
 // conn.go), because database/sql's per-statement and per-row work costs
-// as much as SQLite itself on these paths. A DB checkpoints the log in a
-// goroutine of its own rather than in the commit that fills it (see
-// checkpoint.go). Moving the leaf walks up runs of consecutive entries
+// as much as SQLite itself on these paths. The write connections hand a
+// commit's frames to the kernel in one write instead of two per frame
+// (walbuf.go). A DB checkpoints the log in a goroutine of its own rather
+// than in the commit that fills it, and makes the log start over even
+// while writers never pause (see checkpoint.go). Moving the leaf walks up runs of consecutive entries
 // rather than one entry at a time (see branch.go). See bench_test.go.
 //
 // # Read-only databases

@@ -150,6 +150,7 @@ type DB struct {
 	path string
 	opts Options
 	drv  *sqlite.Driver // opens both pools' connections (see newDriver)
+	wvfs string         // the write connections' VFS (walbuf.go), "" for the default
 	w    *sqlx.DB       // the single write connection
 	r    *sqlx.DB       // query-only readers
 	wc   *connector     // makes the write connection
@@ -210,7 +211,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	db := &DB{path: abs, opts: opts, drv: drv, ro: ro, current: current}
+	wvfs, err := registerWALVFS()
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db := &DB{path: abs, opts: opts, drv: drv, wvfs: wvfs, ro: ro, current: current}
 	if ro != nil {
 		db.rmode = readModeOf(abs)
 	}
@@ -352,6 +357,9 @@ func (db *DB) dsn(write bool) string {
 	}
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if write {
+		if db.wvfs != "" {
+			q.Set("vfs", db.wvfs)
+		}
 		q.Add("_pragma", "journal_mode(WAL)")
 		// The engine checkpoints in the background (see checkpoint.go).
 		q.Add("_pragma", "wal_autocheckpoint(0)")

@@ -1,0 +1,212 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// The WAL VFS's tests are not parallel: walStats counts every -wal file
+// of the process.
+
+// TestWALWritesGathered: each commit of an append reaches the kernel as
+// one write of the log, where SQLite made two per frame, and another
+// handle on the file (its own connections and file descriptors, as
+// another process has) reads every entry as soon as its append returned.
+func TestWALWritesGathered(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openWALDB(t, path)
+	st := groupSession(t, db)
+	other := openWALDB(t, path)
+	const n = 50
+	writes0, calls0 := walStats()
+	for i := range n {
+		e, err := st.Append(ctx, userDraft(fmt.Sprintf("gathered %d", i)), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, err := other.OpenSession(ctx, st.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if leaf, err := seen.Leaf(ctx); err != nil || leaf != e.ID {
+			t.Fatalf("append %d: the other handle's leaf is %q, %v; want %s", i, leaf, err, e.ID)
+		}
+	}
+	writes, calls := walStats()
+	writes, calls = writes-writes0, calls-calls0
+	// Every append writes a page of several b-trees, so SQLite wrote at
+	// least four times per commit (two frames, two writes each).
+	if calls != n || writes < 4*n {
+		t.Errorf("%d appends: SQLite wrote the log %d times, the kernel %d times; want at least %d and exactly %d", n, writes, calls, 4*n, n)
+	}
+	t.Logf("%d appends: %d writes of the log gathered into %d", n, writes, calls)
+}
+
+// TestWALLargeTransaction: a transaction larger than walBufMax, and one
+// whose pages spill into the log and are read back before it commits
+// (a write connection with a tiny page cache), commit whole.
+func TestWALLargeTransaction(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openWALDB(t, path)
+	for _, small := range []bool{false, true} {
+		if small {
+			if _, err := db.w.ExecContext(ctx, `PRAGMA cache_size = 20`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.w.ExecContext(ctx, `PRAGMA cache_spill = 20`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := groupSession(t, db)
+		drafts := make([]sessiontree.Draft, 600)
+		for i := range drafts {
+			drafts[i] = userDraft(fmt.Sprintf("large %d %s", i, strings.Repeat("x", 3000)))
+		}
+		writes0, calls0 := walStats()
+		added, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes, calls := walStats()
+		writes, calls = writes-writes0, calls-calls0
+		// 600 entries of 3 KB: more than 450 pages of the log, 15 or
+		// more of walBufMax. With the small cache SQLite reads pages
+		// back from the log while it writes, and each read writes out
+		// what was gathered first.
+		if !small && (calls < 15 || calls*8 > writes) || small && calls >= writes {
+			t.Errorf("small cache %v: SQLite wrote the log %d times, the kernel %d times; want 15 or more, gathered", small, writes, calls)
+		}
+		other := openWALDB(t, path)
+		seen, err := other.OpenSession(ctx, st.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := seen.Path(ctx, added[len(added)-1].ID)
+		if err != nil || len(path) != len(drafts) {
+			t.Fatalf("small cache %v: the other handle reads %d entries, %v; want %d", small, len(path), err, len(drafts))
+		}
+		t.Logf("small cache %v: %d writes of the log in %d calls", small, writes, calls)
+	}
+}
+
+// openWALDB opens the database at path, checked and closed at the end.
+func openWALDB(t *testing.T, path string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.wvfs != walVFSName {
+		t.Fatalf("write connections' VFS %q; want %q", db.wvfs, walVFSName)
+	}
+	t.Cleanup(func() {
+		if err := db.Check(ctx, ""); err != nil {
+			t.Errorf("Check() = %v", err)
+		}
+		db.Close()
+	})
+	return db
+}
+
+// TestWALFailedFlush: when the write of a commit's gathered frames fails
+// (a full disk), the append fails with ErrDiskFull and nothing of it
+// stays: the next append follows the one before, and another handle
+// never sees the failed entry.
+func TestWALFailedFlush(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openWALDB(t, path)
+	st := groupSession(t, db)
+	a, err := st.Append(ctx, userDraft("before"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	walFailFlushes.Store(1)
+	_, err = st.Append(ctx, userDraft("lost"), sessiontree.AppendOptions{})
+	walFailFlushes.Store(0)
+	if !errors.Is(err, sessiontree.ErrDiskFull) {
+		t.Fatalf("append with the log's write failing = %v; want ErrDiskFull", err)
+	}
+	c, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ParentID != a.ID {
+		t.Fatalf("the append after the failed one has parent %v; want %s", c.ParentID, a.ID)
+	}
+	seen, err := openWALDB(t, path).OpenSession(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := seen.Path(ctx, c.ID)
+	if err != nil || len(got) != 2 || got[0].ID != a.ID || got[1].ID != c.ID {
+		t.Fatalf("the other handle reads %d entries, %v; want %s then %s", len(got), err, a.ID, c.ID)
+	}
+}
+
+// TestLogStartsOverUnderLoad: under a steady stream of commits, which
+// leaves no moment when the log is all copied back and no write has
+// begun, the checkpointer still makes it start over (a RESTART
+// checkpoint once it holds restartFrames frames), so the -wal file stays
+// a few restartFrames long instead of growing with every commit.
+func TestLogStartsOverUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openWALDB(t, path)
+	const writers = 16
+	sessions := make([]*Storage, writers)
+	for i := range sessions {
+		sessions[i] = groupSession(t, db)
+	}
+	// Six times restartFrames (SQLite writes a frame in two): without
+	// the RESTART checkpoints the log would be more than 6×restartFrames
+	// frames long at the end.
+	writes0, _ := walStats()
+	goal := writes0 + 2*6*restartFrames
+	reached := func() bool { w, _ := walStats(); return w >= goal }
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for _, st := range sessions {
+		wg.Go(func() {
+			for !reached() {
+				if _, err := st.Append(ctx, userDraft(strings.Repeat("steady ", 40)), sessiontree.AppendOptions{}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var longest int64
+	for done := false; !done; {
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			longest = max(longest, fi.Size())
+		}
+		done = reached()
+		time.Sleep(time.Millisecond)
+	}
+	wg.Wait()
+	const frame = 24 + pageSize
+	if longest > 3*restartFrames*frame {
+		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 6*restartFrames, 3*restartFrames)
+	}
+	t.Logf("%d frames written, the log at most %d frames long", 6*restartFrames, longest/frame)
+}
