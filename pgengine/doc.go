@@ -52,10 +52,11 @@
 // row still that version (its xmin), writes from that copy instead of
 // reading the row (rowcache.go). Such appends of one DB to
 // different sessions that meet share a transaction (group commit,
-// group.go): one BEGIN, the rows locked in key order, one insert of all
-// their entries, one COMMIT and WAL flush; a member that fails is run
-// again alone, so it fails alone, and a lone writer never waits for a
-// group. After a bulk load the tables are analyzed when the planner's
+// group.go): one BEGIN, the rows locked, one insert of all their
+// entries, one COMMIT and WAL flush, in one round trip when each
+// Storage's kept row is still its session's (the lock checks it; else
+// in two); a member that fails is run again alone, so it fails alone,
+// and a lone writer never waits for a group. After a bulk load the tables are analyzed when the planner's
 // statistics would mislead it (analyze.go).
 //
 // # Claims and follow

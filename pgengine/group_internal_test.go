@@ -299,3 +299,154 @@ func TestGroupLeavesOutACancelledAppend(t *testing.T) {
 		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
 	}
 }
+
+// writers counts the transactions that wrote the entries es (their
+// distinct xmin).
+func writers(t *testing.T, db *DB, es []sessiontree.Entry) int {
+	t.Helper()
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	var n int
+	if err := db.db.GetContext(context.Background(), &n,
+		`SELECT count(DISTINCT xmin::text) FROM entries WHERE id = ANY($1)`, ids); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// holdRow locks session pk's row in a transaction of db's, as another
+// writer would, until the returned function ends it (writing nothing).
+func holdRow(t *testing.T, db *DB, pk int64) (release func()) {
+	t.Helper()
+	tx, err := db.db.BeginTxx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`SELECT 1 FROM sessions WHERE pk = $1 FOR UPDATE`, pk); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if err := tx.Commit(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// waitFor waits until cond holds, for 10 s at most.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestGroupRunsFromKeptRows: a group whose Storages all kept their rows
+// is written in one round trip from those rows (counted kept), and
+// checked there: a row another DB wrote since (its copy stale) refuses
+// that batch, and the group runs again the two-round-trip way, each
+// entry under its session's true leaf, still in one transaction.
+func TestGroupRunsFromKeptRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, sts, firsts := groupFixture(t, 4)
+	groupOf(db, 4)
+	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3), customDraft(4)}
+	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	for i := range sts {
+		if errs[i] != nil || out[i].ParentID != firsts[i].ID {
+			t.Fatalf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], firsts[i].ID)
+		}
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 0 {
+		t.Errorf("%d writes from kept rows, %d refused; want the group's 1 and none", k, s)
+	}
+
+	otherDB := openOther(t, db)
+	other, err := otherDB.OpenStorage(ctx, sts[1].ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := other.Append(ctx, customDraft(10), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groupOf(db, 4)
+	parents := []string{out[0].ID, between.ID, out[2].ID, out[3].ID}
+	out, errs = appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	for i := range sts {
+		if errs[i] != nil || out[i].ParentID != parents[i] {
+			t.Errorf("append %d after another DB's = %+v, %v; want it under %s", i, out[i], errs[i], parents[i])
+		}
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 1 {
+		t.Errorf("%d writes from kept rows, %d refused; want 1 and the stale group's 1", k, s)
+	}
+	if a, alone := db.group.aborted.Load(), db.group.alone.Load(); a != 0 || alone != 0 {
+		t.Errorf("%d groups aborted, %d members alone; want none", a, alone)
+	}
+	if n := writers(t, db, out); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	if stats, err := sts[1].Stats(ctx); err != nil || stats.Entries != 4 || stats.Tokens.Input != 14 {
+		t.Errorf("session 1: Stats = %+v, %v; want 4 entries, 14 input tokens", stats, err)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGroupDoesNotWaitForALockedKeptRow: a member's row locked by
+// another transaction refuses the group's batch from kept rows at once
+// (NOWAIT) instead of holding the other rows while it waits; the group
+// then locks its rows the two-round-trip way, waiting for that row, and
+// commits once it is free.
+func TestGroupDoesNotWaitForALockedKeptRow(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 3)
+	release := holdRow(t, db, sts[2].pk)
+	groupOf(db, 3)
+	var out []sessiontree.Entry
+	var errs []error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out, errs = appendEach(sts, []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3)}, make([]sessiontree.AppendOptions, 3))
+	}()
+	waitFor(t, "the batch from kept rows to be refused", func() bool { return db.group.stale.Load() == 1 })
+	release()
+	<-done
+	for i := range sts {
+		if errs[i] != nil || out[i].ParentID != firsts[i].ID {
+			t.Errorf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], firsts[i].ID)
+		}
+	}
+	if k, a := db.group.kept.Load(), db.group.aborted.Load(); k != 0 || a != 0 {
+		t.Errorf("%d writes from kept rows, %d groups aborted; want none", k, a)
+	}
+	if n := writers(t, db, out); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// openOther opens db's database again, as another process would.
+func openOther(t *testing.T, db *DB) *DB {
+	t.Helper()
+	other, err := Open(context.Background(), db.url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
+}

@@ -68,14 +68,24 @@ func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Dr
 		return e, errors.Join(err, rollback(ctx, conn))
 	}
 	var b pgx.Batch
+	return s.commitOn(ctx, conn, &b, d, e, w)
+}
+
+// commitOn queues w's statements and COMMIT in b, after what b holds,
+// sends it and keeps the row once committed. It returns e, built from d.
+func (s *Storage) commitOn(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, d sessiontree.Draft, e sessiontree.Entry, w *pipedWrite) (sessiontree.Entry, error) {
 	for _, q := range w.statements() {
 		b.Queue(q.sql, q.args...)
 	}
 	b.Queue("COMMIT")
-	if err := runBatch(ctx, conn, &b); err != nil {
-		return e, st.idErr(d, e, st.commitErr(ctx, conn, err))
+	err := runBatch(ctx, conn, b)
+	if s.db.group.refused(ctx, conn, w, err) {
+		return e, errNotKept
 	}
-	s.rows.keep(st)
+	if err != nil {
+		return e, w.st.idErr(d, e, w.st.commitErr(ctx, conn, err))
+	}
+	s.rows.keep(w.st)
 	return e, nil
 }
 
@@ -116,6 +126,10 @@ type pipedWrite struct {
 	p      placement
 	parent *placement
 	save   statement
+	// kept is the version of the row it was built from when that was
+	// the Storage's kept row (buildKept), checked by keptLock; zero when
+	// it was built from the row locked.
+	kept probe
 }
 
 // statements are w's statements, in order.

@@ -20,12 +20,7 @@ func TestKeptRowFollowsOtherWrites(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
 	st := newStorage(t, db)
-	otherDB, err := Open(ctx, db.url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer otherDB.Close()
-	other, err := otherDB.OpenStorage(ctx, st.ID())
+	other, err := openOther(t, db).OpenStorage(ctx, st.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
