@@ -31,13 +31,13 @@ import (
 // transaction with the same 32 bits, four billion transactions later, to
 // leave the row with as many entries as the Storage last wrote.
 //
-// A group whose members all kept their rows (group.go) goes further: it
-// builds its entries from the copies before locking anything (buildKept)
-// and locks each row with keptQuery in the batch that writes and
-// commits, which aborts the transaction when the row is not the version
-// kept (migration 10) or is locked by another transaction (NOWAIT: the
-// batch never waits for a row, so its locks need no order); the group
-// then runs again from the rows locked (errNotKept).
+// A pipelined append (pipe.go) or a group whose members all kept their
+// rows (group.go) goes further: it builds its entries from the copies
+// before locking anything (buildKept) and locks each row with keptQuery
+// in the batch that writes and commits, which aborts the transaction when
+// the row is not the version kept (migration 10) or is locked by another
+// transaction (NOWAIT: the batch never waits for a row, so its locks need
+// no order); the write then runs again from the rows locked (errNotKept).
 
 // probeQuery locks session $1's row for the transaction, as lockQuery
 // does, and reads its version and the transaction's id.

@@ -104,3 +104,59 @@ func TestKeptRowFollowsOtherWrites(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestAppendFromAKeptRow: a lone append from the row its Storage kept is
+// one round trip (counted kept); one whose row another DB wrote since,
+// or another transaction holds, is refused there without waiting and
+// runs again from the row locked, under the true leaf.
+func TestAppendFromAKeptRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	st := newStorage(t, db)
+	none := sessiontree.AppendOptions{}
+	first, err := st.Append(ctx, customDraft(0), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := st.Append(ctx, customDraft(1), none)
+	if err != nil || second.ParentID != first.ID {
+		t.Fatalf("append = %+v, %v; want it under %s", second, err, first.ID)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 0 {
+		t.Errorf("%d appends from the kept row, %d refused; want 1 (the first had none kept) and none", k, s)
+	}
+
+	other, err := openOther(t, db).OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := other.Append(ctx, customDraft(2), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := st.Append(ctx, customDraft(3), none)
+	if err != nil || third.ParentID != between.ID || third.Seq != 4 {
+		t.Errorf("append after another DB's = %+v, %v; want seq 4 under %s", third, err, between.ID)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 1 {
+		t.Errorf("%d appends from the kept row, %d refused; want 1 and 1", k, s)
+	}
+
+	release := holdRow(t, db, st.pk)
+	var fourth sessiontree.Entry
+	done := make(chan error)
+	go func() {
+		var err error
+		fourth, err = st.Append(ctx, customDraft(4), none)
+		done <- err
+	}()
+	waitFor(t, "the append from the kept row to be refused", func() bool { return db.group.stale.Load() == 2 })
+	release()
+	if err := <-done; err != nil || fourth.ParentID != third.ID {
+		t.Errorf("append past a lock = %+v, %v; want it under %s", fourth, err, third.ID)
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Error(err)
+	}
+}
