@@ -353,7 +353,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // is written in one round trip from those rows (counted kept), and
 // checked there: a row another DB wrote since (its copy stale) refuses
 // that batch, and the group runs again the two-round-trip way, each
-// entry under its session's true leaf, still in one transaction.
+// entry under its session's true leaf, still in one transaction; the
+// next group is from kept rows again.
 func TestGroupRunsFromKeptRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -396,8 +397,16 @@ func TestGroupRunsFromKeptRows(t *testing.T) {
 	if n := writers(t, db, out); n != 1 {
 		t.Errorf("the group's entries were written by %d transactions, want 1", n)
 	}
-	if stats, err := sts[1].Stats(ctx); err != nil || stats.Entries != 4 || stats.Tokens.Input != 14 {
-		t.Errorf("session 1: Stats = %+v, %v; want 4 entries, 14 input tokens", stats, err)
+	// The rows kept after that group are current again.
+	groupOf(db, 4)
+	if _, errs = appendEach(sts, ds, make([]sessiontree.AppendOptions, 4)); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 1 {
+		t.Errorf("%d writes from kept rows, %d refused; want 2 and 1", k, s)
+	}
+	if stats, err := sts[1].Stats(ctx); err != nil || stats.Entries != 5 || stats.Tokens.Input != 21 {
+		t.Errorf("session 1: Stats = %+v, %v; want 5 entries, 21 input tokens", stats, err)
 	}
 	if err := db.Check(ctx, ""); err != nil {
 		t.Error(err)

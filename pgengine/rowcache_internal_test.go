@@ -123,8 +123,12 @@ func TestAppendFromAKeptRow(t *testing.T) {
 	if err != nil || second.ParentID != first.ID {
 		t.Fatalf("append = %+v, %v; want it under %s", second, err, first.ID)
 	}
-	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 0 {
-		t.Errorf("%d appends from the kept row, %d refused; want 1 (the first had none kept) and none", k, s)
+	last, err := st.Append(ctx, customDraft(1), none)
+	if err != nil || last.ParentID != second.ID {
+		t.Fatalf("append = %+v, %v; want it under %s", last, err, second.ID)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 0 {
+		t.Errorf("%d appends from the kept row, %d refused; want 2 (the first had none kept) and none", k, s)
 	}
 
 	other, err := openOther(t, db).OpenStorage(ctx, st.ID())
@@ -136,11 +140,11 @@ func TestAppendFromAKeptRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	third, err := st.Append(ctx, customDraft(3), none)
-	if err != nil || third.ParentID != between.ID || third.Seq != 4 {
-		t.Errorf("append after another DB's = %+v, %v; want seq 4 under %s", third, err, between.ID)
+	if err != nil || third.ParentID != between.ID || third.Seq != 5 {
+		t.Errorf("append after another DB's = %+v, %v; want seq 5 under %s", third, err, between.ID)
 	}
-	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 1 {
-		t.Errorf("%d appends from the kept row, %d refused; want 1 and 1", k, s)
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 1 {
+		t.Errorf("%d appends from the kept row, %d refused; want 2 and 1", k, s)
 	}
 
 	release := holdRow(t, db, st.pk)
