@@ -52,22 +52,6 @@ func groupFixture(t *testing.T, n int) (*DB, []*Storage, []sessiontree.Entry) {
 	return db, sts, firsts
 }
 
-// transactions counts the transactions that wrote the entries with seq
-// 2 of sessions sts (their distinct xmin).
-func transactions(t *testing.T, db *DB, sts []*Storage) int {
-	t.Helper()
-	pks := make([]int64, len(sts))
-	for i, st := range sts {
-		pks[i] = st.pk
-	}
-	var n int
-	if err := db.db.GetContext(context.Background(), &n,
-		`SELECT count(DISTINCT xmin::text) FROM entries WHERE session = ANY($1) AND seq = 2`, pks); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // usageDraft is an assistant message with usage: input tokens, 1 output
 // token, $0.5.
 func usageDraft(t *testing.T, input int) sessiontree.Draft {
@@ -106,12 +90,7 @@ func TestGroupSharesATransaction(t *testing.T) {
 	if g, m := db.group.groups.Load(), db.group.members.Load(); g != 1 || m != 4 {
 		t.Errorf("%d groups of %d appends in all, want 1 of 4", g, m)
 	}
-	if n := transactions(t, db, sts); n != 1 {
-		t.Errorf("the group's entries were written by %d transactions, want 1", n)
-	}
-	if err := db.Check(context.Background(), ""); err != nil {
-		t.Error(err)
-	}
+	wantOneWriter(t, db, out)
 }
 
 // TestGroupMemberGuardFailsAlone: a member whose IfLeaf guard does not
@@ -125,14 +104,13 @@ func TestGroupMemberGuardFailsAlone(t *testing.T) {
 	opts := make([]sessiontree.AppendOptions, 4)
 	opts[2].IfLeaf = &stale
 	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
-	_, errs := appendEach(sts, ds, opts)
+	out, errs := appendEach(sts, ds, opts)
 	for i, err := range errs {
 		if want := i == 2; errors.Is(err, sessiontree.ErrConflict) != want || (!want && err != nil) {
 			t.Errorf("append %d: %v (guard failing: %v)", i, err, want)
 		}
 	}
-	good := []*Storage{sts[0], sts[1], sts[3]}
-	if n := transactions(t, db, good); n != 1 {
+	if n := writers(t, db, []sessiontree.Entry{out[0], out[1], out[3]}); n != 1 {
 		t.Errorf("the other three entries were written by %d transactions, want 1", n)
 	}
 	if a := db.group.aborted.Load(); a != 0 {
@@ -300,6 +278,18 @@ func TestGroupLeavesOutACancelledAppend(t *testing.T) {
 	}
 }
 
+// wantOneWriter checks that one transaction wrote the group's entries es
+// and that db's sessions agree with their logs.
+func wantOneWriter(t *testing.T, db *DB, es []sessiontree.Entry) {
+	t.Helper()
+	if n := writers(t, db, es); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Error(err)
+	}
+}
+
 // writers counts the transactions that wrote the entries es (their
 // distinct xmin).
 func writers(t *testing.T, db *DB, es []sessiontree.Entry) int {
@@ -314,6 +304,17 @@ func writers(t *testing.T, db *DB, es []sessiontree.Entry) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// wantUnder checks that each append i (out[i], errs[i]) succeeded under
+// parents[i].
+func wantUnder(t *testing.T, out []sessiontree.Entry, errs []error, parents []sessiontree.Entry) {
+	t.Helper()
+	for i := range out {
+		if errs[i] != nil || out[i].ParentID != parents[i].ID {
+			t.Errorf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], parents[i].ID)
+		}
+	}
 }
 
 // holdRow locks session pk's row in a transaction of db's, as another
@@ -362,11 +363,7 @@ func TestGroupRunsFromKeptRows(t *testing.T) {
 	groupOf(db, 4)
 	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3), customDraft(4)}
 	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
-	for i := range sts {
-		if errs[i] != nil || out[i].ParentID != firsts[i].ID {
-			t.Fatalf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], firsts[i].ID)
-		}
-	}
+	wantUnder(t, out, errs, firsts)
 	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 0 {
 		t.Errorf("%d writes from kept rows, %d refused; want the group's 1 and none", k, s)
 	}
@@ -381,13 +378,9 @@ func TestGroupRunsFromKeptRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	groupOf(db, 4)
-	parents := []string{out[0].ID, between.ID, out[2].ID, out[3].ID}
+	parents := []sessiontree.Entry{out[0], between, out[2], out[3]}
 	out, errs = appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
-	for i := range sts {
-		if errs[i] != nil || out[i].ParentID != parents[i] {
-			t.Errorf("append %d after another DB's = %+v, %v; want it under %s", i, out[i], errs[i], parents[i])
-		}
-	}
+	wantUnder(t, out, errs, parents)
 	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 1 {
 		t.Errorf("%d writes from kept rows, %d refused; want 1 and the stale group's 1", k, s)
 	}
@@ -433,20 +426,11 @@ func TestGroupDoesNotWaitForALockedKeptRow(t *testing.T) {
 	waitFor(t, "the batch from kept rows to be refused", func() bool { return db.group.stale.Load() == 1 })
 	release()
 	<-done
-	for i := range sts {
-		if errs[i] != nil || out[i].ParentID != firsts[i].ID {
-			t.Errorf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], firsts[i].ID)
-		}
-	}
+	wantUnder(t, out, errs, firsts)
 	if k, a := db.group.kept.Load(), db.group.aborted.Load(); k != 0 || a != 0 {
 		t.Errorf("%d writes from kept rows, %d groups aborted; want none", k, a)
 	}
-	if n := writers(t, db, out); n != 1 {
-		t.Errorf("the group's entries were written by %d transactions, want 1", n)
-	}
-	if err := db.Check(context.Background(), ""); err != nil {
-		t.Error(err)
-	}
+	wantOneWriter(t, db, out)
 }
 
 // openOther opens db's database again, as another process would.
