@@ -34,26 +34,28 @@
 //
 // # Concurrency
 //
-// A [DB] and the [Storage] values it opens are safe for concurrent use, and
-// by other processes and machines on the same database. Writes serialize
-// per session: each write transaction locks its session's row (SELECT ...
-// FOR UPDATE) and reads the leaf under the lock, so writers to one session
-// queue and writers to different sessions run in parallel. A deadlock, a
-// serialization failure or a connection lost before the commit is retried
-// inside, a bounded number of times ([Options.Attempts]), then reported as
-// [sessiontree.ErrConflict] or [sessiontree.ErrStorage]. A connection lost
-// during the commit is not retried (the write may have happened): it is
-// reported as ErrStorage. Reads that take several statements run in one
-// REPEATABLE READ snapshot. An ordinary append is two round trips on
-// pgx's own interface (pipe.go: BEGIN with the lock, then the insert, the
-// row's write-back and COMMIT); its update of the sessions row is a HOT
-// one, touching no index (migration 7). A Storage keeps the row as its
-// last such append committed it, and the next one, finding the locked
-// row still that version (its xmin), writes from that copy instead of
-// reading the row (rowcache.go). Such appends of one DB to
-// different sessions that meet share a transaction (group commit,
-// group.go): one BEGIN, the rows locked in key order, one insert of all
-// their entries, one COMMIT and WAL flush; a member that fails is run
+// A [DB] and the [Storage] values it opens are safe for concurrent use,
+// and by other processes and machines on the same database. Writes
+// serialize per session: each write transaction locks its session's row
+// (SELECT ... FOR UPDATE) and reads the leaf under the lock, so writers to
+// one session queue and writers to different sessions run in parallel. A
+// deadlock, a serialization failure or a connection lost before the commit
+// is retried inside, a bounded number of times ([Options.Attempts]), then
+// reported as [sessiontree.ErrConflict] or [sessiontree.ErrStorage]. A
+// connection lost during the commit is not retried (the write may have
+// happened): it is reported as ErrStorage. Reads that take several
+// statements run in one REPEATABLE READ snapshot. An ordinary append is
+// one round trip on pgx's own interface (pipe.go: BEGIN, the lock, the
+// insert, the row's write-back and COMMIT in one batch), built from the
+// row as its Storage's last such append committed it (rowcache.go), which
+// the lock checks is still the session's (its xmin); when it is not, or
+// none is kept, two (BEGIN with the lock, then the rest) and the row is
+// read under the lock. Its update of the sessions row is a HOT one,
+// touching no index (migration 7). Such appends of one DB to different
+// sessions that meet share a transaction (group commit, group.go): one
+// BEGIN, the rows locked, one insert of all their entries, one COMMIT and
+// WAL flush, in one round trip when each Storage's kept row is still its
+// session's (the lock checks it; else in two); a member that fails is run
 // again alone, so it fails alone, and a lone writer never waits for a
 // group. After a bulk load the tables are analyzed when the planner's
 // statistics would mislead it (analyze.go).

@@ -20,18 +20,30 @@ import (
 // Group commit (issue 15's writers): the pipelined appends of one DB to
 // different sessions that arrive while a group runs share the next
 // transaction, so writers appending to their own sessions pay one BEGIN,
-// one COMMIT, one WAL flush and two round trips per group instead of per
+// one COMMIT, one WAL flush and one round trip per group instead of per
 // append. An append queues its request; the first to find no group
 // running leads: it lets the group fill (groupq.Queue.Gather: up to 200
 // µs for as many appends as its last group took; a lone writer, whose
 // last group was itself, never waits), takes one request per session
 // from the queue (a second append to a session waits for the next group,
-// which builds it under the first), locks their rows in key order (two
-// groups never lock in opposite orders), builds each entry under its
-// locked leaf, and sends every member's statements with the COMMIT in
-// one batch. A group of one runs alone (appendAlone) while it leads. The
-// rules are the single append's (pipedAppend): the row lock, the IfLeaf
-// guard, the claim refusal raised by the write-back.
+// which builds it under the first) and runs them. A group of one runs
+// alone (appendAlone) while it leads.
+//
+// When every member's Storage kept its row (rowcache.go: the common case
+// of writers appending to their own sessions), the leader builds each
+// entry from that copy before locking anything and sends BEGIN, each
+// row's lock (keptQuery, which aborts the transaction unless the row is
+// still the version kept, and does not wait for a row another
+// transaction holds), the insert of every entry, each row's write-back
+// and COMMIT in one batch (groupKept). Otherwise, or when that batch was
+// refused (nothing was written), the group takes two round trips: it
+// locks the rows in key order (two groups never lock in opposite
+// orders), builds each entry under its locked leaf, and sends the same
+// writes with the COMMIT. The rules are the single append's
+// (pipedAppend): the row lock, the IfLeaf guard, the claim refusal
+// raised by the write-back. A guard is judged on the locked row only: a
+// build that fails on a kept copy sends the group the two-round-trip
+// way.
 //
 // An append whose build fails client-side (a guard, a missing session, a
 // leaf not read) is left out of the group and runs again alone
@@ -68,8 +80,13 @@ type groupCommit struct {
 	// appends, aborted the groups whose transaction failed, alone the
 	// members run again alone; for the tests and benchmarks.
 	groups, members, aborted, alone atomic.Int64
+	// kept counts the pipelined writes (a group or a lone append)
+	// committed in one round trip from kept rows (rowcache.go), stale
+	// those refused there because a row was not its copy's version (or
+	// was locked), run again from the rows locked; for the tests.
+	kept, stale atomic.Int64
 
-	// cols are the columns of the running group's entries (groupBatch),
+	// cols are the columns of the running group's entries (queueGroup),
 	// kept for the next group: one leader runs one group at a time.
 	cols entryColumns
 
@@ -183,7 +200,7 @@ func (db *DB) groupOnce(rs []*pipeReq) error {
 		conn := dc.(*stdlib.Conn).Conn()
 		// The commit is not cut short by the leader's context: the
 		// members' appends are not the leader's to cancel.
-		return groupOn(ctx, context.WithoutCancel(ctx), conn, &db.group.cols, rs)
+		return groupOn(ctx, context.WithoutCancel(ctx), conn, &db.group, rs)
 	})
 }
 
@@ -198,9 +215,13 @@ func liveContext(rs []*pipeReq) context.Context {
 	return rs[0].ctx
 }
 
-// groupOn locks the group's rows (with ctx), then stores its members and
-// commits (with commitCtx).
-func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, cols *entryColumns, rs []*pipeReq) error {
+// groupOn runs the group in one round trip from the rows its Storages
+// kept (groupKept), else locks the group's rows (with ctx), then stores
+// its members and commits (with commitCtx).
+func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, g *groupCommit, rs []*pipeReq) error {
+	if err := groupKept(commitCtx, conn, g, rs); !errors.Is(err, errNotKept) {
+		return err
+	}
 	sts, err := lockGroup(ctx, conn, rs)
 	if err != nil {
 		return errors.Join(err, rollback(ctx, conn))
@@ -219,9 +240,46 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, cols *entryColumns,
 	if len(ws) == 0 {
 		return rollback(ctx, conn)
 	}
-	b := groupBatch(cols, ws)
-	if err := runBatch(commitCtx, conn, b); err != nil {
-		return groupCommitErr(commitCtx, conn, err)
+	var b pgx.Batch
+	return commitGroup(commitCtx, conn, &b, g, ws, owners)
+}
+
+// groupKept runs the group in one round trip when every member builds
+// its entry from the row its Storage kept (buildKept): BEGIN, each row's
+// lock that checks it is still the version kept (keptLock; NOWAIT, so
+// the batch never waits for a row, in whatever order), the writes and
+// COMMIT in one batch. errNotKept (nothing written) when a member's
+// context is done, a build fails, or a row was not its copy's version.
+func groupKept(ctx context.Context, conn *pgx.Conn, g *groupCommit, rs []*pipeReq) error {
+	ws, owners := make([]*pipedWrite, len(rs)), make([]*Storage, len(rs))
+	for i, r := range rs {
+		if r.ctx.Err() != nil {
+			return errNotKept
+		}
+		e, w, err := r.s.buildKept(r.d, r.opts)
+		if err != nil {
+			return err
+		}
+		r.out, ws[i], owners[i] = e, w, r.s
+	}
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	for _, w := range ws {
+		w.keptLock(&b)
+	}
+	return commitGroup(ctx, conn, &b, g, ws, owners)
+}
+
+// commitGroup queues the group's writes ws and COMMIT in b, after what b
+// holds, sends it and keeps each owner's row once committed.
+func commitGroup(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, g *groupCommit, ws []*pipedWrite, owners []*Storage) error {
+	queueGroup(b, &g.cols, ws)
+	err := runBatch(ctx, conn, b)
+	if g.refused(ctx, conn, ws[0], err) {
+		return errNotKept
+	}
+	if err != nil {
+		return groupCommitErr(ctx, conn, err)
 	}
 	for i, w := range ws {
 		owners[i].rows.keep(w.st)
@@ -229,13 +287,12 @@ func groupOn(ctx, commitCtx context.Context, conn *pgx.Conn, cols *entryColumns,
 	return nil
 }
 
-// groupBatch is the batch storing a group's writes and committing: the
-// branch cleared for each root, every entry in one statement, each
-// session row's write-back, COMMIT. (One write-back of every row, its
-// values given as arrays, took more of the server's time than the
-// separate ones: 165 µs a group of 3.75 rows against 33 µs a row.)
-func groupBatch(c *entryColumns, ws []*pipedWrite) *pgx.Batch {
-	var b pgx.Batch
+// queueGroup queues in b a group's writes and COMMIT: the branch
+// cleared for each root, every entry in one statement, each session
+// row's write-back, COMMIT. (One write-back of every row, its values
+// given as arrays, took more of the server's time than the separate
+// ones: 165 µs a group of 3.75 rows against 33 µs a row.)
+func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
 	c.reset()
 	for _, w := range ws {
 		if w.parent == nil {
@@ -248,7 +305,6 @@ func groupBatch(c *entryColumns, ws []*pipedWrite) *pgx.Batch {
 		b.Queue(w.save.sql, w.save.args...)
 	}
 	b.Queue("COMMIT")
-	return &b
 }
 
 // build builds r's entry under its session's locked row (nil: none, the

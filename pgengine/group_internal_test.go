@@ -52,22 +52,6 @@ func groupFixture(t *testing.T, n int) (*DB, []*Storage, []sessiontree.Entry) {
 	return db, sts, firsts
 }
 
-// transactions counts the transactions that wrote the entries with seq
-// 2 of sessions sts (their distinct xmin).
-func transactions(t *testing.T, db *DB, sts []*Storage) int {
-	t.Helper()
-	pks := make([]int64, len(sts))
-	for i, st := range sts {
-		pks[i] = st.pk
-	}
-	var n int
-	if err := db.db.GetContext(context.Background(), &n,
-		`SELECT count(DISTINCT xmin::text) FROM entries WHERE session = ANY($1) AND seq = 2`, pks); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // usageDraft is an assistant message with usage: input tokens, 1 output
 // token, $0.5.
 func usageDraft(t *testing.T, input int) sessiontree.Draft {
@@ -106,12 +90,7 @@ func TestGroupSharesATransaction(t *testing.T) {
 	if g, m := db.group.groups.Load(), db.group.members.Load(); g != 1 || m != 4 {
 		t.Errorf("%d groups of %d appends in all, want 1 of 4", g, m)
 	}
-	if n := transactions(t, db, sts); n != 1 {
-		t.Errorf("the group's entries were written by %d transactions, want 1", n)
-	}
-	if err := db.Check(context.Background(), ""); err != nil {
-		t.Error(err)
-	}
+	wantOneWriter(t, db, out)
 }
 
 // TestGroupMemberGuardFailsAlone: a member whose IfLeaf guard does not
@@ -125,14 +104,13 @@ func TestGroupMemberGuardFailsAlone(t *testing.T) {
 	opts := make([]sessiontree.AppendOptions, 4)
 	opts[2].IfLeaf = &stale
 	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
-	_, errs := appendEach(sts, ds, opts)
+	out, errs := appendEach(sts, ds, opts)
 	for i, err := range errs {
 		if want := i == 2; errors.Is(err, sessiontree.ErrConflict) != want || (!want && err != nil) {
 			t.Errorf("append %d: %v (guard failing: %v)", i, err, want)
 		}
 	}
-	good := []*Storage{sts[0], sts[1], sts[3]}
-	if n := transactions(t, db, good); n != 1 {
+	if n := writers(t, db, []sessiontree.Entry{out[0], out[1], out[3]}); n != 1 {
 		t.Errorf("the other three entries were written by %d transactions, want 1", n)
 	}
 	if a := db.group.aborted.Load(); a != 0 {
@@ -298,4 +276,170 @@ func TestGroupLeavesOutACancelledAppend(t *testing.T) {
 	if stats, err := sts[0].Stats(context.Background()); err != nil || stats.Entries != 1 {
 		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
 	}
+}
+
+// wantOneWriter checks that one transaction wrote the group's entries es
+// and that db's sessions agree with their logs.
+func wantOneWriter(t *testing.T, db *DB, es []sessiontree.Entry) {
+	t.Helper()
+	if n := writers(t, db, es); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// writers counts the transactions that wrote the entries es (their
+// distinct xmin).
+func writers(t *testing.T, db *DB, es []sessiontree.Entry) int {
+	t.Helper()
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	var n int
+	if err := db.db.GetContext(context.Background(), &n,
+		`SELECT count(DISTINCT xmin::text) FROM entries WHERE id = ANY($1)`, ids); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// wantUnder checks that each append i (out[i], errs[i]) succeeded under
+// parents[i].
+func wantUnder(t *testing.T, out []sessiontree.Entry, errs []error, parents []sessiontree.Entry) {
+	t.Helper()
+	for i := range out {
+		if errs[i] != nil || out[i].ParentID != parents[i].ID {
+			t.Errorf("append %d = %+v, %v; want it under %s", i, out[i], errs[i], parents[i].ID)
+		}
+	}
+}
+
+// holdRow locks session pk's row in a transaction of db's, as another
+// writer would, until the returned function ends it (writing nothing).
+func holdRow(t *testing.T, db *DB, pk int64) (release func()) {
+	t.Helper()
+	tx, err := db.db.BeginTxx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`SELECT 1 FROM sessions WHERE pk = $1 FOR UPDATE`, pk); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if err := tx.Commit(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// waitFor waits until cond holds, for 10 s at most.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestGroupRunsFromKeptRows: a group whose Storages all kept their rows
+// is written in one round trip from those rows (counted kept), and
+// checked there: a row another DB wrote since (its copy stale) refuses
+// that batch, and the group runs again the two-round-trip way, each
+// entry under its session's true leaf, still in one transaction; the
+// next group is from kept rows again.
+func TestGroupRunsFromKeptRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, sts, firsts := groupFixture(t, 4)
+	groupOf(db, 4)
+	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3), customDraft(4)}
+	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	wantUnder(t, out, errs, firsts)
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 0 {
+		t.Errorf("%d writes from kept rows, %d refused; want the group's 1 and none", k, s)
+	}
+
+	otherDB := openOther(t, db)
+	other, err := otherDB.OpenStorage(ctx, sts[1].ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := other.Append(ctx, customDraft(10), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	groupOf(db, 4)
+	parents := []sessiontree.Entry{out[0], between, out[2], out[3]}
+	out, errs = appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
+	wantUnder(t, out, errs, parents)
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 1 || s != 1 {
+		t.Errorf("%d writes from kept rows, %d refused; want 1 and the stale group's 1", k, s)
+	}
+	if a, alone := db.group.aborted.Load(), db.group.alone.Load(); a != 0 || alone != 0 {
+		t.Errorf("%d groups aborted, %d members alone; want none", a, alone)
+	}
+	if n := writers(t, db, out); n != 1 {
+		t.Errorf("the group's entries were written by %d transactions, want 1", n)
+	}
+	// The rows kept after that group are current again.
+	groupOf(db, 4)
+	if _, errs = appendEach(sts, ds, make([]sessiontree.AppendOptions, 4)); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 1 {
+		t.Errorf("%d writes from kept rows, %d refused; want 2 and 1", k, s)
+	}
+	if stats, err := sts[1].Stats(ctx); err != nil || stats.Entries != 5 || stats.Tokens.Input != 21 {
+		t.Errorf("session 1: Stats = %+v, %v; want 5 entries, 21 input tokens", stats, err)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGroupDoesNotWaitForALockedKeptRow: a member's row locked by
+// another transaction refuses the group's batch from kept rows at once
+// (NOWAIT) instead of holding the other rows while it waits; the group
+// then locks its rows the two-round-trip way, waiting for that row, and
+// commits once it is free.
+func TestGroupDoesNotWaitForALockedKeptRow(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 3)
+	release := holdRow(t, db, sts[2].pk)
+	groupOf(db, 3)
+	var out []sessiontree.Entry
+	var errs []error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out, errs = appendEach(sts, []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3)}, make([]sessiontree.AppendOptions, 3))
+	}()
+	waitFor(t, "the batch from kept rows to be refused", func() bool { return db.group.stale.Load() == 1 })
+	release()
+	<-done
+	wantUnder(t, out, errs, firsts)
+	if k, a := db.group.kept.Load(), db.group.aborted.Load(); k != 0 || a != 0 {
+		t.Errorf("%d writes from kept rows, %d groups aborted; want none", k, a)
+	}
+	wantOneWriter(t, db, out)
+}
+
+// openOther opens db's database again, as another process would.
+func openOther(t *testing.T, db *DB) *DB {
+	t.Helper()
+	other, err := Open(context.Background(), db.url, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
 }

@@ -13,15 +13,20 @@ import (
 )
 
 // The common append (an ordinary entry under a leaf, by a writer without
-// a claim) runs in two round trips on pgx's own interface, not five
-// through database/sql: BEGIN and the row lock (probeQuery) in one
-// pipelined batch; the entry's insert, the row's write-back and COMMIT in
-// another. It is the same transaction as the general path's, with the
-// same statements and rules: the row lock, the IfLeaf guard, the claim
-// refusal (raised by the write-back, which aborts the transaction before
-// its COMMIT), a taken generated id (the insert fails, the append is
-// tried again), and the same retries. An entry that needs a look-up
-// (a leaf, a label, a compaction) takes the general path. The row is
+// a claim) runs on pgx's own interface, not through database/sql, in one
+// round trip when its Storage kept its row (rowcache.go): the entry built
+// from that copy, then BEGIN, the row's lock that checks it is still
+// that version (keptQuery), the entry's insert, the row's write-back and
+// COMMIT in one pipelined batch (appendKept). Otherwise, or when that
+// batch was refused, in two: BEGIN and the row lock (probeQuery); the
+// insert, the write-back and COMMIT. It is the same transaction as the
+// general path's, with the same statements and rules: the row lock, the
+// IfLeaf guard (judged on the locked row only: a build that fails on the
+// kept copy takes the two-round-trip way), the claim refusal (raised by
+// the write-back, which aborts the transaction before its COMMIT), a
+// taken generated id (the insert fails, the append is tried again), and
+// the same retries. An entry that needs a look-up (a leaf, a label, a
+// compaction) takes the general path. In two round trips the row is
 // locked by probeQuery and read, when the Storage does not hold its
 // version, by lockQuery in a statement of its own (rowcache.go), whose
 // snapshot sees a writer the lock waited for; the general path is still
@@ -40,7 +45,8 @@ func (s *Storage) pipelines(d sessiontree.Draft) bool {
 	return s.claim == nil
 }
 
-// appendAlone appends d in two round trips, or returns errNotPiped.
+// appendAlone appends d in one or two round trips, or returns
+// errNotPiped.
 func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	var out sessiontree.Entry
 	err := s.db.retry(ctx, "append", func() error {
@@ -57,8 +63,12 @@ func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts ses
 	return out, err
 }
 
-// appendOn is one attempt of appendAlone on conn.
+// appendOn is one attempt of appendAlone on conn: in one round trip
+// from the row the Storage kept (appendKept), else in two.
 func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if e, err := s.appendKept(ctx, conn, d, opts); !errors.Is(err, errNotKept) {
+		return e, err
+	}
 	st, err := s.lockOn(ctx, conn)
 	if err != nil {
 		return sessiontree.Entry{}, err
@@ -68,14 +78,39 @@ func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Dr
 		return e, errors.Join(err, rollback(ctx, conn))
 	}
 	var b pgx.Batch
+	return s.commitOn(ctx, conn, &b, d, e, w)
+}
+
+// appendKept appends d in one round trip, built from the row the
+// Storage kept (buildKept): BEGIN, the lock that checks the row is still
+// that version (keptLock), the write and COMMIT in one batch; errNotKept
+// when it was not written that way (nothing was).
+func (s *Storage) appendKept(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	e, w, err := s.buildKept(d, opts)
+	if err != nil {
+		return e, err
+	}
+	var b pgx.Batch
+	b.Queue("BEGIN")
+	w.keptLock(&b)
+	return s.commitOn(ctx, conn, &b, d, e, w)
+}
+
+// commitOn queues w's statements and COMMIT in b, after what b holds,
+// sends it and keeps the row once committed. It returns e, built from d.
+func (s *Storage) commitOn(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, d sessiontree.Draft, e sessiontree.Entry, w *pipedWrite) (sessiontree.Entry, error) {
 	for _, q := range w.statements() {
 		b.Queue(q.sql, q.args...)
 	}
 	b.Queue("COMMIT")
-	if err := runBatch(ctx, conn, &b); err != nil {
-		return e, st.idErr(d, e, st.commitErr(ctx, conn, err))
+	err := runBatch(ctx, conn, b)
+	if s.db.group.refused(ctx, conn, w, err) {
+		return e, errNotKept
 	}
-	s.rows.keep(st)
+	if err != nil {
+		return e, w.st.idErr(d, e, w.st.commitErr(ctx, conn, err))
+	}
+	s.rows.keep(w.st)
 	return e, nil
 }
 
@@ -116,6 +151,10 @@ type pipedWrite struct {
 	p      placement
 	parent *placement
 	save   statement
+	// kept is the version of the row it was built from when that was
+	// the Storage's kept row (buildKept), checked by keptLock; zero when
+	// it was built from the row locked.
+	kept probe
 }
 
 // statements are w's statements, in order.

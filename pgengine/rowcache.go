@@ -2,9 +2,11 @@ package pgengine
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -28,6 +30,14 @@ import (
 // count with the kept row's: a false match would need another
 // transaction with the same 32 bits, four billion transactions later, to
 // leave the row with as many entries as the Storage last wrote.
+//
+// A pipelined append (pipe.go) or a group whose members all kept their
+// rows (group.go) goes further: it builds its entries from the copies
+// before locking anything (buildKept) and locks each row with keptQuery
+// in the batch that writes and commits, which aborts the transaction when
+// the row is not the version kept (migration 10) or is locked by another
+// transaction (NOWAIT: the batch never waits for a row, so its locks need
+// no order); the write then runs again from the rows locked (errNotKept).
 
 // probeQuery locks session $1's row for the transaction, as lockQuery
 // does, and reads its version and the transaction's id.
@@ -58,14 +68,24 @@ type rowCache struct {
 // get returns a copy of the kept row to write when the locked row p is
 // the version kept, else nil.
 func (c *rowCache) get(p probe) *session {
+	st, v := c.current()
+	if st == nil || v.xmin != p.xmin || v.entries != p.entries {
+		return nil
+	}
+	return st
+}
+
+// current returns a copy of the kept row and its version (xmin and
+// entry count), nil when none is kept.
+func (c *rowCache) current() (*session, probe) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.row == nil || c.xid != p.xmin || c.stats.Entries != p.entries {
-		return nil
+	if c.row == nil {
+		return nil, probe{}
 	}
 	cp := *c.row
 	cp.tally = sessiontree.ResumeTally(c.stats, c.buckets)
-	return &cp
+	return &cp, probe{xmin: c.xid, entries: c.stats.Entries}
 }
 
 // keep keeps st, written by a transaction that committed; the caller
@@ -120,4 +140,70 @@ func lockedSessions(ctx context.Context, conn *pgx.Conn, ss []*Storage, ps map[i
 		}
 	}
 	return out, nil
+}
+
+// keptQuery locks session $1's row, as probeQuery does but without
+// waiting for another transaction's lock (NOWAIT), when the row is the
+// version $2 (xmin), $3 (entry count), and reads the transaction's id;
+// any other version, a missing row (refuse_stale_row, migration 10:
+// codeStaleRow) or a row locked by another transaction
+// (codeLockNotAvailable) aborts the transaction.
+const keptQuery = `SELECT CASE WHEN (SELECT s.xmin = $2::xid AND s.entry_count = $3 FROM sessions s
+	WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s NOWAIT) THEN txid_current() ELSE refuse_stale_row($1) END`
+
+// codeStaleRow is the error refuse_stale_row raises (migration 10).
+const codeStaleRow = "ST002"
+
+// errNotKept is the answer of a write from a kept row that was not
+// written (nothing was): none is kept, the build failed on the copy, or
+// the locked row was not the copy's version. The write runs again from
+// the row read under its lock.
+var errNotKept = errors.New("the kept row is not the session's")
+
+// buildKept builds d, before any lock, on a copy of the row s kept, and
+// returns the entry and what storing it writes, to be sent after
+// keptLock; errNotKept when s keeps no row or the build fails on it (a
+// guard, a leaf not read): the copy may be stale, so the row read under
+// the lock answers.
+func (s *Storage) buildKept(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, *pipedWrite, error) {
+	st, v := s.rows.current()
+	if st == nil {
+		return sessiontree.Entry{}, nil, errNotKept
+	}
+	e, w, err := st.pipedAppend(d, opts)
+	if err != nil {
+		return sessiontree.Entry{}, nil, errNotKept
+	}
+	w.kept = v
+	return e, w, nil
+}
+
+// keptLock queues in b the lock of the row w was built from (buildKept),
+// which aborts the transaction unless the row is still that version, and
+// sets w's transaction id.
+func (w *pipedWrite) keptLock(b *pgx.Batch) {
+	b.Queue(keptQuery, w.st.pk, w.kept.xmin, w.kept.entries).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&w.st.txid)
+	})
+}
+
+// refused reports whether err, the error of a batch of writes among them
+// w, refused writes built from kept rows (buildKept): a row was not its
+// copy's version, or was locked by another transaction. The transaction
+// is then rolled back (nothing was written). It counts the batch in g
+// (kept: committed, stale: refused) when w was built from a kept row.
+func (g *groupCommit) refused(ctx context.Context, conn *pgx.Conn, w *pipedWrite, err error) bool {
+	if w.kept == (probe{}) {
+		return false
+	}
+	var pg *pgconn.PgError
+	switch {
+	case err == nil:
+		g.kept.Add(1)
+	case errors.As(err, &pg) && (pg.Code == codeStaleRow || pg.Code == codeLockNotAvailable):
+		g.stale.Add(1)
+		_ = rollback(ctx, conn)
+		return true
+	}
+	return false
 }

@@ -20,12 +20,7 @@ func TestKeptRowFollowsOtherWrites(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
 	st := newStorage(t, db)
-	otherDB, err := Open(ctx, db.url, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer otherDB.Close()
-	other, err := otherDB.OpenStorage(ctx, st.ID())
+	other, err := openOther(t, db).OpenStorage(ctx, st.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,6 +99,66 @@ func TestKeptRowFollowsOtherWrites(t *testing.T) {
 	}
 	if _, err := st.AppendAll(ctx, []sessiontree.Draft{{Type: sessiontree.TypeSessionInfo, Fields: f}}, none); err != nil {
 		t.Fatal(err)
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAppendFromAKeptRow: a lone append from the row its Storage kept is
+// one round trip (counted kept); one whose row another DB wrote since,
+// or another transaction holds, is refused there without waiting and
+// runs again from the row locked, under the true leaf.
+func TestAppendFromAKeptRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	st := newStorage(t, db)
+	none := sessiontree.AppendOptions{}
+	first, err := st.Append(ctx, customDraft(0), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := st.Append(ctx, customDraft(1), none)
+	if err != nil || second.ParentID != first.ID {
+		t.Fatalf("append = %+v, %v; want it under %s", second, err, first.ID)
+	}
+	last, err := st.Append(ctx, customDraft(1), none)
+	if err != nil || last.ParentID != second.ID {
+		t.Fatalf("append = %+v, %v; want it under %s", last, err, second.ID)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 0 {
+		t.Errorf("%d appends from the kept row, %d refused; want 2 (the first had none kept) and none", k, s)
+	}
+
+	other, err := openOther(t, db).OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	between, err := other.Append(ctx, customDraft(2), none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	third, err := st.Append(ctx, customDraft(3), none)
+	if err != nil || third.ParentID != between.ID || third.Seq != 5 {
+		t.Errorf("append after another DB's = %+v, %v; want seq 5 under %s", third, err, between.ID)
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k != 2 || s != 1 {
+		t.Errorf("%d appends from the kept row, %d refused; want 2 and 1", k, s)
+	}
+
+	release := holdRow(t, db, st.pk)
+	var fourth sessiontree.Entry
+	done := make(chan error)
+	go func() {
+		var err error
+		fourth, err = st.Append(ctx, customDraft(4), none)
+		done <- err
+	}()
+	waitFor(t, "the append from the kept row to be refused", func() bool { return db.group.stale.Load() == 2 })
+	release()
+	if err := <-done; err != nil || fourth.ParentID != third.ID {
+		t.Errorf("append past a lock = %+v, %v; want it under %s", fourth, err, third.ID)
 	}
 	if err := db.Check(ctx, st.ID()); err != nil {
 		t.Error(err)
