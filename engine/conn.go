@@ -30,6 +30,10 @@ import (
 type connector struct {
 	drv *sqlite.Driver
 	dsn string
+	// walVFS: the dsn names walVFS (walbuf.go), which the first
+	// connection registers, so that a process that only reads never
+	// pays for it.
+	walVFS bool
 
 	// noCache makes its connections prepare every statement afresh: the
 	// other side of the statement cache's A/B benchmark.
@@ -49,6 +53,11 @@ func newConnector(drv *sqlite.Driver, dsn string) *connector {
 func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if c.walVFS {
+		if err := registerWALVFS(); err != nil {
+			return nil, err
+		}
 	}
 	dc, err := c.drv.Open(c.dsn)
 	if err != nil {

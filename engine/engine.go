@@ -150,7 +150,6 @@ type DB struct {
 	path string
 	opts Options
 	drv  *sqlite.Driver // opens both pools' connections (see newDriver)
-	wvfs string         // the write connections' VFS (walbuf.go), "" for the default
 	w    *sqlx.DB       // the single write connection
 	r    *sqlx.DB       // query-only readers
 	wc   *connector     // makes the write connection
@@ -211,11 +210,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	wvfs, err := registerWALVFS()
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db := &DB{path: abs, opts: opts, drv: drv, wvfs: wvfs, ro: ro, current: current}
+	db := &DB{path: abs, opts: opts, drv: drv, ro: ro, current: current}
 	if ro != nil {
 		db.rmode = readModeOf(abs)
 	}
@@ -357,8 +352,8 @@ func (db *DB) dsn(write bool) string {
 	}
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if write {
-		if db.wvfs != "" {
-			q.Set("vfs", db.wvfs)
+		if walVFSEnabled {
+			q.Set("vfs", walVFSName) // registered at the first write connection
 		}
 		q.Add("_pragma", "journal_mode(WAL)")
 		// The engine checkpoints in the background (see checkpoint.go).
@@ -376,6 +371,7 @@ func (db *DB) dsn(write bool) string {
 // open makes a pool whose connections are conns (see conn.go).
 func (db *DB) open(write bool) (*sqlx.DB, error) {
 	c := newConnector(db.drv, db.dsn(write))
+	c.walVFS = write && walVFSEnabled
 	if write {
 		db.wc = c
 	} else {

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ import (
 // Only the engine's write connections (and the checkpointer's) open
 // files through it (see DB.dsn): readers never write the log.
 const walVFSName = "sessiontree-unix-walbuf"
+
+// walVFSEnabled: the write connections open their files through walVFS.
+const walVFSEnabled = true
 
 // walBufMax bounds what one -wal file gathers before it writes: a
 // commit of up to 29 frames of 4 KiB goes out in one call, a larger one
@@ -96,14 +100,14 @@ type walBuf struct {
 // SQLite's (the libc heap of modernc), never Go's.
 func at[T any](p uintptr) *T { return (*T)(*(*unsafe.Pointer)(unsafe.Pointer(&p))) }
 
-// registerWALVFS registers walVFS once and returns its name, or "" (the
-// default VFS) when SQLite has no "unix" VFS to build it on.
-func registerWALVFS() (string, error) {
+// registerWALVFS registers walVFS, once.
+func registerWALVFS() error {
 	walVFSOnce.Do(func() {
 		tls := libc.NewTLS()
 		defer tls.Close()
 		unixVFS = sqlite3.Xsqlite3_vfs_find(tls, uintptr(unsafe.Pointer(&unixCStr[0])))
 		if unixVFS == 0 {
+			walVFSErr = errors.New("register SQLite VFS " + walVFSName + `: SQLite has no "unix" VFS`)
 			return
 		}
 		walVFS = *at[sqlite3.Tsqlite3_vfs](unixVFS)
@@ -115,10 +119,7 @@ func registerWALVFS() (string, error) {
 			walVFSErr = fmt.Errorf("register SQLite VFS %s: SQLite result code %d", walVFSName, rc)
 		}
 	})
-	if walVFSErr != nil || unixVFS == 0 {
-		return "", walVFSErr
-	}
-	return walVFSName, nil
+	return walVFSErr
 }
 
 // walOpen is walVFS's xOpen: unix's, then a -wal file gets walMethods.

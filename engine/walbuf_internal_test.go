@@ -110,8 +110,8 @@ func openWALDB(t *testing.T, path string) *DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if db.wvfs != walVFSName {
-		t.Fatalf("write connections' VFS %q; want %q", db.wvfs, walVFSName)
+	if !db.wc.walVFS || !strings.Contains(db.wc.dsn, "vfs="+walVFSName) {
+		t.Fatalf("write connections open %s; want VFS %s", db.wc.dsn, walVFSName)
 	}
 	t.Cleanup(func() {
 		if err := db.Check(ctx, ""); err != nil {
