@@ -49,13 +49,14 @@ const (
 )
 
 // checkpoint runs a PASSIVE checkpoint on c, then a RESTART one when the
-// log is long and copied back (see restartFrames). Errors (another
+// log is restartAt frames long or more, all copied back (see
+// restartFrames). Errors (another
 // process checkpointing, a lock held longer than restartWait: busy)
 // leave the work to the next wake-up.
-func (db *DB) checkpoint(ctx context.Context, c *conn) {
+func (db *DB) checkpoint(ctx context.Context, c *conn, restartAt int64) {
 	var busy, frames, copied int64
 	err := c.row(ctx, `PRAGMA wal_checkpoint(PASSIVE)`, nil, &busy, &frames, &copied)
-	if err != nil || frames < restartFrames || copied < frames {
+	if err != nil || frames < restartAt || copied < frames {
 		return
 	}
 	_ = withConn(ctx, db.w.DB, func(*conn) error {
@@ -81,6 +82,8 @@ type checkpointer struct {
 	// written counts every page the write connection's commits wrote,
 	// for BenchmarkFleet's pages per entry.
 	written atomic.Int64
+	// restartAt is restartFrames; tests make it smaller.
+	restartAt atomic.Int64
 }
 
 // startCheckpointer starts the goroutine that runs the checkpoints, once,
@@ -96,6 +99,7 @@ func (db *DB) startCheckpointer() {
 func newCheckpointer(db *DB) *checkpointer {
 	cp := &checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	cp.ctx, cp.cancel = context.WithCancel(context.Background())
+	cp.restartAt.Store(restartFrames)
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
@@ -128,7 +132,7 @@ func newCheckpointer(db *DB) *checkpointer {
 						continue
 					}
 				}
-				db.checkpoint(cp.ctx, c)
+				db.checkpoint(cp.ctx, c, cp.restartAt.Load())
 			}
 		}
 	}()
