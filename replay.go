@@ -1,9 +1,5 @@
 package sessiontree
 
-import (
-	"encoding/json"
-)
-
 // This file is the one owner of the tree rules (DESIGN.md sections 1, 3
 // and 4): what an entry does to its session when the log is replayed in
 // order. Every backend's load, append and batch, the engine's Check and
@@ -44,31 +40,42 @@ type Effects struct {
 // types it is ignored. A caller that needs no state settings may pass ""
 // for a message: then only SetsModel is wrong, and it stays false.
 func EffectsOf(e Entry, role string) Effects {
-	var f Effects
+	var m members
 	switch e.Type {
+	case TypeThinkingLevelChange, TypeActiveToolsChange, TypeCompaction, TypeLabel,
+		TypeLeaf, TypeSessionInfo, TypeContextEdit:
+		m = readMembers(e.Raw) // the others' effects read nothing of it
+	}
+	return effectsFrom(e.Type, &m, role)
+}
+
+// effectsFrom is EffectsOf of an entry of type t whose members are m.
+func effectsFrom(t EntryType, m *members, role string) Effects {
+	var f Effects
+	switch t {
 	case TypeMessage:
 		f.SetsModel = role == "assistant"
 	case TypeThinkingLevelChange:
-		_, f.SetsThinking = thinkingLevelOf(e)
+		_, f.SetsThinking = stringOf(m.get(mThinkingLevel))
 	case TypeModelChange:
 		f.SetsModel = true
 	case TypeActiveToolsChange:
-		_, f.SetsTools = toolNamesOf(e)
+		_, f.SetsTools = toolNames(m.get(mActiveToolNames))
 	case TypeCompaction:
 		f.Compaction = true
-		f.Tail = HasRetainedTail(e)
-		f.Keep = FirstKeptEntryID(e)
+		f.Tail = retainedTail(m.get(mRetainedTail))
+		f.Keep, _ = stringOf(m.get(mFirstKept))
 	case TypeLabel:
 		f.Label = true
-		f.Target = e.TargetID()
-		f.LabelText = LabelOf(e)
+		f.Target, _ = stringOf(m.get(mTargetID))
+		f.LabelText = labelText(m.get(mLabel))
 	case TypeLeaf:
-		f.Target = e.TargetID()
+		f.Target, _ = stringOf(m.get(mTargetID))
 	case TypeSessionInfo:
 		f.SetsName = true
-		f.Name = NameOf(e)
+		f.Name = nameText(m.get(mName))
 	case TypeContextEdit:
-		f.EditTarget = e.TargetID()
+		f.EditTarget, _ = stringOf(m.get(mTargetID))
 	}
 	return f
 }
@@ -79,20 +86,7 @@ func thinkingLevelOf(e Entry) (string, bool) { return e.String("thinkingLevel") 
 
 // toolNamesOf is the tool list an active_tools_change sets, ok false when
 // it sets none (a missing or malformed list).
-func toolNamesOf(e Entry) ([]string, bool) {
-	raw, ok := e.Field("activeToolNames")
-	if !ok {
-		return nil, false
-	}
-	var names []string
-	if json.Unmarshal(raw, &names) != nil {
-		return nil, false
-	}
-	if names == nil {
-		names = []string{}
-	}
-	return names, true
-}
+func toolNamesOf(e Entry) ([]string, bool) { return toolNames(e.Field("activeToolNames")) }
 
 // Placement is where an entry sits in the tree: its depth, the depth its
 // path starts at, and the latest entries on its full path that set each
