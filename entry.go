@@ -406,7 +406,7 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage, m *m
 		buf = append(buf, ':')
 		start := len(buf)
 		buf = append(buf, members[i+1]...)
-		if j := keyIndex(members[i], memberNames); j >= 0 {
+		if j := memberOf(members[i]); j >= 0 {
 			spans[j] = [2]int{start, len(buf)}
 		}
 	}

@@ -103,6 +103,48 @@ var memberNames = []string{
 	mFromID: "fromId",
 }
 
+// memberOf is the memberName of the member whose quoted key is rawKey,
+// -1 when it is none of them.
+func memberOf(rawKey []byte) int {
+	k, plain := plainKey(rawKey)
+	if !plain {
+		return escapedKeyIndex(rawKey, memberNames)
+	}
+	switch string(k) { // as memberNames
+	case "message":
+		return int(mMessage)
+	case "usage":
+		return int(mUsage)
+	case "provider":
+		return int(mProvider)
+	case "model":
+		return int(mModel)
+	case "modelId":
+		return int(mModelID)
+	case "thinkingLevel":
+		return int(mThinkingLevel)
+	case "activeToolNames":
+		return int(mActiveToolNames)
+	case "customType":
+		return int(mCustomType)
+	case "targetId":
+		return int(mTargetID)
+	case "label":
+		return int(mLabel)
+	case "name":
+		return int(mName)
+	case "firstKeptEntryId":
+		return int(mFirstKept)
+	case "retainedTail":
+		return int(mRetainedTail)
+	case "summary":
+		return int(mSummary)
+	case "fromId":
+		return int(mFromID)
+	}
+	return -1
+}
+
 // members are the raw values of the top-level members an entry's facts
 // read, by memberName: each the member's last occurrence, nil when it is
 // absent, what [Entry.Field] finds.
@@ -112,28 +154,34 @@ type members [nMembers][]byte
 func readMembers(raw []byte) members {
 	var m members
 	jsonx.Members(raw, func(k, v []byte) {
-		if i := keyIndex(k, memberNames); i >= 0 {
+		if i := memberOf(k); i >= 0 {
 			m[i] = v
 		}
 	})
 	return m
 }
 
-// get is the member n, as [Entry.Field] returns it.
-func (m *members) get(n memberName) ([]byte, bool) { return m[n], m[n] != nil }
-
-// keyIndex is the index in names of the name that rawKey, a member's
-// quoted key, is ([jsonx.KeyEquals]), -1 when none.
-func keyIndex(rawKey []byte, names []string) int {
-	if len(rawKey) >= 2 && bytes.IndexByte(rawKey, '\\') < 0 {
-		k := rawKey[1 : len(rawKey)-1]
-		for i, n := range names {
-			if string(k) == n {
-				return i
-			}
-		}
-		return -1
+// get is the member n, as [Entry.Field] returns it; a nil m has none.
+func (m *members) get(n memberName) ([]byte, bool) {
+	if m == nil {
+		return nil, false
 	}
+	return m[n], m[n] != nil
+}
+
+// plainKey is the name in rawKey, a member's quoted key, when it has no
+// escapes: then a name equals it exactly when [jsonx.KeyEquals] says so.
+// The lookups switch over it, faster than comparing it with each name.
+func plainKey(rawKey []byte) ([]byte, bool) {
+	if len(rawKey) < 2 || bytes.IndexByte(rawKey, '\\') >= 0 {
+		return nil, false
+	}
+	return rawKey[1 : len(rawKey)-1], true
+}
+
+// escapedKeyIndex is the index in names of the name rawKey, a key that is
+// not plain, is ([jsonx.KeyEquals]), -1 when none.
+func escapedKeyIndex(rawKey []byte, names []string) int {
 	for i, n := range names {
 		if jsonx.KeyEquals(rawKey, n) {
 			return i
@@ -164,6 +212,30 @@ type messageRead struct {
 // messageNames are the members of a message that a messageRead keeps.
 var messageNames = []string{"role", "provider", "model", "responseModel", "usage", "content"}
 
+// messageMemberOf is the index in messageNames of the member whose
+// quoted key is rawKey, -1 when none.
+func messageMemberOf(rawKey []byte) int {
+	k, plain := plainKey(rawKey)
+	if !plain {
+		return escapedKeyIndex(rawKey, messageNames)
+	}
+	switch string(k) { // as messageNames
+	case "role":
+		return 0
+	case "provider":
+		return 1
+	case "model":
+		return 2
+	case "responseModel":
+		return 3
+	case "usage":
+		return 4
+	case "content":
+		return 5
+	}
+	return -1
+}
+
 // readMessage reads the message of an entry of type t with members m.
 // Unless checked, the message is checked as it is walked (a member after
 // invalid JSON is not read); an invalid one's content is then found
@@ -175,7 +247,7 @@ func readMessage(t EntryType, m *members, checked bool) messageRead {
 		return r
 	}
 	note := func(k, v []byte) {
-		switch keyIndex(k, messageNames) {
+		switch messageMemberOf(k) {
 		case 0:
 			r.info.Role, _ = jsonx.Unquote(v)
 		case 1:

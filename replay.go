@@ -40,13 +40,13 @@ type Effects struct {
 // types it is ignored. A caller that needs no state settings may pass ""
 // for a message: then only SetsModel is wrong, and it stays false.
 func EffectsOf(e Entry, role string) Effects {
-	var m members
 	switch e.Type {
 	case TypeThinkingLevelChange, TypeActiveToolsChange, TypeCompaction, TypeLabel,
 		TypeLeaf, TypeSessionInfo, TypeContextEdit:
-		m = readMembers(e.Raw) // the others' effects read nothing of it
+		m := readMembers(e.Raw)
+		return effectsFrom(e.Type, &m, role)
 	}
-	return effectsFrom(e.Type, &m, role)
+	return effectsFrom(e.Type, nil, role) // the others' effects read nothing of it
 }
 
 // effectsFrom is EffectsOf of an entry of type t whose members are m.

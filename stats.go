@@ -131,13 +131,13 @@ type EntryStats struct {
 // theirs under "provider/model", tool-result messages and compaction and
 // branch-summary entries theirs under [ToolsBucket].
 func StatsOf(e Entry) EntryStats {
-	var m members
 	switch e.Type {
 	case TypeMessage, TypeUsage, TypeCompaction, TypeBranchSummary:
-		m = readMembers(e.Raw)
+		m := readMembers(e.Raw)
+		msg := readMessage(e.Type, &m, false)
+		return statsFrom(e.Type, &m, &msg, false)
 	}
-	msg := readMessage(e.Type, &m, false)
-	return statsFrom(e.Type, &m, &msg, false)
+	return statsFrom(e.Type, nil, &messageRead{}, false) // the others count as entries only
 }
 
 // statsFrom is StatsOf of an entry of type t whose members are m and
@@ -190,6 +190,28 @@ func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) { return usageOf(raw,
 // usageNames are the members of a usage object that count.
 var usageNames = []string{"input", "output", "cacheRead", "cacheWrite", "cost"}
 
+// usageMemberOf is the index in usageNames of the member whose quoted
+// key is rawKey, -1 when none.
+func usageMemberOf(rawKey []byte) int {
+	k, plain := plainKey(rawKey)
+	if !plain {
+		return escapedKeyIndex(rawKey, usageNames)
+	}
+	switch string(k) { // as usageNames
+	case "input":
+		return 0
+	case "output":
+		return 1
+	case "cacheRead":
+		return 2
+	case "cacheWrite":
+		return 3
+	case "cost":
+		return 4
+	}
+	return -1
+}
+
 // usageOf is UsageFromJSON, checking raw unless checked says it is known
 // valid JSON. Its members are read in one walk.
 func usageOf(raw []byte, checked bool) (u Usage, ok bool) {
@@ -199,7 +221,7 @@ func usageOf(raw []byte, checked bool) (u Usage, ok bool) {
 	// Keys are matched exactly, as JavaScript reads them.
 	var v [5][]byte
 	jsonx.Members(raw, func(k, val []byte) {
-		if i := keyIndex(k, usageNames); i >= 0 {
+		if i := usageMemberOf(k); i >= 0 {
 			v[i] = val
 		}
 	})
