@@ -292,7 +292,7 @@ func (b *batch) insert(facts []sessiontree.Facts) error {
 	var c entryColumns
 	size := 0
 	for i, e := range b.entries {
-		c.add(e, &facts[i], b.places[i], b.parentSeq(i))
+		c.add(e, rowOf(&facts[i]), b.places[i], b.parentSeq(i))
 		size += len(e.Raw)
 		if len(c.seq) >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
 			if _, err := b.tx.ExecContext(b.ctx, insertEntries, c.args(b.st.pk)...); err != nil {
@@ -351,7 +351,17 @@ type entryColumns struct {
 	checksum                        column[pgtype.Int8]
 }
 
-func (c *entryColumns) add(e sessiontree.Entry, f *sessiontree.Facts, p placement, parentSeq pgtype.Int8) {
+// rowFacts are the facts of an entry (sessiontree.Facts) that its row
+// keeps beyond its placement: kept with a pipelined write until its
+// group is sent, without the rest.
+type rowFacts struct {
+	target   string
+	checksum int64
+}
+
+func rowOf(f *sessiontree.Facts) rowFacts { return rowFacts{target: f.TargetID, checksum: f.Checksum} }
+
+func (c *entryColumns) add(e sessiontree.Entry, r rowFacts, p placement, parentSeq pgtype.Int8) {
 	c.seq = append(c.seq, int8Of(p.Seq))
 	c.id = append(c.id, textOf(e.ID))
 	c.parentID = append(c.parentID, nullable(e.ParentID))
@@ -363,20 +373,20 @@ func (c *entryColumns) add(e sessiontree.Entry, f *sessiontree.Facts, p placemen
 	c.thinking = append(c.thinking, nullInt(p.Thinking))
 	c.model = append(c.model, nullInt(p.Model))
 	c.tools = append(c.tools, nullInt(p.Tools))
-	c.targetID = append(c.targetID, nullable(f.TargetID))
+	c.targetID = append(c.targetID, nullable(r.target))
 	c.raw = append(c.raw, e.Raw)
-	c.checksum = append(c.checksum, int8Of(f.Checksum))
+	c.checksum = append(c.checksum, int8Of(r.checksum))
 }
 
-// addTo adds e of session, with facts f, placed at p under parent (nil:
-// a root).
-func (c *entryColumns) addTo(session int64, e sessiontree.Entry, f *sessiontree.Facts, p placement, parent *placement) {
+// addTo adds e of session, whose row keeps r, placed at p under parent
+// (nil: a root).
+func (c *entryColumns) addTo(session int64, e sessiontree.Entry, r rowFacts, p placement, parent *placement) {
 	var parentSeq pgtype.Int8
 	if parent != nil {
 		parentSeq = int8Of(parent.Seq)
 	}
 	c.session = append(c.session, int8Of(session))
-	c.add(e, f, p, parentSeq)
+	c.add(e, r, p, parentSeq)
 }
 
 // reset empties c, keeping its arrays' room.

@@ -241,7 +241,7 @@ func groupBatch(c *entryColumns, ws []*pipedWrite) *pgx.Batch {
 		if w.parent == nil {
 			b.Queue(clearBranch, w.st.pk)
 		}
-		c.addTo(w.st.pk, w.e, &w.f, w.p, w.parent)
+		c.addTo(w.st.pk, w.e, w.row, w.p, w.parent)
 	}
 	b.Queue(insertGroupEntries, c.groupArgs()...)
 	for _, w := range ws {

@@ -113,7 +113,7 @@ type statement struct {
 type pipedWrite struct {
 	st     *session
 	e      sessiontree.Entry
-	f      sessiontree.Facts
+	row    rowFacts
 	p      placement
 	parent *placement
 	save   statement
@@ -125,7 +125,7 @@ func (w *pipedWrite) statements() []statement {
 	if w.parent == nil {
 		out = append(out, statement{clearBranch, []any{w.st.pk}}) // a root: moveBranch("")
 	}
-	return append(out, statement{insertEntry, w.st.insertArgs(w.e, &w.f, w.p, w.parent)}, w.save)
+	return append(out, statement{insertEntry, w.st.insertArgs(w.e, w.row, w.p, w.parent)}, w.save)
 }
 
 // pipedAppend builds d under the locked leaf and returns the entry and
@@ -142,10 +142,10 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	if err != nil {
 		return e, nil, err
 	}
-	w := &pipedWrite{st: st, f: f, parent: st.leaf} // the branch's end, nil when the leaf is none
+	w := &pipedWrite{st: st, row: rowOf(&f), parent: st.leaf} // the branch's end, nil when the leaf is none
 	// Neither the placement nor the note of an entry that is not a
 	// compaction or a label reads the database.
-	if w.p, err = st.place(context.Background(), nil, e, &w.f, w.parent); err != nil {
+	if w.p, err = st.place(context.Background(), nil, e, &f, w.parent); err != nil {
 		return e, nil, err
 	}
 	e.Seq = w.p.Seq

@@ -337,12 +337,12 @@ const insertEntry = `WITH e AS (INSERT INTO entries (session, seq, id, parent_id
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16) RETURNING session, depth, seq)
 	INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`
 
-// insertArgs are insertEntry's arguments for e, with facts f, placed at
-// p under parent.
-func (st *session) insertArgs(e sessiontree.Entry, f *sessiontree.Facts, p placement, parent *placement) []any {
+// insertArgs are insertEntry's arguments for e, whose row keeps r,
+// placed at p under parent.
+func (st *session) insertArgs(e sessiontree.Entry, r rowFacts, p placement, parent *placement) []any {
 	return []any{st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
-		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(f.TargetID), string(e.Raw),
-		e.Type != sessiontree.TypeLeaf, f.Checksum}
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(r.target), string(e.Raw),
+		e.Type != sessiontree.TypeLeaf, r.checksum}
 }
 
 // insertErr is the error of insertEntry: errIDTaken for an id the
@@ -371,7 +371,7 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f 
 		return e, err
 	}
 	e.Seq = p.Seq
-	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, f, p, parent)...); err != nil {
+	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, rowOf(f), p, parent)...); err != nil {
 		return e, insertErr(err)
 	}
 	if e.Type != sessiontree.TypeLeaf {
