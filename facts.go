@@ -64,7 +64,7 @@ func factsFrom(e Entry, m *members, checked bool) Facts {
 	msg := readMessage(e.Type, m, checked)
 	f := Facts{Message: msg.info, Checksum: EntryChecksum(e.Raw)}
 	f.Stats = statsFrom(e.Type, m, &msg, checked)
-	f.Effects = effectsFrom(e.Type, m, msg.info.Role)
+	f.Effects.read(e.Type, m, msg.info.Role)
 	f.TargetID, _ = stringOf(m.get(mTargetID))
 	if e.Type == TypeCustom || e.Type == TypeCustomMessage {
 		f.CustomType, _ = stringOf(m.get(mCustomType))

@@ -139,6 +139,39 @@ func checkFacts(t testing.TB, e sessiontree.Entry, f sessiontree.Facts) {
 		t.Fatalf("Validate(%s) = %v; want %v", e.Raw, got, old)
 	}
 	checkSetters(t, e, f)
+	got, old := sessiontree.State{ThinkingLevel: "x"}, sessiontree.State{ThinkingLevel: "x"}
+	got.Apply(e)
+	oldApply(&old, e)
+	if diff := cmp.Diff(old, got); diff != "" {
+		t.Fatalf("State.Apply(%s) (-was +is):\n%s", e.Raw, diff)
+	}
+}
+
+// oldApply is State.Apply as it was.
+func oldApply(st *sessiontree.State, e sessiontree.Entry) {
+	switch e.Type {
+	case sessiontree.TypeThinkingLevelChange:
+		if s, ok := oldString(e, "thinkingLevel"); ok {
+			st.ThinkingLevel = s
+		}
+	case sessiontree.TypeModelChange:
+		p, _ := oldString(e, "provider")
+		m, _ := oldString(e, "modelId")
+		st.Model = &sessiontree.ModelRef{Provider: p, ModelID: m}
+	case sessiontree.TypeActiveToolsChange:
+		raw, ok := jsonx.Field(e.Raw, "activeToolNames")
+		var names []string
+		if ok && json.Unmarshal(raw, &names) == nil {
+			if names == nil {
+				names = []string{}
+			}
+			st.ActiveToolNames = names
+		}
+	case sessiontree.TypeMessage:
+		if m := oldMessageInfoOf(e); m.Role == "assistant" {
+			st.Model = &sessiontree.ModelRef{Provider: m.Provider, ModelID: m.Model}
+		}
+	}
 }
 
 // checkSetters fails t unless the settings f says e sets are those

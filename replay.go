@@ -40,18 +40,22 @@ type Effects struct {
 // types it is ignored. A caller that needs no state settings may pass ""
 // for a message: then only SetsModel is wrong, and it stays false.
 func EffectsOf(e Entry, role string) Effects {
+	var f Effects
 	switch e.Type {
 	case TypeThinkingLevelChange, TypeActiveToolsChange, TypeCompaction, TypeLabel,
 		TypeLeaf, TypeSessionInfo, TypeContextEdit:
 		m := readMembers(e.Raw)
-		return effectsFrom(e.Type, &m, role)
+		f.read(e.Type, &m, role)
+	default:
+		f.read(e.Type, nil, role) // the others' effects read nothing of it
 	}
-	return effectsFrom(e.Type, nil, role) // the others' effects read nothing of it
+	return f
 }
 
-// effectsFrom is EffectsOf of an entry of type t whose members are m.
-func effectsFrom(t EntryType, m *members, role string) Effects {
-	var f Effects
+// read sets f, zero, to the effects of an entry of type t whose members
+// are m (EffectsOf), in place: Effects is large enough that returning it
+// through two calls cost as much as a message's effects.
+func (f *Effects) read(t EntryType, m *members, role string) {
 	switch t {
 	case TypeMessage:
 		f.SetsModel = role == "assistant"
@@ -77,16 +81,7 @@ func effectsFrom(t EntryType, m *members, role string) Effects {
 	case TypeContextEdit:
 		f.EditTarget, _ = stringOf(m.get(mTargetID))
 	}
-	return f
 }
-
-// thinkingLevelOf is the level a thinking_level_change sets, ok false
-// when it sets none.
-func thinkingLevelOf(e Entry) (string, bool) { return e.String("thinkingLevel") }
-
-// toolNamesOf is the tool list an active_tools_change sets, ok false when
-// it sets none (a missing or malformed list).
-func toolNamesOf(e Entry) ([]string, bool) { return toolNames(e.Field("activeToolNames")) }
 
 // Placement is where an entry sits in the tree: its depth, the depth its
 // path starts at, and the latest entries on its full path that set each
