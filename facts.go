@@ -72,7 +72,8 @@ func factsFrom(e Entry, m *members, checked bool) Facts {
 	return f
 }
 
-// memberName names a top-level member the facts read.
+// memberName names a member the facts read: at the top level, in the
+// message, or in a usage object. One lookup (memberOf) serves the three.
 type memberName int
 
 const (
@@ -91,6 +92,14 @@ const (
 	mRetainedTail
 	mSummary
 	mFromID
+	mRole
+	mResponseModel
+	mContent
+	mInput
+	mOutput
+	mCacheRead
+	mCacheWrite
+	mCost
 	nMembers
 )
 
@@ -100,7 +109,8 @@ var memberNames = []string{
 	mModelID: "modelId", mThinkingLevel: "thinkingLevel", mActiveToolNames: "activeToolNames",
 	mCustomType: "customType", mTargetID: "targetId", mLabel: "label", mName: "name",
 	mFirstKept: "firstKeptEntryId", mRetainedTail: "retainedTail", mSummary: "summary",
-	mFromID: "fromId",
+	mFromID: "fromId", mRole: "role", mResponseModel: "responseModel", mContent: "content",
+	mInput: "input", mOutput: "output", mCacheRead: "cacheRead", mCacheWrite: "cacheWrite", mCost: "cost",
 }
 
 // memberOf is the memberName of the member whose quoted key is rawKey,
@@ -141,16 +151,33 @@ func memberOf(rawKey []byte) int {
 		return int(mSummary)
 	case "fromId":
 		return int(mFromID)
+	case "role":
+		return int(mRole)
+	case "responseModel":
+		return int(mResponseModel)
+	case "content":
+		return int(mContent)
+	case "input":
+		return int(mInput)
+	case "output":
+		return int(mOutput)
+	case "cacheRead":
+		return int(mCacheRead)
+	case "cacheWrite":
+		return int(mCacheWrite)
+	case "cost":
+		return int(mCost)
 	}
 	return -1
 }
 
-// members are the raw values of the top-level members an entry's facts
-// read, by memberName: each the member's last occurrence, nil when it is
-// absent, what [Entry.Field] finds.
+// members are the raw values of the members of one object (an entry's
+// top level, a usage object) that the facts read, by memberName: each the
+// member's last occurrence, nil when it is absent, what [Entry.Field]
+// finds.
 type members [nMembers][]byte
 
-// readMembers reads the members of an entry's JSON in one walk.
+// readMembers reads the members of an object in one walk.
 func readMembers(raw []byte) members {
 	var m members
 	jsonx.Members(raw, func(k, v []byte) {
@@ -209,33 +236,6 @@ type messageRead struct {
 	checked bool
 }
 
-// messageNames are the members of a message that a messageRead keeps.
-var messageNames = []string{"role", "provider", "model", "responseModel", "usage", "content"}
-
-// messageMemberOf is the index in messageNames of the member whose
-// quoted key is rawKey, -1 when none.
-func messageMemberOf(rawKey []byte) int {
-	k, plain := plainKey(rawKey)
-	if !plain {
-		return escapedKeyIndex(rawKey, messageNames)
-	}
-	switch string(k) { // as messageNames
-	case "role":
-		return 0
-	case "provider":
-		return 1
-	case "model":
-		return 2
-	case "responseModel":
-		return 3
-	case "usage":
-		return 4
-	case "content":
-		return 5
-	}
-	return -1
-}
-
 // readMessage reads the message of an entry of type t with members m.
 // Unless checked, the message is checked as it is walked (a member after
 // invalid JSON is not read); an invalid one's content is then found
@@ -247,18 +247,18 @@ func readMessage(t EntryType, m *members, checked bool) messageRead {
 		return r
 	}
 	note := func(k, v []byte) {
-		switch messageMemberOf(k) {
-		case 0:
+		switch memberName(memberOf(k)) {
+		case mRole:
 			r.info.Role, _ = jsonx.Unquote(v)
-		case 1:
+		case mProvider:
 			r.info.Provider, _ = jsonx.Unquote(v)
-		case 2:
+		case mModel:
 			r.info.Model, _ = jsonx.Unquote(v)
-		case 3:
+		case mResponseModel:
 			r.info.ResponseModel, _ = jsonx.Unquote(v)
-		case 4:
+		case mUsage:
 			r.info.Usage = v
-		case 5:
+		case mContent:
 			r.content = v
 		}
 	}

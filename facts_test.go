@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,27 +211,18 @@ func fixtureEntries(t *testing.T) []sessiontree.Entry {
 // common fields.
 func fieldsDraft(t testing.TB, e sessiontree.Entry) sessiontree.Draft {
 	t.Helper()
-	var b bytes.Buffer
-	b.WriteByte('{')
+	var kept [][]byte
 	err := jsonx.ObjectMembers(e.Raw, func(k, v []byte) error {
-		for _, common := range []string{"type", "id", "parentId", "timestamp"} {
-			if jsonx.KeyEquals(k, common) {
-				return nil
-			}
+		if !slices.ContainsFunc([]string{"type", "id", "parentId", "timestamp"}, func(c string) bool { return jsonx.KeyEquals(k, c) }) {
+			kept = append(kept, slices.Concat(k, []byte(":"), v))
 		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
 		return nil
 	})
 	if err != nil {
 		t.Fatalf("members of %s: %v", e.Raw, err)
 	}
-	b.WriteByte('}')
-	return sessiontree.Draft{Type: e.Type, Fields: b.Bytes()}
+	fields := slices.Concat([]byte("{"), bytes.Join(kept, []byte(",")), []byte("}"))
+	return sessiontree.Draft{Type: e.Type, Fields: fields}
 }
 
 // The readers as they were before facts.go, each walking the JSON itself.

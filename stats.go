@@ -187,31 +187,6 @@ func jsString(s string) string {
 // object with numeric input and output (such usage is skipped).
 func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) { return usageOf(raw, false) }
 
-// usageNames are the members of a usage object that count.
-var usageNames = []string{"input", "output", "cacheRead", "cacheWrite", "cost"}
-
-// usageMemberOf is the index in usageNames of the member whose quoted
-// key is rawKey, -1 when none.
-func usageMemberOf(rawKey []byte) int {
-	k, plain := plainKey(rawKey)
-	if !plain {
-		return escapedKeyIndex(rawKey, usageNames)
-	}
-	switch string(k) { // as usageNames
-	case "input":
-		return 0
-	case "output":
-		return 1
-	case "cacheRead":
-		return 2
-	case "cacheWrite":
-		return 3
-	case "cost":
-		return 4
-	}
-	return -1
-}
-
 // usageOf is UsageFromJSON, checking raw unless checked says it is known
 // valid JSON. Its members are read in one walk.
 func usageOf(raw []byte, checked bool) (u Usage, ok bool) {
@@ -219,26 +194,21 @@ func usageOf(raw []byte, checked bool) (u Usage, ok bool) {
 		return Usage{}, false
 	}
 	// Keys are matched exactly, as JavaScript reads them.
-	var v [5][]byte
-	jsonx.Members(raw, func(k, val []byte) {
-		if i := usageMemberOf(k); i >= 0 {
-			v[i] = val
-		}
-	})
-	input, okIn := usageNumber(v[0])
-	output, okOut := usageNumber(v[1])
+	v := readMembers(raw)
+	input, okIn := usageNumber(v[mInput])
+	output, okOut := usageNumber(v[mOutput])
 	if !okIn || !okOut {
 		return Usage{}, false
 	}
 	u = Usage{Input: int64(input), Output: int64(output)}
-	if n, ok := usageNumber(v[2]); ok {
+	if n, ok := usageNumber(v[mCacheRead]); ok {
 		u.CacheRead = int64(n)
 	}
-	if n, ok := usageNumber(v[3]); ok {
+	if n, ok := usageNumber(v[mCacheWrite]); ok {
 		u.CacheWrite = int64(n)
 	}
-	if v[4] != nil {
-		total, _ := jsonx.Field(v[4], "total")
+	if v[mCost] != nil {
+		total, _ := jsonx.Field(v[mCost], "total")
 		if n, ok := usageNumber(total); ok {
 			u.Cost = n
 		}
