@@ -14,7 +14,11 @@ import (
 // [Entry.Validate], [State.Apply], [FactsOf]) takes them from that walk.
 // An append reads them once, while the entry's JSON is written
 // ([BuildEntryFacts]), where it used to walk the JSON once per reader
-// (issues 15 and 17).
+// (issues 15 and 17). BenchmarkAppendJSON, an assistant message with a
+// tool call and usage, building it and reading what the store keeps, 8
+// runs interleaved with the readers as they were (load 2.2-2.5): the
+// SQLite engine's reads 6.00 -> 2.64 µs, PostgreSQL's, whose append read
+// the message four times, 9.11 -> 2.60 µs and 14 -> 6 allocations.
 
 // Facts are what an entry's JSON says that a store keeps of it, read in
 // one pass by [FactsOf] or, for an entry being built, [BuildEntryFacts]:
