@@ -53,7 +53,11 @@
 // fields this package does not model, and everything inside a message, come
 // back exactly as written, numbers in their original text. Only the four
 // common fields are decoded eagerly; a message payload is read only for its
-// role, provider, model and usage ([MessageInfoOf]).
+// role, provider, model and usage ([MessageInfoOf]). What a store keeps of
+// an entry (its effects, message info, stats, target, custom type and
+// checksum: [Facts]) is read in one walk of its JSON by [FactsOf], or while
+// an append writes it by [BuildEntryFacts]; the single readers wrap the
+// same walks.
 //
 // # Ids
 //

@@ -109,14 +109,7 @@ func (e Entry) Field(name string) (json.RawMessage, bool) {
 
 // String returns the value of a top-level string field; ok is false when
 // the field is absent, null or not a string.
-func (e Entry) String(name string) (s string, ok bool) {
-	raw, found := e.Field(name)
-	if !found {
-		return "", false
-	}
-	s, err := jsonx.Unquote(raw)
-	return s, err == nil
-}
+func (e Entry) String(name string) (s string, ok bool) { return stringOf(e.Field(name)) }
 
 // TargetID returns the "targetId" of a label or leaf entry ("" for null).
 func (e Entry) TargetID() string {
@@ -238,12 +231,24 @@ func abbreviate(v []byte) string {
 // a hand-written edit that names nothing is inert). Payloads are not
 // inspected beyond that. Errors match [ErrInvalidEntry].
 func (e Entry) Validate() error {
-	for _, req := range requiredFields[e.Type] {
-		raw, ok := e.Field(req.name)
+	rules := requiredFields[e.Type]
+	if len(rules) == 0 {
+		return nil
+	}
+	m := readMembers(e.Raw)
+	return checkRequired(e, rules, &m)
+}
+
+// checkRequired checks the fields rules require of e, whose top-level
+// members are m.
+func checkRequired(e Entry, rules []fieldRule, m *members) error {
+	for _, req := range rules {
+		name := memberNames[req.member]
+		raw, ok := m.get(req.member)
 		if !ok {
-			return invalid(e.ID, fmt.Sprintf("%s entry without %q", e.Type, req.name))
+			return invalid(e.ID, fmt.Sprintf("%s entry without %q", e.Type, name))
 		}
-		if err := req.check(req.name, raw); err != nil {
+		if err := req.check(name, raw); err != nil {
 			return invalid(e.ID, err.Error())
 		}
 	}
@@ -251,8 +256,8 @@ func (e Entry) Validate() error {
 }
 
 type fieldRule struct {
-	name  string
-	check func(name string, raw []byte) error
+	member memberName
+	check  func(name string, raw []byte) error
 }
 
 func isString(name string, raw []byte) error {
@@ -288,17 +293,17 @@ func isNonEmptyID(name string, raw []byte) error {
 }
 
 var requiredFields = map[EntryType][]fieldRule{
-	TypeMessage:             {{"message", isObject}},
-	TypeThinkingLevelChange: {{"thinkingLevel", isString}},
-	TypeModelChange:         {{"provider", isString}, {"modelId", isString}},
-	TypeActiveToolsChange:   {{"activeToolNames", isArray}},
-	TypeCompaction:          {{"summary", isString}},
-	TypeBranchSummary:       {{"fromId", isString}, {"summary", isString}},
-	TypeCustom:              {{"customType", isString}},
-	TypeCustomMessage:       {{"customType", isString}},
-	TypeLabel:               {{"targetId", isNonEmptyID}},
+	TypeMessage:             {{mMessage, isObject}},
+	TypeThinkingLevelChange: {{mThinkingLevel, isString}},
+	TypeModelChange:         {{mProvider, isString}, {mModelID, isString}},
+	TypeActiveToolsChange:   {{mActiveToolNames, isArray}},
+	TypeCompaction:          {{mSummary, isString}},
+	TypeBranchSummary:       {{mFromID, isString}, {mSummary, isString}},
+	TypeCustom:              {{mCustomType, isString}},
+	TypeCustomMessage:       {{mCustomType, isString}},
+	TypeLabel:               {{mTargetID, isNonEmptyID}},
 	TypeSessionInfo:         nil,
-	TypeLeaf:                {{"targetId", isNullableID}},
+	TypeLeaf:                {{mTargetID, isNullableID}},
 }
 
 // Draft is an entry to append: its type and its type-specific fields. The
@@ -343,17 +348,29 @@ func LeafDraft(target string) (Draft, error) {
 // inside their write path after choosing id, parent and time. The JSON is
 // written type, id, parentId, timestamp, then Fields in their given order.
 func BuildEntry(d Draft, id, parent, timestamp string) (Entry, error) {
-	raw, err := composeRaw(d.Type, id, parent, timestamp, d.Fields)
+	var m members
+	return buildEntry(d, id, parent, timestamp, &m)
+}
+
+// buildEntry is BuildEntry, reading into m the entry's members, which its
+// validation checks, as it writes them.
+func buildEntry(d Draft, id, parent, timestamp string, m *members) (Entry, error) {
+	raw, err := composeRaw(d.Type, id, parent, timestamp, d.Fields, m)
 	if err != nil {
 		return Entry{}, err
 	}
 	e := Entry{Type: d.Type, ID: id, ParentID: parent, Timestamp: timestamp, Raw: raw}
-	return e, e.Validate()
+	if rules := requiredFields[e.Type]; len(rules) > 0 {
+		return e, checkRequired(e, rules, m)
+	}
+	return e, nil
 }
 
 var reservedFields = []string{"type", "id", "parentId", "timestamp"}
 
-func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage) (json.RawMessage, error) {
+// composeRaw writes an entry's JSON; m gets its members (readMembers),
+// found as they are written.
+func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage, m *members) (json.RawMessage, error) {
 	var members [][]byte
 	if len(bytes.TrimSpace(fields)) > 0 {
 		err := jsonx.ObjectMembers(fields, func(k, v []byte) error {
@@ -382,13 +399,24 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage) (jso
 	}
 	buf = append(buf, `,"timestamp":`...)
 	buf = appendJSONString(buf, ts)
+	var spans [nMembers][2]int // where each member's value is written
 	for i := 0; i < len(members); i += 2 {
 		buf = append(buf, ',')
 		buf = append(buf, members[i]...)
 		buf = append(buf, ':')
+		start := len(buf)
 		buf = append(buf, members[i+1]...)
+		if j := memberOf(members[i]); j >= 0 {
+			spans[j] = [2]int{start, len(buf)}
+		}
 	}
-	return append(buf, '}'), nil
+	buf = append(buf, '}')
+	for j, sp := range spans {
+		if sp[1] > sp[0] {
+			m[j] = buf[sp[0]:sp[1]]
+		}
+	}
+	return buf, nil
 }
 
 // appendJSONString appends s as a JSON string the way JavaScript's

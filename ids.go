@@ -43,15 +43,15 @@ func NewSessionID() (string, error) {
 // LabelOf returns the label a label entry sets, as written (pi does not
 // trim labels) but for a NUL ([DerivedText]); "" means the entry clears
 // the label.
-func LabelOf(e Entry) string {
-	s, _ := e.String("label")
-	return DerivedText(s)
-}
+func LabelOf(e Entry) string { return labelText(e.Field("label")) }
 
 // NameOf returns the name a session_info entry sets, trimmed, a NUL made
 // a space after the trim ([DerivedText]); "" clears it.
-func NameOf(e Entry) string {
-	s, _ := e.String("name")
+func NameOf(e Entry) string { return nameText(e.Field("name")) }
+
+// nameText is the name a name member sets.
+func nameText(raw []byte, found bool) string {
+	s, _ := stringOf(raw, found)
 	return DerivedText(strings.TrimSpace(s))
 }
 

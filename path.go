@@ -3,20 +3,15 @@ package sessiontree
 import (
 	"context"
 	"slices"
-
-	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
 // HasRetainedTail reports whether a compaction carries its kept messages
 // inline ("retainedTail") rather than pointing at them.
-func HasRetainedTail(e Entry) bool {
-	raw, ok := e.Field("retainedTail")
-	return ok && !jsonx.IsNull(raw)
-}
+func HasRetainedTail(e Entry) bool { return retainedTail(e.Field("retainedTail")) }
 
 // FirstKeptEntryID returns a compaction's "firstKeptEntryId", "" if none.
 func FirstKeptEntryID(e Entry) string {
-	s, _ := e.String("firstKeptEntryId")
+	s, _ := stringOf(e.Field("firstKeptEntryId"))
 	return s
 }
 

@@ -1,9 +1,5 @@
 package sessiontree
 
-import (
-	"encoding/json"
-)
-
 // This file is the one owner of the tree rules (DESIGN.md sections 1, 3
 // and 4): what an entry does to its session when the log is replayed in
 // order. Every backend's load, append and batch, the engine's Check and
@@ -46,52 +42,45 @@ type Effects struct {
 func EffectsOf(e Entry, role string) Effects {
 	var f Effects
 	switch e.Type {
-	case TypeMessage:
-		f.SetsModel = role == "assistant"
-	case TypeThinkingLevelChange:
-		_, f.SetsThinking = thinkingLevelOf(e)
-	case TypeModelChange:
-		f.SetsModel = true
-	case TypeActiveToolsChange:
-		_, f.SetsTools = toolNamesOf(e)
-	case TypeCompaction:
-		f.Compaction = true
-		f.Tail = HasRetainedTail(e)
-		f.Keep = FirstKeptEntryID(e)
-	case TypeLabel:
-		f.Label = true
-		f.Target = e.TargetID()
-		f.LabelText = LabelOf(e)
-	case TypeLeaf:
-		f.Target = e.TargetID()
-	case TypeSessionInfo:
-		f.SetsName = true
-		f.Name = NameOf(e)
-	case TypeContextEdit:
-		f.EditTarget = e.TargetID()
+	case TypeThinkingLevelChange, TypeActiveToolsChange, TypeCompaction, TypeLabel,
+		TypeLeaf, TypeSessionInfo, TypeContextEdit:
+		m := readMembers(e.Raw)
+		f.read(e.Type, &m, role)
+	default:
+		f.read(e.Type, nil, role) // the others' effects read nothing of it
 	}
 	return f
 }
 
-// thinkingLevelOf is the level a thinking_level_change sets, ok false
-// when it sets none.
-func thinkingLevelOf(e Entry) (string, bool) { return e.String("thinkingLevel") }
-
-// toolNamesOf is the tool list an active_tools_change sets, ok false when
-// it sets none (a missing or malformed list).
-func toolNamesOf(e Entry) ([]string, bool) {
-	raw, ok := e.Field("activeToolNames")
-	if !ok {
-		return nil, false
+// read sets f, zero, to the effects of an entry of type t whose members
+// are m (EffectsOf), in place: Effects is large enough that returning it
+// through two calls cost as much as a message's effects.
+func (f *Effects) read(t EntryType, m *members, role string) {
+	switch t {
+	case TypeMessage:
+		f.SetsModel = role == "assistant"
+	case TypeThinkingLevelChange:
+		_, f.SetsThinking = stringOf(m.get(mThinkingLevel))
+	case TypeModelChange:
+		f.SetsModel = true
+	case TypeActiveToolsChange:
+		_, f.SetsTools = toolNames(m.get(mActiveToolNames))
+	case TypeCompaction:
+		f.Compaction = true
+		f.Tail = retainedTail(m.get(mRetainedTail))
+		f.Keep, _ = stringOf(m.get(mFirstKept))
+	case TypeLabel:
+		f.Label = true
+		f.Target, _ = stringOf(m.get(mTargetID))
+		f.LabelText = labelText(m.get(mLabel))
+	case TypeLeaf:
+		f.Target, _ = stringOf(m.get(mTargetID))
+	case TypeSessionInfo:
+		f.SetsName = true
+		f.Name = nameText(m.get(mName))
+	case TypeContextEdit:
+		f.EditTarget, _ = stringOf(m.get(mTargetID))
 	}
-	var names []string
-	if json.Unmarshal(raw, &names) != nil {
-		return nil, false
-	}
-	if names == nil {
-		names = []string{}
-	}
-	return names, true
 }
 
 // Placement is where an entry sits in the tree: its depth, the depth its

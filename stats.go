@@ -26,30 +26,11 @@ type MessageInfo struct {
 // MessageInfoOf reads the [MessageInfo] of a message entry; other entries
 // give the zero value.
 func MessageInfoOf(e Entry) MessageInfo {
-	var info MessageInfo
 	if e.Type != TypeMessage {
-		return info
+		return MessageInfo{}
 	}
-	msg, ok := e.Field("message")
-	if !ok {
-		return info
-	}
-	_ = jsonx.ObjectMembers(msg, func(k, v []byte) error {
-		switch {
-		case jsonx.KeyEquals(k, "role"):
-			info.Role, _ = jsonx.Unquote(v)
-		case jsonx.KeyEquals(k, "provider"):
-			info.Provider, _ = jsonx.Unquote(v)
-		case jsonx.KeyEquals(k, "model"):
-			info.Model, _ = jsonx.Unquote(v)
-		case jsonx.KeyEquals(k, "responseModel"):
-			info.ResponseModel, _ = jsonx.Unquote(v)
-		case jsonx.KeyEquals(k, "usage"):
-			info.Usage = v
-		}
-		return nil
-	})
-	return info
+	m := readMembers(e.Raw)
+	return readMessage(e.Type, &m, false).info
 }
 
 // Stats are pi 1.6.0's /session totals over a session's whole log, every
@@ -150,35 +131,47 @@ type EntryStats struct {
 // theirs under "provider/model", tool-result messages and compaction and
 // branch-summary entries theirs under [ToolsBucket].
 func StatsOf(e Entry) EntryStats {
+	switch e.Type {
+	case TypeMessage, TypeUsage, TypeCompaction, TypeBranchSummary:
+		m := readMembers(e.Raw)
+		msg := readMessage(e.Type, &m, false)
+		return statsFrom(e.Type, &m, &msg, false)
+	}
+	return statsFrom(e.Type, nil, &messageRead{}, false) // the others count as entries only
+}
+
+// statsFrom is StatsOf of an entry of type t whose members are m and
+// message msg; checked says that its JSON is known valid.
+func statsFrom(t EntryType, m *members, msg *messageRead, checked bool) EntryStats {
 	var es EntryStats
 	var raw json.RawMessage
-	switch e.Type {
+	switch t {
 	case TypeMessage:
 		es.Message = true
-		info := MessageInfoOf(e)
+		info := msg.info
 		es.Role = info.Role
 		switch info.Role {
 		case "assistant":
-			raw = info.Usage
-			es.ToolCalls = toolCalls(e)
+			raw, checked = info.Usage, true // a message's values are checked as it is read
+			es.ToolCalls = countToolCalls(msg.content, msg.checked)
 			model := info.ResponseModel
 			if model == "" {
 				model = info.Model
 			}
 			es.Bucket = jsString(info.Provider) + "/" + jsString(model)
 		case "toolResult":
-			raw, es.Bucket = info.Usage, ToolsBucket
+			raw, es.Bucket, checked = info.Usage, ToolsBucket, true
 		}
 	case TypeUsage:
-		raw, _ = e.Field("usage")
-		p, _ := e.String("provider")
-		m, _ := e.String("model")
-		es.Bucket = jsString(p) + "/" + jsString(m)
+		raw, _ = m.get(mUsage)
+		p, _ := stringOf(m.get(mProvider))
+		model, _ := stringOf(m.get(mModel))
+		es.Bucket = jsString(p) + "/" + jsString(model)
 	case TypeCompaction, TypeBranchSummary:
-		raw, _ = e.Field("usage")
+		raw, _ = m.get(mUsage)
 		es.Bucket = ToolsBucket
 	}
-	es.Usage, es.HasUsage = UsageFromJSON(raw)
+	es.Usage, es.HasUsage = usageOf(raw, checked)
 	return es
 }
 
@@ -190,45 +183,34 @@ func jsString(s string) string {
 	return s
 }
 
-// toolCalls counts the toolCall blocks of an assistant message's content.
-func toolCalls(e Entry) int64 {
-	msg, _ := e.Field("message")
-	content, ok := jsonx.Field(msg, "content")
-	if !ok || len(content) == 0 || content[0] != '[' {
-		return 0
-	}
-	var n int64
-	_ = jsonx.ArrayElements(content, func(v []byte) error {
-		if t, ok := jsonx.Field(v, "type"); ok && string(t) == `"toolCall"` {
-			n++
-		}
-		return nil
-	})
-	return n
-}
-
 // UsageFromJSON reads a usage object. ok is false when raw is not an
 // object with numeric input and output (such usage is skipped).
-func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) {
-	if len(raw) == 0 || raw[0] != '{' || jsonx.Valid(raw) != nil {
+func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) { return usageOf(raw, false) }
+
+// usageOf is UsageFromJSON, checking raw unless checked says it is known
+// valid JSON. Its members are read in one walk.
+func usageOf(raw []byte, checked bool) (u Usage, ok bool) {
+	if len(raw) == 0 || raw[0] != '{' || !checked && jsonx.Valid(raw) != nil {
 		return Usage{}, false
 	}
 	// Keys are matched exactly, as JavaScript reads them.
-	input, okIn := usageNumber(raw, "input")
-	output, okOut := usageNumber(raw, "output")
+	v := readMembers(raw)
+	input, okIn := usageNumber(v[mInput])
+	output, okOut := usageNumber(v[mOutput])
 	if !okIn || !okOut {
 		return Usage{}, false
 	}
 	u = Usage{Input: int64(input), Output: int64(output)}
-	if v, ok := usageNumber(raw, "cacheRead"); ok {
-		u.CacheRead = int64(v)
+	if n, ok := usageNumber(v[mCacheRead]); ok {
+		u.CacheRead = int64(n)
 	}
-	if v, ok := usageNumber(raw, "cacheWrite"); ok {
-		u.CacheWrite = int64(v)
+	if n, ok := usageNumber(v[mCacheWrite]); ok {
+		u.CacheWrite = int64(n)
 	}
-	if cost, ok := jsonx.Field(raw, "cost"); ok {
-		if v, ok := usageNumber(cost, "total"); ok {
-			u.Cost = v
+	if v[mCost] != nil {
+		total, _ := jsonx.Field(v[mCost], "total")
+		if n, ok := usageNumber(total); ok {
+			u.Cost = n
 		}
 	}
 	return u, true
@@ -302,10 +284,10 @@ func (s *Stats) AddUsage(u Usage) {
 	s.Cost += u.Cost
 }
 
-// usageNumber reads a numeric field of a usage object.
-func usageNumber(obj json.RawMessage, name string) (float64, bool) {
-	raw, ok := jsonx.Field(obj, name)
-	if !ok || len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+// usageNumber reads the raw value of a numeric field of a usage object
+// (nil when absent).
+func usageNumber(raw []byte) (float64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(string(raw), 64)

@@ -150,21 +150,30 @@ func StateAt(ctx context.Context, s Storage, from string) (State, error) {
 // rules. Entries that set nothing leave it unchanged.
 func (st *State) Apply(e Entry) {
 	switch e.Type {
+	case TypeThinkingLevelChange, TypeModelChange, TypeActiveToolsChange, TypeMessage:
+		m := readMembers(e.Raw) // one walk for every member the setting takes
+		st.apply(e.Type, &m)
+	}
+}
+
+// apply is Apply of an entry of type t whose members are m.
+func (st *State) apply(t EntryType, m *members) {
+	switch t {
 	case TypeThinkingLevelChange:
-		if s, ok := thinkingLevelOf(e); ok {
+		if s, ok := stringOf(m.get(mThinkingLevel)); ok {
 			st.ThinkingLevel = s
 		}
 	case TypeModelChange:
-		p, _ := e.String("provider")
-		m, _ := e.String("modelId")
-		st.Model = &ModelRef{Provider: p, ModelID: m}
+		p, _ := stringOf(m.get(mProvider))
+		id, _ := stringOf(m.get(mModelID))
+		st.Model = &ModelRef{Provider: p, ModelID: id}
 	case TypeActiveToolsChange:
-		if names, ok := toolNamesOf(e); ok {
+		if names, ok := toolNames(m.get(mActiveToolNames)); ok {
 			st.ActiveToolNames = names
 		}
 	case TypeMessage:
-		if m := MessageInfoOf(e); m.Role == "assistant" {
-			st.Model = &ModelRef{Provider: m.Provider, ModelID: m.Model}
+		if info := readMessage(t, m, false).info; info.Role == "assistant" {
+			st.Model = &ModelRef{Provider: info.Provider, ModelID: info.Model}
 		}
 	}
 }

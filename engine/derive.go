@@ -8,7 +8,9 @@ import (
 
 // facts are what the engine reads from an entry's JSON when it stores it:
 // the tree rules' effects (sessiontree.EffectsOf, their one owner), the
-// indexed columns and what it adds to the session's stats.
+// indexed columns and what it adds to the session's stats, all from
+// sessiontree.Facts (one walk of the JSON), and whether the JSON is
+// canonical.
 type facts struct {
 	sessiontree.Effects
 	role, customType string
@@ -26,14 +28,13 @@ type facts struct {
 
 // factsOf reads the facts of e. An entry of a type the engine does not
 // know has none beyond being counted: it is stored as it is.
-func factsOf(e sessiontree.Entry) facts {
-	f := facts{canonical: isCanonical(e), checksum: sessiontree.EntryChecksum(e.Raw), stats: sessiontree.StatsOf(e)}
-	f.role = f.stats.Role
-	f.Effects = sessiontree.EffectsOf(e, f.role)
-	if e.Type == sessiontree.TypeCustom || e.Type == sessiontree.TypeCustomMessage {
-		f.customType, _ = e.String("customType")
-	}
-	return f
+func factsOf(e sessiontree.Entry) facts { return factsFrom(e, sessiontree.FactsOf(e)) }
+
+// factsFrom are the facts of e, whose sessiontree.Facts are sf (read
+// while e was built: sessiontree.BuildEntryFacts).
+func factsFrom(e sessiontree.Entry, sf sessiontree.Facts) facts {
+	return facts{Effects: sf.Effects, role: sf.Message.Role, customType: sf.CustomType,
+		canonical: isCanonical(e), checksum: sf.Checksum, stats: sf.Stats}
 }
 
 // place computes where entry e, with key pk, goes under parent (nil for a

@@ -57,11 +57,11 @@ func (s *Storage) prebuild(drafts []sessiontree.Draft, now string) *prebuilt {
 		if id == "" {
 			id = sessiontree.NewEntryID(nil)
 		}
-		e, err := sessiontree.BuildEntry(d, id, parent, cmp.Or(d.Timestamp, now))
+		e, sf, err := sessiontree.BuildEntryFacts(d, id, parent, cmp.Or(d.Timestamp, now))
 		if err != nil {
 			break
 		}
-		p.entries = append(p.entries, built{e: e, f: factsOf(e)})
+		p.entries = append(p.entries, built{e: e, f: factsFrom(e, sf)})
 		parent = id
 	}
 	return p

@@ -297,7 +297,7 @@ func (s *Storage) head(w q) (head, error) {
 // draft's own), retrying the rare collision of a fresh id. pre, when not
 // nil, is the entry built before the transaction (prebuild.go), with a
 // fresh id or the draft's own: the first attempt takes it.
-func (s *Storage) insertNew(w q, h head, ownID string, pre *built, build func(id string) (sessiontree.Entry, error),
+func (s *Storage) insertNew(w q, h head, ownID string, pre *built, build builder,
 	ancestorDepth func(string) (int64, error)) (sessiontree.Entry, facts, node, error) {
 	for attempt := 0; ; attempt++ {
 		e, f, err := s.attemptEntry(w, attempt, ownID, pre, build)
@@ -320,9 +320,9 @@ func (s *Storage) insertNew(w q, h head, ownID string, pre *built, build func(id
 // the first takes pre, when there is one, or the draft's own id; the
 // others a fresh id not taken in the session.
 func (s *Storage) attemptEntry(w q, attempt int, ownID string, pre *built,
-	build func(id string) (sessiontree.Entry, error)) (sessiontree.Entry, facts, error) {
+	build builder) (sessiontree.Entry, facts, error) {
 	if attempt == 0 && pre != nil {
-		e, err := build(pre.e.ID)
+		e, _, err := build(pre.e.ID)
 		return e, pre.f, err
 	}
 	id := ownID
@@ -337,12 +337,16 @@ func (s *Storage) attemptEntry(w q, attempt int, ownID string, pre *built,
 			return sessiontree.Entry{}, facts{}, qerr
 		}
 	}
-	e, err := build(id)
+	e, sf, err := build(id)
 	if err != nil {
 		return e, facts{}, err
 	}
-	return e, factsOf(e), nil
+	return e, factsFrom(e, sf), nil
 }
+
+// builder builds an append's entry with the id given, and reads its
+// facts (sessiontree.BuildEntryFacts).
+type builder func(id string) (sessiontree.Entry, sessiontree.Facts, error)
 
 // Append adds an entry under the current leaf, read inside the write
 // transaction, and makes it the leaf. The entry row, its branch row, the
@@ -430,15 +434,15 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft, pre *built) (ses
 		}
 		return depth, err
 	}
-	build := func(id string) (sessiontree.Entry, error) {
+	build := func(id string) (sessiontree.Entry, sessiontree.Facts, error) {
 		if pre != nil && id == pre.e.ID {
-			return pre.e, checkTarget(w, s.pk, pre.e)
+			return pre.e, sessiontree.Facts{}, checkTarget(w, s.pk, &pre.f.Effects) // attemptEntry keeps pre.f
 		}
-		e, err := sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
+		e, f, err := sessiontree.BuildEntryFacts(d, id, h.leafID, d.Timestamp)
 		if err != nil {
-			return e, err
+			return e, f, err
 		}
-		return e, checkTarget(w, s.pk, e)
+		return e, f, checkTarget(w, s.pk, &f.Effects)
 	}
 	e, f, n, err := s.insertNew(w, h, d.ID, pre, build, onBranch)
 	if err != nil {
@@ -465,14 +469,14 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft, pre *built) (ses
 	return e, next, nil
 }
 
-// checkTarget checks that the target of entry e, a label's or a leaf
-// entry's, exists in the session; an entry without one needs no lookup.
-func checkTarget(w q, session int64, e sessiontree.Entry) error {
-	f := sessiontree.EffectsOf(e, "") // a label's target: no message is read
+// checkTarget checks that the target of an entry with effects f, a
+// label's or a leaf entry's, exists in the session; an entry without one
+// needs no lookup.
+func checkTarget(w q, session int64, f *sessiontree.Effects) error {
 	if f.Target == "" {
 		return nil // no lookup, and no storedIDs made for it
 	}
-	return sessiontree.CheckTarget(&f, storedIDs{w: w, session: session})
+	return sessiontree.CheckTarget(f, storedIDs{w: w, session: session})
 }
 
 // SetLeaf appends a leaf entry under the current leaf and moves the leaf
@@ -495,8 +499,8 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 				return &sessiontree.EntryNotFoundError{ID: target}
 			}
 		}
-		build := func(id string) (sessiontree.Entry, error) {
-			return sessiontree.BuildEntry(d, id, h.leafID, d.Timestamp)
+		build := func(id string) (sessiontree.Entry, sessiontree.Facts, error) {
+			return sessiontree.BuildEntryFacts(d, id, h.leafID, d.Timestamp)
 		}
 		e, f, _, err := s.insertNew(w, h, "", nil, build, nil)
 		if err != nil {

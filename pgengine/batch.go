@@ -83,14 +83,15 @@ func (b *batch) run() error {
 	if err := b.findStoredIDs(); err != nil {
 		return err
 	}
-	// Each entry's stats need its JSON scanned, not the database: they
-	// are computed on another core while the batch is placed and stored.
-	stats := make([]sessiontree.EntryStats, len(b.entries))
+	// Each entry's facts (its stats, target and checksum) need its JSON
+	// scanned, not the database: they are read on another core while the
+	// batch is placed.
+	facts := make([]sessiontree.Facts, len(b.entries))
 	counted := make(chan struct{})
 	go func() {
 		defer close(counted)
 		for i, e := range b.entries {
-			stats[i] = sessiontree.StatsOf(e)
+			facts[i] = sessiontree.FactsOf(e)
 		}
 	}()
 	defer func() { <-counted }()
@@ -109,16 +110,16 @@ func (b *batch) run() error {
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
 	}
-	if err := b.insert(); err != nil {
+	<-counted
+	if err := b.insert(facts); err != nil {
 		return err
 	}
 	if err := b.moveBranch(replay.Leaf); err != nil {
 		return err
 	}
-	<-counted
 	for i, e := range b.entries {
 		e.Seq = b.places[i].Seq // a label row names its entry
-		if err := b.st.noteStats(b.ctx, b.tx, e, stats[i]); err != nil {
+		if err := b.st.noteStats(b.ctx, b.tx, e, facts[i].Stats); err != nil {
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
 	}
@@ -154,9 +155,7 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	f := sessiontree.EffectsOf(e, "")
-	// The setters are write.go's, so a batch and an Append agree.
-	f.SetsThinking, f.SetsModel, f.SetsTools = setters(e)
+	f := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role) // the settings too, as an Append's facts
 	if err := replay.Next(e, &f, batchEarlier{b}); err != nil {
 		return err
 	}
@@ -287,13 +286,13 @@ func (e batchEarlier) Exists(id string) (bool, error) {
 	return ok, err
 }
 
-// insert stores the batch's entries, a statement per batchRows entries
-// or batchBytes of JSON.
-func (b *batch) insert() error {
+// insert stores the batch's entries, with their facts, a statement per
+// batchRows entries or batchBytes of JSON.
+func (b *batch) insert(facts []sessiontree.Facts) error {
 	var c entryColumns
 	size := 0
 	for i, e := range b.entries {
-		c.add(e, b.places[i], b.parentSeq(i))
+		c.add(e, rowOf(&facts[i]), b.places[i], b.parentSeq(i))
 		size += len(e.Raw)
 		if len(c.seq) >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
 			if _, err := b.tx.ExecContext(b.ctx, insertEntries, c.args(b.st.pk)...); err != nil {
@@ -352,7 +351,17 @@ type entryColumns struct {
 	checksum                        column[pgtype.Int8]
 }
 
-func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq pgtype.Int8) {
+// rowFacts are the facts of an entry (sessiontree.Facts) that its row
+// keeps beyond its placement: kept with a pipelined write until its
+// group is sent, without the rest.
+type rowFacts struct {
+	target   string
+	checksum int64
+}
+
+func rowOf(f *sessiontree.Facts) rowFacts { return rowFacts{target: f.TargetID, checksum: f.Checksum} }
+
+func (c *entryColumns) add(e sessiontree.Entry, r rowFacts, p placement, parentSeq pgtype.Int8) {
 	c.seq = append(c.seq, int8Of(p.Seq))
 	c.id = append(c.id, textOf(e.ID))
 	c.parentID = append(c.parentID, nullable(e.ParentID))
@@ -364,19 +373,20 @@ func (c *entryColumns) add(e sessiontree.Entry, p placement, parentSeq pgtype.In
 	c.thinking = append(c.thinking, nullInt(p.Thinking))
 	c.model = append(c.model, nullInt(p.Model))
 	c.tools = append(c.tools, nullInt(p.Tools))
-	c.targetID = append(c.targetID, nullable(e.TargetID()))
+	c.targetID = append(c.targetID, nullable(r.target))
 	c.raw = append(c.raw, e.Raw)
-	c.checksum = append(c.checksum, int8Of(sessiontree.EntryChecksum(e.Raw)))
+	c.checksum = append(c.checksum, int8Of(r.checksum))
 }
 
-// addTo adds e of session, placed at p under parent (nil: a root).
-func (c *entryColumns) addTo(session int64, e sessiontree.Entry, p placement, parent *placement) {
+// addTo adds e of session, whose row keeps r, placed at p under parent
+// (nil: a root).
+func (c *entryColumns) addTo(session int64, e sessiontree.Entry, r rowFacts, p placement, parent *placement) {
 	var parentSeq pgtype.Int8
 	if parent != nil {
 		parentSeq = int8Of(parent.Seq)
 	}
 	c.session = append(c.session, int8Of(session))
-	c.add(e, p, parentSeq)
+	c.add(e, r, p, parentSeq)
 }
 
 // reset empties c, keeping its arrays' room.

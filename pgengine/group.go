@@ -298,7 +298,7 @@ func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
 		if w.parent == nil {
 			b.Queue(clearBranch, w.st.pk)
 		}
-		c.addTo(w.st.pk, w.e, w.p, w.parent)
+		c.addTo(w.st.pk, w.e, w.row, w.p, w.parent)
 	}
 	b.Queue(insertGroupEntries, c.groupArgs()...)
 	for _, w := range ws {

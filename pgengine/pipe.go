@@ -148,6 +148,7 @@ type statement struct {
 type pipedWrite struct {
 	st     *session
 	e      sessiontree.Entry
+	row    rowFacts
 	p      placement
 	parent *placement
 	save   statement
@@ -163,7 +164,7 @@ func (w *pipedWrite) statements() []statement {
 	if w.parent == nil {
 		out = append(out, statement{clearBranch, []any{w.st.pk}}) // a root: moveBranch("")
 	}
-	return append(out, statement{insertEntry, w.st.insertArgs(w.e, w.p, w.parent)}, w.save)
+	return append(out, statement{insertEntry, w.st.insertArgs(w.e, w.row, w.p, w.parent)}, w.save)
 }
 
 // pipedAppend builds d under the locked leaf and returns the entry and
@@ -176,20 +177,20 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	if st.leaf == nil && st.leafID.Valid {
 		return sessiontree.Entry{}, nil, errNotPiped
 	}
-	e, err := st.build(d)
+	e, f, err := st.build(d)
 	if err != nil {
 		return e, nil, err
 	}
-	w := &pipedWrite{st: st, parent: st.leaf} // the branch's end, nil when the leaf is none
+	w := &pipedWrite{st: st, row: rowOf(&f), parent: st.leaf} // the branch's end, nil when the leaf is none
 	// Neither the placement nor the note of an entry that is not a
 	// compaction or a label reads the database.
-	if w.p, err = st.place(context.Background(), nil, e, w.parent); err != nil {
+	if w.p, err = st.place(context.Background(), nil, e, &f, w.parent); err != nil {
 		return e, nil, err
 	}
 	e.Seq = w.p.Seq
 	w.e = e
 	st.setLeaf(e.ID, &w.p)
-	if err := st.note(context.Background(), nil, e); err != nil {
+	if err := st.noteStats(context.Background(), nil, e, f.Stats); err != nil {
 		return e, nil, err
 	}
 	q, args, err := st.saveStatement(context.Background(), nil)

@@ -295,17 +295,17 @@ func (s *Storage) AppendAll(ctx context.Context, drafts []sessiontree.Draft, opt
 // transaction with errIDTaken, which the write tries again, with a new
 // id (retryable).
 func (st *session) addDraft(ctx context.Context, tx *sqlx.Tx, d sessiontree.Draft) (sessiontree.Entry, error) {
-	e, err := st.build(d)
+	e, f, err := st.build(d)
 	if err != nil {
 		return e, err
 	}
-	e, err = st.add(ctx, tx, e)
+	e, err = st.add(ctx, tx, e, &f)
 	return e, st.idErr(d, e, err)
 }
 
 // build builds d under the leaf, with a new id and the current time when
-// it has none.
-func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, error) {
+// it has none, and reads its facts.
+func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, sessiontree.Facts, error) {
 	id := d.ID
 	if id == "" {
 		id = sessiontree.NewEntryID(nil)
@@ -314,7 +314,7 @@ func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, error) {
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	return sessiontree.BuildEntry(d, id, st.leafID.String, ts)
+	return sessiontree.BuildEntryFacts(d, id, st.leafID.String, ts)
 }
 
 // idErr is the error of storing e, built from d: a taken id the draft
@@ -337,11 +337,12 @@ const insertEntry = `WITH e AS (INSERT INTO entries (session, seq, id, parent_id
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $16) RETURNING session, depth, seq)
 	INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e WHERE $15`
 
-// insertArgs are insertEntry's arguments for e placed at p under parent.
-func (st *session) insertArgs(e sessiontree.Entry, p placement, parent *placement) []any {
+// insertArgs are insertEntry's arguments for e, whose row keeps r,
+// placed at p under parent.
+func (st *session) insertArgs(e sessiontree.Entry, r rowFacts, p placement, parent *placement) []any {
 	return []any{st.pk, p.Seq, e.ID, nullString(e.ParentID), nullSeq(parent), string(e.Type), e.Timestamp,
-		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(e.TargetID()), string(e.Raw),
-		e.Type != sessiontree.TypeLeaf, sessiontree.EntryChecksum(e.Raw)}
+		p.Depth, p.StartDepth, p.Thinking, p.Model, p.Tools, nullString(r.target), string(e.Raw),
+		e.Type != sessiontree.TypeLeaf, r.checksum}
 }
 
 // insertErr is the error of insertEntry: errIDTaken for an id the
@@ -354,10 +355,10 @@ func insertErr(err error) error {
 	return err
 }
 
-// add stores e, whose parent exists, and makes what the leaf rule says
-// the leaf: the branch table follows. An id the session has already is
-// errIDTaken, and the transaction is aborted.
-func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (sessiontree.Entry, error) {
+// add stores e, with facts f, whose parent exists, and makes what the
+// leaf rule says the leaf: the branch table follows. An id the session
+// has already is errIDTaken, and the transaction is aborted.
+func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f *sessiontree.Facts) (sessiontree.Entry, error) {
 	if err := st.checkTarget(ctx, tx, e); err != nil {
 		return e, err
 	}
@@ -365,12 +366,12 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 	if err != nil {
 		return e, err
 	}
-	p, err := st.place(ctx, tx, e, parent)
+	p, err := st.place(ctx, tx, e, f, parent)
 	if err != nil {
 		return e, err
 	}
 	e.Seq = p.Seq
-	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, p, parent)...); err != nil {
+	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, rowOf(f), p, parent)...); err != nil {
 		return e, insertErr(err)
 	}
 	if e.Type != sessiontree.TypeLeaf {
@@ -378,7 +379,7 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) (s
 	} else if err := st.moveBranch(ctx, tx, e.TargetID()); err != nil {
 		return e, err
 	}
-	return e, st.note(ctx, tx, e)
+	return e, st.noteStats(ctx, tx, e, f.Stats)
 }
 
 // checkTarget refuses a leaf or label entry whose target does not exist.
@@ -427,23 +428,22 @@ func nullSeq(p *placement) any {
 	return p.Seq
 }
 
-// place computes where e goes under parent (nil for a root): its seq,
-// depth, where its path starts, and the state pointers.
-func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, parent *placement) (placement, error) {
+// place computes where e, with facts f, goes under parent (nil for a
+// root): its seq, depth, where its path starts, and the state pointers.
+func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f *sessiontree.Facts, parent *placement) (placement, error) {
 	p := placement{Seq: st.count + 1, Depth: 1, StartDepth: 1}
 	if parent != nil {
 		p = placement{Seq: p.Seq, Depth: parent.Depth + 1, StartDepth: parent.StartDepth,
 			Thinking: parent.Thinking, Model: parent.Model, Tools: parent.Tools}
 	}
-	thinking, model, tools := setters(e)
 	mine := sql.NullInt64{Int64: p.Seq, Valid: true}
-	if thinking {
+	if f.SetsThinking {
 		p.Thinking = mine
 	}
-	if model {
+	if f.SetsModel {
 		p.Model = mine
 	}
-	if tools {
+	if f.SetsTools {
 		p.Tools = mine
 	}
 	if e.Type == sessiontree.TypeCompaction {
@@ -454,17 +454,6 @@ func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, 
 		p.StartDepth = start
 	}
 	return p, nil
-}
-
-// setters reports which settings e changes under sessiontree.State.Apply,
-// the one owner of that rule: it applies e to two states that differ in
-// every setting and sees what changed.
-func setters(e sessiontree.Entry) (thinking, model, tools bool) {
-	a := sessiontree.State{ThinkingLevel: "\x00a"}
-	b := sessiontree.State{ThinkingLevel: "\x00b"}
-	a.Apply(e)
-	b.Apply(e)
-	return a.ThinkingLevel != "\x00a" || b.ThinkingLevel != "\x00b", a.Model != nil, a.ActiveToolNames != nil
 }
 
 // compactionStart is the depth where the path of compaction e, at depth,
@@ -539,13 +528,8 @@ func (st *session) moveBranch(ctx context.Context, tx *sqlx.Tx, target string) e
 	return nil
 }
 
-// note updates what the row keeps for e: counters, labels, name, title,
-// time.
-func (st *session) note(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	return st.noteStats(ctx, tx, e, sessiontree.StatsOf(e))
-}
-
-// noteStats is note with e's sessiontree.StatsOf computed already.
+// noteStats updates what the row keeps for e, which adds es to the
+// stats: counters, labels, name, title, time.
 func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, es sessiontree.EntryStats) error {
 	st.tally.AddEntryStats(es)
 	st.usage.add(e, es)

@@ -376,37 +376,72 @@ func IsNull(raw []byte) bool { return string(raw) == "null" }
 // input the result is unspecified, but Field always returns.
 func Field(b []byte, name string) (json.RawMessage, bool) {
 	var found []byte
+	Members(b, func(key, value []byte) {
+		if KeyEquals(key, name) {
+			found = value
+		}
+	})
+	return found, found != nil
+}
+
+// Members calls fn with the raw (quoted) key and the raw value of each
+// top-level member of object b, in order. Like [Field], which is it with
+// one name, it trusts b to be valid JSON and jumps over strings; on
+// invalid input it stops somewhere, having called fn for the members
+// before. A caller that wants several fields reads them in one walk, and
+// finds what a [Field] call for each would.
+func Members(b []byte, fn func(key, value []byte)) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return nil, false
+		return
 	}
 	i++
 	for {
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != '"' {
-			break
+			return
 		}
 		keyEnd := skipStringTrusted(b, i)
 		key := b[i:keyEnd]
 		i = skipSpace(b, keyEnd)
 		if i >= len(b) || b[i] != ':' {
-			break
+			return
 		}
 		i = skipSpace(b, i+1)
 		end := skipTrusted(b, i)
 		if end <= i {
-			break
+			return
 		}
-		if KeyEquals(key, name) {
-			found = b[i:end]
-		}
+		fn(key, b[i:end])
 		i = skipSpace(b, end)
 		if i >= len(b) || b[i] != ',' {
-			break
+			return
 		}
 		i++
 	}
-	return found, found != nil
+}
+
+// Elements calls fn with the raw value of each element of array b, in
+// order, trusting b to be valid JSON as [Members] does: it is
+// [ArrayElements] for JSON checked already, at the cost of a jump over
+// each string.
+func Elements(b []byte, fn func(value []byte)) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] != ']'; {
+		end := skipTrusted(b, i)
+		if end <= i {
+			return
+		}
+		fn(b[i:end])
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ',' {
+			return
+		}
+		i = skipSpace(b, i+1)
+	}
 }
 
 // skipTrusted returns the end of the value starting at b[i], trusting the
