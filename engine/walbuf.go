@@ -137,6 +137,7 @@ func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFl
 	return rc
 }
 
+// walMethodsMu guards the making of walMethods.
 var walMethodsMu sync.Mutex
 
 // walMethodsFor makes walMethods from m, the io methods unix gave a -wal
@@ -160,6 +161,7 @@ func walMethodsFor(m uintptr) bool {
 	return m == unixMethods
 }
 
+// bufOf returns the gathered writes of the -wal file at pFile.
 func bufOf(pFile uintptr) *walBuf {
 	b, _ := walFiles.Load(pFile)
 	return b.(*walBuf)
@@ -211,6 +213,9 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	}
 	return sqlite3.SQLITE_OK
 }
+
+// The other methods of walMethods write out what the file gathered, then
+// do unix's work.
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
