@@ -50,9 +50,8 @@ const (
 
 // checkpoint runs a PASSIVE checkpoint on c, then a RESTART one when the
 // log is restartAt frames long or more, all copied back (see
-// restartFrames). Errors (another
-// process checkpointing, a lock held longer than restartWait: busy)
-// leave the work to the next wake-up.
+// restartFrames). Errors (another process checkpointing, a lock held
+// longer than restartWait: busy) leave the work to the next wake-up.
 func (db *DB) checkpoint(ctx context.Context, c *conn, restartAt int64) {
 	var busy, frames, copied int64
 	err := c.row(ctx, `PRAGMA wal_checkpoint(PASSIVE)`, nil, &busy, &frames, &copied)
