@@ -174,14 +174,20 @@ func (b *walBuf) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if len(b.buf) == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	walSyscalls.Add(1)
 	rc := int32(sqlite3.SQLITE_FULL)
 	if walFailFlushes.Load() <= 0 || walFailFlushes.Add(-1) < 0 {
-		rc = (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&origMethods.FxWrite)))(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
+		rc = unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
 	}
 	b.buf = b.buf[:0]
 	b.commit = false
 	return rc
+}
+
+// unixWrite hands n bytes at p to unix's xWrite, one system call, and
+// counts it (walStats).
+func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
+	walSyscalls.Add(1)
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&origMethods.FxWrite)))(tls, pFile, p, n, off)
 }
 
 // walWrite gathers a write that continues the gathered ones, and flushes
@@ -196,8 +202,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		}
 	}
 	if int(iAmt) > walBufMax {
-		walSyscalls.Add(1)
-		return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&origMethods.FxWrite)))(tls, pFile, zBuf, iAmt, iOfst)
+		return unixWrite(tls, pFile, zBuf, iAmt, iOfst)
 	}
 	if len(b.buf) == 0 {
 		b.off = iOfst
