@@ -102,22 +102,18 @@ func TestWALLargeTransaction(t *testing.T) {
 	}
 }
 
-// openWALDB opens the database at path, checked and closed at the end.
+// openWALDB opens the database at path (openPath), checked at the end,
+// and checks that its write connections open it through walVFS.
 func openWALDB(t *testing.T, path string) *DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openPath(t, path)
 	if !db.wc.walVFS || !strings.Contains(db.wc.dsn, "vfs="+walVFSName) {
 		t.Fatalf("write connections open %s; want VFS %s", db.wc.dsn, walVFSName)
 	}
-	t.Cleanup(func() {
-		if err := db.Check(ctx, ""); err != nil {
+	t.Cleanup(func() { // before openPath's Close
+		if err := db.Check(context.Background(), ""); err != nil {
 			t.Errorf("Check() = %v", err)
 		}
-		db.Close()
 	})
 	return db
 }
