@@ -38,6 +38,15 @@ import (
 // the log's checksums make recovery ignore a commit written in part,
 // as always. Synchronous settings work as before: xSync flushes first.
 //
+// A write transaction that spilled pages into the log and then rolled
+// back leaves frames gathered that no commit frame will flush, and that
+// no one needs. They must never be written later: once the connection
+// gives up the log's write lock, another (in this process or another)
+// may commit frames at those very places, and writing the stale ones
+// over them would destroy that commit. So the database file's xShmLock
+// drops what its -wal file gathered when the write lock is released
+// (walShmLock); a commit has flushed everything by then.
+//
 // Only the engine's write connections (and the checkpointer's) open
 // files through it (see DB.dsn): readers never write the log.
 const walVFSName = "sessiontree-unix-walbuf"
@@ -79,6 +88,20 @@ var (
 	// gathered writes.
 	walFiles sync.Map // uintptr -> *walBuf
 
+	// dbUnixMethods is the address of the io methods unix gave the first
+	// database file; dbMethods a copy of them whose xShmLock drops the
+	// -wal file's frames at the end of a write transaction.
+	dbUnixMethods            uintptr
+	dbMethods, origDBMethods sqlite3.Tsqlite3_io_methods
+
+	// dbNames maps an open database file (its sqlite3_file address) to
+	// the name it was opened by, and walOfDB that name to the gathered
+	// writes of the connection's -wal file. The name is the connection's
+	// own copy, which the -wal file's name leads back to
+	// (sqlite3_filename_database), so it tells the connections apart.
+	dbNames sync.Map // uintptr -> uintptr
+	walOfDB sync.Map // uintptr -> *walBuf
+
 	// walWrites counts the xWrite calls SQLite made on -wal files, and
 	// walSyscalls the writes that reached the kernel (see walStats).
 	walWrites, walSyscalls atomic.Int64
@@ -93,7 +116,8 @@ var (
 type walBuf struct {
 	off    int64
 	buf    []byte
-	commit bool // the last write was a commit frame's header
+	commit bool    // the last write was a commit frame's header
+	db     uintptr // the name of the connection's database file
 }
 
 // at turns an address SQLite handed over into a pointer. The memory is
@@ -122,18 +146,24 @@ func registerWALVFS() error {
 	return walVFSErr
 }
 
-// walOpen is walVFS's xOpen: unix's, then a -wal file gets walMethods.
+// walOpen is walVFS's xOpen: unix's, then a -wal file gets walMethods
+// and a database file dbMethods.
 func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
 	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&unixOpen)))(tls, unixVFS, zName, pFile, flags, pOutFlags)
-	if rc != sqlite3.SQLITE_OK || flags&sqlite3.SQLITE_OPEN_WAL == 0 {
-		return rc
-	}
 	f := at[sqlite3.Tsqlite3_file](pFile)
-	if f.FpMethods == 0 || !walMethodsFor(f.FpMethods) {
+	if rc != sqlite3.SQLITE_OK || f.FpMethods == 0 {
 		return rc
 	}
-	walFiles.Store(pFile, &walBuf{buf: make([]byte, 0, 64<<10)})
-	f.FpMethods = uintptr(unsafe.Pointer(&walMethods))
+	switch {
+	case flags&sqlite3.SQLITE_OPEN_WAL != 0 && walMethodsFor(f.FpMethods):
+		b := &walBuf{buf: make([]byte, 0, 64<<10), db: sqlite3.Xsqlite3_filename_database(tls, zName)}
+		walFiles.Store(pFile, b)
+		walOfDB.Store(b.db, b)
+		f.FpMethods = uintptr(unsafe.Pointer(&walMethods))
+	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 && dbMethodsFor(f.FpMethods):
+		dbNames.Store(pFile, zName)
+		f.FpMethods = uintptr(unsafe.Pointer(&dbMethods))
+	}
 	return rc
 }
 
@@ -161,6 +191,48 @@ func walMethodsFor(m uintptr) bool {
 	return m == unixMethods
 }
 
+// dbMethodsFor makes dbMethods from m, the io methods unix gave a
+// database file, the first time, and reports whether m are the methods
+// dbMethods wraps (always, for unix files with the default locking).
+func dbMethodsFor(m uintptr) bool {
+	walMethodsMu.Lock()
+	defer walMethodsMu.Unlock()
+	if dbUnixMethods == 0 {
+		dbUnixMethods = m
+		origDBMethods = *at[sqlite3.Tsqlite3_io_methods](m)
+		dbMethods = origDBMethods
+		*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&dbMethods.FxShmLock)) = walShmLock
+		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&dbMethods.FxClose)) = dbClose
+	}
+	return m == dbUnixMethods
+}
+
+// walWriteLock is the slot of the log's write lock among the -shm
+// file's locks (WAL_WRITE_LOCK in SQLite's wal.c).
+const walWriteLock = 0
+
+// walShmLock is dbMethods' xShmLock: unix's, after dropping what the
+// connection's -wal file gathered when the log's write lock is released.
+// A commit flushed its frames at its commit frame; what stays belongs to
+// a transaction rolled back, and another connection may write the log
+// as soon as the lock is free.
+func walShmLock(tls *libc.TLS, pFile uintptr, ofst, n, flags int32) int32 {
+	if flags == sqlite3.SQLITE_SHM_UNLOCK|sqlite3.SQLITE_SHM_EXCLUSIVE && ofst <= walWriteLock && walWriteLock < ofst+n {
+		if name, ok := dbNames.Load(pFile); ok {
+			if b, ok := walOfDB.Load(name); ok {
+				b.(*walBuf).drop()
+			}
+		}
+	}
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&origDBMethods.FxShmLock)))(tls, pFile, ofst, n, flags)
+}
+
+// dbClose is dbMethods' xClose.
+func dbClose(tls *libc.TLS, pFile uintptr) int32 {
+	dbNames.Delete(pFile)
+	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&origDBMethods.FxClose)))(tls, pFile)
+}
+
 // bufOf returns the gathered writes of the -wal file at pFile.
 func bufOf(pFile uintptr) *walBuf {
 	b, _ := walFiles.Load(pFile)
@@ -178,9 +250,14 @@ func (b *walBuf) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if walFailFlushes.Load() <= 0 || walFailFlushes.Add(-1) < 0 {
 		rc = unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
 	}
+	b.drop()
+	return rc
+}
+
+// drop forgets what b gathered.
+func (b *walBuf) drop() {
 	b.buf = b.buf[:0]
 	b.commit = false
-	return rc
 }
 
 // unixWrite hands n bytes at p to unix's xWrite, one system call, and
@@ -258,8 +335,10 @@ func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 
 }
 
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
-	rc := bufOf(pFile).flush(tls, pFile)
+	b := bufOf(pFile)
+	rc := b.flush(tls, pFile)
 	walFiles.Delete(pFile)
+	walOfDB.CompareAndDelete(b.db, b)
 	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&origMethods.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
 		rc = crc
 	}

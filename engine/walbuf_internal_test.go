@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -209,4 +210,101 @@ func TestLogStartsOverUnderLoad(t *testing.T) {
 		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 8*restartAt, 4*restartAt)
 	}
 	t.Logf("%d frames written, the log at most %d frames long", 8*restartAt, longest/frame)
+}
+
+// TestWALRollbackAfterSpill: a write transaction whose pages spilled into
+// the log, then rolled back, leaves frames gathered that no commit will
+// flush. Another handle (another process, for SQLite) then commits
+// frames at those places in the log. The frames of the rollback must not
+// reach the file after that: written over the other's commit, they
+// would destroy it.
+func TestWALRollbackAfterSpill(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	a := openWALDB(t, path)
+	st := groupSession(t, a)
+	if _, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	spillAndRollBack(t, a)
+	b := openWALDB(t, path)
+	other := groupSession(t, b)
+	var want []string
+	for i := range 40 {
+		e, err := other.Append(ctx, userDraft(fmt.Sprintf("committed %d %s", i, strings.Repeat("y", 500))), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, e.ID)
+	}
+	// a's write connection reads the log again: its next append.
+	if _, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := openPath(t, path)
+	seen, err := fresh.OpenSession(ctx, other.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := seen.EntriesByType(ctx, sessiontree.TypeMessage)
+	if err != nil {
+		t.Fatalf("the other handle's session after a's rollback: %v", err)
+	}
+	var ids []string
+	for _, e := range got {
+		ids = append(ids, e.ID)
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("the other handle's session holds %d entries; want its %d", len(ids), len(want))
+	}
+}
+
+// spillAndRollBack runs, on db's write connection, a transaction that
+// writes more pages than its page cache holds, so that they spill into
+// the log, and rolls it back, right after the log started over (so that
+// the rollback reads nothing back from the log). It asserts that the
+// spilled frames were gathered and that none stay gathered after the
+// rollback.
+func spillAndRollBack(t *testing.T, db *DB) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var cache, spill int
+	if err := conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, `PRAGMA cache_spill`).Scan(&spill); err != nil {
+		t.Fatal(err)
+	}
+	exec := func(stmts ...string) {
+		for _, stmt := range stmts {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+	}
+	exec(`PRAGMA cache_size = 10`, `PRAGMA cache_spill = 10`, `PRAGMA wal_checkpoint(TRUNCATE)`, `BEGIN IMMEDIATE`,
+		`CREATE TABLE spill (x TEXT)`,
+		`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20) INSERT INTO spill SELECT printf('%.3000c', 'z') FROM n`)
+	if walGathered() == 0 {
+		t.Fatal("no spilled frames gathered: the test does not test")
+	}
+	exec(`ROLLBACK`)
+	if n := walGathered(); n != 0 {
+		t.Errorf("%d bytes of the rolled back transaction stay gathered", n)
+	}
+	exec(fmt.Sprintf(`PRAGMA cache_size = %d`, cache), fmt.Sprintf(`PRAGMA cache_spill = %d`, spill))
+}
+
+// walGathered returns how many bytes the open -wal files have gathered.
+func walGathered() (n int) {
+	walFiles.Range(func(_, v any) bool {
+		n += len(v.(*walBuf).buf)
+		return true
+	})
+	return n
 }
