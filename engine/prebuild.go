@@ -20,9 +20,9 @@ import (
 // on a session opened with entries, another writer), the entries are
 // built again there, as before.
 
-// prebuilt are the entries of an append built before its transaction.
+// prebuilt are the entries of an append built before its transaction,
+// each under the one before.
 type prebuilt struct {
-	parent  string // the leaf the first entry was built under
 	entries []built
 }
 
@@ -51,7 +51,7 @@ func (g *leafGuess) store(id string) { g.p.Store(&id) }
 // reports why.
 func (s *Storage) prebuild(drafts []sessiontree.Draft, now string) *prebuilt {
 	parent := s.guess.load()
-	p := &prebuilt{parent: parent, entries: make([]built, 0, len(drafts))}
+	p := &prebuilt{entries: make([]built, 0, len(drafts))}
 	for _, d := range drafts {
 		id := d.ID
 		if id == "" {
@@ -67,11 +67,14 @@ func (s *Storage) prebuild(drafts []sessiontree.Draft, now string) *prebuilt {
 	return p
 }
 
-// under returns the prebuilt entries when they were built under leaf,
-// none otherwise.
-func (p *prebuilt) under(leaf string) []built {
-	if p == nil || p.parent != leaf {
+// at returns the append's entry i when it was built under leaf, nil
+// otherwise. Each entry is checked, not only the first: when the
+// transaction gives an entry another id than the one it was built with
+// (the fresh id was taken meanwhile), the next was built under an id the
+// append did not use.
+func (p *prebuilt) at(i int, leaf string) *built {
+	if p == nil || i >= len(p.entries) || p.entries[i].e.ParentID != leaf {
 		return nil
 	}
-	return p.entries
+	return &p.entries[i]
 }

@@ -400,17 +400,12 @@ func (s *Storage) appendIn(w q, drafts []sessiontree.Draft, opts sessiontree.App
 	if err != nil {
 		return nil, err
 	}
-	ready := pre.under(h.leafID)
 	out := make([]sessiontree.Entry, 0, len(drafts))
 	for i, d := range drafts {
 		if d.Timestamp == "" {
 			d.Timestamp = now
 		}
-		var b *built
-		if i < len(ready) {
-			b = &ready[i]
-		}
-		e, next, err := s.appendDraft(w, h, d, b)
+		e, next, err := s.appendDraft(w, h, d, pre.at(i, h.leafID))
 		if err != nil {
 			return nil, err
 		}
