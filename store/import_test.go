@@ -691,3 +691,62 @@ func checkSessionIDs(t *testing.T, s *store.Store, id string, want []string) {
 		t.Errorf("session %s (-file +store):\n%s", id, diff)
 	}
 }
+
+// A torn last line left for later is not covered by the record's hash:
+// when a writer cuts it (as jsonl.Storage does before it writes, keeping
+// it in a sidecar) and appends a line of the same length, the file has
+// the size its record says, yet a new entry. The next import brings it,
+// not "unchanged".
+func TestImportTornTailReplacedBySameSize(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	last := all[len(all)-1]
+	long := ""
+	for _, l := range all[1:] {
+		if len(l) > len(long) {
+			long = l
+		}
+	}
+	if len(long) <= len(last) {
+		t.Fatal("the fixture has no line longer than its last")
+	}
+	path := filepath.Join(t.TempDir(), "torn.jsonl")
+	writeFile(t, path, strings.Join(all[:len(all)-1], "")+long[:len(last)])
+	first := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if first.Outcome != store.OutcomeNew || first.Torn == nil {
+		t.Fatalf("first import: %+v; want new with a torn line left for later", first)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A writer cuts the torn line and appends the last entry, a moment
+	// later.
+	w, err := jsonl.Open(ctx, path, jsonl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := jsonl.ParseLine([]byte(strings.TrimSpace(last)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendBatch(ctx, []sessiontree.Entry{e}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	later := before.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(path); err != nil || after.Size() != before.Size() {
+		t.Fatalf("file after the write: %v, %v; want %d bytes as before", after, err, before.Size())
+	}
+	second := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if second.Outcome != store.OutcomeGrown || second.Entries != 1 {
+		t.Errorf("second import: %+v; want grown by the entry that replaced the torn line", second)
+	}
+	checkSessionIDs(t, s, first.SessionID, readIDs(t, path))
+}

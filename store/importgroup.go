@@ -169,7 +169,7 @@ func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf 
 // was, and its size the one its record says. It returns nil for any other
 // file.
 func (fim *fileImport) unchanged() *FileResult {
-	if fim.fi.Size() != fim.rec.Size {
+	if !fim.rec.unchangedAt(fim.fi) {
 		return nil
 	}
 	if _, err := checkPrefix(fim.f, fim.rec, fim.fi.Size()); err != nil {

@@ -292,7 +292,7 @@ func (fim *fileImport) resume(a *attempt) (unchanged bool, err error) {
 	if fim.h, err = checkPrefix(fim.f, rec, fim.fi.Size()); err != nil {
 		return false, fim.followRewrite(a, err, "")
 	}
-	if fim.fi.Size() == rec.Size {
+	if rec.unchangedAt(fim.fi) {
 		fim.res.Outcome = OutcomeUnchanged
 		return true, nil
 	}

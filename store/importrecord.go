@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"os"
 	"time"
 
 	"github.com/sessiontree/sessiontree"
@@ -31,6 +32,17 @@ type record struct {
 func newRecord(sessionID string, consumed int64, pos jsonl.Position, h hash.Hash, entries int64) record {
 	return record{ImportRecord: sessiontree.ImportRecord{SessionID: sessionID, ImportedBytes: consumed,
 		PrefixSHA256: hex.EncodeToString(h.Sum(nil)), SessionEntries: entries}, Position: pos}
+}
+
+// unchangedAt tells whether the file, as fi says it is now, is as the
+// record left it, once its imported bytes are found unchanged
+// (checkPrefix): the same size and, when the record's size counts bytes
+// after the imported ones (a torn last line left for later, which the
+// hash does not cover), the same modification time. A writer may have
+// cut those bytes and written as many others (jsonl.Storage cuts a torn
+// line before it writes): a new entry in a file of the same size.
+func (r record) unchangedAt(fi os.FileInfo) bool {
+	return fi.Size() == r.Size && (r.Size == r.ImportedBytes || fi.ModTime().Equal(r.ModTime))
 }
 
 // sameRecord tells whether a and b record the same import of a file,
