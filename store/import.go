@@ -365,7 +365,7 @@ func (imp *importRun) alone(f candidate, known *FileResult) error {
 	default:
 		res = imp.s.importFile(imp.ctx, imp.g, f.path, imp.opts, imp.prog)
 	}
-	if errors.Is(res.Err, sessiontree.ErrLocked) && res.Entries == 0 {
+	if lockHeld(res.Err) && res.Entries == 0 {
 		// NoWait and another process writing: the file was not
 		// imported, nor tried; the files after it are not either.
 		return fmt.Errorf("import: %w", lockedError(imp.s.d))

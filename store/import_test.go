@@ -750,3 +750,54 @@ func TestImportTornTailReplacedBySameSize(t *testing.T) {
 	}
 	checkSessionIDs(t, s, first.SessionID, readIDs(t, path))
 }
+
+// A file grown while another writer holds a claim on its session in the
+// store is not imported past the claim: its result says so (an error
+// matching the claim), the import goes on with the other files, and
+// once the claim is released the next import brings the new lines. The
+// claim is no lock to wait for: it ends when its holder says.
+func TestImportGrownFileOfClaimedSession(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	half := len(all) / 2
+	dir := t.TempDir()
+	path, other := filepath.Join(dir, "claimed.jsonl"), filepath.Join(dir, "other.jsonl")
+	writeFile(t, path, strings.Join(all[:half], ""))
+	first := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	st, err := s.OpenSession(ctx, first.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim, err := st.(sessiontree.Claimer).Claim(ctx, "agent", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendFile(t, path, strings.Join(all[half:], ""))
+	copyFile(t, filepath.Join(piDir, "session-005.jsonl"), other)
+	// Bounded so that an import that never returns fails the test.
+	bounded, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	rep, err := s.Import(bounded, []string{dir}, store.ImportOptions{NoWait: true})
+	if err != nil {
+		t.Fatalf("Import() = %v; want the claimed file's result, and the other file imported", err)
+	}
+	byPath := map[string]store.FileResult{}
+	for _, f := range rep.Files {
+		byPath[f.Path] = f
+	}
+	var claimed *sessiontree.ClaimedError
+	if f := byPath[path]; f.Outcome != store.OutcomeFailed || f.Entries != 0 || !errors.As(f.Err, &claimed) {
+		t.Errorf("claimed session's file: %+v; want failed on the claim, nothing imported", f)
+	}
+	if f := byPath[other]; f.Outcome != store.OutcomeNew {
+		t.Errorf("other file: %+v; want new", f)
+	}
+	if err := claim.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]; f.Outcome != store.OutcomeGrown || f.Entries != len(all)-half {
+		t.Errorf("import after the claim's release: %+v; want grown by %d entries", f, len(all)-half)
+	}
+	checkSessionIDs(t, s, first.SessionID, readIDs(t, path))
+}

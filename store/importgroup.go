@@ -15,7 +15,6 @@ package store
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"hash"
 
 	"github.com/sessiontree/sessiontree"
@@ -226,7 +225,7 @@ func (s *Store) importGroup(ctx context.Context, g gate, group []*stagedFile, op
 		}
 		return nil
 	})
-	if errors.Is(err, sessiontree.ErrLocked) {
+	if lockHeld(err) {
 		return nil, err
 	}
 	if err != nil {

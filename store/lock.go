@@ -40,7 +40,7 @@ func (g gate) write(ctx context.Context, fn func(tx sessiontree.DatabaseTx) erro
 func (g gate) retry(ctx context.Context, try func() error) error {
 	for {
 		err := try()
-		if !errors.Is(err, sessiontree.ErrLocked) {
+		if !lockHeld(err) {
 			return err
 		}
 		if err := g.wait(ctx); err != nil {
@@ -66,6 +66,18 @@ func (g gate) wait(ctx context.Context) error {
 		g.waiting()
 	}
 	return g.d.WaitForLock(ctx)
+}
+
+// lockHeld tells whether err says another process holds the write lock
+// (or an import gave up waiting for it, NoWait), which waiting can end.
+// A writer's claim on a session (a *sessiontree.ClaimedError, which
+// matches sessiontree.ErrLocked too) is not: the write met it inside its
+// transaction, the lock is free, and only the claim's holder ends it, so
+// a write that waited for the lock and tried again met it again, without
+// end.
+func lockHeld(err error) bool {
+	var claimed *sessiontree.ClaimedError
+	return errors.Is(err, sessiontree.ErrLocked) && !errors.As(err, &claimed)
 }
 
 // lockedError says that another process holds db's write lock.
