@@ -390,8 +390,11 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 // pushed entries.
 func pushResult(id string, pushed int64, err error) PushResult {
 	st := PushFailed
+	var claimed *sessiontree.ClaimedError
 	switch {
-	case errors.Is(err, sessiontree.ErrLocked):
+	case errors.As(err, &claimed):
+		// Only a claim: the target's write lock held past the busy
+		// timeout, which matches sessiontree.ErrLocked too, is a failure.
 		st = PushClaimed
 	case errors.Is(err, sessiontree.ErrConflict):
 		// A *PushConflictError, or the target taking the session's id or

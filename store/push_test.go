@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -346,5 +349,44 @@ func testPushConflict(t *testing.T, from, to *store.Store) {
 	}
 	if got := ids(logOf(t, st)); got[len(got)-1] != "t1" || len(got) != 8 {
 		t.Errorf("target log = %v; want the 7 pushed entries and t1", got)
+	}
+}
+
+// A target whose write lock another process holds past the busy timeout
+// fails the session's push, saying so; it is not a claim on the session,
+// which PushClaimed reports.
+func TestPushLockedIsNotClaimed(t *testing.T) {
+	const id = "0198f2a4-5555-7000-8000-000000000015"
+	ctx := context.Background()
+	from := openStore(t)
+	pushSource(t, from, id)
+	path := filepath.Join(t.TempDir(), "target.db")
+	holder := openStoreAt(t, path)
+	to, err := store.Open(ctx, path, store.Options{Engine: engine.Options{BusyTimeout: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer to.Close()
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- holder.DB().Update(ctx, func(*engine.Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	rep, err := store.Push(ctx, from, to, store.PushOptions{})
+	close(release)
+	if herr := <-done; herr != nil {
+		t.Fatal(herr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed *sessiontree.ClaimedError
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushFailed ||
+		!errors.Is(rep.Results[0].Err, sessiontree.ErrLocked) || errors.As(rep.Results[0].Err, &claimed) {
+		t.Fatalf("Push = %+v; want the session failed on the held lock", rep.Results)
 	}
 }
