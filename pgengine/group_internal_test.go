@@ -406,6 +406,29 @@ func TestGroupRunsFromKeptRows(t *testing.T) {
 	}
 }
 
+// TestGroupKeepsEveryMembersRow: each member of a group from kept rows
+// keeps its row as the group's transaction wrote it (with the
+// transaction's id), so the next group of the same writers is from kept
+// rows again, none refused.
+func TestGroupKeepsEveryMembersRow(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 3)
+	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3)}
+	parents := firsts
+	for round := 1; round <= 3; round++ {
+		groupOf(db, 3)
+		out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 3))
+		wantUnder(t, out, errs, parents)
+		parents = out
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k < 2 || s != 0 {
+		t.Errorf("%d writes from kept rows, %d refused; want the groups after the first from kept rows, none refused", k, s)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestGroupDoesNotWaitForALockedKeptRow: a member's row locked by
 // another transaction refuses the group's batch from kept rows at once
 // (NOWAIT) instead of holding the other rows while it waits; the group
