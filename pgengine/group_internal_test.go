@@ -163,6 +163,42 @@ func TestAbortedGroupRerunsMembers(t *testing.T) {
 	}
 }
 
+// TestGroupClaimRefusesItsGroup: one member's session claimed by another
+// handle aborts the group's transaction, whichever member it is (with
+// usage records or without), and alone that member fails (a
+// ClaimedError) and the others commit.
+func TestGroupClaimRefusesItsGroup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for claimed := range 3 {
+		db, sts, firsts := groupFixture(t, 3)
+		other, err := db.OpenStorage(ctx, sts[claimed].ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Claim(ctx, "agent", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		groupOf(db, 3)
+		out, errs := appendEach(sts, []sessiontree.Draft{usageDraft(t, 1), customDraft(2), usageDraft(t, 3)}, make([]sessiontree.AppendOptions, 3))
+		for i := range sts {
+			var ce *sessiontree.ClaimedError
+			switch {
+			case i == claimed && (!errors.As(errs[i], &ce) || ce.Holder != "agent"):
+				t.Errorf("claimed %d: append %d: %v, want a ClaimedError naming agent", claimed, i, errs[i])
+			case i != claimed && (errs[i] != nil || out[i].ParentID != firsts[i].ID):
+				t.Errorf("claimed %d: append %d = %+v, %v; want it under %s", claimed, i, out[i], errs[i], firsts[i].ID)
+			}
+		}
+		if a := db.group.aborted.Load(); a != 1 {
+			t.Errorf("claimed %d: %d groups aborted, want 1", claimed, a)
+		}
+		if err := db.Check(ctx, ""); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestGroupsOfTwoDBsOnSharedSessions: two DBs (two processes' pools)
 // append to the same four sessions, each writer of one DB to another
 // session than the other DB's writer of the same rank, so their groups
