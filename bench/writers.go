@@ -237,6 +237,11 @@ func runWriterChild(ctx context.Context, args []string, in io.Reader, out io.Wri
 		return err
 	}
 	fmt.Fprintln(out, "ready")
+	stop, err := profileWriterChild()
+	if err != nil {
+		return err
+	}
+	defer stop()
 	lines := bufio.NewScanner(in)
 	for lines.Scan() {
 		if err := runWriters(ctx, writers, per, drafts.Appends); err != nil {
@@ -245,6 +250,22 @@ func runWriterChild(ctx context.Context, args []string, in io.Reader, out io.Wri
 		fmt.Fprintln(out, "done")
 	}
 	return lines.Err()
+}
+
+// writerProfileEnv, when set, has each writers child write a Go CPU
+// profile of its rounds to the file named by its value, a dot and the
+// child's process id: where a writer's CPU goes (bench/README.md,
+// PostgreSQL writers).
+const writerProfileEnv = "BENCH_WRITER_CPUPROFILE"
+
+// profileWriterChild starts the CPU profile $BENCH_WRITER_CPUPROFILE
+// asks for, if any, until the function it returns is called.
+func profileWriterChild() (func(), error) {
+	prefix := os.Getenv(writerProfileEnv)
+	if prefix == "" {
+		return func() {}, nil
+	}
+	return startCPUProfile(fmt.Sprintf("%s.%d", prefix, os.Getpid()))
 }
 
 // openWriterDB opens a writers child's database: an engine file or a

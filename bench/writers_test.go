@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,15 @@ func TestWriterChild(t *testing.T) {
 		if s, err := st.Stats(ctx); err != nil || s.Entries != 6 {
 			t.Errorf("session %s: %d entries, %v; want 6", id, s.Entries, err)
 		}
+	}
+	// With $BENCH_WRITER_CPUPROFILE the child profiles its rounds.
+	prefix := filepath.Join(t.TempDir(), "writer.prof")
+	t.Setenv(writerProfileEnv, prefix)
+	if err := runWriterChild(ctx, []string{backendEngine, path, "1", ids[0]}, strings.NewReader("go\n"), &out); err != nil {
+		t.Fatalf("runWriterChild with a profile: %v", err)
+	}
+	if fi, err := os.Stat(fmt.Sprintf("%s.%d", prefix, os.Getpid())); err != nil || fi.Size() == 0 {
+		t.Errorf("the child's profile: %v, %v; want a profile written", fi, err)
 	}
 	for _, args := range [][]string{
 		{backendEngine, path, "3"},

@@ -38,19 +38,27 @@ func (tx *Tx) ExportHead(id string) (sessiontree.ExportHead, error) {
 	return h, nil
 }
 
+// referencedLeavesQuery reads the leaf entries of session $1 (the index
+// by type) that a child or a target names. A child is the next entry
+// (the primary key) when that entry's parent is the leaf entry, else in
+// the index by parent, which holds only the children not appended right
+// after their parent (migration 11).
+const referencedLeavesQuery = `SELECT l.id FROM entries l
+	WHERE l.session = $1 AND l.type = 'leaf' AND (
+		EXISTS (SELECT 1 FROM entries c WHERE c.session = l.session AND c.seq = l.seq + 1 AND c.parent_seq = l.seq)
+		OR EXISTS (SELECT 1 FROM entries c WHERE c.session = l.session AND c.parent_seq = l.seq AND c.parent_seq <> c.seq - 1)
+		OR EXISTS (SELECT 1 FROM entries c WHERE c.session = l.session AND c.target_id = l.id))`
+
 // ReferencedLeaves implements [sessiontree.DatabaseTx.ReferencedLeaves]:
-// the leaf entries of the session (the index by type) that a child
-// (the index by parent) or a target names.
+// the leaf entries of the session that another entry names
+// (referencedLeavesQuery).
 func (tx *Tx) ReferencedLeaves(id string) (map[string]bool, error) {
 	pk, err := tx.sessionKey(id)
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	err = tx.tx.SelectContext(tx.ctx, &ids, `SELECT l.id FROM entries l
-		WHERE l.session = $1 AND l.type = 'leaf' AND (
-			EXISTS (SELECT 1 FROM entries c WHERE c.session = l.session AND c.parent_id = l.id)
-			OR EXISTS (SELECT 1 FROM entries c WHERE c.session = l.session AND c.target_id = l.id))`, pk)
+	err = tx.tx.SelectContext(tx.ctx, &ids, referencedLeavesQuery, pk)
 	if err != nil {
 		return nil, fmt.Errorf("referenced leaves of %s: %w", id, storageErr(err))
 	}

@@ -163,6 +163,42 @@ func TestAbortedGroupRerunsMembers(t *testing.T) {
 	}
 }
 
+// TestGroupClaimRefusesItsGroup: one member's session claimed by another
+// handle aborts the group's transaction, whichever member it is (with
+// usage records or without), and alone that member fails (a
+// ClaimedError) and the others commit.
+func TestGroupClaimRefusesItsGroup(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for claimed := range 3 {
+		db, sts, firsts := groupFixture(t, 3)
+		other, err := db.OpenStorage(ctx, sts[claimed].ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Claim(ctx, "agent", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		groupOf(db, 3)
+		out, errs := appendEach(sts, []sessiontree.Draft{usageDraft(t, 1), customDraft(2), usageDraft(t, 3)}, make([]sessiontree.AppendOptions, 3))
+		for i := range sts {
+			var ce *sessiontree.ClaimedError
+			switch {
+			case i == claimed && (!errors.As(errs[i], &ce) || ce.Holder != "agent"):
+				t.Errorf("claimed %d: append %d: %v, want a ClaimedError naming agent", claimed, i, errs[i])
+			case i != claimed && (errs[i] != nil || out[i].ParentID != firsts[i].ID):
+				t.Errorf("claimed %d: append %d = %+v, %v; want it under %s", claimed, i, out[i], errs[i], firsts[i].ID)
+			}
+		}
+		if a := db.group.aborted.Load(); a != 1 {
+			t.Errorf("claimed %d: %d groups aborted, want 1", claimed, a)
+		}
+		if err := db.Check(ctx, ""); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // TestGroupsOfTwoDBsOnSharedSessions: two DBs (two processes' pools)
 // append to the same four sessions, each writer of one DB to another
 // session than the other DB's writer of the same rank, so their groups
@@ -402,6 +438,29 @@ func TestGroupRunsFromKeptRows(t *testing.T) {
 		t.Errorf("session 1: Stats = %+v, %v; want 5 entries, 21 input tokens", stats, err)
 	}
 	if err := db.Check(ctx, ""); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGroupKeepsEveryMembersRow: each member of a group from kept rows
+// keeps its row as the group's transaction wrote it (with the
+// transaction's id), so the next group of the same writers is from kept
+// rows again, none refused.
+func TestGroupKeepsEveryMembersRow(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 3)
+	ds := []sessiontree.Draft{customDraft(1), usageDraft(t, 7), customDraft(3)}
+	parents := firsts
+	for round := 1; round <= 3; round++ {
+		groupOf(db, 3)
+		out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 3))
+		wantUnder(t, out, errs, parents)
+		parents = out
+	}
+	if k, s := db.group.kept.Load(), db.group.stale.Load(); k < 2 || s != 0 {
+		t.Errorf("%d writes from kept rows, %d refused; want the groups after the first from kept rows, none refused", k, s)
+	}
+	if err := db.Check(context.Background(), ""); err != nil {
 		t.Error(err)
 	}
 }

@@ -292,3 +292,41 @@ func testExportForPi(t *testing.T, openStore opener) {
 		}
 	})
 }
+
+// An exported file for pi keeps each leaf entry that another entry names
+// as its parent, whether that child comes right after it or later in the
+// file (the PostgreSQL engine finds the two kinds by different indexes),
+// and drops the others.
+func TestExportForPiLeafEntryParents(t *testing.T) { onEngines(t, testExportForPiLeafEntryParents) }
+
+func testExportForPiLeafEntryParents(t *testing.T, openStore opener) {
+	s := openStore(t)
+	ts := `"timestamp":"2026-01-01T00:00:01.000Z"`
+	msg := func(id, parent string) string {
+		return `{"type":"message","id":"` + id + `","parentId":"` + parent + `",` + ts + `,"message":{"role":"user","content":"` + id + `","timestamp":1}}`
+	}
+	leaf := func(id, parent, target string) string {
+		return `{"type":"leaf","id":"` + id + `","parentId":"` + parent + `",` + ts + `,"targetId":"` + target + `"}`
+	}
+	lines := []string{
+		`{"type":"session","version":3,"id":"0190a000-0000-7000-8000-00000000f002",` + ts + `,"cwd":"/p"}`,
+		`{"type":"message","id":"u1","parentId":null,` + ts + `,"message":{"role":"user","content":"root","timestamp":1}}`,
+		leaf("la", "u1", "u1"),
+		msg("c1", "la"), // right after its leaf entry
+		leaf("lb", "c1", "u1"),
+		msg("u2", "u1"),
+		msg("c2", "lb"), // not right after it
+		leaf("lc", "c2", "c2"),
+		msg("m3", "c2"),
+	}
+	path := filepath.Join(t.TempDir(), "leaves.jsonl")
+	writeFile(t, path, strings.Join(lines, "\n")+"\n")
+	f := mustImport(t, s, []string{path}, store.ImportOptions{}).Files[0]
+	if f.Err != nil || f.Entries != 8 {
+		t.Fatalf("import: %+v; want 8 entries", f)
+	}
+	got, _ := lineIDs(t, exportString(t, s, f.SessionID, store.ExportOptions{ForPi: true}))
+	if want := []string{"u1", "la", "c1", "lb", "u2", "c2", "m3"}; !slices.Equal(got, want) {
+		t.Errorf("for-pi lines %v; want %v (lc, named by nothing, dropped)", got, want)
+	}
+}
