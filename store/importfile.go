@@ -36,8 +36,8 @@ func (fim *fileImport) storedRaw(id string) (string, error) {
 // or all when limit < 0) and calls visit with each record to consume:
 // an entry to append (skip == nil) or a damaged line the mode tolerates.
 // Damage the mode refuses ends the walk with an outcomeError. When tee is
-// not nil, the bytes read go through it.
-func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+// not nil, the bytes read go through it, to be hashed.
+func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
 	known := knownIDs(maps.Clone(fim.seed))
 	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
@@ -127,41 +127,10 @@ func (fim *fileImport) resumeAt() jsonl.Position {
 	return jsonl.Position{}
 }
 
-// hashState returns a copy of the import's SHA-256 state and how many of
-// the file's first bytes it has hashed, leaving the import's as it is:
-// the transaction that asks may run again.
-func (fim *fileImport) hashState() (hash.Hash, int64) {
-	if c, ok := fim.h.(hash.Cloner); ok {
-		if clone, err := c.Clone(); err == nil {
-			return clone, fim.hashed
-		}
-	}
-	return sha256.New(), 0
-}
-
-// hashTo returns the SHA-256 state after the file's first n bytes.
-func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
-	h, from := fim.hashState()
-	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
-		return nil, fmt.Errorf("hash: %w", err)
-	}
-	return h, nil
-}
-
-// hashingReader hashes what is read through it, so that one pass over a
-// file both parses and hashes it; n counts the file's bytes hashed.
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-	n int64
-}
-
-// Read reads from the file and hashes what it read.
-func (t *hashingReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.h.Write(p[:n])
-	t.n += int64(n)
-	return n, err
+// prefixHash returns the hash of the file's bytes for a read from the
+// import's start: it begins with the state after the bytes before it.
+func (fim *fileImport) prefixHash() *prefixHash {
+	return newPrefixHash(nil, cloneHash(fim.h), fim.start)
 }
 
 // checkEntry does the checks of the engine's batch append that need the
