@@ -6,6 +6,7 @@ package store
 // This is the reader stage; importplan.go's passes consume what it yields.
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -179,17 +180,62 @@ func rawHash(b []byte) uint64 {
 }
 
 // checkPrefix checks that the file's first rec.ImportedBytes bytes are
-// the ones imported, and returns the hash state after them.
+// the ones imported, and that pi still reads them as the lines imported
+// (runOn), and returns the hash state after them.
 func checkPrefix(f *os.File, rec record, size int64) (hash.Hash, error) {
 	if size < rec.ImportedBytes {
 		return nil, conflict("the file has %d bytes, fewer than the %d already imported into session %s", size, rec.ImportedBytes, rec.SessionID)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, rec.ImportedBytes)); err != nil {
+	last := &lastByte{w: h}
+	if _, err := io.Copy(last, io.NewSectionReader(f, 0, rec.ImportedBytes)); err != nil {
 		return nil, &outcomeError{OutcomeFailed, fmt.Errorf("hash: %w", err)}
 	}
 	if hex.EncodeToString(h.Sum(nil)) != rec.PrefixSHA256 {
 		return nil, conflict("the %d bytes already imported into session %s have changed since", rec.ImportedBytes, rec.SessionID)
 	}
+	if last.b != '\n' && rec.ImportedBytes > 0 {
+		if err := runOn(f, rec); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// runOn checks the bytes after the imported ones when those end in a
+// line without its newline (a last line that is a whole entry, which
+// Recover mode imports, as pi reads it). pi 1.6 adds the newline when it
+// opens the file; a writer that does not runs its next line into that
+// one, and pi then reads one malformed line and skips it, both entries:
+// the store, which holds the first, no longer agrees with the file, a
+// conflict, as a changed prefix is. Blanks before the newline keep the
+// line as it was.
+func runOn(f *os.File, rec record) error {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, rec.ImportedBytes, math.MaxInt64-rec.ImportedBytes), 512)
+	for {
+		b, err := r.ReadByte()
+		switch {
+		case err == io.EOF || err == nil && b == '\n':
+			return nil
+		case err != nil:
+			return &outcomeError{OutcomeFailed, fmt.Errorf("read: %w", err)}
+		case b != ' ' && b != '\t' && b != '\r':
+			return conflict("the last line imported into session %s had no newline, and the writer ran its next line into it at byte %d: pi skips the merged line, and with it an entry the store holds",
+				rec.SessionID, rec.ImportedBytes)
+		}
+	}
+}
+
+// lastByte writes through to w and keeps the last byte written.
+type lastByte struct {
+	w io.Writer
+	b byte
+}
+
+// Write writes p to w.
+func (l *lastByte) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.b = p[len(p)-1]
+	}
+	return l.w.Write(p)
 }
