@@ -32,8 +32,9 @@ func decodeBody(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("body: %v: %w", err, ErrBadRequest)
 	}
-	if dec.More() {
-		return fmt.Errorf("body: more than one JSON value: %w", ErrBadRequest)
+	// Decoder.More says nothing of a stray '}' or ']': look at the rest.
+	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("body: data after the JSON value (%d bytes): %w", len(rest), ErrBadRequest)
 	}
 	return nil
 }
