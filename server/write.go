@@ -196,14 +196,18 @@ func (srv *Server) setLabel(w http.ResponseWriter, r *http.Request) error {
 
 // nameRequest is the body of POST /api/sessions/{id}/name.
 type nameRequest struct {
-	// Name is the new name; "" clears it.
-	Name string `json:"name"`
+	// Name is the new name; "" clears it. It is required: a body without
+	// it (a client's mistake) must not clear the name.
+	Name *string `json:"name"`
 }
 
 // setName is `name`: it answers the session_info entry written (201).
 func (srv *Server) setName(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req nameRequest, st sessiontree.DatabaseSession) error {
-		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), req.Name)
+		if req.Name == nil {
+			return fmt.Errorf(`body: "name" is required ("" clears the name): %w`, ErrBadRequest)
+		}
+		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), *req.Name)
 		return writeEntry(w, e, err)
 	})
 }
