@@ -280,6 +280,8 @@ func TestErrors(t *testing.T) {
 		{"POST", "/api/sessions/s1/name", `{"name":"x"}]`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/name", `{}`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/name", ``, 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/leaf", `{}`, 400, CodeBadRequest},
+		{"POST", "/api/sessions/s1/leaf", `{"summary":"s"}`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/entries", `{"entries":[]}`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/edits", `{"entryId":"x","omit":true,"content":"y"}`, 400, CodeBadRequest},
 		{"POST", "/api/sessions", `{"id":"s1"}`, 409, CodeConflict},
