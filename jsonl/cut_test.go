@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,4 +69,28 @@ func appendAsPi(path, line string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// TestUpgradeKeepsAnotherWritersLine has a writer that ignores the lock
+// append a line to a legacy file while Upgrade writes its new version:
+// the rename would drop the line with the old file, so Upgrade must
+// refuse, leaving the file as it is, the line in it.
+func TestUpgradeKeepsAnotherWritersLine(t *testing.T) {
+	path := copyFixture(t, "legacy-v2-hookmessage.jsonl")
+	st := open(t, path, jsonl.Options{})
+	piLine := `{"type":"message","timestamp":"2026-01-01T00:00:09.000Z","message":{"role":"user","content":"late"}}` + "\n"
+	defer jsonl.SetAfterRewrite(func() {
+		if err := appendAsPi(path, piLine); err != nil {
+			t.Error(err)
+		}
+	})()
+	if err := st.Upgrade(t.Context()); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("Upgrade with a line appended meanwhile: %v; want ErrConflict", err)
+	}
+	if got := readFile(t, path); !strings.HasSuffix(got, piLine) {
+		t.Errorf("file after the upgrade ends %q; want the other writer's line", got[max(0, len(got)-200):])
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(left) != 0 {
+		t.Errorf("files left beside it: %v", left)
+	}
 }

@@ -102,7 +102,11 @@
 // one, and a writer that appends in the microseconds between the check
 // (fstat) and the cut (ftruncate) loses its line. A lease broken by
 // another open sends the process SIGIO, which Go ignores unless the
-// program asked for it (signal.Notify).
+// program asked for it (signal.Notify). [Storage.Upgrade] checks the size
+// again once the new file is written, right before it renames it over the
+// old one, and refuses if another writer appended meanwhile; what remains
+// is a line appended between that check and the rename, which goes with
+// the old file.
 //
 // # Durability
 //

@@ -9,6 +9,14 @@ func SetAfterSizeCheck(fn func()) (restore func()) {
 	return func() { afterSizeCheck = nil }
 }
 
+// SetAfterRewrite makes fn run in every Upgrade once the new file is
+// written, before the old one is checked again and replaced, until the
+// returned function restores the seam.
+func SetAfterRewrite(fn func()) (restore func()) {
+	afterRewrite = fn
+	return func() { afterRewrite = nil }
+}
+
 // Leases tells whether this system gives a lease on f (which nothing
 // else may have open).
 func Leases(f *os.File) bool {

@@ -28,8 +28,10 @@ var (
 var now = time.Now
 
 // afterSizeCheck, when set, runs in [Storage.cut] between the check of
-// the file's size and the cut; a test seam.
-var afterSizeCheck func()
+// the file's size and the cut; afterRewrite in [Storage.Upgrade] once the
+// new file is written, before the old one is checked again and replaced.
+// Test seams.
+var afterSizeCheck, afterRewrite func()
 
 // Options configure [Open] and [Create]. The zero value opens a file for
 // writing in [Recover] mode without syncing.
@@ -348,14 +350,8 @@ func (s *Storage) prepare() error {
 		return fmt.Errorf("write %s: a version-%d file must be upgraded (Storage.Upgrade) before it is written: %w",
 			s.path, s.version, sessiontree.ErrReadOnly)
 	}
-	size, err := fileSize(s.f)
-	if err != nil {
-		return fmt.Errorf("stat %s: %w: %w", s.path, sessiontree.ErrStorage, err)
-	}
-	if size != s.size {
-		// Only a writer that ignores the lock (pi itself) gets here.
-		return fmt.Errorf("write %s: %w: the file changed since it was opened (%d bytes, want %d); reopen it",
-			s.path, sessiontree.ErrConflict, size, s.size)
+	if err := s.sized(s.size); err != nil {
+		return fmt.Errorf("write %s: %w; reopen it", s.path, err)
 	}
 	if s.tornAt >= 0 {
 		// The one place a user's file is cut in place: the bytes are a
@@ -421,6 +417,21 @@ func (s *Storage) undo(before, written int64, err error) error {
 	return err
 }
 
+// sized checks that the file has want bytes, the size this storage left
+// it at: only a writer that ignores the lock (pi itself) makes it
+// otherwise, an error matching [sessiontree.ErrConflict].
+func (s *Storage) sized(want int64) error {
+	size, err := fileSize(s.f)
+	if err != nil {
+		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
+	}
+	if size != want {
+		return fmt.Errorf("%w: the file changed since this storage wrote it (%d bytes, want %d): another writer wrote to it",
+			sessiontree.ErrConflict, size, want)
+	}
+	return nil
+}
+
 // cut cuts the file back to size to, provided it still has want bytes,
 // the size this storage knows, so that the bytes cut are the ones it
 // knows of (its own partial write, a torn line kept in its sidecar),
@@ -432,12 +443,8 @@ func (s *Storage) undo(before, written int64, err error) error {
 func (s *Storage) cut(to, want int64) error {
 	release, _ := holdOpens(s.f)
 	defer release()
-	size, err := fileSize(s.f)
-	if err != nil {
-		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
-	}
-	if size != want {
-		return fmt.Errorf("%w: the file has %d bytes, want %d: another writer wrote to it; nothing cut", sessiontree.ErrConflict, size, want)
+	if err := s.sized(want); err != nil {
+		return fmt.Errorf("%w; nothing cut", err)
 	}
 	if afterSizeCheck != nil {
 		afterSizeCheck()
@@ -574,8 +581,8 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
-	if fi.Size() != s.size {
-		return fmt.Errorf("upgrade %s: %w: the file changed since it was opened; reopen it", s.path, sessiontree.ErrConflict)
+	if err := s.sized(s.size); err != nil {
+		return fmt.Errorf("upgrade %s: %w; reopen it", s.path, err)
 	}
 	entries, err := s.mem.Log(ctx, 0, 0)
 	if err != nil {
@@ -591,9 +598,22 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w", s.path, err)
 	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	if afterRewrite != nil {
+		afterRewrite()
+	}
+	drop := func() {
 		_ = tmp.Close()
 		_ = os.Remove(tmp.Name())
+	}
+	// Checked again right before the rename: a line another writer
+	// appended while the new file was written would be lost with the old
+	// one (see the package doc for the moment that remains).
+	if err := s.sized(s.size); err != nil {
+		drop()
+		return fmt.Errorf("upgrade %s: %w; reopen it", s.path, err)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		drop()
 		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
 	old := s.f
