@@ -58,8 +58,12 @@ type Claim interface {
 // nil, or until a renewal fails, when it returns that error (a
 // [*StaleClaimError] says the claim was lost). Run it in a goroutine
 // beside a writer that may be idle longer than the claim's ttl; interval
-// should be well under the ttl, such as a third of it.
+// should be well under the ttl, such as a third of it. An interval that
+// is not positive is [ErrBadClaim], at once.
 func Heartbeat(ctx context.Context, c Claim, interval time.Duration) error {
+	if interval <= 0 {
+		return fmt.Errorf("heartbeat every %s: the interval must be positive: %w", interval, ErrBadClaim)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -86,6 +86,28 @@
 // network file systems flock may be emulated with per-process locks, and
 // this package needs flock (Unix) to write at all.
 //
+// The file is cut in place in two cases only: the torn tail, before the
+// first write, and the bytes of a write that failed (or whose fsync did),
+// taken back. Both check the size first and cut only bytes this storage
+// knows of; a file of another size is left as it is (an error matching
+// [sessiontree.ErrConflict]; after a failed write the storage then stops
+// writing, its partial line left for the next open to report). On Linux
+// the check and the cut run under a write lease on the file (fcntl
+// F_SETLEASE), so that no process can open the file between them: pi,
+// which opens the file for every append, waits for the moment of the cut
+// and appends after it. What remains: a lease is granted only while no
+// other process has the file open, so a file kept open elsewhere for more
+// than a tenth of a second (a tail -f), a file system or a system without
+// leases (NFS, macOS), or a file owned by another user, is cut without
+// one, and a writer that appends in the microseconds between the check
+// (fstat) and the cut (ftruncate) loses its line. A lease broken by
+// another open sends the process SIGIO, which Go ignores unless the
+// program asked for it (signal.Notify). [Storage.Upgrade] checks the size
+// again once the new file is written, right before it renames it over the
+// old one, and refuses if another writer appended meanwhile; what remains
+// is a line appended between that check and the rename, which goes with
+// the old file.
+//
 // # Durability
 //
 // By default an append returns once the line is in the operating system's

@@ -27,6 +27,12 @@ var (
 // now is the clock for headers and sidecar names; a test seam.
 var now = time.Now
 
+// afterSizeCheck, when set, runs in [Storage.cut] between the check of
+// the file's size and the cut; afterRewrite in [Storage.Upgrade] once the
+// new file is written, before the old one is checked again and replaced.
+// Test seams.
+var afterSizeCheck, afterRewrite func()
+
 // Options configure [Open] and [Create]. The zero value opens a file for
 // writing in [Recover] mode without syncing.
 type Options struct {
@@ -344,23 +350,17 @@ func (s *Storage) prepare() error {
 		return fmt.Errorf("write %s: a version-%d file must be upgraded (Storage.Upgrade) before it is written: %w",
 			s.path, s.version, sessiontree.ErrReadOnly)
 	}
-	size, err := fileSize(s.f)
-	if err != nil {
-		return fmt.Errorf("stat %s: %w: %w", s.path, sessiontree.ErrStorage, err)
-	}
-	if size != s.size {
-		// Only a writer that ignores the lock (pi itself) gets here.
-		return fmt.Errorf("write %s: %w: the file changed since it was opened (%d bytes, want %d); reopen it",
-			s.path, sessiontree.ErrConflict, size, s.size)
+	if err := s.sized(s.size); err != nil {
+		return fmt.Errorf("write %s: %w; reopen it", s.path, err)
 	}
 	if s.tornAt >= 0 {
 		// The one place a user's file is cut in place: the bytes are a
 		// partial line no reader can use, copied to the sidecar (and
-		// synced) when the file was opened, and the size check above
-		// shows nobody finished the line since. Rewriting the whole file
-		// instead would cost its size and change the inode under readers.
-		if err := s.f.Truncate(s.tornAt); err != nil {
-			return fmt.Errorf("cut torn line of %s: %w: %w", s.path, sessiontree.ErrStorage, err)
+		// synced) when the file was opened, and cut checks that nobody
+		// finished the line since. Rewriting the whole file instead
+		// would cost its size and change the inode under readers.
+		if err := s.cut(s.tornAt, s.size); err != nil {
+			return fmt.Errorf("cut torn line of %s: %w", s.path, err)
 		}
 		s.size, s.tornAt = s.tornAt, -1
 	}
@@ -390,31 +390,69 @@ func (s *Storage) onAppend(ctx context.Context, e sessiontree.Entry) error {
 	before := s.size
 	n, err := s.f.Write(buf)
 	if err != nil {
-		return s.undo(before, n > 0, fmt.Errorf("write entry %s to %s: %w: %w", e.ID, s.path, sessiontree.ErrStorage, err))
+		return s.undo(before, int64(n), fmt.Errorf("write entry %s to %s: %w: %w", e.ID, s.path, sessiontree.ErrStorage, err))
 	}
 	s.size += int64(n)
 	if s.opts.Sync && !s.inBatch {
 		if err := s.f.Sync(); err != nil {
-			return s.undo(before, true, fmt.Errorf("sync %s: %w: %w", s.path, sessiontree.ErrStorage, err))
+			return s.undo(before, int64(n), fmt.Errorf("sync %s: %w: %w", s.path, sessiontree.ErrStorage, err))
 		}
 	}
 	return nil
 }
 
 // undo cuts the file back to size before, the last size the index agrees
-// with, after a failed write (dirty: one that may have left bytes). If
-// that fails too, the storage stops writing: reopen it to see what the
-// file holds.
-func (s *Storage) undo(before int64, dirty bool, err error) error {
+// with, after a failed write that left written bytes after it. If that
+// fails too, the storage stops writing: reopen it to see what the file
+// holds.
+func (s *Storage) undo(before, written int64, err error) error {
 	s.size = before
-	if !dirty {
+	if written == 0 {
 		return err
 	}
-	if terr := s.f.Truncate(before); terr != nil {
-		s.broken = fmt.Errorf("%w (and undoing it failed: %v; reopen the session)", err, terr)
+	if cerr := s.cut(before, before+written); cerr != nil {
+		s.broken = fmt.Errorf("%w (and undoing it failed: %v; reopen the session)", err, cerr)
 		return s.broken
 	}
 	return err
+}
+
+// sized checks that the file has want bytes, the size this storage left
+// it at: only a writer that ignores the lock (pi itself) makes it
+// otherwise, an error matching [sessiontree.ErrConflict].
+func (s *Storage) sized(want int64) error {
+	size, err := fileSize(s.f)
+	if err != nil {
+		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
+	}
+	if size != want {
+		return fmt.Errorf("%w: the file changed since this storage wrote it (%d bytes, want %d): another writer wrote to it",
+			sessiontree.ErrConflict, size, want)
+	}
+	return nil
+}
+
+// cut cuts the file back to size to, provided it still has want bytes,
+// the size this storage knows, so that the bytes cut are the ones it
+// knows of (its own partial write, a torn line kept in its sidecar),
+// never those of a writer that ignores the lock (pi). The size is
+// checked and the file cut while a lease keeps other processes from
+// opening the file (holdOpens), where the system has one; see the
+// package doc's "One writer" for what remains without. A file of another
+// size is left as it is, an error matching [sessiontree.ErrConflict].
+func (s *Storage) cut(to, want int64) error {
+	release, _ := holdOpens(s.f)
+	defer release()
+	if err := s.sized(want); err != nil {
+		return fmt.Errorf("%w; nothing cut", err)
+	}
+	if afterSizeCheck != nil {
+		afterSizeCheck()
+	}
+	if err := s.f.Truncate(to); err != nil {
+		return fmt.Errorf("truncate: %w: %w", sessiontree.ErrStorage, err)
+	}
+	return nil
 }
 
 // oneLine makes JSON fit on one line. Line breaks can only be space
@@ -497,10 +535,7 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 		}
 	}
 	if err != nil && s.size != start && s.broken == nil {
-		if terr := s.f.Truncate(start); terr != nil {
-			s.broken = fmt.Errorf("undo failed batch in %s: %w: %w (reopen the session)", s.path, sessiontree.ErrStorage, terr)
-		}
-		s.size = start
+		err = s.undo(start, s.size-start, err)
 	}
 	if err == nil {
 		for _, e := range batch {
@@ -546,8 +581,8 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
-	if fi.Size() != s.size {
-		return fmt.Errorf("upgrade %s: %w: the file changed since it was opened; reopen it", s.path, sessiontree.ErrConflict)
+	if err := s.sized(s.size); err != nil {
+		return fmt.Errorf("upgrade %s: %w; reopen it", s.path, err)
 	}
 	entries, err := s.mem.Log(ctx, 0, 0)
 	if err != nil {
@@ -563,9 +598,22 @@ func (s *Storage) Upgrade(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("upgrade %s: %w", s.path, err)
 	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	if afterRewrite != nil {
+		afterRewrite()
+	}
+	drop := func() {
 		_ = tmp.Close()
 		_ = os.Remove(tmp.Name())
+	}
+	// Checked again right before the rename: a line another writer
+	// appended while the new file was written would be lost with the old
+	// one (see the package doc for the moment that remains).
+	if err := s.sized(s.size); err != nil {
+		drop()
+		return fmt.Errorf("upgrade %s: %w; reopen it", s.path, err)
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		drop()
 		return fmt.Errorf("upgrade %s: %w: %w", s.path, sessiontree.ErrStorage, err)
 	}
 	old := s.f

@@ -32,8 +32,9 @@ func decodeBody(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("body: %v: %w", err, ErrBadRequest)
 	}
-	if dec.More() {
-		return fmt.Errorf("body: more than one JSON value: %w", ErrBadRequest)
+	// Decoder.More says nothing of a stray '}' or ']': look at the rest.
+	if rest := bytes.TrimSpace(body[dec.InputOffset():]); len(rest) > 0 {
+		return fmt.Errorf("body: data after the JSON value (%d bytes): %w", len(rest), ErrBadRequest)
 	}
 	return nil
 }
@@ -138,19 +139,35 @@ func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
 // leafRequest is the body of POST /api/sessions/{id}/leaf.
 type leafRequest struct {
 	// EntryID is where the leaf goes: an id or unique prefix; null (or
-	// "root") for before the first entry.
-	EntryID *string `json:"entryId"`
+	// "root") for before the first entry. It is required: a body without
+	// it (a client's mistake) must not move the leaf to the root.
+	EntryID nullable[string] `json:"entryId"`
 	// Summary, when present, is a summary of the branch being left.
 	Summary *string `json:"summary"`
+}
+
+// nullable is a member of a request that may be null, and must be there.
+type nullable[T any] struct {
+	set bool // the member is in the request, null or not
+	v   *T   // its value; nil for null
+}
+
+// UnmarshalJSON takes the member's value, null included.
+func (n *nullable[T]) UnmarshalJSON(b []byte) error {
+	n.set = true
+	return json.Unmarshal(b, &n.v)
 }
 
 // moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
 func (srv *Server) moveLeaf(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req leafRequest, st sessiontree.DatabaseSession) error {
+		if !req.EntryID.set {
+			return fmt.Errorf(`body: "entryId" is required (null for before the first entry): %w`, ErrBadRequest)
+		}
 		target := ""
-		if req.EntryID != nil {
+		if req.EntryID.v != nil {
 			var err error
-			if target, err = resolveEntry(r.Context(), st, *req.EntryID, true); err != nil {
+			if target, err = resolveEntry(r.Context(), st, *req.EntryID.v, true); err != nil {
 				return err
 			}
 		}
@@ -195,14 +212,18 @@ func (srv *Server) setLabel(w http.ResponseWriter, r *http.Request) error {
 
 // nameRequest is the body of POST /api/sessions/{id}/name.
 type nameRequest struct {
-	// Name is the new name; "" clears it.
-	Name string `json:"name"`
+	// Name is the new name; "" clears it. It is required: a body without
+	// it (a client's mistake) must not clear the name.
+	Name *string `json:"name"`
 }
 
 // setName is `name`: it answers the session_info entry written (201).
 func (srv *Server) setName(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req nameRequest, st sessiontree.DatabaseSession) error {
-		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), req.Name)
+		if req.Name == nil {
+			return fmt.Errorf(`body: "name" is required ("" clears the name): %w`, ErrBadRequest)
+		}
+		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(r.Context(), *req.Name)
 		return writeEntry(w, e, err)
 	})
 }

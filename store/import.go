@@ -235,6 +235,9 @@ func (r ImportReport) Count(o Outcome) int {
 //     stopped, into the same session;
 //   - a file whose imported part changed, or whose session was written to
 //     in the store since the import, is a conflict: reported, not merged;
+//     so is a file whose last line imported, a whole entry without its
+//     newline (which pi reads too), had the writer's next line run into
+//     it: pi skips the merged line, and with it an entry the store holds;
 //   - a new file whose session id is already in the store is a conflict;
 //   - with [ImportOptions.FollowRewrites], a file whose imported part
 //     changed, or a new path whose session was imported from a file that

@@ -6,6 +6,7 @@ package store
 // This is the reader stage; importplan.go's passes consume what it yields.
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -36,8 +37,8 @@ func (fim *fileImport) storedRaw(id string) (string, error) {
 // or all when limit < 0) and calls visit with each record to consume:
 // an entry to append (skip == nil) or a damaged line the mode tolerates.
 // Damage the mode refuses ends the walk with an outcomeError. When tee is
-// not nil, the bytes read go through it.
-func (fim *fileImport) walk(limit int64, tee *hashingReader, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
+// not nil, the bytes read go through it, to be hashed.
+func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
 	known := knownIDs(maps.Clone(fim.seed))
 	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
@@ -127,41 +128,10 @@ func (fim *fileImport) resumeAt() jsonl.Position {
 	return jsonl.Position{}
 }
 
-// hashState returns a copy of the import's SHA-256 state and how many of
-// the file's first bytes it has hashed, leaving the import's as it is:
-// the transaction that asks may run again.
-func (fim *fileImport) hashState() (hash.Hash, int64) {
-	if c, ok := fim.h.(hash.Cloner); ok {
-		if clone, err := c.Clone(); err == nil {
-			return clone, fim.hashed
-		}
-	}
-	return sha256.New(), 0
-}
-
-// hashTo returns the SHA-256 state after the file's first n bytes.
-func (fim *fileImport) hashTo(n int64) (hash.Hash, error) {
-	h, from := fim.hashState()
-	if _, err := io.Copy(h, io.NewSectionReader(fim.f, from, n-from)); err != nil {
-		return nil, fmt.Errorf("hash: %w", err)
-	}
-	return h, nil
-}
-
-// hashingReader hashes what is read through it, so that one pass over a
-// file both parses and hashes it; n counts the file's bytes hashed.
-type hashingReader struct {
-	r io.Reader
-	h hash.Hash
-	n int64
-}
-
-// Read reads from the file and hashes what it read.
-func (t *hashingReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.h.Write(p[:n])
-	t.n += int64(n)
-	return n, err
+// prefixHash returns the hash of the file's bytes for a read from the
+// import's start: it begins with the state after the bytes before it.
+func (fim *fileImport) prefixHash() *prefixHash {
+	return newPrefixHash(nil, cloneHash(fim.h), fim.start)
 }
 
 // checkEntry does the checks of the engine's batch append that need the
@@ -210,17 +180,62 @@ func rawHash(b []byte) uint64 {
 }
 
 // checkPrefix checks that the file's first rec.ImportedBytes bytes are
-// the ones imported, and returns the hash state after them.
+// the ones imported, and that pi still reads them as the lines imported
+// (runOn), and returns the hash state after them.
 func checkPrefix(f *os.File, rec record, size int64) (hash.Hash, error) {
 	if size < rec.ImportedBytes {
 		return nil, conflict("the file has %d bytes, fewer than the %d already imported into session %s", size, rec.ImportedBytes, rec.SessionID)
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, rec.ImportedBytes)); err != nil {
+	last := &lastByte{w: h}
+	if _, err := io.Copy(last, io.NewSectionReader(f, 0, rec.ImportedBytes)); err != nil {
 		return nil, &outcomeError{OutcomeFailed, fmt.Errorf("hash: %w", err)}
 	}
 	if hex.EncodeToString(h.Sum(nil)) != rec.PrefixSHA256 {
 		return nil, conflict("the %d bytes already imported into session %s have changed since", rec.ImportedBytes, rec.SessionID)
 	}
+	if last.b != '\n' && rec.ImportedBytes > 0 {
+		if err := runOn(f, rec); err != nil {
+			return nil, err
+		}
+	}
 	return h, nil
+}
+
+// runOn checks the bytes after the imported ones when those end in a
+// line without its newline (a last line that is a whole entry, which
+// Recover mode imports, as pi reads it). pi 1.6 adds the newline when it
+// opens the file; a writer that does not runs its next line into that
+// one, and pi then reads one malformed line and skips it, both entries:
+// the store, which holds the first, no longer agrees with the file, a
+// conflict, as a changed prefix is. Blanks before the newline keep the
+// line as it was.
+func runOn(f *os.File, rec record) error {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, rec.ImportedBytes, math.MaxInt64-rec.ImportedBytes), 512)
+	for {
+		b, err := r.ReadByte()
+		switch {
+		case err == io.EOF || err == nil && b == '\n':
+			return nil
+		case err != nil:
+			return &outcomeError{OutcomeFailed, fmt.Errorf("read: %w", err)}
+		case b != ' ' && b != '\t' && b != '\r':
+			return conflict("the last line imported into session %s had no newline, and the writer ran its next line into it at byte %d: pi skips the merged line, and with it an entry the store holds",
+				rec.SessionID, rec.ImportedBytes)
+		}
+	}
+}
+
+// lastByte writes through to w and keeps the last byte written.
+type lastByte struct {
+	w io.Writer
+	b byte
+}
+
+// Write writes p to w.
+func (l *lastByte) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		l.b = p[len(p)-1]
+	}
+	return l.w.Write(p)
 }

@@ -14,7 +14,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"hash"
 
 	"github.com/sessiontree/sessiontree"
@@ -181,10 +180,11 @@ func (fim *fileImport) unchanged() *FileResult {
 // returns nil when it is not for one.
 func (fim *fileImport) stage(c candidate) *stagedFile {
 	sf := &stagedFile{fim: fim, c: c}
-	sf.tee = &hashingReader{h: sha256.New()}
+	sf.tee = fim.prefixHash()
 	err := fim.walk(-1, sf.tee, sf.visit)
 	if err == nil && !sf.full && fim.meta.ID != "" && len(fim.res.Problems) == 0 {
-		sf.h, err = sf.hash(fim)
+		fim.parsed()
+		sf.h, err = sf.hash()
 	}
 	if err != nil || sf.full || sf.h == nil {
 		return nil

@@ -14,7 +14,6 @@ import (
 	"hash"
 	"io/fs"
 	"os"
-	"sync"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
@@ -62,6 +61,10 @@ type importTuning struct {
 	// afterGroup, when set, is called with the number of files each
 	// group's transaction imported, after it commits.
 	afterGroup func(files int)
+	// afterParse, when set, is called once the lines a commit takes are
+	// parsed, before the commit is built (the file's record, its hash):
+	// tests rewrite the file there.
+	afterParse func()
 }
 
 // withDefaults fills the fields left zero with their defaults.
@@ -81,25 +84,24 @@ var errGiveWay = errors.New("more than one chunk")
 // fileImport is one file's import as it goes from transaction to
 // transaction.
 type fileImport struct {
-	s      *Store
-	ctx    context.Context
-	gate   gate // how its writes wait for another process's
-	tune   importTuning
-	prog   *progressReport
-	base   int64 // bytes imported by the attempts before this one
-	path   string
-	f      *os.File
-	fi     os.FileInfo // the file as the import found it
-	mode   jsonl.Mode
-	res    *FileResult
-	found  bool   // the store has a record of the file
-	rec    record // that record, as last read or written
-	meta   sessiontree.SessionMeta
-	start  int64           // where this import starts reading
-	from   *jsonl.Position // the reader's resume point, nil for a new file
-	seed   map[string]uint64
-	h      hash.Hash // SHA-256 of the file's first hashed bytes
-	hashed int64
+	s     *Store
+	ctx   context.Context
+	gate  gate // how its writes wait for another process's
+	tune  importTuning
+	prog  *progressReport
+	base  int64 // bytes imported by the attempts before this one
+	path  string
+	f     *os.File
+	fi    os.FileInfo // the file as the import found it
+	mode  jsonl.Mode
+	res   *FileResult
+	found bool   // the store has a record of the file
+	rec   record // that record, as last read or written
+	meta  sessiontree.SessionMeta
+	start int64           // where this import starts reading
+	from  *jsonl.Position // the reader's resume point, nil for a new file
+	seed  map[string]uint64
+	h     hash.Hash // SHA-256 state after the file's first start bytes
 	// unknownAt are the entries of unknown types noted, with their
 	// offsets (see attempt).
 	unknownAt []unknownAt
@@ -296,7 +298,7 @@ func (fim *fileImport) resume(a *attempt) (unchanged bool, err error) {
 		fim.res.Outcome = OutcomeUnchanged
 		return true, nil
 	}
-	fim.hashed, fim.start = rec.ImportedBytes, rec.ImportedBytes
+	fim.start = rec.ImportedBytes
 	pos := rec.Position
 	fim.from = &pos
 	if err := fim.loadSession(); err != nil {
@@ -418,12 +420,7 @@ func (fim *fileImport) once() (done bool, err error) {
 	err = fim.gate.write(fim.ctx, func(tx sessiontree.DatabaseTx) error {
 		// The transaction may run more than once: start afresh.
 		fim.restart()
-		p = &onePass{fim: fim, tx: tx, oneRead: oneRead{pos: fim.resumeAt(), consumed: fim.start}}
-		// The file is hashed as the reader reads it, which is up to the
-		// import's end unless a torn line is left for later.
-		if h, from := fim.hashState(); from == fim.start {
-			p.tee = &hashingReader{h: h, n: from}
-		}
+		p = &onePass{fim: fim, tx: tx, oneRead: oneRead{tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start}}
 		return p.run()
 	})
 	if p != nil && p.full {
@@ -433,7 +430,7 @@ func (fim *fileImport) once() (done bool, err error) {
 		return false, err
 	}
 	fim.res.Entries, fim.res.Bytes = p.entries, p.rec.ImportedBytes-fim.start
-	fim.committed(p.rec, p.h)
+	fim.committed(p.rec)
 	fim.progress(fim.res.Bytes)
 	return true, nil
 }
@@ -441,8 +438,8 @@ func (fim *fileImport) once() (done bool, err error) {
 // oneRead is where a read of a file in one pass is: the entries taken
 // and not yet appended, and how far the import reaches.
 type oneRead struct {
-	tee        *hashingReader // hashes the file as it is read, or nil
-	entries    int            // entries appended so far
+	tee        *prefixHash // hashes the file as it is read
+	entries    int         // entries appended so far
 	batch      []sessiontree.Entry
 	batchBytes int
 	pos        jsonl.Position // where the import ends so far
@@ -462,17 +459,12 @@ func (o *oneRead) take(fim *fileImport, r jsonl.Record, skip *jsonl.LineError) (
 		o.batchBytes += len(r.Entry.Raw)
 	}
 	o.pos, o.consumed = r.Next, r.Next.Offset
+	o.tee.consumed(o.consumed)
 	return o.entries+len(o.batch) > fim.tune.chunkEntries || o.consumed-fim.start > fim.tune.chunkBytes
 }
 
-// hash returns the hash state after the bytes the read consumed: the
-// tee's when it read no further, else the file's hashed again.
-func (o *oneRead) hash(fim *fileImport) (hash.Hash, error) {
-	if o.tee != nil && o.tee.n == o.consumed {
-		return o.tee.h, nil
-	}
-	return fim.hashTo(o.consumed)
-}
+// hash returns the hash state after the bytes the read consumed.
+func (o *oneRead) hash() (hash.Hash, error) { return o.tee.at(o.consumed) }
 
 // onePass is a one-pass import in its transaction.
 type onePass struct {
@@ -480,10 +472,9 @@ type onePass struct {
 	fim   *fileImport
 	tx    sessiontree.DatabaseTx
 	st    sessiontree.DatabaseSession
-	count int64     // the session's entries before the import
-	rec   record    // the file's record, once written
-	h     hash.Hash // the hash state after the imported bytes
-	full  bool      // the file holds more than a chunk: give way
+	count int64  // the session's entries before the import
+	rec   record // the file's record, once written
+	full  bool   // the file holds more than a chunk: give way
 }
 
 // run reads the file, appending its entries, and records it.
@@ -545,11 +536,12 @@ func (p *onePass) flush() error {
 
 // record writes the file's record.
 func (p *onePass) record() error {
-	var err error
-	if p.h, err = p.hash(p.fim); err != nil {
+	p.fim.parsed()
+	h, err := p.hash()
+	if err != nil {
 		return err
 	}
-	p.rec = newRecord(p.st.ID(), p.consumed, p.pos, p.h, p.count+int64(p.entries))
+	p.rec = newRecord(p.st.ID(), p.consumed, p.pos, h, p.count+int64(p.entries))
 	return p.fim.save(p.tx, &p.rec, true)
 }
 
@@ -593,8 +585,8 @@ func (fim *fileImport) check() (int64, error) {
 // commit is the second pass of twice: it reads the file again up to end
 // and commits it a chunk at a time.
 func (fim *fileImport) commit(end int64) error {
-	c := &chunker{fim: fim, pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start}
-	if err := fim.walk(end-fim.start, nil, c.visit); err != nil {
+	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start}
+	if err := fim.walk(end-fim.start, c.tee, c.visit); err != nil {
 		return err
 	}
 	return c.flush(true)
@@ -604,6 +596,7 @@ func (fim *fileImport) commit(end int64) error {
 // entries of a chunk and commits them.
 type chunker struct {
 	fim        *fileImport
+	tee        *prefixHash // hashes the file as it is read
 	batch      []sessiontree.Entry
 	pos        jsonl.Position // where the chunk ends so far
 	consumed   int64
@@ -620,6 +613,7 @@ func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
 		c.batch = append(c.batch, r.Entry)
 	}
 	c.pos, c.consumed = r.Next, r.Next.Offset
+	c.tee.consumed(c.consumed)
 	if len(c.batch) >= c.fim.tune.chunkEntries || c.consumed-c.chunkStart >= c.fim.tune.chunkBytes {
 		c.chunkStart = c.consumed
 		return c.flush(false)
@@ -630,7 +624,12 @@ func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
 // flush commits the chunk gathered; final says it is the file's last.
 func (c *chunker) flush(final bool) error {
 	fim := c.fim
-	if err := fim.chunk(c.batch, c.pos, c.consumed, final); err != nil {
+	fim.parsed()
+	h, err := c.tee.at(c.consumed)
+	if err != nil {
+		return err
+	}
+	if err := fim.chunk(c.batch, c.pos, c.consumed, h, final); err != nil {
 		return err
 	}
 	fim.res.Entries += len(c.batch)
@@ -640,18 +639,12 @@ func (c *chunker) flush(final bool) error {
 	return nil
 }
 
-// chunk commits entries, the file's bytes up to consumed, in one
-// transaction with the file's record: the session (created by the first
-// chunk of a new file) and where the next import resumes (pos). The
-// file's hash up to consumed is computed in a goroutine while the entries
-// are appended, on the other core: the writer's own work is the
-// transaction (hashing the chunk on it was 5% of the CPU of a folder's
-// import; BenchmarkImport/generated-large, by turns: 64.2 -> 66.4 MB/s,
-// medians of 3 at a load of 5-6).
-func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, final bool) error {
+// chunk commits entries, the file's bytes up to consumed (h: the hash
+// state after them), in one transaction with the file's record: the
+// session (created by the first chunk of a new file) and where the next
+// import resumes (pos).
+func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, consumed int64, h hash.Hash, final bool) error {
 	var rec record
-	hashed := fim.hashAhead(consumed)
-	defer hashed() // the goroutine has finished when chunk returns
 	err := fim.gate.write(fim.ctx, func(tx sessiontree.DatabaseTx) error {
 		st, count, err := fim.session(tx)
 		if err != nil {
@@ -662,39 +655,14 @@ func (fim *fileImport) chunk(entries []sessiontree.Entry, pos jsonl.Position, co
 				return err
 			}
 		}
-		h, err := hashed()
-		if err != nil {
-			return err
-		}
 		rec = newRecord(st.ID(), consumed, pos, h, count+int64(len(entries)))
 		return fim.save(tx, &rec, final)
 	})
 	if err != nil {
 		return err
 	}
-	h, _ := hashed()
-	fim.committed(rec, h)
+	fim.committed(rec)
 	return nil
-}
-
-// hashAhead starts computing, in a goroutine, the SHA-256 state after
-// the file's first n bytes (hashTo), and returns a function that waits
-// for it and returns it, as often as asked: a transaction may run more
-// than once. The import's own hash state is only read meanwhile.
-func (fim *fileImport) hashAhead(n int64) func() (hash.Hash, error) {
-	type result struct {
-		h   hash.Hash
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		h, err := fim.hashTo(n)
-		ch <- result{h, err}
-	}()
-	return sync.OnceValues(func() (hash.Hash, error) {
-		r := <-ch
-		return r.h, r.err
-	})
 }
 
 // session opens the file's session in tx for this import's entries,
@@ -728,4 +696,12 @@ func (fim *fileImport) session(tx sessiontree.DatabaseTx) (sessiontree.DatabaseS
 		return nil, 0, conflict("session %s was written to in the store meanwhile", cur.SessionID)
 	}
 	return st, count, nil
+}
+
+// parsed says that the lines a commit takes are parsed (see
+// importTuning.afterParse).
+func (fim *fileImport) parsed() {
+	if hook := fim.tune.afterParse; hook != nil {
+		hook()
+	}
 }

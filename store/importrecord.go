@@ -101,12 +101,11 @@ func (fim *fileImport) save(tx sessiontree.DatabaseTx, rec *record, final bool) 
 	return tx.PutImportRecord(rec.ImportRecord)
 }
 
-// committed takes rec, the file's record, and h, the hash state after
-// its imported bytes, as the ones a commit just wrote.
-func (fim *fileImport) committed(rec record, h hash.Hash) {
+// committed takes rec, the file's record, as the one a commit just
+// wrote.
+func (fim *fileImport) committed(rec record) {
 	if !fim.found {
 		fim.res.Outcome = OutcomeNew
 	}
 	fim.found, fim.rec = true, rec
-	fim.h, fim.hashed = h, rec.ImportedBytes
 }

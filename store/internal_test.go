@@ -45,3 +45,10 @@ func WithAfterGroup(opts ImportOptions, fn func(files int)) ImportOptions {
 	opts.tune.afterGroup = fn
 	return opts
 }
+
+// WithAfterParse returns opts making fn run once the lines each commit
+// of a file takes are parsed, before the commit is built.
+func WithAfterParse(opts ImportOptions, fn func()) ImportOptions {
+	opts.tune.afterParse = fn
+	return opts
+}

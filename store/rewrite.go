@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 
@@ -101,13 +102,9 @@ func (fim *fileImport) rebase(from string) error {
 	if int64(len(stored)) != rec.SessionEntries {
 		return &notFollowed{fmt.Sprintf("session %s was written to in the store since the import", rec.SessionID)}
 	}
-	pos, err := fim.matchEntries(rec.SessionID, stored)
+	pos, h, err := fim.matchEntries(rec.SessionID, stored)
 	if err != nil {
 		return err
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(fim.f, 0, pos.Offset)); err != nil {
-		return fmt.Errorf("hash: %w", err)
 	}
 	next := newRecord(rec.SessionID, pos.Offset, pos, h, rec.SessionEntries)
 	return fim.gate.write(ctx, func(tx sessiontree.DatabaseTx) error {
@@ -140,36 +137,42 @@ func (fim *fileImport) rebase(from string) error {
 // matchEntries reads the file from its start and returns the reader's
 // position after the line holding the last of the stored entries (after
 // the header when there are none), provided the file is the session's
-// and its entries begin with the stored ones, by id and in order.
-func (fim *fileImport) matchEntries(sessionID string, stored []sessiontree.Entry) (jsonl.Position, error) {
+// and its entries begin with the stored ones, by id and in order; and
+// the hash state after the file's bytes up to it, as read.
+func (fim *fileImport) matchEntries(sessionID string, stored []sessiontree.Entry) (jsonl.Position, hash.Hash, error) {
 	var pos jsonl.Position
-	n := 0
-	src := io.NewSectionReader(fim.f, 0, fim.fi.Size())
-	for r, err := range jsonl.Read(fim.ctx, src, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, SizeHint: fim.fi.Size(), MaxLineBytes: fim.maxLine}) {
+	n, matched := 0, false
+	tee := newPrefixHash(io.NewSectionReader(fim.f, 0, fim.fi.Size()), sha256.New(), 0)
+	for r, err := range jsonl.Read(fim.ctx, tee, jsonl.ReadOptions{Name: fim.path, Mode: fim.mode, SizeHint: fim.fi.Size(), MaxLineBytes: fim.maxLine}) {
 		if err != nil {
 			var le *jsonl.LineError
 			if errors.As(err, &le) {
-				return pos, &notFollowed{err.Error()}
+				return pos, nil, &notFollowed{err.Error()}
 			}
-			return pos, err
+			return pos, nil, err
 		}
 		switch {
 		case r.Kind == jsonl.KindHeader && r.Header.ID != sessionID:
-			return pos, &notFollowed{fmt.Sprintf("the file is now session %s", r.Header.ID)}
+			return pos, nil, &notFollowed{fmt.Sprintf("the file is now session %s", r.Header.ID)}
 		case r.Kind == jsonl.KindHeader:
 			pos = r.Next
 		case r.Kind == jsonl.KindEntry && n < len(stored):
 			if r.Entry.ID != stored[n].ID {
-				return pos, &notFollowed{fmt.Sprintf("line %d holds entry %s where the session has %s", r.Line, r.Entry.ID, stored[n].ID)}
+				return pos, nil, &notFollowed{fmt.Sprintf("line %d holds entry %s where the session has %s", r.Line, r.Entry.ID, stored[n].ID)}
 			}
 			n++
 			pos = r.Next
 		}
-		if r.Kind != jsonl.KindTorn && n == len(stored) && pos.Offset > 0 {
-			return pos, nil
+		tee.consumed(pos.Offset)
+		if matched = r.Kind != jsonl.KindTorn && n == len(stored) && pos.Offset > 0; matched {
+			break
 		}
 	}
-	return pos, &notFollowed{fmt.Sprintf("the file holds %d of the session's %d entries", n, len(stored))}
+	if !matched {
+		return pos, nil, &notFollowed{fmt.Sprintf("the file holds %d of the session's %d entries", n, len(stored))}
+	}
+	h, err := tee.at(pos.Offset)
+	return pos, h, err
 }
 
 // skipClosedTorn skips the line the import resumes at when an earlier
@@ -204,7 +207,6 @@ func (fim *fileImport) skipClosedTorn() error {
 	pos.Offset += int64(len(line))
 	pos.Line++
 	fim.from, fim.start = &pos, pos.Offset
-	fim.hashed = pos.Offset
 	fim.res.Problems = slices.Clone(fim.skipped)
 	return nil
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
+// minClaimTTL is the shortest --claim-ttl: the heartbeat renews the
+// claim every third of it, a write to the database each time.
+const minClaimTTL = time.Millisecond
+
 // claimFlags are append's writer-claim flags.
 type claimFlags struct {
 	holder  string
@@ -34,8 +38,8 @@ func (f *claimFlags) claim(ctx context.Context, st sessiontree.Storage) (session
 		}
 		return st, func(err error) error { return err }, nil
 	}
-	if f.ttl <= 0 {
-		return nil, nil, usagef("--claim-ttl must be positive, got %s", f.ttl)
+	if f.ttl < minClaimTTL {
+		return nil, nil, usagef("--claim-ttl must be at least %s (a heartbeat renews the claim every third of it), got %s", minClaimTTL, f.ttl)
 	}
 	cl, ok := st.(sessiontree.Claimer)
 	if !ok {

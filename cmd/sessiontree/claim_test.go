@@ -35,7 +35,7 @@ func TestAppendClaim(t *testing.T) {
 	if r := appendAs("--claim", "agent-b", "--release"); r.code != 0 {
 		t.Errorf("append --claim agent-b after the release: exit %d, stderr %q", r.code, r.stderr)
 	}
-	for _, bad := range [][]string{{"--release"}, {"--claim", "x", "--claim-ttl", "0s"}} {
+	for _, bad := range [][]string{{"--release"}, {"--claim", "x", "--claim-ttl", "0s"}, {"--claim", "x", "--claim-ttl", "2ns"}} {
 		if r := appendAs(bad...); r.code != 2 {
 			t.Errorf("append %q: exit %d, stderr %q; want 2", bad, r.code, r.stderr)
 		}

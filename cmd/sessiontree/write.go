@@ -495,7 +495,7 @@ func confirm(ctx context.Context, a *app, ids []string) (bool, error) {
 		return false, err
 	}
 	fmt.Fprintf(a.stdout, "Delete %d session%s? [y/N] ", len(ids), plural(len(ids)))
-	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	line, err := bufio.NewReader(a.input(ctx)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("read answer: %w", err)
 	}
@@ -553,7 +553,7 @@ Writes without --claim are refused too while someone holds a claim.`,
 // appendDrafts appends the drafts read from stdin to st, printing each
 // id once it is committed.
 func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) error {
-	for d, err := range cli.ReadDrafts(ctx, a.stdin, maxLine) {
+	for d, err := range cli.ReadDrafts(ctx, a.input(ctx), maxLine) {
 		if err != nil {
 			return err
 		}
