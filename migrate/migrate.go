@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -378,11 +379,25 @@ func checkAppID(ctx context.Context, q sqlx.QueryerContext, want int32) error {
 	return nil
 }
 
+// stepTxOptions are the options of a step's transaction. On PostgreSQL
+// it is READ COMMITTED whatever the server's default_transaction_isolation:
+// the records are read again after the advisory lock (stepTx), and only
+// a statement's own snapshot, taken once the lock is granted, sees the
+// steps another process applied while this one waited; a transaction
+// snapshot (REPEATABLE READ, SERIALIZABLE) is taken by the lock's
+// statement, before the wait.
+func (d Dialect) stepTxOptions() *sql.TxOptions {
+	if d == Postgres {
+		return &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	return nil
+}
+
 // step applies m unless it is recorded, re-reading the records under the
 // write lock. It returns whether it applied m and the version after.
 func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
 	var stepErr error
-	err = sqltx.Run(ctx, db, nil, func(tx *sqlx.Tx) error {
+	err = sqltx.Run(ctx, db, opts.Dialect.stepTxOptions(), func(tx *sqlx.Tx) error {
 		applied, version, stepErr = stepTx(ctx, tx, m, migs, opts)
 		return stepErr
 	})

@@ -125,3 +125,44 @@ func TestPostgresConcurrentUp(t *testing.T) {
 		t.Errorf("4 concurrent Ups applied %d steps in all; want %d, each once", total, len(migs))
 	}
 }
+
+// TestPostgresConcurrentUpUnderRepeatableRead: processes migrating an
+// empty database at once all succeed when the database's transactions
+// default to REPEATABLE READ. A step's snapshot, taken when it asked for
+// the advisory lock, did not see the steps applied while it waited, so
+// the process applied them again and failed ("already exists").
+func TestPostgresConcurrentUpUnderRepeatableRead(t *testing.T) {
+	ctx := context.Background()
+	dsn := emptyPostgres.Database(t)
+	admin, err := sqlx.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var name string
+	if err := admin.GetContext(ctx, &name, `SELECT current_database()`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" SET default_transaction_isolation = 'repeatable read'`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			db, err := sqlx.Open("pgx", dsn)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			_, err = migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
