@@ -68,6 +68,13 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
+	// The writes lock the rows they change and wait for them (update,
+	// the pipelined appends' BEGIN), which is READ COMMITTED's way:
+	// under a transaction snapshot, a server's or database's
+	// default_transaction_isolation, every wait for another writer
+	// would end in a serialization failure. The reads ask for their
+	// REPEATABLE READ snapshot themselves (view).
+	cfg.RuntimeParams["default_transaction_isolation"] = "read committed"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(opts.maxConns())
 	sqldb.SetMaxIdleConns(opts.maxConns())
