@@ -16,9 +16,11 @@ import (
 // Check verifies session id (every session when id is "") against a
 // replay of its log by the root package's rules: the leaf (the leaf rule),
 // the materialized branch and the active path (sessiontree.WalkPath from
-// the leaf), the stats (sessiontree.Tally), the labels and the name; and
-// each entry against its checksum and its search_text row against its
-// text (sessiontree.SearchText; an entry not yet indexed has none). A
+// the leaf), the stats (sessiontree.Tally), the labels and the name; each
+// entry against its checksum and its search_text row against its text
+// (sessiontree.SearchText; an entry not yet indexed has none); and each
+// entry's placement columns, the session row's copy of the leaf's and
+// its first user text against what the writes compute (placeEntry). A
 // mismatch is a [sessiontree.CorruptError]. It reads each session whole,
 // one at a time: it is for tests and repair tools, not a request path.
 func (db *DB) Check(ctx context.Context, id string) error {
@@ -111,7 +113,121 @@ func (s *Storage) check1(ctx context.Context) error {
 	if err := s.checkUsageDays(ctx, log); err != nil {
 		return err
 	}
-	return s.checkEntries(ctx)
+	if err := s.checkEntries(ctx); err != nil {
+		return err
+	}
+	return s.checkPlacements(ctx, log, leaf)
+}
+
+// qCheckPlacements reads the placement columns of each entry of a
+// session ($1) in append order.
+const qCheckPlacements = `SELECT seq, id, parent_id, parent_seq, depth, start_depth, thinking_seq, model_seq, tools_seq
+	FROM entries WHERE session = $1 ORDER BY seq`
+
+// storedPlacement is a row of qCheckPlacements.
+type storedPlacement struct {
+	placement
+	ID        string         `db:"id"`
+	ParentID  sql.NullString `db:"parent_id"`
+	ParentSeq sql.NullInt64  `db:"parent_seq"`
+}
+
+// checkPlacements recomputes each entry's placement from its parent's in
+// log order, as the writes compute it (placeEntry), and compares the
+// stored columns, which the walks and the next writes read; then the
+// session row's copy of the leaf's placement and its first user text
+// (checkSessionRow).
+func (s *Storage) checkPlacements(ctx context.Context, log []sessiontree.Entry, leaf string) error {
+	var stored []storedPlacement
+	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &stored, qCheckPlacements, s.pk); err != nil {
+		return storageErr(err)
+	}
+	if len(stored) != len(log) {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("%d entries stored, the log reads %d", len(stored), len(log))}
+	}
+	placed := make(placedEntries, len(log))
+	var first sql.NullString
+	for i, e := range log {
+		if err := placed.check(e, int64(i+1), stored[i]); err != nil {
+			return err
+		}
+		noteFirstUser(&first, e)
+	}
+	return s.checkSessionRow(ctx, placed, leaf, first)
+}
+
+// placedEntries are the placements Check recomputed so far, by entry id,
+// with the entries' parent ids.
+type placedEntries map[string]struct {
+	p      placement
+	parent string
+}
+
+// check recomputes the placement of e, entry seq, and compares got, its
+// stored columns.
+func (pe placedEntries) check(e sessiontree.Entry, seq int64, got storedPlacement) error {
+	var parent *placement
+	wantParent := sql.NullString{String: e.ParentID, Valid: e.ParentID != ""}
+	var wantParentSeq sql.NullInt64
+	if pp, ok := pe[e.ParentID]; ok && wantParent.Valid {
+		parent, wantParentSeq = &pp.p, sql.NullInt64{Int64: pp.p.Seq, Valid: true}
+	}
+	fx := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role)
+	want, err := placeEntry(seq, e, &fx, parent, pe.ancestor(e.ParentID))
+	if err != nil {
+		return err
+	}
+	switch {
+	case got.ID != e.ID || got.ParentID != wantParent || got.ParentSeq != wantParentSeq:
+		return &sessiontree.CorruptError{EntryID: e.ID, Reason: fmt.Sprintf("stored as %s under %q (key %v); the log has %s under %q (key %v)",
+			got.ID, got.ParentID.String, got.ParentSeq.Int64, e.ID, e.ParentID, wantParentSeq.Int64)}
+	case got.placement != want:
+		return &sessiontree.CorruptError{EntryID: e.ID, Reason: fmt.Sprintf("stored placement %+v; its parent's gives %+v", got.placement, want)}
+	}
+	pe[e.ID] = struct {
+		p      placement
+		parent string
+	}{want, e.ParentID}
+	return nil
+}
+
+// ancestor is the ancestorDepth of an entry whose parent is from: the
+// path up from there, through the entries placed.
+func (pe placedEntries) ancestor(from string) ancestorDepth {
+	return func(id string) (int, bool, error) {
+		for cur := from; cur != ""; cur = pe[cur].parent {
+			if cur == id {
+				return pe[cur].p.Depth, true, nil
+			}
+		}
+		return 0, false, nil
+	}
+}
+
+// checkSessionRow compares the session row's copy of the leaf's
+// placement (the next append's parent) with the leaf's, and its first
+// user text with the log's, first (noteFirstUser).
+func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, leaf string, first sql.NullString) error {
+	var got struct {
+		Seq      sql.NullInt64  `db:"leaf_seq"`
+		Depth    int            `db:"leaf_depth"`
+		Boundary int            `db:"boundary_depth"`
+		First    sql.NullString `db:"first_user_text"`
+	}
+	if err := sqlx.GetContext(ctx, s.db.reader(ctx), &got, `SELECT leaf_seq, leaf_depth, boundary_depth, first_user_text
+		FROM sessions WHERE pk = $1`, s.pk); err != nil {
+		return storageErr(err)
+	}
+	want := got
+	want.Seq, want.Depth, want.Boundary, want.First = sql.NullInt64{}, 0, 0, first
+	if p, ok := placed[leaf]; ok && leaf != "" {
+		want.Seq, want.Depth, want.Boundary = sql.NullInt64{Int64: p.p.Seq, Valid: true}, p.p.Depth, p.p.StartDepth
+	}
+	if got != want {
+		return &sessiontree.CorruptError{EntryID: leaf, Reason: fmt.Sprintf("the session row holds leaf key %v depth %d boundary %d, first user text %q; the log gives %v %d %d, %q",
+			got.Seq.Int64, got.Depth, got.Boundary, got.First.String, want.Seq.Int64, want.Depth, want.Boundary, want.First.String)}
+	}
+	return nil
 }
 
 // qCheckEntries reads each entry of a session ($1) in append order with

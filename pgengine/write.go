@@ -429,25 +429,47 @@ func nullSeq(p *placement) any {
 }
 
 // place computes where e, with facts f, goes under parent (nil for a
-// root): its seq, depth, where its path starts, and the state pointers.
+// root): its seq, depth, where its path starts, and the state pointers
+// (placeEntry); a compaction's first kept entry is looked up on the
+// branch, which is the path to e's parent now.
 func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f *sessiontree.Facts, parent *placement) (placement, error) {
-	p := placement{Seq: st.count + 1, Depth: 1, StartDepth: 1}
+	return placeEntry(st.count+1, e, &f.Effects, parent, func(id string) (int, bool, error) {
+		var depth int
+		err := tx.GetContext(ctx, &depth, `SELECT e.depth FROM entries e JOIN branch b
+			ON b.session = e.session AND b.depth = e.depth AND b.seq = e.seq
+			WHERE e.session = $1 AND e.id = $2`, st.pk, id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		return depth, err == nil, err
+	})
+}
+
+// ancestorDepth returns the depth of entry id when it is on the path to
+// the entry being placed (ok false when it is not).
+type ancestorDepth func(id string) (depth int, ok bool, err error)
+
+// placeEntry computes where e, entry seq with effects fx, goes under
+// parent (nil for a root): its depth, where its path starts, and the
+// state pointers. It is the rule of the writes (place) and of Check.
+func placeEntry(seq int64, e sessiontree.Entry, fx *sessiontree.Effects, parent *placement, ancestor ancestorDepth) (placement, error) {
+	p := placement{Seq: seq, Depth: 1, StartDepth: 1}
 	if parent != nil {
 		p = placement{Seq: p.Seq, Depth: parent.Depth + 1, StartDepth: parent.StartDepth,
 			Thinking: parent.Thinking, Model: parent.Model, Tools: parent.Tools}
 	}
 	mine := sql.NullInt64{Int64: p.Seq, Valid: true}
-	if f.SetsThinking {
+	if fx.SetsThinking {
 		p.Thinking = mine
 	}
-	if f.SetsModel {
+	if fx.SetsModel {
 		p.Model = mine
 	}
-	if f.SetsTools {
+	if fx.SetsTools {
 		p.Tools = mine
 	}
 	if e.Type == sessiontree.TypeCompaction {
-		start, err := st.compactionStart(ctx, tx, e, p.Depth)
+		start, err := compactionStart(e, p.Depth, ancestor)
 		if err != nil {
 			return p, err
 		}
@@ -458,9 +480,9 @@ func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, 
 
 // compactionStart is the depth where the path of compaction e, at depth,
 // starts (DESIGN.md section 4): at itself with a retained tail or when it
-// keeps itself, at its first kept entry when that is an ancestor (the
-// branch, which is the path to e's parent now, holds it), else at 1.
-func (st *session) compactionStart(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, depth int) (int, error) {
+// keeps itself, at its first kept entry when that is an ancestor, else
+// at 1.
+func compactionStart(e sessiontree.Entry, depth int, ancestor ancestorDepth) (int, error) {
 	keep := sessiontree.FirstKeptEntryID(e)
 	if sessiontree.HasRetainedTail(e) || keep == e.ID {
 		return depth, nil
@@ -468,14 +490,22 @@ func (st *session) compactionStart(ctx context.Context, tx *sqlx.Tx, e sessiontr
 	if keep == "" {
 		return 1, nil
 	}
-	var kept sql.NullInt64
-	err := tx.GetContext(ctx, &kept, `SELECT e.depth FROM entries e JOIN branch b
-		ON b.session = e.session AND b.depth = e.depth AND b.seq = e.seq
-		WHERE e.session = $1 AND e.id = $2`, st.pk, keep)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 1, nil
+	kept, ok, err := ancestor(keep)
+	if err != nil || !ok {
+		return 1, err
 	}
-	return int(kept.Int64), err
+	return kept, nil
+}
+
+// noteFirstUser sets first, the session's first user text (pi's
+// session list), from e when it has none yet.
+func noteFirstUser(first *sql.NullString, e sessiontree.Entry) {
+	if first.Valid {
+		return
+	}
+	if text, ok := sessiontree.UserText(e); ok {
+		*first = sql.NullString{String: text, Valid: true}
+	}
 }
 
 // setLeaf makes entry id, placed at p, the leaf ("" and nil: none).
@@ -535,11 +565,7 @@ func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Ent
 	st.usage.add(e, es)
 	st.count++
 	st.updatedAt = e.Timestamp
-	if !st.firstUser.Valid {
-		if text, ok := sessiontree.UserText(e); ok {
-			st.firstUser = sql.NullString{String: text, Valid: true}
-		}
-	}
+	noteFirstUser(&st.firstUser, e)
 	switch e.Type {
 	case sessiontree.TypeSessionInfo:
 		name := sessiontree.NameOf(e)

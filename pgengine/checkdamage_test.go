@@ -1,0 +1,67 @@
+package pgengine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+)
+
+// TestCheckFindsPlacementDamage: Check reports what the SQLite engine's
+// Check reports of the session row and the entries' placement columns,
+// which the writes read back (the leaf's placement is the next append's
+// parent; an entry's depth and parent key are its walks') and which a
+// replay of the log does not show: the first user text, the leaf's key
+// and depth and the boundary on the session row, and an entry off the
+// active path with a wrong depth, parent key or parent id, or a gap in
+// the seqs.
+func TestCheckFindsPlacementDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	a, err := st.Append(ctx, userDraft("a"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, userDraft("b"), sessiontree.AppendOptions{}); err != nil { // seq 2, off the path below
+		t.Fatal(err)
+	}
+	if _, err := st.SetLeaf(ctx, a.ID, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, userDraft("c"), sessiontree.AppendOptions{}); err != nil { // under a
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Fatalf("Check of a sound session: %v", err)
+	}
+	conn := connect(t, url)
+	// The damage goes behind the append-only trigger's back, as a disk's
+	// or a restore's would.
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	for _, damage := range []struct{ name, stmt, undo string }{
+		{"first user text", `UPDATE sessions SET first_user_text = 'x' || first_user_text`, `UPDATE sessions SET first_user_text = substr(first_user_text, 2)`},
+		{"leaf key", `UPDATE sessions SET leaf_seq = leaf_seq - 1`, `UPDATE sessions SET leaf_seq = leaf_seq + 1`},
+		{"leaf depth", `UPDATE sessions SET leaf_depth = leaf_depth + 1`, `UPDATE sessions SET leaf_depth = leaf_depth - 1`},
+		{"boundary depth", `UPDATE sessions SET boundary_depth = boundary_depth + 1`, `UPDATE sessions SET boundary_depth = boundary_depth - 1`},
+		{"depth off the path", `UPDATE entries SET depth = depth + 5 WHERE seq = 2`, `UPDATE entries SET depth = depth - 5 WHERE seq = 2`},
+		{"start depth off the path", `UPDATE entries SET start_depth = start_depth + 1 WHERE seq = 2`, `UPDATE entries SET start_depth = start_depth - 1 WHERE seq = 2`},
+		{"parent key off the path", `UPDATE entries SET parent_seq = parent_seq + 2 WHERE seq = 2`, `UPDATE entries SET parent_seq = parent_seq - 2 WHERE seq = 2`},
+		{"parent id column off the path", `UPDATE entries SET parent_id = parent_id || 'x' WHERE seq = 2`, `UPDATE entries SET parent_id = left(parent_id, -1) WHERE seq = 2`},
+		{"seq gap", `UPDATE entries SET seq = seq + 10 WHERE seq = 2`, `UPDATE entries SET seq = seq - 10 WHERE seq = 12`},
+	} {
+		if _, err := conn.Exec(ctx, damage.stmt); err != nil {
+			t.Fatalf("%s: %v", damage.name, err)
+		}
+		if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check with a damaged %s = %v; want ErrCorrupt", damage.name, err)
+		}
+		if _, err := conn.Exec(ctx, damage.undo); err != nil {
+			t.Fatalf("undo %s: %v", damage.name, err)
+		}
+	}
+}
