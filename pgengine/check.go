@@ -194,13 +194,13 @@ func (pe placedEntries) check(e sessiontree.Entry, seq int64, got storedPlacemen
 // ancestor is the ancestorDepth of an entry whose parent is from: the
 // path up from there, through the entries placed.
 func (pe placedEntries) ancestor(from string) ancestorDepth {
-	return func(id string) (int, bool, error) {
+	return func(id string) (int64, error) {
 		for cur := from; cur != ""; cur = pe[cur].parent {
 			if cur == id {
-				return pe[cur].p.Depth, true, nil
+				return int64(pe[cur].p.Depth), nil
 			}
 		}
-		return 0, false, nil
+		return 0, nil
 	}
 }
 

@@ -433,68 +433,33 @@ func nullSeq(p *placement) any {
 // (placeEntry); a compaction's first kept entry is looked up on the
 // branch, which is the path to e's parent now.
 func (st *session) place(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f *sessiontree.Facts, parent *placement) (placement, error) {
-	return placeEntry(st.count+1, e, &f.Effects, parent, func(id string) (int, bool, error) {
-		var depth int
+	return placeEntry(st.count+1, e, &f.Effects, parent, func(id string) (int64, error) {
+		var depth int64
 		err := tx.GetContext(ctx, &depth, `SELECT e.depth FROM entries e JOIN branch b
 			ON b.session = e.session AND b.depth = e.depth AND b.seq = e.seq
 			WHERE e.session = $1 AND e.id = $2`, st.pk, id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return 0, false, nil
+			return 0, nil
 		}
-		return depth, err == nil, err
+		return depth, err
 	})
 }
 
 // ancestorDepth returns the depth of entry id when it is on the path to
-// the entry being placed (ok false when it is not).
-type ancestorDepth func(id string) (depth int, ok bool, err error)
+// the entry being placed, its parent included; 0 when it is not.
+type ancestorDepth func(id string) (int64, error)
 
-// placeEntry computes where e, entry seq with effects fx, goes under
-// parent (nil for a root): its depth, where its path starts, and the
-// state pointers. It is the rule of the writes (place) and of Check.
+// placeEntry is the root package's placement rule (sessiontree.Place)
+// of e, entry seq with effects fx, under parent (nil for a root), in this
+// package's columns: the writes' (place) and Check's.
 func placeEntry(seq int64, e sessiontree.Entry, fx *sessiontree.Effects, parent *placement, ancestor ancestorDepth) (placement, error) {
-	p := placement{Seq: seq, Depth: 1, StartDepth: 1}
+	var rp *sessiontree.Placement
 	if parent != nil {
-		p = placement{Seq: p.Seq, Depth: parent.Depth + 1, StartDepth: parent.StartDepth,
-			Thinking: parent.Thinking, Model: parent.Model, Tools: parent.Tools}
+		r := parent.root()
+		rp = &r
 	}
-	mine := sql.NullInt64{Int64: p.Seq, Valid: true}
-	if fx.SetsThinking {
-		p.Thinking = mine
-	}
-	if fx.SetsModel {
-		p.Model = mine
-	}
-	if fx.SetsTools {
-		p.Tools = mine
-	}
-	if e.Type == sessiontree.TypeCompaction {
-		start, err := compactionStart(e, p.Depth, ancestor)
-		if err != nil {
-			return p, err
-		}
-		p.StartDepth = start
-	}
-	return p, nil
-}
-
-// compactionStart is the depth where the path of compaction e, at depth,
-// starts (DESIGN.md section 4): at itself with a retained tail or when it
-// keeps itself, at its first kept entry when that is an ancestor, else
-// at 1.
-func compactionStart(e sessiontree.Entry, depth int, ancestor ancestorDepth) (int, error) {
-	keep := sessiontree.FirstKeptEntryID(e)
-	if sessiontree.HasRetainedTail(e) || keep == e.ID {
-		return depth, nil
-	}
-	if keep == "" {
-		return 1, nil
-	}
-	kept, ok, err := ancestor(keep)
-	if err != nil || !ok {
-		return 1, err
-	}
-	return kept, nil
+	p, err := sessiontree.Place(e, fx, seq, rp, ancestor)
+	return fromRoot(p), err
 }
 
 // noteFirstUser sets first, the session's first user text (pi's
