@@ -5,7 +5,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // TestCheckFindsPlacementDamage: Check reports what the SQLite engine's
@@ -43,7 +46,7 @@ func TestCheckFindsPlacementDamage(t *testing.T) {
 	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
 		t.Fatal(err)
 	}
-	for _, damage := range []struct{ name, stmt, undo string }{
+	checkFindsEach(t, db, conn, st.ID(), []damage{
 		{"first user text", `UPDATE sessions SET first_user_text = 'x' || first_user_text`, `UPDATE sessions SET first_user_text = substr(first_user_text, 2)`},
 		{"leaf key", `UPDATE sessions SET leaf_seq = leaf_seq - 1`, `UPDATE sessions SET leaf_seq = leaf_seq + 1`},
 		{"leaf depth", `UPDATE sessions SET leaf_depth = leaf_depth + 1`, `UPDATE sessions SET leaf_depth = leaf_depth - 1`},
@@ -53,15 +56,26 @@ func TestCheckFindsPlacementDamage(t *testing.T) {
 		{"parent key off the path", `UPDATE entries SET parent_seq = parent_seq + 2 WHERE seq = 2`, `UPDATE entries SET parent_seq = parent_seq - 2 WHERE seq = 2`},
 		{"parent id column off the path", `UPDATE entries SET parent_id = parent_id || 'x' WHERE seq = 2`, `UPDATE entries SET parent_id = left(parent_id, -1) WHERE seq = 2`},
 		{"seq gap", `UPDATE entries SET seq = seq + 10 WHERE seq = 2`, `UPDATE entries SET seq = seq - 10 WHERE seq = 12`},
-	} {
-		if _, err := conn.Exec(ctx, damage.stmt); err != nil {
-			t.Fatalf("%s: %v", damage.name, err)
+	})
+}
+
+// damage is a statement damaging a database and the one undoing it.
+type damage struct{ name, stmt, undo string }
+
+// checkFindsEach makes each damage on conn in turn and checks that
+// Check of session id reports it, and undoes it.
+func checkFindsEach(t *testing.T, db *pgengine.DB, conn *pgx.Conn, id string, damages []damage) {
+	t.Helper()
+	ctx := context.Background()
+	for _, d := range damages {
+		if _, err := conn.Exec(ctx, d.stmt); err != nil {
+			t.Fatalf("%s: %v", d.name, err)
 		}
-		if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) {
-			t.Errorf("Check with a damaged %s = %v; want ErrCorrupt", damage.name, err)
+		if err := db.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("Check with a damaged %s = %v; want ErrCorrupt", d.name, err)
 		}
-		if _, err := conn.Exec(ctx, damage.undo); err != nil {
-			t.Fatalf("undo %s: %v", damage.name, err)
+		if _, err := conn.Exec(ctx, d.undo); err != nil {
+			t.Fatalf("undo %s: %v", d.name, err)
 		}
 	}
 }
