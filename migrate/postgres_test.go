@@ -96,41 +96,15 @@ func TestPostgresRefusesNewerAndEdited(t *testing.T) {
 // TestPostgresConcurrentUp: processes migrating at once apply each step
 // once (the advisory lock).
 func TestPostgresConcurrentUp(t *testing.T) {
-	ctx := context.Background()
-	url := emptyPostgres.Database(t)
-	errs := make(chan error, 4)
-	applied := make(chan int, 4)
-	for range 4 {
-		go func() {
-			db, err := sqlx.Open("pgx", url)
-			if err != nil {
-				errs <- err
-				return
-			}
-			defer db.Close()
-			res, err := migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
-			applied <- len(res.Applied)
-			errs <- err
-		}()
-	}
-	total := 0
-	for range 4 {
-		if err := <-errs; err != nil {
-			t.Error(err)
-		}
-		total += <-applied
-	}
-	migs, _ := migrate.Load(migrate.PostgresFiles)
-	if total != len(migs) {
-		t.Errorf("4 concurrent Ups applied %d steps in all; want %d, each once", total, len(migs))
-	}
+	concurrentUps(t, emptyPostgres.Database(t))
 }
 
 // TestPostgresConcurrentUpUnderRepeatableRead: processes migrating an
-// empty database at once all succeed when the database's transactions
-// default to REPEATABLE READ. A step's snapshot, taken when it asked for
-// the advisory lock, did not see the steps applied while it waited, so
-// the process applied them again and failed ("already exists").
+// empty database at once all succeed, each step applied once, when the
+// database's transactions default to REPEATABLE READ. A step's snapshot,
+// taken when it asked for the advisory lock, did not see the steps
+// applied while it waited, so the process applied them again and failed
+// ("already exists").
 func TestPostgresConcurrentUpUnderRepeatableRead(t *testing.T) {
 	ctx := context.Background()
 	dsn := emptyPostgres.Database(t)
@@ -146,23 +120,41 @@ func TestPostgresConcurrentUpUnderRepeatableRead(t *testing.T) {
 	if _, err := admin.ExecContext(ctx, `ALTER DATABASE "`+name+`" SET default_transaction_isolation = 'repeatable read'`); err != nil {
 		t.Fatal(err)
 	}
+	concurrentUps(t, dsn)
+}
+
+// concurrentUps migrates the database at url from 4 handles at once and
+// checks that each succeeds and each step is applied once in all.
+func concurrentUps(t *testing.T, url string) {
+	t.Helper()
 	const n = 4
-	errs := make(chan error, n)
+	type result struct {
+		applied int
+		err     error
+	}
+	results := make(chan result, n)
 	for range n {
 		go func() {
-			db, err := sqlx.Open("pgx", dsn)
+			db, err := sqlx.Open("pgx", url)
 			if err != nil {
-				errs <- err
+				results <- result{err: err}
 				return
 			}
 			defer db.Close()
-			_, err = migrate.Up(ctx, db, migrate.PostgresFiles, pgOpts)
-			errs <- err
+			res, err := migrate.Up(context.Background(), db, migrate.PostgresFiles, pgOpts)
+			results <- result{len(res.Applied), err}
 		}()
 	}
+	total := 0
 	for range n {
-		if err := <-errs; err != nil {
-			t.Error(err)
+		r := <-results
+		if r.err != nil {
+			t.Error(r.err)
 		}
+		total += r.applied
+	}
+	migs, _ := migrate.Load(migrate.PostgresFiles)
+	if total != len(migs) {
+		t.Errorf("%d concurrent Ups applied %d steps in all; want %d, each once", n, total, len(migs))
 	}
 }
