@@ -187,7 +187,8 @@ func (db *DB) runGroup(rs []*pipeReq) {
 // pool. Members it leaves out are answered errAlone; the others are
 // answered by the returned error (nil: committed).
 func (db *DB) groupOnce(rs []*pipeReq) error {
-	ctx := liveContext(rs)
+	ctx, stop := groupContext(rs)
+	defer stop()
 	if err := db.check(ctx); err != nil {
 		return err
 	}
@@ -198,14 +199,41 @@ func (db *DB) groupOnce(rs []*pipeReq) error {
 	defer c.Close()
 	return c.Raw(func(dc any) error {
 		conn := dc.(*stdlib.Conn).Conn()
-		// The commit is not cut short by the leader's context: the
-		// members' appends are not the leader's to cancel.
+		// The commit is not cut short by a member's context: the
+		// other members' appends are not its to cancel (the commit
+		// waits for no lock: the rows are locked by then).
 		return groupOn(ctx, context.WithoutCancel(ctx), conn, &db.group, rs)
 	})
 }
 
+// groupContext is the context the group's locks wait with: done once
+// the context of any member live at the start is done (those already
+// done are left out of the group), so that the group waits for a row no
+// longer than each member would and a member cancelled meanwhile is not
+// kept waiting (the group is aborted, and every member runs again
+// alone). It carries the first live member's values. stop releases it.
+func groupContext(rs []*pipeReq) (ctx context.Context, stop func()) {
+	first := liveContext(rs)
+	if first.Err() != nil {
+		return first, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(first))
+	stops := make([]func() bool, 0, len(rs))
+	for _, r := range rs {
+		if r.ctx.Err() == nil {
+			stops = append(stops, context.AfterFunc(r.ctx, func() { cancel(context.Cause(r.ctx)) }))
+		}
+	}
+	return ctx, func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel(nil)
+	}
+}
+
 // liveContext is the context of the group's first member whose context
-// is not done (the first's when none): the group's locks wait with it.
+// is not done (the first's when none).
 func liveContext(rs []*pipeReq) context.Context {
 	for _, r := range rs {
 		if r.ctx.Err() == nil {

@@ -502,3 +502,54 @@ func openOther(t *testing.T, db *DB) *DB {
 	t.Cleanup(func() { other.Close() })
 	return other
 }
+
+// TestGroupMemberCancelledWhileTheGroupWaits: an append whose context
+// ends while its group waits for another member's session row (locked by
+// another transaction) returns with its context's error, without waiting
+// for that lock, and writes nothing; the other member is written once
+// the row is free. The group waited with its first member's context, and
+// the cancelled append with it, until the unrelated row was released.
+func TestGroupMemberCancelledWhileTheGroupWaits(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 2)
+	release := holdRow(t, db, sts[0].pk)
+	groupOf(db, 2)
+	var held sessiontree.Entry
+	var heldErr error
+	heldDone := make(chan struct{})
+	go func() {
+		defer close(heldDone)
+		held, heldErr = sts[0].Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})
+	}()
+	waitFor(t, "the first append to lead", func() bool { return db.group.Len() == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var cancelledErr error
+	cancelledDone := make(chan struct{})
+	go func() {
+		defer close(cancelledDone)
+		_, cancelledErr = sts[1].Append(ctx, customDraft(2), sessiontree.AppendOptions{})
+	}()
+	waitFor(t, "the group to wait for the held row", func() bool {
+		var n int
+		err := db.db.GetContext(context.Background(), &n, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`)
+		return err == nil && n > 0
+	})
+	cancel()
+	select {
+	case <-cancelledDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the cancelled append did not return while another session's row was held")
+	}
+	release()
+	<-cancelledDone
+	<-heldDone
+	if !errors.Is(cancelledErr, context.Canceled) {
+		t.Errorf("cancelled append: %v; want context.Canceled", cancelledErr)
+	}
+	if stats, err := sts[1].Stats(context.Background()); err != nil || stats.Entries != 1 {
+		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
+	}
+	wantUnder(t, []sessiontree.Entry{held}, []error{heldErr}, firsts[:1])
+}
