@@ -27,7 +27,11 @@ import (
 // last group was itself, never waits), takes one request per session
 // from the queue (a second append to a session waits for the next group,
 // which builds it under the first) and runs them. A group of one runs
-// alone (appendAlone) while it leads.
+// alone (appendAlone) while it leads. The leader waits for no row lock
+// (NOWAIT, SKIP LOCKED): every append queued behind its group would wait
+// with it, whatever its session and its context. A member whose row
+// another transaction holds runs again alone once the lead is handed on,
+// and waits there.
 //
 // When every member's Storage kept its row (rowcache.go: the common case
 // of writers appending to their own sessions), the leader builds each
@@ -37,8 +41,8 @@ import (
 // transaction holds), the insert of every entry, each row's write-back
 // and COMMIT in one batch (groupKept). Otherwise, or when that batch was
 // refused (nothing was written), the group takes two round trips: it
-// locks the rows in key order (two groups never lock in opposite
-// orders), builds each entry under its locked leaf, and sends the same
+// locks the rows that are free, in key order, builds each entry under
+// its locked leaf, and sends the same
 // writes with the COMMIT. The rules are the single append's
 // (pipedAppend): the row lock, the IfLeaf guard, the claim refusal
 // raised by the write-back. A guard is judged on the locked row only: a
@@ -46,7 +50,7 @@ import (
 // way.
 //
 // An append whose build fails client-side (a guard, a missing session, a
-// leaf not read) is left out of the group and runs again alone
+// row held by another transaction, a leaf not read) is left out of the group and runs again alone
 // (appendAlone) once the group is done, which answers it as before. When
 // the server aborts the group's transaction (a taken id, a claim's
 // refusal, a deadlock or a lost connection before the commit) every
@@ -115,7 +119,7 @@ func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts ses
 		s.db.lead()
 	}
 	if errors.Is(r.err, errAlone) {
-		return s.appendAlone(ctx, d, opts)
+		return s.appendAlone(ctx, d, opts, false)
 	}
 	return r.out, r.err
 }
@@ -153,13 +157,13 @@ func (db *DB) finish(rs []*pipeReq, ran bool) {
 }
 
 // runGroup runs rs, requests for different sessions: a lone one alone
-// (appendAlone, while it leads: others queue meanwhile), more in one
-// transaction. Each is answered (out, err), errAlone for one to run again
+// (appendAlone, while it leads: others queue meanwhile, so it waits for
+// no row lock), more in one transaction. Each is answered (out, err), errAlone for one to run again
 // alone.
 func (db *DB) runGroup(rs []*pipeReq) {
 	if len(rs) == 1 {
 		r := rs[0]
-		r.out, r.err = r.s.appendAlone(r.ctx, r.d, r.opts)
+		r.out, r.err = r.s.appendAlone(r.ctx, r.d, r.opts, true)
 		return
 	}
 	db.group.groups.Add(1)
@@ -358,11 +362,13 @@ func groupCommitErr(ctx context.Context, conn *pgx.Conn, err error) error {
 }
 
 // lockGroup begins the transaction on conn and locks the rows of the
-// group's sessions in one round trip: a probeQuery each, in key order,
-// so that two groups never wait for each other's rows in opposite
-// orders. It returns the sessions' rows (lockedSessions: those the
+// group's sessions in one round trip: a probeFreeQuery each, in key
+// order. It returns the sessions' rows (lockedSessions: those the
 // Storages kept, the others read in one more round trip); a session
-// missing has none. (One statement locking every row, pk = ANY($1) or a
+// missing has none, and so has one whose row another transaction holds:
+// the leader waits for no row, which would hold up every append queued
+// behind its group, whatever their sessions and their contexts; that
+// member runs again alone, after the group, and waits there. (One statement locking every row, pk = ANY($1) or a
 // join with unnest, was planned again at every call, 264 µs and more:
 // its array is a constant the custom plan counts, which the generic
 // plan's estimate never beats.)
@@ -376,7 +382,7 @@ func lockGroup(ctx context.Context, conn *pgx.Conn, rs []*pipeReq) (map[int64]*s
 	b.Queue("BEGIN")
 	ps := make(map[int64]probe, len(rs))
 	for _, s := range ss {
-		b.Queue(probeQuery, s.pk).Query(func(rows pgx.Rows) error {
+		b.Queue(probeFreeQuery, s.pk).Query(func(rows pgx.Rows) error {
 			var p probe
 			n := 0
 			for rows.Next() {

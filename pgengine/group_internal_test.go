@@ -468,28 +468,41 @@ func TestGroupKeepsEveryMembersRow(t *testing.T) {
 // TestGroupDoesNotWaitForALockedKeptRow: a member's row locked by
 // another transaction refuses the group's batch from kept rows at once
 // (NOWAIT) instead of holding the other rows while it waits; the group
-// then locks its rows the two-round-trip way, waiting for that row, and
-// commits once it is free.
+// then locks its rows the two-round-trip way, skipping that row, and
+// commits the other members in one transaction without waiting; the
+// member whose row was held runs again alone, waits, and is written once
+// the row is free.
 func TestGroupDoesNotWaitForALockedKeptRow(t *testing.T) {
 	t.Parallel()
 	db, sts, firsts := groupFixture(t, 3)
 	release := holdRow(t, db, sts[2].pk)
 	groupOf(db, 3)
-	var out []sessiontree.Entry
-	var errs []error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		out, errs = appendEach(sts, []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3)}, make([]sessiontree.AppendOptions, 3))
-	}()
-	waitFor(t, "the batch from kept rows to be refused", func() bool { return db.group.stale.Load() == 1 })
-	release()
-	<-done
-	wantUnder(t, out, errs, firsts)
-	if k, a := db.group.kept.Load(), db.group.aborted.Load(); k != 0 || a != 0 {
-		t.Errorf("%d writes from kept rows, %d groups aborted; want none", k, a)
+	out, errs := make([]sessiontree.Entry, 3), make([]error, 3)
+	done := make([]chan struct{}, 3)
+	for i, st := range sts {
+		done[i] = make(chan struct{})
+		go func() {
+			defer close(done[i])
+			out[i], errs[i] = st.Append(context.Background(), customDraft(i+1), sessiontree.AppendOptions{})
+		}()
 	}
-	wantOneWriter(t, db, out)
+	for i := range 2 {
+		select {
+		case <-done[i]:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("append %d did not return while another member's row was held", i)
+		}
+	}
+	if n := db.group.stale.Load(); n < 1 {
+		t.Errorf("%d batches from kept rows refused; want the group's", n)
+	}
+	release()
+	<-done[2]
+	wantUnder(t, out, errs, firsts)
+	if a := db.group.aborted.Load(); a != 0 {
+		t.Errorf("%d groups aborted; want none", a)
+	}
+	wantOneWriter(t, db, out[:2])
 }
 
 // openOther opens db's database again, as another process would.
@@ -504,52 +517,106 @@ func openOther(t *testing.T, db *DB) *DB {
 }
 
 // TestGroupMemberCancelledWhileTheGroupWaits: an append whose context
-// ends while its group waits for another member's session row (locked by
-// another transaction) returns with its context's error, without waiting
-// for that lock, and writes nothing; the other member is written once
-// the row is free. The group waited with its first member's context, and
-// the cancelled append with it, until the unrelated row was released.
+// ends while its group waits (here for a connection of a pool all in
+// use) returns with its context's error and writes nothing; the other
+// member is written once a connection is free. The group waited with its
+// first member's context only, and the cancelled append with it, until
+// a connection was released.
 func TestGroupMemberCancelledWhileTheGroupWaits(t *testing.T) {
 	t.Parallel()
-	db, sts, firsts := groupFixture(t, 2)
-	release := holdRow(t, db, sts[0].pk)
+	ctx := context.Background()
+	db := openTestDB(t, Options{MaxConns: 2})
+	sts, firsts := make([]*Storage, 2), make([]sessiontree.Entry, 2)
+	for i := range sts {
+		sts[i] = newStorage(t, db)
+		var err error
+		if firsts[i], err = sts[i].Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var held []interface{ Close() error }
+	for range 2 {
+		c, err := db.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
 	groupOf(db, 2)
-	var held sessiontree.Entry
-	var heldErr error
-	heldDone := make(chan struct{})
+	var first sessiontree.Entry
+	var firstErr error
+	firstDone := make(chan struct{})
 	go func() {
-		defer close(heldDone)
-		held, heldErr = sts[0].Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})
+		defer close(firstDone)
+		first, firstErr = sts[0].Append(ctx, customDraft(1), sessiontree.AppendOptions{})
 	}()
 	waitFor(t, "the first append to lead", func() bool { return db.group.Len() == 1 })
-	ctx, cancel := context.WithCancel(context.Background())
+	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var cancelledErr error
 	cancelledDone := make(chan struct{})
 	go func() {
 		defer close(cancelledDone)
-		_, cancelledErr = sts[1].Append(ctx, customDraft(2), sessiontree.AppendOptions{})
+		_, cancelledErr = sts[1].Append(cctx, customDraft(2), sessiontree.AppendOptions{})
 	}()
-	waitFor(t, "the group to wait for the held row", func() bool {
+	waitFor(t, "the group to wait for a connection", func() bool { return db.db.Stats().WaitCount > 0 })
+	cancel()
+	select {
+	case <-cancelledDone:
+	case <-time.After(10 * time.Second):
+		t.Error("the cancelled append did not return while the pool was in use")
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	<-cancelledDone
+	<-firstDone
+	if !errors.Is(cancelledErr, context.Canceled) {
+		t.Errorf("cancelled append: %v; want context.Canceled", cancelledErr)
+	}
+	if stats, err := sts[1].Stats(ctx); err != nil || stats.Entries != 1 {
+		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
+	}
+	wantUnder(t, []sessiontree.Entry{first}, []error{firstErr}, firsts[:1])
+}
+
+// TestLeaderWaitsForNoRow: while an append waits for its session's row,
+// which another transaction holds, appends to other sessions of the DB
+// are written; the waiting one is written once the row is free. The
+// waiting append led the group commit, so every append queued behind it
+// waited for that unrelated row too, whatever its context.
+func TestLeaderWaitsForNoRow(t *testing.T) {
+	t.Parallel()
+	db, sts, firsts := groupFixture(t, 3)
+	release := holdRow(t, db, sts[0].pk)
+	heldDone := make(chan struct{})
+	var held sessiontree.Entry
+	var heldErr error
+	go func() {
+		defer close(heldDone)
+		held, heldErr = sts[0].Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})
+	}()
+	waitFor(t, "the append to wait for the held row", func() bool {
 		var n int
 		err := db.db.GetContext(context.Background(), &n, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`)
 		return err == nil && n > 0
 	})
-	cancel()
+	othersDone := make(chan struct{})
+	var out []sessiontree.Entry
+	var errs []error
+	go func() {
+		defer close(othersDone)
+		out, errs = appendEach(sts[1:], []sessiontree.Draft{customDraft(2), customDraft(3)}, make([]sessiontree.AppendOptions, 2))
+	}()
 	select {
-	case <-cancelledDone:
+	case <-othersDone:
+		wantUnder(t, out, errs, firsts[1:])
 	case <-time.After(10 * time.Second):
-		t.Error("the cancelled append did not return while another session's row was held")
+		t.Error("appends to other sessions did not return while one session's row was held")
 	}
 	release()
-	<-cancelledDone
+	<-othersDone
 	<-heldDone
-	if !errors.Is(cancelledErr, context.Canceled) {
-		t.Errorf("cancelled append: %v; want context.Canceled", cancelledErr)
-	}
-	if stats, err := sts[1].Stats(context.Background()); err != nil || stats.Entries != 1 {
-		t.Errorf("cancelled append's session: Stats = %+v, %v; want its 1 entry", stats, err)
-	}
 	wantUnder(t, []sessiontree.Entry{held}, []error{heldErr}, firsts[:1])
 }

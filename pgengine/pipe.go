@@ -46,8 +46,10 @@ func (s *Storage) pipelines(d sessiontree.Draft) bool {
 }
 
 // appendAlone appends d in one or two round trips, or returns
-// errNotPiped.
-func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+// errNotPiped. A group's leader (leading) waits for no row lock: a row
+// another transaction holds answers errAlone, and the append runs again
+// once the lead is handed on (group.go).
+func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions, leading bool) (sessiontree.Entry, error) {
 	var out sessiontree.Entry
 	err := s.db.retry(ctx, "append", func() error {
 		c, err := s.db.db.Conn(ctx)
@@ -56,7 +58,7 @@ func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts ses
 		}
 		defer c.Close()
 		return c.Raw(func(dc any) (err error) {
-			out, err = s.appendOn(ctx, dc.(*stdlib.Conn).Conn(), d, opts)
+			out, err = s.appendOn(ctx, dc.(*stdlib.Conn).Conn(), d, opts, leading)
 			return err
 		})
 	})
@@ -65,11 +67,11 @@ func (s *Storage) appendAlone(ctx context.Context, d sessiontree.Draft, opts ses
 
 // appendOn is one attempt of appendAlone on conn: in one round trip
 // from the row the Storage kept (appendKept), else in two.
-func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+func (s *Storage) appendOn(ctx context.Context, conn *pgx.Conn, d sessiontree.Draft, opts sessiontree.AppendOptions, leading bool) (sessiontree.Entry, error) {
 	if e, err := s.appendKept(ctx, conn, d, opts); !errors.Is(err, errNotKept) {
 		return e, err
 	}
-	st, err := s.lockOn(ctx, conn)
+	st, err := s.lockOn(ctx, conn, leading)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
@@ -117,13 +119,21 @@ func (s *Storage) commitOn(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, d 
 // lockOn begins the transaction on conn and locks the session's row,
 // in one round trip, and returns the row: the one the Storage kept when
 // the row is still that version, else read in another round trip
-// (rowcache.go).
-func (s *Storage) lockOn(ctx context.Context, conn *pgx.Conn) (*session, error) {
+// (rowcache.go). A leader (leading) does not wait for the row: one
+// another transaction holds, or a missing one, is errAlone.
+func (s *Storage) lockOn(ctx context.Context, conn *pgx.Conn, leading bool) (*session, error) {
 	var b pgx.Batch
 	b.Queue("BEGIN")
 	var p probe
-	b.Queue(probeQuery, s.pk).QueryRow(p.scan)
+	q := probeQuery
+	if leading {
+		q = probeFreeQuery
+	}
+	b.Queue(q, s.pk).QueryRow(p.scan)
 	if err := runBatch(ctx, conn, &b); err != nil {
+		if leading && errors.Is(err, pgx.ErrNoRows) {
+			err = errAlone
+		}
 		return nil, errors.Join(s.lockErr(err), rollback(ctx, conn))
 	}
 	sts, err := lockedSessions(ctx, conn, []*Storage{s}, map[int64]probe{s.pk: p})

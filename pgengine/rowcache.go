@@ -43,6 +43,11 @@ import (
 // does, and reads its version and the transaction's id.
 const probeQuery = `SELECT s.xmin, s.entry_count, txid_current() FROM sessions s WHERE s.pk = $1 AND NOT s.deleting FOR UPDATE OF s`
 
+// probeFreeQuery is probeQuery for a group's leader, which waits for no
+// row (group.go): a row another transaction holds is skipped, as a
+// missing one is (no row).
+const probeFreeQuery = probeQuery + ` SKIP LOCKED`
+
 // probe is a row locked by probeQuery.
 type probe struct {
 	xmin    uint32 // the row's version
