@@ -27,7 +27,7 @@ func TestWritersUnderRepeatableReadDefault(t *testing.T) {
 	}
 	a, b := openURL(t, url), openURL(t, url)
 	first := newSession(t, a)
-	const writers, each = 8, 10
+	const writers, each = 8, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
 	for w := range writers {
