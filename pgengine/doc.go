@@ -57,7 +57,12 @@
 // WAL flush, in one round trip when each Storage's kept row is still its
 // session's (the lock checks it; else in two); a member that fails is run
 // again alone, so it fails alone, and a lone writer never waits for a
-// group. After a bulk load the tables are analyzed when the planner's
+// group. A group's leader waits for no row lock: an append whose
+// session's row another transaction holds runs again alone after the
+// group, so appends to other sessions never queue behind that row. The
+// write transactions are READ COMMITTED whatever the server's
+// default_transaction_isolation (Open sets it on its connections): they
+// wait for the rows they lock. After a bulk load the tables are analyzed when the planner's
 // statistics would mislead it (analyze.go).
 //
 // # Claims and follow
