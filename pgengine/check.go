@@ -153,7 +153,7 @@ func (s *Storage) checkPlacements(ctx context.Context, log []sessiontree.Entry, 
 		}
 		noteFirstUser(&first, e)
 	}
-	return s.checkSessionRow(ctx, placed, leaf, first)
+	return s.checkSessionRow(ctx, placed, leaf, first, int64(len(log)))
 }
 
 // placedEntries are the placements Check recomputed so far, by entry id,
@@ -206,17 +206,24 @@ func (pe placedEntries) ancestor(from string) ancestorDepth {
 
 // checkSessionRow compares the session row's copy of the leaf's
 // placement (the next append's parent) with the leaf's, and its first
-// user text with the log's, first (noteFirstUser).
-func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, leaf string, first sql.NullString) error {
+// user text with the log's, first (noteFirstUser); and checks that the
+// search index's mark is not past the log's n entries (the next entries
+// would count as indexed, with no text, and the catch-up would never
+// reach them).
+func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, leaf string, first sql.NullString, n int64) error {
 	var got struct {
 		Seq      sql.NullInt64  `db:"leaf_seq"`
 		Depth    int            `db:"leaf_depth"`
 		Boundary int            `db:"boundary_depth"`
 		First    sql.NullString `db:"first_user_text"`
+		Indexed  int64          `db:"indexed_count"`
 	}
-	if err := sqlx.GetContext(ctx, s.db.reader(ctx), &got, `SELECT leaf_seq, leaf_depth, boundary_depth, first_user_text
-		FROM sessions WHERE pk = $1`, s.pk); err != nil {
+	if err := sqlx.GetContext(ctx, s.db.reader(ctx), &got, `SELECT leaf_seq, leaf_depth, boundary_depth, first_user_text,
+		indexed_count FROM sessions WHERE pk = $1`, s.pk); err != nil {
 		return storageErr(err)
+	}
+	if got.Indexed > n {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("the search index's mark is %d, past the log's %d entries", got.Indexed, n)}
 	}
 	want := got
 	want.Seq, want.Depth, want.Boundary, want.First = sql.NullInt64{}, 0, 0, first

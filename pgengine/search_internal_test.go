@@ -199,6 +199,13 @@ func TestCheckComparesSearchText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A mark past the log: the next entries would count as indexed, with
+	// no text, and the catch-up would never reach them.
+	exec(`UPDATE sessions SET indexed_count = entry_count + $1`, 1)
+	if err := f.db.Check(ctx, f.id); !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Errorf("Check with the search mark past the log = %v; want ErrCorrupt", err)
+	}
+	exec(`UPDATE sessions SET indexed_count = entry_count + $1`, 0)
 	for _, damage := range []struct {
 		name       string
 		entry      sessiontree.Entry
