@@ -349,40 +349,37 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 		}
 		return out, nil
 	}
-	return s.walk(r, from, full)
+	if full {
+		start = 0
+	}
+	return s.walk(r, from, start)
 }
 
-// walk runs the recursive path query and checks how it ended.
-func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error) {
+// walk runs the recursive path query from entry from up to depth start
+// (0: to the root) and checks how it ended (walkEnd).
+func (s *Storage) walk(r q, from string, start int64) ([]sessiontree.Entry, error) {
 	lo, hi := pkRange(s.pk)
 	var bound int64
 	if err := r.row(qLastSeq, args(lo, hi), &bound); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	query := qWalkCut
-	if full {
-		query = qWalkFull
-	}
-	rows, err := r.rows(query, s.pk, from, bound)
+	rows, err := r.rows(qWalk, s.pk, from, bound, start)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []sessiontree.Entry
-	var n int64
-	var stop bool
+	var end walkState
 	for rows.Next() {
-		if err := assign(&n, rows.dest[0]); err != nil {
+		if err := end.scan(rows.dest); err != nil {
 			return nil, err
 		}
-		if err := assign(&stop, rows.dest[1]); err != nil {
-			return nil, err
-		}
-		e, err := scanEntry(rows.dest[2:])
+		e, err := scanEntry(rows.dest[3:])
 		if err != nil {
 			rows.Close()
 			return nil, r.entryError(err)
 		}
+		end.step(e)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -391,14 +388,57 @@ func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error)
 	if len(out) == 0 {
 		return nil, &sessiontree.EntryNotFoundError{ID: from}
 	}
-	if top := out[len(out)-1]; top.ParentID != "" && !stop {
-		if n >= bound {
-			return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "cycle in parent ids"}
-		}
-		return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "parent " + top.ParentID + " does not exist"}
+	if err := end.check(out[len(out)-1], bound, start); err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// walkState follows the rows of qWalk: the last row's step count, depth
+// and stop flag, and the first entry whose depth is not its child's minus
+// one.
+type walkState struct {
+	n, depth, prev int64
+	stop           bool
+	bad            string
+}
+
+// scan reads a row's step count, depth and stop flag.
+func (w *walkState) scan(dest []driver.Value) error {
+	w.prev = w.depth
+	if err := assign(&w.n, dest[0]); err != nil {
+		return err
+	}
+	if err := assign(&w.depth, dest[1]); err != nil {
+		return err
+	}
+	return assign(&w.stop, dest[2])
+}
+
+// step takes the row's entry: each step of the walk goes up one depth.
+func (w *walkState) step(e sessiontree.Entry) {
+	if w.n > 1 && w.depth != w.prev-1 && w.bad == "" {
+		w.bad = e.ID
+	}
+}
+
+// check tells how a walk that ended at entry top went: up to the start
+// depth, or to a root at depth 1, with a depth one less at each step;
+// otherwise a parent is missing, the parent ids cycle, or the depths
+// disagree with them (so a walk never ends early on a damaged row).
+func (w *walkState) check(top sessiontree.Entry, bound, start int64) error {
+	switch {
+	case top.ParentID != "" && !w.stop && w.n >= bound:
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "cycle in parent ids"}
+	case top.ParentID != "" && !w.stop:
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "parent " + top.ParentID + " does not exist"}
+	case w.bad != "":
+		return &sessiontree.CorruptError{EntryID: w.bad, Reason: "depth disagrees with parent ids"}
+	case w.stop && w.depth != start, (top.ParentID == "") != (w.depth == 1):
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "depth disagrees with parent ids"}
+	}
+	return nil
 }
 
 // State returns the state at entry from: the entry points at the latest

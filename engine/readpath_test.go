@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -161,5 +163,101 @@ END`,
 	}
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check after migration 16: %v", err)
+	}
+}
+
+// TestPathOffTheBranchCutsAsOnIt reads the path of an entry below a
+// compaction whose JSON names a member twice (a hand-edited or
+// concatenated line; pi's JSON.parse takes the last), on the active
+// branch and, after the leaf moved away, off it: both reads must cut where
+// the tree rules cut (sessiontree.WalkPath, the memory and jsonl
+// backends' reading), the last member winning.
+func TestPathOffTheBranchCutsAsOnIt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct{ members, want string }{
+		{`"firstKeptEntryId":"a","firstKeptEntryId":"c"`, "c X d"},
+		{`"firstKeptEntryId":"c","firstKeptEntryId":"a"`, "a b c X d"},
+		{`"firstKeptEntryId":"c","retainedTail":null,"retainedTail":[]`, "X d"},
+		{`"firstKeptEntryId":"c","retainedTail":[],"retainedTail":null`, "c X d"},
+	} {
+		st := newSession(t, newDB(t))
+		var es []sessiontree.Entry
+		for _, l := range []string{
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"a"}}`,
+			`{"type":"message","id":"b","parentId":"a","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"b"}}`,
+			`{"type":"message","id":"c","parentId":"b","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"c"}}`,
+			`{"type":"compaction","id":"X","parentId":"c","timestamp":"2026-03-01T10:00:03.000Z","summary":"s",` + tc.members + `}`,
+			`{"type":"message","id":"d","parentId":"X","timestamp":"2026-03-01T10:00:04.000Z","message":{"role":"user","content":"d"}}`,
+		} {
+			e, err := sessiontree.DecodeEntry([]byte(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			es = append(es, e)
+		}
+		if err := st.AppendBatch(ctx, es); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.Fields(tc.want)
+		byID := map[string]sessiontree.Entry{}
+		for _, e := range es {
+			byID[e.ID] = e
+		}
+		walked, err := sessiontree.WalkPath(ctx, "d", false, len(es), func(id string) (sessiontree.Entry, bool) { e, ok := byID[id]; return e, ok })
+		if err != nil || !cmp.Equal(idsOf(walked), want) {
+			t.Fatalf("%s: WalkPath(d) = %v, %v; want %v", tc.members, idsOf(walked), err, want)
+		}
+		for _, leaf := range []string{"d", "a"} { // d: on the branch; a: d off it
+			if _, err := st.SetLeaf(ctx, leaf, sessiontree.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := st.Path(ctx, "d")
+			if err != nil || !cmp.Equal(idsOf(got), want) {
+				t.Errorf("%s, leaf %s: Path(d) = %v, %v; want %v", tc.members, leaf, idsOf(got), err, want)
+			}
+		}
+	}
+}
+
+// TestPathOffTheBranchRefusesDamagedRows reads the path of an entry off
+// the active branch whose ancestors' rows are damaged: a parent gone, a
+// depth that does not follow the parent ids. The walk ends where the
+// stored depths say the path starts, so it must check them on the way
+// rather than end early and hand out a short path.
+func TestPathOffTheBranchRefusesDamagedRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, damage := range [][]string{
+		{`DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0001'`},
+		{`DROP TRIGGER entries_no_update`, `UPDATE entries SET depth = 1 WHERE id = 'a0002'`},
+		{`DROP TRIGGER entries_no_update`, `UPDATE entries SET depth = 9 WHERE id = 'a0002'`},
+		{`DROP TRIGGER entries_no_update`, `UPDATE entries SET parent_id = NULL WHERE id = 'a0002'`},
+		{`DROP TRIGGER entries_no_delete`, `DROP TRIGGER entries_no_update`,
+			`DELETE FROM entries WHERE id = 'a0001'`, `UPDATE entries SET depth = 1 WHERE id = 'a0002'`},
+	} {
+		db := openDamaged(t)
+		st := newSession(t, db)
+		if err := st.AppendBatch(ctx, batchChain(t, "a", "", 5)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetLeaf(ctx, "a0000", sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		raw := rawDB(t, db.Path())
+		for _, q := range damage {
+			if _, err := raw.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, full := range []bool{false, true} {
+			read := st.Path
+			if full {
+				read = st.FullPath
+			}
+			if p, err := read(ctx, "a0004"); !errors.Is(err, sessiontree.ErrCorrupt) {
+				t.Errorf("after %q, path(a0004, full %v) = %v, %v; want %v", damage, full, idsOf(p), err, sessiontree.ErrCorrupt)
+			}
+		}
 	}
 }
