@@ -167,15 +167,18 @@ END`,
 }
 
 // TestPathOffTheBranchCutsAsOnIt reads the path of an entry below a
-// compaction whose JSON names a member twice (a hand-edited or
-// concatenated line; pi's JSON.parse takes the last), on the active
-// branch and, after the leaf moved away, off it: both reads must cut where
-// the tree rules cut (sessiontree.WalkPath, the memory and jsonl
-// backends' reading), the last member winning.
+// compaction without a firstKeptEntryId (pi's appendCompaction writes
+// what it is given, an imported file may hold one) or whose JSON names a
+// member twice (a hand-edited or concatenated line; pi's JSON.parse takes
+// the last), on the active branch and, after the leaf moved away, off it:
+// both reads must cut where the tree rules cut (sessiontree.WalkPath, the
+// memory and jsonl backends' reading), the last member winning.
 func TestPathOffTheBranchCutsAsOnIt(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct{ members, want string }{
+		{`"tokensBefore":1`, "a b c X d"}, // no firstKeptEntryId: nothing kept, no cut
+		{`"firstKeptEntryId":null`, "a b c X d"},
 		{`"firstKeptEntryId":"a","firstKeptEntryId":"c"`, "c X d"},
 		{`"firstKeptEntryId":"c","firstKeptEntryId":"a"`, "a b c X d"},
 		{`"firstKeptEntryId":"c","retainedTail":null,"retainedTail":[]`, "X d"},
