@@ -16,8 +16,8 @@ import (
 // one batch and compares, at every entry, the projection, the context and
 // the state each backend answers with what pi's rules give over the full
 // path walked from the log (sessiontree.WalkPath, ContextEntries,
-// Projection, State.Apply), and the leaf, name and labels with the
-// replayed log. The logs hold what the pi fixtures rarely do: branches,
+// Projection, State.Apply), and the leaf, name, labels, stats and tree
+// counts with the replayed log. The logs hold what the pi fixtures rarely do: branches,
 // leaf moves, compactions whose firstKeptEntryId is off the path, the
 // compaction itself, missing, or named twice, retained tails, system
 // snapshots, branch summaries at the root, context edits of any entry,
@@ -99,9 +99,20 @@ func checkAnswers(t *testing.T, what string, st sessiontree.Storage, log []sessi
 		}
 	}
 	var r sessiontree.Replayer
+	var tally sessiontree.Tally
 	for _, e := range log {
 		f := sessiontree.EffectsOf(e, "")
 		r.Apply(e, &f)
+		tally.Add(e)
+	}
+	if stats, err := st.Stats(ctx); err != nil || !cmp.Equal(stats, tally.Stats()) {
+		t.Errorf("%s: Stats = %+v, %v; want %+v", what, stats, err, tally.Stats())
+	}
+	if sr, ok := st.(sessiontree.SummaryReader); ok {
+		sum, err := sr.Summary(ctx)
+		if want := sessiontree.ShapeOf(log, r.Labels); err != nil || sum.Shape != want {
+			t.Errorf("%s: Summary().Shape = %+v, %v; want %+v", what, sum.Shape, err, want)
+		}
 	}
 	leaf, err1 := st.Leaf(ctx)
 	name, err2 := st.Name(ctx)
