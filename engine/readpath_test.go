@@ -83,24 +83,14 @@ func TestCanonicalBackfill(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})
 	st := newSession(t, db)
-	var entries []sessiontree.Entry
-	for _, raw := range []string{
+	appendLines(t, st,
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"x"}}`,
 		`{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"x"}}`,
 		`{"id":"a3","type":"message","parentId":"a2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"x"}}`,
 		`{"type":"message","id":"a\u0034","parentId":"a3","timestamp":"2026-03-01T10:00:03.000Z","message":{"role":"user","content":"x"}}`,
 		`{"type":"message","id":"dup","parentId":"a4","timestamp":"2026-03-01T10:00:04.000Z","id":"a5","message":{"role":"user","content":"x"}}`,
 		`{"type":"message","id":"a6","parentId":"a5","timestamp":"2026-03-01T10:00:05.000Z","message":{"role":"user","content":"y"}}`,
-	} {
-		e, err := sessiontree.DecodeEntry([]byte(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
-	}
-	if err := st.AppendBatch(ctx, entries); err != nil {
-		t.Fatal(err)
-	}
+	)
 	before, err := st.Path(ctx, "a6")
 	if err != nil {
 		t.Fatal(err)
@@ -185,23 +175,13 @@ func TestPathOffTheBranchCutsAsOnIt(t *testing.T) {
 		{`"firstKeptEntryId":"c","retainedTail":[],"retainedTail":null`, "c X d"},
 	} {
 		st := newSession(t, newDB(t))
-		var es []sessiontree.Entry
-		for _, l := range []string{
+		es := appendLines(t, st,
 			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"a"}}`,
 			`{"type":"message","id":"b","parentId":"a","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"b"}}`,
 			`{"type":"message","id":"c","parentId":"b","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"c"}}`,
-			`{"type":"compaction","id":"X","parentId":"c","timestamp":"2026-03-01T10:00:03.000Z","summary":"s",` + tc.members + `}`,
+			`{"type":"compaction","id":"X","parentId":"c","timestamp":"2026-03-01T10:00:03.000Z","summary":"s",`+tc.members+`}`,
 			`{"type":"message","id":"d","parentId":"X","timestamp":"2026-03-01T10:00:04.000Z","message":{"role":"user","content":"d"}}`,
-		} {
-			e, err := sessiontree.DecodeEntry([]byte(l))
-			if err != nil {
-				t.Fatal(err)
-			}
-			es = append(es, e)
-		}
-		if err := st.AppendBatch(ctx, es); err != nil {
-			t.Fatal(err)
-		}
+		)
 		want := strings.Fields(tc.want)
 		byID := map[string]sessiontree.Entry{}
 		for _, e := range es {
@@ -263,4 +243,22 @@ func TestPathOffTheBranchRefusesDamagedRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// appendLines appends the entries of JSON lines to st in one batch and
+// returns them.
+func appendLines(t *testing.T, st *engine.Storage, lines ...string) []sessiontree.Entry {
+	t.Helper()
+	var es []sessiontree.Entry
+	for _, l := range lines {
+		e, err := sessiontree.DecodeEntry([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	if err := st.AppendBatch(context.Background(), es); err != nil {
+		t.Fatal(err)
+	}
+	return es
 }
