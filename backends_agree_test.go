@@ -22,7 +22,9 @@ import (
 // compaction itself, missing, or named twice, retained tails, system
 // snapshots, branch summaries at the root, context edits of any entry,
 // system messages, null contents, unknown types. Most entries end off the
-// active branch, so the engine reads their paths both ways.
+// active branch, so the engine reads their paths both ways. Then the leaf
+// moves about and entries go under it, and each backend's answers are
+// compared with pi's rules over its log again.
 func TestBackendsAgreeOnRandomTrees(t *testing.T) {
 	t.Parallel()
 	seeds := uint64(200)
@@ -37,9 +39,52 @@ func TestBackendsAgreeOnRandomTrees(t *testing.T) {
 			if err := st.(sessiontree.BatchAppender).AppendBatch(context.Background(), log); err != nil {
 				t.Fatalf("seed %d, %s: %v", seed, b.name, err)
 			}
-			checkAnswers(t, fmt.Sprintf("seed %d, %s", seed, b.name), st, log, want)
+			what := fmt.Sprintf("seed %d, %s", seed, b.name)
+			checkAnswers(t, what, st, log, want)
+			moved := moveAndAppend(t, what, rand.New(rand.NewPCG(seed, 8)), st, log)
+			checkAnswers(t, what+", moved", st, moved, piAnswers(t, moved))
 		}
 	}
+}
+
+// moveAndAppend moves the leaf of st, whose log is log, to random entries
+// (or before the first) and appends under it, and returns the log after.
+func moveAndAppend(t *testing.T, what string, rng *rand.Rand, st sessiontree.Storage, log []sessiontree.Entry) []sessiontree.Entry {
+	t.Helper()
+	ctx := context.Background()
+	ids := make([]string, 0, len(log))
+	for _, e := range log {
+		if e.Type != sessiontree.TypeLeaf {
+			ids = append(ids, e.ID)
+		}
+	}
+	for i := range 12 {
+		target := ids[rng.IntN(len(ids))]
+		if rng.IntN(10) == 0 {
+			target = ""
+		}
+		if _, err := st.SetLeaf(ctx, target, sessiontree.AppendOptions{}); err != nil {
+			t.Fatalf("%s: SetLeaf(%q): %v", what, target, err)
+		}
+		for j := range rng.IntN(4) {
+			id := fmt.Sprintf("m%02d%d", i, j)
+			typ, fields := randomEntry(rng, id, target, ids)
+			if typ == sessiontree.TypeLeaf {
+				continue
+			}
+			d := sessiontree.Draft{Type: typ, ID: id, Timestamp: "2026-03-02T10:00:00.000Z", Fields: json.RawMessage(fields)}
+			e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+			if err != nil {
+				t.Fatalf("%s: Append(%s): %v", what, fields, err)
+			}
+			ids, target = append(ids, e.ID), e.ID
+		}
+	}
+	after, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatalf("%s: Log: %v", what, err)
+	}
+	return after
 }
 
 // answers is what a session answers at an entry, as compared.
