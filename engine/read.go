@@ -335,6 +335,9 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPlace(from, pk, depth, start); err != nil {
+		return nil, err
+	}
 	if onBranch {
 		lo := start
 		if full {
@@ -353,6 +356,19 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 		start = 0
 	}
 	return s.walk(r, from, start)
+}
+
+// checkPlace refuses the stored place of entry id, key pk, unless
+// 1 <= start <= depth <= its seq (an entry comes after its ancestors), so
+// that a damaged row makes no read size a path by it: a start past the
+// depth made a slice of negative capacity (a panic), a huge depth a read
+// of as many branch rows.
+func checkPlace(id string, pk, depth, start int64) error {
+	if seq := pk & 0xffffffff; start < 1 || start > depth || depth > seq {
+		return &sessiontree.CorruptError{EntryID: id,
+			Reason: fmt.Sprintf("stored depth %d and start depth %d do not fit its place %d in the log", depth, start, seq)}
+	}
+	return nil
 }
 
 // walk runs the recursive path query from entry from up to depth start

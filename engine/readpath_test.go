@@ -262,3 +262,47 @@ func appendLines(t *testing.T, st *engine.Storage, lines ...string) []sessiontre
 	}
 	return es
 }
+
+// TestPathRefusesDamagedPlace reads paths from entries whose stored depth
+// or start depth a damage changed, on the active branch (the branch
+// damaged to match) and off it: each read reports the session corrupt.
+// A start depth past the entry's depth panicked (a slice of negative
+// capacity); a huge depth read as many branch rows.
+func TestPathRefusesDamagedPlace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, damage := range []string{
+		`UPDATE entries SET start_depth = 99 WHERE id = 'a0002'`,
+		`UPDATE entries SET start_depth = 0 WHERE id = 'a0002'`,
+		`UPDATE entries SET depth = 1 << 40 WHERE id = 'a0002'`,
+	} {
+		db := openDamaged(t)
+		st := newSession(t, db)
+		if err := st.AppendBatch(ctx, batchChain(t, "a", "", 5)); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendBatch(ctx, batchChain(t, "b", "a0000", 1)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.SetLeaf(ctx, "a0004", sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		raw := rawDB(t, db.Path())
+		for _, q := range []string{`DROP TRIGGER entries_no_update`, damage,
+			`UPDATE branch SET depth = 1 << 40 WHERE depth = 3 AND (SELECT depth FROM entries WHERE id = 'a0002') = 1 << 40`} {
+			if _, err := raw.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, leaf := range []string{"", "b0000"} { // a0002 on the branch, then off it
+			if leaf != "" {
+				if _, err := st.SetLeaf(ctx, leaf, sessiontree.AppendOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p, err := st.Path(ctx, "a0002"); !errors.Is(err, sessiontree.ErrCorrupt) {
+				t.Errorf("after %q, leaf %s: Path(a0002) = %v, %v; want %v", damage, leaf, idsOf(p), err, sessiontree.ErrCorrupt)
+			}
+		}
+	}
+}
