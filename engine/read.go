@@ -358,6 +358,16 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 	return s.walk(r, from, start)
 }
 
+// maxSizeHint bounds what [sizeHint] preallocates: a million entries,
+// more than almost any session holds.
+const maxSizeHint = 1 << 20
+
+// sizeHint is how many elements a read preallocates for a list of n
+// rows, n a count kept in the sessions row: within 0..maxSizeHint, so
+// that a damaged count (Check reports it) makes no read panic or
+// allocate what it says; a longer list grows as it is read.
+func sizeHint(n int64) int { return int(min(max(n, 0), maxSizeHint)) }
+
 // checkPlace refuses the stored place of entry id, key pk, unless
 // 1 <= start <= depth <= its seq (an entry comes after its ancestors), so
 // that a damaged row makes no read size a path by it: a start past the
