@@ -81,9 +81,7 @@ func TestReadsSurviveDamagedEntryCount(t *testing.T) {
 		appendLines(t, st,
 			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"a"}}`,
 			`{"type":"message","id":"b","parentId":"a","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"b"}}`)
-		if _, err := rawDB(t, db.Path()).ExecContext(ctx, `UPDATE sessions SET entry_count = `+count); err != nil {
-			t.Fatal(err)
-		}
+		damage(t, db, `UPDATE sessions SET entry_count = `+count)
 		heads, err := st.LogHeads(ctx)
 		if err != nil || len(heads) != 2 {
 			t.Errorf("entry_count %s: LogHeads = %d heads, %v; want 2", count, len(heads), err)

@@ -211,7 +211,7 @@ func TestPathOffTheBranchCutsAsOnIt(t *testing.T) {
 func TestPathOffTheBranchRefusesDamagedRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, damage := range [][]string{
+	for _, queries := range [][]string{
 		{`DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0001'`},
 		{`DROP TRIGGER entries_no_update`, `UPDATE entries SET depth = 1 WHERE id = 'a0002'`},
 		{`DROP TRIGGER entries_no_update`, `UPDATE entries SET depth = 9 WHERE id = 'a0002'`},
@@ -221,25 +221,18 @@ func TestPathOffTheBranchRefusesDamagedRows(t *testing.T) {
 	} {
 		db := openDamaged(t)
 		st := newSession(t, db)
-		if err := st.AppendBatch(ctx, batchChain(t, "a", "", 5)); err != nil {
-			t.Fatal(err)
-		}
+		appendChains(t, st, batchChain(t, "a", "", 5))
 		if _, err := st.SetLeaf(ctx, "a0000", sessiontree.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		raw := rawDB(t, db.Path())
-		for _, q := range damage {
-			if _, err := raw.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
+		damage(t, db, queries...)
 		for _, full := range []bool{false, true} {
 			read := st.Path
 			if full {
 				read = st.FullPath
 			}
 			if p, err := read(ctx, "a0004"); !errors.Is(err, sessiontree.ErrCorrupt) {
-				t.Errorf("after %q, path(a0004, full %v) = %v, %v; want %v", damage, full, idsOf(p), err, sessiontree.ErrCorrupt)
+				t.Errorf("after %q, path(a0004, full %v) = %v, %v; want %v", queries, full, idsOf(p), err, sessiontree.ErrCorrupt)
 			}
 		}
 	}
@@ -271,29 +264,19 @@ func appendLines(t *testing.T, st *engine.Storage, lines ...string) []sessiontre
 func TestPathRefusesDamagedPlace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, damage := range []string{
+	for _, query := range []string{
 		`UPDATE entries SET start_depth = 99 WHERE id = 'a0002'`,
 		`UPDATE entries SET start_depth = 0 WHERE id = 'a0002'`,
 		`UPDATE entries SET depth = 1 << 40 WHERE id = 'a0002'`,
 	} {
 		db := openDamaged(t)
 		st := newSession(t, db)
-		if err := st.AppendBatch(ctx, batchChain(t, "a", "", 5)); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.AppendBatch(ctx, batchChain(t, "b", "a0000", 1)); err != nil {
-			t.Fatal(err)
-		}
+		appendChains(t, st, batchChain(t, "a", "", 5), batchChain(t, "b", "a0000", 1))
 		if _, err := st.SetLeaf(ctx, "a0004", sessiontree.AppendOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		raw := rawDB(t, db.Path())
-		for _, q := range []string{`DROP TRIGGER entries_no_update`, damage,
-			`UPDATE branch SET depth = 1 << 40 WHERE depth = 3 AND (SELECT depth FROM entries WHERE id = 'a0002') = 1 << 40`} {
-			if _, err := raw.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
+		damage(t, db, `DROP TRIGGER entries_no_update`, query,
+			`UPDATE branch SET depth = 1 << 40 WHERE depth = 3 AND (SELECT depth FROM entries WHERE id = 'a0002') = 1 << 40`)
 		for _, leaf := range []string{"", "b0000"} { // a0002 on the branch, then off it
 			if leaf != "" {
 				if _, err := st.SetLeaf(ctx, leaf, sessiontree.AppendOptions{}); err != nil {
@@ -301,8 +284,29 @@ func TestPathRefusesDamagedPlace(t *testing.T) {
 				}
 			}
 			if p, err := st.Path(ctx, "a0002"); !errors.Is(err, sessiontree.ErrCorrupt) {
-				t.Errorf("after %q, leaf %s: Path(a0002) = %v, %v; want %v", damage, leaf, idsOf(p), err, sessiontree.ErrCorrupt)
+				t.Errorf("after %q, leaf %s: Path(a0002) = %v, %v; want %v", query, leaf, idsOf(p), err, sessiontree.ErrCorrupt)
 			}
+		}
+	}
+}
+
+// damage runs SQL statements on db's file behind the engine's back.
+func damage(t *testing.T, db *engine.DB, queries ...string) {
+	t.Helper()
+	raw := rawDB(t, db.Path())
+	for _, q := range queries {
+		if _, err := raw.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// appendChains appends each chain (batchChain) in a batch of its own.
+func appendChains(t *testing.T, st *engine.Storage, chains ...[]sessiontree.Entry) {
+	t.Helper()
+	for _, c := range chains {
+		if err := st.AppendBatch(context.Background(), c); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
