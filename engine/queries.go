@@ -117,9 +117,12 @@ WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
 	qLabels = `SELECT target_id, label FROM labels WHERE session = ?1`
 
 	// qState reads the latest state-setting entries on the full path of
-	// an entry: each entry points at them, inherited from its parent.
-	qState = `SELECT t.pk, CAST(t.raw AS BLOB), t.checksum, m.pk, m.type, CAST(m.raw AS BLOB), m.checksum,
-       o.pk, CAST(o.raw AS BLOB), o.checksum
+	// an entry: each entry points at them, inherited from its parent. It
+	// reads each pointer with the row it names, for State to check that
+	// the row is there and sets the state.
+	qState = `SELECT e.pk, e.thinking_pk, t.pk, t.type, CAST(t.raw AS BLOB), t.checksum,
+       e.model_pk, m.pk, m.type, CAST(m.raw AS BLOB), m.checksum,
+       e.tools_pk, o.pk, o.type, CAST(o.raw AS BLOB), o.checksum
 FROM entries e
 LEFT JOIN entries t ON t.pk = e.thinking_pk
 LEFT JOIN entries m ON m.pk = e.model_pk

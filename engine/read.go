@@ -478,16 +478,19 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, nil
 	}
-	var thinking, model, tools stateEntry
-	var modelType sql.NullString
+	var pk int64
+	thinking := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsThinking }}
+	model := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsModel }}
+	tools := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsTools }}
 	err := s.db.read(ctx, func(r q) error {
-		err := r.row(qState, args(s.pk, from), &thinking.pk, &thinking.raw, &thinking.sum,
-			&model.pk, &modelType, &model.raw, &model.sum, &tools.pk, &tools.raw, &tools.sum)
+		dest := append(append(append([]any{&pk}, thinking.dest()...), model.dest()...), tools.dest()...)
+		err := r.row(qState, args(s.pk, from), dest...)
 		if err != nil {
 			return err
 		}
+		lo, _ := pkRange(s.pk)
 		for _, se := range []*stateEntry{&thinking, &model, &tools} {
-			if err := se.verify(); err != nil {
+			if err := se.verify(from, lo, pk); err != nil {
 				return r.entryError(err)
 			}
 		}
@@ -499,34 +502,57 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if err != nil {
 		return st, fmt.Errorf("read state at %s: %w", from, translate(err))
 	}
-	if thinking.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeThinkingLevelChange, Raw: thinking.raw})
-	}
-	if model.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.EntryType(modelType.String), Raw: model.raw})
-	}
-	if tools.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeActiveToolsChange, Raw: tools.raw})
+	for _, se := range []*stateEntry{&thinking, &model, &tools} {
+		if se.pk.Valid {
+			st.Apply(se.entry())
+		}
 	}
 	return st, nil
 }
 
-// stateEntry is one of the state-setting entries qState reads: its key
-// (NULL when there is none), JSON and checksum.
+// stateEntry is one of the state-setting entries qState reads: the
+// pointer the entry holds (NULL when none), and the row it points at:
+// its key (NULL when there is none), type, JSON and checksum. sets says
+// whether an entry with some effects sets the setting the pointer is for.
 type stateEntry struct {
-	pk  sql.NullInt64
-	raw []byte
-	sum sql.NullInt64
+	ptr, pk sql.NullInt64
+	typ     sql.NullString
+	raw     []byte
+	sum     sql.NullInt64
+	sets    func(f *sessiontree.Effects) bool
 }
 
-// verify returns a *checksumError when the entry's JSON does not match
-// its checksum.
-func (se *stateEntry) verify() error {
-	if !se.pk.Valid {
+// dest is where qState's columns for se go.
+func (se *stateEntry) dest() []any {
+	return []any{&se.ptr, &se.pk, &se.typ, &se.raw, &se.sum}
+}
+
+// entry is the entry pointed at, as much as State applies of it.
+func (se *stateEntry) entry() sessiontree.Entry {
+	return sessiontree.Entry{Type: sessiontree.EntryType(se.typ.String), Raw: se.raw}
+}
+
+// verify returns a *checksumError when the entry pointed at does not
+// match its checksum, and a *sessiontree.CorruptError naming entry from,
+// key pk, whose session's keys start at lo, when the pointer names no
+// entry of the session at or before it that sets its setting.
+func (se *stateEntry) verify(from string, lo, pk int64) error {
+	if !se.ptr.Valid {
 		return nil
 	}
-	if reason := sessiontree.ChecksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
-		return &checksumError{pk: se.pk.Int64, reason: reason}
+	if se.pk.Valid {
+		if reason := sessiontree.ChecksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
+			return &checksumError{pk: se.pk.Int64, reason: reason}
+		}
+	}
+	e := se.entry()
+	role := ""
+	if e.Type == sessiontree.TypeMessage {
+		role = sessiontree.MessageInfoOf(e).Role
+	}
+	if f := sessiontree.EffectsOf(e, role); !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !se.sets(&f) {
+		return &sessiontree.CorruptError{EntryID: from,
+			Reason: fmt.Sprintf("state pointer to key %d: no entry of the session at or before it that sets the state", se.ptr.Int64)}
 	}
 	return nil
 }

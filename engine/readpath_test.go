@@ -310,3 +310,41 @@ func appendChains(t *testing.T, st *engine.Storage, chains ...[]sessiontree.Entr
 		}
 	}
 }
+
+// TestStateRefusesDamagedPointers damages the pointer an entry holds to
+// the latest thinking-level entry on its path: to another session's, to
+// no row, to an entry that sets no thinking level, to a later entry. The
+// state at it must be reported corrupt, not read from whatever the
+// pointer names (another session's level, or the default).
+func TestStateRefusesDamagedPointers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	thinking := func(id, parent, level string) string {
+		p := `null`
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"thinking_level_change","id":"` + id + `","parentId":` + p +
+			`,"timestamp":"2026-03-01T10:00:00.000Z","thinkingLevel":"` + level + `"}`
+	}
+	msg := `{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"x"}}`
+	for _, ptr := range []string{
+		`(SELECT pk FROM entries WHERE id = 'a1')`,
+		`pk + 1000`,
+		`pk`,
+		`pk + 1`,
+	} {
+		db := openDamaged(t)
+		other, st := newSession(t, db), newSession(t, db)
+		appendLines(t, other, thinking("a1", "", "high"))
+		appendLines(t, st, thinking("b1", "", "low"), msg,
+			`{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"y"}}`)
+		if got, err := st.State(ctx, "b2"); err != nil || got.ThinkingLevel != "low" {
+			t.Fatalf("before the damage, State(b2) = %+v, %v; want low", got, err)
+		}
+		damage(t, db, `DROP TRIGGER entries_no_update`, `UPDATE entries SET thinking_pk = `+ptr+` WHERE id = 'b2'`)
+		if got, err := st.State(ctx, "b2"); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("thinking_pk = %s: State(b2) = %+v, %v; want %v", ptr, got, err, sessiontree.ErrCorrupt)
+		}
+	}
+}
