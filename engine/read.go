@@ -478,31 +478,15 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, nil
 	}
-	var pk int64
-	thinking := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsThinking }}
-	model := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsModel }}
-	tools := stateEntry{sets: func(f *sessiontree.Effects) bool { return f.SetsTools }}
-	err := s.db.read(ctx, func(r q) error {
-		dest := append(append(append([]any{&pk}, thinking.dest()...), model.dest()...), tools.dest()...)
-		err := r.row(qState, args(s.pk, from), dest...)
-		if err != nil {
-			return err
-		}
-		lo, _ := pkRange(s.pk)
-		for _, se := range []*stateEntry{&thinking, &model, &tools} {
-			if err := se.verify(from, lo, pk); err != nil {
-				return r.entryError(err)
-			}
-		}
-		return nil
-	})
+	var sr stateRows
+	err := s.db.read(ctx, func(r q) error { return sr.read(r, s.pk, from) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fmt.Errorf("read state at %s: %w", from, &sessiontree.EntryNotFoundError{ID: from})
 	}
 	if err != nil {
 		return st, fmt.Errorf("read state at %s: %w", from, translate(err))
 	}
-	for _, se := range []*stateEntry{&thinking, &model, &tools} {
+	for _, se := range sr.entries() {
 		if se.pk.Valid {
 			st.Apply(se.entry())
 		}
@@ -510,16 +494,51 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	return st, nil
 }
 
+// stateRows is what qState reads of an entry: its key and its three
+// state entries.
+type stateRows struct {
+	pk                     int64
+	thinking, model, tools stateEntry
+}
+
+func (sr *stateRows) entries() []*stateEntry {
+	return []*stateEntry{&sr.thinking, &sr.model, &sr.tools}
+}
+
+// read reads the state rows of entry from of session and verifies them.
+func (sr *stateRows) read(r q, session int64, from string) error {
+	sr.thinking.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsThinking }
+	sr.model.sets = func(t sessiontree.EntryType, f *sessiontree.Effects) bool {
+		return f.SetsModel || t == sessiontree.TypeMessage
+	}
+	sr.tools.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsTools }
+	dest := []any{&sr.pk}
+	for _, se := range sr.entries() {
+		dest = append(dest, se.dest()...)
+	}
+	if err := r.row(qState, args(session, from), dest...); err != nil {
+		return err
+	}
+	lo, _ := pkRange(session)
+	for _, se := range sr.entries() {
+		if err := se.verify(from, lo, sr.pk); err != nil {
+			return r.entryError(err)
+		}
+	}
+	return nil
+}
+
 // stateEntry is one of the state-setting entries qState reads: the
 // pointer the entry holds (NULL when none), and the row it points at:
 // its key (NULL when there is none), type, JSON and checksum. sets says
-// whether an entry with some effects sets the setting the pointer is for.
+// whether an entry of a type, with effects read without its role, may
+// set the setting the pointer is for.
 type stateEntry struct {
 	ptr, pk sql.NullInt64
 	typ     sql.NullString
 	raw     []byte
 	sum     sql.NullInt64
-	sets    func(f *sessiontree.Effects) bool
+	sets    func(t sessiontree.EntryType, f *sessiontree.Effects) bool
 }
 
 // dest is where qState's columns for se go.
@@ -545,12 +564,10 @@ func (se *stateEntry) verify(from string, lo, pk int64) error {
 			return &checksumError{pk: se.pk.Int64, reason: reason}
 		}
 	}
+	// A message is not read for its role here: Apply reads it, and a
+	// message may be large.
 	e := se.entry()
-	role := ""
-	if e.Type == sessiontree.TypeMessage {
-		role = sessiontree.MessageInfoOf(e).Role
-	}
-	if f := sessiontree.EffectsOf(e, role); !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !se.sets(&f) {
+	if f := sessiontree.EffectsOf(e, ""); !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !se.sets(e.Type, &f) {
 		return &sessiontree.CorruptError{EntryID: from,
 			Reason: fmt.Sprintf("state pointer to key %d: no entry of the session at or before it that sets the state", se.ptr.Int64)}
 	}
