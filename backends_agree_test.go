@@ -227,7 +227,8 @@ func randomEntry(rng *rand.Rand, id, parent string, ids []string) (sessiontree.E
 		}
 		return sessiontree.TypeContextEdit, `{"targetId":"` + pick() + `","replacement":` + repl + `}`
 	case 3:
-		return sessiontree.TypeLabel, `{"targetId":"` + pick() + `","label":"l` + id + `"}`
+		label := []string{`"l` + id + `"`, `""`, `null`, `" spaced "`}[rng.IntN(4)]
+		return sessiontree.TypeLabel, `{"targetId":"` + pick() + `","label":` + label + `}`
 	case 4:
 		return sessiontree.TypeModelChange, `{"provider":"q","modelId":"m` + id + `"}`
 	case 5:
@@ -243,7 +244,8 @@ func randomEntry(rng *rand.Rand, id, parent string, ids []string) (sessiontree.E
 	case 8:
 		return sessiontree.TypeCustomMessage, `{"customType":"c","content":"cm` + id + `","display":true}`
 	case 9:
-		return sessiontree.TypeSessionInfo, `{"name":"n` + id + `"}`
+		name := []string{`"n` + id + `"`, `""`, `" two\r\nlines "`}[rng.IntN(3)]
+		return sessiontree.TypeSessionInfo, `{"name":` + name + `}`
 	}
 	return randomMessage(rng, id)
 }
