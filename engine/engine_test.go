@@ -531,6 +531,7 @@ func TestCheckFindsDamage(t *testing.T) {
 		`UPDATE sessions SET root_count = root_count + 1`,
 		`UPDATE sessions SET compaction_count = 1`,
 		`UPDATE sessions SET label_count = 0`,
+		`UPDATE sessions SET updated_at = '2001-01-01T00:00:00.000Z'`,
 	} {
 		t.Run(damage, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
