@@ -35,9 +35,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // usage by day and bucket (usage_days, exactly), the session list's first
 // user text, name and last change, labels, tree counters and leaf follow
 // the log, and the materialized branch equals the path recomputed from
-// parent ids), then
-// its rows read through each index of their tables against the same rows
-// read from the table (see checkindex.go). Its cost follows the session's
+// parent ids), then its rows read through each index of their tables
+// against the same rows read from the table (see checkindex.go). Its cost follows the session's
 // size, not the database's.
 //
 // The whole database's check runs the database-wide structural checks
