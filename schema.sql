@@ -20,8 +20,10 @@
 --     rows per session and day;
 --   * active path and context: one range scan of branch;
 --   * path from an entry off the active branch: a recursive query over
---     entries.parent_id that applies the compaction rule as it walks and is
---     bounded by the session's entry count (a longer walk is a cycle);
+--     entries.parent_id that stops at the entry's start_depth (where the
+--     compaction rule cut it when it was placed), checks that each step
+--     goes up one depth, and is bounded by the session's entry count (a
+--     longer walk is a cycle);
 --   * state (thinking level, model, tools) at any entry: the entry's three
 --     pointers, a constant number of rows;
 --   * append: one entries row, one branch row, the sessions row, in one

@@ -18,18 +18,8 @@ func TestMoveOntoRunWithMissingEntry(t *testing.T) {
 	st := newSession(t, db)
 	// a0000..a0009 (keys 1..10), then b0000 under a0004 (key 11): the
 	// branch is a0000..a0004, b0000, 6 rows deep.
-	if err := st.AppendBatch(ctx, batchChain(t, "a", "", 10)); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AppendBatch(ctx, batchChain(t, "b", "a0004", 1)); err != nil {
-		t.Fatal(err)
-	}
-	raw := rawDB(t, db.Path())
-	for _, q := range []string{`DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0007'`} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendChains(t, st, batchChain(t, "a", "", 10), batchChain(t, "b", "a0004", 1))
+	damage(t, db, `DROP TRIGGER entries_no_delete`, `DELETE FROM entries WHERE id = 'a0007'`)
 	// The move to a0009 rewrites depth 6 and adds depths 7..10, the keys
 	// 7..10 of one run, of which 8 is gone.
 	if _, err := st.SetLeaf(ctx, "a0009", sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrCorrupt) {

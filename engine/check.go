@@ -17,7 +17,7 @@ const qCheckEntries = `SELECT pk, session, seq, id, parent_id, parent_pk, type, 
        thinking_pk, model_pk, tools_pk, target_id, custom_type, role, CAST(raw AS BLOB), coalesce(canonical, 0), checksum
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
-const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text
+const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at
 FROM sessions WHERE id = ?1`
 
 const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER BY depth`
@@ -33,10 +33,10 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // earlier, depths, compaction boundaries and state pointers are what an
 // append computes, the stats (exactly, through sessiontree.Tally) and the
 // usage by day and bucket (usage_days, exactly), the session list's first
-// user text, name, labels, tree counters and leaf follow the log, and the
-// materialized branch equals the path recomputed from parent ids), then
-// its rows read through each index of their tables against the same rows
-// read from the table (see checkindex.go). Its cost follows the session's
+// user text, name and last change, labels, tree counters and leaf follow
+// the log, and the materialized branch equals the path recomputed from
+// parent ids), then its rows read through each index of their tables
+// against the same rows read from the table (see checkindex.go). Its cost follows the session's
 // size, not the database's.
 //
 // The whole database's check runs the database-wide structural checks
@@ -231,6 +231,7 @@ type storedSession struct {
 	leafPK              sql.NullInt64
 	leafID, name, first sql.NullString
 	leafDepth, boundary int64
+	updated             string
 }
 
 // replayed is a session's log as its check replayed it.
@@ -243,6 +244,8 @@ type replayed struct {
 	days      sessiontree.UsageDays
 	wantFirst sql.NullString
 	seq       int64
+	// last is the timestamp of the last entry replayed.
+	last string
 	// indexes are the digests of its entries rows as each index of
 	// entries holds them (see checkIndexes).
 	indexes entryDigests
@@ -259,7 +262,7 @@ func corruptEntry(entry, format string, a ...any) error {
 // it (see [DB.Check]); withText also notes which entries have search text.
 func checkSession(r q, id string, withText bool) (*replayed, error) {
 	var ss storedSession
-	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first)
+	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first, &ss.updated)
 	if err == sql.ErrNoRows {
 		return nil, &SessionNotFoundError{ID: id}
 	}
@@ -284,6 +287,7 @@ func checkSession(r q, id string, withText bool) (*replayed, error) {
 func (rp *replayed) add(w *checkRow) error {
 	rp.seq++
 	e := &w.c.e
+	rp.last = e.Timestamp
 	if e.Seq != rp.seq {
 		return corruptEntry(e.ID, "seq %d, want %d", e.Seq, rp.seq)
 	}
@@ -383,14 +387,27 @@ func (rp *replayed) compareCounters(r q, _ *storedSession) error {
 	return nil
 }
 
-// compareState compares the session row's first user text, name, leaf
-// and tree counters and the labels with the replay's.
-func (rp *replayed) compareState(r q, ss *storedSession) error {
+// compareList compares what the session row gives the session list,
+// its first user text, name and last change (the last entry's
+// timestamp), with the replay's.
+func (rp *replayed) compareList(ss *storedSession) error {
 	if ss.first != rp.wantFirst {
 		return corruptEntry("", "stored first user text %q, log gives %q", ss.first.String, rp.wantFirst.String)
 	}
 	if ss.name.String != rp.replay.Name {
 		return corruptEntry("", "stored name %q, log gives %q", ss.name.String, rp.replay.Name)
+	}
+	if rp.seq > 0 && ss.updated != rp.last {
+		return corruptEntry("", "stored last change %q, log gives %q", ss.updated, rp.last)
+	}
+	return nil
+}
+
+// compareState compares the session row's list fields (compareList),
+// leaf and tree counters and the labels with the replay's.
+func (rp *replayed) compareState(r q, ss *storedSession) error {
+	if err := rp.compareList(ss); err != nil {
+		return err
 	}
 	leaf := rp.replay.Leaf
 	if ss.leafID.String != leaf {

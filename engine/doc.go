@@ -38,8 +38,9 @@
 //     branch, from the compaction boundary to the leaf;
 //   - the path from an entry on the active branch: a prefix of the branch,
 //     also a range scan; from any other entry, a recursive query over
-//     parent ids that stops at the compaction boundary, and with a
-//     corrupt-session error on a cycle or a missing parent;
+//     parent ids that stops at the compaction boundary stored with the
+//     entry, and with a corrupt-session error on a cycle, a missing
+//     parent or depths that disagree with the parent ids;
 //   - the state (thinking level, model, tools) at any entry: at most four
 //     rows, since every entry points at the latest state-setting entries of
 //     its full path;

@@ -531,6 +531,7 @@ func TestCheckFindsDamage(t *testing.T) {
 		`UPDATE sessions SET root_count = root_count + 1`,
 		`UPDATE sessions SET compaction_count = 1`,
 		`UPDATE sessions SET label_count = 0`,
+		`UPDATE sessions SET updated_at = '2001-01-01T00:00:00.000Z'`,
 	} {
 		t.Run(damage, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.db")
@@ -781,25 +782,14 @@ func TestEntriesInAnyShape(t *testing.T) {
 	ctx := context.Background()
 	db := newDB(t)
 	st := newSession(t, db)
-	raws := []string{
+	batch := appendLines(t, st,
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"plain"}}`,
 		`{"id":"a2","type":"message","parentId":"a1","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"id first"}}`,
 		`{"type":"message","id":"a\u0033","parentId":"a2","timestamp":"2026-03-01T10:00:02.000Z","message":{"role":"user","content":"escaped id"}}`,
 		`{"type":"message","id":"a4","parentId":"a3","timestamp":"2026-03-01T10:00:03.000Z","message":{"role":"user","content":"x"},"id":"a5"}`,
 		`{ "type": "message", "id": "a6", "parentId": "a5", "timestamp": "2026-03-01T10:00:04.000Z", "message": {"role": "user", "content": "spaces"} }`,
 		`{"type":"message","id":"a7","parentId":"a6","timestamp":"2026-03-01T10:00:05.000Z","message":{"role":"user","content":"tab\there, ünïcödé"}}`,
-	}
-	var batch []sessiontree.Entry
-	for _, r := range raws {
-		e, err := sessiontree.DecodeEntry([]byte(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch = append(batch, e)
-	}
-	if err := st.AppendBatch(ctx, batch); err != nil {
-		t.Fatal(err)
-	}
+	)
 	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg("built")) + `}`)}, sessiontree.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -813,8 +803,8 @@ func TestEntriesInAnyShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, got := range map[string][]sessiontree.Entry{"Log": log, "FullPath": path} {
-		if len(got) != len(raws)+1 {
-			t.Fatalf("%s() = %d entries; want %d", name, len(got), len(raws)+1)
+		if len(got) != len(batch)+1 {
+			t.Fatalf("%s() = %d entries; want %d", name, len(got), len(batch)+1)
 		}
 		for i, e := range got {
 			want, err := sessiontree.DecodeEntry(e.Raw)
@@ -825,8 +815,8 @@ func TestEntriesInAnyShape(t *testing.T) {
 			if diff := cmp.Diff(want, e); diff != "" {
 				t.Errorf("%s()[%d] (-decoded +read):\n%s", name, i, diff)
 			}
-			if i < len(raws) && string(e.Raw) != raws[i] {
-				t.Errorf("%s()[%d].Raw = %s; want %s", name, i, e.Raw, raws[i])
+			if i < len(batch) && string(e.Raw) != string(batch[i].Raw) {
+				t.Errorf("%s()[%d].Raw = %s; want %s", name, i, e.Raw, batch[i].Raw)
 			}
 		}
 	}

@@ -19,12 +19,12 @@ func (s *Storage) LogHeads(ctx context.Context) ([]sessiontree.Entry, error) {
 	lo, hi := pkRange(s.pk)
 	var list []sessiontree.Entry
 	err := s.db.read(ctx, func(r q) error {
-		var n int64 // the list's size, so that it is allocated once
+		var n int64 // the list's size, so that it is allocated once (sizeHint)
 		if err := r.row(qEntryCount, args(s.pk), &n); err != nil {
 			return err
 		}
 		var err error
-		list, err = r.heads(int(n), lo, hi)
+		list, err = r.heads(sizeHint(n), lo, hi)
 		return err
 	})
 	if err != nil {

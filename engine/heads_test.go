@@ -66,3 +66,33 @@ func TestLogHeads(t *testing.T) {
 		})
 	}
 }
+
+// TestReadsSurviveDamagedEntryCount damages the entry count of a session's
+// row (Check reports it): the reads that size their lists by it, the
+// heads and the import's list of ids, must still answer what the entries
+// table holds. A huge count panicked them (makeslice: cap out of range)
+// or had them allocate that much.
+func TestReadsSurviveDamagedEntryCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, count := range []string{"1 << 50"} {
+		db := openDamaged(t)
+		st := newSession(t, db)
+		appendLines(t, st,
+			`{"type":"message","id":"a","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"a"}}`,
+			`{"type":"message","id":"b","parentId":"a","timestamp":"2026-03-01T10:00:01.000Z","message":{"role":"user","content":"b"}}`)
+		damage(t, db, `UPDATE sessions SET entry_count = `+count)
+		heads, err := st.LogHeads(ctx)
+		if err != nil || len(heads) != 2 {
+			t.Errorf("entry_count %s: LogHeads = %d heads, %v; want 2", count, len(heads), err)
+		}
+		var ids []string
+		err = engine.NewDatabase(db).View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+			ids, err = tx.SessionEntryIDs(st.ID())
+			return err
+		})
+		if err != nil || !cmp.Equal(ids, []string{"a", "b"}) {
+			t.Errorf("entry_count %s: SessionEntryIDs = %v, %v; want [a b]", count, ids, err)
+		}
+	}
+}

@@ -119,7 +119,7 @@ func (tx *Tx) SessionEntryIDs(id string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, count)
+	ids := make([]string, 0, sizeHint(count))
 	lo, hi := pkRange(pk)
 	if err := tx.tx.SelectContext(tx.ctx, &ids, qSessionEntryIDs, lo, hi); err != nil {
 		return nil, err

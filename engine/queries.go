@@ -117,9 +117,12 @@ WHERE b.session = ?1 AND b.depth BETWEEN ?2 AND ?3 ORDER BY b.depth`
 	qLabels = `SELECT target_id, label FROM labels WHERE session = ?1`
 
 	// qState reads the latest state-setting entries on the full path of
-	// an entry: each entry points at them, inherited from its parent.
-	qState = `SELECT t.pk, CAST(t.raw AS BLOB), t.checksum, m.pk, m.type, CAST(m.raw AS BLOB), m.checksum,
-       o.pk, CAST(o.raw AS BLOB), o.checksum
+	// an entry: each entry points at them, inherited from its parent. It
+	// reads each pointer with the row it names, for State to check that
+	// the row is there and sets the state.
+	qState = `SELECT e.pk, e.thinking_pk, t.pk, t.type, CAST(t.raw AS BLOB), t.checksum,
+       e.model_pk, m.pk, m.type, CAST(m.raw AS BLOB), m.checksum,
+       e.tools_pk, o.pk, o.type, CAST(o.raw AS BLOB), o.checksum
 FROM entries e
 LEFT JOIN entries t ON t.pk = e.thinking_pk
 LEFT JOIN entries m ON m.pk = e.model_pk
@@ -143,48 +146,25 @@ WHERE e.session = ?1 AND e.id = ?2`
 // thousands of rows costs mostly per column fetched.
 const entryCols = `e.pk, CAST(e.raw AS BLOB), e.checksum, e.canonical`
 
-// walkStep computes, for entry e reached from walk row w, the columns of
-// DESIGN.md's compaction rule: seen (a compaction was met), keep (the
-// first-met compaction's firstKeptEntryId) and stop (the path ends at e).
-// Only the first compaction met counts: with a retainedTail the path stops
-// at it, otherwise at its firstKeptEntryId, if that is ever reached.
-const walkStep = `
-           CASE WHEN w.seen = 1 OR e.type = 'compaction' THEN 1 ELSE 0 END,
-           CASE WHEN w.seen = 0 AND e.type = 'compaction'
-                THEN CASE WHEN json_type(e.raw, '$.firstKeptEntryId') = 'text'
-                          THEN json_extract(e.raw, '$.firstKeptEntryId') END
-                ELSE w.keep END,
-           CASE WHEN w.seen = 0 AND e.type = 'compaction'
-                THEN coalesce(json_type(e.raw, '$.retainedTail'), 'null') <> 'null'
-                     OR (json_type(e.raw, '$.firstKeptEntryId') = 'text'
-                         AND json_extract(e.raw, '$.firstKeptEntryId') = e.id)
-                ELSE coalesce(w.keep = e.id, 0) END`
-
-// walkFullStep never cuts.
-const walkFullStep = `
-           0, NULL, 0`
-
-// walkQuery walks parent ids from entry ?2 of session ?1 towards the root,
+// qWalk walks parent ids from entry ?2 of session ?1 towards the root,
 // at most ?3 entries (no valid path is longer than the session's log, so
-// a walk that hits the bound is on a cycle). It returns the path leaf
-// first with each row's stop flag; the caller checks that the last row is
-// a root or a stop, and otherwise reports a missing parent or a cycle.
-func walkQuery(step string) string {
-	return `WITH RECURSIVE walk(n, pk, parent_id, seen, keep, stop) AS (
-    SELECT 0, NULL, ?2, 0, NULL, 0
+// a walk that hits the bound is on a cycle), and stops at the first entry
+// at a depth of ?4 or less: the start depth that sessiontree.Place stored for
+// entry ?2 (its compaction boundary), or 0 for a full path. The walk does
+// not read the compaction rule from the JSON again: Place is its one
+// owner, and the branch reads the same start depth. It returns the path
+// leaf first with each row's depth and stop flag; the caller checks that
+// the depths go up one a step to the start depth or a root, and otherwise
+// reports a missing parent, a cycle or damaged depths.
+const qWalk = `WITH RECURSIVE walk(n, pk, parent_id, depth, stop) AS (
+    SELECT 0, NULL, ?2, 0, 0
     UNION ALL
-    SELECT w.n + 1, e.pk, e.parent_id,` + step + `
+    SELECT w.n + 1, e.pk, e.parent_id, e.depth, e.depth <= ?4
     FROM walk w JOIN entries e ON e.session = ?1 AND e.id = w.parent_id
     WHERE w.stop = 0 AND w.n < ?3
 )
-SELECT w.n, w.stop, ` + entryCols + `
+SELECT w.n, w.depth, w.stop, ` + entryCols + `
 FROM walk w JOIN entries e ON e.pk = w.pk ORDER BY w.n`
-}
-
-var (
-	qWalkCut  = walkQuery(walkStep)
-	qWalkFull = walkQuery(walkFullStep)
-)
 
 // batchRows is how many rows one multi-row INSERT of a batch carries.
 const batchRows = 64

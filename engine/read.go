@@ -335,6 +335,9 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 	if err != nil {
 		return nil, err
 	}
+	if err := checkPlace(from, pk, depth, start); err != nil {
+		return nil, err
+	}
 	if onBranch {
 		lo := start
 		if full {
@@ -349,40 +352,60 @@ func (s *Storage) readPath(r q, from string, full bool, rng rangeReader) ([]sess
 		}
 		return out, nil
 	}
-	return s.walk(r, from, full)
+	if full {
+		start = 0
+	}
+	return s.walk(r, from, start)
 }
 
-// walk runs the recursive path query and checks how it ended.
-func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error) {
+// maxSizeHint bounds what [sizeHint] preallocates: a million entries,
+// more than almost any session holds.
+const maxSizeHint = 1 << 20
+
+// sizeHint is how many elements a read preallocates for a list of n
+// rows, n a count kept in the sessions row: within 0..maxSizeHint, so
+// that a damaged count (Check reports it) makes no read panic or
+// allocate what it says; a longer list grows as it is read.
+func sizeHint(n int64) int { return int(min(max(n, 0), maxSizeHint)) }
+
+// checkPlace refuses the stored place of entry id, key pk, unless
+// 1 <= start <= depth <= its seq (an entry comes after its ancestors), so
+// that a damaged row makes no read size a path by it: a start past the
+// depth made a slice of negative capacity (a panic), a huge depth a read
+// of as many branch rows.
+func checkPlace(id string, pk, depth, start int64) error {
+	if seq := pk & 0xffffffff; start < 1 || start > depth || depth > seq {
+		return &sessiontree.CorruptError{EntryID: id,
+			Reason: fmt.Sprintf("stored depth %d and start depth %d do not fit its place %d in the log", depth, start, seq)}
+	}
+	return nil
+}
+
+// walk runs the recursive path query from entry from up to depth start
+// (0: to the root) and checks how it ended (walkEnd).
+func (s *Storage) walk(r q, from string, start int64) ([]sessiontree.Entry, error) {
 	lo, hi := pkRange(s.pk)
 	var bound int64
 	if err := r.row(qLastSeq, args(lo, hi), &bound); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}
-	query := qWalkCut
-	if full {
-		query = qWalkFull
-	}
-	rows, err := r.rows(query, s.pk, from, bound)
+	rows, err := r.rows(qWalk, s.pk, from, bound, start)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []sessiontree.Entry
-	var n int64
-	var stop bool
+	var end walkState
 	for rows.Next() {
-		if err := assign(&n, rows.dest[0]); err != nil {
+		if err := end.scan(rows.dest); err != nil {
 			return nil, err
 		}
-		if err := assign(&stop, rows.dest[1]); err != nil {
-			return nil, err
-		}
-		e, err := scanEntry(rows.dest[2:])
+		e, err := scanEntry(rows.dest[3:])
 		if err != nil {
 			rows.Close()
 			return nil, r.entryError(err)
 		}
+		end.step(e)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
@@ -391,14 +414,57 @@ func (s *Storage) walk(r q, from string, full bool) ([]sessiontree.Entry, error)
 	if len(out) == 0 {
 		return nil, &sessiontree.EntryNotFoundError{ID: from}
 	}
-	if top := out[len(out)-1]; top.ParentID != "" && !stop {
-		if n >= bound {
-			return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "cycle in parent ids"}
-		}
-		return nil, &sessiontree.CorruptError{EntryID: top.ID, Reason: "parent " + top.ParentID + " does not exist"}
+	if err := end.check(out[len(out)-1], bound, start); err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// walkState follows the rows of qWalk: the last row's step count, depth
+// and stop flag, and the first entry whose depth is not its child's minus
+// one.
+type walkState struct {
+	n, depth, prev int64
+	stop           bool
+	bad            string
+}
+
+// scan reads a row's step count, depth and stop flag.
+func (w *walkState) scan(dest []driver.Value) error {
+	w.prev = w.depth
+	if err := assign(&w.n, dest[0]); err != nil {
+		return err
+	}
+	if err := assign(&w.depth, dest[1]); err != nil {
+		return err
+	}
+	return assign(&w.stop, dest[2])
+}
+
+// step takes the row's entry: each step of the walk goes up one depth.
+func (w *walkState) step(e sessiontree.Entry) {
+	if w.n > 1 && w.depth != w.prev-1 && w.bad == "" {
+		w.bad = e.ID
+	}
+}
+
+// check tells how a walk that ended at entry top went: up to the start
+// depth, or to a root at depth 1, with a depth one less at each step;
+// otherwise a parent is missing, the parent ids cycle, or the depths
+// disagree with them (so a walk never ends early on a damaged row).
+func (w *walkState) check(top sessiontree.Entry, bound, start int64) error {
+	switch {
+	case top.ParentID != "" && !w.stop && w.n >= bound:
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "cycle in parent ids"}
+	case top.ParentID != "" && !w.stop:
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "parent " + top.ParentID + " does not exist"}
+	case w.bad != "":
+		return &sessiontree.CorruptError{EntryID: w.bad, Reason: "depth disagrees with parent ids"}
+	case w.stop && w.depth != start, (top.ParentID == "") != (w.depth == 1):
+		return &sessiontree.CorruptError{EntryID: top.ID, Reason: "depth disagrees with parent ids"}
+	}
+	return nil
 }
 
 // State returns the state at entry from: the entry points at the latest
@@ -412,55 +478,98 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if from == "" {
 		return st, nil
 	}
-	var thinking, model, tools stateEntry
-	var modelType sql.NullString
-	err := s.db.read(ctx, func(r q) error {
-		err := r.row(qState, args(s.pk, from), &thinking.pk, &thinking.raw, &thinking.sum,
-			&model.pk, &modelType, &model.raw, &model.sum, &tools.pk, &tools.raw, &tools.sum)
-		if err != nil {
-			return err
-		}
-		for _, se := range []*stateEntry{&thinking, &model, &tools} {
-			if err := se.verify(); err != nil {
-				return r.entryError(err)
-			}
-		}
-		return nil
-	})
+	var sr stateRows
+	err := s.db.read(ctx, func(r q) error { return sr.read(r, s.pk, from) })
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fmt.Errorf("read state at %s: %w", from, &sessiontree.EntryNotFoundError{ID: from})
 	}
 	if err != nil {
 		return st, fmt.Errorf("read state at %s: %w", from, translate(err))
 	}
-	if thinking.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeThinkingLevelChange, Raw: thinking.raw})
-	}
-	if model.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.EntryType(modelType.String), Raw: model.raw})
-	}
-	if tools.pk.Valid {
-		st.Apply(sessiontree.Entry{Type: sessiontree.TypeActiveToolsChange, Raw: tools.raw})
+	for _, se := range sr.entries() {
+		if se.pk.Valid {
+			st.Apply(se.entry())
+		}
 	}
 	return st, nil
 }
 
-// stateEntry is one of the state-setting entries qState reads: its key
-// (NULL when there is none), JSON and checksum.
-type stateEntry struct {
-	pk  sql.NullInt64
-	raw []byte
-	sum sql.NullInt64
+// stateRows is what qState reads of an entry: its key and its three
+// state entries.
+type stateRows struct {
+	pk                     int64
+	thinking, model, tools stateEntry
 }
 
-// verify returns a *checksumError when the entry's JSON does not match
-// its checksum.
-func (se *stateEntry) verify() error {
-	if !se.pk.Valid {
+func (sr *stateRows) entries() []*stateEntry {
+	return []*stateEntry{&sr.thinking, &sr.model, &sr.tools}
+}
+
+// read reads the state rows of entry from of session and verifies them.
+func (sr *stateRows) read(r q, session int64, from string) error {
+	sr.thinking.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsThinking }
+	sr.model.sets = func(t sessiontree.EntryType, f *sessiontree.Effects) bool {
+		return f.SetsModel || t == sessiontree.TypeMessage
+	}
+	sr.tools.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsTools }
+	dest := []any{&sr.pk}
+	for _, se := range sr.entries() {
+		dest = append(dest, se.dest()...)
+	}
+	if err := r.row(qState, args(session, from), dest...); err != nil {
+		return err
+	}
+	lo, _ := pkRange(session)
+	for _, se := range sr.entries() {
+		if err := se.verify(from, lo, sr.pk); err != nil {
+			return r.entryError(err)
+		}
+	}
+	return nil
+}
+
+// stateEntry is one of the state-setting entries qState reads: the
+// pointer the entry holds (NULL when none), and the row it points at:
+// its key (NULL when there is none), type, JSON and checksum. sets says
+// whether an entry of a type, with effects read without its role, may
+// set the setting the pointer is for.
+type stateEntry struct {
+	ptr, pk sql.NullInt64
+	typ     sql.NullString
+	raw     []byte
+	sum     sql.NullInt64
+	sets    func(t sessiontree.EntryType, f *sessiontree.Effects) bool
+}
+
+// dest is where qState's columns for se go.
+func (se *stateEntry) dest() []any {
+	return []any{&se.ptr, &se.pk, &se.typ, &se.raw, &se.sum}
+}
+
+// entry is the entry pointed at, as much as State applies of it.
+func (se *stateEntry) entry() sessiontree.Entry {
+	return sessiontree.Entry{Type: sessiontree.EntryType(se.typ.String), Raw: se.raw}
+}
+
+// verify returns a *checksumError when the entry pointed at does not
+// match its checksum, and a *sessiontree.CorruptError naming entry from,
+// key pk, whose session's keys start at lo, when the pointer names no
+// entry of the session at or before it that sets its setting.
+func (se *stateEntry) verify(from string, lo, pk int64) error {
+	if !se.ptr.Valid {
 		return nil
 	}
-	if reason := sessiontree.ChecksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
-		return &checksumError{pk: se.pk.Int64, reason: reason}
+	if se.pk.Valid {
+		if reason := sessiontree.ChecksumProblem(se.raw, se.sum.Int64, se.sum.Valid); reason != "" {
+			return &checksumError{pk: se.pk.Int64, reason: reason}
+		}
+	}
+	// A message is not read for its role here: Apply reads it, and a
+	// message may be large.
+	e := se.entry()
+	if f := sessiontree.EffectsOf(e, ""); !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !se.sets(e.Type, &f) {
+		return &sessiontree.CorruptError{EntryID: from,
+			Reason: fmt.Sprintf("state pointer to key %d: no entry of the session at or before it that sets the state", se.ptr.Int64)}
 	}
 	return nil
 }

@@ -54,17 +54,7 @@ func TestUnknownEntryTypes(t *testing.T) {
 		`{ "id": "f0000001", "type": "another_kind", "timestamp": "2026-03-01T10:00:00.000Z", "parentId": "` + next.ID + `", "x": {"y": [true, false]} }`,
 		`{"type":"future_thing","id":"f0000002","parentId":"f0000001","timestamp":"2026-03-01T10:00:01.000Z","z":1e400}`,
 	}
-	var batch []sessiontree.Entry
-	for _, r := range imported {
-		e, err := sessiontree.DecodeEntry([]byte(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		batch = append(batch, e)
-	}
-	if err := st.AppendBatch(ctx, batch); err != nil {
-		t.Fatalf("AppendBatch(unknown types) = %v", err)
-	}
+	appendLines(t, st, imported...)
 	last, err := s.AppendMessage(ctx, userMsg("last"))
 	if err != nil {
 		t.Fatal(err)

@@ -335,3 +335,47 @@ func TestWatchLinks(t *testing.T) {
 		t.Errorf("the linked file's session has %d entries; want it not imported", n)
 	}
 }
+
+// TestWatchFolderMoved: a folder of sessions renamed inside the watched
+// folder, or moved out and back in, is followed at its new path: the
+// files' sessions go on from where they were, a new file in it is
+// imported, and nothing is reported unsettled.
+func TestWatchFolderMoved(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t)
+	a := newSessionFile(t, filepath.Join(dir, "proj", "deep", "a.jsonl"), "aaaa-session")
+	a.add(2)
+	w := startWatch(t, s, []string{dir}, watch.Options{})
+	w.caughtUp(a.id, 2)
+	if err := os.Rename(filepath.Join(dir, "proj"), filepath.Join(dir, "proj2")); err != nil {
+		t.Fatal(err)
+	}
+	a.path = filepath.Join(dir, "proj2", "deep", "a.jsonl")
+	a.add(1)
+	w.caughtUp(a.id, 3)
+	a.add(1)
+	w.caughtUp(a.id, 4)
+	// A new file in the moved folder.
+	b := newSessionFile(t, filepath.Join(dir, "proj2", "deep", "b.jsonl"), "bbbb-session")
+	b.add(2)
+	w.caughtUp(b.id, 2)
+	// Moved out of the watched folder, written there, moved back in.
+	out := t.TempDir()
+	if err := os.Rename(filepath.Join(dir, "proj2"), filepath.Join(out, "p")); err != nil {
+		t.Fatal(err)
+	}
+	a.path = filepath.Join(out, "p", "deep", "a.jsonl")
+	a.add(1)
+	if err := os.Rename(filepath.Join(out, "p"), filepath.Join(dir, "proj3")); err != nil {
+		t.Fatal(err)
+	}
+	a.path = filepath.Join(dir, "proj3", "deep", "a.jsonl")
+	w.caughtUp(a.id, 5)
+	a.add(1)
+	w.caughtUp(a.id, 6)
+	for _, e := range w.seen {
+		if e.Kind == watch.Problem || e.Kind == watch.Unsettled {
+			t.Errorf("event %v %s %v", e.Kind, e.Path, e.Result.Err)
+		}
+	}
+}
