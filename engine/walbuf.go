@@ -69,7 +69,7 @@ var (
 	walVFSErr  error
 
 	// walVFS is the registered VFS: a copy of "unix" with its own name and
-	// xOpen. SQLite keeps pointers to it and to walMethods, so both live
+	// xOpen. SQLite keeps pointers to it and to walIO and dbIO, so they live
 	// as long as the process; Go never moves a global.
 	walVFS     sqlite3.Tsqlite3_vfs
 	walVFSCStr = [...]byte{'s', 'e', 's', 's', 'i', 'o', 'n', 't', 'r', 'e', 'e', '-', 'u', 'n', 'i', 'x', '-', 'w', 'a', 'l', 'b', 'u', 'f', 0}
@@ -77,22 +77,18 @@ var (
 	// unixVFS is the address of SQLite's "unix" VFS; unixOpen its xOpen.
 	unixVFS, unixOpen uintptr
 
-	// unixMethods is the address of the io methods unix gave the first
-	// -wal file; walMethods a copy of them with the writes gathered.
-	// Every file unix opens with locking gets the same methods.
-	unixMethods uintptr
-	walMethods  sqlite3.Tsqlite3_io_methods
-	origMethods sqlite3.Tsqlite3_io_methods
+	// walIO are the io methods of -wal files: unix's, with the writes
+	// gathered.
+	walIO ioMethods
 
 	// walFiles maps an open -wal file (its sqlite3_file address) to its
 	// gathered writes.
 	walFiles sync.Map // uintptr -> *walBuf
 
-	// dbUnixMethods is the address of the io methods unix gave the first
-	// database file; dbMethods a copy of them whose xShmLock drops the
-	// -wal file's frames at the end of a write transaction.
-	dbUnixMethods            uintptr
-	dbMethods, origDBMethods sqlite3.Tsqlite3_io_methods
+	// dbIO are the io methods of database files: unix's, with an
+	// xShmLock that drops the -wal file's frames at the end of a write
+	// transaction.
+	dbIO ioMethods
 
 	// dbNames maps an open database file (its sqlite3_file address) to
 	// the name it was opened by, and walOfDB that name to the gathered
@@ -146,8 +142,8 @@ func registerWALVFS() error {
 	return walVFSErr
 }
 
-// walOpen is walVFS's xOpen: unix's, then a -wal file gets walMethods
-// and a database file dbMethods.
+// walOpen is walVFS's xOpen: unix's, then a -wal file gets walIO's
+// methods and a database file dbIO's.
 func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFlags uintptr) int32 {
 	rc := (*(*func(*libc.TLS, uintptr, uintptr, uintptr, int32, uintptr) int32)(unsafe.Pointer(&unixOpen)))(tls, unixVFS, zName, pFile, flags, pOutFlags)
 	f := at[sqlite3.Tsqlite3_file](pFile)
@@ -155,63 +151,67 @@ func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFl
 		return rc
 	}
 	switch {
-	case flags&sqlite3.SQLITE_OPEN_WAL != 0 && walMethodsFor(f.FpMethods):
+	case flags&sqlite3.SQLITE_OPEN_WAL != 0 && walIO.wrap(f.FpMethods, walMethods):
 		b := &walBuf{buf: make([]byte, 0, 64<<10), db: sqlite3.Xsqlite3_filename_database(tls, zName)}
 		walFiles.Store(pFile, b)
 		walOfDB.Store(b.db, b)
-		f.FpMethods = uintptr(unsafe.Pointer(&walMethods))
-	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 && dbMethodsFor(f.FpMethods):
+		f.FpMethods = uintptr(unsafe.Pointer(&walIO.ours))
+	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 && dbIO.wrap(f.FpMethods, dbMethods):
 		dbNames.Store(pFile, zName)
-		f.FpMethods = uintptr(unsafe.Pointer(&dbMethods))
+		f.FpMethods = uintptr(unsafe.Pointer(&dbIO.ours))
 	}
 	return rc
 }
 
-// walMethodsMu guards the making of walMethods.
-var walMethodsMu sync.Mutex
-
-// walMethodsFor makes walMethods from m, the io methods unix gave a -wal
-// file, the first time, and reports whether m are the methods walMethods
-// wraps (always, for unix files with the default locking).
-func walMethodsFor(m uintptr) bool {
-	walMethodsMu.Lock()
-	defer walMethodsMu.Unlock()
-	if unixMethods == 0 {
-		unixMethods = m
-		origMethods = *at[sqlite3.Tsqlite3_io_methods](m)
-		walMethods = origMethods
-		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walMethods.FxWrite)) = walWrite
-		*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walMethods.FxRead)) = walRead
-		*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&walMethods.FxTruncate)) = walTruncate
-		*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&walMethods.FxSync)) = walSync
-		*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&walMethods.FxFileSize)) = walFileSize
-		*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&walMethods.FxFileControl)) = walFileControl
-		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&walMethods.FxClose)) = walClose
-	}
-	return m == unixMethods
+// ioMethods are the io methods unix gives one kind of file (every -wal
+// file gets the same, and every database file), and a copy of them with
+// some of our own. SQLite keeps a pointer to the copy, which lives as
+// long as the process.
+type ioMethods struct {
+	unix       uintptr // the address of unix's methods, once seen
+	orig, ours sqlite3.Tsqlite3_io_methods
 }
 
-// dbMethodsFor makes dbMethods from m, the io methods unix gave a
-// database file, the first time, and reports whether m are the methods
-// dbMethods wraps (always, for unix files with the default locking).
-func dbMethodsFor(m uintptr) bool {
-	walMethodsMu.Lock()
-	defer walMethodsMu.Unlock()
-	if dbUnixMethods == 0 {
-		dbUnixMethods = m
-		origDBMethods = *at[sqlite3.Tsqlite3_io_methods](m)
-		dbMethods = origDBMethods
-		*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&dbMethods.FxShmLock)) = walShmLock
-		*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&dbMethods.FxClose)) = dbClose
+// ioMethodsMu guards the making of ioMethods.
+var ioMethodsMu sync.Mutex
+
+// wrap makes im from m, the methods unix gave a file, the first time,
+// replace putting ours into the copy, and reports whether m are the
+// methods im wraps (always, for unix files with the default locking).
+func (im *ioMethods) wrap(m uintptr, replace func(ours *sqlite3.Tsqlite3_io_methods)) bool {
+	ioMethodsMu.Lock()
+	defer ioMethodsMu.Unlock()
+	if im.unix == 0 {
+		im.unix = m
+		im.orig = *at[sqlite3.Tsqlite3_io_methods](m)
+		im.ours = im.orig
+		replace(&im.ours)
 	}
-	return m == dbUnixMethods
+	return m == im.unix
+}
+
+// walMethods puts the -wal file's methods into m.
+func walMethods(m *sqlite3.Tsqlite3_io_methods) {
+	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxWrite)) = walWrite
+	*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&m.FxRead)) = walRead
+	*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&m.FxTruncate)) = walTruncate
+	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxSync)) = walSync
+	*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&m.FxFileSize)) = walFileSize
+	*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&m.FxFileControl)) = walFileControl
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxClose)) = walClose
+}
+
+// dbMethods puts the database file's methods into m.
+func dbMethods(m *sqlite3.Tsqlite3_io_methods) {
+	*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&m.FxShmLock)) = walShmLock
+	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxClose)) = dbClose
 }
 
 // walWriteLock is the slot of the log's write lock among the -shm
 // file's locks (WAL_WRITE_LOCK in SQLite's wal.c).
 const walWriteLock = 0
 
-// walShmLock is dbMethods' xShmLock: unix's, after dropping what the
+// walShmLock is dbIO's xShmLock: unix's, after dropping what the
 // connection's -wal file gathered when the log's write lock is released.
 // A commit flushed its frames at its commit frame; what stays belongs to
 // a transaction rolled back, and another connection may write the log
@@ -224,13 +224,13 @@ func walShmLock(tls *libc.TLS, pFile uintptr, ofst, n, flags int32) int32 {
 			}
 		}
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&origDBMethods.FxShmLock)))(tls, pFile, ofst, n, flags)
+	return (*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&dbIO.orig.FxShmLock)))(tls, pFile, ofst, n, flags)
 }
 
-// dbClose is dbMethods' xClose.
+// dbClose is dbIO's xClose.
 func dbClose(tls *libc.TLS, pFile uintptr) int32 {
 	dbNames.Delete(pFile)
-	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&origDBMethods.FxClose)))(tls, pFile)
+	return (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&dbIO.orig.FxClose)))(tls, pFile)
 }
 
 // bufOf returns the gathered writes of the -wal file at pFile.
@@ -264,7 +264,7 @@ func (b *walBuf) drop() {
 // counts it (walStats).
 func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
 	walSyscalls.Add(1)
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&origMethods.FxWrite)))(tls, pFile, p, n, off)
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
 }
 
 // walWrite gathers a write that continues the gathered ones, and flushes
@@ -296,42 +296,42 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	return sqlite3.SQLITE_OK
 }
 
-// The other methods of walMethods write out what the file gathered, then
+// The other methods of walIO write out what the file gathered, then
 // do unix's work.
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&origMethods.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
+	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&origMethods.FxTruncate)))(tls, pFile, size)
+	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&walIO.orig.FxTruncate)))(tls, pFile, size)
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&origMethods.FxSync)))(tls, pFile, flags)
+	return (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&walIO.orig.FxSync)))(tls, pFile, flags)
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&origMethods.FxFileSize)))(tls, pFile, pSize)
+	return (*(*func(*libc.TLS, uintptr, uintptr) int32)(unsafe.Pointer(&walIO.orig.FxFileSize)))(tls, pFile, pSize)
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
 	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
-	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&origMethods.FxFileControl)))(tls, pFile, op, pArg)
+	return (*(*func(*libc.TLS, uintptr, int32, uintptr) int32)(unsafe.Pointer(&walIO.orig.FxFileControl)))(tls, pFile, op, pArg)
 }
 
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
@@ -339,7 +339,7 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	rc := b.flush(tls, pFile)
 	walFiles.Delete(pFile)
 	walOfDB.CompareAndDelete(b.db, b)
-	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&origMethods.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
+	if crc := (*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&walIO.orig.FxClose)))(tls, pFile); rc == sqlite3.SQLITE_OK {
 		rc = crc
 	}
 	return rc
