@@ -153,7 +153,11 @@ func (s *Storage) checkPlacements(ctx context.Context, log []sessiontree.Entry, 
 		}
 		noteFirstUser(&first, e)
 	}
-	return s.checkSessionRow(ctx, placed, leaf, first, int64(len(log)))
+	last := ""
+	if len(log) > 0 {
+		last = log[len(log)-1].Timestamp
+	}
+	return s.checkSessionRow(ctx, placed, leaf, first, last, int64(len(log)))
 }
 
 // placedEntries are the placements Check recomputed so far, by entry id,
@@ -205,21 +209,24 @@ func (pe placedEntries) ancestor(from string) ancestorDepth {
 }
 
 // checkSessionRow compares the session row's copy of the leaf's
-// placement (the next append's parent) with the leaf's, and its first
-// user text with the log's, first (noteFirstUser); and checks that the
+// placement (the next append's parent) with the leaf's, its first user
+// text with the log's, first (noteFirstUser), and its last change, which
+// every write sets and the session list sorts by, with the timestamp of
+// the log's last entry, last (when the log has entries); and checks that the
 // search index's mark is not past the log's n entries (the next entries
 // would count as indexed, with no text, and the catch-up would never
 // reach them).
-func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, leaf string, first sql.NullString, n int64) error {
+func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, leaf string, first sql.NullString, last string, n int64) error {
 	var got struct {
 		Seq      sql.NullInt64  `db:"leaf_seq"`
 		Depth    int            `db:"leaf_depth"`
 		Boundary int            `db:"boundary_depth"`
 		First    sql.NullString `db:"first_user_text"`
 		Indexed  int64          `db:"indexed_count"`
+		Updated  string         `db:"updated_at"`
 	}
 	if err := sqlx.GetContext(ctx, s.db.reader(ctx), &got, `SELECT leaf_seq, leaf_depth, boundary_depth, first_user_text,
-		indexed_count FROM sessions WHERE pk = $1`, s.pk); err != nil {
+		indexed_count, updated_at FROM sessions WHERE pk = $1`, s.pk); err != nil {
 		return storageErr(err)
 	}
 	if got.Indexed > n {
@@ -230,9 +237,12 @@ func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, lea
 	if p, ok := placed[leaf]; ok && leaf != "" {
 		want.Seq, want.Depth, want.Boundary = sql.NullInt64{Int64: p.p.Seq, Valid: true}, p.p.Depth, p.p.StartDepth
 	}
+	if n > 0 {
+		want.Updated = last
+	}
 	if got != want {
-		return &sessiontree.CorruptError{EntryID: leaf, Reason: fmt.Sprintf("the session row holds leaf key %v depth %d boundary %d, first user text %q; the log gives %v %d %d, %q",
-			got.Seq.Int64, got.Depth, got.Boundary, got.First.String, want.Seq.Int64, want.Depth, want.Boundary, want.First.String)}
+		return &sessiontree.CorruptError{EntryID: leaf, Reason: fmt.Sprintf("the session row holds leaf key %v depth %d boundary %d, first user text %q, last change %q; the log gives %v %d %d, %q, %q",
+			got.Seq.Int64, got.Depth, got.Boundary, got.First.String, got.Updated, want.Seq.Int64, want.Depth, want.Boundary, want.First.String, want.Updated)}
 	}
 	return nil
 }
