@@ -81,3 +81,50 @@ func checkFindsEach(t *testing.T, db *pgengine.DB, conn *pgx.Conn, id string, da
 		}
 	}
 }
+
+// TestStateRefusesDamagedPointers damages the pointer an entry holds to
+// the latest thinking-level entry on its path: to a seq with no entry,
+// to an entry that sets no thinking level (itself), to a later entry.
+// The state at it must be reported corrupt, not read from whatever the
+// pointer names (the default level, or a later entry's).
+func TestStateRefusesDamagedPointers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	thinking := func(level string) sessiontree.Draft {
+		f, err := sessiontree.Fields("thinkingLevel", level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sessiontree.Draft{Type: sessiontree.TypeThinkingLevelChange, Fields: f}
+	}
+	var b2 sessiontree.Entry
+	for i, d := range []sessiontree.Draft{thinking("low"), userDraft("x"), thinking("high")} {
+		e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			b2 = e
+		}
+	}
+	if got, err := st.State(ctx, b2.ID); err != nil || got.ThinkingLevel != "low" {
+		t.Fatalf("before the damage, State(b2) = %+v, %v; want low", got, err)
+	}
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	for _, ptr := range []string{`seq + 1000`, `seq`, `seq + 1`} {
+		if _, err := conn.Exec(ctx, `UPDATE entries SET thinking_seq = `+ptr+` WHERE seq = 2`); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := st.State(ctx, b2.ID); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("thinking_seq = %s: State(b2) = %+v, %v; want %v", ptr, got, err, sessiontree.ErrCorrupt)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE entries SET thinking_seq = 1 WHERE seq = 2`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -226,32 +226,98 @@ func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontre
 }
 
 // State returns the state at entry from: the at most three entries its
-// pointers name, applied with sessiontree.State.Apply.
+// pointers name, applied with sessiontree.State.Apply. A pointer that
+// names no entry at or before from that sets its setting is damage: a
+// *sessiontree.CorruptError, not the state of whatever it names.
 func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, error) {
 	st := sessiontree.DefaultState()
-	if from == "" {
-		return st, s.check(ctx)
-	}
-	es, err := s.selectEntries(ctx, "state at "+from, stateQuery, from)
-	if err != nil {
+	if err := s.check(ctx); err != nil || from == "" {
 		return st, err
 	}
-	if len(es) == 0 {
-		if _, err := s.Entry(ctx, from); err != nil {
+	var sr stateRows
+	err := s.db.reader(ctx).QueryRowxContext(ctx, stateQuery, s.pk, from).Scan(sr.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, &sessiontree.EntryNotFoundError{ID: from}
+	}
+	if err != nil {
+		return st, fmt.Errorf("state at %s: %w", from, storageErr(err))
+	}
+	for _, se := range sr.entries() {
+		if !se.ptr.Valid {
+			continue
+		}
+		e, err := se.verify(from, sr.seq)
+		if err != nil {
 			return st, err
 		}
-	}
-	for _, e := range es {
 		st.Apply(e)
 	}
 	return st, nil
 }
 
-// stateQuery reads the entries whose settings make the state at entry $2
-// of session $1: those its pointers name.
-const stateQuery = `SELECT s.seq, s.raw FROM entries e
-	JOIN entries s ON s.session = e.session AND s.seq IN (e.thinking_seq, e.model_seq, e.tools_seq)
-	WHERE e.session = $1 AND e.id = $2 ORDER BY s.seq`
+// stateQuery reads entry $2 of session $1: its seq and its three state
+// pointers, each with the entry it names (NULL when there is none), for
+// State to check that the entry is there and sets the state.
+const stateQuery = `SELECT e.seq, e.thinking_seq, t.raw, e.model_seq, m.raw, e.tools_seq, o.raw FROM entries e
+	LEFT JOIN entries t ON t.session = e.session AND t.seq = e.thinking_seq
+	LEFT JOIN entries m ON m.session = e.session AND m.seq = e.model_seq
+	LEFT JOIN entries o ON o.session = e.session AND o.seq = e.tools_seq
+	WHERE e.session = $1 AND e.id = $2`
+
+// stateRows is what stateQuery reads of an entry: its seq and its three
+// state entries.
+type stateRows struct {
+	seq                    int64
+	thinking, model, tools stateEntry
+}
+
+func (sr *stateRows) entries() []*stateEntry {
+	sr.thinking.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsThinking }
+	sr.model.sets = func(t sessiontree.EntryType, f *sessiontree.Effects) bool {
+		return f.SetsModel || t == sessiontree.TypeMessage
+	}
+	sr.tools.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsTools }
+	return []*stateEntry{&sr.thinking, &sr.model, &sr.tools}
+}
+
+// dest is where stateQuery's columns go.
+func (sr *stateRows) dest() []any {
+	dest := []any{&sr.seq}
+	for _, se := range sr.entries() {
+		dest = append(dest, &se.ptr, &se.raw)
+	}
+	return dest
+}
+
+// stateEntry is one of the state pointers stateQuery reads: the seq the
+// entry holds (NULL when none) and the JSON of the entry it names (nil
+// when there is none). sets says whether an entry of a type, with
+// effects read without its role, may set the setting the pointer is for.
+type stateEntry struct {
+	ptr  sql.NullInt64
+	raw  []byte
+	sets func(t sessiontree.EntryType, f *sessiontree.Effects) bool
+}
+
+// verify returns the entry se names, or a *sessiontree.CorruptError
+// naming entry from, seq seq, when it names no entry at or before from
+// that sets its setting (sessiontree.EffectsOf, the rule's owner).
+func (se *stateEntry) verify(from string, seq int64) (sessiontree.Entry, error) {
+	var e sessiontree.Entry
+	if se.raw != nil {
+		var err error
+		if e, err = (row{Seq: se.ptr.Int64, Raw: se.raw}).entry(); err != nil {
+			return e, err
+		}
+	}
+	// A message is not read for its role here: Apply reads it, and a
+	// message may be large.
+	if f := sessiontree.EffectsOf(e, ""); se.raw == nil || se.ptr.Int64 > seq || !se.sets(e.Type, &f) {
+		return e, &sessiontree.CorruptError{EntryID: from,
+			Reason: fmt.Sprintf("state pointer to seq %d: no entry at or before it that sets the state", se.ptr.Int64)}
+	}
+	return e, nil
+}
 
 // counters are the sessions row's Stats columns.
 type counters struct {
