@@ -291,14 +291,22 @@ func safeProse(text string) string {
 	open := "" // the open fence, "" outside fenced code
 	for i, line := range lines {
 		if m := fenceLine().FindStringSubmatch(line); m != nil {
+			// A fence line is written at the line's start: indented, it
+			// could belong to a list item the text opened ("- a" then
+			// "   ```"), whose end, not a closing fence, ends the code
+			// there, so what follows as code here would be HTML to a
+			// renderer. At the start, it can only open or close a fence
+			// of the page itself.
 			switch {
 			case open == "":
 				if m[1][0] != '`' || !strings.Contains(m[2], "`") {
 					open = m[1]
+					lines[i] = strings.TrimLeft(line, " ")
 					continue
 				}
 			case m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(m[2]) == "":
 				open = ""
+				lines[i] = strings.TrimLeft(line, " ")
 				continue
 			}
 		}

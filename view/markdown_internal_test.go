@@ -34,6 +34,13 @@ func TestSafeProse(t *testing.T) {
 		{"[x]( <JavaScript:alert(1)>)", "[x]\\( \\<JavaScript:alert(1)>)"},
 		{"[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"},
 		{"[img](data:text/html,x)", "[img]\\(data:text/html,x)"},
+		// A fence line indented under a list item: the item's end, not
+		// the closing fence, ends that code, so the <script> after it
+		// would be HTML to a CommonMark renderer. Written at the line's
+		// start, the fence is the page's own and the script stays code.
+		{"- ```\n  x\n  ```\n<script>alert(1)</script>", "- ```\n  x\n```\n<script>alert(1)</script>\n```"},
+		{"- a\n   ```\n<script>x</script>\n   ```\nout <i>", "- a\n```\n<script>x</script>\n```\nout \\<i>"},
+		{"  ~~~\n  <b>\n  ~~~", "~~~\n  <b>\n~~~"},
 	}
 	for _, tt := range tests {
 		if got := safeProse(tt.in); got != tt.want {
