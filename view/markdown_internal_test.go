@@ -34,6 +34,17 @@ func TestSafeProse(t *testing.T) {
 		{"[x]( <JavaScript:alert(1)>)", "[x]\\( \\<JavaScript:alert(1)>)"},
 		{"[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"},
 		{"[img](data:text/html,x)", "[img]\\(data:text/html,x)"},
+		// The destination on the next line, or its scheme written with
+		// character references or a tab the browser drops: a renderer
+		// still makes a javascript: link of each.
+		{"[x](\njavascript:alert(1))", "[x]\\(\njavascript:alert(1))"},
+		{"[x](&#106;avascript:alert(1))", "[x]\\(&#106;avascript:alert(1))"},
+		{"[x](javascript&colon;alert(1))", "[x]\\(javascript&colon;alert(1))"},
+		{"[x](java&#9;script:alert(1))", "[x]\\(java&#9;script:alert(1))"},
+		{"[x](&#32;&#1;javascript:alert(1))", "[x]\\(&#32;&#1;javascript:alert(1))"},
+		{"[ref]:\n  javascript:alert(1)", "\\[ref]:\n  javascript:alert(1)"},
+		{"[ref]: &#x6A;avascript:alert(1)", "\\[ref]: &#x6A;avascript:alert(1)"},
+		{"[ok](https://example.org/&#106;) [r]: https://example.org", "[ok](https://example.org/&#106;) [r]: https://example.org"},
 		// A fence line indented under a list item: the item's end, not
 		// the closing fence, ends that code, so the <script> after it
 		// would be HTML to a CommonMark renderer. Written at the line's
