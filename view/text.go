@@ -150,10 +150,22 @@ func PadLeft(s string, cols int) string {
 }
 
 // ShortID returns the first 8 characters of an id, the length pi gives
-// entry ids, so longer ids line up with them.
+// entry ids, so longer ids line up with them. Ids come from session files:
+// a control character in one shows as U+FFFD, as [TermText] shows it, a
+// line break or tab too, so the id stays one field of its line.
 func ShortID(id string) string {
-	if len(id) <= 8 {
-		return id
+	if len(id) > 8 {
+		id = id[:8]
 	}
-	return id[:8]
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c >= 0x7f {
+			return strings.Map(func(r rune) rune {
+				if unicode.IsControl(r) {
+					return utf8.RuneError
+				}
+				return r
+			}, id)
+		}
+	}
+	return id
 }

@@ -192,3 +192,23 @@ func TestTranscriptTermText(t *testing.T) {
 		t.Errorf("WriteTranscript lost the text around the escapes:\n%q", buf.String())
 	}
 }
+
+// TestShortIDTermText checks an id from a session file, shown by every
+// text command (tree, branch, log, search, ls), shows its control
+// characters as U+FFFD.
+func TestShortIDTermText(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"c04e9a55-1234":      "c04e9a55",
+		"\x1b[2Jab":          "\uFFFD[2Jab",
+		"\x1b]52;c;aGk=\a":   "\uFFFD]52;c;a",
+		"a\nb\tc\u009bd":     "a\uFFFDb\uFFFDc\uFFFDd",
+		"日本語":                "日本\uFFFD\uFFFD", // cut inside a character
+		"ab\xe6\x97\xa5\xe6": "ab日\uFFFD",
+	}
+	for in, want := range tests {
+		if got := view.ShortID(in); got != want {
+			t.Errorf("ShortID(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
