@@ -212,3 +212,27 @@ func TestShortIDTermText(t *testing.T) {
 		}
 	}
 }
+
+// TestEntrySummaryTermText checks the one-line summary tree, branch and
+// log show of a message leaves no control character of its tool name or
+// role: only its words were folded.
+func TestEntrySummaryTermText(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []map[string]any{
+		{"role": "toolResult", "toolName": "bash" + termHostile, "isError": true, "content": []any{map[string]any{"type": "text", "text": "out"}}},
+		{"role": "user" + termHostile, "content": "hi"},
+		{"role": "custom", "customType": "ct" + termHostile, "content": "hi"},
+	} {
+		raw, err := json.Marshal(map[string]any{"type": "message", "id": "a", "parentId": nil, "timestamp": "2026-03-01T10:00:00.000Z", "message": msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := sessiontree.DecodeEntry(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := view.EntrySummary(e); hasTermControl(got) || !strings.Contains(got, "\uFFFD[2J") {
+			t.Errorf("EntrySummary = %q; want its control characters as U+FFFD", got)
+		}
+	}
+}
