@@ -333,11 +333,15 @@ func safeProse(text string) string {
 // start on the next line, next.
 func escapeTags(line, next string) string {
 	var b strings.Builder
-	if m := linkDefinition().FindStringSubmatch(line); m != nil && unsafeDestination(m[1], next) {
-		b.WriteByte('\\') // [x]: javascript:... defines no link then
+	def := -1 // where a definition of a link to an unsafe scheme starts
+	if m := linkDefinition().FindStringSubmatchIndex(line); m != nil && unsafeDestination(line[m[4]:], next) {
+		def = m[3]
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if i == def {
+			b.WriteByte('\\') // [x]: javascript:... defines no link then
+		}
 		switch {
 		case c == '`':
 			n := 1
@@ -370,10 +374,12 @@ var unsafeScheme = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?i:javascript|vbscript|data):`)
 })
 
-// linkDefinition matches a link reference definition; its group is what
-// follows the colon.
+// linkDefinition matches a link reference definition, at the line's
+// start or inside block quotes and list items (a definition there
+// defines the link for the whole page); its groups are the containers'
+// markers before it and what follows the colon.
 var linkDefinition = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^ {0,3}\[[^\]]*\]:(.*)$`)
+	return regexp.MustCompile(`^((?:[ \t]|>|[-+*][ \t]|\d{1,9}[.)][ \t])*)\[[^\]]*\]:(.*)$`)
 })
 
 // unsafeDestination reports whether a link destination starting at rest

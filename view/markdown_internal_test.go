@@ -45,6 +45,11 @@ func TestSafeProse(t *testing.T) {
 		{"[ref]:\n  javascript:alert(1)", "\\[ref]:\n  javascript:alert(1)"},
 		{"[ref]: &#x6A;avascript:alert(1)", "\\[ref]: &#x6A;avascript:alert(1)"},
 		{"[ok](https://example.org/&#106;) [r]: https://example.org", "[ok](https://example.org/&#106;) [r]: https://example.org"},
+		// A definition inside a block quote or a list item defines the
+		// link for the whole page.
+		{"> [r]: javascript:alert(1)", "> \\[r]: javascript:alert(1)"},
+		{"- > 1. [r]:\tjavascript:alert(1)", "- > 1. \\[r]:\tjavascript:alert(1)"},
+		{"- [r]: https://example.org", "- [r]: https://example.org"},
 		// A fence line indented under a list item: the item's end, not
 		// the closing fence, ends that code, so the <script> after it
 		// would be HTML to a CommonMark renderer. Written at the line's
