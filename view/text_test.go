@@ -236,3 +236,26 @@ func TestEntrySummaryTermText(t *testing.T) {
 		}
 	}
 }
+
+// TestImportSummaryTermText checks the import summary shows a session
+// file's name, which may hold anything, with its control characters as
+// U+FFFD.
+func TestImportSummaryTermText(t *testing.T) {
+	t.Parallel()
+	file := "/s/a\x1b]52;c;aGk=\a\x1b[2J.jsonl"
+	var buf bytes.Buffer
+	err := view.WriteImportSummary(&buf, view.ImportSummary{
+		Files:    2,
+		Problems: []view.ImportProblem{{File: file, Line: 3, Message: "bad line"}},
+		Failures: []view.ImportFailure{{File: file, Outcome: "failed", Error: "import " + file + ": broken"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasTermControl(buf.String()) {
+		t.Errorf("WriteImportSummary wrote a control character:\n%q", buf.String())
+	}
+	if want := "  /s/a\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J.jsonl: failed: broken\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("WriteImportSummary = %q; want it to hold %q", buf.String(), want)
+	}
+}
