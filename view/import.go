@@ -104,7 +104,8 @@ type ImportFailure struct {
 // WriteImportSummary writes the summary: one line of counts, then the
 // warnings (one line per file, as [WriteWarnings] writes them), the
 // problems and the failures, each on its own line with its file (and
-// line). It writes only text, never escape codes, whatever the writer.
+// line). It writes only text, never escape codes, whatever the writer:
+// a file's name too is folded by [OneLine].
 func WriteImportSummary(w io.Writer, s ImportSummary) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s: %d new, %d grown, %d unchanged, %d failed; %s added",
@@ -126,16 +127,16 @@ func WriteImportSummary(w io.Writer, s ImportSummary) error {
 	if len(s.Problems) > 0 {
 		fmt.Fprintf(bw, "%s:\n", plural(len(s.Problems), "problem"))
 		for _, p := range s.Problems {
-			fmt.Fprintf(bw, "  %s:%d: %s\n", p.File, p.Line, OneLine(p.Message))
+			fmt.Fprintf(bw, "  %s:%d: %s\n", OneLine(p.File), p.Line, OneLine(p.Message))
 		}
 	}
 	if len(s.Failures) > 0 {
 		fmt.Fprintf(bw, "%s not imported:\n", plural(len(s.Failures), "file"))
 		for _, f := range s.Failures {
-			msg := OneLine(f.Error)
+			msg, file := OneLine(f.Error), OneLine(f.File)
 			// The store's errors often start with the file again.
-			msg = strings.TrimPrefix(strings.TrimPrefix(msg, "import "+f.File+": "), f.File+": ")
-			fmt.Fprintf(bw, "  %s: %s: %s\n", f.File, f.Outcome, msg)
+			msg = strings.TrimPrefix(strings.TrimPrefix(msg, "import "+file+": "), file+": ")
+			fmt.Fprintf(bw, "  %s: %s: %s\n", file, OneLine(f.Outcome), msg)
 		}
 	}
 	if err := bw.Flush(); err != nil {

@@ -291,19 +291,31 @@ func safeProse(text string) string {
 	open := "" // the open fence, "" outside fenced code
 	for i, line := range lines {
 		if m := fenceLine().FindStringSubmatch(line); m != nil {
+			// A fence line is written at the line's start: indented, it
+			// could belong to a list item the text opened ("- a" then
+			// "   ```"), whose end, not a closing fence, ends the code
+			// there, so what follows as code here would be HTML to a
+			// renderer. At the start, it can only open or close a fence
+			// of the page itself.
 			switch {
 			case open == "":
 				if m[1][0] != '`' || !strings.Contains(m[2], "`") {
 					open = m[1]
+					lines[i] = strings.TrimLeft(line, " ")
 					continue
 				}
 			case m[1][0] == open[0] && len(m[1]) >= len(open) && strings.TrimSpace(m[2]) == "":
 				open = ""
+				lines[i] = strings.TrimLeft(line, " ")
 				continue
 			}
 		}
 		if open == "" {
-			lines[i] = escapeTags(line)
+			next := ""
+			if i+1 < len(lines) {
+				next = lines[i+1]
+			}
+			lines[i] = escapeTags(line, next)
 		}
 	}
 	text = strings.Join(lines, "\n")
@@ -317,14 +329,19 @@ func safeProse(text string) string {
 // declaration, and each link to a javascript:, vbscript: or data: URL,
 // outside code spans. A code span is taken to end on its
 // line (one that goes on to the next line has its "<" escaped too, which
-// shows a backslash but lets nothing through).
-func escapeTags(line string) string {
+// shows a backslash but lets nothing through). A link's destination may
+// start on the next line, next.
+func escapeTags(line, next string) string {
 	var b strings.Builder
-	if linkDefinition().MatchString(line) {
-		b.WriteByte('\\') // [x]: javascript:... defines no link then
+	def := -1 // where a definition of a link to an unsafe scheme starts
+	if m := linkDefinition().FindStringSubmatchIndex(line); m != nil && unsafeDestination(line[m[4]:], next) {
+		def = m[3]
 	}
 	for i := 0; i < len(line); i++ {
 		c := line[i]
+		if i == def {
+			b.WriteByte('\\') // [x]: javascript:... defines no link then
+		}
 		switch {
 		case c == '`':
 			n := 1
@@ -343,7 +360,7 @@ func escapeTags(line string) string {
 			i++
 			continue
 		case c == '<' && i+1 < len(line) && isTagStart(line[i+1]),
-			c == '(' && i > 0 && line[i-1] == ']' && unsafeScheme().MatchString(line[i+1:]):
+			c == '(' && i > 0 && line[i-1] == ']' && unsafeDestination(line[i+1:], next):
 			b.WriteByte('\\') // not a tag; not a link that runs script
 		}
 		b.WriteByte(c)
@@ -354,13 +371,37 @@ func escapeTags(line string) string {
 // unsafeScheme matches the start of a link destination whose scheme can
 // run script or hide a page in the link: javascript:, vbscript:, data:.
 var unsafeScheme = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*<?\s*(?i:javascript|vbscript|data):`)
+	return regexp.MustCompile(`^(?i:javascript|vbscript|data):`)
 })
 
-// linkDefinition matches a link reference definition to such a scheme.
+// linkDefinition matches a link reference definition, at the line's
+// start or inside block quotes and list items (a definition there
+// defines the link for the whole page); its groups are the containers'
+// markers before it and what follows the colon.
 var linkDefinition = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^ {0,3}\[[^\]]*\]:\s*<?\s*(?i:javascript|vbscript|data):`)
+	return regexp.MustCompile(`^((?:[ \t]|>|[-+*][ \t]|\d{1,9}[.)][ \t])*)\[[^\]]*\]:(.*)$`)
 })
+
+// unsafeDestination reports whether a link destination starting at rest
+// (the line after "(" or "]:"; the next line, next, when rest is blank,
+// as CommonMark allows) has an unsafe scheme (see unsafeScheme) as a
+// browser reads it: after the renderer decodes character references
+// ("&#106;avascript:", "javascript&colon;") and the browser drops tabs
+// and line breaks inside a URL and control characters and spaces around
+// it.
+func unsafeDestination(rest, next string) bool {
+	if strings.TrimSpace(rest) == "" {
+		rest = next
+	}
+	d := strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, html.UnescapeString(rest))
+	d = strings.TrimLeft(d, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f <")
+	return unsafeScheme().MatchString(d)
+}
 
 // closingRun is the index in s of the first run of exactly n backticks,
 // -1 when there is none.

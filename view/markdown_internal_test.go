@@ -34,6 +34,29 @@ func TestSafeProse(t *testing.T) {
 		{"[x]( <JavaScript:alert(1)>)", "[x]\\( \\<JavaScript:alert(1)>)"},
 		{"[ref]: javascript:alert(1)", "\\[ref]: javascript:alert(1)"},
 		{"[img](data:text/html,x)", "[img]\\(data:text/html,x)"},
+		// The destination on the next line, or its scheme written with
+		// character references or a tab the browser drops: a renderer
+		// still makes a javascript: link of each.
+		{"[x](\njavascript:alert(1))", "[x]\\(\njavascript:alert(1))"},
+		{"[x](&#106;avascript:alert(1))", "[x]\\(&#106;avascript:alert(1))"},
+		{"[x](javascript&colon;alert(1))", "[x]\\(javascript&colon;alert(1))"},
+		{"[x](java&#9;script:alert(1))", "[x]\\(java&#9;script:alert(1))"},
+		{"[x](&#32;&#1;javascript:alert(1))", "[x]\\(&#32;&#1;javascript:alert(1))"},
+		{"[ref]:\n  javascript:alert(1)", "\\[ref]:\n  javascript:alert(1)"},
+		{"[ref]: &#x6A;avascript:alert(1)", "\\[ref]: &#x6A;avascript:alert(1)"},
+		{"[ok](https://example.org/&#106;) [r]: https://example.org", "[ok](https://example.org/&#106;) [r]: https://example.org"},
+		// A definition inside a block quote or a list item defines the
+		// link for the whole page.
+		{"> [r]: javascript:alert(1)", "> \\[r]: javascript:alert(1)"},
+		{"- > 1. [r]:\tjavascript:alert(1)", "- > 1. \\[r]:\tjavascript:alert(1)"},
+		{"- [r]: https://example.org", "- [r]: https://example.org"},
+		// A fence line indented under a list item: the item's end, not
+		// the closing fence, ends that code, so the <script> after it
+		// would be HTML to a CommonMark renderer. Written at the line's
+		// start, the fence is the page's own and the script stays code.
+		{"- ```\n  x\n  ```\n<script>alert(1)</script>", "- ```\n  x\n```\n<script>alert(1)</script>\n```"},
+		{"- a\n   ```\n<script>x</script>\n   ```\nout <i>", "- a\n```\n<script>x</script>\n```\nout \\<i>"},
+		{"  ~~~\n  <b>\n  ~~~", "~~~\n  <b>\n~~~"},
 	}
 	for _, tt := range tests {
 		if got := safeProse(tt.in); got != tt.want {

@@ -170,8 +170,10 @@ func (m message) firstWords() string {
 	return joinWords(m.Role, words)
 }
 
+// joinWords is head, then words after a colon, folded onto one line:
+// both may hold session text (a tool's name, a role).
 func joinWords(head, words string) string {
-	words = OneLine(words)
+	head, words = OneLine(head), OneLine(words)
 	if words == "" {
 		return head
 	}

@@ -427,3 +427,17 @@ func BenchmarkShare(b *testing.B) {
 		}
 	})
 }
+
+// TestHTMLContentSecurityPolicy checks the page, which runs no script of
+// its own, tells the browser to run none at all: whatever a hole in the
+// escaping let through, no script, frame, form or fetched resource would
+// work, only the page's own style and inline images.
+func TestHTMLContentSecurityPolicy(t *testing.T) {
+	t.Parallel()
+	out := page(t, loadShare(t, load(t, fixtures[shareFixtures[0]])))
+	const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">`
+	head, _, ok := strings.Cut(out, "<title>")
+	if !ok || !strings.Contains(head, csp) {
+		t.Errorf("the page's head has no Content-Security-Policy %s before its first content:\n%s", csp, head)
+	}
+}

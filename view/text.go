@@ -79,8 +79,8 @@ func TruncateLeft(s string, cols int) string {
 }
 
 // OneLine folds s onto one line: every run of white space (line breaks
-// and tabs included) becomes a single space, control characters are
-// dropped, and the ends are trimmed.
+// and tabs included) becomes a single space, every other control
+// character becomes U+FFFD (see [TermText]), and the ends are trimmed.
 func OneLine(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -91,11 +91,42 @@ func OneLine(s string) string {
 			space = b.Len() > 0
 			continue
 		case unicode.IsControl(r):
-			continue
+			r = utf8.RuneError
 		}
 		if space {
 			b.WriteByte(' ')
 			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// TermText is s made safe to write to a terminal, its lines kept: every
+// control character but line feed and tab becomes U+FFFD (�), so an
+// escape sequence in session text (ESC ] 52 setting the clipboard, ESC [
+// 2J clearing the screen, an OSC 8 link, a C1 CSI, a carriage return or
+// backspace hiding what precedes it) shows as text and never acts on the
+// terminal. A carriage return ending a line (CRLF) is dropped. It is the
+// one rule for text meant for a terminal; [OneLine] folds with it too.
+// JSON output, which escapes control characters itself, stays exact.
+func TermText(s string) string {
+	clean := utf8.ValidString(s) // an invalid byte (a raw 8-bit CSI) becomes U+FFFD too
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			r = utf8.RuneError
 		}
 		b.WriteRune(r)
 	}
@@ -119,10 +150,22 @@ func PadLeft(s string, cols int) string {
 }
 
 // ShortID returns the first 8 characters of an id, the length pi gives
-// entry ids, so longer ids line up with them.
+// entry ids, so longer ids line up with them. Ids come from session files:
+// a control character in one shows as U+FFFD, as [TermText] shows it, a
+// line break or tab too, so the id stays one field of its line.
 func ShortID(id string) string {
-	if len(id) <= 8 {
-		return id
+	if len(id) > 8 {
+		id = id[:8]
 	}
-	return id[:8]
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c >= 0x7f {
+			return strings.Map(func(r rune) rune {
+				if unicode.IsControl(r) {
+					return utf8.RuneError
+				}
+				return r
+			}, id)
+		}
+	}
+	return id
 }

@@ -2,8 +2,13 @@ package view_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/view"
 )
 
@@ -55,7 +60,7 @@ func TestOneLine(t *testing.T) {
 	tests := map[string]string{
 		"":                     "",
 		"  a \n\n b\tc  ":      "a b c",
-		"new\r\nline\x1b[31m":  "new line[31m",
+		"new\r\nline\x1b[31m":  "new line\uFFFD[31m",
 		"tab\there römisch 日本": "tab here römisch 日本",
 	}
 	for in, want := range tests {
@@ -113,5 +118,144 @@ func TestTable(t *testing.T) {
 	}
 	if tb.Len() != 3 {
 		t.Errorf("Table.Len() = %d; want 3", tb.Len())
+	}
+}
+
+// termHostile holds escape sequences that would act on a terminal: OSC 52
+// (set the clipboard), ESC [ 2J (clear the screen), a cursor move, an OSC 8
+// link, a C1 CSI (U+009B), a raw 8-bit CSI byte, BEL, backspace, a lone
+// carriage return and DEL.
+const termHostile = "a\x1b]52;c;aGk=\x07b\x1b[2J\x1b[1;1Hc\x1b]8;;http://x\x1b\\l\x1b]8;;\x1b\\\u009b2J\x9bd\x08e\rf\x7f"
+
+// hasTermControl reports whether s holds a control character other than
+// line feed and tab, or a byte that is not UTF-8.
+func hasTermControl(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTermText(t *testing.T) {
+	t.Parallel()
+	got := view.TermText(termHostile + "\nline\twith tab\r\n")
+	if hasTermControl(got) {
+		t.Errorf("TermText left a control character: %q", got)
+	}
+	want := "a\uFFFD]52;c;aGk=\uFFFDb\uFFFD[2J\uFFFD[1;1Hc\uFFFD]8;;http://x\uFFFD\\l\uFFFD]8;;\uFFFD\\\uFFFD2J\uFFFDd\uFFFDe\uFFFDf\uFFFD\nline\twith tab\n"
+	if got != want {
+		t.Errorf("TermText = %q; want %q", got, want)
+	}
+	if s := "plain\ttext\nkept"; view.TermText(s) != s {
+		t.Errorf("TermText(%q) = %q", s, view.TermText(s))
+	}
+	if got := view.OneLine(termHostile); hasTermControl(got) || !strings.Contains(got, "\uFFFD[2J") {
+		t.Errorf("OneLine = %q; want every control character as U+FFFD", got)
+	}
+}
+
+// TestTranscriptTermText checks that `context`'s text output, which shows
+// whole messages, never writes a control character from session text.
+func TestTranscriptTermText(t *testing.T) {
+	t.Parallel()
+	msg := func(v map[string]any) json.RawMessage {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	c := sessiontree.Context{State: sessiontree.DefaultState(), Messages: []json.RawMessage{
+		msg(map[string]any{"role": "user", "content": "hi " + termHostile + "\nmore " + termHostile}),
+		msg(map[string]any{"role": "assistant", "model": "m" + termHostile, "provider": "p", "content": []any{
+			map[string]any{"type": "text", "text": termHostile},
+			map[string]any{"type": "thinking", "thinking": termHostile},
+			map[string]any{"type": "toolCall", "name": "bash" + termHostile, "arguments": map[string]any{"c": 1}},
+		}}),
+		msg(map[string]any{"role": "toolResult", "toolName": "t" + termHostile, "content": []any{map[string]any{"type": "text", "text": termHostile}}}),
+		msg(map[string]any{"role": "bashExecution", "command": "ls" + termHostile, "output": termHostile}),
+	}}
+	c.State.ThinkingLevel = "x" + termHostile
+	var buf bytes.Buffer
+	if err := view.WriteTranscript(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	if hasTermControl(buf.String()) {
+		t.Errorf("WriteTranscript wrote a control character:\n%q", buf.String())
+	}
+	if !strings.Contains(buf.String(), "hi a\uFFFD]52;c;aGk=") {
+		t.Errorf("WriteTranscript lost the text around the escapes:\n%q", buf.String())
+	}
+}
+
+// TestShortIDTermText checks an id from a session file, shown by every
+// text command (tree, branch, log, search, ls), shows its control
+// characters as U+FFFD.
+func TestShortIDTermText(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"c04e9a55-1234":      "c04e9a55",
+		"\x1b[2Jab":          "\uFFFD[2Jab",
+		"\x1b]52;c;aGk=\a":   "\uFFFD]52;c;a",
+		"a\nb\tc\u009bd":     "a\uFFFDb\uFFFDc\uFFFDd",
+		"日本語":                "日本\uFFFD\uFFFD", // cut inside a character
+		"ab\xe6\x97\xa5\xe6": "ab日\uFFFD",
+	}
+	for in, want := range tests {
+		if got := view.ShortID(in); got != want {
+			t.Errorf("ShortID(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// TestEntrySummaryTermText checks the one-line summary tree, branch and
+// log show of a message leaves no control character of its tool name or
+// role: only its words were folded.
+func TestEntrySummaryTermText(t *testing.T) {
+	t.Parallel()
+	for _, msg := range []map[string]any{
+		{"role": "toolResult", "toolName": "bash" + termHostile, "isError": true, "content": []any{map[string]any{"type": "text", "text": "out"}}},
+		{"role": "user" + termHostile, "content": "hi"},
+		{"role": "custom", "customType": "ct" + termHostile, "content": "hi"},
+	} {
+		raw, err := json.Marshal(map[string]any{"type": "message", "id": "a", "parentId": nil, "timestamp": "2026-03-01T10:00:00.000Z", "message": msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := sessiontree.DecodeEntry(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := view.EntrySummary(e); hasTermControl(got) || !strings.Contains(got, "\uFFFD[2J") {
+			t.Errorf("EntrySummary = %q; want its control characters as U+FFFD", got)
+		}
+	}
+}
+
+// TestImportSummaryTermText checks the import summary shows a session
+// file's name, which may hold anything, with its control characters as
+// U+FFFD.
+func TestImportSummaryTermText(t *testing.T) {
+	t.Parallel()
+	file := "/s/a\x1b]52;c;aGk=\a\x1b[2J.jsonl"
+	var buf bytes.Buffer
+	err := view.WriteImportSummary(&buf, view.ImportSummary{
+		Files:    2,
+		Problems: []view.ImportProblem{{File: file, Line: 3, Message: "bad line"}},
+		Failures: []view.ImportFailure{{File: file, Outcome: "failed", Error: "import " + file + ": broken"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasTermControl(buf.String()) {
+		t.Errorf("WriteImportSummary wrote a control character:\n%q", buf.String())
+	}
+	if want := "  /s/a\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J.jsonl: failed: broken\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("WriteImportSummary = %q; want it to hold %q", buf.String(), want)
 	}
 }

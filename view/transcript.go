@@ -16,10 +16,11 @@ import (
 // line with the state (thinking level, model, active tools), then each
 // message under a bracketed header naming its role (and the model of an
 // assistant message, the tool of a tool result), with its text, thinking,
-// tool calls and images. Nothing is cut: pipe it to a pager.
+// tool calls and images. Nothing is cut: pipe it to a pager. Control
+// characters show as U+FFFD ([TermText]).
 func WriteTranscript(w io.Writer, c sessiontree.Context) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(stateLine(c.State))
+	bw.WriteString(TermText(stateLine(c.State)))
 	bw.WriteByte('\n')
 	if len(c.Messages) == 0 {
 		bw.WriteString("\n(no messages)\n")
@@ -27,10 +28,10 @@ func WriteTranscript(w io.Writer, c sessiontree.Context) error {
 	for _, raw := range c.Messages {
 		m := parseMessage(raw)
 		bw.WriteByte('\n')
-		bw.WriteString(m.header(raw))
+		bw.WriteString(TermText(m.header(raw)))
 		bw.WriteByte('\n')
 		if body := m.body(); body != "" {
-			bw.WriteString(body)
+			bw.WriteString(TermText(body))
 			bw.WriteByte('\n')
 		}
 	}

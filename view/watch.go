@@ -13,9 +13,10 @@ import (
 // WriteWatchEvent writes the line `sessiontree import --watch` prints for
 // an event of a watch, or nothing for the events it keeps quiet about
 // (caught up; unsettled, which is reported as a problem if it lasts).
-// It writes only text.
+// It writes only text: a file's name or an error quoting a session shows
+// its control characters as [TermText] does.
 func WriteWatchEvent(w io.Writer, e watch.Event) error {
-	line := watchLine(e)
+	line := TermText(watchLine(e))
 	if line == "" {
 		return nil
 	}

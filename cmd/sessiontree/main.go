@@ -123,7 +123,9 @@ func sentence(err error) string {
 	}
 	s := strings.TrimSpace(err.Error())
 	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
-	return s
+	// An error may quote a session file (an id, a line): its control
+	// characters must not act on the terminal.
+	return view.TermText(s)
 }
 
 func newRootCommand(a *app) *cobra.Command {

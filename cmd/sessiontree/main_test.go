@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,5 +172,21 @@ func decode(t testing.TB, out string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("output is not JSON: %v\n%.300s", err, out)
+	}
+}
+
+// TestSentenceTermText checks an error quoting session text (an id, a
+// line of a file) shows its escape sequences harmlessly on stderr.
+func TestSentenceTermText(t *testing.T) {
+	t.Parallel()
+	got := sentence(fmt.Errorf("entry %s: bad", "x\x1b]52;c;aGk=\a\x1b[2J\u009b"))
+	got2 := sentence(errors.New("session \x1b[2Jab\x07 not found"))
+	for _, s := range []string{got, got2} {
+		if strings.ContainsAny(s, "\x1b\a\u009b") {
+			t.Errorf("sentence = %q; want its control characters as U+FFFD", s)
+		}
+	}
+	if want := "session \uFFFD[2Jab\uFFFD not found"; got2 != want {
+		t.Errorf("sentence = %q; want %q", got2, want)
 	}
 }
