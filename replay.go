@@ -100,6 +100,34 @@ type Placement struct {
 	Thinking, Model, Tools int64
 }
 
+// StateSetting is one of the three settings a [Placement] keeps a pointer
+// for, in the order Thinking, Model, Tools.
+type StateSetting int
+
+// The settings of a State that entries set.
+const (
+	ThinkingSetting StateSetting = iota
+	ModelSetting
+	ToolsSetting
+)
+
+// MaySet reports whether entry e may be what a stored pointer for setting
+// s names ([Place] sets it to an entry that sets s): a store checks its
+// pointers by it. e's effects are read without a message's role, since a
+// message may be large; any message may then be the model's (an
+// assistant's sets it), [State.Apply] reading the role.
+func MaySet(s StateSetting, e Entry) bool {
+	f := EffectsOf(e, "")
+	switch s {
+	case ThinkingSetting:
+		return f.SetsThinking
+	case ModelSetting:
+		return f.SetsModel || e.Type == TypeMessage
+	default:
+		return f.SetsTools
+	}
+}
+
 // Place computes the placement of entry e, with effects f and key key,
 // under the placement of its parent (nil for a root): the depth, the
 // path's start (inherited from the parent, except that a compaction starts

@@ -501,17 +501,13 @@ type stateRows struct {
 	thinking, model, tools stateEntry
 }
 
+// entries are sr's state entries, in the order of sessiontree.StateSetting.
 func (sr *stateRows) entries() []*stateEntry {
 	return []*stateEntry{&sr.thinking, &sr.model, &sr.tools}
 }
 
 // read reads the state rows of entry from of session and verifies them.
 func (sr *stateRows) read(r q, session int64, from string) error {
-	sr.thinking.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsThinking }
-	sr.model.sets = func(t sessiontree.EntryType, f *sessiontree.Effects) bool {
-		return f.SetsModel || t == sessiontree.TypeMessage
-	}
-	sr.tools.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsTools }
 	dest := []any{&sr.pk}
 	for _, se := range sr.entries() {
 		dest = append(dest, se.dest()...)
@@ -520,8 +516,8 @@ func (sr *stateRows) read(r q, session int64, from string) error {
 		return err
 	}
 	lo, _ := pkRange(session)
-	for _, se := range sr.entries() {
-		if err := se.verify(from, lo, sr.pk); err != nil {
+	for i, se := range sr.entries() {
+		if err := se.verify(sessiontree.StateSetting(i), from, lo, sr.pk); err != nil {
 			return r.entryError(err)
 		}
 	}
@@ -530,15 +526,12 @@ func (sr *stateRows) read(r q, session int64, from string) error {
 
 // stateEntry is one of the state-setting entries qState reads: the
 // pointer the entry holds (NULL when none), and the row it points at:
-// its key (NULL when there is none), type, JSON and checksum. sets says
-// whether an entry of a type, with effects read without its role, may
-// set the setting the pointer is for.
+// its key (NULL when there is none), type, JSON and checksum.
 type stateEntry struct {
 	ptr, pk sql.NullInt64
 	typ     sql.NullString
 	raw     []byte
 	sum     sql.NullInt64
-	sets    func(t sessiontree.EntryType, f *sessiontree.Effects) bool
 }
 
 // dest is where qState's columns for se go.
@@ -553,9 +546,10 @@ func (se *stateEntry) entry() sessiontree.Entry {
 
 // verify returns a *checksumError when the entry pointed at does not
 // match its checksum, and a *sessiontree.CorruptError naming entry from,
-// key pk, whose session's keys start at lo, when the pointer names no
-// entry of the session at or before it that sets its setting.
-func (se *stateEntry) verify(from string, lo, pk int64) error {
+// key pk, whose session's keys start at lo, when the pointer for setting
+// s names no entry of the session at or before it that may set s
+// (sessiontree.MaySet).
+func (se *stateEntry) verify(s sessiontree.StateSetting, from string, lo, pk int64) error {
 	if !se.ptr.Valid {
 		return nil
 	}
@@ -564,10 +558,7 @@ func (se *stateEntry) verify(from string, lo, pk int64) error {
 			return &checksumError{pk: se.pk.Int64, reason: reason}
 		}
 	}
-	// A message is not read for its role here: Apply reads it, and a
-	// message may be large.
-	e := se.entry()
-	if f := sessiontree.EffectsOf(e, ""); !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !se.sets(e.Type, &f) {
+	if !se.pk.Valid || se.ptr.Int64 < lo || se.ptr.Int64 > pk || !sessiontree.MaySet(s, se.entry()) {
 		return &sessiontree.CorruptError{EntryID: from,
 			Reason: fmt.Sprintf("state pointer to key %d: no entry of the session at or before it that sets the state", se.ptr.Int64)}
 	}

@@ -242,11 +242,11 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if err != nil {
 		return st, fmt.Errorf("state at %s: %w", from, storageErr(err))
 	}
-	for _, se := range sr.entries() {
+	for i, se := range sr.entries() {
 		if !se.ptr.Valid {
 			continue
 		}
-		e, err := se.verify(from, sr.seq)
+		e, err := se.verify(sessiontree.StateSetting(i), from, sr.seq)
 		if err != nil {
 			return st, err
 		}
@@ -271,12 +271,8 @@ type stateRows struct {
 	thinking, model, tools stateEntry
 }
 
+// entries are sr's state entries, in the order of sessiontree.StateSetting.
 func (sr *stateRows) entries() []*stateEntry {
-	sr.thinking.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsThinking }
-	sr.model.sets = func(t sessiontree.EntryType, f *sessiontree.Effects) bool {
-		return f.SetsModel || t == sessiontree.TypeMessage
-	}
-	sr.tools.sets = func(_ sessiontree.EntryType, f *sessiontree.Effects) bool { return f.SetsTools }
 	return []*stateEntry{&sr.thinking, &sr.model, &sr.tools}
 }
 
@@ -291,18 +287,16 @@ func (sr *stateRows) dest() []any {
 
 // stateEntry is one of the state pointers stateQuery reads: the seq the
 // entry holds (NULL when none) and the JSON of the entry it names (nil
-// when there is none). sets says whether an entry of a type, with
-// effects read without its role, may set the setting the pointer is for.
+// when there is none).
 type stateEntry struct {
-	ptr  sql.NullInt64
-	raw  []byte
-	sets func(t sessiontree.EntryType, f *sessiontree.Effects) bool
+	ptr sql.NullInt64
+	raw []byte
 }
 
 // verify returns the entry se names, or a *sessiontree.CorruptError
-// naming entry from, seq seq, when it names no entry at or before from
-// that sets its setting (sessiontree.EffectsOf, the rule's owner).
-func (se *stateEntry) verify(from string, seq int64) (sessiontree.Entry, error) {
+// naming entry from, seq seq, when the pointer for setting s names no
+// entry at or before from that may set s (sessiontree.MaySet).
+func (se *stateEntry) verify(s sessiontree.StateSetting, from string, seq int64) (sessiontree.Entry, error) {
 	var e sessiontree.Entry
 	if se.raw != nil {
 		var err error
@@ -310,9 +304,7 @@ func (se *stateEntry) verify(from string, seq int64) (sessiontree.Entry, error) 
 			return e, err
 		}
 	}
-	// A message is not read for its role here: Apply reads it, and a
-	// message may be large.
-	if f := sessiontree.EffectsOf(e, ""); se.raw == nil || se.ptr.Int64 > seq || !se.sets(e.Type, &f) {
+	if se.raw == nil || se.ptr.Int64 > seq || !sessiontree.MaySet(s, e) {
 		return e, &sessiontree.CorruptError{EntryID: from,
 			Reason: fmt.Sprintf("state pointer to seq %d: no entry at or before it that sets the state", se.ptr.Int64)}
 	}
