@@ -90,7 +90,7 @@ func OneLine(s string) string {
 		case unicode.IsSpace(r):
 			space = b.Len() > 0
 			continue
-		case unicode.IsControl(r):
+		case acts(r):
 			r = utf8.RuneError
 		}
 		if space {
@@ -111,27 +111,25 @@ func OneLine(s string) string {
 // one rule for text meant for a terminal; [OneLine] folds with it too.
 // JSON output, which escapes control characters itself, stays exact.
 func TermText(s string) string {
-	clean := utf8.ValidString(s) // an invalid byte (a raw 8-bit CSI) becomes U+FFFD too
-	for _, r := range s {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	// An invalid byte (a raw 8-bit CSI) becomes U+FFFD too.
+	if utf8.ValidString(s) && strings.IndexFunc(s, acts) < 0 {
 		return s
 	}
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if r != '\n' && r != '\t' && unicode.IsControl(r) {
+		if acts(r) {
 			r = utf8.RuneError
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
 }
+
+// acts reports whether r would act on a terminal instead of showing: a
+// control character other than line feed and tab.
+func acts(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
 
 // PadRight pads s with spaces to cols columns.
 func PadRight(s string, cols int) string {
