@@ -155,7 +155,10 @@ func TestAppendFromAKeptRow(t *testing.T) {
 		fourth, err = st.Append(ctx, customDraft(4), none)
 		done <- err
 	}()
-	waitFor(t, "the append from the kept row to be refused", func() bool { return db.group.stale.Load() == 2 })
+	// Refused twice while the row is held: by the lead (which waits for no
+	// row), then run again alone, where it waits at the row's lock. The
+	// count passes 2 on its way to 3, too fast for a poll to see.
+	waitFor(t, "the append from the kept row to be refused", func() bool { return db.group.stale.Load() == 3 })
 	release()
 	if err := <-done; err != nil || fourth.ParentID != third.ID {
 		t.Errorf("append past a lock = %+v, %v; want it under %s", fourth, err, third.ID)
