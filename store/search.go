@@ -515,36 +515,7 @@ const (
 // (ignoring case) and marks every match in it.
 func snippet(body string, needles []string, marks [2]string) string {
 	body = strings.TrimRight(body, "\n")
-	hay := strings.ToLower(body)
-	exact := len(hay) != len(body)
-	if exact {
-		hay = body // lower-casing changed lengths: match exactly
-	}
-	type span struct{ i, j int }
-	var spans []span
-	for _, n := range needles {
-		if !exact {
-			n = strings.ToLower(n)
-		}
-		for off := 0; n != "" && off < len(hay); {
-			k := strings.Index(hay[off:], n)
-			if k < 0 {
-				break
-			}
-			spans = append(spans, span{off + k, off + k + len(n)})
-			off += k + len(n)
-		}
-	}
-	sort.Slice(spans, func(a, b int) bool { return spans[a].i < spans[b].i })
-	// Merge overlaps.
-	merged := spans[:0]
-	for _, sp := range spans {
-		if n := len(merged); n > 0 && sp.i <= merged[n-1].j {
-			merged[n-1].j = max(merged[n-1].j, sp.j)
-			continue
-		}
-		merged = append(merged, sp)
-	}
+	merged := matchSpans(body, needles)
 	start := 0
 	if len(merged) > 0 {
 		start = merged[0].i
@@ -579,4 +550,69 @@ func snippet(body string, needles []string, marks [2]string) string {
 		b.WriteString("…")
 	}
 	return oneLine(b.String())
+}
+
+// span is a match's bytes in a text, from i to j.
+type span struct{ i, j int }
+
+// matchSpans finds every match of the needles in body, ignoring case,
+// as spans of body's bytes in order, overlaps merged.
+func matchSpans(body string, needles []string) []span {
+	hay := foldText(body)
+	var spans []span
+	for _, n := range needles {
+		n = strings.ToLower(n)
+		for off := 0; n != "" && off < len(hay.text); {
+			k := strings.Index(hay.text[off:], n)
+			if k < 0 {
+				break
+			}
+			spans = append(spans, span{hay.origAt(off + k), hay.origAt(off + k + len(n))})
+			off += k + len(n)
+		}
+	}
+	sort.Slice(spans, func(a, b int) bool { return spans[a].i < spans[b].i })
+	merged := spans[:0]
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && sp.i <= merged[n-1].j {
+			merged[n-1].j = max(merged[n-1].j, sp.j)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// foldedText is a text lower-cased (strings.ToLower, as the needles
+// are), with what it takes to find the text's places in it: a character
+// may lower-case to more or fewer bytes (İ to 1 from 2, Ⱥ to 3 from 2),
+// which moves every place after it.
+type foldedText struct {
+	text string
+	// shifts are the ends of the characters whose lower-cased form has
+	// another length: the offsets in text and in the text lower-cased.
+	shifts []struct{ folded, orig int }
+}
+
+func foldText(s string) foldedText {
+	f := foldedText{text: strings.ToLower(s)}
+	for i, h := 0, 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		lower := utf8.RuneLen(unicode.ToLower(r)) // an invalid byte lower-cases to U+FFFD
+		i, h = i+size, h+lower
+		if lower != size {
+			f.shifts = append(f.shifts, struct{ folded, orig int }{h, i})
+		}
+	}
+	return f
+}
+
+// origAt returns the offset in the original text of the offset h of
+// the lower-cased one, a character's start or the end.
+func (f foldedText) origAt(h int) int {
+	k := sort.Search(len(f.shifts), func(k int) bool { return f.shifts[k].folded > h })
+	if k == 0 {
+		return h
+	}
+	return h - f.shifts[k-1].folded + f.shifts[k-1].orig
 }
