@@ -21,7 +21,10 @@ import (
 //
 // NOT binds tighter than AND, AND tighter than OR, as in FTS5. Column
 // filters, '^' and '+' (which mean nothing on the single text column)
-// are refused.
+// are refused, and so are an empty phrase ("", which the engines would
+// read as nothing, everything, or not at all) and a NUL byte in a
+// quoted string (which ends FTS5's query text, and PostgreSQL's text
+// cannot hold).
 
 // parseQuery parses q into a match query. A query it cannot parse is a
 // *QueryError naming what is wrong and where.
@@ -97,24 +100,8 @@ func (p *qparser) next() {
 	c := p.src[p.pos]
 	switch {
 	case c == '"':
-		var b strings.Builder
-		for i := p.pos + 1; i < len(p.src); i++ {
-			if p.src[i] != '"' {
-				b.WriteByte(p.src[i])
-				continue
-			}
-			if i+1 < len(p.src) && p.src[i+1] == '"' {
-				b.WriteByte('"')
-				i++
-				continue
-			}
-			p.pos = i + 1
-			p.tok = qtok{kind: tPhrase, text: b.String(), pos: start}
-			return
-		}
-		p.pos = len(p.src)
-		p.tok = qtok{kind: tBad, text: p.src[start:], pos: start}
-		p.err = fmt.Errorf("unterminated string (at byte %d)", start)
+		p.quoted(start)
+		return
 	case isBareword(c):
 		for p.pos < len(p.src) && isBareword(p.src[p.pos]) {
 			p.pos++
@@ -138,6 +125,32 @@ func (p *qparser) next() {
 	if p.tok.kind == tPhrase && p.pos < len(p.src) && p.src[p.pos] == ':' {
 		p.err = fmt.Errorf("no such column: %s (at byte %d)", p.tok.text, start)
 		p.tok.kind = tBad
+	}
+}
+
+// quoted reads the quoted string starting at start into p.tok. A NUL
+// byte ends no engine's string as written: it is refused.
+func (p *qparser) quoted(start int) {
+	var b strings.Builder
+	for i := start + 1; i < len(p.src); i++ {
+		c := p.src[i]
+		if c == 0 {
+			p.err = fmt.Errorf("NUL byte in a string (at byte %d)", i)
+			break
+		}
+		if c == '"' && i+1 < len(p.src) && p.src[i+1] == '"' {
+			i++ // "" is a quote
+		} else if c == '"' {
+			p.pos = i + 1
+			p.tok = qtok{kind: tPhrase, text: b.String(), pos: start}
+			return
+		}
+		b.WriteByte(c)
+	}
+	p.pos = len(p.src)
+	p.tok = qtok{kind: tBad, text: p.src[start:], pos: start}
+	if p.err == nil {
+		p.err = fmt.Errorf("unterminated string (at byte %d)", start)
 	}
 }
 
@@ -241,6 +254,9 @@ func (p *qparser) unit() (sessiontree.MatchQuery, error) {
 func (p *qparser) phrase() (sessiontree.MatchQuery, error) {
 	if p.tok.kind != tPhrase {
 		return sessiontree.MatchQuery{}, p.bad()
+	}
+	if p.tok.text == "" {
+		return sessiontree.MatchQuery{}, p.errorf(`empty phrase ""`)
 	}
 	m := sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: p.tok.text}
 	p.next()

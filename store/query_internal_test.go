@@ -65,6 +65,10 @@ func TestParseQuery(t *testing.T) {
 		{`NEAR(a b, x)`, `NEAR: expected a distance, found "x" (at byte 10)`},
 		{`a OR`, `syntax error: the query ends too early (at byte 4)`},
 		{`a )`, `syntax error near ")" (at byte 2)`},
+		{`""`, `empty phrase "" (at byte 0)`},
+		{`a "" b`, `empty phrase "" (at byte 2)`},
+		{`NEAR("" a)`, `empty phrase "" (at byte 5)`},
+		{"a \"b\x00c\"", `NUL byte in a string (at byte 4)`},
 	} {
 		_, err := parseQuery(tc.q)
 		var qe *QueryError

@@ -221,7 +221,11 @@ func testSearchMalformedQuery(t *testing.T, open opener) {
 	ctx := context.Background()
 	s := open(t)
 	newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"})).user("u", "store.go is here")
-	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`} {
+	// An empty phrase meant nothing on SQLite and everything on
+	// PostgreSQL; a NUL byte in a phrase was an FTS5 syntax error on
+	// SQLite ("unterminated string") and a storage failure on PostgreSQL.
+	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`,
+		`""`, `"" here`, `here OR ""`, `NEAR("" here)`, "\"store\x00go\"", "here \"\x00\""} {
 		_, err := s.Search(ctx, q, store.SearchOptions{})
 		var qe *store.QueryError
 		if !errors.As(err, &qe) || !errors.Is(err, store.ErrBadQuery) || qe.Query != q {
