@@ -89,9 +89,7 @@ func (p *qparser) errorf(format string, args ...any) error {
 
 // next reads the next token into p.tok.
 func (p *qparser) next() {
-	for p.pos < len(p.src) && strings.IndexByte(" \t\n\r", p.src[p.pos]) >= 0 {
-		p.pos++
-	}
+	p.pos = p.skipSpace(p.pos)
 	start := p.pos
 	if p.pos >= len(p.src) {
 		p.tok = qtok{kind: tEnd, pos: start}
@@ -126,6 +124,15 @@ func (p *qparser) next() {
 		p.err = fmt.Errorf("no such column: %s (at byte %d)", p.tok.text, start)
 		p.tok.kind = tBad
 	}
+}
+
+// skipSpace returns the offset of the first byte at or after i that is
+// not white space.
+func (p *qparser) skipSpace(i int) int {
+	for i < len(p.src) && strings.IndexByte(" \t\n\r", p.src[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 // quoted reads the quoted string starting at start into p.tok. A NUL
@@ -243,7 +250,7 @@ func (p *qparser) unit() (sessiontree.MatchQuery, error) {
 		}
 		p.next()
 		return m, nil
-	case p.is(tWord, "NEAR") && p.pos < len(p.src) && p.src[p.pos] == '(':
+	case p.is(tWord, "NEAR") && strings.HasPrefix(p.src[p.skipSpace(p.pos):], "("):
 		return p.near()
 	case p.is(tWord, "NEAR"):
 		p.tok.kind = tPhrase // NEAR without a group is a word

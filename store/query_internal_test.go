@@ -44,6 +44,8 @@ func TestParseQuery(t *testing.T) {
 		{`"say ""hi"""`, `"say "hi""`},
 		{`NEAR(a "b c", 2)`, `(near "a" "b c" ~~)`},
 		{`NEAR`, `"NEAR"`},
+		{"NEAR \t(a b)", `(near "a" "b" ~~)`},
+		{`NEAR AND (a b)`, `(and "NEAR" (and "a" "b"))`},
 		{`日本語 🙂`, `(and "日本語" "🙂")`},
 	} {
 		m, err := parseQuery(tc.q)

@@ -233,7 +233,7 @@ func testSearchMalformedQuery(t *testing.T, open opener) {
 		}
 	}
 	for _, q := range []string{`"store.go"`, `store AND here`, `sto*`, `NEAR(store here)`, `store OR nothing`, `store NOT nothing`,
-		`is here`, `here is`, `(is) AND here`, `here AND is`, `is*`, `"is" "here"`, `here NOT xy`, `xy OR here`, `is OR xy`} {
+		`is here`, `here is`, `(is) AND here`, `NEAR (store here)`, "NEAR\n(store here, 20)", `here AND is`, `is*`, `"is" "here"`, `here NOT xy`, `xy OR here`, `is OR xy`} {
 		if hits := search(t, s, q, store.SearchOptions{}); len(hits) != 1 {
 			t.Errorf("Search(%q) = %d hits; want 1", q, len(hits))
 		}
