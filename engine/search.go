@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
@@ -61,24 +63,72 @@ func (tx *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery,
 }
 
 // ScanKeys implements [sessiontree.DatabaseTx.ScanKeys] with LIKE over
-// the search_text view, newest first.
+// the search_text view, newest first: one LIKE per case of the text's
+// letters beyond ASCII (caseLikes), since LIKE ignores ASCII case only.
 func (tx *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
 	sc, err := tx.scopeOf(s)
 	if err != nil {
 		return nil, err
 	}
-	query := `SELECT t.pk FROM search_text t WHERE t.pk BETWEEN ?2 AND ?3 AND t.body LIKE ?1 ESCAPE '\'`
-	params := []any{"%" + likeEscape(text) + "%", sc.lo, sc.hi}
+	likes, err := caseLikes(text)
+	if err != nil {
+		return nil, err
+	}
+	query := `SELECT t.pk FROM search_text t WHERE t.pk BETWEEN ?1 AND ?2`
+	params := []any{sc.lo, sc.hi}
 	if sc.cwd != "" {
-		query += ` AND (t.pk >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?4)`
+		query += ` AND (t.pk >> 32) IN (SELECT pk FROM sessions WHERE cwd = ?3)`
 		params = append(params, sc.cwd)
 	}
-	query += ` ORDER BY t.pk DESC LIMIT ` + strconv.Itoa(limit)
+	conds := make([]string, len(likes))
+	for i, l := range likes {
+		params = append(params, l)
+		conds[i] = `t.body LIKE ?` + strconv.Itoa(len(params)) + ` ESCAPE '\'`
+	}
+	query += ` AND (` + strings.Join(conds, " OR ") + `) ORDER BY t.pk DESC LIMIT ` + strconv.Itoa(limit)
 	var keys []int64
 	if err := tx.tx.SelectContext(tx.ctx, &keys, query, params...); err != nil {
 		return nil, err
 	}
 	return keys, nil
+}
+
+// maxCaseLikes bounds the patterns of caseLikes: the store scans for
+// one or two characters, at most 16 patterns (Θ, θ, ϑ and ϴ are one
+// letter).
+const maxCaseLikes = 64
+
+// caseLikes returns the LIKE patterns (ESCAPE '\') that together find
+// the texts containing text, ignoring case: LIKE ignores the case of
+// ASCII letters itself, so there is one pattern per combination of the
+// cases of the other letters (unicode.SimpleFold: é and É). A text
+// with more than maxCaseLikes combinations is refused.
+func caseLikes(text string) ([]string, error) {
+	pats := []string{"%"}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		cases := []string{text[i : i+size]}
+		if r >= utf8.RuneSelf && r != utf8.RuneError {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				cases = append(cases, string(f))
+			}
+		}
+		i += size
+		if len(pats)*len(cases) > maxCaseLikes {
+			return nil, fmt.Errorf("scan for %q: more than %d combinations of cases", text, maxCaseLikes)
+		}
+		next := make([]string, 0, len(pats)*len(cases))
+		for _, p := range pats {
+			for _, c := range cases {
+				next = append(next, p+likeEscape(c))
+			}
+		}
+		pats = next
+	}
+	for i := range pats {
+		pats[i] += "%"
+	}
+	return pats, nil
 }
 
 // qExpand reads a vocabulary table (fts5vocab, 'row') by term range.

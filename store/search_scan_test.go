@@ -1,0 +1,47 @@
+package store_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// TestSearchScanIgnoresCase: a query of one or two characters too
+// common to expand into the SQLite index's trigrams is scanned for (its
+// hits rank 0; PostgreSQL's index matches it directly), and the scan
+// ignores case as the index does, for letters beyond ASCII too: "éx"
+// and "ÉX" find "Éxplain" and "éx" alike. Before the fix the SQLite
+// engine's scan (LIKE) ignored the case of ASCII letters only, so each
+// query found one of the two entries, while PostgreSQL found both.
+func TestSearchScanIgnoresCase(t *testing.T) { onEngines(t, testSearchScanIgnoresCase) }
+
+func testSearchScanIgnoresCase(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	var common strings.Builder // "éx" followed by 300 characters: 300 trigrams
+	for i := range 300 {
+		common.WriteString("éx" + string(rune(0x4e00+i)) + " ")
+	}
+	b.user("lower", common.String())
+	b.user("upper", "Éxplain")
+	b.user("like", `a%b c_d e\f`)
+	for _, q := range []string{"éx", "ÉX", "Éx", "éX"} {
+		hits := search(t, s, q, store.SearchOptions{})
+		if got := hitKeys(hits); !slices.Equal(got, []string{"s/lower", "s/upper"}) {
+			t.Errorf("Search(%q) = %v; want s/lower and s/upper", q, got)
+		}
+		for _, h := range hits {
+			if s.DB() != nil && h.Rank != 0 {
+				t.Errorf("Search(%q) hit %s ranks %v; want 0, scanned", q, h.EntryID, h.Rank)
+			}
+		}
+	}
+	// LIKE's own characters, scanned for, stand for themselves.
+	for _, q := range []string{`"%"`, `"_"`, `"\"`, `"%b"`, `"e\"`} {
+		if got := hitKeys(search(t, s, q, store.SearchOptions{})); !slices.Equal(got, []string{"s/like"}) {
+			t.Errorf("Search(%s) = %v; want s/like", q, got)
+		}
+	}
+}
