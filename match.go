@@ -1,5 +1,10 @@
 package sessiontree
 
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
 // MatchKind says what a [MatchQuery] node is.
 type MatchKind uint8
 
@@ -53,4 +58,37 @@ func (q MatchQuery) Phrases(fn func(p MatchQuery)) {
 	for _, s := range q.Sub {
 		s.Phrases(fn)
 	}
+}
+
+// CaseVariants returns the strings that are s but for the case of its
+// letters beyond ASCII, s first: one per combination of the cases of
+// each such letter (the letters unicode.SimpleFold makes equivalent: é
+// and É; µ, μ and Μ), for an engine whose own matching folds the case of
+// ASCII letters only (SQLite's LIKE), or folds it otherwise than Go
+// does (FTS5 folds ς to σ and µ to μ, and leaves İ). ASCII letters and
+// bytes that are not UTF-8 are kept as they are. It returns false, and
+// no strings, when there would be more than limit of them.
+func CaseVariants(s string, limit int) ([]string, bool) {
+	out := []string{""}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		cases := []string{s[i : i+size]}
+		if r >= utf8.RuneSelf && r != utf8.RuneError {
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				cases = append(cases, string(f))
+			}
+		}
+		i += size
+		if len(out)*len(cases) > limit {
+			return nil, false
+		}
+		next := make([]string, 0, len(out)*len(cases))
+		for _, o := range out {
+			for _, c := range cases {
+				next = append(next, o+c)
+			}
+		}
+		out = next
+	}
+	return out, true
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"modernc.org/sqlite"
@@ -101,34 +99,17 @@ const maxCaseLikes = 64
 // caseLikes returns the LIKE patterns (ESCAPE '\') that together find
 // the texts containing text, ignoring case: LIKE ignores the case of
 // ASCII letters itself, so there is one pattern per combination of the
-// cases of the other letters (unicode.SimpleFold: é and É). A text
-// with more than maxCaseLikes combinations is refused.
+// cases of the other letters ([sessiontree.CaseVariants]). A text with
+// more than maxCaseLikes combinations is refused.
 func caseLikes(text string) ([]string, error) {
-	pats := []string{"%"}
-	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		cases := []string{text[i : i+size]}
-		if r >= utf8.RuneSelf && r != utf8.RuneError {
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-				cases = append(cases, string(f))
-			}
-		}
-		i += size
-		if len(pats)*len(cases) > maxCaseLikes {
-			return nil, fmt.Errorf("scan for %q: more than %d combinations of cases", text, maxCaseLikes)
-		}
-		next := make([]string, 0, len(pats)*len(cases))
-		for _, p := range pats {
-			for _, c := range cases {
-				next = append(next, p+likeEscape(c))
-			}
-		}
-		pats = next
+	variants, ok := sessiontree.CaseVariants(text, maxCaseLikes)
+	if !ok {
+		return nil, fmt.Errorf("scan for %q: more than %d combinations of cases", text, maxCaseLikes)
 	}
-	for i := range pats {
-		pats[i] += "%"
+	for i, v := range variants {
+		variants[i] = "%" + likeEscape(v) + "%"
 	}
-	return pats, nil
+	return variants, nil
 }
 
 // qExpand reads a vocabulary table (fts5vocab, 'row') by term range.

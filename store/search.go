@@ -299,28 +299,55 @@ func orOf(terms []string) sessiontree.MatchQuery {
 	return sessiontree.MatchQuery{Kind: sessiontree.MatchOr, Sub: subs}
 }
 
-// expand returns the index's trigrams that start with text (folded as the
-// tokenizer folds: lower case), at most maxExpansion+1 of them. Every
-// indexed text ends in two newlines, so each of its characters starts a
-// trigram.
+// maxCaseVariants bounds the spellings of a short phrase expand looks
+// up: two letters of at most four cases each (θ, ϑ, Θ, ϴ).
+const maxCaseVariants = 16
+
+// expand returns the index's trigrams that start with text ignoring
+// case, at most about maxExpansion+1 of them. The index folds case its
+// own way (FTS5 folds µ to μ and ς to σ and keeps İ; Go's lower-casing
+// keeps µ and ς and makes İ an i), so each spelling of text that differs
+// in the case of a letter beyond ASCII ([sessiontree.CaseVariants]) is
+// looked up, with its ASCII letters lower-cased: the index's terms hold
+// the one it folds to. Every indexed text ends in two newlines, so each
+// of its characters starts a trigram.
 func (sr *searcher) expand(text string) ([]string, error) {
-	folded := strings.Map(unicode.ToLower, text)
-	r, size := utf8.DecodeLastRuneInString(folded)
-	upper := folded[:len(folded)-size] + string(r+1)
-	terms, err := sr.tx.ExpandTerms(folded, upper, maxExpansion+1)
-	if err != nil {
-		return nil, fmt.Errorf("expand %q: %w", text, err)
+	variants, ok := sessiontree.CaseVariants(text, maxCaseVariants)
+	if !ok {
+		variants = []string{text}
 	}
-	if sr.pend.idx == nil {
-		return terms, nil
+	var terms []string
+	for _, v := range variants {
+		from := asciiLower(v)
+		r, size := utf8.DecodeLastRuneInString(from)
+		upper := from[:len(from)-size] + string(r+1)
+		more, err := sr.tx.ExpandTerms(from, upper, maxExpansion+1)
+		if err != nil {
+			return nil, fmt.Errorf("expand %q: %w", text, err)
+		}
+		terms = append(terms, more...)
+		if sr.pend.idx != nil {
+			if more, err = sr.pend.idx.ExpandTerms(sr.ctx, from, upper, maxExpansion+1); err != nil {
+				return nil, fmt.Errorf("expand %q in the pending entries: %w", text, err)
+			}
+			terms = append(terms, more...)
+		}
+		slices.Sort(terms)
+		if terms = slices.Compact(terms); len(terms) > maxExpansion {
+			break
+		}
 	}
-	more, err := sr.pend.idx.ExpandTerms(sr.ctx, folded, upper, maxExpansion+1)
-	if err != nil {
-		return nil, fmt.Errorf("expand %q in the pending entries: %w", text, err)
-	}
-	terms = append(terms, more...)
-	slices.Sort(terms)
-	return slices.Compact(terms), nil
+	return terms, nil
+}
+
+// asciiLower lower-cases the ASCII letters of s, as the index does.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 // RankWindow is how many matching entries, newest first, a search

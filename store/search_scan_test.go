@@ -45,3 +45,29 @@ func testSearchScanIgnoresCase(t *testing.T, open opener) {
 		}
 	}
 }
+
+// TestSearchShortQueryFoldsAsIndex: a query of one or two characters,
+// expanded into the trigrams of the index that start with it, finds the
+// entries holding it, whatever case folding the index applies: FTS5
+// folds µ (the micro sign Go writes in durations) to μ and ς to σ, and
+// keeps İ, where Go's lower-casing keeps µ and ς and makes İ an i.
+// Before the fix, on SQLite, "µs" found no "12.5µs", "ας" no "σας" and
+// "İs" no "İstanbul".
+func TestSearchShortQueryFoldsAsIndex(t *testing.T) {
+	onEngines(t, testSearchShortQueryFoldsAsIndex)
+}
+
+func testSearchShortQueryFoldsAsIndex(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("micro", "took 12.5µs per op")
+	b.user("greek", "ΣΑΣ σας")
+	b.user("turkish", "İstanbul")
+	for _, tc := range []struct{ q, want string }{
+		{"µs", "s/micro"}, {"µ", "s/micro"}, {"ας", "s/greek"}, {"Σ", "s/greek"}, {"İs", "s/turkish"}, {"İ", "s/turkish"},
+	} {
+		if got := hitKeys(search(t, s, tc.q, store.SearchOptions{})); !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("Search(%q) = %v; want %s", tc.q, got, tc.want)
+		}
+	}
+}
