@@ -22,9 +22,10 @@ import (
 // NOT binds tighter than AND, AND tighter than OR, as in FTS5. Column
 // filters, '^' and '+' (which mean nothing on the single text column)
 // are refused, and so are an empty phrase ("", which the engines would
-// read as nothing, everything, or not at all) and a NUL byte in a
-// quoted string (which ends FTS5's query text, and PostgreSQL's text
-// cannot hold).
+// read as nothing, everything, or not at all), a NUL byte in a quoted
+// string (which ends FTS5's query text, and PostgreSQL's text cannot
+// hold) and a phrase of fewer than three characters in NEAR (no trigram
+// of its own: FTS5 would drop it from the group, PostgreSQL match none).
 
 // parseQuery parses q into a match query. A query it cannot parse is a
 // *QueryError naming what is wrong and where.
@@ -281,9 +282,13 @@ func (p *qparser) near() (sessiontree.MatchQuery, error) {
 	m := sessiontree.MatchQuery{Kind: sessiontree.MatchNear, Near: sessiontree.DefaultNear}
 	for p.tok.kind == tPhrase || p.is(tWord, "NEAR") {
 		p.tok.kind = tPhrase
+		at := p.tok.pos
 		ph, err := p.phrase()
 		if err != nil {
 			return m, err
+		}
+		if short(ph.Text) {
+			return m, fmt.Errorf("NEAR: %q has fewer than 3 characters, too few to be near anything; search for it outside NEAR (at byte %d)", ph.Text, at)
 		}
 		m.Sub = append(m.Sub, ph)
 	}

@@ -42,9 +42,9 @@ func TestParseQuery(t *testing.T) {
 		{`(a OR b) c`, `(and (or "a" "b") "c")`},
 		{`"store.go" sto*`, `(and "store.go" "sto"*)`},
 		{`"say ""hi"""`, `"say "hi""`},
-		{`NEAR(a "b c", 2)`, `(near "a" "b c" ~~)`},
+		{`NEAR(aaa "b c", 2)`, `(near "aaa" "b c" ~~)`},
 		{`NEAR`, `"NEAR"`},
-		{"NEAR \t(a b)", `(near "a" "b" ~~)`},
+		{"NEAR \t(aaa bbb)", `(near "aaa" "bbb" ~~)`},
 		{`NEAR AND (a b)`, `(and "NEAR" (and "a" "b"))`},
 		{`日本語 🙂`, `(and "日本語" "🙂")`},
 	} {
@@ -63,13 +63,14 @@ func TestParseQuery(t *testing.T) {
 		{`AND`, `syntax error near "AND" (at byte 0)`},
 		{`(sqlite`, `syntax error: missing ) (at byte 7)`},
 		{`col:word`, `no such column: col (at byte 0)`},
-		{`NEAR(a b`, `syntax error: missing ) after NEAR( (at byte 8)`},
-		{`NEAR(a b, x)`, `NEAR: expected a distance, found "x" (at byte 10)`},
+		{`NEAR(aaa bbb`, `syntax error: missing ) after NEAR( (at byte 12)`},
+		{`NEAR(aaa bbb, x)`, `NEAR: expected a distance, found "x" (at byte 14)`},
 		{`a OR`, `syntax error: the query ends too early (at byte 4)`},
 		{`a )`, `syntax error near ")" (at byte 2)`},
 		{`""`, `empty phrase "" (at byte 0)`},
 		{`a "" b`, `empty phrase "" (at byte 2)`},
 		{`NEAR("" a)`, `empty phrase "" (at byte 5)`},
+		{`NEAR(abc 日本)`, `NEAR: "日本" has fewer than 3 characters, too few to be near anything; search for it outside NEAR (at byte 9)`},
 		{"a \"b\x00c\"", `NUL byte in a string (at byte 4)`},
 	} {
 		_, err := parseQuery(tc.q)

@@ -223,9 +223,11 @@ func testSearchMalformedQuery(t *testing.T, open opener) {
 	newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"})).user("u", "store.go is here")
 	// An empty phrase meant nothing on SQLite and everything on
 	// PostgreSQL; a NUL byte in a phrase was an FTS5 syntax error on
-	// SQLite ("unterminated string") and a storage failure on PostgreSQL.
+	// SQLite ("unterminated string") and a storage failure on PostgreSQL;
+	// a phrase of one or two characters in NEAR, which has no trigram,
+	// matched any text with the others on SQLite and none on PostgreSQL.
 	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`,
-		`""`, `"" here`, `here OR ""`, `NEAR("" here)`, "\"store\x00go\"", "here \"\x00\""} {
+		`""`, `"" here`, `here OR ""`, `NEAR("" here)`, "\"store\x00go\"", "here \"\x00\"", `NEAR(here xy)`, `NEAR("日本" here)`} {
 		_, err := s.Search(ctx, q, store.SearchOptions{})
 		var qe *store.QueryError
 		if !errors.As(err, &qe) || !errors.Is(err, store.ErrBadQuery) || qe.Query != q {
