@@ -128,8 +128,8 @@ const maxExpansion = 256
 // engine renders in its own terms): words (each found anywhere, inside
 // longer words too, ignoring case) are ANDed; "double quotes" make a
 // phrase (needed for punctuation: "store.go"); OR, NOT and parentheses
-// combine; NEAR(a b) finds words close together; a trailing * makes a
-// prefix. Words of three characters or more are looked up in the index
+// combine; NEAR(lock wait) finds words close together (each of three
+// characters or more); a trailing * makes a prefix. Words of three characters or more are looked up in the index
 // directly. A word of one or two characters (日本, 猫, or a short
 // identifier) has no trigram of its own: on SQLite it is expanded into
 // the index's trigrams that start with it (PostgreSQL matches it

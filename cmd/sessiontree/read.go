@@ -261,7 +261,7 @@ matches in [brackets]; "*" marks a hit on its session's active branch, "o"
 one on another branch.
 
 QUERY is FTS5's query language over substrings, on either engine: words
-(all must match), "a phrase", OR, NOT, parentheses, NEAR(a b), prefix*;
+(all must match), "a phrase", OR, NOT, parentheses, NEAR(lock wait), prefix*;
 --literal takes it as plain words.
 
 Entries written since the last search are indexed first (with a progress
