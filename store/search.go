@@ -551,11 +551,13 @@ func snippet(body string, needles []string, marks [2]string) string {
 			start -= size
 		}
 	}
+	start = graphemeAt(body, start, -1)
 	end := start
 	for n := 0; end < len(body) && n < snippetLength; n++ {
 		_, size := utf8.DecodeRuneInString(body[end:])
 		end += size
 	}
+	end = graphemeAt(body, end, +1)
 	var b strings.Builder
 	if start > 0 {
 		b.WriteString("…")
@@ -594,7 +596,8 @@ func matchSpans(body string, needles []string) []span {
 			if k < 0 {
 				break
 			}
-			spans = append(spans, span{hay.origAt(off + k), hay.origAt(off + k + len(n))})
+			i, j := hay.origAt(off+k), hay.origAt(off+k+len(n))
+			spans = append(spans, span{graphemeAt(body, i, -1), graphemeAt(body, j, +1)})
 			off += k + len(n)
 		}
 	}
@@ -643,3 +646,58 @@ func (f foldedText) origAt(h int) int {
 	}
 	return h - f.shifts[k-1].folded + f.shifts[k-1].orig
 }
+
+// maxGraphemeExtend bounds how many code points graphemeAt moves over to
+// find a place to cut: a letter under a thousand accents is cut after a
+// few of them rather than taken whole.
+const maxGraphemeExtend = 16
+
+// graphemeAt returns the place nearest to i in s, going back (dir -1)
+// or on (+1), where s can be cut without cutting what a reader sees as
+// one character (graphemeBreak).
+func graphemeAt(s string, i, dir int) int {
+	for n := 0; n < maxGraphemeExtend && !graphemeBreak(s, i); n++ {
+		if dir < 0 {
+			_, size := utf8.DecodeLastRuneInString(s[:i])
+			i -= size
+		} else {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+		}
+	}
+	return i
+}
+
+// zwj is the zero width joiner, which joins emoji into one.
+const zwj = '\u200d'
+
+// graphemeBreak reports whether s can be cut at i, a character's start,
+// between two graphemes: not before a combining mark, a ZWJ or an emoji
+// skin tone, not after a ZWJ, and not between the two regional
+// indicators of a flag. These are the rules of Unicode's grapheme
+// clusters (UAX #29) that text in sessions meets; Hangul jamo and the
+// rest are not followed.
+func graphemeBreak(s string, i int) bool {
+	if i <= 0 || i >= len(s) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	switch {
+	case r == zwj || prev == zwj || unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) || r >= 0x1F3FB && r <= 0x1F3FF:
+		return false
+	case isRegionalIndicator(r) && isRegionalIndicator(prev):
+		n := 0 // regional indicators before i: pairs make flags
+		for j := i; j > 0 && n <= maxGraphemeExtend; n++ {
+			p, size := utf8.DecodeLastRuneInString(s[:j])
+			if !isRegionalIndicator(p) {
+				break
+			}
+			j -= size
+		}
+		return n%2 == 0
+	}
+	return true
+}
+
+func isRegionalIndicator(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,39 @@ func TestMatchSpans(t *testing.T) {
 	} {
 		if got := matchSpans(tc.body, tc.needles); !slices.Equal(got, tc.want) {
 			t.Errorf("matchSpans(%q, %q) = %v; want %v", tc.body, tc.needles, got, tc.want)
+		}
+	}
+}
+
+// TestSnippetKeepsGraphemesWhole: a snippet starts and ends, and marks
+// a match, between the characters a reader sees, never inside one made
+// of several code points (a letter and its combining accent, an emoji
+// joined by ZWJ, a flag's two regional indicators).
+func TestSnippetKeepsGraphemesWhole(t *testing.T) {
+	t.Parallel()
+	y29, z114 := strings.Repeat("y", 29), strings.Repeat("z", 114)
+	marks := [2]string{"[", "]"}
+	for _, tc := range []struct {
+		body, needle, want string
+	}{
+		// 30 characters before the match start at the accent: the
+		// snippet starts at its letter.
+		{"e\u0301" + y29 + "match", "match", "e\u0301" + y29 + "[match]"},
+		{"xe\u0301" + y29 + "match", "match", "…e\u0301" + y29 + "[match]"},
+		// A match ending in a letter takes its accent along.
+		{"cafe\u0301 x", "cafe", "[cafe\u0301] x"},
+		{"cafe\u0301 x", "e", "caf[e\u0301] x"},
+		// 120 characters end inside a ZWJ sequence or a flag: the
+		// snippet ends after it.
+		{"match" + z114 + "👨\u200d👩 tail", "match", "[match]" + z114 + "👨\u200d👩…"},
+		{"match" + z114 + "🇯🇵 tail", "match", "[match]" + z114 + "🇯🇵…"},
+		{"match" + strings.Repeat("z", 113) + "🇯🇵🇫🇷 tail", "match", "[match]" + strings.Repeat("z", 113) + "🇯🇵…"},
+		{"match" + strings.Repeat("z", 112) + "🇯🇵🇫🇷 tail", "match", "[match]" + strings.Repeat("z", 112) + "🇯🇵🇫🇷…"},
+		// A letter under a thousand accents is cut after a few of them.
+		{"match" + z114 + "a" + strings.Repeat("\u0301", 1000), "match", "[match]" + z114 + "a" + strings.Repeat("\u0301", maxGraphemeExtend) + "…"},
+	} {
+		if got := snippet(tc.body, []string{tc.needle}, marks); got != tc.want {
+			t.Errorf("snippet(%q, %q) =\n%q; want\n%q", tc.body, tc.needle, got, tc.want)
 		}
 	}
 }
