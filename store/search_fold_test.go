@@ -98,3 +98,25 @@ func testSnippetKeepsCharactersWhole(t *testing.T, open opener) {
 		}
 	}
 }
+
+// TestSnippetMarksWhatTheIndexFolds: a hit the index finds through its
+// own case folding (µ and μ are one letter to FTS5, and to the
+// expansion of short queries) has the match marked in its snippet, and
+// the snippet around it: before the fix lower-casing (which keeps µ and
+// μ apart) found no match, so the snippet was the text's first 120
+// characters, without the match.
+func TestSnippetMarksWhatTheIndexFolds(t *testing.T) {
+	onEngines(t, testSnippetMarksWhatTheIndexFolds)
+}
+
+func testSnippetMarksWhatTheIndexFolds(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("u", strings.Repeat("x ", 100)+"took 12.5µs per op")
+	for _, q := range []string{"μs", "µs"} {
+		hits := search(t, s, q, store.SearchOptions{})
+		if len(hits) != 1 || !strings.Contains(hits[0].Snippet, "12.5[µs] per op") {
+			t.Errorf("Search(%q) = %+v; want the entry, its snippet marking 12.5[µs]", q, hits)
+		}
+	}
+}
