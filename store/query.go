@@ -27,10 +27,13 @@ import (
 // hold) and a phrase of fewer than three characters in NEAR (no trigram
 // of its own: FTS5 would drop it from the group, PostgreSQL match none).
 
-// parseQuery parses q into a match query. A query it cannot parse is a
-// *QueryError naming what is wrong and where.
+// parseQuery parses q into a match query. White space of any kind
+// around it (an ideographic space too) is not part of it. A query it
+// cannot parse is a *QueryError naming what is wrong and where, a byte
+// offset in q.
 func parseQuery(q string) (sessiontree.MatchQuery, error) {
-	p := &qparser{src: q}
+	end := len(strings.TrimRightFunc(q, unicode.IsSpace))
+	p := &qparser{src: q[:end], pos: end - len(strings.TrimLeftFunc(q[:end], unicode.IsSpace))}
 	p.next()
 	m, err := p.or()
 	if err == nil && p.tok.kind != tEnd {

@@ -47,6 +47,8 @@ func TestParseQuery(t *testing.T) {
 		{"NEAR \t(aaa bbb)", `(near "aaa" "bbb" ~~)`},
 		{`NEAR AND (a b)`, `(and "NEAR" (and "a" "b"))`},
 		{`日本語 🙂`, `(and "日本語" "🙂")`},
+		{"\u3000猫\u3000", `"猫"`}, // ideographic spaces around it
+		{"\va\f", `"a"`},
 	} {
 		m, err := parseQuery(tc.q)
 		if err != nil {
@@ -67,6 +69,7 @@ func TestParseQuery(t *testing.T) {
 		{`NEAR(aaa bbb, x)`, `NEAR: expected a distance, found "x" (at byte 14)`},
 		{`a OR`, `syntax error: the query ends too early (at byte 4)`},
 		{`a )`, `syntax error near ")" (at byte 2)`},
+		{"\u3000a )\u3000", `syntax error near ")" (at byte 5)`},
 		{`""`, `empty phrase "" (at byte 0)`},
 		{`a "" b`, `empty phrase "" (at byte 2)`},
 		{`NEAR("" a)`, `empty phrase "" (at byte 5)`},

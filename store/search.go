@@ -216,7 +216,7 @@ func parse(query string, literal bool) (sessiontree.MatchQuery, error) {
 	if literal {
 		return m, nil
 	}
-	return parseQuery(q)
+	return parseQuery(query) // as given: its errors name places in it
 }
 
 // prepare expands the query's short phrases (see [Store.Search]). It

@@ -227,11 +227,20 @@ func testSearchMalformedQuery(t *testing.T, open opener) {
 	// a phrase of one or two characters in NEAR, which has no trigram,
 	// matched any text with the others on SQLite and none on PostgreSQL.
 	for _, q := range []string{`"unterminated`, `store.go`, `AND`, `(sqlite`, `nosuchcolumn:word`, ``, `   `, `NEAR(a b`,
-		`""`, `"" here`, `here OR ""`, `NEAR("" here)`, "\"store\x00go\"", "here \"\x00\"", `NEAR(here xy)`, `NEAR("日本" here)`} {
+		`""`, `"" here`, `here OR ""`, `NEAR("" here)`, "\"store\x00go\"", "here \"\x00\"", `NEAR(here xy)`, `NEAR("日本" here)`,
+		"  store.go", "\there )"} {
 		_, err := s.Search(ctx, q, store.SearchOptions{})
 		var qe *store.QueryError
 		if !errors.As(err, &qe) || !errors.Is(err, store.ErrBadQuery) || qe.Query != q {
 			t.Errorf("Search(%q) = %v; want a QueryError", q, err)
+		}
+	}
+	// The place a reason names is in the query as given, white space
+	// included (as QueryError.Query is).
+	for q, reason := range map[string]string{"  store.go": `syntax error near "." (at byte 7)`, "\there )": `syntax error near ")" (at byte 6)`} {
+		_, err := s.Search(ctx, q, store.SearchOptions{})
+		if qe := (*store.QueryError)(nil); !errors.As(err, &qe) || qe.Reason != reason {
+			t.Errorf("Search(%q) = %v; want the reason %s", q, err, reason)
 		}
 	}
 	for _, q := range []string{`"store.go"`, `store AND here`, `sto*`, `NEAR(store here)`, `store OR nothing`, `store NOT nothing`,
