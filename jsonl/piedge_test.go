@@ -45,11 +45,12 @@ var piEdge = map[string]edgeWant{
 	"dup-line":                {refused: "duplicate of line 4", line: 5},
 	"missing-parent":          {refused: "parent l1 does not exist", line: 5},
 	"labels-odd":              {refused: "targetId gone does not exist", line: 3},
-	"branch-summaries":        {refused: `"summary" must be a string`, line: 5},
+	"branch-summary-null":     {refused: `"summary" must be a string`, line: 4},
 	"bad-middle-line":         {mode: jsonl.Lenient},
 	"non-object-lines":        {mode: jsonl.Lenient},
 	"second-header":           {mode: jsonl.Lenient},
 	"v1-kept-after-bad-lines": {mode: jsonl.Lenient},
+	"v1-kept-after-null-line": {mode: jsonl.Lenient},
 }
 
 // TestPiEdgeFiles opens every file of testdata/piedge, tricky input with

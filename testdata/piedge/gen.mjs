@@ -11,6 +11,8 @@
 // loops is recorded as such. The output is deterministic.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import crypto from "node:crypto";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -280,24 +282,36 @@ cases["compaction-root"] = () => {
 
 cases["branch-summaries"] = () => {
 	const h = header(25);
-	const nosum = e("branch_summary", "b3", "b2", { fromId: "a1" });
 	return file(
 		lines(
 			h,
 			user("u1", null, "first"),
 			asst("a1", "u1", "reply 1"),
 			e("branch_summary", "b1", "a1", { fromId: "gone", summary: "" }),
-			e("branch_summary", "b2", "b1", { fromId: "a1", summary: null }),
-			nosum,
-			e("branch_summary", "b4", "b3", { summary: "no fromId" }),
-			e("branch_summary", "r2", null, { fromId: "b4", summary: "a second root" }),
+			e("branch_summary", "r2", null, { fromId: "b1", summary: "a second root" }),
 			user("u2", "r2", "under the second root"),
 		),
 	);
 };
 
-cases["labels-odd"] = () => {
+cases["branch-summary-null"] = () => {
 	const h = header(26);
+	const nosum = e("branch_summary", "b3", "b2", { fromId: "a1" });
+	return file(
+		lines(
+			h,
+			user("u1", null, "first"),
+			asst("a1", "u1", "reply 1"),
+			e("branch_summary", "b2", "a1", { fromId: "a1", summary: null }),
+			nosum,
+			e("branch_summary", "b4", "b3", { summary: "no fromId" }),
+			user("u2", "b4", "after"),
+		),
+	);
+};
+
+cases["labels-odd"] = () => {
+	const h = header(28);
 	return file(
 		lines(
 			h,
@@ -362,9 +376,9 @@ cases["v2-hookmessage"] = () => {
 	);
 };
 
-for (const [name, v] of Object.entries({ "version-string": "3", "version-4": 4, "version-fraction": 2.5, "version-0": 0, "version-null": null })) {
+for (const [n, [name, v]] of Object.entries([["version-string", "3"], ["version-4", 4], ["version-fraction", 2.5], ["version-0", 0], ["version-null", null]])) {
 	cases[name] = () => {
-		const l = chat(1, header(50 + Object.keys(cases).length, { version: v }));
+		const l = chat(1, header(50 + Number(n), { version: v }));
 		return file(lines(...l));
 	};
 }
@@ -413,6 +427,47 @@ cases["timestamps-odd"] = () => {
 	);
 };
 
+cases["compaction-odd"] = () => {
+	const l = chat(2, header(69));
+	const k1 = compaction("k1", "a2", "u2", { systemMessage: null });
+	const k2 = compaction("k2", "u3", "u3", { systemMessage: false, summary: "" });
+	delete k2.tokensBefore;
+	l.push(k1, user("u3", "k1", "after k1"), k2, user("u4", "k2", "after k2"));
+	return file(lines(...l));
+};
+
+cases["names-odd"] = () => {
+	const l = chat(1, header(70));
+	l.push(e("session_info", "n1", "a1", { name: "  spaced  " }), e("session_info", "n2", "n1", { name: "two\nlines" }), e("session_info", "n3", "n2", {}), user("u2", "n3", "after a nameless session_info"));
+	return file(lines(...l));
+};
+
+cases["names-blank"] = () => {
+	const l = chat(1, header(71));
+	l.push(e("session_info", "n1", "a1", { name: "kept?" }), e("session_info", "n2", "n1", { name: " \t " }));
+	return file(lines(...l));
+};
+
+// pi drops falsy JSON lines (null, false, 0, "") before it numbers a
+// version-1 file's entries.
+cases["v1-kept-after-null-line"] = () => {
+	const l = lines(...v1(48, [v1msg("user", "q1"), v1msg("assistant", "a1"), v1msg("user", "q2"), v1msg("assistant", "a2"), v1compaction(3), v1msg("user", "q3")]));
+	l.splice(2, 0, "null", "false");
+	return file(l);
+};
+
+cases["invalid-utf8"] = () => {
+	const l = lines(...chat(1, header(72)));
+	const [before, after] = JSON.stringify(user("u2", "a1", "bad bytes: XX end")).split("XX");
+	return Buffer.concat([Buffer.from(file(l) + before), Buffer.from([0xff, 0xc3]), Buffer.from(after + "\n")]);
+};
+
+cases["timestamps-nan"] = () => {
+	const h = header(73);
+	const at = (o, t) => ({ ...o, timestamp: t });
+	return file(lines(h, user("u1", null, "root"), at(user("s1", "u1", "garbage time"), "garbage"), user("s2", "u1", "a real time"), at(e("custom_message", "cm1", "u1", { customType: "x", content: "c", display: true }), "not a time")));
+};
+
 // Timestamps as JavaScript's Date reads them (pi reads every entry time
 // with new Date): timestamps.json, [text, Unix ms or null for NaN]. A date
 // and time without zone is local time, so none is listed.
@@ -432,6 +487,11 @@ const timestamps = [
 // ---- pi's answers ----
 
 async function answer(smPath, path) {
+	// pi draws a version-1 file's ids with crypto.randomUUID: count instead,
+	// so that the answers do not change from run to run.
+	let n = 0;
+	crypto.randomUUID = () => `${(++n).toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
+	syncBuiltinESMExports();
 	const { SessionManager } = await import(pathToFileURL(smPath).href);
 	const { version } = JSON.parse(readFileSync(join(dirname(smPath), "..", "..", "package.json"), "utf8"));
 	const out = { piVersion: version };
@@ -526,9 +586,9 @@ try {
 		} else {
 			out = JSON.parse(readFileSync(copy + ".answer", "utf8"));
 		}
-		out.fileChangedByOpen = readFileSync(copy, "utf8") !== content;
+		out.fileChangedByOpen = !readFileSync(copy).equals(Buffer.from(content));
 		// pi draws random ids for a version-1 file's entries.
-		const first = content.split("\n").find((l) => l.trim());
+		const first = content.toString().split("\n").find((l) => l.trim());
 		try {
 			const h = JSON.parse(first);
 			if (h.type === "session" && (h.version ?? 1) < 2) out.idsAssignedOnMigration = true;
