@@ -55,7 +55,8 @@ func TestParseTimeLocal(t *testing.T) {
 
 // TestCompareTimestampsAtMilliseconds: pi's tree compares entry times as
 // Date values, in milliseconds, so two times within one millisecond tie
-// (and keep file order), whatever their text.
+// (and keep file order), whatever their text, and so does a time that
+// does not parse.
 func TestCompareTimestampsAtMilliseconds(t *testing.T) {
 	for _, tt := range []struct {
 		a, b string
@@ -65,6 +66,9 @@ func TestCompareTimestampsAtMilliseconds(t *testing.T) {
 		{"2026-12-01T10:00:05.124Z", "2026-12-01T10:00:05.1231Z", 1},
 		{"2026-12-01T11:00:00+02:00", "2026-12-01T10:00:00Z", -1},
 		{"2026-12-01", "2026-12-01T00:00:00.000Z", 0},
+		// A time Date cannot read ties with any (pi: NaN, taken as 0).
+		{"garbage", "2026-12-01T10:00:00Z", 0},
+		{"2026-12-01T10:00:00Z", "not a time", 0},
 	} {
 		if got := sessiontree.CompareTimestamps(tt.a, tt.b); got != tt.want {
 			t.Errorf("CompareTimestamps(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
