@@ -427,6 +427,30 @@ cases["timestamps-odd"] = () => {
 	);
 };
 
+cases["stats-odd"] = () => {
+	const h = header(74);
+	const u = (n, cost) => ({ input: n, output: n, cacheRead: 0, cacheWrite: n, totalTokens: 3 * n, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost } });
+	const a1 = asst("a1", "u1", "with a response model");
+	a1.message.responseModel = "claude-sonnet-5-20261101";
+	a1.message.content.push({ type: "toolCall", id: "t1", name: "read", arguments: {} }, { type: "toolCall", id: "t2", name: "bash", arguments: {} });
+	const zero = asst("a2", "r1", "free");
+	zero.message.usage = u(0, 0);
+	zero.message.provider = "local";
+	return file(
+		lines(
+			h,
+			user("u1", null, "q1"),
+			a1,
+			e("message", "r1", "a1", { message: { role: "toolResult", toolCallId: "t1", toolName: "read", content: "x", usage: u(7, 0.5), timestamp: ms() } }),
+			zero,
+			e("usage", "g1", "a2", { kind: "other_kind", provider: "openai", model: "gpt-5", usage: u(3, 0.25), note: "n" }),
+			e("branch_summary", "b1", "g1", { fromId: "a1", summary: "s", usage: u(2, 0.125) }),
+			compaction("k1", "b1", "a2", { usage: u(1, 0.0625) }),
+			e("message", "x1", "k1", { message: { role: "bashExecution", command: "ls", output: "", exitCode: 0, timestamp: ms() } }),
+		),
+	);
+};
+
 cases["compaction-odd"] = () => {
 	const l = chat(2, header(69));
 	const k1 = compaction("k1", "a2", "u2", { systemMessage: null });
@@ -552,10 +576,43 @@ async function answer(smPath, path) {
 			projection: proj(buildSessionProjection(entries, from, sm.byId)),
 		}));
 	}
+	try {
+		out.stats = await stats(smPath, sm);
+	} catch (err) {
+		// An assistant message without usage (old files): /session throws.
+		out.statsError = String(err.message);
+	}
 	const list = await SessionManager.listAll(dirname(path));
 	const info = list.find((s) => s.path === path);
 	out.sessionInfo = info ? { id: info.id, messageCount: info.messageCount, firstMessage: info.firstMessage } : null;
 	return out;
+}
+
+// stats are pi's /session totals: AgentSession.getSessionStats, whose
+// module does not load on node 20, transcribed here, over pi's own
+// usage-totals.js, with its getUsageCostBreakdown.
+async function stats(smPath, sm) {
+	const { createUsageTotals, addUsageToTotals, getUsageCostBreakdown } = await import(pathToFileURL(join(dirname(smPath), "usage-totals.js")).href);
+	const st = { userMessages: 0, assistantMessages: 0, toolCalls: 0, toolResults: 0, totalMessages: 0 };
+	const totals = createUsageTotals();
+	for (const entry of sm.getEntries()) {
+		if (entry.type === "usage") addUsageToTotals(totals, entry.usage);
+		else if ((entry.type === "branch_summary" || entry.type === "compaction") && entry.usage) addUsageToTotals(totals, entry.usage);
+		if (entry.type !== "message") continue;
+		st.totalMessages++;
+		const message = entry.message;
+		if (message.role === "user") st.userMessages++;
+		else if (message.role === "toolResult") {
+			st.toolResults++;
+			if (message.usage) addUsageToTotals(totals, message.usage);
+		} else if (message.role === "assistant") {
+			st.assistantMessages++;
+			if (Array.isArray(message.content)) st.toolCalls += message.content.filter((c) => c.type === "toolCall").length;
+			addUsageToTotals(totals, message.usage);
+		}
+	}
+	const { input, output, cacheRead, cacheWrite, cost } = totals;
+	return { ...st, tokens: { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite }, cost, breakdown: getUsageCostBreakdown(sm.getEntries()) };
 }
 
 // ---- main ----
