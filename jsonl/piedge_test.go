@@ -43,6 +43,7 @@ var piEdge = map[string]edgeWant{
 	"self-parent":             {refused: "its own parent", line: 5},
 	"dup-id":                  {refused: "duplicate id with different content (first at line 3)", line: 7},
 	"dup-line":                {refused: "duplicate of line 4", line: 5},
+	"parent-empty-string":     {refused: `"parentId" must be null or a non-empty id`, line: 5},
 	"missing-parent":          {refused: "parent l1 does not exist", line: 5},
 	"labels-odd":              {refused: "targetId gone does not exist", line: 3},
 	"branch-summary-null":     {refused: `"summary" must be a string`, line: 4},

@@ -451,6 +451,27 @@ cases["stats-odd"] = () => {
 	);
 };
 
+cases["list-odd"] = () => {
+	const h = header(75);
+	const blocks = (id, parentId, role, content) => e("message", id, parentId, { message: { role, content, timestamp: ms() } });
+	return file(
+		lines(
+			h,
+			sys("s1", null, "", { preamble: "p" }),
+			blocks("u1", "s1", "user", [{ type: "image", data: "AAAA", mimeType: "image/png" }]),
+			blocks("u2", "u1", "user", [{ type: "text", text: "two" }, { type: "image", data: "AAAA", mimeType: "image/png" }, { type: "text", text: "blocks" }]),
+			e("message", "u3", "u2", { message: { role: "user", timestamp: ms() } }),
+			asst("a1", "u3", "answer"),
+		),
+	);
+};
+
+cases["parent-empty-string"] = () => {
+	const l = chat(1, header(76));
+	l.push(user("u2", "", "parentId is an empty string"));
+	return file(lines(...l));
+};
+
 cases["compaction-odd"] = () => {
 	const l = chat(2, header(69));
 	const k1 = compaction("k1", "a2", "u2", { systemMessage: null });
