@@ -19,11 +19,6 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-if (process.argv[2] === "--answer") {
-	writeFileSync(process.argv[5], JSON.stringify(await answer(process.argv[3], process.argv[4])));
-	process.exit(0);
-}
-
 // ---- building the files ----
 
 const SID = (n) => `0190e5c1-0000-7000-8000-${String(n).padStart(12, "0")}`;
@@ -513,6 +508,11 @@ cases["timestamps-nan"] = () => {
 	return file(lines(h, user("u1", null, "root"), at(user("s1", "u1", "garbage time"), "garbage"), user("s2", "u1", "a real time"), at(e("custom_message", "cm1", "u1", { customType: "x", content: "c", display: true }), "not a time")));
 };
 
+// A session pi resumed after a crash tore its last line: pi opens the
+// torn file (adding a newline after the torn bytes) and appends, so the
+// torn line ends up between entries. Written by pi itself (resume below).
+cases["torn-then-resumed"] = "resume";
+
 // Timestamps as JavaScript's Date reads them (pi reads every entry time
 // with new Date): timestamps.json, [text, Unix ms or null for NaN]. A date
 // and time without zone is local time, so none is listed.
@@ -609,6 +609,29 @@ async function answer(smPath, path) {
 	return out;
 }
 
+// resume opens the torn file at path with pi and appends a user message
+// and an assistant reply, with a fixed clock and counted ids.
+async function resume(smPath, path) {
+	let n = 0;
+	crypto.randomUUID = () => `${(++n).toString(16).padStart(8, "f")}-0000-4000-8000-000000000000`;
+	syncBuiltinESMExports();
+	let now = Date.parse("2026-12-01T11:00:00.000Z");
+	const RealDate = Date;
+	globalThis.Date = class extends RealDate {
+		constructor(...args) {
+			super(...(args.length ? args : [(now += 1000)]));
+		}
+		static now() {
+			return (now += 1000);
+		}
+	};
+	const { SessionManager } = await import(pathToFileURL(smPath).href);
+	const sm = SessionManager.open(path, dirname(path));
+	sm.appendMessage({ role: "user", content: "resumed after a crash", timestamp: now });
+	resetClock();
+	sm.appendMessage({ ...asst("x", "x", "answer after the crash").message, timestamp: now });
+}
+
 // stats are pi's /session totals: AgentSession.getSessionStats, whose
 // module does not load on node 20, transcribed here, over pi's own
 // usage-totals.js, with its getUsageCostBreakdown.
@@ -636,7 +659,26 @@ async function stats(smPath, sm) {
 	return { ...st, tokens: { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite }, cost, breakdown: getUsageCostBreakdown(sm.getEntries()) };
 }
 
+// resumed is the torn-tail file after pi resumed it (see resume).
+function resumed(smPath, work) {
+	const path = join(mkdtempSync(join(work, "resume-")), "s.jsonl");
+	writeFileSync(path, cases["torn-tail"]().replace(SID(4), SID(77)));
+	const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--resume", smPath, path], { encoding: "utf8" });
+	if (r.status !== 0) throw new Error(`pi resume: ${r.stderr}`);
+	return readFileSync(path, "utf8");
+}
+
 // ---- main ----
+
+// The child processes: pi answers on one file, or resumes one.
+if (process.argv[2] === "--answer") {
+	writeFileSync(process.argv[5], JSON.stringify(await answer(process.argv[3], process.argv[4])));
+	process.exit(0);
+}
+if (process.argv[2] === "--resume") {
+	await resume(process.argv[3], process.argv[4]);
+	process.exit(0);
+}
 
 const smPath = process.argv[2];
 if (!smPath) {
@@ -651,7 +693,7 @@ try {
 	const times = timestamps.map((t) => [t, Number.isNaN(new Date(t).getTime()) ? null : new Date(t).getTime()]);
 	writeFileSync(join(here, "timestamps.json"), "[\n" + times.map((x) => " " + JSON.stringify(x)).join(",\n") + "\n]\n");
 	for (const [name, build] of Object.entries(cases)) {
-		const content = build();
+		const content = build === "resume" ? resumed(smPath, work) : build();
 		writeFileSync(join(here, `${name}.jsonl`), content);
 		const copy = join(mkdtempSync(join(work, `${name}-`)), `${name}.jsonl`);
 		copyFileSync(join(here, `${name}.jsonl`), copy);
