@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -69,7 +71,8 @@ func TestPiEdgeFiles(t *testing.T) {
 				checkRefused(t, err, want)
 				return
 			}
-			if piRefuses(t, fx.Path) {
+			extra := piExtras(t, fx.Path)
+			if extra.Error != "" || extra.Loops {
 				t.Fatalf("pi refuses or loops on %s; piEdge must say how sessiontree refuses it", fx.Name)
 			}
 			if err != nil {
@@ -77,6 +80,7 @@ func TestPiEdgeFiles(t *testing.T) {
 			}
 			defer st.Close()
 			storetest.CheckPi(t, st, fx.Want)
+			checkSystemSnapshot(t, st, extra.SystemSnapshot)
 		})
 	}
 }
@@ -96,20 +100,50 @@ func checkRefused(t *testing.T, err error, want edgeWant) {
 	}
 }
 
-// piRefuses reports whether pi's answer for the file at path is an error
-// or a loop.
-func piRefuses(t *testing.T, path string) bool {
+// piAnswer holds what pi's answers in testdata/piedge add to those of
+// storetest.PiExpected.
+type piAnswer struct {
+	// Error is what pi threw opening the file; Loops says it never
+	// returned.
+	Error string `json:"error"`
+	Loops bool   `json:"loops"`
+	// SystemSnapshot is pi's replay of the system messages in the context
+	// at the leaf, what appendCompaction stores, stamped 1.
+	SystemSnapshot json.RawMessage `json:"systemSnapshot"`
+}
+
+func piExtras(t *testing.T, path string) piAnswer {
 	t.Helper()
 	raw, err := os.ReadFile(strings.TrimSuffix(path, ".jsonl") + ".expected.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a struct {
-		Error string `json:"error"`
-		Loops bool   `json:"loops"`
-	}
+	var a piAnswer
 	if err := json.Unmarshal(raw, &a); err != nil {
 		t.Fatal(err)
 	}
-	return a.Error != "" || a.Loops
+	return a
+}
+
+// checkSystemSnapshot compares sessiontree's replay of the system
+// messages in the context at the leaf ([sessiontree.CurrentSystemMessage],
+// what AppendCompaction stores) with pi's, as JSON values.
+func checkSystemSnapshot(t *testing.T, st sessiontree.Storage, want json.RawMessage) {
+	t.Helper()
+	if want == nil {
+		return
+	}
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	p, err := s.Projection(context.Background(), sessiontree.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, w any
+	if sys, ok := sessiontree.CurrentSystemMessage(p.Messages(), 1); ok {
+		_ = json.Unmarshal(sys, &got)
+	}
+	_ = json.Unmarshal(want, &w)
+	if diff := cmp.Diff(w, got); diff != "" {
+		t.Errorf("CurrentSystemMessage at the leaf (-pi +got):\n%s", diff)
+	}
 }

@@ -508,6 +508,27 @@ cases["timestamps-nan"] = () => {
 	return file(lines(h, user("u1", null, "root"), at(user("s1", "u1", "garbage time"), "garbage"), user("s2", "u1", "a real time"), at(e("custom_message", "cm1", "u1", { customType: "x", content: "c", display: true }), "not a time")));
 };
 
+// System messages that pi's replay (getCurrentSystemMessage, which
+// appendCompaction stores) treats in odd ways: integer-like section
+// names, null sections, a redefined tool, text blocks among others,
+// blank text.
+cases["system-replay"] = () => {
+	const h = header(78);
+	const tool = (name, description) => ({ name, description, parameters: { type: "object" } });
+	const m = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", timestamp: ms(), ...message } });
+	return file(
+		lines(
+			h,
+			m("s1", null, { content: "", sections: { b: "B", 2: "two", a: "A" }, toolsAdded: [tool("read", "v1"), tool("bash", "b")] }),
+			user("u1", "s1", "q1"),
+			m("s2", "u1", { content: [{ type: "text", text: "x" }, { type: "image", data: "AA", mimeType: "image/png" }, { type: "text", text: "y" }], sections: { a: null, c: "C" }, toolsRemoved: [{ name: "read" }], toolsAdded: [tool("read", "v2")] }),
+			m("s3", "s2", { content: "   ", sections: { 1: "one", z: null }, toolsRemoved: [{ name: "gone" }] }),
+			m("s4", "s3", { content: null, sections: { b: "B2" } }),
+			asst("a1", "s4", "answer"),
+		),
+	);
+};
+
 // A session pi resumed after a crash tore its last line: pi opens the
 // torn file (adding a newline after the torn bytes) and appends, so the
 // torn line ends up between entries. Written by pi itself (resume below).
@@ -597,6 +618,12 @@ async function answer(smPath, path) {
 			projection: proj(buildSessionProjection(entries, from, sm.byId)),
 		}));
 	}
+	// What appendCompaction would store as systemMessage here (pi stamps
+	// it with the compaction's time; 1 here).
+	const piAI = join(dirname(smPath), "..", "..", "..", "pi-ai", "dist", "index.js");
+	const { getCurrentSystemMessage } = await import(pathToFileURL(piAI).href);
+	const snap = getCurrentSystemMessage(sm.buildSessionProjection().messages);
+	out.systemSnapshot = snap ? { ...snap, timestamp: 1 } : null;
 	try {
 		out.stats = await stats(smPath, sm);
 	} catch (err) {
