@@ -529,6 +529,31 @@ cases["system-replay"] = () => {
 	);
 };
 
+// pi's replay takes its time from the first system message that has one
+// and gives nothing when none has and no tool is declared; a tool without
+// name is kept, under the key undefined, where a later one without name
+// replaces it.
+cases["system-no-timestamp"] = () => {
+	const h = header(79);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(lines(h, bare("s1", null, { content: "no time", sections: { a: "A" } }), user("u1", "s1", "q1"), asst("a1", "u1", "answer")));
+};
+cases["system-nameless-tool"] = () => {
+	const h = header(80);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(
+		lines(
+			h,
+			bare("s1", null, { content: "", toolsAdded: [{ description: "nameless" }, { name: "read", description: "r" }] }),
+			user("u1", "s1", "q1"),
+			bare("s2", "u1", { content: "", toolsAdded: [{ description: "nameless again" }] }),
+			asst("a1", "s2", "answer"),
+			bare("s3", "a1", { content: "", toolsRemoved: [{ name: "read" }] }),
+			user("u2", "s3", "q2"),
+		),
+	);
+};
+
 // A session pi resumed after a crash tore its last line: pi opens the
 // torn file (adding a newline after the torn bytes) and appends, so the
 // torn line ends up between entries. Written by pi itself (resume below).
