@@ -198,6 +198,29 @@ cases["edits-on-branches"] = () => {
 	);
 };
 
+// Edits and a compaction: an edit summarised away does nothing, even on a
+// kept target; an edit in the kept range counts; one after the
+// compaction on an older compaction does nothing.
+cases["edits-and-compaction"] = () => {
+	const h = header(81);
+	return file(
+		lines(
+			h,
+			user("u1", null, "first"),
+			asst("a1", "u1", "reply 1"),
+			edit("e0", "a1", "u2", { content: "summarised away" }),
+			compaction("k0", "e0", "e0"),
+			user("u2", "k0", "second"),
+			asst("a2", "u2", "reply 2"),
+			edit("e1", "a2", "a2", { content: "kept edit" }),
+			compaction("k1", "e1", "u2", { systemMessage: { role: "system", content: "snap", timestamp: 1 } }),
+			edit("e2", "k1", "k0", null),
+			edit("e3", "e2", "k1", { content: "ignored on a compaction" }),
+			user("u3", "e3", "third"),
+		),
+	);
+};
+
 cases["usage-odd"] = () => {
 	const h = header(16);
 	return file(
