@@ -30,7 +30,7 @@ type edgeWant struct {
 // tells why for each: pi refuses or loops too, or pi reads damage that
 // sessiontree reports (Lenient skips it as pi does).
 var piEdge = map[string]edgeWant{
-	"bom":                     {refused: "malformed header", line: 1},
+	"bom":                     {refused: "starts with a UTF-8 byte order mark", line: 1},
 	"blank-only":              {refused: "empty file", line: 4},
 	"header-id-number":        {refused: `"id" must be a string`, line: 1},
 	"header-not-first":        {refused: "missing header", line: 1},
