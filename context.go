@@ -194,7 +194,7 @@ func branchSummaryMessage(e Entry) (json.RawMessage, error) {
 // messages it retains inline when it carries a retainedTail.
 func compactionMessages(e Entry) ([]json.RawMessage, error) {
 	var msgs []json.RawMessage
-	if sys, ok := e.Field("systemMessage"); ok && !jsonx.IsNull(sys) {
+	if sys, ok := e.Field("systemMessage"); ok && !jsonx.Falsy(sys) {
 		msgs = append(msgs, sys)
 	}
 	var w objectWriter

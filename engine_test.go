@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 	"github.com/sessiontree/sessiontree/storetest"
 )
@@ -61,6 +62,38 @@ func TestPiFixtures(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestPiEdgeFixtures checks every backend against pi's answers on the
+// tricky files of testdata/piedge that read cleanly (jsonl's
+// TestPiEdgeFiles covers the damaged ones, which no backend loads).
+func TestPiEdgeFixtures(t *testing.T) {
+	var clean []storetest.PiFixture
+	for _, fx := range storetest.PiFixtures(t, "testdata/piedge") {
+		if readsStrictly(fx.Path) {
+			clean = append(clean, fx)
+		}
+	}
+	if len(clean) < 30 {
+		t.Fatalf("only %d clean files in testdata/piedge", len(clean))
+	}
+	for _, b := range backends {
+		for _, fx := range clean {
+			t.Run(b.name+"/"+fx.Name, func(t *testing.T) {
+				storetest.CheckPi(t, b.openPi(t, fx), fx.Want)
+			})
+		}
+	}
+}
+
+// readsStrictly reports whether the file at path opens in Strict mode:
+// every line and the tree are sound.
+func readsStrictly(path string) bool {
+	st, err := jsonl.Open(context.Background(), path, jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
+	if err != nil {
+		return false
+	}
+	return st.Close() == nil
 }
 
 // loadMemory reads a pi file through the JSONL reader (which migrates

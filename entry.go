@@ -120,12 +120,17 @@ func (e Entry) TargetID() string {
 // Time parses the entry's timestamp.
 func (e Entry) Time() (time.Time, error) { return ParseTime(e.Timestamp) }
 
-// ParseTime parses an ISO-8601 timestamp as JavaScript's Date does for the
-// forms pi writes.
+// ParseTime parses a timestamp as JavaScript's Date does, since pi reads
+// every entry's time with new Date(timestamp): the ISO-8601 forms of the
+// ECMAScript date time string format, pi's own 2026-12-01T10:00:00.000Z
+// among them, but also a date alone, a time without seconds, an offset,
+// and a fraction of any length cut to the millisecond (a Date holds
+// milliseconds: two times within one compare equal, as in pi's tree).
+// What Date cannot read (new Date gives NaN) is an error.
 func ParseTime(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("timestamp %q: %w", s, err)
+	t, ok := parseJSTime(s)
+	if !ok {
+		return time.Time{}, fmt.Errorf("timestamp %q: not a date and time in ISO-8601 form", s)
 	}
 	return t, nil
 }

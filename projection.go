@@ -77,8 +77,10 @@ type ContextEdit struct {
 }
 
 // ContextEditOf reads a context_edit entry. ok is false when e is not a
-// context_edit, names no target, or has a replacement that is neither null
-// nor an object (pi cannot apply such an edit): it does nothing.
+// context_edit, names no target, or has no replacement (pi 1.6.0 throws
+// building the context then): it does nothing. A replacement that is
+// neither null nor an object (a string, a number, an array) has no
+// content for pi, as {} has none: the edit removes the target's content.
 func ContextEditOf(e Entry) (edit ContextEdit, ok bool) {
 	if e.Type != TypeContextEdit {
 		return edit, false
@@ -93,10 +95,12 @@ func ContextEditOf(e Entry) (edit ContextEdit, ok bool) {
 		edit.Omit = true
 		return edit, true
 	}
-	if !found || len(repl) == 0 || repl[0] != '{' {
+	if !found {
 		return edit, false
 	}
-	edit.Content, _ = jsonx.Field(repl, "content")
+	if len(repl) > 0 && repl[0] == '{' {
+		edit.Content, _ = jsonx.Field(repl, "content")
+	}
 	return edit, true
 }
 

@@ -65,8 +65,16 @@ func TestProjectionEdits(t *testing.T) {
 			`"replacement":{"content":"new"}`, []string{`{"role":"custom","customType":"c","content":"new","display":true,` + ms + `}`}},
 		{"replacement without content removes it", `{"message":{"role":"user","content":"a"}}`, sessiontree.TypeMessage,
 			`"replacement":{}`, []string{`{"role":"user"}`}},
-		{"bad replacement does nothing", `{"message":{"role":"user","content":"a"}}`, sessiontree.TypeMessage,
-			`"replacement":"x"`, []string{`{"role":"user","content":"a"}`}},
+		// pi 1.6.0 reads replacement.content, undefined for anything but
+		// an object: the content goes (testdata/piedge/context-edits-odd).
+		{"string replacement removes the content", `{"message":{"role":"user","content":"a"}}`, sessiontree.TypeMessage,
+			`"replacement":"x"`, []string{`{"role":"user"}`}},
+		{"array replacement removes the content", `{"message":{"role":"assistant","content":[],"model":"m"}}`, sessiontree.TypeMessage,
+			`"replacement":[{"content":"x"}]`, []string{`{"role":"assistant","model":"m"}`}},
+		{"number replacement ignored on system", `{"message":{"role":"system","content":"p"}}`, sessiontree.TypeMessage,
+			`"replacement":7`, []string{`{"role":"system","content":"p"}`}},
+		{"no replacement does nothing", `{"message":{"role":"user","content":"a"}}`, sessiontree.TypeMessage,
+			`"other":1`, []string{`{"role":"user","content":"a"}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

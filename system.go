@@ -15,17 +15,20 @@ import (
 // merged by name (null deletes one), tools removed and added by name (a
 // later definition replaces an earlier one in its place). The result is
 // {role, content, sections?, toolsAdded?, timestamp} with timestamp
-// stamped as given. ok is false when msgs hold no system message and no
-// tool.
+// stamped as given. ok is false when no tool is declared and no system
+// message has a timestamp (pi takes its time from the first that has one,
+// and has nothing to give without).
 func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMessage, bool) {
 	var texts []string
 	var sections, tools orderedMembers
-	seen := false
+	timed := false
 	for _, m := range msgs {
 		if messageRole(m) != "system" {
 			continue
 		}
-		seen = true
+		if ts, ok := jsonx.Field(m, "timestamp"); ok && !jsonx.IsNull(ts) {
+			timed = true
+		}
 		if c, ok := jsonx.Field(m, "content"); ok {
 			if text := contentText(c); text != "" {
 				texts = append(texts, text)
@@ -44,7 +47,7 @@ func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMess
 		eachTool(m, "toolsRemoved", tools.remove)
 		eachTool(m, "toolsAdded", tools.set)
 	}
-	if !seen && len(tools.keys) == 0 {
+	if !timed && len(tools.keys) == 0 {
 		return nil, false
 	}
 	var w objectWriter
@@ -81,16 +84,16 @@ func contentText(content []byte) string {
 }
 
 // eachTool calls fn with the quoted name and the JSON of every tool in a
-// system message's list field.
+// system message's list field. A tool without name (pi's Map keys it
+// undefined) has the name "", which no quoted name is.
 func eachTool(m json.RawMessage, field string, fn func(name, tool []byte)) {
 	list, ok := jsonx.Field(m, field)
 	if !ok || len(list) == 0 || list[0] != '[' {
 		return
 	}
 	_ = jsonx.ArrayElements(list, func(v []byte) error {
-		if name, ok := jsonx.Field(v, "name"); ok {
-			fn(name, v)
-		}
+		name, _ := jsonx.Field(v, "name")
+		fn(name, v)
 		return nil
 	})
 }

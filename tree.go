@@ -1,9 +1,6 @@
 package sessiontree
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // TreeNode is one entry of a session tree with its children.
 type TreeNode struct {
@@ -89,21 +86,21 @@ func buildTree(log []Entry, labels map[string]string, keepLeaves bool) []*TreeNo
 }
 
 // sortByTime orders nodes by timestamp, keeping append order for ties.
-// Timestamps pi writes sort as text; other forms are compared as times.
 func sortByTime(nodes []*TreeNode) {
 	slices.SortStableFunc(nodes, func(a, b *TreeNode) int {
 		return CompareTimestamps(a.Entry.Timestamp, b.Entry.Timestamp)
 	})
 }
 
-// CompareTimestamps orders two entry timestamps as a tree orders siblings:
-// as times when both parse ([ParseTime]), else as text. It returns -1, 0
-// or +1.
+// CompareTimestamps orders two entry timestamps as pi's tree orders
+// siblings: by their times ([ParseTime], to the millisecond). It returns
+// -1, 0 or +1. A timestamp that does not parse ties with any other: pi
+// subtracts Dates, gets NaN, and its sort takes NaN for 0.
 func CompareTimestamps(a, b string) int {
 	ta, errA := ParseTime(a)
 	tb, errB := ParseTime(b)
 	if errA != nil || errB != nil {
-		return cmp.Compare(a, b)
+		return 0
 	}
 	return ta.Compare(tb)
 }

@@ -18,7 +18,7 @@ const UsageDayLayout = "2006-01-02"
 
 // UsageDay is the day a usage record counts on in usage reports: the UTC
 // date of its entry's timestamp (the entry's, not the message's inner
-// time), as "2026-12-03". A timestamp that is not RFC 3339 (pi writes
+// time), as "2026-12-03". A timestamp [ParseTime] cannot read (pi writes
 // every timestamp in UTC with milliseconds; only a hand-edited file has
 // another) gives "", the day of records whose day is unknown.
 func UsageDay(timestamp string) string {
@@ -26,7 +26,7 @@ func UsageDay(timestamp string) string {
 	if err != nil {
 		return ""
 	}
-	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) {
+	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) && timestamp[len(UsageDayLayout)] == 'T' {
 		// A time in UTC (ending in Z, as pi writes them all) starts
 		// with its date: no need to format one.
 		return timestamp[:len(UsageDayLayout)]

@@ -60,6 +60,10 @@ func ParseHeader(line []byte) (Header, error) {
 		return err
 	})
 	switch {
+	case err != nil && bytes.HasPrefix(line, utf8BOM):
+		// An editor saved the file with a byte order mark; pi refuses
+		// such a file too ("not a valid pi session").
+		return Header{}, corrupt("", "malformed header: the file starts with a UTF-8 byte order mark (EF BB BF), which JSON does not allow")
 	case err != nil:
 		if _, ok := err.(*jsonx.SyntaxError); ok {
 			return Header{}, corrupt("", "malformed header: %v", err)
@@ -75,6 +79,8 @@ func ParseHeader(line []byte) (Header, error) {
 	h.Raw = bytes.Clone(line)
 	return h, nil
 }
+
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 func headerString(name string, v []byte) (string, error) {
 	s, err := jsonx.Unquote(v)

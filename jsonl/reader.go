@@ -496,8 +496,10 @@ func (r *reader) torn(start Position, data []byte, rec Record, yield func(Record
 func (r *reader) entry(line []byte) (sessiontree.Entry, error) {
 	switch r.pos.Version {
 	case 1:
-		if jsonx.Valid(line) != nil {
-			// pi drops lines that are not JSON before it numbers entries.
+		if jsonx.Valid(line) != nil || jsonx.Falsy(line) {
+			// pi drops lines that are not JSON, or whose value is false
+			// in JavaScript (null, false, 0, ""), before it numbers
+			// entries.
 			return ParseLine(line)
 		}
 		r.pos.Index++

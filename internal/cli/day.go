@@ -15,10 +15,13 @@ func ParseDay(s string) (string, error) {
 	if s == "" {
 		return "", nil
 	}
-	if _, err := time.Parse(sessiontree.UsageDayLayout, s); err == nil {
+	_, err := time.Parse(sessiontree.UsageDayLayout, s)
+	if err == nil {
 		return s, nil
 	}
-	if day := sessiontree.UsageDay(s); day != "" {
+	// A date that is not one (2026-02-30), which JavaScript's Date, and
+	// so UsageDay, would carry into the next month.
+	if day := sessiontree.UsageDay(s); day != "" && len(s) != len(sessiontree.UsageDayLayout) {
 		return day, nil
 	}
 	return "", fmt.Errorf("%q is not a date: want YYYY-MM-DD (or an RFC 3339 time)", s)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -365,6 +366,20 @@ func Unquote(raw []byte) (string, error) {
 
 // IsNull reports whether a raw value is the literal null.
 func IsNull(raw []byte) bool { return string(raw) == "null" }
+
+// Falsy reports whether a raw value (surrounding space trimmed) is false
+// in JavaScript: null, false, a number equal to zero, "". pi tests
+// values so (if (entry) …, entry.systemMessage ? …).
+func Falsy(raw []byte) bool {
+	switch {
+	case len(raw) == 0, IsNull(raw), string(raw) == "false", string(raw) == `""`:
+		return true
+	case raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9':
+		f, err := strconv.ParseFloat(string(raw), 64)
+		return err == nil && f == 0
+	}
+	return false
+}
 
 // Field returns the raw value of the top-level member name of object b.
 // When the member appears more than once the last one wins, as in

@@ -123,3 +123,15 @@ func FuzzField(f *testing.F) {
 }
 
 func bytesTrim(b []byte) string { return strings.TrimSpace(string(b)) }
+
+// TestFalsy: the JSON values JavaScript takes for false.
+func TestFalsy(t *testing.T) {
+	for v, want := range map[string]bool{
+		`null`: true, `false`: true, `0`: true, `-0`: true, `0.0`: true, `0e5`: true, `""`: true,
+		`true`: false, `1`: false, `-0.1`: false, `" "`: false, `"0"`: false, `[]`: false, `{}`: false,
+	} {
+		if got := Falsy([]byte(v)); got != want {
+			t.Errorf("Falsy(%s) = %v; want %v", v, got, want)
+		}
+	}
+}

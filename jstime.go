@@ -1,0 +1,153 @@
+package sessiontree
+
+import "time"
+
+// jsTime is a timestamp taken apart as JavaScript's Date reads it.
+type jsTime struct {
+	s   string
+	pos int
+}
+
+// parseJSTime parses s as V8's Date does for the ECMAScript date time
+// string format: YYYY (or ±YYYYYY), then optionally -MM and -DD, then
+// optionally a time, T (or t, or a space) HH:mm, optionally :ss and a
+// fraction of any length (cut to the millisecond), then optionally Z (or
+// z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
+// without zone local time. As in V8, a day past the month's end (up to
+// 31) runs into the next month and 24:00 is the next day's start; any
+// other field out of range, or anything else, fails.
+func parseJSTime(s string) (time.Time, bool) {
+	p := jsTime{s: s}
+	year, ok := p.year()
+	month, day := 1, 1
+	if ok && p.peek('-') {
+		month, ok = p.field('-', 1, 12)
+		if ok && p.peek('-') {
+			day, ok = p.field('-', 1, 31)
+		}
+	}
+	if !ok {
+		return time.Time{}, false
+	}
+	if p.pos == len(s) {
+		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), true
+	}
+	return p.clock(year, month, day)
+}
+
+// clock parses the time and zone after the date.
+func (p *jsTime) clock(year, month, day int) (time.Time, bool) {
+	if c := p.s[p.pos]; c != 'T' && c != 't' && c != ' ' {
+		return time.Time{}, false
+	}
+	p.pos++
+	hour, ok := p.digits(2, 0, 24)
+	min, ok2 := p.field(':', 0, 59)
+	sec, ms := 0, 0
+	ok = ok && ok2
+	if ok && p.peek(':') {
+		sec, ok = p.field(':', 0, 59)
+		if ok && p.peek('.') {
+			ms, ok = p.fraction()
+		}
+	}
+	if !ok || hour == 24 && min+sec+ms != 0 {
+		return time.Time{}, false
+	}
+	loc, ok := p.zone()
+	if !ok || p.pos != len(p.s) {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc), true
+}
+
+// year reads four digits, or a sign and six.
+func (p *jsTime) year() (int, bool) {
+	if p.peek('+') || p.peek('-') {
+		neg := p.s[p.pos] == '-'
+		p.pos++
+		y, ok := p.digits(6, 0, 999999)
+		if neg {
+			y = -y
+		}
+		return y, ok
+	}
+	return p.digits(4, 0, 9999)
+}
+
+// zone reads Z, an offset or nothing (local time).
+func (p *jsTime) zone() (*time.Location, bool) {
+	if p.pos == len(p.s) {
+		return time.Local, true
+	}
+	switch c := p.s[p.pos]; c {
+	case 'Z', 'z':
+		p.pos++
+		return time.UTC, true
+	case '+', '-':
+		p.pos++
+		h, ok := p.digits(2, 0, 23)
+		p.pos += boolInt(p.peek(':'))
+		m, ok2 := p.digits(2, 0, 59)
+		off := (h*60 + m) * 60
+		if c == '-' {
+			off = -off
+		}
+		return time.FixedZone("", off), ok && ok2
+	}
+	return nil, false
+}
+
+// fraction reads a dot and at least one digit, and returns the
+// milliseconds they give, the digits past the third dropped.
+func (p *jsTime) fraction() (int, bool) {
+	p.pos++ // the dot
+	start := p.pos
+	ms := 0
+	for p.pos < len(p.s) && isDigit(p.s[p.pos]) {
+		if p.pos-start < 3 {
+			ms = ms*10 + int(p.s[p.pos]-'0')
+		}
+		p.pos++
+	}
+	for n := p.pos - start; n < 3; n++ {
+		ms *= 10
+	}
+	return ms, p.pos > start
+}
+
+// field reads sep and two digits in [lo, hi].
+func (p *jsTime) field(sep byte, lo, hi int) (int, bool) {
+	if !p.peek(sep) {
+		return 0, false
+	}
+	p.pos++
+	return p.digits(2, lo, hi)
+}
+
+// digits reads exactly n digits whose value is in [lo, hi].
+func (p *jsTime) digits(n, lo, hi int) (int, bool) {
+	if p.pos+n > len(p.s) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range []byte(p.s[p.pos : p.pos+n]) {
+		if !isDigit(c) {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	p.pos += n
+	return v, lo <= v && v <= hi
+}
+
+func (p *jsTime) peek(c byte) bool { return p.pos < len(p.s) && p.s[p.pos] == c }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
