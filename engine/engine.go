@@ -410,7 +410,8 @@ func (db *DB) connect(ctx context.Context) error {
 		return err
 	}
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		// A step failing on a full disk is a full disk, as any write's.
+		return fmt.Errorf("migrate: %w", db.translate(err))
 	}
 	return translate(r.PingContext(ctx))
 }
