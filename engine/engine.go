@@ -184,8 +184,8 @@ type DB struct {
 // [*sessiontree.NotRegularFileError], before anything reads it.
 //
 // A database that SQLite could not write (on a read-only file system, in
-// a folder or a file this process may not write) is opened for reading
-// only, without making or changing any file (see readonly.go): reads
+// a folder or a file this process may not write, on a file system too
+// full to make its -shm file) is opened for reading only, without making or changing any file (see readonly.go): reads
 // work, [DB.ReadOnly] says why, and every write returns that
 // [*ReadOnlyError], which matches sessiontree.ErrReadOnly. One that would
 // need a migration, or is an empty file, cannot be opened so: Open

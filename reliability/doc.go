@@ -231,6 +231,11 @@
 //     file's outcome is reported, failures and the index error name the
 //     full disk, and the report comes before the error, with --json too.
 //     With room again the same import finishes what failed.
+//     TestFullDiskReads: a database closed before its file system filled
+//     up is read there (ls, check, context; SQLite alone fails every
+//     statement, as it cannot make its -shm file), no file is made beside
+//     it, writes fail saying the file system is full, and work with room
+//     again.
 //   - TestReadsWhileWriting: while another process holds the write lock,
 //     `search` (through the index and by reading what is not indexed yet,
 //     saying when it had to leave some unread) and `check` answer at once.
