@@ -194,7 +194,7 @@ type DB struct {
 // Any number of processes may open, and create, one file at once.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
-	abs, err := filepath.Abs(path)
+	abs, err := realPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -219,6 +219,22 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// realPath returns path made absolute, with its symbolic links resolved
+// when it leads to a file: SQLite resolves them too, and makes the -wal
+// and -shm files beside the file a link leads to, so that is where the
+// checks of what can be written (writeCheck) and the choice of how to read
+// (readModeOf) look. A path that leads to no file yet is left as it is.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
 }
 
 // prepareFile creates the file and its directories owner-only when they
@@ -500,7 +516,8 @@ func (db *DB) connectReadOnly(ctx context.Context) error {
 	return nil
 }
 
-// Path returns the database file's absolute path.
+// Path returns the database file's absolute path, its symbolic links
+// resolved.
 func (db *DB) Path() string { return db.path }
 
 // Close closes the database. [Storage] values opened from it fail with
