@@ -565,10 +565,7 @@ func TestCheckReportsPageDamage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	db, err := engine.Open(ctx, path, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, path, engine.Options{}) // closed before its cleanup checks
 	var ids []string
 	for k := range 4 {
 		st := newSession(t, db)
