@@ -181,7 +181,8 @@ type DB struct {
 // refused with [ErrNotDatabase], [ErrForeign] or [ErrNewer] and left
 // untouched; a path that names something other than a regular file (a
 // named pipe, a device, a directory) with a
-// [*sessiontree.NotRegularFileError], before anything reads it.
+// [*sessiontree.NotRegularFileError], before anything reads it, and so is
+// a -wal or -shm file beside it that is not a regular file.
 //
 // A database that SQLite could not write (on a read-only file system, in
 // a folder or a file this process may not write, on a file system too
@@ -247,6 +248,9 @@ func prepareFile(path string) (ro *ReadOnlyError, current bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("create directory: %w", err)
 	}
+	if err := checkSideFiles(path); err != nil {
+		return nil, false, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		return nil, false, f.Close()
@@ -296,6 +300,23 @@ func prepareFile(path string) (ro *ReadOnlyError, current bool, err error) {
 		return nil, false, fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
 	}
 	return writeCheck(path, fi), headerCurrent(hdr[:]), nil
+}
+
+// checkSideFiles refuses, with a [*sessiontree.NotRegularFileError], a
+// -wal or -shm file beside the database at path that is not a regular
+// file: on a folder or a device SQLite fails with an I/O error that names
+// neither, and on a named pipe as the -wal file it commits into the pipe,
+// where a crash loses what it holds.
+func checkSideFiles(path string) error {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		side := path + suffix
+		if fi, err := os.Stat(side); err == nil {
+			if err := fsx.Check(side, fi, "database's "+suffix+" file"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // headerCurrent tells from a database header already found to be SQLite's
