@@ -61,3 +61,19 @@ func TestOpenOnFullDisk(t *testing.T) {
 		t.Errorf("ReadOnly() on a full disk, the database open = %v; want nil", err)
 	}
 }
+
+// TestStatFreeCannotTell: a file system that reports no blocks at all
+// (procfs here; a FUSE file system that does not implement statfs) says
+// nothing of its room, rather than that none is left, which would open
+// every database on it read-only (roomCheck). A real one tells.
+func TestStatFreeCannotTell(t *testing.T) {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no procfs here")
+	}
+	if free, ok := statFree("/proc"); ok {
+		t.Errorf("statFree(/proc) = %d, true; want it unable to tell", free)
+	}
+	if _, ok := statFree(t.TempDir()); !ok {
+		t.Errorf("statFree of a temporary folder cannot tell; want its room")
+	}
+}
