@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/sessiontree/sessiontree"
 )
 
@@ -132,7 +134,9 @@ func (db *DB) checkAll(r q) error {
 	}
 	for _, id := range ids {
 		if _, err := checkSession(r, id, false); err != nil {
-			err = fmt.Errorf("session %s: %w", id, err)
+			// translate: SQLite's SQLITE_CORRUPT, where the session's
+			// rows are on a damaged page, is damage found, not a failure.
+			err = fmt.Errorf("session %s: %w", id, translate(err))
 			if !errors.Is(err, sessiontree.ErrCorrupt) {
 				return err
 			}
@@ -182,9 +186,27 @@ func checkOne(r q, id string, withText bool) (*replayed, error) {
 
 // pragmaClean runs a checking pragma: "ok" or no rows is clean.
 func pragmaClean(r q, pragma string) error {
+	problems, err := pragmaRows(r, pragma)
+	if err != nil {
+		if sqliteCode(err) != sqlite3.SQLITE_CORRUPT {
+			return err
+		}
+		// SQLite stops at a page it cannot read, after listing what it
+		// found before: both are the report.
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return &sessiontree.CorruptError{Reason: pragma + ": " + strings.Join(problems, "; ")}
+	}
+	return nil
+}
+
+// pragmaRows runs a checking pragma and returns its rows that are not
+// "ok", each one line of its columns, and the error that stopped it.
+func pragmaRows(r q, pragma string) ([]string, error) {
 	rows, err := r.rows(pragma)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
 	var problems []string
@@ -195,7 +217,7 @@ func pragmaClean(r q, pragma string) error {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return err
+			return problems, err
 		}
 		var parts []string
 		for _, v := range vals {
@@ -205,13 +227,7 @@ func pragmaClean(r q, pragma string) error {
 			problems = append(problems, line)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(problems) > 0 {
-		return &sessiontree.CorruptError{Reason: pragma + ": " + strings.Join(problems, "; ")}
-	}
-	return nil
+	return problems, rows.Err()
 }
 
 // checkedIDs are the entries replayed so far, by id: the

@@ -181,11 +181,12 @@ type DB struct {
 // refused with [ErrNotDatabase], [ErrForeign] or [ErrNewer] and left
 // untouched; a path that names something other than a regular file (a
 // named pipe, a device, a directory) with a
-// [*sessiontree.NotRegularFileError], before anything reads it.
+// [*sessiontree.NotRegularFileError], before anything reads it, and so is
+// a -wal or -shm file beside it that is not a regular file.
 //
 // A database that SQLite could not write (on a read-only file system, in
-// a folder or a file this process may not write) is opened for reading
-// only, without making or changing any file (see readonly.go): reads
+// a folder or a file this process may not write, on a file system too
+// full to make its -shm file) is opened for reading only, without making or changing any file (see readonly.go): reads
 // work, [DB.ReadOnly] says why, and every write returns that
 // [*ReadOnlyError], which matches sessiontree.ErrReadOnly. One that would
 // need a migration, or is an empty file, cannot be opened so: Open
@@ -194,7 +195,7 @@ type DB struct {
 // Any number of processes may open, and create, one file at once.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
-	abs, err := filepath.Abs(path)
+	abs, err := realPath(path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -221,6 +222,22 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// realPath returns path made absolute, with its symbolic links resolved
+// when it leads to a file: SQLite resolves them too, and makes the -wal
+// and -shm files beside the file a link leads to, so that is where the
+// checks of what can be written (writeCheck) and the choice of how to read
+// (readModeOf) look. A path that leads to no file yet is left as it is.
+func realPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
+}
+
 // prepareFile creates the file and its directories owner-only when they
 // do not exist, and otherwise checks from the header, without opening it
 // through SQLite, that the file is ours: opening it would already change a
@@ -230,6 +247,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 func prepareFile(path string) (ro *ReadOnlyError, current bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, false, fmt.Errorf("create directory: %w", err)
+	}
+	if err := checkSideFiles(path); err != nil {
+		return nil, false, err
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
@@ -280,6 +300,23 @@ func prepareFile(path string) (ro *ReadOnlyError, current bool, err error) {
 		return nil, false, fmt.Errorf("schema version %d, this program knows up to %d: %w", userVersion, latestVersion(), ErrNewer)
 	}
 	return writeCheck(path, fi), headerCurrent(hdr[:]), nil
+}
+
+// checkSideFiles refuses, with a [*sessiontree.NotRegularFileError], a
+// -wal or -shm file beside the database at path that is not a regular
+// file: on a folder or a device SQLite fails with an I/O error that names
+// neither, and on a named pipe as the -wal file it commits into the pipe,
+// where a crash loses what it holds.
+func checkSideFiles(path string) error {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		side := path + suffix
+		if fi, err := os.Stat(side); err == nil {
+			if err := fsx.Check(side, fi, "database's "+suffix+" file"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // headerCurrent tells from a database header already found to be SQLite's
@@ -410,7 +447,8 @@ func (db *DB) connect(ctx context.Context) error {
 		return err
 	}
 	if _, err := migrate.Up(ctx, w, migrate.Files, migrate.Options{ApplicationID: ApplicationID, Now: db.opts.Now}); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		// A step failing on a full disk is a full disk, as any write's.
+		return fmt.Errorf("migrate: %w", db.translate(err))
 	}
 	return translate(r.PingContext(ctx))
 }
@@ -499,7 +537,8 @@ func (db *DB) connectReadOnly(ctx context.Context) error {
 	return nil
 }
 
-// Path returns the database file's absolute path.
+// Path returns the database file's absolute path, its symbolic links
+// resolved.
 func (db *DB) Path() string { return db.path }
 
 // Close closes the database. [Storage] values opened from it fail with

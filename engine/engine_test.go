@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -551,6 +553,76 @@ func TestCheckFindsDamage(t *testing.T) {
 				t.Errorf("Check() after %q = %v; want ErrCorrupt", damage, err)
 			}
 		})
+	}
+}
+
+// TestCheckReportsPageDamage overwrites one page of the entries table's
+// b-tree with garbage, behind SQLite's back: the whole database's Check
+// reports what integrity_check lists before it stops at the page (the
+// tree and the page), and goes on to name each session the page held
+// rows of, as their own checks find them, and no other.
+func TestCheckReportsPageDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := openDB(t, path, engine.Options{}) // closed before its cleanup checks
+	var ids []string
+	for k := range 4 {
+		st := newSession(t, db)
+		s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+		for i := range 30 {
+			if _, err := s.AppendMessage(ctx, userMsg(fmt.Sprintf("%d-%d %0300d", k, i, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids = append(ids, st.ID())
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var page int64
+	if err := rawDB(t, path).QueryRowContext(ctx, `SELECT pageno FROM dbstat WHERE name = 'entries' AND pagetype = 'leaf'
+		ORDER BY pageno LIMIT 1 OFFSET 10`).Scan(&page); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xA5}, 4096), (page-1)*4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	db, err = engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var damaged []string
+	for _, id := range ids {
+		if err := db.Check(ctx, id); errors.Is(err, sessiontree.ErrCorrupt) {
+			damaged = append(damaged, id)
+		} else if err != nil {
+			t.Fatalf("Check(%s) = %v", id, err)
+		}
+	}
+	if len(damaged) == 0 || len(damaged) == len(ids) {
+		t.Fatalf("page %d damages %d sessions of %d; want some", page, len(damaged), len(ids))
+	}
+	err = db.Check(ctx, "")
+	if !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Fatalf("Check() = %v; want ErrCorrupt", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"PRAGMA integrity_check", fmt.Sprintf("page %d:", page)} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("Check() = %v; want it to say %q", err, want)
+		}
+	}
+	for _, id := range ids {
+		if named := strings.Contains(msg, "session "+id); named != slices.Contains(damaged, id) {
+			t.Errorf("Check() names session %s: %v; want %v (its own check found it damaged)", id, named, !named)
+		}
 	}
 }
 

@@ -35,6 +35,8 @@ type ReadOnlyError struct {
 	// Reason says what cannot be written, e.g. "it is on a read-only
 	// file system".
 	Reason string
+
+	full bool // the file system is full (see roomCheck)
 }
 
 // Error says in one sentence that the database is read-only, and why.
@@ -42,8 +44,12 @@ func (e *ReadOnlyError) Error() string {
 	return fmt.Sprintf("the database %s is read-only: %s", e.Path, e.Reason)
 }
 
-// Is makes errors.Is(err, sessiontree.ErrReadOnly) true.
-func (e *ReadOnlyError) Is(target error) bool { return target == sessiontree.ErrReadOnly }
+// Is makes errors.Is(err, sessiontree.ErrReadOnly) true, and
+// errors.Is(err, sessiontree.ErrDiskFull) when the database is read-only
+// because its file system is full.
+func (e *ReadOnlyError) Is(target error) bool {
+	return target == sessiontree.ErrReadOnly || e.full && target == sessiontree.ErrDiskFull
+}
 
 // sqliteCode returns the primary result code of a SQLite error, 0 for
 // other errors.

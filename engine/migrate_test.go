@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -84,5 +86,50 @@ func TestUpgradeFromFirstMigration(t *testing.T) {
 	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 	if _, err := s.AppendMessage(ctx, userMsg("fourth")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMigrateOnFullDisk opens a new database bounded so that the disk
+// fills during each of the first migrations: Open fails with an error
+// that matches sessiontree.ErrDiskFull and says disk full, as every other
+// write on a full disk does, and leaves the file at the clean version of
+// the steps that fit (records and user_version agree, nothing of the step
+// that failed). With room again it opens at the latest version and checks
+// clean.
+func TestMigrateOnFullDisk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, pages := range []int64{1, 2, 8, 16} {
+		path := filepath.Join(t.TempDir(), "s.db")
+		db, err := engine.Open(ctx, path, engine.Options{MaxSize: pages * 4096})
+		if err == nil {
+			db.Close()
+			t.Fatalf("Open bounded to %d pages = nil; want the disk full", pages)
+		}
+		if !errors.Is(err, sessiontree.ErrDiskFull) || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("Open bounded to %d pages = %v; want ErrDiskFull, saying disk full", pages, err)
+		}
+		raw := rawDB(t, path)
+		var version, records, fts int64
+		if err := raw.QueryRowContext(ctx, `SELECT (SELECT user_version FROM pragma_user_version),
+			(SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'),
+			(SELECT count(*) FROM sqlite_master WHERE name = 'entries_fts')`).Scan(&version, &records, &fts); err != nil {
+			t.Fatal(err)
+		}
+		if records == 1 {
+			var n, max int64
+			if err := raw.QueryRowContext(ctx, `SELECT count(*), coalesce(max(version), 0) FROM schema_migrations`).Scan(&n, &max); err != nil {
+				t.Fatal(err)
+			}
+			if n != max || max != version {
+				t.Errorf("bounded to %d pages: %d records up to %d, user_version %d; want one version", pages, n, max, version)
+			}
+		}
+		if (fts == 1) != (version >= 4) {
+			t.Errorf("bounded to %d pages: version %d with the search index %v; want it from migration 4 on", pages, version, fts == 1)
+		}
+		raw.Close()
+		t.Logf("bounded to %d pages: version %d: %v", pages, version, err)
+		openDB(t, path, engine.Options{}) // checks clean
 	}
 }

@@ -9,8 +9,9 @@ import (
 
 // Databases that cannot be written.
 //
-// A database on a read-only mount, in a folder the user may not write, or
-// whose file is not writable to the user can still be read, and [Open]
+// A database on a read-only mount, in a folder the user may not write,
+// whose file is not writable to the user, or on a file system too full
+// for SQLite to make the -shm file (roomCheck) can still be read, and [Open]
 // opens it for reading only when SQLite could not write it (writeCheck):
 // every write then returns a *ReadOnlyError. Left to itself, SQLite
 // fails every statement on such a file in WAL mode, reads included: a
@@ -77,6 +78,30 @@ func writeCheck(path string, fi os.FileInfo) *ReadOnlyError {
 			return &ReadOnlyError{Path: path, Reason: why(err, "its folder is not writable")}
 		}
 	}
+	return roomCheck(path)
+}
+
+// walIndexRegion is the size of the -shm file's regions (SQLite's
+// WALINDEX_PGSZ). A process that has the database open has made the
+// first: a shorter -shm file is one no process uses.
+const walIndexRegion = 32 << 10
+
+// roomCheck returns why SQLite could not open the database at path on a
+// full file system, nil when it can. To read the database, even, SQLite
+// makes the -shm file's first region unless a process that has it open
+// made it already; on a file system without that room left it fails
+// every statement ("disk I/O error"), and leaves a -shm file it could
+// not size. So a database closed before the disk filled up opens for
+// reading only, through no file of SQLite's, as on a read-only mount:
+// reads work, and writes return the *ReadOnlyError, which matches
+// sessiontree.ErrDiskFull too.
+func roomCheck(path string) *ReadOnlyError {
+	if fi, err := os.Stat(path + "-shm"); err == nil && fi.Size() >= walIndexRegion {
+		return nil
+	}
+	if free, ok := freeSpace(filepath.Dir(path)); ok && free < walIndexRegion {
+		return &ReadOnlyError{Path: path, Reason: "its file system is full", full: true}
+	}
 	return nil
 }
 
@@ -108,13 +133,15 @@ const (
 
 // readModeOf picks how to read the database at path, which cannot be
 // written. A -wal file and a -shm file exist while any process has the
-// database open; without a -shm file nobody has, and without a -wal file
+// database open; without a -shm file (or with one shorter than a region,
+// see walIndexRegion) nobody has, and without a -wal file
 // (or with an empty one) there is nothing beside the database file to
 // read.
 func readModeOf(path string) readMode {
 	wal, err := os.Stat(path + "-wal")
 	hasWAL := err == nil && canRead(path+"-wal") == nil
-	hasSHM := canRead(path+"-shm") == nil
+	shm, err := os.Stat(path + "-shm")
+	hasSHM := err == nil && shm.Size() >= walIndexRegion && canRead(path+"-shm") == nil
 	switch {
 	case hasWAL && hasSHM, hasWAL && wal.Size() > 0 && locklessVFS == "":
 		return readShared

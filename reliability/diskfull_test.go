@@ -150,6 +150,14 @@ func TestFullDiskReport(t *testing.T) {
 // where the system allows no such namespace.
 func onFullDisk(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
+	return onSmallDisk(t, dir, `exec "$@" 2>&1`, append([]string{sessiontreeCommand(t)}, args...)...)
+}
+
+// onSmallDisk runs the shell script with a 1 MiB tmpfs mounted on dir,
+// in a mount namespace of its own, with dir as $0 and args as $1...; it
+// returns what the script wrote, and its exit status, as onFullDisk does.
+func onSmallDisk(t *testing.T, dir, script string, args ...string) (string, int) {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("needs Linux mount namespaces")
 	}
@@ -157,12 +165,13 @@ func onFullDisk(t *testing.T, dir string, args ...string) (string, int) {
 	if os.Geteuid() == 0 {
 		unshare = []string{"unshare", "--mount"}
 	}
-	script := `mount -t tmpfs -o size=1m tmpfs "$0" || exit 125; exec "$@" 2>&1`
-	probe := exec.Command(unshare[0], append(unshare[1:], "sh", "-c", script, dir, "true")...)
+	const mount = `mount -t tmpfs -o size=1m tmpfs "$0" || exit 125
+`
+	probe := exec.Command(unshare[0], append(unshare[1:], "sh", "-c", mount, dir)...)
 	if out, err := probe.CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small file system in a namespace here (%v: %s)", err, out)
 	}
-	cmd := exec.Command(unshare[0], append(unshare[1:], append([]string{"sh", "-c", script, dir, sessiontreeCommand(t)}, args...)...)...)
+	cmd := exec.Command(unshare[0], append(unshare[1:], append([]string{"sh", "-c", mount + script, dir}, args...)...)...)
 	cmd.Env = append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db")
 	out, err := cmd.Output()
 	var ee *exec.ExitError
@@ -172,6 +181,54 @@ func onFullDisk(t *testing.T, dir string, args ...string) (string, int) {
 	case errors.As(err, &ee):
 		return string(out), ee.ExitCode()
 	}
-	t.Fatalf("sessiontree %q on a full disk: %v", args, err)
+	t.Fatalf("%q on a full disk: %v", args, err)
 	return "", 0
+}
+
+// TestFullDiskReads: a database closed before its file system filled up
+// (by another program) is read on the full disk, by ls, check and
+// context, and every write fails saying the file system is full. SQLite
+// alone fails every statement there, reads included ("disk I/O error"):
+// it makes the -shm file's first 32 KiB to read a database no process has
+// open. No file is made beside the database, and with room again the
+// writes work.
+func TestFullDiskReads(t *testing.T) {
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "full")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Each step says its exit status after its output.
+	const script = `st=$1; db="$0/sessions.db"; exec 2>&1
+step() { "$st" --db "$db" "$@"; echo "== $1 exit $?"; }
+step import "$2"
+dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null
+step ls; step check; step context "$3"
+step name "$3" renamed; step import "$4"
+echo "== files: $(ls -A "$0" | tr '\n' ' ')"
+rm "$0/fill"
+step name "$3" renamed; step ls
+`
+	out, _ := onSmallDisk(t, mnt, script, sessiontreeCommand(t), pi1File(walFile), walID, pi1File(roFile))
+	steps := strings.Split(out, "== ")
+	want := []struct{ prefix, has string }{
+		{"import exit 0", ""},
+		{"ls exit 0", walID[:8]},
+		{"check exit 0", ""},
+		{"context exit 0", ""},
+		{"name exit 1", "file system is full"},
+		{"import exit 1", "file system is full"},
+		{"files: fill sessions.db \n", ""},
+		{"name exit 0", ""},
+		{"ls exit 0", "renamed"},
+	}
+	if len(steps) != len(want)+1 {
+		t.Fatalf("on a full disk: %d steps; want %d:\n%s", len(steps)-1, len(want), out)
+	}
+	for i, w := range want {
+		step, prev := steps[i+1], steps[i]
+		if !strings.HasPrefix(step, w.prefix) || !strings.Contains(prev, w.has) {
+			t.Errorf("step %d: %q after %q; want %q after output holding %q", i+1, head([]byte(step)), head([]byte(prev)), w.prefix, w.has)
+		}
+	}
 }

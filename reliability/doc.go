@@ -231,6 +231,11 @@
 //     file's outcome is reported, failures and the index error name the
 //     full disk, and the report comes before the error, with --json too.
 //     With room again the same import finishes what failed.
+//     TestFullDiskReads: a database closed before its file system filled
+//     up is read there (ls, check, context; SQLite alone fails every
+//     statement, as it cannot make its -shm file), no file is made beside
+//     it, writes fail saying the file system is full, and work with room
+//     again.
 //   - TestReadsWhileWriting: while another process holds the write lock,
 //     `search` (through the index and by reading what is not indexed yet,
 //     saying when it had to leave some unread) and `check` answer at once.
@@ -314,7 +319,11 @@
 // changed. TestReadOnlyFileWritableAgain: with the file at 0400, check
 // finds no damage and leaves nothing; after chmod 600, writes and check
 // work, also when a plain SQLite reader had left a -wal and a -shm file at
-// 0400 (they get the database file's mode back).
+// 0400 (they get the database file's mode back). TestReadOnlyThroughLink:
+// a database named through a symbolic link, its target in a read-only
+// folder with a -wal file a killed writer left, is read with that -wal
+// file (which SQLite keeps beside the target, not the link), whether the
+// link's folder is writable or not, and writes say why they fail.
 //
 // TestHostileStrings and TestHostileStringsCommandLine feed session ids,
 // entry ids, names, labels, working directories, metadata and search text

@@ -516,3 +516,61 @@ func TestReadOnlyFileWritableAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyThroughLink: a database named through a symbolic link
+// whose target is in a folder the user may not write, with a -wal file a
+// killed writer left beside the target. SQLite places the -wal and -shm
+// files beside the file the link leads to, so that is where the checks of
+// what can be written, and the choice of how to read, must look: ls
+// through the link lists the session in the -wal file too, and a write
+// says the database is read-only because its folder is not writable (it
+// failed with "unable to open database file", the -wal file beside the
+// link missing and the link's folder writable). No file is made or
+// changed. With the link's folder read-only too, the read saw the
+// database file alone, without the -wal file's session, and said nothing.
+func TestReadOnlyThroughLink(t *testing.T) {
+	b := newBystander(t)
+	dir := b.folder(t, "target")
+	db := filepath.Join(dir, "sessions.db")
+	cliOK(t, "", "--db", db, "import", pi1File(roFile))
+	c := startChild(t, childSpec{Role: "hold-import", DB: db, File: pi1File(walFile)})
+	c.expect(t, "imported", time.Minute, nil)
+	c.kill()
+	if err := os.Remove(db + "-shm"); err != nil {
+		t.Fatal(err)
+	}
+	links := b.folder(t, "links")
+	link := filepath.Join(links, "sessions.db")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	b.give(t, b.dir)
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, dir)
+	// The link's folder writable, then not: either way the -wal file
+	// beside the link is missing.
+	for _, linksMode := range []os.FileMode{0o755, 0o555} {
+		if err := os.Chmod(links, linksMode); err != nil {
+			t.Fatal(err)
+		}
+		r := b.run(t, "--db", link, "ls", "--json")
+		var rows []struct{ ID string }
+		if r.code == 0 {
+			decodeJSON(t, r.stdout, &rows)
+		}
+		if r.code != 0 || len(rows) != 2 {
+			t.Errorf("link's folder %v: ls through the link exited %d with %d sessions; want 2 (one in the -wal file only)\n%s%s",
+				linksMode, r.code, len(rows), r.stdout, r.stderr)
+		}
+		r = b.run(t, "--db", link, "name", roID, "renamed")
+		if r.code != 1 || !strings.Contains(r.stderr, "is read-only: its folder is not writable") {
+			t.Errorf("link's folder %v: name through the link exited %d with\n%s\nwant 1, saying the database is read-only as its folder is not writable",
+				linksMode, r.code, r.stderr)
+		}
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
