@@ -194,3 +194,52 @@ func TestAppendRefusesDamagedEntryCount(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendAfterWaitingIsNotDamage: an append through the general path
+// (AppendAll, SetLeaf) whose row lock waits for another writer's
+// transaction reads the row as that writer committed it; the entry
+// count's check against the log must see the writer's entries too, not
+// report the session corrupt.
+func TestAppendAfterWaitingIsNotDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	first, err := st.Append(ctx, userDraft("a"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, later := range []struct {
+		name string
+		run  func() error
+	}{
+		{"AppendAll", func() error {
+			_, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("c")}, sessiontree.AppendOptions{})
+			return err
+		}},
+		{"SetLeaf", func() error { _, err := st.SetLeaf(ctx, first.ID, sessiontree.AppendOptions{}); return err }},
+	} {
+		wrote, commit, done := make(chan error, 1), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- db.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+				err := tx.AppendEntries(st, []sessiontree.Entry{userEntry(t, "w"+later.name, first.ID)})
+				wrote <- err
+				<-commit
+				return err
+			})
+		}()
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+		waited := make(chan error, 1)
+		go func() { waited <- later.run() }()
+		waitForLockWait(t, url)
+		close(commit)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-waited; err != nil {
+			t.Errorf("%s after waiting for a writer = %v; want nil", later.name, err)
+		}
+	}
+}

@@ -75,6 +75,15 @@ const lockQuery = `SELECT ` + lockColumns + ` FROM sessions s ` + lockLeaf + `
 func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	var r lockRow
 	err := tx.GetContext(ctx, &r, lockQuery, s.pk)
+	if err == nil && r.Entries != r.LastSeq.Int64 {
+		// A lock that waited for another writer returns the row as that
+		// writer left it, but the entries as the statement's snapshot,
+		// taken before the wait, saw them (READ COMMITTED's recheck of
+		// a locked row): the count past the last seq read. Read again,
+		// in a statement of its own under the lock now held.
+		r = lockRow{}
+		err = tx.GetContext(ctx, &r, lockQuery, s.pk)
+	}
 	if err != nil {
 		return nil, s.lockErr(err)
 	}
