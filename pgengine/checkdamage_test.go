@@ -219,25 +219,11 @@ func TestAppendAfterWaitingIsNotDamage(t *testing.T) {
 		}},
 		{"SetLeaf", func() error { _, err := st.SetLeaf(ctx, first.ID, sessiontree.AppendOptions{}); return err }},
 	} {
-		wrote, commit, done := make(chan error, 1), make(chan struct{}), make(chan error, 1)
-		go func() {
-			done <- db.Update(ctx, func(tx sessiontree.DatabaseTx) error {
-				err := tx.AppendEntries(st, []sessiontree.Entry{userEntry(t, "w"+later.name, first.ID)})
-				wrote <- err
-				<-commit
-				return err
-			})
-		}()
-		if err := <-wrote; err != nil {
-			t.Fatal(err)
-		}
+		release := holdAppend(t, db, st.ID(), "w"+later.name)
 		waited := make(chan error, 1)
 		go func() { waited <- later.run() }()
 		waitForLockWait(t, url)
-		close(commit)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		release()
 		if err := <-waited; err != nil {
 			t.Errorf("%s after waiting for a writer = %v; want nil", later.name, err)
 		}

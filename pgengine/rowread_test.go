@@ -99,8 +99,10 @@ func TestTryUpdateMeetsAHeldRow(t *testing.T) {
 		}
 	}
 	release()
-	if err := db.TryUpdate(ctx, func(tx sessiontree.DatabaseTx) error { _, err := tx.SessionInfo(st.ID()); return err }); err != nil {
-		t.Errorf("TryUpdate reading the row released = %v", err)
+	// Update, not TryUpdate: a WaitForLock cut short leaves its backend
+	// waiting for the row until the server notices, a moment.
+	if err := db.Update(ctx, func(tx sessiontree.DatabaseTx) error { _, err := tx.SessionInfo(st.ID()); return err }); err != nil {
+		t.Errorf("Update reading the row released = %v", err)
 	}
 }
 
@@ -121,7 +123,7 @@ func holdAppend(t testing.TB, db *pgengine.DB, id, entryID string) (release func
 			if err != nil {
 				return err
 			}
-			e, err := sessiontree.BuildEntry(userDraft("written on the target"), entryID, leaf, sessiontree.FormatTime(time.Now()))
+			e, err := sessiontree.BuildEntry(userDraft("held"), entryID, leaf, sessiontree.FormatTime(time.Now()))
 			if err == nil {
 				err = tx.AppendEntries(st, []sessiontree.Entry{e})
 			}

@@ -108,14 +108,12 @@ func (b *backoff) wait(ctx context.Context) error {
 	if b.max > 0 {
 		b.last = min(b.last, b.max)
 	}
-	t := time.NewTimer(b.last)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-t.C:
-		return nil
+	case <-time.After(b.last):
 	}
+	return nil
 }
 
 // opErr is the error of write op that failed for good with err.
