@@ -135,8 +135,7 @@ const (
 
 // retryable reports whether err is worth another attempt: a deadlock or
 // serialization failure, a connection lost (or a server gone away) before
-// the commit, or a
-// generated entry id the session had (errIDTaken).
+// the commit, or a generated entry id the session had (errIDTaken).
 func retryable(err error) bool {
 	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
