@@ -305,14 +305,9 @@ func TestLiveChild(t *testing.T) {
 // in order, none twice.
 func TestFollowRidesOutRestart(t *testing.T) {
 	t.Parallel()
-	pgtest.URL(t) // skips, or fails under CI, without a server
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := pgtest.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	c := pgtest.Own(t)
 	db := openWith(t, c.URL, pgengine.Options{})
 	st := newSession(t, db)
 	writer, err := openWith(t, c.URL, pgengine.Options{}).OpenSession(ctx, st.ID())

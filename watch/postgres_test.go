@@ -2,8 +2,6 @@ package watch_test
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,14 +20,7 @@ import (
 func TestWatchRidesOutServerRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	c, err := pgtest.Start(ctx)
-	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Stop() })
+	c := pgtest.Own(t)
 	s, err := store.OpenURL(ctx, c.URL, store.Options{})
 	if err != nil {
 		t.Fatal(err)

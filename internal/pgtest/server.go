@@ -120,6 +120,27 @@ func (c *Cluster) Down(ctx context.Context) error {
 // waits until it accepts connections.
 func (c *Cluster) Up(ctx context.Context) error { return c.pgctlStart(ctx) }
 
+// Own starts a cluster of tb's own, for a test that stops and starts its
+// server ([Cluster.Down], [Cluster.Up]) without disturbing the others,
+// and stops it when tb ends. Without PostgreSQL's programs tb is skipped
+// (failed under CI=true), as [URL] does without a server.
+func Own(tb testing.TB) *Cluster {
+	tb.Helper()
+	c, err := Start(context.Background())
+	if errors.Is(err, ErrNoServer) {
+		noServer(tb, err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Errorf("stop the test's own cluster: %v", err)
+		}
+	})
+	return c
+}
+
 // Stop stops the server at once and removes its folder.
 func (c *Cluster) Stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
