@@ -27,6 +27,17 @@ type Changes interface {
 	Close() error
 }
 
+// Reconnecter is implemented by a [Changes] over a connection to a server
+// that may go away and come back (a restart): Lost reports whether err,
+// which a read of the log returned, came of the server being away. When
+// it does, [Follow] waits with the watch (its Wait returning once the
+// server is back, or with ctx's error) and reads the log again, instead
+// of returning err.
+type Reconnecter interface {
+	Changes
+	Lost(err error) bool
+}
+
 // FollowPoll is how often [Follow] reads the log of a storage that is not
 // a [Watcher] (the memory and JSONL backends).
 const FollowPoll = 250 * time.Millisecond
@@ -54,6 +65,9 @@ func Follow(ctx context.Context, s Storage, after int64, fn func(Entry) error) e
 	}
 	for {
 		list, err := s.Log(ctx, after, followBatch)
+		if r, ok := ch.(Reconnecter); ok && err != nil && r.Lost(err) {
+			list, err = nil, nil // read again once Wait has the server back
+		}
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,8 @@ import (
 // row) leaves a resume's queries reading by key: every scan of entries or
 // branch is an index scan on the session and another column, never one
 // on the session alone, filtering the rest (EXPLAIN (FORMAT JSON) of
-// State, the path off the branch and the branch range).
+// State, the path off the branch, the branch range, and the row lock of
+// a write with its leaf and last seq).
 func TestPlansAfterBulkImport(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -44,6 +45,7 @@ func TestPlansAfterBulkImport(t *testing.T) {
 		{"state", stateQuery, []any{st.pk, leaf}},
 		{"path off the branch", upQuery, []any{st.pk, int64(n), 1}},
 		{"branch range", branchRange, []any{st.pk, n - 100, n}},
+		{"a write's row lock", lockQuery, []any{st.pk}},
 	} {
 		var plan string
 		if err := db.db.GetContext(ctx, &plan, `EXPLAIN (FORMAT JSON) `+q.sql, q.args...); err != nil {

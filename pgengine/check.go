@@ -34,17 +34,32 @@ func (db *DB) Check(ctx context.Context, id string) error {
 			return fmt.Errorf("check: %w", storageErr(err))
 		}
 	}
-	for _, id := range ids {
-		st, err := db.OpenStorage(ctx, id)
-		if err != nil {
-			return fmt.Errorf("check session %s: %w", id, err)
+	for _, one := range ids {
+		err := db.checkSession(ctx, one)
+		if id == "" && deleted(err, one) {
+			continue // deleted since the listing: not damage
 		}
-		err = st.db.view(ctx, "check", func(tx *sqlx.Tx) error { return st.check1(withSnapshot(ctx, tx)) })
 		if err != nil {
-			return fmt.Errorf("check session %s: %w", id, err)
+			return fmt.Errorf("check session %s: %w", one, err)
 		}
 	}
 	return nil
+}
+
+// checkSession checks session id in one snapshot (check1).
+func (db *DB) checkSession(ctx context.Context, id string) error {
+	st, err := db.OpenStorage(ctx, id)
+	if err != nil {
+		return err
+	}
+	return st.db.view(ctx, "check", func(tx *sqlx.Tx) error { return st.check1(withSnapshot(ctx, tx)) })
+}
+
+// deleted reports whether err says session id is not there (or is being
+// deleted): its row is gone, or marked, in the snapshot that read it.
+func deleted(err error, id string) bool {
+	var nf *SessionNotFoundError
+	return errors.As(err, &nf) && nf.ID == id
 }
 
 // check1 replays one session through the root package's tree rules

@@ -128,3 +128,104 @@ func TestStateRefusesDamagedPointers(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRefusesDamagedEntryCount damages the sessions row's entry
+// count, which an append takes its seq from: far past the log (2^50),
+// one past it, one short of it. Every way of appending must refuse the
+// session as corrupt and write nothing, not store the entry at a seq
+// far from the log (or fail on the seq taken as a storage failure).
+func TestAppendRefusesDamagedEntryCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	appends := []struct {
+		name string
+		run  func(st *pgengine.Storage, first string) error
+	}{
+		{"Append", func(st *pgengine.Storage, _ string) error {
+			_, err := st.Append(ctx, userDraft("c"), sessiontree.AppendOptions{})
+			return err
+		}},
+		{"AppendAll", func(st *pgengine.Storage, _ string) error {
+			_, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("c")}, sessiontree.AppendOptions{})
+			return err
+		}},
+		{"SetLeaf", func(st *pgengine.Storage, first string) error {
+			_, err := st.SetLeaf(ctx, first, sessiontree.AppendOptions{})
+			return err
+		}},
+		{"AppendEntries", func(st *pgengine.Storage, _ string) error {
+			return db.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+				return tx.AppendEntries(st, []sessiontree.Entry{userEntry(t, "e1", "")})
+			})
+		}},
+	}
+	for _, count := range []string{`1125899906842624`, `3`, `1`} {
+		st := newSession(t, db)
+		first, err := st.Append(ctx, userDraft("a"), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Append(ctx, userDraft("b"), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE sessions SET entry_count = `+count+` WHERE id = $1`, st.ID()); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range appends {
+			if err := a.run(st, first.ID); !errors.Is(err, sessiontree.ErrCorrupt) {
+				t.Errorf("entry_count = %s: %s = %v; want %v", count, a.name, err, sessiontree.ErrCorrupt)
+			}
+		}
+		var n, last int64
+		err = conn.QueryRow(ctx, `SELECT count(*), max(seq) FROM entries WHERE session = (SELECT pk FROM sessions WHERE id = $1)`, st.ID()).Scan(&n, &last)
+		if err != nil || n != 2 || last != 2 {
+			t.Errorf("entry_count = %s: entries hold %d, the last at seq %d (%v); want 2, the last at 2", count, n, last, err)
+		}
+		if _, err := conn.Exec(ctx, `UPDATE sessions SET entry_count = 2 WHERE id = $1`, st.ID()); err != nil {
+			t.Fatal(err)
+		}
+		if e, err := st.Append(ctx, userDraft("c"), sessiontree.AppendOptions{}); err != nil || e.Seq != 3 {
+			t.Errorf("entry_count = %s: Append after the repair = seq %d, %v; want seq 3", count, e.Seq, err)
+		}
+	}
+}
+
+// TestAppendAfterWaitingIsNotDamage: an append through the general path
+// (AppendAll, SetLeaf) whose row lock waits for another writer's
+// transaction reads the row as that writer committed it; the entry
+// count's check against the log must see the writer's entries too, not
+// report the session corrupt.
+func TestAppendAfterWaitingIsNotDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	first, err := st.Append(ctx, userDraft("a"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, later := range []struct {
+		name string
+		run  func() error
+	}{
+		{"AppendAll", func() error {
+			_, err := st.AppendAll(ctx, []sessiontree.Draft{userDraft("c")}, sessiontree.AppendOptions{})
+			return err
+		}},
+		{"SetLeaf", func() error { _, err := st.SetLeaf(ctx, first.ID, sessiontree.AppendOptions{}); return err }},
+	} {
+		release := holdAppend(t, db, st.ID(), "w"+later.name)
+		waited := make(chan error, 1)
+		go func() { waited <- later.run() }()
+		waitForLockWait(t, url)
+		release()
+		if err := <-waited; err != nil {
+			t.Errorf("%s after waiting for a writer = %v; want nil", later.name, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package pgengine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -40,5 +41,57 @@ func TestCheckWhileAppending(t *testing.T) {
 		if err := db.Check(ctx, st.meta.ID); err != nil {
 			t.Fatalf("check %d, during the appends: %v", checks, err)
 		}
+	}
+}
+
+// TestCheckAllWhileDeleting deletes a session between Check's listing of
+// every session and its check of that one: a transaction deletes it and
+// holds the labels table, which Check reads in the session before, so
+// that Check waits there until the delete commits. A session deleted
+// meanwhile is not damage: Check must pass.
+func TestCheckAllWhileDeleting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	first, gone := newStorage(t, db), newStorage(t, db)
+	for _, st := range []*Storage{first, gone} {
+		if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := db.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE labels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	if err := deleteSession(ctx, tx, gone.meta.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- db.Check(ctx, "") }()
+	for {
+		var waiting bool // asked outside tx: a transaction sees pg_stat_activity as it first read it
+		err := db.db.GetContext(ctx, &waiting, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%labels%')`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Check returned %v before it met the labels lock", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Check of every session, one deleted meanwhile = %v; want nil", err)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 func userDraft(text string) sessiontree.Draft {
@@ -115,4 +117,66 @@ func TestGuardedWritersOnOneSession(t *testing.T) {
 		t.Errorf("log has %d entries; want %d (a refused guarded write must leave nothing)", len(log), writers*each)
 	}
 	t.Logf("%d guarded writes refused as conflicts", conflicts)
+}
+
+// TestClaimTakeoverRace: takers on their own pools race to take over an
+// expired claim. Exactly one must win, one fence above the expired
+// claim's; every other is refused naming the winner, and the expired
+// claim's holder can no longer write.
+func TestClaimTakeoverRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var clock sync.Mutex
+	at := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock.Lock(); defer clock.Unlock(); return at }
+	_, url := openDB(t)
+	st := newSession(t, openWith(t, url, pgengine.Options{Now: now}))
+	old, err := st.Claim(ctx, "old", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Lock()
+	at = at.Add(2 * time.Minute) // the old claim has expired
+	clock.Unlock()
+	const takers = 8
+	got := make([]sessiontree.Claim, takers)
+	errs := make([]error, takers)
+	var start, wg sync.WaitGroup
+	start.Add(1)
+	for i := range takers {
+		s, err := openWith(t, url, pgengine.Options{Now: now}).OpenSession(ctx, st.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			start.Wait()
+			got[i], errs[i] = s.(*pgengine.Storage).Claim(ctx, fmt.Sprintf("taker-%d", i), time.Minute)
+		})
+	}
+	start.Done()
+	wg.Wait()
+	var winner sessiontree.Claim
+	for i, c := range got {
+		if errs[i] == nil {
+			if winner != nil {
+				t.Fatalf("two takers won: %s (fence %d) and %s (fence %d)", winner.Holder(), winner.Fence(), c.Holder(), c.Fence())
+			}
+			winner = c
+		}
+	}
+	if winner == nil {
+		t.Fatalf("no taker won: %v", errs)
+	}
+	if winner.Fence() != old.Fence()+1 {
+		t.Errorf("winner's fence = %d; want %d", winner.Fence(), old.Fence()+1)
+	}
+	for i, err := range errs {
+		var ce *sessiontree.ClaimedError
+		if err != nil && (!errors.As(err, &ce) || ce.Holder != winner.Holder()) {
+			t.Errorf("taker %d = %v; want a ClaimedError naming %s", i, err, winner.Holder())
+		}
+	}
+	if _, err := old.Append(ctx, userDraft("late"), sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrStaleClaim) {
+		t.Errorf("append through the expired claim = %v; want ErrStaleClaim", err)
+	}
 }

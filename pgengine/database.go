@@ -26,6 +26,9 @@ type Tx struct {
 	ctx context.Context
 	db  *DB
 	tx  *sqlx.Tx
+	// write is set in a write transaction: its reads of a session's
+	// counts lock the session's row (rowRead).
+	write bool
 }
 
 // Context returns the context the transaction runs under.
@@ -42,11 +45,14 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // other write to the database: each method that writes a session locks
 // that session's row (SELECT ... FOR UPDATE) until the commit, so writes
 // to one session queue and writes to different sessions run in parallel.
+// So does each read of a session's row that a write may be decided on
+// ([Tx.SessionInfo], [Tx.SessionEntryCount]): what it read stays true
+// until the commit, as it does in the SQLite engine's transaction.
 // A lock is waited for as long as ctx allows. A deadlock, a serialization
 // failure or a connection lost before the commit runs fn again, a bounded
 // number of times ([Options.Attempts]).
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "update", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+	return db.update(ctx, "update", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
 }
 
 // TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
@@ -61,7 +67,7 @@ func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) 
 		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
 			return err
 		}
-		return fn(&Tx{ctx: ctx, db: db, tx: tx})
+		return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})
 	})
 }
 

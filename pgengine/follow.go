@@ -30,7 +30,8 @@ const watchCheck = 500 * time.Millisecond
 // connection of its own, outside the pool, listening on the channel
 // every commit that adds entries notifies (LISTEN/NOTIFY), from this
 // process or any other on any machine. Only the session's own commits
-// wake it. A connection lost while waiting is opened again and the wait
+// wake it. A connection lost while waiting (a server restarting, say) is
+// opened again, for as long as the server stays away, and the wait then
 // returns, so that Follow reads the log and misses nothing committed
 // meanwhile. Close the watch when done.
 func (s *Storage) Watch(ctx context.Context) (sessiontree.Changes, error) {
@@ -44,6 +45,8 @@ func (s *Storage) Watch(ctx context.Context) (sessiontree.Changes, error) {
 	return w, nil
 }
 
+var _ sessiontree.Reconnecter = (*watch)(nil)
+
 // watch is a [Storage.Watch]: its listening connection, nil after one
 // was lost. Not safe for concurrent use.
 type watch struct {
@@ -52,21 +55,51 @@ type watch struct {
 	conn *pgx.Conn
 }
 
-// connect opens the listening connection, trying a bounded number of
-// times as a write does.
+// connect opens the watch's first listening connection, trying a bounded
+// number of times as a write does: a server that cannot be reached when
+// the watch starts is an error.
 func (w *watch) connect(ctx context.Context) error {
-	return w.s.db.retry(ctx, "watch session "+w.s.meta.ID, func() error {
-		c, err := pgx.Connect(ctx, w.s.db.url)
-		if err != nil {
+	return w.s.db.retry(ctx, w.op(), func() error { return w.dial(ctx) })
+}
+
+// reconnect opens the listening connection again after it was lost:
+// while the server is away (lostConnection: down, restarting, not yet
+// accepting connections), it tries again, pausing longer each time up to
+// watchCheck, until ctx is done or the database is closed.
+func (w *watch) reconnect(ctx context.Context) error {
+	pause := backoff{max: watchCheck}
+	for {
+		if err := w.s.check(ctx); err != nil {
 			return err
 		}
-		if err := w.register(ctx, c); err != nil {
-			_ = c.Close(context.Background())
+		err := w.dial(ctx)
+		if err == nil {
+			return nil
+		}
+		if !lostConnection(err) {
+			return opErr(w.op(), err)
+		}
+		if err := pause.wait(ctx); err != nil {
 			return err
 		}
-		w.conn = c
-		return nil
-	})
+	}
+}
+
+// op names the watch in errors.
+func (w *watch) op() string { return "watch session " + w.s.meta.ID }
+
+// dial opens a listening connection and registers it.
+func (w *watch) dial(ctx context.Context) error {
+	c, err := pgx.Connect(ctx, w.s.db.url)
+	if err != nil {
+		return err
+	}
+	if err := w.register(ctx, c); err != nil {
+		_ = c.Close(context.Background())
+		return err
+	}
+	w.conn = c
+	return nil
 }
 
 // register registers c's backend as a watcher of the session and sets
@@ -117,10 +150,7 @@ func (w *watch) Wait(ctx context.Context) error {
 			return err
 		}
 		if w.conn == nil {
-			if err := w.connect(ctx); err != nil {
-				return err
-			}
-			return nil
+			return w.reconnect(ctx)
 		}
 		wctx, cancel := context.WithTimeout(ctx, watchCheck)
 		n, err := w.conn.WaitForNotification(wctx)
@@ -138,6 +168,20 @@ func (w *watch) Wait(ctx context.Context) error {
 			w.drop()
 		}
 	}
+}
+
+// Lost reports whether err, from a read of the log, came of the server
+// going away (lostConnection). The listening connection is then dropped
+// too, so that the next Wait opens it again, waiting for the server to
+// come back, before Follow reads the log again.
+func (w *watch) Lost(err error) bool {
+	if !lostConnection(err) {
+		return false
+	}
+	if w.conn != nil {
+		w.drop()
+	}
+	return true
 }
 
 // drop closes a connection that failed.

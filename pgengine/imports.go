@@ -82,10 +82,11 @@ func (tx *Tx) SessionExists(id string) (bool, error) {
 	return ok, nil
 }
 
-// SessionEntryCount implements [sessiontree.DatabaseTx.SessionEntryCount].
+// SessionEntryCount implements [sessiontree.DatabaseTx.SessionEntryCount];
+// in a write transaction it locks the row (rowRead).
 func (tx *Tx) SessionEntryCount(id string) (int64, error) {
 	var n int64
-	err := tx.tx.GetContext(tx.ctx, &n, `SELECT entry_count FROM sessions WHERE id = $1 AND NOT deleting`, id)
+	err := tx.rowRead(&n, `entry_count`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, &SessionNotFoundError{ID: id}
 	}

@@ -295,3 +295,99 @@ func TestLiveChild(t *testing.T) {
 	}
 	fmt.Printf("followed %s\n", strings.Join(ids, ","))
 }
+
+// TestFollowRidesOutRestart restarts the server under a Follow, on a
+// cluster of the test's own: once while Follow waits for a commit (the
+// entries appended as soon as the server is back must come, though the
+// watch may still be reconnecting), once right after Follow read a full
+// batch, so that its next read of the log meets the server down. Follow
+// must keep trying until the server is back and then see every entry,
+// in order, none twice.
+func TestFollowRidesOutRestart(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := pgtest.Own(t)
+	db := openWith(t, c.URL, pgengine.Options{})
+	st := newSession(t, db)
+	writer, err := openWith(t, c.URL, pgengine.Options{}).OpenSession(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const full = 1000 // sessiontree.Follow's batch: Follow reads the log again at once
+	downAt := make(chan struct{})
+	got := make(chan sessiontree.Entry, 2*full)
+	done := make(chan error, 1)
+	go func() {
+		done <- sessiontree.Follow(ctx, st, 0, func(e sessiontree.Entry) error {
+			got <- e
+			if e.Seq == 5+full {
+				close(downAt)
+				return c.Down(ctx) // Follow's next read meets the server down
+			}
+			return nil
+		})
+	}()
+	var want []string
+	expect := func(ids []string) {
+		t.Helper()
+		want = append(want, ids...)
+		for len(got) > 0 || len(want) > 0 {
+			select {
+			case e := <-got:
+				if len(want) == 0 || e.ID != want[0] {
+					t.Fatalf("followed %s (seq %d); want %v next", e.ID, e.Seq, want[:min(len(want), 1)])
+				}
+				want = want[1:]
+			case err := <-done:
+				t.Fatalf("Follow returned %v with %d entries to come", err, len(want))
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%d entries not followed within 30 s", len(want))
+			}
+		}
+	}
+	expect(storetest.AppendSteps(t, writer, 0, 2, 0))
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	if err := c.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expect(storetest.AppendSteps(t, writer, 2, 3, 0))
+
+	drafts := make([]sessiontree.Draft, full)
+	for i := range drafts {
+		drafts[i] = sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: mustFields(t, "customType", "bulk")}
+	}
+	bulk, err := writer.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range bulk {
+		want = append(want, e.ID)
+	}
+	select {
+	case <-downAt:
+	case err := <-done:
+		t.Fatalf("Follow returned %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Follow did not reach the end of the bulk append within 30 s")
+	}
+	time.Sleep(2 * time.Second)
+	if err := c.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	expect(storetest.AppendSteps(t, writer, 5, 2, 0))
+	select {
+	case e := <-got:
+		t.Fatalf("followed %s (seq %d) twice or from nowhere", e.ID, e.Seq)
+	case err := <-done:
+		t.Fatalf("Follow returned %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		t.Errorf("Follow after cancel = %v; want the context's error", err)
+	}
+}

@@ -136,10 +136,11 @@ func (r infoRow) info() sessiontree.SessionInfo {
 	return in
 }
 
-// SessionInfo implements [sessiontree.DatabaseTx.SessionInfo].
+// SessionInfo implements [sessiontree.DatabaseTx.SessionInfo]; in a
+// write transaction it locks the row (rowRead).
 func (tx *Tx) SessionInfo(id string) (sessiontree.SessionInfo, error) {
 	var r infoRow
-	err := tx.tx.GetContext(tx.ctx, &r, `SELECT `+infoColumns+` FROM sessions WHERE id = $1 AND NOT deleting`, id)
+	err := tx.rowRead(&r, infoColumns, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sessiontree.SessionInfo{}, &SessionNotFoundError{ID: id}
 	}
@@ -259,4 +260,26 @@ func (tx *Tx) AppendEntries(s sessiontree.DatabaseSession, entries []sessiontree
 		return fmt.Errorf("append batch to %s: %w", st.meta.ID, storageErr(err))
 	}
 	return nil
+}
+
+// rowRead reads columns of session id's row into dest (sql.ErrNoRows
+// when it has none, or is being deleted). In a write transaction it
+// locks the row, as a write to the session does (lockQuery), so that no
+// other write to the session commits before this transaction does: the
+// caller may decide its write on what it read (a push's or an import's
+// check that the session has the entries it planned on). A lock
+// TryUpdate does not get is noted for WaitForLock.
+func (tx *Tx) rowRead(dest any, columns, id string) error {
+	q := `SELECT ` + columns + ` FROM sessions WHERE id = $1 AND NOT deleting`
+	if !tx.write {
+		return tx.tx.GetContext(tx.ctx, dest, q, id)
+	}
+	err := tx.tx.GetContext(tx.ctx, dest, q+` FOR UPDATE`, id)
+	if isLockNotAvailable(err) {
+		var pk int64
+		if tx.db.db.GetContext(tx.ctx, &pk, `SELECT pk FROM sessions WHERE id = $1`, id) == nil {
+			tx.db.contended.Store(pk)
+		}
+	}
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,7 +75,7 @@ func (db *DB) reader(ctx context.Context) sqlx.ExtContext {
 // retry runs attempt until it succeeds, fails for good, or has been tried
 // Options.Attempts times, pausing a little longer each time.
 func (db *DB) retry(ctx context.Context, op string, attempt func() error) error {
-	pause := 5 * time.Millisecond
+	var pause backoff
 	for i := 1; ; i++ {
 		if err := db.check(ctx); err != nil {
 			return err
@@ -89,13 +90,30 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 		if !retryable(err) || i >= db.opts.attempts() {
 			return opErr(op, err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
+		if err := pause.wait(ctx); err != nil {
+			return err
 		}
-		pause *= 2
 	}
+}
+
+// backoff is the pause between attempts: 5 ms, doubled each time, up to
+// max when max is set.
+type backoff struct {
+	last, max time.Duration
+}
+
+// wait sleeps the next pause, or until ctx is done (returning its error).
+func (b *backoff) wait(ctx context.Context) error {
+	b.last = max(2*b.last, 5*time.Millisecond)
+	if b.max > 0 {
+		b.last = min(b.last, b.max)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(b.last):
+	}
+	return nil
 }
 
 // opErr is the error of write op that failed for good with err.
@@ -116,8 +134,8 @@ const (
 )
 
 // retryable reports whether err is worth another attempt: a deadlock or
-// serialization failure, a connection lost before the commit, or a
-// generated entry id the session had (errIDTaken).
+// serialization failure, a connection lost (or a server gone away) before
+// the commit, or a generated entry id the session had (errIDTaken).
 func retryable(err error) bool {
 	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
@@ -127,15 +145,22 @@ func retryable(err error) bool {
 		return true // a generated id met one the session has: a new one
 	}
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		return pg.Code == codeSerialization || pg.Code == codeDeadlock
+	if errors.As(err, &pg) && (pg.Code == codeSerialization || pg.Code == codeDeadlock) {
+		return true
 	}
 	return lostConnection(err)
 }
 
-// lostConnection reports whether err is a dropped or refused connection.
+// lostConnection reports whether err is a dropped or refused connection,
+// or the server going away: shutting down, restarting, or not yet
+// accepting connections (class 57P: admin_shutdown, crash_shutdown,
+// cannot_connect_now), or a connection exception (class 08).
 func lostConnection(err error) bool {
 	var ne net.Error
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "57P") || strings.HasPrefix(pg.Code, "08")
+	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.As(err, &ne) || pgconn.SafeToRetry(err)
 }

@@ -3,6 +3,7 @@ package pgengine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -26,6 +27,10 @@ func TestErrorsGetSentinels(t *testing.T) {
 		{"serialization failure", serialization, true, sessiontree.ErrConflict},
 		{"deadlock", &pgconn.PgError{Code: codeDeadlock}, true, sessiontree.ErrConflict},
 		{"connection lost", io.ErrUnexpectedEOF, true, sessiontree.ErrStorage},
+		{"server shutting down", &pgconn.PgError{Code: "57P01"}, true, sessiontree.ErrStorage},
+		{"server starting up", fmt.Errorf("connect: %w", &pgconn.PgError{Code: "57P03"}), true, sessiontree.ErrStorage},
+		{"connection exception", &pgconn.PgError{Code: "08006"}, true, sessiontree.ErrStorage},
+		{"password refused", fmt.Errorf("connect: %w", &pgconn.PgError{Code: "28P01"}), false, sessiontree.ErrStorage},
 		{"commit lost", &sqltx.CommitError{Err: io.ErrUnexpectedEOF}, false, sessiontree.ErrStorage},
 		{"other server error", &pgconn.PgError{Code: "42P01"}, false, sessiontree.ErrStorage},
 		{"sentinel kept", &sessiontree.EntryNotFoundError{ID: "x"}, false, sessiontree.ErrNotFound},

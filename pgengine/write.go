@@ -48,11 +48,16 @@ type lockRow struct {
 	Name      sql.NullString `db:"name"`
 	FirstUser sql.NullString `db:"first_user_text"`
 	UpdatedAt string         `db:"updated_at"`
+	// LastSeq is the seq of the log's last entry (null: none), which
+	// must be the row's entry count: the next append's seq is count + 1.
+	LastSeq sql.NullInt64 `db:"last_seq"`
 }
 
 // lockColumns are a locked sessions row's columns (lockRow), from s and
-// its leaf's entry p (lockLeaf).
+// its leaf's entry p (lockLeaf), and the seq of the session's last entry
+// (one probe of the entries' primary key).
 const lockColumns = `s.leaf_id, s.name, s.first_user_text, s.updated_at,
+	(SELECT max(l.seq) FROM entries l WHERE l.session = s.pk) AS last_seq,
 	p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
 	p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
 	` + countersColumns
@@ -70,6 +75,15 @@ const lockQuery = `SELECT ` + lockColumns + ` FROM sessions s ` + lockLeaf + `
 func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 	var r lockRow
 	err := tx.GetContext(ctx, &r, lockQuery, s.pk)
+	if err == nil && r.Entries != r.LastSeq.Int64 {
+		// A lock that waited for another writer returns the row as that
+		// writer left it, but the entries as the statement's snapshot,
+		// taken before the wait, saw them (READ COMMITTED's recheck of
+		// a locked row): the count past the last seq read. Read again,
+		// in a statement of its own under the lock now held.
+		r = lockRow{}
+		err = tx.GetContext(ctx, &r, lockQuery, s.pk)
+	}
 	if err != nil {
 		return nil, s.lockErr(err)
 	}
@@ -98,8 +112,15 @@ func (s *Storage) lockErr(err error) error {
 	return err
 }
 
-// sessionOf is the write's session from its locked row.
+// sessionOf is the write's session from its locked row. A row whose
+// entry count is not its log's last seq is refused as corrupt: the next
+// append would take a seq far past the log (a count damaged high) or one
+// an entry has (damaged low).
 func (s *Storage) sessionOf(r *lockRow) (*session, error) {
+	if r.Entries != r.LastSeq.Int64 {
+		return nil, &sessiontree.CorruptError{Reason: fmt.Sprintf("session %s counts %d entries, but its log ends at seq %d",
+			s.meta.ID, r.Entries, r.LastSeq.Int64)}
+	}
 	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
 		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries}
 	if s.claim == nil {

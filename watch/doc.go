@@ -23,7 +23,11 @@
 // [Options.MaxDelay] after the first event of a burst. A periodic rescan
 // ([Options.Rescan]) compares every file's size and modification time
 // with what was imported, in case the kernel dropped events, and arms
-// watches on folders whose creation was missed.
+// watches on folders whose creation was missed; it also imports again
+// every file whose last import failed in the store rather than on the
+// file (sessiontree.ErrStorage: a database server restarting, say), so
+// that lines appended meanwhile come once the store is back, whether or
+// not the file changes again.
 //
 // # What pi does to its files
 //

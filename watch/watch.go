@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -185,6 +186,11 @@ type fileState struct {
 	issue    *store.FileResult
 	settleAt time.Time
 	reported bool
+	// failed says the last import failed in the store (a server gone
+	// away, a disk error), not on the file: the file's lines are not all
+	// imported, though it has the size and time recorded, so the next
+	// rescan imports it again, changed or not.
+	failed bool
 }
 
 // unchanged tells whether fi has the size and time the file had when it
@@ -462,8 +468,9 @@ func (w *watcher) addTree(dir string, now time.Time) {
 
 func isSessionFile(path string) bool { return store.IsSessionFileName(filepath.Base(path)) }
 
-// consider marks a file to import when it is new to the watcher or its
-// size or time differ from when it was last imported. A link is followed
+// consider marks a file to import when it is new to the watcher, its
+// size or time differ from when it was last imported, or that import
+// failed in the store. A link is followed
 // only to a file the watch covers, as the import follows only links
 // inside a folder.
 func (w *watcher) consider(path string, now time.Time) {
@@ -473,7 +480,7 @@ func (w *watcher) consider(path string, now time.Time) {
 	f, known := w.files[path]
 	if known {
 		fi, err := os.Stat(path)
-		if err == nil && f.unchanged(fi) {
+		if err == nil && f.unchanged(fi) && !f.failed {
 			return
 		}
 	}
@@ -663,6 +670,7 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		w.files[res.Path] = f
 	}
 	f.size, f.mod = fi.Size(), fi.ModTime()
+	f.failed = errors.Is(res.Err, sessiontree.ErrStorage)
 	if res.Entries > 0 || res.Bytes > 0 || res.Outcome == store.OutcomeNew {
 		w.sum.Entries += res.Entries
 		w.sum.Bytes += res.Bytes

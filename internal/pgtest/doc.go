@@ -21,6 +21,11 @@
 //   - otherwise there is no server: tests that need one are skipped, except
 //     under CI=true, where a missing server fails them.
 //
+// A test that stops and starts its server (a restart a client must ride
+// out) starts a cluster of its own with [Own], as Main does, and stops it
+// with [Cluster.Down] and starts it again with [Cluster.Up]; the other
+// tests' server is not disturbed.
+//
 // # Databases
 //
 // A [Template] is a database prepared once per test binary (migrated, for

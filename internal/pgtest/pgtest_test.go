@@ -109,3 +109,37 @@ func TestFinishedCopyIsReset(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnDownUp: a cluster of the test's own refuses connections while
+// it is down and, up again, holds what was written before.
+func TestOwnDownUp(t *testing.T) {
+	ctx := context.Background()
+	c := Own(t)
+	conn, err := pgx.Connect(ctx, c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE kept (n integer); INSERT INTO kept VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	if err := c.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := pgx.Connect(ctx, c.URL); err == nil {
+		conn.Close(ctx)
+		t.Fatal("connected to a cluster that is down")
+	}
+	if err := c.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err = pgx.Connect(ctx, c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT n FROM kept`).Scan(&n); err != nil || n != 7 {
+		t.Errorf("after Down and Up, kept holds %d, %v; want 7", n, err)
+	}
+}

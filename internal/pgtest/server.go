@@ -56,9 +56,10 @@ func Main(m *testing.M) int {
 // Cluster is a throwaway PostgreSQL cluster started by [Start].
 type Cluster struct {
 	// URL connects to its postgres database as the superuser.
-	URL string
-	dir string
-	bin string
+	URL  string
+	dir  string
+	bin  string
+	opts string // the server's options, for pg_ctl start
 }
 
 // Start initialises a cluster in a new temporary folder and starts it on
@@ -93,12 +94,51 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, c.dir)
-	if err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start"); err != nil {
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, c.dir)
+	if err := c.pgctlStart(ctx); err != nil {
 		return err
 	}
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return nil
+}
+
+// pgctlStart starts the initialised server and waits until it accepts
+// connections.
+func (c *Cluster) pgctlStart(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-o", c.opts, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "60", "start")
+}
+
+// Down stops the server as an administrator's restart does (fast
+// shutdown: every connection is ended), its data kept; [Cluster.Up]
+// starts it again. Connections tried meanwhile see what a client of a
+// restarting server sees.
+func (c *Cluster) Down(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+}
+
+// Up starts the server [Cluster.Down] stopped, on the same port, and
+// waits until it accepts connections.
+func (c *Cluster) Up(ctx context.Context) error { return c.pgctlStart(ctx) }
+
+// Own starts a cluster of tb's own, for a test that stops and starts its
+// server ([Cluster.Down], [Cluster.Up]) without disturbing the others,
+// and stops it when tb ends. Without PostgreSQL's programs tb is skipped
+// (failed under CI=true), as [URL] does without a server.
+func Own(tb testing.TB) *Cluster {
+	tb.Helper()
+	c, err := Start(context.Background())
+	if errors.Is(err, ErrNoServer) {
+		noServer(tb, err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Errorf("stop the test's own cluster: %v", err)
+		}
+	})
+	return c
 }
 
 // Stop stops the server at once and removes its folder.

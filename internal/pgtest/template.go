@@ -61,12 +61,19 @@ var Migrated = NewTemplate(func(ctx context.Context, url string) error {
 func URL(tb testing.TB) string {
 	tb.Helper()
 	if serverErr != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("PostgreSQL is needed under CI=true: %v", serverErr)
-		}
-		tb.Skipf("no PostgreSQL: %v", serverErr)
+		noServer(tb, serverErr)
 	}
 	return serverURL
+}
+
+// noServer skips tb, which needs a server there is not (err says why);
+// under CI=true it fails tb instead.
+func noServer(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("PostgreSQL is needed under CI=true: %v", err)
+	}
+	tb.Skipf("no PostgreSQL: %v", err)
 }
 
 // Database returns the URL of a database of tb's own holding what the
