@@ -159,6 +159,33 @@ func TestTermText(t *testing.T) {
 	}
 }
 
+// bidiHostile holds every bidirectional embedding, override and isolate
+// (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI), none of them closed: on a
+// terminal that lays out right-to-left text, RLO reverses the rest of the
+// line, the fields after the text too.
+const bidiHostile = "a\u202ab\u202bc\u202cd\u202de\u202ef\u2066g\u2067h\u2068i\u2069j"
+
+// TestTermTextBidi checks TermText, OneLine and ShortID show each bidi
+// override and isolate as U+FFFD, so session text cannot reorder what
+// follows it, and keep the bidi marks, which reorder nothing beyond their
+// neighbours, and right-to-left text itself.
+func TestTermTextBidi(t *testing.T) {
+	t.Parallel()
+	want := "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf\uFFFDg\uFFFDh\uFFFDi\uFFFDj"
+	if got := view.TermText(bidiHostile + "\n"); got != want+"\n" {
+		t.Errorf("TermText(%q) = %q; want %q", bidiHostile, got, want+"\n")
+	}
+	if got := view.OneLine(bidiHostile); got != want {
+		t.Errorf("OneLine(%q) = %q; want %q", bidiHostile, got, want)
+	}
+	if got, want := view.ShortID("\u202eab\u2066"), "\uFFFDab\uFFFD"; got != want {
+		t.Errorf("ShortID = %q; want %q", got, want)
+	}
+	if s := "שלום \u200eabc\u200f عربي\u061c"; view.TermText(s) != s {
+		t.Errorf("TermText(%q) = %q; want it unchanged", s, view.TermText(s))
+	}
+}
+
 // TestTranscriptTermText checks that `context`'s text output, which shows
 // whole messages, never writes a control character from session text.
 func TestTranscriptTermText(t *testing.T) {
