@@ -47,3 +47,21 @@ func TestDBTarget(t *testing.T) {
 		t.Errorf("--db file://%s/s.db: %v; want the database made there", dir, err)
 	}
 }
+
+// TestEmptyDBFlag checks that --db "" (a variable that was not set, as in
+// --db "$DB") is a usage error, never the default database: rm with it
+// would have deleted from $SESSIONTREE_DB's database.
+func TestEmptyDBFlag(t *testing.T) {
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	t.Setenv("SESSIONTREE_DB", db)
+	for _, args := range [][]string{{"--db", "", "rm", "0198f2a4"}, {"--db=", "ls"}} {
+		r := runCmd(t, "", args...)
+		if r.code != 2 || !regexp.MustCompile(`^sessiontree: invalid argument "" for "--db" flag: empty database path`).MatchString(r.stderr) {
+			t.Errorf("sessiontree %q: exit %d, stderr %q; want exit 2 naming the empty --db", args, r.code, r.stderr)
+		}
+	}
+	if out := ok(t, "ls"); !regexp.MustCompile(`(?m)^0198f2a4 `).MatchString(out) {
+		t.Errorf("ls of $SESSIONTREE_DB after rm with --db \"\":\n%s\nwant the session kept", out)
+	}
+}

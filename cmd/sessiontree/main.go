@@ -158,7 +158,7 @@ straight from the file, read-only, without importing it.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.PersistentFlags().Var((*dbPath)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
 	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
@@ -193,6 +193,26 @@ straight from the file, read-only, without importing it.`,
 	}
 	return root
 }
+
+// dbPath is the value of --db. It refuses an empty path: --db "$DB" with
+// $DB unset would otherwise mean the default database, and a write meant
+// for another database would go there.
+type dbPath string
+
+// String returns the path.
+func (p *dbPath) String() string { return string(*p) }
+
+// Set takes a path or URL, refusing "".
+func (p *dbPath) Set(s string) error {
+	if s == "" {
+		return errors.New("empty database path")
+	}
+	*p = dbPath(s)
+	return nil
+}
+
+// Type names the value in the help.
+func (p *dbPath) Type() string { return "string" }
 
 // args returns a validator accepting between min and max arguments (max <
 // 0: any number), whose error is a usage error naming what is expected.
