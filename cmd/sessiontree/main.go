@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime"
@@ -247,8 +248,20 @@ func (a *app) jsonOpts() view.JSONOptions {
 // when output goes to a pipe or a file.
 func (a *app) termWidth() int { return view.TerminalWidth(a.stdout) }
 
-// openStore opens the database once per run.
+// openStore opens the database once per run; it must exist (see
+// openTarget).
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	return a.open(ctx, false)
+}
+
+// createStore opens the database once per run, making it when it does not
+// exist: for the commands that bring sessions in (import, demo, pull,
+// serve).
+func (a *app) createStore(ctx context.Context) (*store.Store, error) {
+	return a.open(ctx, true)
+}
+
+func (a *app) open(ctx context.Context, create bool) (*store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
@@ -259,13 +272,39 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 			return nil, err
 		}
 	}
-	s, closeStore, err := openStore(ctx, path, a.storeOptions)
+	s, closeStore, err := openTarget(ctx, path, a.storeOptions, create)
 	if err != nil {
 		return nil, err
 	}
 	a.store, a.closeStore = s, closeStore
 	return s, nil
 }
+
+// openTarget opens the database target names (openStore). Unless create,
+// a SQLite file that does not exist is refused, not made: a command that
+// reads it, or writes into sessions it must already hold, would leave an
+// empty database behind a mistyped path and answer as if it held nothing.
+// A PostgreSQL database is the server's to have or not.
+func openTarget(ctx context.Context, target string, opts store.Options, create bool) (*store.Store, func() error, error) {
+	if t, err := store.ParseTarget(target); !create && err == nil && t.Engine == store.EngineSQLite {
+		if _, err := os.Stat(t.Location); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &noDatabaseError{t.Location}
+		}
+	}
+	return openStore(ctx, target, opts)
+}
+
+// noDatabaseError is a SQLite database that a command needs and that does
+// not exist. It matches fs.ErrNotExist.
+type noDatabaseError struct{ path string }
+
+// Error names the path and what makes a database.
+func (e *noDatabaseError) Error() string {
+	return "database " + e.path + " does not exist (import or demo make one)"
+}
+
+// Unwrap returns fs.ErrNotExist.
+func (e *noDatabaseError) Unwrap() error { return fs.ErrNotExist }
 
 func (a *app) close() error {
 	var err error

@@ -82,7 +82,7 @@ summary. Started again, it imports only what is new.`,
 				return usagef("--wait and --no-wait cannot be used together")
 			}
 			opts.NoWait = noWait || !wait
-			s, err := a.openStore(ctx)
+			s, err := a.createStore(ctx)
 			if err != nil {
 				return err
 			}
