@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
 )
 
@@ -261,6 +262,29 @@ func TestEntrySummaryTermText(t *testing.T) {
 		if got := view.EntrySummary(e); hasTermControl(got) || !strings.Contains(got, "\uFFFD[2J") {
 			t.Errorf("EntrySummary = %q; want its control characters as U+FFFD", got)
 		}
+	}
+}
+
+// TestPushReportTermText checks the push and pull report shows a session
+// id, which a session file may fill with anything, with its escape
+// sequences and bidi overrides as U+FFFD, whatever the session's status.
+func TestPushReportTermText(t *testing.T) {
+	t.Parallel()
+	id := "ab\x1b]52;c;aGk=\a\x1b[2J\u202e"
+	var buf bytes.Buffer
+	err := view.WritePushReport(&buf, "pushed", store.PushReport{Results: []store.PushResult{
+		{Session: id, Status: store.PushPushed, Pushed: 2},
+		{Session: id, Status: store.PushUpToDate},
+		{Session: id, Status: store.PushConflict, Reason: "written on both sides"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasTermControl(buf.String()) || strings.Contains(buf.String(), "\u202e") {
+		t.Errorf("WritePushReport wrote a control character:\n%q", buf.String())
+	}
+	if want := "ab\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J\uFFFD  up to date\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("WritePushReport = %q; want it to hold %q", buf.String(), want)
 	}
 }
 
