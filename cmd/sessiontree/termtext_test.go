@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,5 +22,19 @@ func TestBidiNameTextAndJSON(t *testing.T) {
 	decode(t, ok(t, "--db", db, "ls", "--json"), &rows)
 	if len(rows) != 1 || rows[0].Name != name {
 		t.Errorf("ls --json names = %+v; want %q exactly", rows, name)
+	}
+}
+
+// TestCheckOKTermText checks `check PREFIX` names the session it checked,
+// whose full id a session file may fill with escape sequences, with them
+// shown as U+FFFD.
+func TestCheckOKTermText(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	writeFile(t, file, `{"type":"session","version":3,"id":"yy\u001b]52;c;aGk=\u0007\u001b[2J","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}`+"\n")
+	db := newDB(t)
+	ok(t, "--db", db, "import", file)
+	if out, want := ok(t, "--db", db, "check", "yy"), "ok: session yy\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J\n"; out != want {
+		t.Errorf("check yy printed %q; want %q", out, want)
 	}
 }
