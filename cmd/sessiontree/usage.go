@@ -63,6 +63,9 @@ the sessions' entries: it takes milliseconds over thousands of sessions.`,
 			if err != nil {
 				return err
 			}
+			if err := a.checkOutput("--chart", chart); err != nil {
+				return err
+			}
 			rep, err := s.Usage(ctx, q)
 			if err != nil {
 				return err
