@@ -187,6 +187,7 @@ straight from the file, read-only, without importing it.`,
 	)
 	root.AddCommand(newPushCommands(a)...)
 	a.mapReads(root, mappedCommands...)
+	refuseUnknownTopics(root)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.
 	for _, c := range root.Commands() {
@@ -214,6 +215,39 @@ func (p *dbPath) Set(s string) error {
 
 // Type names the value in the help.
 func (p *dbPath) Type() string { return "string" }
+
+// refuseUnknownTopics makes cobra's help and completion commands refuse
+// an argument that names nothing, as a usage error: left to themselves,
+// `help tre` shows the root's help and `completion zsch` its own, both
+// with exit status 0, so a script sourcing the latter runs help text.
+func refuseUnknownTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Args = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return nil
+				}
+				if found, _, err := c.Root().Find(args); err != nil || found == c.Root() {
+					return usagef("unknown help topic %q (see sessiontree help)", args[0])
+				}
+				return nil
+			}
+		case "completion":
+			c.Args = func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("unknown shell %q for completion: want bash, fish, powershell or zsh", args[0])
+				}
+				return nil
+			}
+			// A command without a run of its own shows its help before
+			// any check of its arguments.
+			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+		}
+	}
+}
 
 // args returns a validator accepting between min and max arguments (max <
 // 0: any number), whose error is a usage error naming what is expected.
