@@ -61,7 +61,7 @@ func TestEmptyDBFlag(t *testing.T) {
 	t.Setenv("SESSIONTREE_DB", db)
 	for _, args := range [][]string{{"--db", "", "rm", "0198f2a4"}, {"--db=", "ls"}} {
 		r := runCmd(t, "", args...)
-		if r.code != 2 || !regexp.MustCompile(`^sessiontree: invalid argument "" for "--db" flag: empty database path`).MatchString(r.stderr) {
+		if r.code != 2 || !regexp.MustCompile(`^sessiontree: invalid argument "" for "--db" flag: empty`).MatchString(r.stderr) {
 			t.Errorf("sessiontree %q: exit %d, stderr %q; want exit 2 naming the empty --db", args, r.code, r.stderr)
 		}
 	}
@@ -113,5 +113,32 @@ func TestMissingDatabase(t *testing.T) {
 	ok(t, "--db", db, "push", "--to", made, "0198f2a4")
 	if out := ok(t, "--db", made, "ls"); !strings.Contains(out, "0198f2a4") {
 		t.Errorf("ls of the database push made:\n%s", out)
+	}
+}
+
+// TestEmptyFilterFlags checks that a flag whose absence means "all" (every
+// session, from the leaf, the whole branch, no claim) refuses an empty
+// value, as a variable that was not set gives, instead of silently taking
+// it for the flag left out: search --session "$ID" searched every session.
+func TestEmptyFilterFlags(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	for _, args := range [][]string{
+		{"search", "flag", "--session", ""},
+		{"search", "flag", "--cwd", ""},
+		{"ls", "--cwd="},
+		{"context", "0198f2a4", "--from", ""},
+		{"branch", "0198f2a4", "--from", ""},
+		{"fork", "0198f2a4", "--at", ""},
+		{"fork", "0198f2a4", "--before", ""},
+		{"append", "0198f2a4", "--claim", ""},
+		{"usage", "--since", ""},
+		{"usage", "--until", ""},
+	} {
+		r := runCmd(t, "", append([]string{"--db", db}, args...)...)
+		if r.code != 2 || !regexp.MustCompile(`^sessiontree: invalid argument "" for "--[a-z]+" flag: empty`).MatchString(r.stderr) || r.stdout != "" {
+			t.Errorf("sessiontree %q: exit %d, stdout %q, stderr %q; want exit 2 naming the empty flag", args, r.code, r.stdout, r.stderr)
+		}
 	}
 }

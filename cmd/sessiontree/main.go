@@ -159,7 +159,7 @@ straight from the file, read-only, without importing it.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().Var((*dbPath)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.PersistentFlags().Var((*nonEmpty)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
 	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
@@ -196,25 +196,28 @@ straight from the file, read-only, without importing it.`,
 	return root
 }
 
-// dbPath is the value of --db. It refuses an empty path: --db "$DB" with
-// $DB unset would otherwise mean the default database, and a write meant
-// for another database would go there.
-type dbPath string
+// nonEmpty is the value of a string flag that an empty value would
+// silently turn off, as a variable that was not set gives: --db "$DB"
+// would mean the default database (and a write meant for another would
+// go there), --session "$ID" every session, --from "$ENTRY" the leaf. It
+// refuses "" as a usage error naming the flag; left out, the flag keeps
+// its default.
+type nonEmpty string
 
-// String returns the path.
-func (p *dbPath) String() string { return string(*p) }
+// String returns the value.
+func (p *nonEmpty) String() string { return string(*p) }
 
-// Set takes a path or URL, refusing "".
-func (p *dbPath) Set(s string) error {
+// Set takes a value, refusing "".
+func (p *nonEmpty) Set(s string) error {
 	if s == "" {
-		return errors.New("empty database path")
+		return errors.New("empty (leave the flag out for its default)")
 	}
-	*p = dbPath(s)
+	*p = nonEmpty(s)
 	return nil
 }
 
 // Type names the value in the help.
-func (p *dbPath) Type() string { return "string" }
+func (p *nonEmpty) Type() string { return "string" }
 
 // refuseUnknownTopics makes cobra's help and completion commands refuse
 // an argument that names nothing, as a usage error: left to themselves,

@@ -239,8 +239,8 @@ A copied path keeps the latest name on it. The source is not changed.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&at, "at", "", "copy the path up to this entry, included")
-	cmd.Flags().StringVar(&before, "before", "", "copy the path up to just before this user message")
+	cmd.Flags().Var((*nonEmpty)(&at), "at", "copy the path up to this entry, included")
+	cmd.Flags().Var((*nonEmpty)(&before), "before", "copy the path up to just before this user message")
 	cmd.Flags().BoolVar(&tree, "tree", false, "copy the whole tree")
 	return cmd
 }
