@@ -25,7 +25,7 @@ func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 		case store.PushUpToDate:
 			fmt.Fprintf(bw, "%s  up to date\n", id)
 		default:
-			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", id, r.Status, verb, entries(int(r.Pushed)), OneLine(r.Reason))
+			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", id, r.Status, verb, entries(int(r.Pushed)), ErrorLine(r.Reason))
 		}
 	}
 	fmt.Fprintf(bw, "%s: %d %s (%s), %d up to date, %d in conflict, %d claimed, %d failed\n",

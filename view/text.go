@@ -102,6 +102,14 @@ func OneLine(s string) string {
 	return b.String()
 }
 
+// ErrorLine folds an error's message onto one line for a terminal: each
+// of its lines (errors.Join puts every error on a line of its own) ends
+// with "; " and the whole goes through [OneLine], so two errors never read
+// as one sentence.
+func ErrorLine(msg string) string {
+	return OneLine(strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; "))
+}
+
 // TermText is s made safe to write to a terminal, its lines kept: every
 // control character but line feed and tab becomes U+FFFD (�), so an
 // escape sequence in session text (ESC ] 52 setting the clipboard, ESC [

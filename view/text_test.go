@@ -288,6 +288,33 @@ func TestPushReportTermText(t *testing.T) {
 	}
 }
 
+// TestErrorLine checks the reports that quote an error (import's
+// failures, push's reasons) put each of its joined errors apart: an
+// interrupted import's "context canceled" and the rollback's error read as
+// "context canceled roll back batch: ..." before.
+func TestErrorLine(t *testing.T) {
+	t.Parallel()
+	const joined = "append batch: context canceled\nroll back batch: context canceled\n"
+	const want = "append batch: context canceled; roll back batch: context canceled"
+	if got := view.ErrorLine(joined + "\x1b[2J"); got != want+"; \uFFFD[2J" {
+		t.Errorf("ErrorLine = %q; want %q", got, want+"; \uFFFD[2J")
+	}
+	var imp, push bytes.Buffer
+	if err := view.WriteImportSummary(&imp, view.ImportSummary{Files: 1, Failed: 1,
+		Failures: []view.ImportFailure{{File: "/s/a.jsonl", Outcome: "failed", Error: joined}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := view.WritePushReport(&push, "pushed", store.PushReport{Results: []store.PushResult{
+		{Session: "s", Status: store.PushFailed, Reason: joined}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{imp.String(), push.String()} {
+		if !strings.Contains(out, ": "+want+"\n") {
+			t.Errorf("report %q; want the error as %q", out, want)
+		}
+	}
+}
+
 // TestImportSummaryTermText checks the import summary shows a session
 // file's name, which may hold anything, with its control characters as
 // U+FFFD.

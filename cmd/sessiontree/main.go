@@ -122,11 +122,9 @@ func sentence(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "interrupted"
 	}
-	s := strings.TrimSpace(err.Error())
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 	// An error may quote a session file (an id, a line): its control
 	// characters must not act on the terminal.
-	return view.TermText(s)
+	return view.ErrorLine(err.Error())
 }
 
 func newRootCommand(a *app) *cobra.Command {
