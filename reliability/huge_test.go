@@ -196,7 +196,7 @@ func TestHugeEntry(t *testing.T) {
 		file := filepath.Join(dir, "many.jsonl")
 		writeHugeSession(t, file, sizes...)
 		db := filepath.Join(dir, "many.db")
-		cliOK(t, "", "--db", db, "ls") // create it
+		cliOK(t, "", "--db", db, "import", t.TempDir()) // create it (a read would refuse a missing database)
 		watch, err := store.Open(context.Background(), db, store.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -33,7 +33,7 @@ func TestImportWaitsForWriter(t *testing.T) {
 		piFile(t, filepath.Join(src, fmt.Sprintf("s%04d.jsonl", i)), i+1, fmt.Sprintf("session %d", i), "the answer")
 	}
 	db := filepath.Join(dir, "sessions.db")
-	cliOK(t, "", "--db", db, "ls") // create it
+	cliOK(t, "", "--db", db, "import", t.TempDir()) // create it (a read would refuse a missing database)
 	release := holdWriteLock(t, db)
 
 	r, took := timedCLI(t, "--db", db, "import", "--no-wait", src)

@@ -171,7 +171,7 @@ func TestConcurrentImports(t *testing.T) {
 		}
 	}
 	db := filepath.Join(t.TempDir(), "sessions.db")
-	cliOK(t, "", "--db", db, "ls") // the store exists; only the imports race
+	cliOK(t, "", "--db", db, "import", t.TempDir()) // the store exists; only the imports race
 	for _, round := range []struct {
 		name       string
 		half       bool

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -116,9 +117,9 @@ func (p barPanel) write(b *bytes.Buffer, x0, x1, y0, ph float64) {
 	base := y0 + ph - 12 - float64(longest)*barCharWidth*sin60
 	top := y0 + barTop
 	fmt.Fprintf(b, "<g>\n<text x=\"%.2f\" y=\"%.2f\" font-size=\"%g\" text-anchor=\"middle\">%s</text>\n",
-		(x0+x1)/2, y0+18, barTitleSize, html.EscapeString(p.title))
+		(x0+x1)/2, y0+18, barTitleSize, svgText(p.title))
 	fmt.Fprintf(b, "<text transform=\"translate(%.2f %.2f) rotate(-90)\" font-size=\"%g\" text-anchor=\"middle\">%s</text>\n",
-		barYLabelRoom/2+4, (top+base)/2, barTitleSize, html.EscapeString(p.yLabel))
+		barYLabelRoom/2+4, (top+base)/2, barTitleSize, svgText(p.yLabel))
 	ticks := axisTicks(p.values)
 	yMax := ticks[len(ticks)-1].value
 	if m := slices.Max(append([]float64{0}, p.values...)); m > 0 {
@@ -136,9 +137,9 @@ func (p barPanel) write(b *bytes.Buffer, x0, x1, y0, ph float64) {
 	for i, v := range p.values {
 		cx := x0 + (float64(i)+0.5)*slot
 		fmt.Fprintf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>%s</title></rect>\n",
-			cx-bw/2, y(v), bw, base-y(v), barColor, html.EscapeString(p.tips[i]))
+			cx-bw/2, y(v), bw, base-y(v), barColor, svgText(p.tips[i]))
 		fmt.Fprintf(b, "<text transform=\"translate(%.2f %.2f) rotate(-60)\" font-size=\"%g\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n",
-			cx, base+6, barLabelSize, html.EscapeString(labels[i]))
+			cx, base+6, barLabelSize, svgText(labels[i]))
 	}
 	b.WriteString("</g>\n")
 }
@@ -151,6 +152,20 @@ func cutLabel(k string) string {
 		return k
 	}
 	return "…" + string(r[len(r)-barLabelRunes+1:])
+}
+
+// svgText escapes s for the text of an SVG document: XML's markup
+// characters as entities, and a character XML does not allow (a control
+// character but tab and line breaks, a byte that is not UTF-8, U+FFFE,
+// U+FFFF) as U+FFFD, so a model's or a directory's name from a session
+// file cannot make the whole document unreadable.
+func svgText(s string) string {
+	return html.EscapeString(strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff {
+			return r
+		}
+		return utf8.RuneError
+	}, s))
 }
 
 // An axisTick is a value on a chart's y axis and how it is written.

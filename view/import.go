@@ -133,7 +133,7 @@ func WriteImportSummary(w io.Writer, s ImportSummary) error {
 	if len(s.Failures) > 0 {
 		fmt.Fprintf(bw, "%s not imported:\n", plural(len(s.Failures), "file"))
 		for _, f := range s.Failures {
-			msg, file := OneLine(f.Error), OneLine(f.File)
+			msg, file := ErrorLine(f.Error), OneLine(f.File)
 			// The store's errors often start with the file again.
 			msg = strings.TrimPrefix(strings.TrimPrefix(msg, "import "+file+": "), file+": ")
 			fmt.Fprintf(bw, "  %s: %s: %s\n", file, OneLine(f.Outcome), msg)

@@ -17,13 +17,15 @@ func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 	copied := 0
 	for _, r := range rep.Results {
 		copied += int(r.Pushed)
+		// A session file may hold any id: folded as its reason is.
+		id := OneLine(r.Session)
 		switch r.Status {
 		case store.PushPushed:
-			fmt.Fprintf(bw, "%s  %s %s\n", r.Session, verb, entries(int(r.Pushed)))
+			fmt.Fprintf(bw, "%s  %s %s\n", id, verb, entries(int(r.Pushed)))
 		case store.PushUpToDate:
-			fmt.Fprintf(bw, "%s  up to date\n", r.Session)
+			fmt.Fprintf(bw, "%s  up to date\n", id)
 		default:
-			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", r.Session, r.Status, verb, entries(int(r.Pushed)), OneLine(r.Reason))
+			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", id, r.Status, verb, entries(int(r.Pushed)), ErrorLine(r.Reason))
 		}
 	}
 	fmt.Fprintf(bw, "%s: %d %s (%s), %d up to date, %d in conflict, %d claimed, %d failed\n",

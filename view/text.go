@@ -102,12 +102,21 @@ func OneLine(s string) string {
 	return b.String()
 }
 
+// ErrorLine folds an error's message onto one line for a terminal: each
+// of its lines (errors.Join puts every error on a line of its own) ends
+// with "; " and the whole goes through [OneLine], so two errors never read
+// as one sentence.
+func ErrorLine(msg string) string {
+	return OneLine(strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; "))
+}
+
 // TermText is s made safe to write to a terminal, its lines kept: every
 // control character but line feed and tab becomes U+FFFD (�), so an
 // escape sequence in session text (ESC ] 52 setting the clipboard, ESC [
 // 2J clearing the screen, an OSC 8 link, a C1 CSI, a carriage return or
 // backspace hiding what precedes it) shows as text and never acts on the
-// terminal. A carriage return ending a line (CRLF) is dropped. It is the
+// terminal; so does a bidirectional override or isolate, which would
+// reorder what follows it. A carriage return ending a line (CRLF) is dropped. It is the
 // one rule for text meant for a terminal; [OneLine] folds with it too.
 // JSON output, which escapes control characters itself, stays exact.
 func TermText(s string) string {
@@ -128,8 +137,21 @@ func TermText(s string) string {
 }
 
 // acts reports whether r would act on a terminal instead of showing: a
-// control character other than line feed and tab.
-func acts(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
+// control character other than line feed and tab, or a bidirectional
+// embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which a
+// terminal that lays out right-to-left text applies to everything after it
+// on the line, its other fields too, until a matching pop that session text
+// need not hold ("Trojan Source"). The bidi marks (U+200E, U+200F, U+061C),
+// which reorder nothing beyond their neighbours, stay.
+func acts(r rune) bool {
+	return r != '\n' && r != '\t' && unicode.IsControl(r) || isBidiControl(r)
+}
+
+// isBidiControl reports whether r opens or closes a bidirectional
+// embedding, override or isolate.
+func isBidiControl(r rune) bool {
+	return r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+}
 
 // PadRight pads s with spaces to cols columns.
 func PadRight(s string, cols int) string {
@@ -149,8 +171,8 @@ func PadLeft(s string, cols int) string {
 
 // ShortID returns the first 8 characters of an id, the length pi gives
 // entry ids, so longer ids line up with them. Ids come from session files:
-// a control character in one shows as U+FFFD, as [TermText] shows it, a
-// line break or tab too, so the id stays one field of its line.
+// a character that acts on a terminal shows as U+FFFD, as [TermText]
+// shows it, a line break or tab too, so the id stays one field of its line.
 func ShortID(id string) string {
 	if len(id) > 8 {
 		id = id[:8]
@@ -158,7 +180,7 @@ func ShortID(id string) string {
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; c < 0x20 || c >= 0x7f {
 			return strings.Map(func(r rune) rune {
-				if unicode.IsControl(r) {
+				if r == '\n' || r == '\t' || acts(r) {
 					return utf8.RuneError
 				}
 				return r

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
 )
 
@@ -159,6 +160,33 @@ func TestTermText(t *testing.T) {
 	}
 }
 
+// bidiHostile holds every bidirectional embedding, override and isolate
+// (LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI), none of them closed: on a
+// terminal that lays out right-to-left text, RLO reverses the rest of the
+// line, the fields after the text too.
+const bidiHostile = "a\u202ab\u202bc\u202cd\u202de\u202ef\u2066g\u2067h\u2068i\u2069j"
+
+// TestTermTextBidi checks TermText, OneLine and ShortID show each bidi
+// override and isolate as U+FFFD, so session text cannot reorder what
+// follows it, and keep the bidi marks, which reorder nothing beyond their
+// neighbours, and right-to-left text itself.
+func TestTermTextBidi(t *testing.T) {
+	t.Parallel()
+	want := "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf\uFFFDg\uFFFDh\uFFFDi\uFFFDj"
+	if got := view.TermText(bidiHostile + "\n"); got != want+"\n" {
+		t.Errorf("TermText(%q) = %q; want %q", bidiHostile, got, want+"\n")
+	}
+	if got := view.OneLine(bidiHostile); got != want {
+		t.Errorf("OneLine(%q) = %q; want %q", bidiHostile, got, want)
+	}
+	if got, want := view.ShortID("\u202eab\u2066"), "\uFFFDab\uFFFD"; got != want {
+		t.Errorf("ShortID = %q; want %q", got, want)
+	}
+	if s := "שלום \u200eabc\u200f عربي\u061c"; view.TermText(s) != s {
+		t.Errorf("TermText(%q) = %q; want it unchanged", s, view.TermText(s))
+	}
+}
+
 // TestTranscriptTermText checks that `context`'s text output, which shows
 // whole messages, never writes a control character from session text.
 func TestTranscriptTermText(t *testing.T) {
@@ -233,6 +261,56 @@ func TestEntrySummaryTermText(t *testing.T) {
 		}
 		if got := view.EntrySummary(e); hasTermControl(got) || !strings.Contains(got, "\uFFFD[2J") {
 			t.Errorf("EntrySummary = %q; want its control characters as U+FFFD", got)
+		}
+	}
+}
+
+// TestPushReportTermText checks the push and pull report shows a session
+// id, which a session file may fill with anything, with its escape
+// sequences and bidi overrides as U+FFFD, whatever the session's status.
+func TestPushReportTermText(t *testing.T) {
+	t.Parallel()
+	id := "ab\x1b]52;c;aGk=\a\x1b[2J\u202e"
+	var buf bytes.Buffer
+	err := view.WritePushReport(&buf, "pushed", store.PushReport{Results: []store.PushResult{
+		{Session: id, Status: store.PushPushed, Pushed: 2},
+		{Session: id, Status: store.PushUpToDate},
+		{Session: id, Status: store.PushConflict, Reason: "written on both sides"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasTermControl(buf.String()) || strings.Contains(buf.String(), "\u202e") {
+		t.Errorf("WritePushReport wrote a control character:\n%q", buf.String())
+	}
+	if want := "ab\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J\uFFFD  up to date\n"; !strings.Contains(buf.String(), want) {
+		t.Errorf("WritePushReport = %q; want it to hold %q", buf.String(), want)
+	}
+}
+
+// TestErrorLine checks the reports that quote an error (import's
+// failures, push's reasons) put each of its joined errors apart: an
+// interrupted import's "context canceled" and the rollback's error read as
+// "context canceled roll back batch: ..." before.
+func TestErrorLine(t *testing.T) {
+	t.Parallel()
+	const joined = "append batch: context canceled\nroll back batch: context canceled\n"
+	const want = "append batch: context canceled; roll back batch: context canceled"
+	if got := view.ErrorLine(joined + "\x1b[2J"); got != want+"; \uFFFD[2J" {
+		t.Errorf("ErrorLine = %q; want %q", got, want+"; \uFFFD[2J")
+	}
+	var imp, push bytes.Buffer
+	if err := view.WriteImportSummary(&imp, view.ImportSummary{Files: 1, Failed: 1,
+		Failures: []view.ImportFailure{{File: "/s/a.jsonl", Outcome: "failed", Error: joined}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := view.WritePushReport(&push, "pushed", store.PushReport{Results: []store.PushResult{
+		{Session: "s", Status: store.PushFailed, Reason: joined}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{imp.String(), push.String()} {
+		if !strings.Contains(out, ": "+want+"\n") {
+			t.Errorf("report %q; want the error as %q", out, want)
 		}
 	}
 }

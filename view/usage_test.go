@@ -135,6 +135,12 @@ func TestWriteUsageChart(t *testing.T) {
 		usageRow("/home/someone/src/github.com/sessiontree/sessiontree/cmd", "", 1, 5, 2),
 		usageRow("/tmp", "", 1, 10, 1),
 	}}
+	// A session file may put anything in a model's or a directory's name;
+	// XML allows no control character but tab and line breaks, no byte
+	// that is not UTF-8, no U+FFFE.
+	hostile := sessiontree.UsageReport{By: sessiontree.UsageByModel, Rows: []sessiontree.UsageRow{
+		usageRow("p/m\x1b[2J\x01", "", 1, 3, 3), usageRow("p/\xff\xfe", "", 1, 2, 2), usageRow("p/\ufffe", "", 1, 1, 1),
+	}}
 	for _, tt := range []struct {
 		name   string
 		rep    sessiontree.UsageReport
@@ -153,6 +159,8 @@ func TestWriteUsageChart(t *testing.T) {
 			rows: append(many.Rows[:29:29], others), absent: "p/model-29"},
 		{name: "cwd", rep: cwd, texts: []string{"…com/sessiontree/sessiontree/cmd", "/tmp"},
 			keys: chartKeys(cwd.Rows), rows: cwd.Rows, absent: "/home/someone/src"},
+		{name: "hostile", rep: hostile, texts: []string{"p/m\uFFFD[2J\uFFFD", "p/\uFFFD\uFFFD", "p/\uFFFD"},
+			keys: []string{"p/m\uFFFD[2J\uFFFD", "p/\uFFFD\uFFFD", "p/\uFFFD"}, rows: hostile.Rows},
 		{name: "empty", rep: sessiontree.UsageReport{By: sessiontree.UsageByWeek},
 			texts: []string{"Cost by week, all days: $0.00", "Tokens by week: 0"}},
 	} {

@@ -47,7 +47,7 @@ func watchLine(e watch.Event) string {
 		}
 		for _, p := range r.Problems {
 			if p != r.Torn {
-				line += fmt.Sprintf("; line %d skipped: %s", p.Line, OneLine(p.Err.Error()))
+				line += fmt.Sprintf("; line %d skipped: %s", p.Line, ErrorLine(p.Err.Error()))
 			}
 		}
 		return line
@@ -59,7 +59,7 @@ func watchLine(e watch.Event) string {
 		case r.Torn != nil:
 			msg = fmt.Sprintf("line %d is unfinished and has not changed since; it is imported once it is finished", r.Torn.Line)
 		}
-		msg = strings.TrimPrefix(strings.TrimPrefix(OneLine(msg), "import "+e.Path+": "), e.Path+": ")
+		msg = strings.TrimPrefix(strings.TrimPrefix(ErrorLine(msg), "import "+e.Path+": "), e.Path+": ")
 		return fmt.Sprintf("problem: %s: %s", e.Path, msg)
 	case watch.Gone:
 		return fmt.Sprintf("%s: gone (its session stays in the database)", e.Path)
@@ -67,9 +67,9 @@ func watchLine(e watch.Event) string {
 		return fmt.Sprintf("waiting for %s to be created", e.Path)
 	case watch.Dropped:
 		if e.Path != "" {
-			return fmt.Sprintf("warning: cannot watch %s: %s; rescanning it every while instead", e.Path, OneLine(fmt.Sprint(e.Err)))
+			return fmt.Sprintf("warning: cannot watch %s: %s; rescanning it every while instead", e.Path, ErrorLine(fmt.Sprint(e.Err)))
 		}
-		return fmt.Sprintf("warning: file events were lost (%s); rescanning", OneLine(fmt.Sprint(e.Err)))
+		return fmt.Sprintf("warning: file events were lost (%s); rescanning", ErrorLine(fmt.Sprint(e.Err)))
 	}
 	return ""
 }

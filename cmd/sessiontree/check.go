@@ -98,7 +98,8 @@ which is not a problem.`,
 			if len(problems) > 0 {
 				return silentError{fmt.Sprintf("check found %d problem%s in %s", len(problems), plural(len(problems)), what)}
 			}
-			_, err := fmt.Fprintf(a.stdout, "ok: %s\n", what)
+			// A session file may hold any id, a file any name.
+			_, err := fmt.Fprintf(a.stdout, "ok: %s\n", view.OneLine(what))
 			return err
 		},
 	}

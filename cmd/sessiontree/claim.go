@@ -22,7 +22,7 @@ type claimFlags struct {
 }
 
 func (f *claimFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.holder, "claim", "", "write under a writer claim of this holder name: refused while another holder's claim is live")
+	cmd.Flags().Var((*nonEmpty)(&f.holder), "claim", "write under a writer claim of this holder name: refused while another holder's claim is live")
 	cmd.Flags().DurationVar(&f.ttl, "claim-ttl", sessiontree.DefaultClaimTTL, "how long the claim lives after the last write or heartbeat")
 	cmd.Flags().BoolVar(&f.release, "release", false, "release the claim once the input ends (default: keep it until it expires)")
 }

@@ -12,8 +12,9 @@ import (
 
 // completeSessions completes a SESSION argument at the positions given
 // (-1: every position) with the ids of the database's most recent
-// sessions, described by their names, and with file names when the word
-// looks like a path.
+// sessions that the command takes back as they are (completable),
+// described by their names, and with file names when the word looks like
+// a path.
 func (a *app) completeSessions(positions ...int) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		at := false
@@ -36,7 +37,7 @@ func (a *app) completeSessions(positions ...int) cobra.CompletionFunc {
 		}
 		var out []cobra.Completion
 		for _, in := range page.Sessions {
-			if !strings.HasPrefix(in.ID, toComplete) {
+			if !strings.HasPrefix(in.ID, toComplete) || !completable(in.ID) {
 				continue
 			}
 			title := in.Name
@@ -47,4 +48,17 @@ func (a *app) completeSessions(positions ...int) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completable reports whether a session id may be offered to the shell:
+// the command takes it back as that id (no white space or control
+// character, nothing that reads as a file path), and it shows as it is
+// ([view.TermText]: no escape sequence, no bidi override). A session file
+// may hold any id, and a candidate is listed on the user's terminal and
+// inserted on the command line; a tab or line break in one would also
+// break the completion protocol's line. A session with another id is
+// still named by a prefix of it.
+func completable(id string) bool {
+	sa, err := cli.ParseSessionArg(id)
+	return err == nil && sa.ID == id && view.TermText(id) == id
 }

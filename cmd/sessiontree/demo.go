@@ -25,7 +25,7 @@ machine with no agent history; remove it with sessiontree rm.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := a.openStore(ctx)
+			s, err := a.createStore(ctx)
 			if err != nil {
 				return err
 			}

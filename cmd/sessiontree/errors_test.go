@@ -51,6 +51,8 @@ func TestErrors(t *testing.T) {
 		{"strict and lenient", []string{"import", "--strict", "--lenient"}, 2, `^sessiontree: --strict and --lenient cannot be used together$`},
 		{"empty session argument", []string{"info", ""}, 2, `^sessiontree: empty session argument`},
 		{"session id with a space", []string{"info", "01a2 37"}, 2, `white space`},
+		{"unknown help topic", []string{"help", "tre"}, 2, `^sessiontree: unknown help topic "tre" \(see sessiontree help\)$`},
+		{"unknown shell", []string{"completion", "zsch"}, 2, `^sessiontree: unknown shell "zsch" for completion: want bash, fish, powershell or zsh$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

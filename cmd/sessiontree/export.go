@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -65,6 +66,9 @@ opened with >>, which it appends to.`,
 			}
 			opts := store.ExportOptions{ForPi: forPi}
 			if out != "" && out != "-" {
+				if err := a.checkOutput("-o", out); err != nil {
+					return err
+				}
 				return a.store.ExportFile(ctx, id, out, opts)
 			}
 			return a.store.Export(ctx, id, a.stdout, opts)
@@ -110,6 +114,13 @@ func (a *app) exportPage(ctx context.Context, arg, format, out string, tree bool
 	}
 	if out == "" || out == "-" {
 		return write(a.stdout)
+	}
+	var read []string
+	if cli.IsSessionFile(arg) {
+		read = append(read, arg)
+	}
+	if err := a.checkOutput("-o", out, read...); err != nil {
+		return err
 	}
 	if format == "md" {
 		// Images go beside a file, not beside a device or a pipe

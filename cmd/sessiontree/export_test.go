@@ -95,3 +95,40 @@ func TestExportPage(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputIsNotASource checks that export -o and usage --chart refuse to
+// write over a file the command reads: the database (through a link too,
+// or its -wal file) or the session file exported. The atomic write would
+// have replaced it: `export ID -o sessions.db` left one session's JSONL
+// where the database was, every other session gone.
+func TestOutputIsNotASource(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	file := copyFile(t, "../../view/testdata/demo.jsonl", dir)
+	link := filepath.Join(dir, "link.db")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	before := readFile(t, file)
+	for _, args := range [][]string{
+		{"--db", db, "export", "0198f2a4", "-o", db},
+		{"--db", db, "export", "0198f2a4", "-o", link},
+		{"--db", db, "export", "0198f2a4", "-o", db + "-wal"},
+		{"--db", db, "export", "0198f2a4", "--format", "html", "-o", db},
+		{"--db", db, "export", file, "--format", "md", "-o", file},
+		{"--db", db, "usage", "--chart", db},
+	} {
+		r := runCmd(t, "", args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "is a file the command reads") {
+			t.Errorf("sessiontree %q: exit %d, stderr %q; want exit 2 refusing to write over what it reads", args, r.code, r.stderr)
+		}
+	}
+	if h := readFile(t, db); !strings.HasPrefix(h, "SQLite format 3\x00") {
+		t.Errorf("%s after the refused writes starts %.40q; want the database kept", db, h)
+	}
+	if readFile(t, file) != before {
+		t.Errorf("export %s -o %[1]s changed the session file", file)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime"
@@ -121,11 +122,9 @@ func sentence(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "interrupted"
 	}
-	s := strings.TrimSpace(err.Error())
-	s = strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 	// An error may quote a session file (an id, a line): its control
 	// characters must not act on the terminal.
-	return view.TermText(s)
+	return view.ErrorLine(err.Error())
 }
 
 func newRootCommand(a *app) *cobra.Command {
@@ -158,7 +157,7 @@ straight from the file, read-only, without importing it.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentFlags().StringVar(&a.dbFlag, "db", "", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
+	root.PersistentFlags().Var((*nonEmpty)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
 	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
@@ -186,12 +185,69 @@ straight from the file, read-only, without importing it.`,
 	)
 	root.AddCommand(newPushCommands(a)...)
 	a.mapReads(root, mappedCommands...)
+	refuseUnknownTopics(root)
 	// Cobra reports a wrong flag value of a subcommand through the flag
 	// error func of that command; set it everywhere.
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	}
 	return root
+}
+
+// nonEmpty is the value of a string flag that an empty value would
+// silently turn off, as a variable that was not set gives: --db "$DB"
+// would mean the default database (and a write meant for another would
+// go there), --session "$ID" every session, --from "$ENTRY" the leaf. It
+// refuses "" as a usage error naming the flag; left out, the flag keeps
+// its default.
+type nonEmpty string
+
+// String returns the value.
+func (p *nonEmpty) String() string { return string(*p) }
+
+// Set takes a value, refusing "".
+func (p *nonEmpty) Set(s string) error {
+	if s == "" {
+		return errors.New("empty (leave the flag out for its default)")
+	}
+	*p = nonEmpty(s)
+	return nil
+}
+
+// Type names the value in the help.
+func (p *nonEmpty) Type() string { return "string" }
+
+// refuseUnknownTopics makes cobra's help and completion commands refuse
+// an argument that names nothing, as a usage error: left to themselves,
+// `help tre` shows the root's help and `completion zsch` its own, both
+// with exit status 0, so a script sourcing the latter runs help text.
+func refuseUnknownTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Args = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return nil
+				}
+				if found, _, err := c.Root().Find(args); err != nil || found == c.Root() {
+					return usagef("unknown help topic %q (see sessiontree help)", args[0])
+				}
+				return nil
+			}
+		case "completion":
+			c.Args = func(c *cobra.Command, args []string) error {
+				if len(args) > 0 {
+					return usagef("unknown shell %q for completion: want bash, fish, powershell or zsh", args[0])
+				}
+				return nil
+			}
+			// A command without a run of its own shows its help before
+			// any check of its arguments.
+			c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+		}
+	}
 }
 
 // args returns a validator accepting between min and max arguments (max <
@@ -227,8 +283,20 @@ func (a *app) jsonOpts() view.JSONOptions {
 // when output goes to a pipe or a file.
 func (a *app) termWidth() int { return view.TerminalWidth(a.stdout) }
 
-// openStore opens the database once per run.
+// openStore opens the database once per run; it must exist (see
+// openTarget).
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	return a.open(ctx, false)
+}
+
+// createStore opens the database once per run, making it when it does not
+// exist: for the commands that bring sessions in (import, demo, pull,
+// serve).
+func (a *app) createStore(ctx context.Context) (*store.Store, error) {
+	return a.open(ctx, true)
+}
+
+func (a *app) open(ctx context.Context, create bool) (*store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
@@ -239,13 +307,39 @@ func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 			return nil, err
 		}
 	}
-	s, closeStore, err := openStore(ctx, path, a.storeOptions)
+	s, closeStore, err := openTarget(ctx, path, a.storeOptions, create)
 	if err != nil {
 		return nil, err
 	}
 	a.store, a.closeStore = s, closeStore
 	return s, nil
 }
+
+// openTarget opens the database target names (openStore). Unless create,
+// a SQLite file that does not exist is refused, not made: a command that
+// reads it, or writes into sessions it must already hold, would leave an
+// empty database behind a mistyped path and answer as if it held nothing.
+// A PostgreSQL database is the server's to have or not.
+func openTarget(ctx context.Context, target string, opts store.Options, create bool) (*store.Store, func() error, error) {
+	if t, err := store.ParseTarget(target); !create && err == nil && t.Engine == store.EngineSQLite {
+		if _, err := os.Stat(t.Location); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, &noDatabaseError{t.Location}
+		}
+	}
+	return openStore(ctx, target, opts)
+}
+
+// noDatabaseError is a SQLite database that a command needs and that does
+// not exist. It matches fs.ErrNotExist.
+type noDatabaseError struct{ path string }
+
+// Error names the path and what makes a database.
+func (e *noDatabaseError) Error() string {
+	return "database " + e.path + " does not exist (import or demo make one)"
+}
+
+// Unwrap returns fs.ErrNotExist.
+func (e *noDatabaseError) Unwrap() error { return fs.ErrNotExist }
 
 func (a *app) close() error {
 	var err error

@@ -46,11 +46,12 @@ session was not copied in full.`,
 				return err
 			}
 			ctx := cmd.Context()
-			here, err := a.openStore(ctx)
+			// The database copied into is made when it does not exist.
+			here, err := a.open(ctx, dir == "from")
 			if err != nil {
 				return err
 			}
-			there, closeThere, err := openStore(ctx, other, store.Options{})
+			there, closeThere, err := openTarget(ctx, other, store.Options{}, dir == "to")
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ messages)".`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
+	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "only sessions of this working directory")
 	f.StringVar(&opts.Name, "name", "", "only sessions whose name contains this text (ASCII case ignored)")
 	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
@@ -185,7 +185,7 @@ With --json: an array of the entries, each exactly as stored.`,
 			return a.writeEntries(ctx, st, path, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "start at this entry (id or unique prefix) instead of the leaf")
+	cmd.Flags().Var((*nonEmpty)(&from), "from", "start at this entry (id or unique prefix) instead of the leaf")
 	cmd.Flags().BoolVar(&full, "full", false, "walk to the root, not only to the compaction boundary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of entries")
 	return cmd
@@ -240,7 +240,7 @@ order, are "messages".`,
 			return view.WriteTranscript(a.stdout, c)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "build the context at this entry (id or unique prefix) instead of the leaf")
+	cmd.Flags().Var((*nonEmpty)(&from), "from", "build the context at this entry (id or unique prefix) instead of the leaf")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object")
 	cmd.Flags().BoolVar(&projection, "projection", false, `with --json, add "projection": each context entry's id with the messages it contributes`)
 	return cmd
@@ -318,8 +318,8 @@ text is searched.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Cwd, "cwd", "", "only sessions of this working directory")
-	f.StringVar(&session, "session", "", "only this session (id or unique prefix)")
+	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "only sessions of this working directory")
+	f.Var((*nonEmpty)(&session), "session", "only this session (id or unique prefix)")
 	f.IntVar(&opts.Limit, "limit", store.DefaultSearchLimit, "show at most this many hits")
 	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not the query language")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")

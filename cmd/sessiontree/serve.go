@@ -57,7 +57,7 @@ change every session. Pages of other sites may not call the API unless
 					return err
 				}
 			}
-			s, err := a.openStore(ctx)
+			s, err := a.createStore(ctx)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
@@ -92,6 +93,30 @@ func entry(ctx context.Context, st sessiontree.Storage, arg string, allowRoot bo
 		return "", usageError{err}
 	}
 	return cli.ResolveEntry(ctx, st, id)
+}
+
+// checkOutput refuses out, the file a command is to write (named by flag:
+// export -o, usage --chart), when it is a file the command reads: the
+// database, its -wal, -shm or -journal file, or one of files (a session
+// file read), through a link or not. Written atomically, it would be
+// replaced, and what it held lost: export ID -o sessions.db left one
+// session where the database was. A path that names nothing yet, and a
+// PostgreSQL database, pass.
+func (a *app) checkOutput(flag, out string, files ...string) error {
+	fo, err := os.Stat(out)
+	if err != nil {
+		return nil // a new file; the write reports any other trouble
+	}
+	if a.store != nil {
+		db := a.store.Path()
+		files = append(files, db, db+"-wal", db+"-shm", db+"-journal")
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && os.SameFile(fi, fo) {
+			return usagef("%s %s is a file the command reads (%s): writing it would replace it", flag, out, f)
+		}
+	}
+	return nil
 }
 
 // maxLine returns the line limit of --max-line or $SESSIONTREE_MAX_LINE,

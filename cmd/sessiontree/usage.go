@@ -63,6 +63,9 @@ the sessions' entries: it takes milliseconds over thousands of sessions.`,
 			if err != nil {
 				return err
 			}
+			if err := a.checkOutput("--chart", chart); err != nil {
+				return err
+			}
 			rep, err := s.Usage(ctx, q)
 			if err != nil {
 				return err
@@ -80,8 +83,8 @@ the sessions' entries: it takes milliseconds over thousands of sessions.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&since, "since", "", "count days from this one on, included (YYYY-MM-DD, UTC)")
-	f.StringVar(&until, "until", "", "count days up to this one, included (YYYY-MM-DD, UTC)")
+	f.Var((*nonEmpty)(&since), "since", "count days from this one on, included (YYYY-MM-DD, UTC)")
+	f.Var((*nonEmpty)(&until), "until", "count days up to this one, included (YYYY-MM-DD, UTC)")
 	f.StringVar(&by, "by", string(sessiontree.UsageByDay), "group rows by day, week, model, cwd or session")
 	f.BoolVar(&asJSON, "json", false, "print a JSON object")
 	f.StringVar(&chart, "chart", "", "also draw the report as bar charts into this SVG file")

@@ -82,7 +82,7 @@ summary. Started again, it imports only what is new.`,
 				return usagef("--wait and --no-wait cannot be used together")
 			}
 			opts.NoWait = noWait || !wait
-			s, err := a.openStore(ctx)
+			s, err := a.createStore(ctx)
 			if err != nil {
 				return err
 			}
@@ -239,8 +239,8 @@ A copied path keeps the latest name on it. The source is not changed.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&at, "at", "", "copy the path up to this entry, included")
-	cmd.Flags().StringVar(&before, "before", "", "copy the path up to just before this user message")
+	cmd.Flags().Var((*nonEmpty)(&at), "at", "copy the path up to this entry, included")
+	cmd.Flags().Var((*nonEmpty)(&before), "before", "copy the path up to just before this user message")
 	cmd.Flags().BoolVar(&tree, "tree", false, "copy the whole tree")
 	return cmd
 }
