@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
@@ -194,11 +195,11 @@ func forkPoint(ctx context.Context, src sessiontree.DatabaseSession, opts ForkOp
 			return "", err
 		}
 		if e.Type != sessiontree.TypeMessage || sessiontree.MessageInfoOf(e).Role != "user" {
-			what := string(e.Type)
+			what := "a " + string(e.Type) + " entry"
 			if e.Type == sessiontree.TypeMessage {
-				what = sessiontree.MessageInfoOf(e).Role + " message"
+				what = "a message of role " + strconv.Quote(sessiontree.MessageInfoOf(e).Role)
 			}
-			return "", fmt.Errorf("fork before %s: it is a %s entry: %w", e.ID, what, ErrNotUserMessage)
+			return "", fmt.Errorf("fork before %s, %s: %w", e.ID, what, ErrNotUserMessage)
 		}
 		return e.ParentID, nil
 	case opts.At == "":
