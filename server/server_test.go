@@ -597,3 +597,28 @@ func TestEventsResume(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendIfLeafNull checks that "ifLeaf": null, the leafId the API
+// answers for an empty session or a leaf moved before the first entry,
+// guards the append as "" does: it must not write unguarded.
+func TestAppendIfLeafNull(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions", `{"id":"empty"}`, 201)
+	var info struct{ LeafID *string }
+	json.Unmarshal([]byte(f.call("GET", "/api/sessions/empty", "", 200).body), &info)
+	if info.LeafID != nil {
+		t.Fatalf("an empty session's leafId = %q; want null", *info.LeafID)
+	}
+	first := `{"ifLeaf":null,"entries":[{"type":"custom","customType":"first"}]}`
+	f.call("POST", "/api/sessions/empty/entries", first, 201)
+	// A second writer that read the same null leaf is refused.
+	if r := f.call("POST", "/api/sessions/empty/entries", first, 409); errorCode(t, r) != CodeConflict {
+		t.Errorf("stale null ifLeaf: %s", r.body)
+	}
+	// After goto root the null leaf is current again.
+	f.call("POST", "/api/sessions/empty/leaf", `{"entryId":null}`, 200)
+	f.call("POST", "/api/sessions/empty/entries", first, 201)
+	if n := strings.Count(f.call("GET", "/api/sessions/empty/entries", "", 200).body, `"customType":"first"`); n != 2 {
+		t.Errorf("the session holds %d appended entries; want 2 (the stale write refused)", n)
+	}
+}

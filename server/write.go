@@ -92,8 +92,9 @@ func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 type appendRequest struct {
 	// Entries are drafts as `sessiontree append` reads its lines.
 	Entries []json.RawMessage `json:"entries"`
-	// IfLeaf, when present, guards the write: "" for an empty session.
-	IfLeaf *string `json:"ifLeaf"`
+	// IfLeaf, when present, guards the write: "" or null for a leaf
+	// before the first entry (an empty session's), as leafId answers it.
+	IfLeaf nullable[string] `json:"ifLeaf"`
 }
 
 // parseDrafts reads the drafts of an append request: each one as
@@ -128,7 +129,7 @@ func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: req.IfLeaf})
+		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: leafGuard(req.IfLeaf)})
 		if err != nil {
 			return err
 		}
@@ -156,6 +157,19 @@ type nullable[T any] struct {
 func (n *nullable[T]) UnmarshalJSON(b []byte) error {
 	n.set = true
 	return json.Unmarshal(b, &n.v)
+}
+
+// leafGuard returns the guard of an ifLeaf member: nil when it is
+// absent, "" for null (the leaf before the first entry).
+func leafGuard(n nullable[string]) *string {
+	if !n.set {
+		return nil
+	}
+	id := ""
+	if n.v != nil {
+		id = *n.v
+	}
+	return &id
 }
 
 // moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
