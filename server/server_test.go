@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -621,4 +622,30 @@ func TestAppendIfLeafNull(t *testing.T) {
 	if n := strings.Count(f.call("GET", "/api/sessions/empty/entries", "", 200).body, `"customType":"first"`); n != 2 {
 		t.Errorf("the session holds %d appended entries; want 2 (the stale write refused)", n)
 	}
+}
+
+// TestNewSessionIDs checks that create and fork refuse an id that the
+// API's own routes cannot name afterwards (a path, a file name, white
+// space), with a 400 naming it, and create nothing.
+func TestNewSessionIDs(t *testing.T) {
+	f := newFixture(t, Options{})
+	n := f.sessionCount()
+	for _, id := range []string{"a/b", `a\b`, "notes.JSONL", "two words", "tab\tid"} {
+		body, _ := json.Marshal(map[string]string{"id": id})
+		for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
+			r := f.do(request{method: "POST", path: path, body: string(body), bearer: token})
+			var e struct{ Error struct{ Message string } }
+			json.Unmarshal([]byte(r.body), &e)
+			if r.status != 400 || !strings.Contains(e.Error.Message, fmt.Sprintf("%q", id)) {
+				t.Errorf("POST %s %s = %d %s; want 400 naming the id", path, body, r.status, r.body)
+			}
+		}
+	}
+	if got := f.sessionCount(); got != n {
+		t.Errorf("refused ids left %d sessions; want %d", got, n)
+	}
+	// An id the routes take is still taken, and is then reachable.
+	f.call("POST", "/api/sessions", `{"id":"mine-1"}`, 201)
+	f.call("POST", "/api/sessions/s1/fork", `{"id":"mine-2"}`, 201)
+	f.call("GET", "/api/sessions/mine-2", "", 200)
 }

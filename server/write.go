@@ -63,6 +63,9 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
+	if err := checkNewID(req.ID); err != nil {
+		return err
+	}
 	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: req.Cwd,
 		ParentSession: req.ParentSession, Metadata: req.Metadata})
 	if err != nil {
@@ -300,6 +303,9 @@ type forkRequest struct {
 // fork is `fork`: it answers the new session's info (201).
 func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req forkRequest, st sessiontree.DatabaseSession) error {
+		if err := checkNewID(req.ID); err != nil {
+			return err
+		}
 		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
 		var err error
 		if req.At != "" {
