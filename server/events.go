@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -59,14 +60,14 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			if r.Context().Err() == nil {
 				_, code := StatusOf(err)
-				fmt.Fprintf(bw, "event: error\ndata: %s\n\n", errorJSON(code, err.Error()))
+				writeEvent(bw, "", "error", errorJSON(code, err.Error()))
 				_ = bw.Flush()
 				_ = rc.Flush()
 			}
 			return nil
 		}
 		for _, e := range log {
-			fmt.Fprintf(bw, "id: %d\nevent: entry\ndata: %s\n\n", e.Seq, e.Raw)
+			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", e.Raw)
 			after = e.Seq
 		}
 		if len(log) == 0 && time.Since(lastSent) < heartbeat {
@@ -80,6 +81,22 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		}
 		lastSent = time.Now()
 	}
+}
+
+// writeEvent writes one event: its id (none when ""), its type and data,
+// a line of JSON. A carriage return or line feed in data (white space
+// between the tokens of a line stored byte for byte) would end the data
+// line, so each piece between them goes on a data line of its own; a
+// browser joins them with a line feed, which is white space to JSON too.
+func writeEvent(w *bufio.Writer, id, event string, data []byte) {
+	if id != "" {
+		fmt.Fprintf(w, "id: %s\n", id)
+	}
+	fmt.Fprintf(w, "event: %s\n", event)
+	for _, line := range bytes.FieldsFunc(data, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		fmt.Fprintf(w, "data: %s\n", line)
+	}
+	w.WriteByte('\n')
 }
 
 // newEntries returns the entries appended after the afterth, reading the

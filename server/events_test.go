@@ -1,0 +1,124 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// sseEvent is one event as a browser's EventSource dispatches it.
+type sseEvent struct {
+	id, event, data string
+}
+
+// readEvents reads n events from an event stream the way the HTML
+// standard says a browser does: a line ends at CR LF, CR or LF, a blank
+// line dispatches the event, data lines are joined with LF, and a line
+// whose field is none of id, event and data is ignored.
+func readEvents(t *testing.T, body io.Reader, n int) []sseEvent {
+	t.Helper()
+	r := bufio.NewReader(body)
+	var out []sseEvent
+	var cur sseEvent
+	var data []string
+	for len(out) < n {
+		line, err := readSSELine(r)
+		if err != nil {
+			t.Fatalf("stream ended after %d events: %v", len(out), err)
+		}
+		if line == "" {
+			if data != nil {
+				cur.data = strings.Join(data, "\n")
+				out = append(out, cur)
+			}
+			cur, data = sseEvent{id: cur.id}, nil
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			cur.id = value
+		case "event":
+			cur.event = value
+		case "data":
+			data = append(data, value)
+		}
+	}
+	return out
+}
+
+// readSSELine reads one line ended by CR LF, CR or LF, without its end.
+func readSSELine(r *bufio.Reader) (string, error) {
+	var b strings.Builder
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			return "", err
+		}
+		switch c {
+		case '\n':
+			return b.String(), nil
+		case '\r':
+			if next, err := r.Peek(1); err == nil && next[0] == '\n' {
+				r.ReadByte()
+			}
+			return b.String(), nil
+		}
+		b.WriteByte(c)
+	}
+}
+
+// openEvents opens the event stream at path, failing unless it answers 200.
+func (f *fixture) openEvents(path string) io.ReadCloser {
+	f.t.Helper()
+	req, _ := http.NewRequest("GET", f.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		resp.Body.Close()
+		f.t.Fatalf("GET %s = %d", path, resp.StatusCode)
+	}
+	f.t.Cleanup(func() { resp.Body.Close() })
+	return resp.Body
+}
+
+// TestEventsCarriageReturn checks that an entry whose stored line holds a
+// carriage return between its JSON tokens (kept byte for byte from an
+// imported file) reaches an EventSource whole: a CR ends a line of the
+// stream, so written as it is it cut the entry's data short.
+func TestEventsCarriageReturn(t *testing.T) {
+	f := newFixture(t, Options{})
+	file := filepath.Join(t.TempDir(), "cr.jsonl")
+	lines := `{"type":"session","version":3,"id":"cr","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}` + "\n" +
+		`{"type":"custom",` + "\r" + `"id":"aaaa1111","parentId":null,"timestamp":"2026-01-01T00:00:00Z","customType":"a"}` + "\n" +
+		`{"type":"custom",` + "\r\r" + `"id":"bbbb2222","parentId":"aaaa1111","timestamp":"2026-01-01T00:00:01Z","customType":"b"}` + "\n"
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.store.Import(context.Background(), []string{file}, store.ImportOptions{})
+	if err != nil || res.Files[0].Err != nil || res.Entries != 2 {
+		t.Fatalf("import: %v %+v", err, res.Files)
+	}
+	events := readEvents(t, f.openEvents("/api/sessions/cr/events?after=0"), 2)
+	for i, want := range []string{"aaaa1111", "bbbb2222"} {
+		var e struct{ ID, CustomType string }
+		if err := json.Unmarshal([]byte(events[i].data), &e); err != nil || e.ID != want {
+			t.Errorf("event %d: data %q (%v); want the entry %s whole", i, events[i].data, err, want)
+		}
+		if events[i].event != "entry" || events[i].id != []string{"1", "2"}[i] {
+			t.Errorf("event %d: event %q, id %q", i, events[i].event, events[i].id)
+		}
+	}
+}
