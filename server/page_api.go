@@ -111,7 +111,9 @@ func graphWindow(ctx context.Context, st sessiontree.Storage, g *view.Graph, q g
 		q.expand[fold] = true
 		rows = g.Rows(q.expand)
 	}
-	ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.Sorted(maps.Keys(q.expand))}
+	// Expand is an array even when empty, as the document says.
+	ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.AppendSeq([]string{}, maps.Keys(q.expand))}
+	slices.Sort(ans.Expand)
 	offset := q.offset
 	if q.focus != "" {
 		ans.FocusRow = slices.IndexFunc(rows, func(r view.GraphRow) bool { return r.ID == q.focus && r.Type != view.FoldType })
