@@ -41,6 +41,11 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		// A HEAD answer has no body: nobody would read the stream, and
+		// the connection's next request would wait behind it.
+		return nil
+	}
 	bw := bufio.NewWriter(w)
 	// A first comment lets the client know the stream is open.
 	fmt.Fprint(bw, ": sessiontree events\n\n")

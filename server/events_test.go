@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -120,5 +122,30 @@ func TestEventsCarriageReturn(t *testing.T) {
 		if events[i].event != "entry" || events[i].id != []string{"1", "2"}[i] {
 			t.Errorf("event %d: event %q, id %q", i, events[i].event, events[i].id)
 		}
+	}
+}
+
+// TestEventsHead checks that HEAD on the event stream answers its headers
+// and ends: a HEAD answer has no body, so a stream behind it was never
+// read, its handler polled the log for as long as the connection lived,
+// and the next request on that connection waited behind it for ever.
+func TestEventsHead(t *testing.T) {
+	f := newFixture(t, Options{})
+	srv, err := New(f.store, Options{Token: token, PollInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a guard against a hang only
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "HEAD", "/api/sessions/s1/events", nil)
+	req.Host = "127.0.0.1:7878"
+	req.Header.Set("Authorization", "Bearer "+token)
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	if ctx.Err() != nil {
+		t.Fatal("HEAD on the event stream ran until its request was cancelled; want it to end at once")
+	}
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" || w.Body.Len() != 0 {
+		t.Errorf("HEAD = %d, Content-Type %q, body %q; want 200, text/event-stream, none", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
 }
