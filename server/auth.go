@@ -110,9 +110,12 @@ func (srv *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
+	// Without it a browser hides the paged GETs' cursor from the page.
+	h.Set("Access-Control-Expose-Headers", NextCursorHeader)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+		// Last-Event-ID: a fetch-based event reader resumes with it.
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return false

@@ -230,6 +230,14 @@ func TestCORS(t *testing.T) {
 	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != origin {
 		t.Errorf("GET from %s = %d, Access-Control-Allow-Origin %q", origin, r.status, r.header.Get("Access-Control-Allow-Origin"))
 	}
+	// A page of that origin can read the next page's cursor, and resume
+	// an event stream (a fetch-based reader sends Last-Event-ID).
+	if exp := r.header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, NextCursorHeader) {
+		t.Errorf("Access-Control-Expose-Headers = %q; want it to hold %s", exp, NextCursorHeader)
+	}
+	if allow := pre.header.Get("Access-Control-Allow-Headers"); !strings.Contains(allow, "Last-Event-ID") {
+		t.Errorf("Access-Control-Allow-Headers = %q; want it to hold Last-Event-ID", allow)
+	}
 	if r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://other.example"}}); r.status != 403 {
 		t.Errorf("GET from another origin = %d; want 403", r.status)
 	}
