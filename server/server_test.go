@@ -580,6 +580,27 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
+// is refused with a 400 saying where, and nothing is written: its bytes
+// were stored as they came, and every answer holding them was then JSON
+// that a strict reader (Python's json.load) cannot read.
+func TestBodyUTF8(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	for _, c := range []struct{ path, body string }{
+		{"/api/sessions/s1/entries", "{\"entries\":[{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff byte\"}}]}"},
+		{"/api/sessions/s1/name", "{\"name\":\"bad \xc3\"}"},
+	} {
+		r := f.call("POST", c.path, c.body, 400)
+		if !strings.Contains(r.body, "UTF-8") || !strings.Contains(r.body, "byte") {
+			t.Errorf("POST %s with a byte not UTF-8 answered %s; want it to say so and where", c.path, r.body)
+		}
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused bodies changed the log: %d entries, had %d", len(after), len(before))
+	}
+}
+
 // TestEventsResume checks that a reconnecting browser's Last-Event-ID
 // wins over the ?after of the URL it repeats.
 func TestEventsResume(t *testing.T) {

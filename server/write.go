@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
@@ -26,6 +27,8 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("read body: %w", err)
 	case len(bytes.TrimSpace(body)) == 0:
 		return nil
+	case !utf8.Valid(body):
+		return fmt.Errorf("body: not UTF-8, as JSON must be (byte %d): %w", firstInvalid(body), ErrBadRequest)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -37,6 +40,19 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("body: data after the JSON value (%d bytes): %w", len(rest), ErrBadRequest)
 	}
 	return nil
+}
+
+// firstInvalid returns the offset of the first byte of b that does not
+// start a valid UTF-8 character.
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // withBody decodes the request's body into a T and runs fn with it on
