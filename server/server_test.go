@@ -580,6 +580,21 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestDeleteTakesAFullID checks that DELETE deletes only the session
+// whose id is the one given: DELETE is to be safe to repeat, but a prefix
+// that named a deleted session could name another one next time ("s" the
+// session "s1" once "s" was gone), and that one was deleted too.
+func TestDeleteTakesAFullID(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions", `{"id":"s"}`, 201)
+	f.call("DELETE", "/api/sessions/s", "", 200)
+	r := f.call("DELETE", "/api/sessions/s", "", 404) // a retry
+	if !strings.Contains(r.body, "full id") {
+		t.Errorf("DELETE of a prefix answered %s; want it to say DELETE takes a full id", r.body)
+	}
+	f.call("GET", "/api/sessions/s1", "", 200)
+}
+
 // TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
 // is refused with a 400 saying where, and nothing is written: its bytes
 // were stored as they came, and every answer holding them was then JSON

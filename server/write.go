@@ -91,7 +91,9 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	return srv.writeInfo(w, r.Context(), http.StatusCreated, st)
 }
 
-// deleteSession is `rm`: it answers {"deleted": 1}.
+// deleteSession is `rm`: it answers {"deleted": 1}. It takes a full id
+// only, so that a repeated DELETE never deletes another session that the
+// id, as a prefix, names once the first is gone.
 func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	st, err := srv.open(r)
 	if err != nil {
@@ -99,6 +101,9 @@ func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := st.ID()
 	st.Close()
+	if given := r.PathValue("id"); id != given {
+		return fmt.Errorf("session %s: DELETE takes a full id, and %q is only a prefix of %s: %w", given, given, id, sessiontree.ErrNotFound)
+	}
 	n, err := srv.store.Delete(r.Context(), id)
 	if err != nil {
 		return err
