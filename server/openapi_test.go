@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -124,25 +125,17 @@ func asSlice(v any) []any { s, _ := v.([]any); return s }
 
 // isType reports whether a decoded JSON value is of an OpenAPI type.
 func isType(typ string, v any) bool {
-	switch typ {
-	case "object":
-		_, ok := v.(map[string]any)
-		return ok
-	case "array":
-		_, ok := v.([]any)
-		return ok
-	case "string":
-		_, ok := v.(string)
-		return ok
-	case "boolean":
-		_, ok := v.(bool)
-		return ok
-	case "number":
-		_, ok := v.(float64)
-		return ok
-	case "integer":
-		n, ok := v.(float64)
-		return ok && n == float64(int64(n))
+	switch v := v.(type) {
+	case map[string]any:
+		return typ == "object"
+	case []any:
+		return typ == "array"
+	case string:
+		return typ == "string"
+	case bool:
+		return typ == "boolean"
+	case float64:
+		return typ == "number" || typ == "integer" && v == math.Trunc(v)
 	}
 	return false
 }
