@@ -106,13 +106,19 @@ func writeEvent(w *bufio.Writer, id, event string, data []byte) {
 
 // newEntries returns the entries appended after the afterth, reading the
 // session's row (one lookup by key, which also notices a deleted session)
-// and the log only when the row counts more.
+// and the log only when the row counts more. A log that has none of them
+// is another session's row: st was deleted and a session made again
+// under its id, which st cannot read.
 func (srv *Server) newEntries(r *http.Request, st sessiontree.DatabaseSession, after int64) ([]sessiontree.Entry, error) {
 	in, err := srv.store.Info(r.Context(), st.ID())
 	if err != nil || in.Entries <= after {
 		return nil, err
 	}
-	return st.Log(r.Context(), after, eventsPage)
+	log, err := st.Log(r.Context(), after, eventsPage)
+	if err == nil && len(log) == 0 {
+		return nil, fmt.Errorf("session %s was deleted and made again while the stream was open: %w", st.ID(), sessiontree.ErrNotFound)
+	}
+	return log, err
 }
 
 // eventsStart returns the sequence number an event stream starts after.

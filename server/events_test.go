@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -147,5 +149,36 @@ func TestEventsHead(t *testing.T) {
 	}
 	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/event-stream" || w.Body.Len() != 0 {
 		t.Errorf("HEAD = %d, Content-Type %q, body %q; want 200, text/event-stream, none", w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+}
+
+// TestEventsSessionMadeAgain checks that a stream whose session was
+// deleted and made again under the same id between two polls says so and
+// ends: the stream reads the log through the session it opened, which is
+// gone, so the new session's entries never came and the stream stayed
+// open, silent, for ever.
+func TestEventsSessionMadeAgain(t *testing.T) {
+	f := newFixture(t, Options{})
+	srv, err := New(f.store, Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := `{"entries":[{"type":"custom","customType":"a"},{"type":"custom","customType":"b"}]}`
+	f.call("POST", "/api/sessions", `{"id":"g"}`, 201)
+	f.call("POST", "/api/sessions/g/entries", two, 201)
+	ctx := context.Background()
+	st, err := f.store.OpenSession(ctx, "g") // as the stream opened it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f.call("DELETE", "/api/sessions/g", "", 200)
+	f.call("POST", "/api/sessions", `{"id":"g"}`, 201)
+	f.call("POST", "/api/sessions/g/entries", two, 201)
+	f.call("POST", "/api/sessions/g/entries", two, 201)
+	req := httptest.NewRequestWithContext(ctx, "GET", "/api/sessions/g/events", nil)
+	log, err := srv.newEntries(req, st, 2)
+	if !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("new entries after 2 = %d entries, error %v; want an error saying the session is gone", len(log), err)
 	}
 }
