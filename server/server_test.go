@@ -595,6 +595,19 @@ func TestDeleteTakesAFullID(t *testing.T) {
 	f.call("GET", "/api/sessions/s1", "", 200)
 }
 
+// TestEditContentNull checks that "content": null is taken as no
+// content: alone it is refused for want of omit or content, not with
+// pi's "replacement must be null" (which it was), and beside "omit": true
+// it omits.
+func TestEditContentNull(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","content":null}`, 400)
+	if !strings.Contains(r.body, "exactly one of") {
+		t.Errorf(`"content": null answered %s; want it to ask for omit or content`, r.body)
+	}
+	f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","omit":true,"content":null}`, 201)
+}
+
 // TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
 // is refused with a 400 saying where, and nothing is written: its bytes
 // were stored as they came, and every answer holding them was then JSON

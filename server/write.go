@@ -281,6 +281,9 @@ type editRequest struct {
 // editContext is `edit`: it answers the context_edit entry written (201).
 func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req editRequest, st sessiontree.DatabaseSession) error {
+		if string(req.Content) == "null" {
+			req.Content = nil // null is no content, not a replacement
+		}
 		if req.Omit == (req.Content != nil) {
 			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
 		}
