@@ -608,6 +608,22 @@ func TestEditContentNull(t *testing.T) {
 	f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","omit":true,"content":null}`, 201)
 }
 
+// TestAppendSessionHeader checks that a draft of type "session", a
+// session header, is refused: stored as an entry it was the session's
+// leaf, but exported it is a second header, which pi skips (so it
+// disagreed on the leaf) and importing the file back refuses.
+func TestAppendSessionHeader(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"session"}]}`, 400)
+	if !strings.Contains(r.body, "entries[1]") || !strings.Contains(r.body, "session header") {
+		t.Errorf("a session header draft answered %s; want it to name entries[1] and say why", r.body)
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("a refused append changed the log: %d entries, had %d", len(after), len(before))
+	}
+}
+
 // TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
 // is refused with a 400 saying where, and nothing is written: its bytes
 // were stored as they came, and every answer holding them was then JSON

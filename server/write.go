@@ -123,7 +123,8 @@ type appendRequest struct {
 
 // parseDrafts reads the drafts of an append request: each one as
 // `sessiontree append` reads a line ([cli.ParseDraft]), after its
-// insignificant white space is removed, since a stored entry is one line.
+// insignificant white space is removed, since a stored entry is one line,
+// and checked as every backend checks it ([sessiontree.CheckDraft]).
 // An error names the draft by its index and matches
 // [sessiontree.ErrInvalidEntry].
 func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
@@ -136,6 +137,9 @@ func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 		d, err := cli.ParseDraft(line.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
+		}
+		if err := sessiontree.CheckDraft(d); err != nil {
+			return nil, fmt.Errorf("entries[%d]: %w", i, err)
 		}
 		drafts = append(drafts, d)
 	}
