@@ -45,6 +45,10 @@ var (
 	ErrNoToken = errors.New("server: a token is required")
 	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
 	ErrBadOrigin = errors.New("not an origin")
+	// ErrBadToken is matched when Options.Token holds a character that
+	// the cookie, the Authorization header or the page cannot carry as
+	// it is (see [checkToken]).
+	ErrBadToken = errors.New("a token is printable ASCII without space, quote, comma, semicolon or backslash")
 )
 
 // Server answers the API and serves the page over one store. Make one
@@ -63,6 +67,9 @@ type Server struct {
 func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
+	}
+	if err := checkToken(opts.Token); err != nil {
+		return nil, err
 	}
 	if o := opts.CORSOrigin; o != "" && !isOrigin(o) {
 		return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], as a browser sends it: %w", o, ErrBadOrigin)
