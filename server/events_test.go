@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -180,5 +181,54 @@ func TestEventsSessionMadeAgain(t *testing.T) {
 	log, err := srv.newEntries(req, st, 2)
 	if !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("new entries after 2 = %d entries, error %v; want an error saying the session is gone", len(log), err)
+	}
+}
+
+// TestEventsReconnect reads a stream while another writer appends, drops
+// the connection every few events and reconnects with the Last-Event-ID
+// of the last event read, as a browser does: every entry comes exactly
+// once, in order.
+func TestEventsReconnect(t *testing.T) {
+	f := newFixture(t, Options{})
+	const n = 60
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			body := fmt.Sprintf(`{"entries":[{"type":"custom","customType":"c%d"}]}`, i)
+			if r := f.do(request{method: "POST", path: "/api/sessions/s1/entries", body: body, bearer: token}); r.status != 201 {
+				done <- fmt.Errorf("append %d: %d %s", i, r.status, r.body)
+				return
+			}
+		}
+		done <- nil
+	}()
+	// A guard against a hang only: a lost entry leaves the stream idle.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var got []string
+	last := "3" // the fixture's three entries
+	for len(got) < n {
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.url+"/api/sessions/s1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Last-Event-ID", last)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range readEvents(t, resp.Body, min(7, n-len(got))) {
+			var entry struct{ CustomType string }
+			json.Unmarshal([]byte(e.data), &entry)
+			got = append(got, entry.CustomType)
+			last = e.id
+		}
+		resp.Body.Close()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range got {
+		if c != fmt.Sprintf("c%d", i) {
+			t.Fatalf("event %d is entry %q; want c%d (all: %v)", i, c, i, got)
+		}
 	}
 }
