@@ -624,6 +624,27 @@ func TestAppendSessionHeader(t *testing.T) {
 	}
 }
 
+// TestAppendEntryIDs checks that a draft's id that no ENTRY argument
+// can name afterwards (white space, a control character, "root", which
+// names before the first entry) is refused with a 400 naming the draft,
+// and that an id one can name is taken and reachable: they were stored,
+// and then every route with an entry id refused the entry.
+func TestAppendEntryIDs(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	for _, id := range []string{"a b", `tab\tx`, `nul\u0000`, "root"} {
+		r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"c","id":"`+id+`"}]}`, 400)
+		if !strings.Contains(r.body, "entries[0]") || !strings.Contains(r.body, `\"id\"`) {
+			t.Errorf("draft id %s answered %s; want it to name entries[0] and its id", id, r.body)
+		}
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused drafts changed the log: %d entries, had %d", len(after), len(before))
+	}
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"c","id":"x/é"}]}`, 201)
+	f.call("GET", "/api/sessions/s1/entries/x%2F%C3%A9", "", 200)
+}
+
 // TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
 // is refused with a 400 saying where, and nothing is written: its bytes
 // were stored as they came, and every answer holding them was then JSON
