@@ -13,6 +13,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 // Options configure a [Server]. Token is required; the zero value of the
@@ -156,7 +157,8 @@ func (srv *Server) guard(rt route) http.Handler {
 		}
 		if err := rt.handle(w, r); err != nil {
 			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {
-				srv.opts.ErrorLog.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+				// The log goes to a terminal: one line, its controls shown.
+				srv.opts.ErrorLog.Print(view.OneLine(fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)))
 			}
 			writeError(w, r, err)
 		}
