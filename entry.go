@@ -328,11 +328,16 @@ type Draft struct {
 
 // CheckDraft refuses a draft that Append and AppendAll do not take, on
 // every backend: a leaf entry, which only SetLeaf appends (it moves the
-// leaf rather than appending under it). It returns a
+// leaf rather than appending under it), and a session header (type
+// "session"), which a session file holds once, first: pi skips another,
+// and a file holding one is refused on import. It returns a
 // [*InvalidEntryError], nil for any other draft.
 func CheckDraft(d Draft) error {
-	if d.Type == TypeLeaf {
+	switch d.Type {
+	case TypeLeaf:
 		return &InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	case "session":
+		return &InvalidEntryError{EntryID: d.ID, Reason: "a session header is not an entry: a session has one, made with it"}
 	}
 	return nil
 }

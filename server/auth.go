@@ -58,6 +58,20 @@ func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// checkToken refuses a token that would not come back whole: a cookie
+// drops a quote, a comma, a semicolon, a backslash, a control or a
+// non-ASCII character (and the page's files, read with the cookie only,
+// were then refused), a header trims surrounding space, and the page
+// cannot send a non-ASCII one in its Authorization header.
+func checkToken(token string) error {
+	for i, r := range token {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`",;\`, r) {
+			return fmt.Errorf("server: token: %q at byte %d: %w", r, i, ErrBadToken)
+		}
+	}
+	return nil
+}
+
 func (srv *Server) tokenMatches(token string) bool {
 	return subtle.ConstantTimeCompare([]byte(token), []byte(srv.opts.Token)) == 1
 }
@@ -110,9 +124,12 @@ func (srv *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
+	// Without it a browser hides the paged GETs' cursor from the page.
+	h.Set("Access-Control-Expose-Headers", NextCursorHeader)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+		// Last-Event-ID: a fetch-based event reader resumes with it.
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
 		h.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
 		return false

@@ -8,8 +8,8 @@
 // # The API
 //
 // The routes live in one table ([Server.routes]); /api/openapi.json
-// describes them, and a test holds the document and the table to each
-// other. The body of every GET is exactly what the matching command
+// describes them, and tests hold the document to the table and to what
+// every route answers (status, Content-Type, body). The body of every GET is exactly what the matching command
 // prints with --json (compact): both call the same function of package
 // view or store, so one contract serves scripts and the page. Writes
 // take JSON bodies; their drafts are read as `sessiontree append` reads

@@ -29,8 +29,9 @@ const (
 // StatusOf returns the HTTP status and error code for err, told apart
 // with errors.Is from the library's sentinels: a missing session or
 // entry is 404, a stale ifLeaf or a used id 409, a session another writer
-// holds 423, a malformed request, entry, query or edit 400, a read-only
-// database 403, anything else 500.
+// holds 423, a malformed request, entry, query or edit 400 (a fork
+// before an entry that is not a user message too), a read-only database
+// 403, anything else 500.
 func StatusOf(err error) (int, string) {
 	switch {
 	case errors.Is(err, sessiontree.ErrNotFound):
@@ -44,7 +45,8 @@ func StatusOf(err error) (int, string) {
 	case errors.Is(err, ErrBadRequest), errors.Is(err, sessiontree.ErrInvalidEntry),
 		errors.Is(err, sessiontree.ErrEditRefused), errors.Is(err, store.ErrAmbiguous),
 		errors.Is(err, store.ErrBadQuery), errors.Is(err, store.ErrBadCursor),
-		errors.Is(err, store.ErrBadOptions), errors.Is(err, cli.ErrBadArgument):
+		errors.Is(err, store.ErrBadOptions), errors.Is(err, store.ErrNotUserMessage),
+		errors.Is(err, cli.ErrBadArgument):
 		return http.StatusBadRequest, CodeBadRequest
 	}
 	return http.StatusInternalServerError, CodeInternal

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -40,6 +41,11 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		// A HEAD answer has no body: nobody would read the stream, and
+		// the connection's next request would wait behind it.
+		return nil
+	}
 	bw := bufio.NewWriter(w)
 	// A first comment lets the client know the stream is open.
 	fmt.Fprint(bw, ": sessiontree events\n\n")
@@ -59,14 +65,14 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			if r.Context().Err() == nil {
 				_, code := StatusOf(err)
-				fmt.Fprintf(bw, "event: error\ndata: %s\n\n", errorJSON(code, err.Error()))
+				writeEvent(bw, "", "error", errorJSON(code, err.Error()))
 				_ = bw.Flush()
 				_ = rc.Flush()
 			}
 			return nil
 		}
 		for _, e := range log {
-			fmt.Fprintf(bw, "id: %d\nevent: entry\ndata: %s\n\n", e.Seq, e.Raw)
+			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", e.Raw)
 			after = e.Seq
 		}
 		if len(log) == 0 && time.Since(lastSent) < heartbeat {
@@ -82,15 +88,37 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 }
 
+// writeEvent writes one event: its id (none when ""), its type and data,
+// a line of JSON. A carriage return or line feed in data (white space
+// between the tokens of a line stored byte for byte) would end the data
+// line, so each piece between them goes on a data line of its own; a
+// browser joins them with a line feed, which is white space to JSON too.
+func writeEvent(w *bufio.Writer, id, event string, data []byte) {
+	if id != "" {
+		fmt.Fprintf(w, "id: %s\n", id)
+	}
+	fmt.Fprintf(w, "event: %s\n", event)
+	for _, line := range bytes.FieldsFunc(data, func(r rune) bool { return r == '\r' || r == '\n' }) {
+		fmt.Fprintf(w, "data: %s\n", line)
+	}
+	w.WriteByte('\n')
+}
+
 // newEntries returns the entries appended after the afterth, reading the
 // session's row (one lookup by key, which also notices a deleted session)
-// and the log only when the row counts more.
+// and the log only when the row counts more. A log that has none of them
+// is another session's row: st was deleted and a session made again
+// under its id, which st cannot read.
 func (srv *Server) newEntries(r *http.Request, st sessiontree.DatabaseSession, after int64) ([]sessiontree.Entry, error) {
 	in, err := srv.store.Info(r.Context(), st.ID())
 	if err != nil || in.Entries <= after {
 		return nil, err
 	}
-	return st.Log(r.Context(), after, eventsPage)
+	log, err := st.Log(r.Context(), after, eventsPage)
+	if err == nil && len(log) == 0 {
+		return nil, fmt.Errorf("session %s was deleted and made again while the stream was open: %w", st.ID(), sessiontree.ErrNotFound)
+	}
+	return log, err
 }
 
 // eventsStart returns the sequence number an event stream starts after.

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,26 @@ func TestGuardLogs(t *testing.T) {
 				t.Errorf("status %d; want 500", w.Code)
 			}
 		})
+	}
+}
+
+// TestGuardLogsTermText checks that the error log line of a 500, which
+// goes to the terminal serve runs in, shows the control characters of the
+// path and of the error (an id read from a damaged session) as text: ESC
+// ] 52 would set the clipboard, ESC [ 2J clear the screen.
+func TestGuardLogsTermText(t *testing.T) {
+	var logged bytes.Buffer
+	srv, err := New(nil, Options{Token: token, ErrorLog: log.New(&logged, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/api/x%1b%5d52;c;aGk=%07", nil)
+	r.Host = "127.0.0.1:7878"
+	r.Header.Set("Authorization", "Bearer "+token)
+	fail := errors.New("entry \x1b[2J\nforged line: corrupt")
+	srv.guard(route{"GET", "/api/x", func(http.ResponseWriter, *http.Request) error { return fail }}).ServeHTTP(httptest.NewRecorder(), r)
+	line := strings.TrimSuffix(logged.String(), "\n")
+	if line == "" || strings.ContainsAny(line, "\x1b\x07\n") {
+		t.Errorf("logged %q; want one line without control characters", logged.String())
 	}
 }

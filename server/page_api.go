@@ -111,7 +111,9 @@ func graphWindow(ctx context.Context, st sessiontree.Storage, g *view.Graph, q g
 		q.expand[fold] = true
 		rows = g.Rows(q.expand)
 	}
-	ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.Sorted(maps.Keys(q.expand))}
+	// Expand is an array even when empty, as the document says.
+	ans := graphAnswer{Total: len(rows), FocusRow: -1, Expand: slices.AppendSeq([]string{}, maps.Keys(q.expand))}
+	slices.Sort(ans.Expand)
 	offset := q.offset
 	if q.focus != "" {
 		ans.FocusRow = slices.IndexFunc(rows, func(r view.GraphRow) bool { return r.ID == q.focus && r.Type != view.FoldType })
@@ -192,7 +194,8 @@ type graphCache struct {
 
 type cachedGraph struct {
 	session string
-	lastSeq int64 // the last entry the graph has
+	lastSeq int64  // the last entry the graph has, 0 for none
+	lastID  string // its id: a session deleted and made again under the same id has another
 	graph   *view.Graph
 }
 
@@ -203,29 +206,65 @@ const extendLimit = 10_000
 // get returns the graph of st as its log is now.
 func (c *graphCache) get(ctx context.Context, st sessiontree.DatabaseSession) (*view.Graph, error) {
 	if it, ok := c.kept(st.ID()); ok {
-		newer, err := st.Log(ctx, it.lastSeq, extendLimit+1)
+		newer, same, err := appendedSince(ctx, st, it)
 		if err != nil {
 			return nil, err
 		}
-		if len(newer) == 0 {
+		if same && len(newer) == 0 {
 			return it.graph, nil
 		}
-		if len(newer) <= extendLimit {
+		if same && len(newer) <= extendLimit {
 			g, ok, err := extend(ctx, st, it.graph, newer)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				c.put(cachedGraph{session: st.ID(), lastSeq: newer[len(newer)-1].Seq, graph: g})
+				last := newer[len(newer)-1]
+				c.put(cachedGraph{session: st.ID(), lastSeq: last.Seq, lastID: last.ID, graph: g})
 				return g, nil
 			}
 		}
 	}
+	return c.build(ctx, st)
+}
+
+// appendedSince returns the entries appended to st after the last one
+// the kept graph has (up to extendLimit+1 of them), and whether st is
+// still the session the graph was built from: its entry at that seq is
+// the same one.
+func appendedSince(ctx context.Context, st sessiontree.DatabaseSession, it cachedGraph) ([]sessiontree.Entry, bool, error) {
+	if it.lastSeq == 0 {
+		newer, err := st.Log(ctx, 0, extendLimit+1)
+		return newer, true, err
+	}
+	log, err := st.Log(ctx, it.lastSeq-1, extendLimit+2)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(log) == 0 || log[0].Seq != it.lastSeq || log[0].ID != it.lastID {
+		return nil, false, nil
+	}
+	return log[1:], true, nil
+}
+
+// build builds the graph of st anew and keeps it.
+func (c *graphCache) build(ctx context.Context, st sessiontree.DatabaseSession) (*view.Graph, error) {
 	g, last, err := view.LoadGraph(ctx, st)
 	if err != nil {
 		return nil, err
 	}
-	c.put(cachedGraph{session: st.ID(), lastSeq: last, graph: g})
+	it := cachedGraph{session: st.ID(), lastSeq: last, graph: g}
+	if last > 0 {
+		e, err := st.Log(ctx, last-1, 1)
+		if err != nil {
+			return nil, err
+		}
+		if len(e) == 0 || e[0].Seq != last {
+			return g, nil // the session changed meanwhile: answer it, keep nothing
+		}
+		it.lastID = e[0].ID
+	}
+	c.put(it)
 	return g, nil
 }
 

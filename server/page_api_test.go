@@ -217,3 +217,52 @@ func TestEntry(t *testing.T) {
 		t.Errorf("the leaf's entry = %s; want leaf true", r.body)
 	}
 }
+
+// TestGraphOfASessionMadeAgain checks that the graph of a session deleted
+// and made again under the same id is the new session's, not the one the
+// server kept of the old: whether the new log is shorter than the old
+// one, or longer with entries that could hang under the old graph.
+func TestGraphOfASessionMadeAgain(t *testing.T) {
+	f := newFixture(t, Options{})
+	msg := func(text string) string {
+		return fmt.Sprintf(`{"type":"message","message":{"role":"user","content":%q}}`, text)
+	}
+	for _, c := range []struct {
+		name     string
+		old, new []string // bodies appended in turn
+	}{
+		{"shorter", []string{msg("old 1"), msg("old 2"), msg("old 3")}, []string{msg("new 1")}},
+		{"a new root after the old length", []string{msg("old 1")}, []string{msg("new 1"), `{"entryId":null}`, msg("new 2")}},
+	} {
+		for _, bodies := range [][]string{c.old, c.new} {
+			f.do(request{method: "DELETE", path: "/api/sessions/g", bearer: token})
+			f.call("POST", "/api/sessions", `{"id":"g"}`, http.StatusCreated)
+			for _, b := range bodies {
+				if strings.HasPrefix(b, `{"entryId"`) {
+					f.call("POST", "/api/sessions/g/leaf", b, http.StatusOK)
+				} else {
+					f.call("POST", "/api/sessions/g/entries", `{"entries":[`+b+`]}`, http.StatusCreated)
+				}
+			}
+			f.do(request{method: "GET", path: "/api/sessions/g/graph", bearer: token}) // the server keeps it
+		}
+		r := f.do(request{method: "GET", path: "/api/sessions/g/graph?limit=50", bearer: token})
+		var ans graphAnswer
+		json.Unmarshal([]byte(r.body), &ans)
+		var got []string
+		for _, r := range ans.Rows {
+			got = append(got, r.Summary)
+		}
+		var want []string
+		for _, b := range c.new {
+			if !strings.HasPrefix(b, `{"entryId"`) {
+				var d struct{ Message struct{ Content string } }
+				json.Unmarshal([]byte(b), &d)
+				want = append(want, "user: "+d.Message.Content)
+			}
+		}
+		if diff := cmp.Diff(want, got); r.status != http.StatusOK || diff != "" {
+			t.Errorf("%s: graph = %d %.200s; rows of the new session (-want +got):\n%s", c.name, r.status, r.body, diff)
+		}
+	}
+}

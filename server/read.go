@@ -26,10 +26,29 @@ var compact = view.JSONOptions{}
 // prefix, as the command takes it. The caller closes it.
 func (srv *Server) open(r *http.Request) (sessiontree.DatabaseSession, error) {
 	id := r.PathValue("id")
-	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) {
-		return nil, fmt.Errorf("session id %q: %w", id, ErrBadRequest)
+	if err := checkSessionID("session id", id); err != nil {
+		return nil, err
 	}
 	return srv.store.OpenSession(r.Context(), id)
+}
+
+// checkSessionID refuses an id (or prefix) that the routes' {id} cannot
+// name: empty, with white space or a control character, or one the
+// command would take for a file path; what says where it was given.
+func checkSessionID(what, id string) error {
+	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) {
+		return fmt.Errorf(`%s %q: want an id without white space, control characters, "/" or "\", not ending in .jsonl: %w`, what, id, ErrBadRequest)
+	}
+	return nil
+}
+
+// checkNewID refuses the id asked for a new session when the routes could
+// not name the session afterwards; "" (a fresh id) passes.
+func checkNewID(id string) error {
+	if id == "" {
+		return nil
+	}
+	return checkSessionID(`body: "id"`, id)
 }
 
 // withSession runs fn on the request's session, closing it after.

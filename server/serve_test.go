@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -118,5 +121,42 @@ func TestServeShutdown(t *testing.T) {
 	}
 	if d := time.Since(start); d >= shutdownGrace {
 		t.Errorf("Serve waited %v for the event stream; want it ended at once", d)
+	}
+}
+
+// TestTokenCharacters checks that New refuses a token that the cookie,
+// the header or the page cannot carry as it is (a space, a quote, a
+// comma, a semicolon, a backslash, a control or non-ASCII character), and
+// that a token it takes comes back whole in the cookie that authorizes
+// the page's files and event stream: a cookie drops such characters, so
+// with "a;b" the page's first load set a cookie that then failed, and
+// every file of the page was refused.
+func TestTokenCharacters(t *testing.T) {
+	f := newFixture(t, Options{})
+	for _, tok := range []string{"a;b", `a"b`, `a\b`, "a,b", "a b", " ab", "a\tb", "é-token", "a\x7fb"} {
+		if _, err := New(f.store, Options{Token: tok}); !errors.Is(err, ErrBadToken) {
+			t.Errorf("New with token %q: %v; want ErrBadToken", tok, err)
+		}
+	}
+	for _, tok := range []string{"abc", "A-z_0.9~!#$%&'()*+/:<=>?@[]^`{|}"} {
+		h, err := New(f.store, Options{Token: tok})
+		if err != nil {
+			t.Errorf("New with token %q: %v", tok, err)
+			continue
+		}
+		ts := httptest.NewServer(h)
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar}
+		for _, path := range []string{"/?" + url.Values{"token": {tok}}.Encode(), "/js/app.js"} {
+			resp, err := c.Get(ts.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("token %q: GET %s = %d; want 200", tok, path, resp.StatusCode)
+			}
+		}
+		ts.Close()
 	}
 }

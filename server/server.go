@@ -13,6 +13,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/server/web"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 // Options configure a [Server]. Token is required; the zero value of the
@@ -45,6 +46,10 @@ var (
 	ErrNoToken = errors.New("server: a token is required")
 	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
 	ErrBadOrigin = errors.New("not an origin")
+	// ErrBadToken is matched when Options.Token holds a character that
+	// the cookie, the Authorization header or the page cannot carry as
+	// it is (see [checkToken]).
+	ErrBadToken = errors.New("a token is printable ASCII without space, quote, comma, semicolon or backslash")
 )
 
 // Server answers the API and serves the page over one store. Make one
@@ -63,6 +68,9 @@ type Server struct {
 func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.Token == "" {
 		return nil, ErrNoToken
+	}
+	if err := checkToken(opts.Token); err != nil {
+		return nil, err
 	}
 	if o := opts.CORSOrigin; o != "" && !isOrigin(o) {
 		return nil, fmt.Errorf("server: CORS origin %q: want scheme://host[:port], as a browser sends it: %w", o, ErrBadOrigin)
@@ -149,7 +157,8 @@ func (srv *Server) guard(rt route) http.Handler {
 		}
 		if err := rt.handle(w, r); err != nil {
 			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {
-				srv.opts.ErrorLog.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+				// The log goes to a terminal: one line, its controls shown.
+				srv.opts.ErrorLog.Print(view.OneLine(fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)))
 			}
 			writeError(w, r, err)
 		}

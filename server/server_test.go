@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -228,6 +229,14 @@ func TestCORS(t *testing.T) {
 	r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": origin}})
 	if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != origin {
 		t.Errorf("GET from %s = %d, Access-Control-Allow-Origin %q", origin, r.status, r.header.Get("Access-Control-Allow-Origin"))
+	}
+	// A page of that origin can read the next page's cursor, and resume
+	// an event stream (a fetch-based reader sends Last-Event-ID).
+	if exp := r.header.Get("Access-Control-Expose-Headers"); !strings.Contains(exp, NextCursorHeader) {
+		t.Errorf("Access-Control-Expose-Headers = %q; want it to hold %s", exp, NextCursorHeader)
+	}
+	if allow := pre.header.Get("Access-Control-Allow-Headers"); !strings.Contains(allow, "Last-Event-ID") {
+		t.Errorf("Access-Control-Allow-Headers = %q; want it to hold Last-Event-ID", allow)
 	}
 	if r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://other.example"}}); r.status != 403 {
 		t.Errorf("GET from another origin = %d; want 403", r.status)
@@ -571,6 +580,92 @@ func TestBodyLimit(t *testing.T) {
 	}
 }
 
+// TestDeleteTakesAFullID checks that DELETE deletes only the session
+// whose id is the one given: DELETE is to be safe to repeat, but a prefix
+// that named a deleted session could name another one next time ("s" the
+// session "s1" once "s" was gone), and that one was deleted too.
+func TestDeleteTakesAFullID(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions", `{"id":"s"}`, 201)
+	f.call("DELETE", "/api/sessions/s", "", 200)
+	r := f.call("DELETE", "/api/sessions/s", "", 404) // a retry
+	if !strings.Contains(r.body, "full id") {
+		t.Errorf("DELETE of a prefix answered %s; want it to say DELETE takes a full id", r.body)
+	}
+	f.call("GET", "/api/sessions/s1", "", 200)
+}
+
+// TestEditContentNull checks that "content": null is taken as no
+// content: alone it is refused for want of omit or content, not with
+// pi's "replacement must be null" (which it was), and beside "omit": true
+// it omits.
+func TestEditContentNull(t *testing.T) {
+	f := newFixture(t, Options{})
+	r := f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","content":null}`, 400)
+	if !strings.Contains(r.body, "exactly one of") {
+		t.Errorf(`"content": null answered %s; want it to ask for omit or content`, r.body)
+	}
+	f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","omit":true,"content":null}`, 201)
+}
+
+// TestAppendSessionHeader checks that a draft of type "session", a
+// session header, is refused: stored as an entry it was the session's
+// leaf, but exported it is a second header, which pi skips (so it
+// disagreed on the leaf) and importing the file back refuses.
+func TestAppendSessionHeader(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"session"}]}`, 400)
+	if !strings.Contains(r.body, "entries[1]") || !strings.Contains(r.body, "session header") {
+		t.Errorf("a session header draft answered %s; want it to name entries[1] and say why", r.body)
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("a refused append changed the log: %d entries, had %d", len(after), len(before))
+	}
+}
+
+// TestAppendEntryIDs checks that a draft's id that no ENTRY argument
+// can name afterwards (white space, a control character, "root", which
+// names before the first entry) is refused with a 400 naming the draft,
+// and that an id one can name is taken and reachable: they were stored,
+// and then every route with an entry id refused the entry.
+func TestAppendEntryIDs(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	for _, id := range []string{"a b", `tab\tx`, `nul\u0000`, "root"} {
+		r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"c","id":"`+id+`"}]}`, 400)
+		if !strings.Contains(r.body, "entries[0]") || !strings.Contains(r.body, `\"id\"`) {
+			t.Errorf("draft id %s answered %s; want it to name entries[0] and its id", id, r.body)
+		}
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused drafts changed the log: %d entries, had %d", len(after), len(before))
+	}
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"c","id":"x/é"}]}`, 201)
+	f.call("GET", "/api/sessions/s1/entries/x%2F%C3%A9", "", 200)
+}
+
+// TestBodyUTF8 checks that a body that is not UTF-8, which JSON must be,
+// is refused with a 400 saying where, and nothing is written: its bytes
+// were stored as they came, and every answer holding them was then JSON
+// that a strict reader (Python's json.load) cannot read.
+func TestBodyUTF8(t *testing.T) {
+	f := newFixture(t, Options{})
+	before := f.logIDs()
+	for _, c := range []struct{ path, body string }{
+		{"/api/sessions/s1/entries", "{\"entries\":[{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff byte\"}}]}"},
+		{"/api/sessions/s1/name", "{\"name\":\"bad \xc3\"}"},
+	} {
+		r := f.call("POST", c.path, c.body, 400)
+		if !strings.Contains(r.body, "UTF-8") || !strings.Contains(r.body, "byte") {
+			t.Errorf("POST %s with a byte not UTF-8 answered %s; want it to say so and where", c.path, r.body)
+		}
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("refused bodies changed the log: %d entries, had %d", len(after), len(before))
+	}
+}
+
 // TestEventsResume checks that a reconnecting browser's Last-Event-ID
 // wins over the ?after of the URL it repeats.
 func TestEventsResume(t *testing.T) {
@@ -596,4 +691,55 @@ func TestEventsResume(t *testing.T) {
 			return
 		}
 	}
+}
+
+// TestAppendIfLeafNull checks that "ifLeaf": null, the leafId the API
+// answers for an empty session or a leaf moved before the first entry,
+// guards the append as "" does: it must not write unguarded.
+func TestAppendIfLeafNull(t *testing.T) {
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions", `{"id":"empty"}`, 201)
+	var info struct{ LeafID *string }
+	json.Unmarshal([]byte(f.call("GET", "/api/sessions/empty", "", 200).body), &info)
+	if info.LeafID != nil {
+		t.Fatalf("an empty session's leafId = %q; want null", *info.LeafID)
+	}
+	first := `{"ifLeaf":null,"entries":[{"type":"custom","customType":"first"}]}`
+	f.call("POST", "/api/sessions/empty/entries", first, 201)
+	// A second writer that read the same null leaf is refused.
+	if r := f.call("POST", "/api/sessions/empty/entries", first, 409); errorCode(t, r) != CodeConflict {
+		t.Errorf("stale null ifLeaf: %s", r.body)
+	}
+	// After goto root the null leaf is current again.
+	f.call("POST", "/api/sessions/empty/leaf", `{"entryId":null}`, 200)
+	f.call("POST", "/api/sessions/empty/entries", first, 201)
+	if n := strings.Count(f.call("GET", "/api/sessions/empty/entries", "", 200).body, `"customType":"first"`); n != 2 {
+		t.Errorf("the session holds %d appended entries; want 2 (the stale write refused)", n)
+	}
+}
+
+// TestNewSessionIDs checks that create and fork refuse an id that the
+// API's own routes cannot name afterwards (a path, a file name, white
+// space), with a 400 naming it, and create nothing.
+func TestNewSessionIDs(t *testing.T) {
+	f := newFixture(t, Options{})
+	n := f.sessionCount()
+	for _, id := range []string{"a/b", `a\b`, "notes.JSONL", "two words", "tab\tid"} {
+		body, _ := json.Marshal(map[string]string{"id": id})
+		for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
+			r := f.do(request{method: "POST", path: path, body: string(body), bearer: token})
+			var e struct{ Error struct{ Message string } }
+			json.Unmarshal([]byte(r.body), &e)
+			if r.status != 400 || !strings.Contains(e.Error.Message, fmt.Sprintf("%q", id)) {
+				t.Errorf("POST %s %s = %d %s; want 400 naming the id", path, body, r.status, r.body)
+			}
+		}
+	}
+	if got := f.sessionCount(); got != n {
+		t.Errorf("refused ids left %d sessions; want %d", got, n)
+	}
+	// An id the routes take is still taken, and is then reachable.
+	f.call("POST", "/api/sessions", `{"id":"mine-1"}`, 201)
+	f.call("POST", "/api/sessions/s1/fork", `{"id":"mine-2"}`, 201)
+	f.call("GET", "/api/sessions/mine-2", "", 200)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
@@ -26,6 +27,8 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("read body: %w", err)
 	case len(bytes.TrimSpace(body)) == 0:
 		return nil
+	case !utf8.Valid(body):
+		return fmt.Errorf("body: not UTF-8, as JSON must be (byte %d): %w", firstInvalid(body), ErrBadRequest)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -37,6 +40,19 @@ func decodeBody(r *http.Request, v any) error {
 		return fmt.Errorf("body: data after the JSON value (%d bytes): %w", len(rest), ErrBadRequest)
 	}
 	return nil
+}
+
+// firstInvalid returns the offset of the first byte of b that does not
+// start a valid UTF-8 character.
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // withBody decodes the request's body into a T and runs fn with it on
@@ -63,6 +79,9 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(r, &req); err != nil {
 		return err
 	}
+	if err := checkNewID(req.ID); err != nil {
+		return err
+	}
 	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: req.Cwd,
 		ParentSession: req.ParentSession, Metadata: req.Metadata})
 	if err != nil {
@@ -72,7 +91,9 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	return srv.writeInfo(w, r.Context(), http.StatusCreated, st)
 }
 
-// deleteSession is `rm`: it answers {"deleted": 1}.
+// deleteSession is `rm`: it answers {"deleted": 1}. It takes a full id
+// only, so that a repeated DELETE never deletes another session that the
+// id, as a prefix, names once the first is gone.
 func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	st, err := srv.open(r)
 	if err != nil {
@@ -80,6 +101,9 @@ func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := st.ID()
 	st.Close()
+	if given := r.PathValue("id"); id != given {
+		return fmt.Errorf("session %s: DELETE takes a full id, and %q is only a prefix of %s: %w", given, given, id, sessiontree.ErrNotFound)
+	}
 	n, err := srv.store.Delete(r.Context(), id)
 	if err != nil {
 		return err
@@ -92,13 +116,15 @@ func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 type appendRequest struct {
 	// Entries are drafts as `sessiontree append` reads its lines.
 	Entries []json.RawMessage `json:"entries"`
-	// IfLeaf, when present, guards the write: "" for an empty session.
-	IfLeaf *string `json:"ifLeaf"`
+	// IfLeaf, when present, guards the write: "" or null for a leaf
+	// before the first entry (an empty session's), as leafId answers it.
+	IfLeaf nullable[string] `json:"ifLeaf"`
 }
 
 // parseDrafts reads the drafts of an append request: each one as
 // `sessiontree append` reads a line ([cli.ParseDraft]), after its
-// insignificant white space is removed, since a stored entry is one line.
+// insignificant white space is removed, since a stored entry is one line,
+// and checked as every backend checks it ([sessiontree.CheckDraft]).
 // An error names the draft by its index and matches
 // [sessiontree.ErrInvalidEntry].
 func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
@@ -111,6 +137,9 @@ func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 		d, err := cli.ParseDraft(line.Bytes())
 		if err != nil {
 			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
+		}
+		if err := sessiontree.CheckDraft(d); err != nil {
+			return nil, fmt.Errorf("entries[%d]: %w", i, err)
 		}
 		drafts = append(drafts, d)
 	}
@@ -128,7 +157,7 @@ func (srv *Server) appendEntries(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: req.IfLeaf})
+		out, err := st.AppendAll(r.Context(), drafts, sessiontree.AppendOptions{IfLeaf: leafGuard(req.IfLeaf)})
 		if err != nil {
 			return err
 		}
@@ -156,6 +185,19 @@ type nullable[T any] struct {
 func (n *nullable[T]) UnmarshalJSON(b []byte) error {
 	n.set = true
 	return json.Unmarshal(b, &n.v)
+}
+
+// leafGuard returns the guard of an ifLeaf member: nil when it is
+// absent, "" for null (the leaf before the first entry).
+func leafGuard(n nullable[string]) *string {
+	if !n.set {
+		return nil
+	}
+	id := ""
+	if n.v != nil {
+		id = *n.v
+	}
+	return &id
 }
 
 // moveLeaf is `goto`: it answers {"leafId": the new leaf or null}.
@@ -243,6 +285,9 @@ type editRequest struct {
 // editContext is `edit`: it answers the context_edit entry written (201).
 func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req editRequest, st sessiontree.DatabaseSession) error {
+		if string(req.Content) == "null" {
+			req.Content = nil // null is no content, not a replacement
+		}
 		if req.Omit == (req.Content != nil) {
 			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
 		}
@@ -286,6 +331,9 @@ type forkRequest struct {
 // fork is `fork`: it answers the new session's info (201).
 func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 	return withBody(srv, r, func(req forkRequest, st sessiontree.DatabaseSession) error {
+		if err := checkNewID(req.ID); err != nil {
+			return err
+		}
 		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
 		var err error
 		if req.At != "" {

@@ -65,6 +65,9 @@ change every session. Pages of other sites may not call the API unless
 			if errors.Is(err, server.ErrBadOrigin) {
 				return usagef("--cors: %v", err)
 			}
+			if errors.Is(err, server.ErrBadToken) {
+				return usagef("--token (or $"+tokenEnv+"): %v", err)
+			}
 			if err != nil {
 				return err
 			}

@@ -297,3 +297,14 @@ func TestServeCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestServeRefusesToken checks that serve refuses, as a usage error
+// naming the flag, a token the page's cookie could not carry.
+func TestServeRefusesToken(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	r := runCmd(t, "", "--db", db, "serve", "--addr", "127.0.0.1:0", "--token", "a;b")
+	if r.code != 2 || !strings.HasPrefix(r.stderr, "sessiontree: --token (or $SESSIONTREE_TOKEN): ") || !strings.Contains(r.stderr, `';'`) {
+		t.Errorf("serve --token 'a;b': exit %d, stderr %q; want 2 and a line naming --token and ';'", r.code, r.stderr)
+	}
+}

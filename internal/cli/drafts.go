@@ -35,7 +35,8 @@ func (e *InputError) Is(target error) bool { return target == sessiontree.ErrInv
 // ParseDraft reads one entry to append, given as pi writes entries but
 // without "parentId", which the store assigns: {"type":"message",
 // "message":{...}}. "id" and "timestamp" are optional; without them the
-// store makes a fresh id and stamps the time of the append. Every other
+// store makes a fresh id and stamps the time of the append; an id must be
+// one an ENTRY argument can name ([ParseEntryArg], not "root"). Every other
 // field is kept, in its order, byte for byte. A leaf entry is refused: the
 // leaf moves with `goto`.
 func ParseDraft(line []byte) (sessiontree.Draft, error) {
@@ -58,6 +59,9 @@ func ParseDraft(line []byte) (sessiontree.Draft, error) {
 		case jsonx.KeyEquals(k, "id"):
 			if d.ID, err = jsonx.Unquote(v); err != nil || d.ID == "" {
 				return errors.New(`"id" must be a non-empty string`)
+			}
+			if _, err := ParseEntryArg(d.ID, false); err != nil || d.ID == RootEntry {
+				return fmt.Errorf(`"id" %q: an entry id has no white space or control character and is not %q, so that ENTRY arguments can name it`, d.ID, RootEntry)
 			}
 		case jsonx.KeyEquals(k, "timestamp"):
 			if d.Timestamp, err = jsonx.Unquote(v); err != nil {
