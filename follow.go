@@ -48,7 +48,8 @@ const followBatch = 1000
 // Follow calls fn with every entry of s whose Seq is greater than after,
 // in append order, then with each entry appended later, as it is
 // committed, until ctx is done (it then returns ctx's error) or fn or a
-// read fails (it returns that error). after 0 starts at the first entry;
+// read fails (it returns that error; a session deleted meanwhile, by
+// this process or another, is an error matching [ErrNotFound]). after 0 starts at the first entry;
 // the Seq of the last entry seen resumes where a Follow stopped. Nothing
 // is missed between the entries already there and those that follow:
 // the watch starts before the first read.
@@ -65,6 +66,9 @@ func Follow(ctx context.Context, s Storage, after int64, fn func(Entry) error) e
 	}
 	for {
 		list, err := s.Log(ctx, after, followBatch)
+		if err == nil && len(list) == 0 {
+			err = stillThere(ctx, s)
+		}
 		if r, ok := ch.(Reconnecter); ok && err != nil && r.Lost(err) {
 			list, err = nil, nil // read again once Wait has the server back
 		}
@@ -102,3 +106,12 @@ func (pollChanges) Wait(ctx context.Context) error {
 }
 
 func (pollChanges) Close() error { return nil }
+
+// stillThere returns the error of reading s's leaf, which matches
+// [ErrNotFound] once the session was deleted: a read of its log then
+// finds nothing, as it would of a session that is only idle, and Follow
+// asks when it finds nothing new.
+func stillThere(ctx context.Context, s Storage) error {
+	_, err := s.Leaf(ctx)
+	return err
+}

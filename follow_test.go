@@ -84,3 +84,16 @@ func TestFollowClosed(t *testing.T) {
 	}
 	storetest.RunFollowClosed(t, st, db.Close)
 }
+
+// TestFollowDeleted checks that a watch ends when another handle on the
+// file (another process, as far as the watch can tell) deletes its
+// session.
+func TestFollowDeleted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	st, err := openEngine(t, path, true).CreateSession(context.Background(), sessiontree.SessionMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := openEngine(t, path, false)
+	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID()) })
+}

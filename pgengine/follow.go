@@ -18,7 +18,8 @@ var _ sessiontree.Watcher = (*Storage)(nil)
 // followChannel is the channel every write that adds entries to a
 // watched session notifies, from a trigger on the sessions row
 // (migrate/postgres/0003, 0006 and 0009), with the payload "<session pk> <entry
-// count>".
+// count>", and a delete of a watched session (sessionDeletes), with
+// "<session pk> deleted".
 const followChannel = "sessiontree_appends"
 
 // watchCheck is how long a watch waits for a notification before it looks

@@ -219,6 +219,25 @@ func TestFollowClosed(t *testing.T) {
 	storetest.RunFollowClosed(t, newSession(t, db), db.Close)
 }
 
+// TestFollowDeleted checks that a watch ends when another pool (another
+// machine, as far as the watch can tell) deletes its session.
+func TestFollowDeleted(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Migrated.Database(t)
+	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	other, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	st := newSession(t, db)
+	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID()) })
+}
+
 const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
 
 // TestLiveProcesses claims a session here and appends through the claim

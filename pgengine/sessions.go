@@ -238,6 +238,10 @@ var sessionDeletes = []string{
 	`DELETE FROM labels WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM branch WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM usage_days WHERE session = $1 AND $2::text IS NOT NULL`,
+	// Wake the session's watches (Follow then finds it gone), as its
+	// appends do (followChannel).
+	`SELECT pg_notify('` + followChannel + `', $1::bigint::text || ' deleted') WHERE $2::text IS NOT NULL
+		AND EXISTS (SELECT 1 FROM watchers WHERE session = $1)`,
 	`DELETE FROM watchers WHERE session = $1 AND $2::text IS NOT NULL`,
 	`DELETE FROM imports WHERE session_id = $2 AND $1::bigint IS NOT NULL`,
 	`DELETE FROM entries WHERE session = $1 AND $2::text IS NOT NULL`,

@@ -112,3 +112,40 @@ func RunFollowClosed(t *testing.T, st sessiontree.Storage, closeDB func() error)
 		t.Fatal("Follow did not end within 10 s of Close")
 	}
 }
+
+// RunFollowDeleted checks that [sessiontree.Follow] on st, waiting for
+// entries, ends with an error matching [sessiontree.ErrNotFound] within
+// 10 s of del deleting st's session (by another handle, as another
+// process would): a follow of a session that is gone has nothing left
+// to wait for.
+func RunFollowDeleted(t *testing.T, st sessiontree.Storage, del func() error) {
+	t.Helper()
+	AppendStep(t, st, 0)
+	seen := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- sessiontree.Follow(context.Background(), st, 0, func(sessiontree.Entry) error {
+			seen <- struct{}{}
+			return nil
+		})
+	}()
+	select {
+	case <-seen: // Follow has read the log; it waits next
+	case err := <-done:
+		t.Fatalf("Follow returned %v before the first entry", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no entry within 10 s")
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := del(); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Follow of a deleted session = %v; want ErrNotFound", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Follow did not end within 10 s of the session's deletion")
+	}
+}
