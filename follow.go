@@ -2,6 +2,8 @@ package sessiontree
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -113,5 +115,8 @@ func (pollChanges) Close() error { return nil }
 // asks when it finds nothing new.
 func stillThere(ctx context.Context, s Storage) error {
 	_, err := s.Leaf(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("follow: the session was deleted (%w)", err)
+	}
 	return err
 }
