@@ -206,9 +206,13 @@ func TestLogStartsOverUnderLoad(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	wg.Wait()
+	// Without a start-over the log would hold all 8×restartAt frames; how
+	// soon the checkpointer wins its lock depends on the scheduler (4.7×
+	// seen with seven other test binaries on two cores), so the bound is
+	// 6×, which only start-overs keep under.
 	const frame = 24 + pageSize
-	if longest > 4*restartAt*frame {
-		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 8*restartAt, 4*restartAt)
+	if longest > 6*restartAt*frame {
+		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 8*restartAt, 6*restartAt)
 	}
 	t.Logf("%d frames written, the log at most %d frames long", 8*restartAt, longest/frame)
 }
