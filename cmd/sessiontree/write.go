@@ -472,6 +472,9 @@ not deleted, and neither are the others: rm fails naming the holder, unless
 				}
 			}
 			n, err := a.store.DeleteWith(ctx, opts, ids...)
+			if errors.Is(err, sessiontree.ErrLocked) {
+				return fmt.Errorf("%w; nothing deleted (--force deletes it anyway)", err)
+			}
 			if err != nil {
 				return err
 			}
