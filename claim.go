@@ -153,6 +153,25 @@ func CheckClaim(row ClaimRow, session string, tok *ClaimToken, now time.Time) er
 	return tok.Renew(row, session, now)
 }
 
+// DeleteOptions modify a delete of sessions.
+type DeleteOptions struct {
+	// Force deletes a session even while another holder's claim on it
+	// is live: the user's override, on purpose, of a writer that still
+	// holds the session (its next write then finds no session).
+	Force bool
+}
+
+// CheckDelete is the claim rule of a delete of session at now, run in
+// its transaction under the engine's lock on the session: a delete is
+// the most destructive write made without a claim, so it fails with a
+// [*ClaimedError] while someone holds a live claim, unless opts.Force.
+func CheckDelete(row ClaimRow, session string, opts DeleteOptions, now time.Time) error {
+	if opts.Force {
+		return nil
+	}
+	return liveClaim(row, session, "", now)
+}
+
 // Renew moves the claim's lease to now plus its TTL, or fails with a
 // [*StaleClaimError] when it is no longer session's current claim.
 func (t *ClaimToken) Renew(row ClaimRow, session string, now time.Time) error {

@@ -131,9 +131,12 @@ type DatabaseTx interface {
 	// through an index or a top-N sort, never their entries.
 	ListSessions(q ListQuery) ([]ListedSession, error)
 	// DeleteSession deletes a session with everything it owns (entries,
-	// branch, labels, search index rows, import records). A session that
-	// does not exist matches [ErrNotFound].
-	DeleteSession(id string) error
+	// branch, labels, search index rows, import records, its claim). A
+	// session that does not exist matches [ErrNotFound]. A delete is a
+	// write made without a claim: while another holder's claim on the
+	// session is live it fails with a [*ClaimedError], checked under the
+	// lock writes to the session take, unless opts.Force ([CheckDelete]).
+	DeleteSession(id string, opts DeleteOptions) error
 	// AppendEntries appends entries that already have ids, parents and
 	// timestamps to s (a session of this database), validated as
 	// [BatchAppender] says. A refused batch leaves the transaction as it

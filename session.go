@@ -245,32 +245,36 @@ type BranchSummary struct {
 }
 
 // MoveTo moves the leaf to target ("" for before the first entry), which
-// starts a new branch at the next append. With a summary it then appends a
-// branch_summary under target whose fromId is the leaf being left ("root"
-// when there was none), as pi 1.x writes it; the summary becomes the leaf
-// and its id is returned ("" without a summary).
+// starts a new branch at the next append: a leaf entry. With a summary it
+// instead appends, in one write, a branch_summary under target whose
+// fromId is the leaf being left ("root" when there was none), as pi 1.x's
+// branchWithSummary writes it: the summary becomes the leaf, and the move
+// happens with it or not at all. It returns the summary's id ("" without
+// a summary).
 func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
 	left, err := s.store.Leaf(ctx)
 	if err != nil {
 		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
-	if _, err := s.store.SetLeaf(ctx, target, IfLeaf(left)); err != nil {
-		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
-	}
 	if summary == nil {
+		if _, err := s.store.SetLeaf(ctx, target, IfLeaf(left)); err != nil {
+			return "", fmt.Errorf("move to %s: %w", leafName(target), err)
+		}
 		return "", nil
 	}
-	if left == "" {
-		left = "root"
+	from := left
+	if from == "" {
+		from = "root"
 	}
-	f, err := Fields("fromId", left, "summary", summary.Summary, "details", summary.Details,
+	f, err := Fields("fromId", from, "summary", summary.Summary, "details", summary.Details,
 		"usage", summary.Usage, "fromHook", summary.FromHook)
 	if err != nil {
 		return "", err
 	}
-	e, err := s.Append(ctx, TypeBranchSummary, f, IfLeaf(target))
+	d := Draft{Type: TypeBranchSummary, Timestamp: FormatTime(s.opts.Now()), Fields: f}
+	e, err := s.store.AppendUnder(ctx, target, d, IfLeaf(left))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
 	return e.ID, nil
 }

@@ -63,6 +63,15 @@ type Storage interface {
 	// has none, refuses an id already used with [ErrConflict], refuses
 	// d.Type == TypeLeaf and malformed fields with [ErrInvalidEntry].
 	Append(ctx context.Context, d Draft, opts AppendOptions) (Entry, error)
+	// AppendUnder is Append of an entry under parent ("" for a new root)
+	// instead of under the current leaf: the leaf moves to parent and the
+	// entry is appended there in one write, all of it or nothing, as pi
+	// writes a branch with a summary (a branch_summary whose parentId is
+	// the target). No leaf entry is written; by the leaf rule the entry
+	// is the leaf. A parent that does not exist is an
+	// [EntryNotFoundError]; the guard in opts is checked against the leaf
+	// before the write.
+	AppendUnder(ctx context.Context, parent string, d Draft, opts AppendOptions) (Entry, error)
 	// Entry returns one entry by id.
 	Entry(ctx context.Context, id string) (Entry, error)
 	// EntriesByType returns every entry of type t in append order.

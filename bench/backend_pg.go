@@ -48,7 +48,7 @@ func (b pgBackend) createFresh(ctx context.Context, meta sessiontree.SessionMeta
 		return nil, nil, err
 	}
 	if meta.ID != "" {
-		if err := db.DeleteSession(ctx, meta.ID); err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
+		if err := db.DeleteSession(ctx, meta.ID, sessiontree.DeleteOptions{Force: true}); err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
 			db.Close()
 			return nil, nil, err
 		}
@@ -67,7 +67,7 @@ func (b pgBackend) load(ctx context.Context, _ string, ds *dataset) (stored, err
 		return nil, err
 	}
 	if err := st.AppendBatch(ctx, ds.Entries); err != nil {
-		return nil, errors.Join(err, db.DeleteSession(ctx, ds.Meta.ID), db.Close())
+		return nil, errors.Join(err, db.DeleteSession(ctx, ds.Meta.ID, sessiontree.DeleteOptions{Force: true}), db.Close())
 	}
 	return &pgStored{url: b.url, id: ds.Meta.ID, db: db}, nil
 }
@@ -82,7 +82,7 @@ func (b pgBackend) fresh(ctx context.Context, _ string, ds *dataset) (sessiontre
 		return nil, nil, err
 	}
 	return st, func() error {
-		return errors.Join(db.DeleteSession(context.Background(), st.ID()), db.Close())
+		return errors.Join(db.DeleteSession(context.Background(), st.ID(), sessiontree.DeleteOptions{Force: true}), db.Close())
 	}, nil
 }
 
@@ -103,5 +103,5 @@ func (s *pgStored) open(ctx context.Context, o openOpts) (sessiontree.Storage, e
 }
 
 func (s *pgStored) close() error {
-	return errors.Join(s.db.DeleteSession(context.Background(), s.id), s.db.Close())
+	return errors.Join(s.db.DeleteSession(context.Background(), s.id, sessiontree.DeleteOptions{Force: true}), s.db.Close())
 }

@@ -38,7 +38,7 @@ func pgWriters(ctx context.Context, db *pgengine.DB, g int) ([]*sessiontree.Sess
 	done := func() error {
 		var errs []error
 		for _, id := range ids {
-			errs = append(errs, db.DeleteSession(context.Background(), id))
+			errs = append(errs, db.DeleteSession(context.Background(), id, sessiontree.DeleteOptions{Force: true}))
 		}
 		return errors.Join(append(errs, db.Close())...)
 	}

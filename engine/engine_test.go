@@ -196,7 +196,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, `UPDATE sessions SET deleting = 0 WHERE id = ?`, st.ID()); err == nil {
 		t.Errorf("un-marking a deleting session succeeded")
 	}
-	if err := db.DeleteSession(ctx, st.ID()); err != nil {
+	if err := db.DeleteSession(ctx, st.ID(), sessiontree.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.OpenSession(ctx, st.ID()); !errors.Is(err, sessiontree.ErrNotFound) {
@@ -209,7 +209,7 @@ func TestAppendOnlyTriggers(t *testing.T) {
 	if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM entries`).Scan(&n); err != nil || n != 3 {
 		t.Errorf("entries left = %d, %v; want 3", n, err)
 	}
-	if err := db.DeleteSession(ctx, st.ID()); !errors.Is(err, sessiontree.ErrNotFound) {
+	if err := db.DeleteSession(ctx, st.ID(), sessiontree.DeleteOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("DeleteSession(deleted) = %v; want ErrNotFound", err)
 	}
 }

@@ -119,16 +119,19 @@ func openSession(r q, id string) (*Storage, error) {
 // DeleteSession deletes a session and all its entries. This is the one
 // way entries leave the database: the session is marked deleting first,
 // which is what the append-only trigger on entries allows. A missing
-// session is a [SessionNotFoundError].
-func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	err := db.update(ctx, false, func(w q) error { return deleteSession(w, id) })
+// session is a [SessionNotFoundError]; one another holder has a live
+// claim on is a [*sessiontree.ClaimedError] (sessiontree.CheckDelete),
+// checked in the delete's write transaction, which every write to the
+// session takes too, unless opts.Force.
+func (db *DB) DeleteSession(ctx context.Context, id string, opts sessiontree.DeleteOptions) error {
+	err := db.update(ctx, false, func(w q) error { return deleteSession(w, id, opts) })
 	if err != nil {
 		return fmt.Errorf("delete session %s: %w", id, translate(err))
 	}
 	return nil
 }
 
-func deleteSession(w q, id string) error {
+func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 	// A session already marked deleting is found too: its delete
 	// was interrupted and is finished here.
 	var pk int64
@@ -137,6 +140,9 @@ func deleteSession(w q, id string) error {
 		return &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
+		return err
+	}
+	if err := sessiontree.CheckDelete(claimRow{w, pk}, id, opts, w.db.opts.Now()); err != nil {
 		return err
 	}
 	lo, hi := pkRange(pk)

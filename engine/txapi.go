@@ -178,8 +178,8 @@ func (tx *Tx) OpenSession(id string) (*Storage, error) {
 }
 
 // DeleteSession is [DB.DeleteSession] inside the transaction.
-func (tx *Tx) DeleteSession(id string) error {
-	if err := tx.raw(func(w q) error { return deleteSession(w, id) }); err != nil {
+func (tx *Tx) DeleteSession(id string, opts sessiontree.DeleteOptions) error {
+	if err := tx.raw(func(w q) error { return deleteSession(w, id, opts) }); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, translate(err))
 	}
 	return nil

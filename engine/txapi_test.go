@@ -60,7 +60,7 @@ func TestUpdateIsAtomic(t *testing.T) {
 	if err != nil || in.Entries != 1 || string(in.Metadata) != `{"k":1}` {
 		t.Errorf("SessionInfo after Update = %+v, %v; want 1 entry, metadata {\"k\":1}", in, err)
 	}
-	err = db.Update(ctx, func(tx *engine.Tx) error { return tx.DeleteSession("s1") })
+	err = db.Update(ctx, func(tx *engine.Tx) error { return tx.DeleteSession("s1", sessiontree.DeleteOptions{}) })
 	if err != nil {
 		t.Fatal(err)
 	}

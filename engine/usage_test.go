@@ -221,7 +221,7 @@ func TestUsageGroupsAndDays(t *testing.T) {
 	}
 
 	// A deleted session's usage goes with it.
-	if err := db.DeleteSession(ctx, c.ID()); err != nil {
+	if err := db.DeleteSession(ctx, c.ID(), sessiontree.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rep = usageReport(t, db, sessiontree.UsageQuery{By: sessiontree.UsageByCwd})

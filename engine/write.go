@@ -474,6 +474,51 @@ func checkTarget(w q, session int64, f *sessiontree.Effects) error {
 	return sessiontree.CheckTarget(f, storedIDs{w: w, session: session})
 }
 
+// target returns the node of entry id of session, which a move goes to:
+// nil for "" (before the first entry), an EntryNotFoundError when the
+// session has no such entry.
+func (w q) target(session int64, id string) (*node, error) {
+	if id == "" {
+		return nil, nil
+	}
+	to, err := w.node(session, id)
+	if err == nil && to == nil {
+		err = &sessiontree.EntryNotFoundError{ID: id}
+	}
+	return to, err
+}
+
+// AppendUnder appends d under parent instead of the current leaf, in one
+// write transaction: the materialized branch moves to parent, as SetLeaf
+// moves it, and the entry is appended there, as Append appends, so the
+// move happens with the entry or not at all. No leaf entry is written.
+func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := sessiontree.CheckDraft(d); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if d.Timestamp == "" {
+		d.Timestamp = s.now()
+	}
+	var out sessiontree.Entry
+	err := s.write(ctx, opts, true, func(w q, h head) error {
+		to, err := w.target(s.pk, parent)
+		if err != nil {
+			return err
+		}
+		if err := w.moveBranch(s.pk, h.depth(), to); err != nil {
+			return err
+		}
+		h.leaf, h.leafID = to, parent
+		out, _, err = s.appendDraft(w, h, d, nil)
+		return err
+	})
+	if err != nil {
+		return sessiontree.Entry{}, translate(err)
+	}
+	s.guess.store(out.ID)
+	return out, nil
+}
+
 // SetLeaf appends a leaf entry under the current leaf and moves the leaf
 // to target. The materialized branch is rewritten only below the point
 // where the old and new paths meet.
@@ -485,14 +530,9 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	d.Timestamp = s.now()
 	var out sessiontree.Entry
 	err = s.write(ctx, opts, true, func(w q, h head) error {
-		var to *node
-		if target != "" {
-			var err error
-			if to, err = w.node(s.pk, target); err != nil {
-				return err
-			} else if to == nil {
-				return &sessiontree.EntryNotFoundError{ID: target}
-			}
+		to, err := w.target(s.pk, target)
+		if err != nil {
+			return err
 		}
 		build := func(id string) (sessiontree.Entry, sessiontree.Facts, error) {
 			return sessiontree.BuildEntryFacts(d, id, h.leafID, d.Timestamp)

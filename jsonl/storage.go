@@ -478,6 +478,19 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 	return s.linked(s.mem.Append(ctx, d, opts))
 }
 
+// AppendUnder appends an entry under parent, not the current leaf, as
+// Append does: one line, so the move and the entry are one write (pi's
+// branch with a summary).
+func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	d.Fields = oneLine(d.Fields)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.prepare(); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	return s.linked(s.mem.AppendUnder(ctx, parent, d, opts))
+}
+
 // linked records the state links of a newly appended entry. The caller
 // holds wmu, so entries arrive in order.
 func (s *Storage) linked(e sessiontree.Entry, err error) (sessiontree.Entry, error) {

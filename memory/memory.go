@@ -192,10 +192,27 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 		return sessiontree.Entry{}, err
 	}
 	defer s.mu.Unlock()
-	return s.appendLocked(ctx, d, opts)
+	return s.appendLocked(ctx, d, opts, s.replay.Leaf)
 }
 
-func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+// AppendUnder appends an entry under parent, not the current leaf, and
+// makes it the leaf: the move and the append are one write.
+func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := sessiontree.CheckDraft(d); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	defer s.mu.Unlock()
+	if parent != "" && !s.taken(parent) {
+		return sessiontree.Entry{}, &sessiontree.EntryNotFoundError{ID: parent}
+	}
+	return s.appendLocked(ctx, d, opts, parent)
+}
+
+// appendLocked appends d under parent; the caller holds mu.
+func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions, parent string) (sessiontree.Entry, error) {
 	if err := sessiontree.CheckLeafGuard(opts, s.replay.Leaf); err != nil {
 		return sessiontree.Entry{}, err
 	}
@@ -209,7 +226,7 @@ func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts se
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	e, err := sessiontree.BuildEntry(d, id, s.replay.Leaf, ts)
+	e, err := sessiontree.BuildEntry(d, id, parent, ts)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
@@ -243,7 +260,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		return sessiontree.Entry{}, err
 	}
 	d.Timestamp = sessiontree.FormatTime(now())
-	return s.appendLocked(ctx, d, opts)
+	return s.appendLocked(ctx, d, opts, s.replay.Leaf)
 }
 
 // AppendBatch appends entries that carry their own ids, parents and

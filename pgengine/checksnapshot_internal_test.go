@@ -67,7 +67,7 @@ func TestCheckAllWhileDeleting(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, `LOCK TABLE labels IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	if err := deleteSession(ctx, tx, gone.meta.ID); err != nil {
+	if err := deleteSession(ctx, tx, gone.meta.ID, time.Now(), sessiontree.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

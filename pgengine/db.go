@@ -155,9 +155,12 @@ func (db *DB) OpenStorage(ctx context.Context, id string) (*Storage, error) {
 }
 
 // DeleteSession deletes a session and everything it owns. One that does
-// not exist is a [SessionNotFoundError].
-func (db *DB) DeleteSession(ctx context.Context, id string) error {
-	return db.update(ctx, "delete session "+id, func(tx *sqlx.Tx) error { return deleteSession(ctx, tx, id) })
+// not exist is a [SessionNotFoundError]; one another holder has a live
+// claim on is a [*sessiontree.ClaimedError] (sessiontree.CheckDelete),
+// checked under the session row's lock, which every write to the
+// session takes too, unless opts.Force.
+func (db *DB) DeleteSession(ctx context.Context, id string, opts sessiontree.DeleteOptions) error {
+	return db.update(ctx, "delete session "+id, func(tx *sqlx.Tx) error { return deleteSession(ctx, tx, id, db.opts.now(), opts) })
 }
 
 func nullString(s string) any {

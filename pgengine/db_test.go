@@ -113,14 +113,14 @@ func TestDeleteSession(t *testing.T) {
 	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: mustFields(t, "targetId", e.ID, "label", "l")}, sessiontree.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteSession(ctx, st.ID()); err != nil {
+	if err := db.DeleteSession(ctx, st.ID(), sessiontree.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var nf *pgengine.SessionNotFoundError
 	if _, err := db.OpenSession(ctx, st.ID()); !errors.As(err, &nf) || !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("OpenSession after delete = %v; want SessionNotFoundError", err)
 	}
-	if err := db.DeleteSession(ctx, st.ID()); !errors.Is(err, sessiontree.ErrNotFound) {
+	if err := db.DeleteSession(ctx, st.ID(), sessiontree.DeleteOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
 		t.Errorf("second DeleteSession = %v; want ErrNotFound", err)
 	}
 	if _, err := st.Append(ctx, userDraft("y"), sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {

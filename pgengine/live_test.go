@@ -42,9 +42,9 @@ func TestClaims(t *testing.T) {
 			}
 			return st, other
 		},
-		Delete: func(ctx context.Context, st sessiontree.Storage) error {
+		Delete: func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error {
 			s := st.(*pgengine.Storage)
-			return s.DB().DeleteSession(ctx, s.ID())
+			return s.DB().DeleteSession(ctx, s.ID(), opts)
 		},
 		TxBatch: func(ctx context.Context, s sessiontree.Storage, entries []sessiontree.Entry) error {
 			st := s.(*pgengine.Storage)

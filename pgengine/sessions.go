@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -200,18 +201,19 @@ func asciiLower(s string) string {
 }
 
 // DeleteSession implements [sessiontree.DatabaseTx.DeleteSession]: the
-// session's row is locked, marked deleting (the one state in which the
-// triggers let its entries go), and everything it owns is deleted with
-// it.
-func (tx *Tx) DeleteSession(id string) error {
-	if err := deleteSession(tx.ctx, tx.tx, id); err != nil {
+// session's row is locked, its claim checked (sessiontree.CheckDelete),
+// the row marked deleting (the one state in which the triggers let its
+// entries go), and everything it owns is deleted with it.
+func (tx *Tx) DeleteSession(id string, opts sessiontree.DeleteOptions) error {
+	if err := deleteSession(tx.ctx, tx.tx, id, tx.db.opts.now(), opts); err != nil {
 		return fmt.Errorf("delete session %s: %w", id, storageErr(err))
 	}
 	return nil
 }
 
-// deleteSession deletes session id and what it owns in tx.
-func deleteSession(ctx context.Context, tx *sqlx.Tx, id string) error {
+// deleteSession deletes session id and what it owns in tx, unless
+// another holder's claim on it is live at now and opts does not force.
+func deleteSession(ctx context.Context, tx *sqlx.Tx, id string, now time.Time, opts sessiontree.DeleteOptions) error {
 	if !sessiontree.StorableSessionID(id) {
 		return &SessionNotFoundError{ID: id} // the server would refuse the text
 	}
@@ -221,6 +223,9 @@ func deleteSession(ctx context.Context, tx *sqlx.Tx, id string) error {
 		return &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
+		return err
+	}
+	if err := sessiontree.CheckDelete(claimRow{ctx, tx, pk}, id, opts, now); err != nil {
 		return err
 	}
 	for _, q := range sessionDeletes {

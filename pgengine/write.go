@@ -259,6 +259,29 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	return s.appendDraft(ctx, d, opts)
 }
 
+// AppendUnder appends d under parent instead of the current leaf, in one
+// transaction under the session's lock: the branch moves to parent and
+// the entry is appended there, so the move happens with the entry or not
+// at all. No leaf entry is written.
+func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	if err := sessiontree.CheckDraft(d); err != nil {
+		return sessiontree.Entry{}, err
+	}
+	var out sessiontree.Entry
+	err := s.write(ctx, "append", func(tx *sqlx.Tx, st *session) error {
+		if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
+			return err
+		}
+		if err := st.moveBranch(ctx, tx, parent); err != nil {
+			return err
+		}
+		var err error
+		out, err = st.addDraft(ctx, tx, d)
+		return err
+	})
+	return out, err
+}
+
 // appendDraft builds d under the leaf read under the session's lock.
 func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	if err := s.check(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -208,8 +209,9 @@ func (p *browserPage) failShot(what string) {
 	}
 }
 
-// newServer serves a fresh store with the real server.
-func newServer(t testing.TB) (*store.Store, *httptest.Server) {
+// newServer serves a fresh store with the real server, wrapped by wrap
+// when given.
+func newServer(t testing.TB, wrap ...func(http.Handler) http.Handler) (*store.Store, *httptest.Server) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "sessions.db"), store.Options{})
@@ -226,7 +228,11 @@ func newServer(t testing.TB) (*store.Store, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	var handler http.Handler = h
+	for _, w := range wrap {
+		handler = w(handler)
+	}
+	ts := httptest.NewServer(handler)
 	// The page keeps an event stream open: close it, or Close waits.
 	t.Cleanup(func() { ts.CloseClientConnections(); ts.Close() })
 	return st, ts

@@ -229,7 +229,8 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 		{"POST", "/api/sessions/" + sid + "/fork", `{"tree":true,"id":"forked"}`},
 		{"GET", "/api/sessions/forked", ""},
 		{"DELETE", "/api/sessions/forked", ""},
-		{"DELETE", "/api/sessions/forked", ""},
+		{"DELETE", "/api/sessions/forked?force=1", ""},
+		{"DELETE", "/api/sessions/forked?force=x", ""},
 	} {
 		r := f.do(request{method: c.method, path: c.path, body: c.body, bearer: token})
 		for _, bad := range s.checkAnswer(c.method, c.path, r) {

@@ -93,8 +93,15 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 
 // deleteSession is `rm`: it answers {"deleted": 1}. It takes a full id
 // only, so that a repeated DELETE never deletes another session that the
-// id, as a prefix, names once the first is gone.
+// id, as a prefix, names once the first is gone. A session another
+// writer holds a live claim on is 423, unless ?force=1 (`rm --force`).
 func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
+	var opts sessiontree.DeleteOptions
+	force, err := boolParam(r, "force")
+	if err != nil {
+		return err
+	}
+	opts.Force = force
 	st, err := srv.open(r)
 	if err != nil {
 		return err
@@ -104,7 +111,7 @@ func (srv *Server) deleteSession(w http.ResponseWriter, r *http.Request) error {
 	if given := r.PathValue("id"); id != given {
 		return fmt.Errorf("session %s: DELETE takes a full id, and %q is only a prefix of %s: %w", given, given, id, sessiontree.ErrNotFound)
 	}
-	n, err := srv.store.Delete(r.Context(), id)
+	n, err := srv.store.DeleteWith(r.Context(), opts, id)
 	if err != nil {
 		return err
 	}

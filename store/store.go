@@ -306,10 +306,20 @@ func decodeCursor(c string) (string, int64, error) {
 }
 
 // Delete deletes sessions with everything they own (entries, branch,
-// labels, search index rows, import records) in one transaction: all of
-// them or, on error, none. Ids that do not exist are skipped, so deleting
-// again is not an error. It returns how many sessions it deleted.
+// labels, search index rows, import records, claims) in one transaction:
+// all of them or, on error, none. Ids that do not exist are skipped, so
+// deleting again is not an error. A session another holder has a live
+// claim on is not deleted: the delete fails with a
+// [*sessiontree.ClaimedError] naming the holder (see
+// [sessiontree.Claimer]), and deletes none of ids; [Store.DeleteWith]
+// with Force deletes it anyway. It returns how many sessions it deleted.
 func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
+	return s.DeleteWith(ctx, sessiontree.DeleteOptions{}, ids...)
+}
+
+// DeleteWith is [Store.Delete] with options: opts.Force deletes sessions
+// even while another holder's claim on them is live.
+func (s *Store) DeleteWith(ctx context.Context, opts sessiontree.DeleteOptions, ids ...string) (int, error) {
 	var n int
 	err := s.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
 		n = 0
@@ -319,7 +329,7 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 				continue
 			}
 			seen[id] = true
-			err := tx.DeleteSession(id)
+			err := tx.DeleteSession(id, opts)
 			if errors.Is(err, sessiontree.ErrNotFound) {
 				continue
 			}

@@ -359,6 +359,49 @@ var _ = register("MoveToWithSummary", func(t *testing.T, h Harness) {
 	}
 })
 
+// A move with a summary is one write, as pi's branchWithSummary is one
+// append: the branch_summary under the target, no leaf entry before it,
+// so no failure (a bad summary, a moved leaf, a crash between two
+// writes) can leave the leaf moved without its summary.
+var _ = register("MoveToWithSummaryIsOneWrite", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	u1 := f.user("one")
+	a1 := f.assistant("two")
+	n := f.count()
+	if _, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "s", Details: json.RawMessage(`{bad`)}); err == nil {
+		t.Errorf("MoveTo with details that are not JSON succeeded")
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != a1 || f.count() != n {
+		t.Errorf("after a refused move with a summary: leaf %q, %d entries; want %q, %d (nothing written)", leaf, f.count(), a1, n)
+	}
+	id, err := f.s.MoveTo(f.ctx, u1, &sessiontree.BranchSummary{Summary: "left it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := f.st.Log(f.ctx, int64(n), 0)
+	if err != nil || len(log) != 1 || log[0].ID != id || log[0].ParentID != u1 {
+		t.Fatalf("log after a move with a summary = %d entries (%v); want one, the summary %s under %s", len(log), err, id, u1)
+	}
+	d := sessiontree.Draft{Type: sessiontree.TypeBranchSummary, Fields: json.RawMessage(`{"fromId":"x","summary":"s"}`)}
+	if _, err := f.st.AppendUnder(f.ctx, u1, d, sessiontree.IfLeaf(a1)); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("AppendUnder guarded on a leaf that moved = %v; want ErrConflict", err)
+	}
+	if _, err := f.st.AppendUnder(f.ctx, "feedbeef", d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("AppendUnder a missing parent = %v; want ErrNotFound", err)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != id || f.count() != n+1 {
+		t.Errorf("after refused AppendUnder: leaf %q, %d entries; want %q, %d", leaf, f.count(), id, n+1)
+	}
+	if h.Reopen != nil {
+		f.reopen()
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != id {
+		t.Errorf("Leaf() after reopening = %q; want the summary %q", leaf, id)
+	}
+	f.user("three")
+	f.wantTexts(sessiontree.ContextOptions{}, "user:one", "branchSummary:left it", "user:three")
+})
+
 var _ = register("CustomMessagesInContext", func(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	f.user("hi")

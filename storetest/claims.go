@@ -21,8 +21,8 @@ type ClaimHarness struct {
 	// clock), as another process would. Both must implement
 	// sessiontree.Claimer and sessiontree.BatchAppender.
 	New func(t testing.TB, now func() time.Time) (st, other sessiontree.Storage)
-	// Delete deletes st's session.
-	Delete func(ctx context.Context, st sessiontree.Storage) error
+	// Delete deletes st's session with opts, without a claim.
+	Delete func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error
 	// TxBatch, when set, appends entries to st inside a transaction of
 	// the caller's, as the store's import and fork do: a write that must
 	// obey claims too.
@@ -259,8 +259,13 @@ func claimRelease(t *testing.T, h ClaimHarness) {
 		t.Errorf("claim after a release has fence %d; want 2", b.Fence())
 	}
 	wantStale(t, "second Release", a.Release(ctx), "agent-b", 2)
-	// Deleting the session drops its claim with it.
-	if err := h.Delete(ctx, st); err != nil {
+	// A delete is a write without a claim: refused while b's is live,
+	// the session and b's claim kept; forced, it drops the claim with it.
+	WantClaimed(t, "Delete of a claimed session", h.Delete(ctx, st, sessiontree.DeleteOptions{}), "agent-b")
+	if err := appendText(b, "kept"); err != nil {
+		t.Errorf("Append through the claim after a refused delete = %v", err)
+	}
+	if err := h.Delete(ctx, st, sessiontree.DeleteOptions{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tryClaim(st, "agent-c"); !errors.Is(err, sessiontree.ErrNotFound) {

@@ -41,3 +41,23 @@ func TestAppendClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestRmClaimed checks rm of a session another holder has a live claim
+// on: refused, naming the holder, the session kept; --force deletes it.
+func TestRmClaimed(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	const sid = "0198f2a4"
+	if r := runCmd(t, `{"type":"custom","customType":"step"}`+"\n", "--db", db, "append", sid, "--claim", "agent-a"); r.code != 0 {
+		t.Fatalf("append --claim agent-a: exit %d, stderr %q", r.code, r.stderr)
+	}
+	refused := regexp.MustCompile(`^sessiontree: delete sessions: delete session 0198f2a4-\S+: session 0198f2a4-\S+ is claimed by "agent-a" until \S+Z; nothing deleted \(--force deletes it anyway\)\n$`)
+	if r := runCmd(t, "", "--db", db, "rm", "--yes", sid); r.code != 1 || !refused.MatchString(r.stderr) || r.stdout != "" {
+		t.Errorf("rm of a claimed session: exit %d, stdout %q, stderr %q; want exit 1, %s", r.code, r.stdout, r.stderr, refused)
+	}
+	ok(t, "--db", db, "info", sid)
+	if r := runCmd(t, "", "--db", db, "rm", "--yes", "--force", sid); r.code != 0 || r.stdout != "deleted 1 session\n" {
+		t.Errorf("rm --force of a claimed session: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

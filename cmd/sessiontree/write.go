@@ -441,13 +441,16 @@ by them.`,
 
 func newRmCommand(a *app) *cobra.Command {
 	var yes bool
+	var opts sessiontree.DeleteOptions
 	cmd := &cobra.Command{
 		Use:   "rm SESSION...",
 		Short: "Delete sessions from the database",
 		Long: `Delete sessions, with all their entries, from the database, in one
 transaction. Files are never touched: a session imported from a file can be
 imported again. On a terminal rm lists the sessions and asks first, unless
---yes.`,
+--yes. A session another writer holds a live claim on (append --claim) is
+not deleted, and neither are the others: rm fails naming the holder, unless
+--force.`,
 		Example: `  sessiontree rm 0198f2a4
   sessiontree ls --name scratch --json | jq -r '.[].id' | xargs sessiontree rm --yes`,
 		Args:              args(1, -1, "one or more arguments (SESSION...)"),
@@ -468,7 +471,10 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 					return err
 				}
 			}
-			n, err := a.store.Delete(ctx, ids...)
+			n, err := a.store.DeleteWith(ctx, opts, ids...)
+			if errors.Is(err, sessiontree.ErrLocked) {
+				return fmt.Errorf("%w; nothing deleted (--force deletes it anyway)", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -477,6 +483,7 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 		},
 	}
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "delete sessions even while another writer holds a claim on them")
 	return cmd
 }
 

@@ -133,7 +133,11 @@ async function openSession(id, focus) {
     fill($("entry"));
     fill($("info"));
     fill($("session-head"), h("h2", null, shortID(id)), h("div", {class: "meta"}, "loading…"));
-    listen(id);
+    // The stream starts at the end of the log when it opens: the tree is
+    // read once it is open, so an entry appended meanwhile is in one or
+    // the other.
+    await listen(id);
+    if (state.session !== id) return;
     // The info reads the whole log: it waits for the tree's first screen
     // rather than compete with it.
     await guard("load the tree", () => graph.load({focus}));
@@ -224,7 +228,15 @@ async function afterWrite() {
   if (state.entry) await selectEntry(state.entry);
 }
 
+// OPEN_WAIT is how long the first load waits for the event stream to open.
+const OPEN_WAIT = 5000;
+
 // listen follows the session's events: an agent appending shows on screen.
+// A stream opened without an event id (the first, or the browser's
+// reconnection before any event came) starts at the end of the log as it
+// is then, so what was loaded before is reloaded on each open after the
+// first; listen resolves once the stream is open, has failed, or OPEN_WAIT
+// has passed, for the caller to load the session then.
 function listen(id) {
   if (state.events) state.events.close();
   const es = new EventSource(api.eventsURL(id));
@@ -249,9 +261,24 @@ function listen(id) {
   es.onmessage = update;
   es.addEventListener("entry", update);
   es.addEventListener("entries", update);
-  es.onopen = () => $("live").classList.add("on");
-  es.onerror = () => $("live").classList.remove("on");
   state.events = es;
+  let loaded = false; // a load may have read the log before this open
+  return new Promise((resolve) => {
+    const release = () => {
+      loaded = true;
+      resolve();
+    };
+    setTimeout(release, OPEN_WAIT);
+    es.onopen = () => {
+      $("live").classList.add("on");
+      if (loaded) update();
+      release();
+    };
+    es.onerror = () => {
+      $("live").classList.remove("on");
+      release();
+    };
+  });
 }
 
 // ---- routing and start ----------------------------------------------------
