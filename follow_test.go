@@ -95,5 +95,5 @@ func TestFollowDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := openEngine(t, path, false)
-	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID()) })
+	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID(), sessiontree.DeleteOptions{}) })
 }

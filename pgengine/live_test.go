@@ -235,7 +235,7 @@ func TestFollowDeleted(t *testing.T) {
 	}
 	t.Cleanup(func() { other.Close() })
 	st := newSession(t, db)
-	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID()) })
+	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID(), sessiontree.DeleteOptions{}) })
 }
 
 const liveChildEnv = "PGENGINE_TEST_LIVE_CHILD"
