@@ -97,6 +97,12 @@ var workloads = []*workload{
 		cases:  importCases,
 	},
 	{
+		name:   "push",
+		doc:    "Push the session from a SQLite session store to the PostgreSQL server's store, where it is new (store.Push, what `sessiontree push --to URL` runs, 4,096 entries a transaction; issue 15's target: 100,000 entries in < 10 s); the store row pushes into a new SQLite store, for reference.",
+		shapes: []Shape{ShapeCompacted},
+		cases:  pushCases,
+	},
+	{
 		name:   "list",
 		doc:    "List a corpus of sessions newest-updated first and read the first page (50 rows with name, counts and first user message): what a session picker shows.",
 		corpus: true,
