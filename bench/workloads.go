@@ -128,7 +128,7 @@ var workloads = []*workload{
 	},
 	{
 		name:  "fleet",
-		doc:   "Many agents, one database: G writers (the size column) each append to a session of their own in one engine database (WAL, synchronous=NORMAL), every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. The floor is a bare batch insert of as many rows in one transaction.",
+		doc:   "Many agents, one database: G writers (the size column) each append to a session of their own in one engine database (WAL, synchronous=NORMAL), every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. The floor is bare SQLite committing the same appends as a group commit at its best would: one transaction per round of one append by each writer, each row in its writer's session range, nothing else.",
 		cases: fleetCases,
 	},
 	{
