@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
@@ -30,6 +31,26 @@ func startPostgres(ctx context.Context, pg string) (url string, stop func() erro
 		return "", nil, fmt.Errorf("-pg auto: %w", err)
 	}
 	return c.URL, c.Stop, nil
+}
+
+// pgServerNote says, for the report's notes, what server the postgres
+// rows ran on and the settings that decide what its commits cost and
+// keep: fsync, synchronous_commit and full_page_writes (-pg auto's
+// throwaway cluster turns all three off; the SQLite rows always sync
+// their log, at checkpoints under synchronous=NORMAL).
+func pgServerNote(ctx context.Context, url, what string) (string, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", fmt.Errorf("postgres settings: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var version, fsync, syncCommit, fullPages string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
+	current_setting('synchronous_commit'), current_setting('full_page_writes')`).Scan(&version, &fsync, &syncCommit, &fullPages); err != nil {
+		return "", fmt.Errorf("postgres settings: %w", err)
+	}
+	return fmt.Sprintf("The postgres rows ran on PostgreSQL %s (%s, over loopback) with fsync=%s, synchronous_commit=%s, full_page_writes=%s.",
+		version, what, fsync, syncCommit, fullPages), nil
 }
 
 // pgBackend is the PostgreSQL engine on the server at url. Like the SQLite

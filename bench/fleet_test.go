@@ -72,3 +72,37 @@ func TestFleetTargetsNameTheFloor(t *testing.T) {
 		t.Errorf("64-writer target measured %q; want %q", sixtyFour, want)
 	}
 }
+
+// TestFleetTargetsSingleWriter: issue 17 item 2's third clause, the
+// single writer's rate no worse than the issue's 8,300 entries/s, gets a
+// line of its own with a verdict, and "not measured" when the fleet did
+// not run with one writer.
+func TestFleetTargetsSingleWriter(t *testing.T) {
+	res := func(g int, ns float64) *Result {
+		return &Result{Workload: "fleet", Shape: string(ShapeFleet), Size: g, Backend: backendEngine, Rows: 512, MedianNs: ns, RunsNs: []float64{ns}}
+	}
+	for _, c := range []struct {
+		name    string
+		results []*Result
+		want    string
+	}{
+		{"faster", []*Result{res(1, 51.2e6), res(64, 20.48e6)}, verdictMet},     // 10,000/s
+		{"slower", []*Result{res(1, 102.4e6), res(64, 20.48e6)}, verdictMissed}, // 5,000/s
+		{"one writer not run", []*Result{res(64, 20.48e6)}, verdictNotRun},
+		{"fleet not run", nil, verdictNotRun},
+	} {
+		rep := &Report{Results: c.results}
+		rep.fleetTargets(func(target, measured, v string) {
+			rep.Targets = append(rep.Targets, Target{target, measured, v})
+		}, func(target, why string) { rep.Targets = append(rep.Targets, Target{target, why, verdictNotRun}) })
+		var got []Target
+		for _, tg := range rep.Targets {
+			if strings.Contains(tg.Target, "single writer") {
+				got = append(got, tg)
+			}
+		}
+		if len(got) != 1 || got[0].Verdict != c.want {
+			t.Errorf("%s: single-writer targets %+v; want one, %s", c.name, got, c.want)
+		}
+	}
+}

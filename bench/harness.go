@@ -40,7 +40,7 @@ type prepared struct {
 	// bytes is how many payload bytes one operation reads or writes.
 	bytes int64
 	// external marks cases measured outside this process: no Go
-	// allocation counts.
+	// allocation counts, and no peak memory unless memory measures it.
 	external bool
 	note     string
 }
@@ -323,7 +323,7 @@ func (r *runner) runWorkload(ctx context.Context, w *workload, cases []benchCase
 				continue
 			}
 			// A slow operation's last run is its memory pass too.
-			probe := c.iters == 1 && c.want == slowRuns && len(c.runs) == c.want-1 && c.p.memory == nil
+			probe := c.iters == 1 && c.want == slowRuns && len(c.runs) == c.want-1 && c.p.memory == nil && !c.p.external
 			d, b, a, m, err := r.timeRunProbe(ctx, c.p, c.iters, probe)
 			if err != nil {
 				c.res.Skipped = "failed: " + err.Error()
@@ -453,8 +453,13 @@ func (r *runner) timeRunProbe(ctx context.Context, p *prepared, n int, probe boo
 	return d, float64(b1 - b0), float64(o1 - o0), m, err
 }
 
-// memoryPass performs one operation and reports its peak memory.
+// memoryPass performs one operation and reports its peak memory; for an
+// operation run by other processes, with no memory pass of its own, the
+// peaks are unknown: this process's growth is not the operation's.
 func (r *runner) memoryPass(ctx context.Context, p *prepared) (memPeak, error) {
+	if p.external && p.memory == nil {
+		return memPeak{Heap: -1, RSS: -1}, nil
+	}
 	if p.before != nil {
 		if err := p.before(ctx); err != nil {
 			return memPeak{}, err

@@ -64,15 +64,11 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if opts.Process {
 		return runProcessMode(ctx, opts, stdout, r)
 	}
-	if opts.PG != "" {
-		url, stop, err := startPostgres(ctx, opts.PG)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		r.pgURL = url
-		r.progress("postgres rows on %s", map[bool]string{true: "a throwaway cluster", false: "the -pg server"}[opts.PG == pgAuto])
+	pgNote, stopPG, err := r.startPG(ctx)
+	if err != nil {
+		return err
 	}
+	defer stopPG()
 	rep := &Report{
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: opts.Command,
 		GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
@@ -81,6 +77,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	}
 	if rep.Command == "" {
 		rep.Command = "bench (in-process)"
+	}
+	if pgNote != "" {
+		rep.Notes = append(rep.Notes, pgNote)
 	}
 	for _, b := range []string{backendJSONL, backendEngine} {
 		if !backendCompiled(b) {
@@ -149,6 +148,23 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	}
 	r.progress("done in %.0fs", rep.Seconds)
 	return nil
+}
+
+// startPG starts or connects to the server of the postgres rows, with
+// -pg, and returns the note saying what server it is and how it syncs.
+func (r *runner) startPG(ctx context.Context) (note string, stop func() error, err error) {
+	if r.opts.PG == "" {
+		return "", func() error { return nil }, nil
+	}
+	if r.pgURL, stop, err = startPostgres(ctx, r.opts.PG); err != nil {
+		return "", nil, err
+	}
+	what := map[bool]string{true: "a throwaway cluster, -pg auto", false: "the -pg server"}[r.opts.PG == pgAuto]
+	if note, err = pgServerNote(ctx, r.pgURL, what); err != nil {
+		return "", nil, errors.Join(err, stop())
+	}
+	r.progress("%s", note)
+	return note, stop, nil
 }
 
 // startCPUProfile writes a CPU profile of the run to path

@@ -92,6 +92,9 @@ func TestQuick(t *testing.T) {
 		if w.name == "writers" {
 			bs = []string{backendEngine}
 		}
+		if w.name == "push" {
+			bs = []string{backendStore}
+		}
 		for _, b := range bs {
 			if !measured[w.name+"/"+b] {
 				t.Errorf("workload %s: no result for %s", w.name, b)

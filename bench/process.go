@@ -90,6 +90,10 @@ func commandsFor(shape Shape) []processCommand {
 	return out
 }
 
+// processPiVersion is the pi release issue 17's whole-process target
+// compares with.
+const processPiVersion = "1.6.0"
+
 // Issue 17 item 4: the resume of a 450 MB session of inline images.
 const (
 	largeResumeNs  = 50e6
@@ -426,11 +430,14 @@ func (rep *ProcessReport) checkReadTargets() {
 		at = fmt.Sprintf(" (at %s; the target is for %s)", sizeLabel(rep.Session.Entries), sizeLabel(targetSize))
 	}
 	ctxRes, floor := rep.find("context --json"), rep.find(processFloor)
-	const piTarget = "whole-process `context --json` ≥ 150× faster than pi 1.6.0's loader"
-	if rep.PiNs > 0 {
+	piTarget := "whole-process `context --json` ≥ 150× faster than pi " + processPiVersion + "'s loader"
+	switch {
+	case rep.PiNs > 0 && rep.Pi != piBackend(processPiVersion):
+		add(piTarget, fmt.Sprintf("pi %s not measured (%s was: -pi-versions %s first)", processPiVersion, rep.Pi, processPiVersion), verdictNotRun)
+	case rep.PiNs > 0:
 		x := rep.PiNs / ctxRes.MedianNs
 		add(piTarget, fmt.Sprintf("%s vs %s %s: %s%s", fmtDuration(ctxRes.MedianNs), rep.Pi, fmtDuration(rep.PiNs), fmtRatio(x), at), verdict(x >= 150))
-	} else {
+	default:
 		add(piTarget, "pi not measured (run with -vs-pi)", verdictNotRun)
 	}
 	bound := floor.MedianNs + rep.InProcessResumeNs

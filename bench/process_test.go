@@ -89,3 +89,29 @@ func TestLargeTargets(t *testing.T) {
 		t.Errorf("the compacted shape times %d commands; want all %d", len(commandsFor(ShapeCompacted)), len(processCommands))
 	}
 }
+
+// TestPiTargetIsAgainst160: issue 17's whole-process target is against
+// pi 1.6.0's loader; a run that timed another release (-pi-versions
+// 0.73.1, whose loader is about 2.8× slower) leaves it "not measured"
+// instead of judging it against the slower loader.
+func TestPiTargetIsAgainst160(t *testing.T) {
+	for _, c := range []struct {
+		pi   string
+		want string
+	}{{piBackend("1.6.0"), verdictMet}, {piBackend("0.73.1"), verdictNotRun}} {
+		rep := &ProcessReport{Session: DatasetInfo{Name: "compacted-100k", Entries: targetSize}, PiNs: 1.2e9, Pi: c.pi, InProcessResumeNs: 2e6}
+		for _, pc := range processCommands {
+			rep.Results = append(rep.Results, ProcessResult{Command: pc.name, MedianNs: 5e6})
+		}
+		rep.checkTargets()
+		var got *Target
+		for i, tg := range rep.Targets {
+			if strings.Contains(tg.Target, "150×") {
+				got = &rep.Targets[i]
+			}
+		}
+		if got == nil || got.Verdict != c.want {
+			t.Errorf("with %s timed: the 150× target %+v; want %s", c.pi, got, c.want)
+		}
+	}
+}

@@ -28,6 +28,8 @@ func (rep *Report) pgTargets(add func(string, string, string), notRun func(strin
 		notRun(imp, why)
 	}
 
+	rep.pushTarget(add, notRun)
+
 	rate := func(workload string, shape Shape, g int, backend string) float64 {
 		if r := rep.find(workload, string(shape), g, backend); r != nil {
 			return float64(r.Rows) / (r.MedianNs / 1e9)

@@ -97,6 +97,12 @@ var workloads = []*workload{
 		cases:  importCases,
 	},
 	{
+		name:   "push",
+		doc:    "Push the session from a SQLite session store to the PostgreSQL server's store, where it is new (store.Push, what `sessiontree push --to URL` runs, 4,096 entries a transaction; issue 15's target: 100,000 entries in < 10 s); the store row pushes into a new SQLite store, for reference.",
+		shapes: []Shape{ShapeCompacted},
+		cases:  pushCases,
+	},
+	{
 		name:   "list",
 		doc:    "List a corpus of sessions newest-updated first and read the first page (50 rows with name, counts and first user message): what a session picker shows.",
 		corpus: true,
@@ -122,7 +128,7 @@ var workloads = []*workload{
 	},
 	{
 		name:  "fleet",
-		doc:   "Many agents, one database: G writers (the size column) each append to a session of their own in one engine database (WAL, synchronous=NORMAL), every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. The floor is a bare batch insert of as many rows in one transaction.",
+		doc:   "Many agents, one database: G writers (the size column) each append to a session of their own in one engine database (WAL, synchronous=NORMAL), every Append returning once its entry is committed; an operation is 512 entries in all, split between the writers. The floor is bare SQLite committing the same appends as a group commit at its best would: one transaction per round of one append by each writer, each row in its writer's session range, nothing else.",
 		cases: fleetCases,
 	},
 	{

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+)
+
+// TestPGNotesTheServer: a run with postgres rows says in its notes what
+// server they ran on and its durability settings (fsync,
+// synchronous_commit), since those decide what a commit costs: -pg auto's
+// throwaway cluster runs with fsync off, which no SQLite row does.
+func TestPGNotesTheServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := QuickOptions()
+	opts.PG, opts.Sizes, opts.Shapes, opts.Runs, opts.MinRunTime = pgAuto, []int{100}, []Shape{ShapeCompacted}, 1, 0
+	opts.Workloads, opts.Backends, opts.CorpusSessions, opts.FleetWriters = []string{"open"}, []string{backendPostgres}, 0, nil
+	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, opts, &stdout, &stderr)
+	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
+		t.Skipf("no PostgreSQL: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{"rows ran on PostgreSQL ", "fsync=off", "synchronous_commit=off"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+	if !strings.Contains(stdout.String(), "fsync=off") {
+		t.Errorf("the table does not state the server's fsync:\n%.800s", stdout.String())
+	}
+}
