@@ -19,28 +19,39 @@ type block struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	MimeType  string          `json:"mimeType"`
+	// ArgumentsError is set on a tool call whose arguments the model sent
+	// as text that is not a JSON object: Arguments is then {} and this
+	// says why, with the text the model sent.
+	ArgumentsError string `json:"argumentsError"`
 }
 
 // message is the part of an agent message (or of a context message built
 // from another entry) that is shown to people. Fields a role does not have
 // stay empty; decoding never fails on unexpected shapes, it just shows less.
 type message struct {
-	Role         string          `json:"role"`
-	Content      json.RawMessage `json:"content"`
-	Provider     string          `json:"provider"`
-	Model        string          `json:"model"`
-	ToolName     string          `json:"toolName"`
-	IsError      bool            `json:"isError"`
-	Command      string          `json:"command"`
-	Output       string          `json:"output"`
-	ExitCode     *json.Number    `json:"exitCode"`
-	Cancelled    bool            `json:"cancelled"`
-	CustomType   string          `json:"customType"`
-	Summary      string          `json:"summary"`
-	FromID       string          `json:"fromId"`
-	TokensBefore *json.Number    `json:"tokensBefore"`
-	StopReason   string          `json:"stopReason"`
-	ErrorMessage string          `json:"errorMessage"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Provider  string          `json:"provider"`
+	Model     string          `json:"model"`
+	ToolName  string          `json:"toolName"`
+	IsError   bool            `json:"isError"`
+	Command   string          `json:"command"`
+	Output    string          `json:"output"`
+	ExitCode  *json.Number    `json:"exitCode"`
+	Cancelled bool            `json:"cancelled"`
+	// Truncated and FullOutputPath: a bash command's output was cut, the
+	// whole of it kept in that file; the model is told so.
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath"`
+	// ExcludeFromContext marks a bash command the user ran with "!!":
+	// pi never sends it to the model.
+	ExcludeFromContext bool         `json:"excludeFromContext"`
+	CustomType         string       `json:"customType"`
+	Summary            string       `json:"summary"`
+	FromID             string       `json:"fromId"`
+	TokensBefore       *json.Number `json:"tokensBefore"`
+	StopReason         string       `json:"stopReason"`
+	ErrorMessage       string       `json:"errorMessage"`
 
 	blocks []block
 	text   string // Content when it is a plain string
@@ -117,6 +128,30 @@ func (m message) exitCode() string {
 		return "?"
 	}
 	return m.ExitCode.String()
+}
+
+// bashDetails describe a bash execution: its exit code, whether it was
+// cancelled, and whether the model never sees it.
+func (m message) bashDetails() []string {
+	d := []string{"exit " + m.exitCode()}
+	if m.Cancelled {
+		d = append(d, "cancelled")
+	}
+	if m.ExcludeFromContext {
+		d = append(d, "not sent to the model")
+	}
+	return d
+}
+
+// bashText is a bash execution as a console shows it, the command then
+// its output, followed, when the output was cut, by the note pi adds for
+// the model (bashExecutionToText) with the path of the whole output.
+func (m message) bashText() string {
+	s := strings.TrimRight("$ "+m.Command+"\n"+m.Output, "\n")
+	if m.Truncated && m.FullOutputPath != "" {
+		s += "\n\n[Output truncated. Full output: " + m.FullOutputPath + "]"
+	}
+	return s
 }
 
 // modelName is "provider/model" for an assistant message.

@@ -221,11 +221,8 @@ func messageTurn(e sessiontree.Entry, raw json.RawMessage) turn {
 		t.Parts = contentParts(m, partCode)
 	case "bashExecution":
 		t.Title = "Bash"
-		t.Details = []string{"exit " + m.exitCode()}
-		if m.Cancelled {
-			t.Details = append(t.Details, "cancelled")
-		}
-		t.Parts = []part{{Kind: partCode, Lang: "console", Text: strings.TrimRight("$ "+m.Command+"\n"+m.Output, "\n")}}
+		t.Details = m.bashDetails()
+		t.Parts = []part{{Kind: partCode, Lang: "console", Text: m.bashText()}}
 	case "system":
 		t.Title = "System prompt"
 		t.Folded = "Prompt sections and tools"
@@ -284,6 +281,9 @@ func contentParts(m message, textKind partKind) []part {
 			}
 		case "toolCall":
 			parts = append(parts, part{Kind: partCode, Title: "→ " + OneLine(b.Name), Lang: "json", Text: indentJSON(b.Arguments)})
+			if b.ArgumentsError != "" {
+				parts = append(parts, part{Kind: partCode, Title: "Arguments error", Text: b.ArgumentsError})
+			}
 		case "image":
 			parts = append(parts, part{Kind: partImage, Mime: OneLine(b.MimeType), Data: b.Data})
 		default:

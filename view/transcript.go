@@ -78,10 +78,7 @@ func (m message) header(raw []byte) string {
 			parts = append(parts, "error")
 		}
 	case "bashExecution":
-		parts = append(parts, "exit "+m.exitCode())
-		if m.Cancelled {
-			parts = append(parts, "cancelled")
-		}
+		parts = append(parts, m.bashDetails()...)
 	case "custom", "hookMessage":
 		if m.CustomType != "" {
 			parts = append(parts, m.CustomType)
@@ -126,8 +123,7 @@ func (m message) body() string {
 	}
 	switch m.Role {
 	case "bashExecution":
-		add("$ " + m.Command)
-		add(m.Output)
+		add(m.bashText())
 		return strings.Join(parts, "\n")
 	case "compactionSummary", "branchSummary":
 		add(m.Summary)
@@ -139,9 +135,14 @@ func (m message) body() string {
 		case "text":
 			add(b.Text)
 		case "thinking":
-			add(indent(b.Thinking, "thinking: ", "          "))
+			if strings.TrimSpace(b.Thinking) != "" {
+				add(indent(b.Thinking, "thinking: ", "          "))
+			}
 		case "toolCall":
 			add("→ " + b.Name + " " + compactJSON(b.Arguments))
+			if b.ArgumentsError != "" {
+				add(indent(b.ArgumentsError, "  arguments error: ", "  "))
+			}
 		case "image":
 			add("[image " + b.MimeType + "]")
 		default:

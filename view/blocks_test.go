@@ -1,0 +1,77 @@
+package view_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+// blocksSession is testdata/pi16-blocks.jsonl: what pi 1.6.0 writes
+// beyond plain text (pi-ai's and pi's message types): a blank
+// thinking block (encrypted reasoning), a tool call whose arguments were not JSON (pi keeps
+// arguments {} and the text the model sent in argumentsError), a bash
+// command run with "!!" (excludeFromContext: the model never sees it) and
+// one whose output was cut (truncated, fullOutputPath: the model reads
+// "[Output truncated. Full output: …]").
+const blocksSession = "testdata/pi16-blocks.jsonl"
+
+// allViews renders blocksSession as the context transcript, Markdown and
+// HTML.
+func allViews(t *testing.T) map[string]string {
+	t.Helper()
+	st := load(t, blocksSession)
+	c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(context.Background(), sessiontree.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := view.WriteTranscript(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	s := loadShare(t, st)
+	return map[string]string{"context": buf.String(), "markdown": markdown(t, s, view.MarkdownOptions{}), "html": page(t, s)}
+}
+
+// TestViewsShowToolCallArgumentsError: a tool call whose arguments the
+// model sent as broken JSON has arguments {} and the text in
+// argumentsError. Every view showed "{}" alone, as if the model had
+// called the tool without arguments.
+func TestViewsShowToolCallArgumentsError(t *testing.T) {
+	t.Parallel()
+	for name, out := range allViews(t) {
+		if !strings.Contains(out, "Received arguments:") || !strings.Contains(out, "a.go") {
+			t.Errorf("%s: the arguments the model sent (argumentsError) are missing:\n%s", name, out)
+		}
+	}
+}
+
+// TestViewsShowBashAsTheModelSeesIt: pi sends the model a bash command's
+// truncation note with the path of its full output, and never sends a
+// command run with "!!" (excludeFromContext). The views dropped the note
+// and showed the excluded command like any other.
+func TestViewsShowBashAsTheModelSeesIt(t *testing.T) {
+	t.Parallel()
+	for name, out := range allViews(t) {
+		if !strings.Contains(out, "[Output truncated. Full output: /tmp/pi-bash-1.log]") {
+			t.Errorf("%s: the truncation note is missing:\n%s", name, out)
+		}
+		if n := strings.Count(out, "not sent to the model"); n != 1 {
+			t.Errorf("%s: %d marks \"not sent to the model\"; want 1, on the command run with !!:\n%s", name, n, out)
+		}
+	}
+}
+
+// TestTranscriptSkipsBlankThinking: a thinking block with no text (an
+// OpenAI reasoning item without summary: only its encrypted payload, in
+// thinkingSignature) showed as an empty "thinking:" line; Markdown, HTML
+// and pi's own export leave it out.
+func TestTranscriptSkipsBlankThinking(t *testing.T) {
+	t.Parallel()
+	if out := allViews(t)["context"]; strings.Contains(out, "\nthinking:") {
+		t.Errorf("context: a blank thinking line:\n%s", out)
+	}
+}
