@@ -19,11 +19,15 @@ import (
 // "[Output truncated. Full output: …]").
 const blocksSession = "testdata/pi16-blocks.jsonl"
 
-// allViews renders blocksSession as the context transcript, Markdown and
-// HTML.
-func allViews(t *testing.T) map[string]string {
+// allViews renders a session file (blocksSession unless told) as the
+// context transcript, Markdown and HTML.
+func allViews(t *testing.T, file ...string) map[string]string {
 	t.Helper()
-	st := load(t, blocksSession)
+	path := blocksSession
+	if len(file) > 0 {
+		path = file[0]
+	}
+	st := load(t, path)
 	c, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).Context(context.Background(), sessiontree.ContextOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,5 +77,22 @@ func TestTranscriptSkipsBlankThinking(t *testing.T) {
 	t.Parallel()
 	if out := allViews(t)["context"]; strings.Contains(out, "\nthinking:") {
 		t.Errorf("context: a blank thinking line:\n%s", out)
+	}
+}
+
+// TestViewsKeepMessagesWithOddFields: a message with a field of an
+// unexpected type (a tool result's "isError": 0, an assistant's "model"
+// as a list, as another writer or a hand edit may leave them) vanished
+// from every view, shown as a bare "message": decoding gave up on the
+// whole message for one field. pi shows such a message's content, and
+// sends it to the model.
+func TestViewsKeepMessagesWithOddFields(t *testing.T) {
+	t.Parallel()
+	for name, out := range allViews(t, "testdata/odd-fields.jsonl") {
+		for _, want := range []string{"file body", "done"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: %q is missing:\n%s", name, want, out)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -59,11 +60,21 @@ type message struct {
 
 func parseMessage(raw []byte) message {
 	var m message
-	if json.Unmarshal(raw, &m) != nil {
+	if !decodeLoosely(raw, &m) {
 		return message{}
 	}
 	m.parseContent()
 	return m
+}
+
+// decodeLoosely decodes JSON into v, reporting whether it could: a field
+// of another type than v expects ("isError": 0) is left empty and the
+// others decoded, so that one odd field does not hide a whole message or
+// block; JSON that does not parse, or is not an object, gives false.
+func decodeLoosely(raw []byte, v any) bool {
+	var typeErr *json.UnmarshalTypeError
+	err := json.Unmarshal(raw, v)
+	return err == nil || errors.As(err, &typeErr) && typeErr.Field != ""
 }
 
 func (m *message) parseContent() {
@@ -81,7 +92,7 @@ func (m *message) parseContent() {
 		}
 		for _, r := range raws {
 			var b block
-			if json.Unmarshal(r, &b) == nil {
+			if decodeLoosely(r, &b) {
 				m.blocks = append(m.blocks, b)
 			}
 		}
