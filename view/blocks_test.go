@@ -96,3 +96,18 @@ func TestViewsKeepMessagesWithOddFields(t *testing.T) {
 		}
 	}
 }
+
+// TestTranscriptShowsSystemPrompt: `context` showed a system message (the
+// snapshot a compaction keeps, the prompt pi 1.6.0 writes) as a bare
+// "[system]" header: its prompt sections and tools, the whole of what the
+// model is told, were left out. pi renders the sections after the
+// content (getSystemMessageText).
+func TestTranscriptShowsSystemPrompt(t *testing.T) {
+	t.Parallel()
+	out := allViews(t, fixtures["pi1-real-00"])["context"]
+	for _, want := range []string{"Section preamble: You are a coding assistant working in the user's project.", "Section rules:\n  <rules>\n  - Be concise", "Tools added: read, bash, edit, write"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("context: %q is missing:\n%s", want, out[:min(len(out), 2000)])
+		}
+	}
+}
