@@ -3,6 +3,9 @@ package view_test
 import (
 	"bytes"
 	"context"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +112,32 @@ func TestTranscriptShowsSystemPrompt(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("context: %q is missing:\n%s", want, out[:min(len(out), 2000)])
 		}
+	}
+}
+
+// TestImageFilesWritesAnImageOnce: ImageFiles names an image by a hash of
+// its bytes "so that an image met twice is written once", yet it wrote
+// the file again at every meeting (a screenshot pasted into twenty
+// messages was written twenty times). The test marks the file after the
+// first write: a second write would replace the mark.
+func TestImageFilesWritesAnImageOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	save := view.ImageFiles(dir, "img")
+	img := view.Image{MimeType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nbytes")}
+	first, err := save(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, path.Base(first))
+	if err := os.WriteFile(file, []byte("mark"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	second, err := save(img)
+	if err != nil || second != first {
+		t.Fatalf("second link %q, %v; want %q", second, err, first)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mark" {
+		t.Errorf("the image was written again")
 	}
 }

@@ -462,9 +462,17 @@ func imageExt(mime string) string {
 // image met twice is written once, and links to it as linkDir/name (a
 // relative URL: linkDir is the path from the page to dir, with slashes).
 func ImageFiles(dir, linkDir string) func(Image) (string, error) {
+	var mu sync.Mutex
+	written := map[string]bool{}
 	return func(img Image) (string, error) {
 		sum := sha256.Sum256(img.Data)
 		name := hex.EncodeToString(sum[:8]) + imageExt(img.MimeType)
+		link := (&url.URL{Path: path.Join(linkDir, name)}).String()
+		mu.Lock()
+		defer mu.Unlock()
+		if written[name] {
+			return link, nil
+		}
 		err := fsx.WriteFile(filepath.Join(dir, name), "image file", 0o644, func(w io.Writer) error {
 			_, err := w.Write(img.Data)
 			return err
@@ -472,6 +480,7 @@ func ImageFiles(dir, linkDir string) func(Image) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("write image: %w", err)
 		}
-		return (&url.URL{Path: path.Join(linkDir, name)}).String(), nil
+		written[name] = true
+		return link, nil
 	}
 }
