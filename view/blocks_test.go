@@ -3,6 +3,7 @@ package view_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path"
 	"path/filepath"
@@ -139,5 +140,37 @@ func TestImageFilesWritesAnImageOnce(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "mark" {
 		t.Errorf("the image was written again")
+	}
+}
+
+// TestEntrySummaryCountsImages: the one-line summary of tree, branch and
+// log says "[n images]" of a user or assistant message, but said nothing
+// of the images of a tool result (a screenshot tool's answer) or a
+// custom message: an image-only tool result read "toolResult screenshot",
+// as if it had returned nothing.
+func TestEntrySummaryCountsImages(t *testing.T) {
+	t.Parallel()
+	img := map[string]any{"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+	tests := []struct {
+		msg  map[string]any
+		want string
+	}{
+		{map[string]any{"role": "toolResult", "toolName": "screenshot", "content": []any{img}}, "toolResult screenshot: [1 image]"},
+		{map[string]any{"role": "toolResult", "toolName": "look", "isError": true, "content": []any{map[string]any{"type": "text", "text": "two"}, img, img}}, "toolResult look (error): two [2 images]"},
+		{map[string]any{"role": "custom", "customType": "snap", "content": []any{img}}, "custom snap: [1 image]"},
+		{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "see"}, img}}, "user: see [1 image]"},
+	}
+	for _, tt := range tests {
+		raw, err := json.Marshal(map[string]any{"type": "message", "id": "a", "parentId": nil, "timestamp": "2026-03-01T10:00:00.000Z", "message": tt.msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := sessiontree.DecodeEntry(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := view.EntrySummary(e); got != tt.want {
+			t.Errorf("EntrySummary = %q; want %q", got, tt.want)
+		}
 	}
 }

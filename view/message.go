@@ -190,11 +190,11 @@ func (m message) firstWords() string {
 		if m.IsError {
 			s += " (error)"
 		}
-		return joinWords(s, m.texts())
+		return joinWords(s, m.withImages(m.texts()))
 	case "bashExecution":
 		return joinWords("bash", "$ "+m.Command+" (exit "+m.exitCode()+")")
 	case "custom", "hookMessage":
-		return joinWords(m.Role+" "+m.CustomType, m.texts())
+		return joinWords(m.Role+" "+m.CustomType, m.withImages(m.texts()))
 	case "compactionSummary", "branchSummary":
 		return joinWords(m.Role, m.Summary)
 	}
@@ -207,13 +207,20 @@ func (m message) firstWords() string {
 	if tools := m.toolNames(); len(tools) > 0 {
 		words = strings.TrimSpace(words + " → " + strings.Join(tools, ", "))
 	}
-	if n := m.count("image"); n > 0 {
-		words = strings.TrimSpace(words + " [" + plural(n, "image") + "]")
-	}
+	words = m.withImages(words)
 	if words == "" && m.ErrorMessage != "" {
 		words = "error: " + m.ErrorMessage
 	}
 	return joinWords(m.Role, words)
+}
+
+// withImages is words followed by the count of the message's images,
+// "[2 images]", when it has any.
+func (m message) withImages(words string) string {
+	if n := m.count("image"); n > 0 {
+		return strings.TrimSpace(words + " [" + plural(n, "image") + "]")
+	}
+	return words
 }
 
 // joinWords is head, then words after a colon, folded onto one line:
@@ -268,7 +275,7 @@ func EntrySummary(e sessiontree.Entry) string {
 		m := message{}
 		m.Content, _ = e.Field("content")
 		m.parseContent()
-		return joinWords("custom_message "+str("customType"), m.texts())
+		return joinWords("custom_message "+str("customType"), m.withImages(m.texts()))
 	case sessiontree.TypeLabel:
 		target := ShortID(e.TargetID())
 		if l := sessiontree.LabelOf(e); l != "" {
