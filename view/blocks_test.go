@@ -174,3 +174,29 @@ func TestEntrySummaryCountsImages(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPagesShowRetainedTail: a compaction of the newer harness
+// keeps the last messages inline (retainedTail) instead of naming the
+// first kept entry; the model reads them after the summary. Markdown and
+// HTML showed the summary alone, the kept messages nowhere.
+func TestSharedPagesShowRetainedTail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := load(t, "testdata/demo.jsonl")
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	tail := []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"kept question","timestamp":1}`),
+		json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"kept answer"}],"provider":"p","model":"m","timestamp":2}`),
+	}
+	if _, err := s.AppendCompaction(ctx, sessiontree.Compaction{Summary: "the summary", RetainedTail: tail, TokensBefore: 5}); err != nil {
+		t.Fatal(err)
+	}
+	sh := loadShare(t, st)
+	for name, out := range map[string]string{"markdown": markdown(t, sh, view.MarkdownOptions{}), "html": page(t, sh)} {
+		for _, want := range []string{"kept question", "kept answer", "keeps 2 messages"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: %q is missing", name, want)
+			}
+		}
+	}
+}
