@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"iter"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,8 +60,12 @@ func WriteHTML(w io.Writer, s Share) error {
 		p.Branches = append(p.Branches, htmlBranch{N: k + 1, Active: b.active, Where: where, Size: size})
 	}
 	marks := s.Data.EditMarks()
-	for _, n := range t.order {
-		p.Entries = append(p.Entries, htmlEntryOf(turnOf(n.Entry), t.member[n.Entry.ID], s.Data, marks))
+	p.Entries = func(yield func(htmlEntry) bool) {
+		for _, n := range t.order {
+			if !yield(htmlEntryOf(turnOf(n.Entry), t.member[n.Entry.ID], s.Data, marks)) {
+				return
+			}
+		}
 	}
 	p.Chains = htmlChains(t.chains(s.Data.Leaf), t, s.Data.Labels)
 	bw := bufio.NewWriter(w)
@@ -82,7 +87,10 @@ type htmlPage struct {
 	Empty    string
 	Branches []htmlBranch
 	Chains   []htmlChain
-	Entries  []htmlEntry
+	// Entries are made one at a time as the template writes them, so
+	// that only one entry's images are held decoded at once, not every
+	// image of the session.
+	Entries iter.Seq[htmlEntry]
 }
 
 // htmlBranch is a branch's heading, shown above its entries.

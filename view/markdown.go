@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/sessiontree/sessiontree/internal/fsx"
 )
@@ -385,23 +386,57 @@ var linkDefinition = sync.OnceValue(func() *regexp.Regexp {
 // unsafeDestination reports whether a link destination starting at rest
 // (the line after "(" or "]:"; the next line, next, when rest is blank,
 // as CommonMark allows) has an unsafe scheme (see unsafeScheme) as a
-// browser reads it: after the renderer decodes character references
-// ("&#106;avascript:", "javascript&colon;") and the browser drops tabs
-// and line breaks inside a URL and control characters and spaces around
-// it.
+// browser reads it (see destinationStart).
 func unsafeDestination(rest, next string) bool {
-	if strings.TrimSpace(rest) == "" {
+	return unsafeScheme().MatchString(destinationStart(rest, next))
+}
+
+// schemeLen is how much of a destination's start decides whether its
+// scheme is unsafe: the longest such scheme, "javascript:".
+const schemeLen = len("javascript:")
+
+// maxReference is the length of the longest character reference
+// CommonMark decodes ("&CounterClockwiseContourIntegral;"; a numeric one
+// has at most 7 digits).
+const maxReference = len("&CounterClockwiseContourIntegral;")
+
+// destinationStart is the start of a link destination at rest (at next
+// when rest is blank) as a browser reads it: after the renderer decodes
+// character references ("&#106;avascript:", "javascript&colon;") and the
+// browser drops tabs and line breaks inside a URL and control characters
+// and spaces before it. It holds at least schemeLen bytes when the
+// destination has as many, and it reads only a window of rest, grown
+// while what it holds is dropped: safeProse asks at every link of a line,
+// and reading each time to the line's end made a line of n links cost n
+// times the line. A window may cut a reference or a character in two,
+// which spoils at most maxReference bytes at its end: a window is enough
+// when it gives that many more than schemeLen.
+func destinationStart(rest, next string) string {
+	if strings.TrimLeftFunc(rest, unicode.IsSpace) == "" {
 		rest = next
 	}
-	d := strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return -1
+	// What the browser drops before a URL, written as is: no reference
+	// starts with it, so dropping it first decodes the rest the same.
+	rest = strings.TrimLeft(rest, urlSpace)
+	for window := 64; ; window *= 2 {
+		w := rest[:min(window, len(rest))]
+		d := strings.Map(func(r rune) rune {
+			if r == '\t' || r == '\n' || r == '\r' {
+				return -1
+			}
+			return r
+		}, html.UnescapeString(w))
+		d = strings.TrimLeft(d, urlSpace)
+		if len(w) == len(rest) || len(d) >= schemeLen+maxReference {
+			return d
 		}
-		return r
-	}, html.UnescapeString(rest))
-	d = strings.TrimLeft(d, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f <")
-	return unsafeScheme().MatchString(d)
+	}
 }
+
+// urlSpace are the characters a browser drops before a URL (C0 controls
+// and spaces; tabs and line breaks anywhere), with the "<" of a
+// destination written <like this>.
+const urlSpace = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f <"
 
 // closingRun is the index in s of the first run of exactly n backticks,
 // -1 when there is none.
@@ -462,9 +497,17 @@ func imageExt(mime string) string {
 // image met twice is written once, and links to it as linkDir/name (a
 // relative URL: linkDir is the path from the page to dir, with slashes).
 func ImageFiles(dir, linkDir string) func(Image) (string, error) {
+	var mu sync.Mutex
+	written := map[string]bool{}
 	return func(img Image) (string, error) {
 		sum := sha256.Sum256(img.Data)
 		name := hex.EncodeToString(sum[:8]) + imageExt(img.MimeType)
+		link := (&url.URL{Path: path.Join(linkDir, name)}).String()
+		mu.Lock()
+		defer mu.Unlock()
+		if written[name] {
+			return link, nil
+		}
 		err := fsx.WriteFile(filepath.Join(dir, name), "image file", 0o644, func(w io.Writer) error {
 			_, err := w.Write(img.Data)
 			return err
@@ -472,6 +515,7 @@ func ImageFiles(dir, linkDir string) func(Image) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("write image: %w", err)
 		}
-		return (&url.URL{Path: path.Join(linkDir, name)}).String(), nil
+		written[name] = true
+		return link, nil
 	}
 }

@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -19,28 +20,39 @@ type block struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	MimeType  string          `json:"mimeType"`
+	// ArgumentsError is set on a tool call whose arguments the model sent
+	// as text that is not a JSON object: Arguments is then {} and this
+	// says why, with the text the model sent.
+	ArgumentsError string `json:"argumentsError"`
 }
 
 // message is the part of an agent message (or of a context message built
 // from another entry) that is shown to people. Fields a role does not have
 // stay empty; decoding never fails on unexpected shapes, it just shows less.
 type message struct {
-	Role         string          `json:"role"`
-	Content      json.RawMessage `json:"content"`
-	Provider     string          `json:"provider"`
-	Model        string          `json:"model"`
-	ToolName     string          `json:"toolName"`
-	IsError      bool            `json:"isError"`
-	Command      string          `json:"command"`
-	Output       string          `json:"output"`
-	ExitCode     *json.Number    `json:"exitCode"`
-	Cancelled    bool            `json:"cancelled"`
-	CustomType   string          `json:"customType"`
-	Summary      string          `json:"summary"`
-	FromID       string          `json:"fromId"`
-	TokensBefore *json.Number    `json:"tokensBefore"`
-	StopReason   string          `json:"stopReason"`
-	ErrorMessage string          `json:"errorMessage"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Provider  string          `json:"provider"`
+	Model     string          `json:"model"`
+	ToolName  string          `json:"toolName"`
+	IsError   bool            `json:"isError"`
+	Command   string          `json:"command"`
+	Output    string          `json:"output"`
+	ExitCode  *json.Number    `json:"exitCode"`
+	Cancelled bool            `json:"cancelled"`
+	// Truncated and FullOutputPath: a bash command's output was cut, the
+	// whole of it kept in that file; the model is told so.
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath"`
+	// ExcludeFromContext marks a bash command the user ran with "!!":
+	// pi never sends it to the model.
+	ExcludeFromContext bool         `json:"excludeFromContext"`
+	CustomType         string       `json:"customType"`
+	Summary            string       `json:"summary"`
+	FromID             string       `json:"fromId"`
+	TokensBefore       *json.Number `json:"tokensBefore"`
+	StopReason         string       `json:"stopReason"`
+	ErrorMessage       string       `json:"errorMessage"`
 
 	blocks []block
 	text   string // Content when it is a plain string
@@ -48,11 +60,21 @@ type message struct {
 
 func parseMessage(raw []byte) message {
 	var m message
-	if json.Unmarshal(raw, &m) != nil {
+	if !decodeLoosely(raw, &m) {
 		return message{}
 	}
 	m.parseContent()
 	return m
+}
+
+// decodeLoosely decodes JSON into v, reporting whether it could: a field
+// of another type than v expects ("isError": 0) is left empty and the
+// others decoded, so that one odd field does not hide a whole message or
+// block; JSON that does not parse, or is not an object, gives false.
+func decodeLoosely(raw []byte, v any) bool {
+	var typeErr *json.UnmarshalTypeError
+	err := json.Unmarshal(raw, v)
+	return err == nil || errors.As(err, &typeErr) && typeErr.Field != ""
 }
 
 func (m *message) parseContent() {
@@ -70,7 +92,7 @@ func (m *message) parseContent() {
 		}
 		for _, r := range raws {
 			var b block
-			if json.Unmarshal(r, &b) == nil {
+			if decodeLoosely(r, &b) {
 				m.blocks = append(m.blocks, b)
 			}
 		}
@@ -119,6 +141,30 @@ func (m message) exitCode() string {
 	return m.ExitCode.String()
 }
 
+// bashDetails describe a bash execution: its exit code, whether it was
+// cancelled, and whether the model never sees it.
+func (m message) bashDetails() []string {
+	d := []string{"exit " + m.exitCode()}
+	if m.Cancelled {
+		d = append(d, "cancelled")
+	}
+	if m.ExcludeFromContext {
+		d = append(d, "not sent to the model")
+	}
+	return d
+}
+
+// bashText is a bash execution as a console shows it, the command then
+// its output, followed, when the output was cut, by the note pi adds for
+// the model (bashExecutionToText) with the path of the whole output.
+func (m message) bashText() string {
+	s := strings.TrimRight("$ "+m.Command+"\n"+m.Output, "\n")
+	if m.Truncated && m.FullOutputPath != "" {
+		s += "\n\n[Output truncated. Full output: " + m.FullOutputPath + "]"
+	}
+	return s
+}
+
 // modelName is "provider/model" for an assistant message.
 func (m message) modelName() string {
 	switch {
@@ -144,11 +190,11 @@ func (m message) firstWords() string {
 		if m.IsError {
 			s += " (error)"
 		}
-		return joinWords(s, m.texts())
+		return joinWords(s, m.withImages(m.texts()))
 	case "bashExecution":
 		return joinWords("bash", "$ "+m.Command+" (exit "+m.exitCode()+")")
 	case "custom", "hookMessage":
-		return joinWords(m.Role+" "+m.CustomType, m.texts())
+		return joinWords(m.Role+" "+m.CustomType, m.withImages(m.texts()))
 	case "compactionSummary", "branchSummary":
 		return joinWords(m.Role, m.Summary)
 	}
@@ -161,13 +207,20 @@ func (m message) firstWords() string {
 	if tools := m.toolNames(); len(tools) > 0 {
 		words = strings.TrimSpace(words + " → " + strings.Join(tools, ", "))
 	}
-	if n := m.count("image"); n > 0 {
-		words = strings.TrimSpace(words + " [" + plural(n, "image") + "]")
-	}
+	words = m.withImages(words)
 	if words == "" && m.ErrorMessage != "" {
 		words = "error: " + m.ErrorMessage
 	}
 	return joinWords(m.Role, words)
+}
+
+// withImages is words followed by the count of the message's images,
+// "[2 images]", when it has any.
+func (m message) withImages(words string) string {
+	if n := m.count("image"); n > 0 {
+		return strings.TrimSpace(words + " [" + plural(n, "image") + "]")
+	}
+	return words
 }
 
 // joinWords is head, then words after a colon, folded onto one line:
@@ -222,7 +275,7 @@ func EntrySummary(e sessiontree.Entry) string {
 		m := message{}
 		m.Content, _ = e.Field("content")
 		m.parseContent()
-		return joinWords("custom_message "+str("customType"), m.texts())
+		return joinWords("custom_message "+str("customType"), m.withImages(m.texts()))
 	case sessiontree.TypeLabel:
 		target := ShortID(e.TargetID())
 		if l := sessiontree.LabelOf(e); l != "" {

@@ -182,6 +182,10 @@ func turnOf(e sessiontree.Entry) turn {
 			}
 		}
 		t.Parts = textParts(str("summary"))
+		if kept := retainedParts(e); len(kept) > 0 {
+			t.Details = append(t.Details, "keeps "+plural(len(kept), "message"))
+			t.Parts = append(t.Parts, kept...)
+		}
 		return t
 	case sessiontree.TypeBranchSummary:
 		t := turn{Entry: e, Kind: "branchSummary", Title: "Branch summary"}
@@ -192,6 +196,25 @@ func turnOf(e sessiontree.Entry) turn {
 		return t
 	}
 	return turn{Entry: e, Kind: "note", Title: EntrySummary(e)}
+}
+
+// retainedParts are the messages a compaction keeps inline (its
+// retainedTail), which the model reads after the summary: one code block
+// each, under its role, with its text as `context` shows it.
+func retainedParts(e sessiontree.Entry) []part {
+	raw, ok := e.Field("retainedTail")
+	if !ok {
+		return nil
+	}
+	var tail []json.RawMessage
+	_ = json.Unmarshal(raw, &tail) // not a list: nothing kept to show
+	parts := make([]part, 0, len(tail))
+	for _, m := range tail {
+		mt := messageTurn(e, m)
+		title := strings.Join(append([]string{"Kept: " + mt.Title}, mt.Details...), " · ")
+		parts = append(parts, part{Kind: partCode, Title: title, Text: parseMessage(m).body(m)})
+	}
+	return parts
 }
 
 // messageTurn makes the turn of a message entry.
@@ -221,11 +244,8 @@ func messageTurn(e sessiontree.Entry, raw json.RawMessage) turn {
 		t.Parts = contentParts(m, partCode)
 	case "bashExecution":
 		t.Title = "Bash"
-		t.Details = []string{"exit " + m.exitCode()}
-		if m.Cancelled {
-			t.Details = append(t.Details, "cancelled")
-		}
-		t.Parts = []part{{Kind: partCode, Lang: "console", Text: strings.TrimRight("$ "+m.Command+"\n"+m.Output, "\n")}}
+		t.Details = m.bashDetails()
+		t.Parts = []part{{Kind: partCode, Lang: "console", Text: m.bashText()}}
 	case "system":
 		t.Title = "System prompt"
 		t.Folded = "Prompt sections and tools"
@@ -284,6 +304,9 @@ func contentParts(m message, textKind partKind) []part {
 			}
 		case "toolCall":
 			parts = append(parts, part{Kind: partCode, Title: "→ " + OneLine(b.Name), Lang: "json", Text: indentJSON(b.Arguments)})
+			if b.ArgumentsError != "" {
+				parts = append(parts, part{Kind: partCode, Title: "Arguments error", Text: b.ArgumentsError})
+			}
 		case "image":
 			parts = append(parts, part{Kind: partImage, Mime: OneLine(b.MimeType), Data: b.Data})
 		default:

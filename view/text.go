@@ -5,6 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rivo/uniseg"
 	"golang.org/x/text/width"
 )
 
@@ -40,42 +41,71 @@ func StringWidth(s string) int {
 }
 
 // Truncate shortens s to at most cols terminal columns, ending it with "…"
-// when it had to cut. cols <= 0 means no limit.
+// when it had to cut. It cuts between grapheme clusters (the characters a
+// person reads: an emoji sequence, a flag, a letter with its accents),
+// never inside one, and reads s only as far as cols columns: a summary of
+// a megabyte of tool output costs no more than a short one. cols <= 0
+// means no limit.
 func Truncate(s string, cols int) string {
-	if cols <= 0 || StringWidth(s) <= cols {
+	if cols <= 0 {
 		return s
 	}
 	limit := cols - StringWidth(ellipsis)
-	w := 0
-	for i, r := range s {
-		rw := RuneWidth(r)
-		if w+rw > limit {
-			return s[:i] + ellipsis
+	w, end, state := 0, 0, -1
+	for rest := s; rest != ""; {
+		var c string
+		c, rest, state = nextGrapheme(rest, state)
+		if w += StringWidth(c); w > cols {
+			return s[:end] + ellipsis
 		}
-		w += rw
+		if w <= limit {
+			end = len(s) - len(rest)
+		}
 	}
 	return s
 }
 
+// nextGrapheme splits the first grapheme cluster off s (state as
+// uniseg's, -1 at the start): a byte of ASCII followed by another, the
+// common case, without asking uniseg.
+func nextGrapheme(s string, state int) (cluster, rest string, newState int) {
+	if s[0] < utf8.RuneSelf && s[0] != '\r' && (len(s) == 1 || s[1] < utf8.RuneSelf) {
+		return s[:1], s[1:], -1
+	}
+	cluster, rest, _, newState = uniseg.FirstGraphemeClusterInString(s, state)
+	return cluster, rest, newState
+}
+
 // TruncateLeft shortens s to at most cols columns by cutting its start, so
-// the end of a long path stays visible: "…/project/src".
+// the end of a long path stays visible: "…/project/src". It cuts between
+// grapheme clusters, as [Truncate] does.
 func TruncateLeft(s string, cols int) string {
 	if cols <= 0 || StringWidth(s) <= cols {
 		return s
 	}
 	limit := cols - StringWidth(ellipsis)
-	w := 0
-	i := len(s)
-	for i > 0 {
-		r, size := utf8.DecodeLastRuneInString(s[:i])
-		rw := RuneWidth(r)
-		if w+rw > limit {
+	cs := graphemes(s)
+	w, start := 0, len(s)
+	for i := len(cs) - 1; i >= 0; i-- {
+		if w += StringWidth(cs[i]); w > limit {
 			break
 		}
-		w += rw
-		i -= size
+		start -= len(cs[i])
 	}
-	return ellipsis + s[i:]
+	return ellipsis + s[start:]
+}
+
+// graphemes splits s into its grapheme clusters. (Truncate reads them one
+// at a time instead: it stops at its width, whatever the length of s.)
+func graphemes(s string) []string {
+	var out []string
+	state := -1
+	for s != "" {
+		var c string
+		c, s, state = nextGrapheme(s, state)
+		out = append(out, c)
+	}
+	return out
 }
 
 // OneLine folds s onto one line: every run of white space (line breaks

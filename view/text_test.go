@@ -56,6 +56,40 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// TestTruncateKeepsGraphemes: Truncate and TruncateLeft cut between
+// characters as a person reads them (grapheme clusters), never inside
+// one: a family emoji (three emoji joined by U+200D) was cut after a
+// joiner, which then glued the ellipsis to the half-family; a flag (two
+// regional indicators) was cut to a lone letter symbol; a letter and its
+// combining accent were parted at the left cut.
+func TestTruncateKeepsGraphemes(t *testing.T) {
+	t.Parallel()
+	const family, flag = "\U0001F468\u200D\U0001F469\u200D\U0001F467", "\U0001F1EB\U0001F1F7"
+	tests := []struct {
+		s    string
+		cols int
+		left bool
+		want string
+	}{
+		{"ab" + family + "cd", 5, false, "ab…"},
+		{"ab" + family + "cd", 9, false, "ab" + family + "…"},
+		{"ab" + flag + flag, 4, false, "ab…"},
+		{"ab" + flag + flag, 5, false, "ab" + flag + "…"},
+		{"xe\u0301tude", 5, true, "…tude"},
+		{"xxe\u0301tude", 6, true, "…e\u0301tude"},
+		{"ab" + family + "cd", 5, true, "…cd"},
+	}
+	for _, tt := range tests {
+		got := view.Truncate(tt.s, tt.cols)
+		if tt.left {
+			got = view.TruncateLeft(tt.s, tt.cols)
+		}
+		if got != tt.want {
+			t.Errorf("Truncate(%q, %d, left %v) = %q; want %q", tt.s, tt.cols, tt.left, got, tt.want)
+		}
+	}
+}
+
 func TestOneLine(t *testing.T) {
 	t.Parallel()
 	tests := map[string]string{

@@ -30,7 +30,7 @@ func WriteTranscript(w io.Writer, c sessiontree.Context) error {
 		bw.WriteByte('\n')
 		bw.WriteString(TermText(m.header(raw)))
 		bw.WriteByte('\n')
-		if body := m.body(); body != "" {
+		if body := m.body(raw); body != "" {
 			bw.WriteString(TermText(body))
 			bw.WriteByte('\n')
 		}
@@ -78,10 +78,7 @@ func (m message) header(raw []byte) string {
 			parts = append(parts, "error")
 		}
 	case "bashExecution":
-		parts = append(parts, "exit "+m.exitCode())
-		if m.Cancelled {
-			parts = append(parts, "cancelled")
-		}
+		parts = append(parts, m.bashDetails()...)
 	case "custom", "hookMessage":
 		if m.CustomType != "" {
 			parts = append(parts, m.CustomType)
@@ -117,7 +114,7 @@ func messageTime(raw []byte) (time.Time, bool) {
 }
 
 // body is the message's content as text.
-func (m message) body() string {
+func (m message) body(raw []byte) string {
 	var parts []string
 	add := func(s string) {
 		if s = strings.TrimRight(s, " \t\r\n"); s != "" {
@@ -126,11 +123,15 @@ func (m message) body() string {
 	}
 	switch m.Role {
 	case "bashExecution":
-		add("$ " + m.Command)
-		add(m.Output)
+		add(m.bashText())
 		return strings.Join(parts, "\n")
 	case "compactionSummary", "branchSummary":
 		add(m.Summary)
+		return strings.Join(parts, "\n")
+	case "system":
+		for _, p := range systemParts(raw, m) {
+			add(p.plainText())
+		}
 		return strings.Join(parts, "\n")
 	}
 	add(m.text)
@@ -139,9 +140,14 @@ func (m message) body() string {
 		case "text":
 			add(b.Text)
 		case "thinking":
-			add(indent(b.Thinking, "thinking: ", "          "))
+			if strings.TrimSpace(b.Thinking) != "" {
+				add(indent(b.Thinking, "thinking: ", "          "))
+			}
 		case "toolCall":
 			add("→ " + b.Name + " " + compactJSON(b.Arguments))
+			if b.ArgumentsError != "" {
+				add(indent(b.ArgumentsError, "  arguments error: ", "  "))
+			}
 		case "image":
 			add("[image " + b.MimeType + "]")
 		default:
@@ -152,6 +158,23 @@ func (m message) body() string {
 		add("error: " + m.ErrorMessage)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// plainText is a part of a shared page's turn as transcript text: its
+// title, then its text on the same line when it is one line, else
+// indented below.
+func (p part) plainText() string {
+	text := p.Text
+	if p.Kind == partImage {
+		text = "[image " + p.Mime + "]"
+	}
+	switch {
+	case p.Title == "":
+		return text
+	case strings.Contains(text, "\n"):
+		return p.Title + ":\n" + indent(text, "  ", "  ")
+	}
+	return p.Title + ": " + text
 }
 
 // indent prefixes the first line of s with first and the others with rest.
