@@ -18,19 +18,22 @@ const UsageDayLayout = "2006-01-02"
 
 // UsageDay is the day a usage record counts on in usage reports: the UTC
 // date of its entry's timestamp (the entry's, not the message's inner
-// time), as "2026-12-03". A timestamp [ParseTime] cannot read (pi writes
-// every timestamp in UTC with milliseconds; only a hand-edited file has
-// another) gives "", the day of records whose day is unknown.
+// time), as "2026-12-03". A date and time without zone, which [ParseTime]
+// (as JavaScript's Date) reads as local time, counts on the date as
+// written, so that the day does not depend on the zone of the machine
+// that writes, checks or reports it. A timestamp [ParseTime] cannot read
+// (pi writes every timestamp in UTC with milliseconds; only a hand-edited
+// file has another) gives "", the day of records whose day is unknown.
 func UsageDay(timestamp string) string {
 	t, err := ParseTime(timestamp)
+	if err == nil && t.Location() == time.Local {
+		t, err = ParseTime(timestamp + "Z") // the same fields, read in UTC
+	}
 	if err != nil {
 		return ""
 	}
-	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) && timestamp[len(UsageDayLayout)] == 'T' {
-		// A time in UTC (ending in Z, as pi writes them all) starts
-		// with its date: no need to format one.
-		return timestamp[:len(UsageDayLayout)]
-	}
+	// Formatted, not the text's first bytes, even in UTC: Date carries
+	// "2026-02-31T10:00Z" into March and 24:00 into the next day.
 	return t.UTC().Format(UsageDayLayout)
 }
 

@@ -16,6 +16,11 @@ func TestUsageDay(t *testing.T) {
 		{"2026-12-03", "2026-12-03"}, // a date alone is UTC midnight, as JavaScript reads it
 		{"2026-12-03T23:30Z", "2026-12-03"},
 		{"+002026-12-03T10:00:00Z", "2026-12-03"},
+		{"2026-12-03T23:30:00", "2026-12-03"}, // no zone: the date as written, in any zone
+		{"2026-12-03 00:30", "2026-12-03"},
+		{"2026-02-31T24:00", "2026-03-04"},         // Date's overflows, as written
+		{"2026-02-31T10:00:00.000Z", "2026-03-03"}, // Date's overflows, in UTC too
+		{"2026-12-03T24:00:00.000Z", "2026-12-04"},
 		{"yesterday", ""},
 		{"", ""},
 	} {

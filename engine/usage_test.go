@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -367,5 +368,31 @@ func TestUsageBackfill(t *testing.T) {
 	}
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after migration 12 = %v", err)
+	}
+}
+
+// TestUsageDayAnyZone writes usage at a time without zone (JavaScript's
+// Date reads it as local time) with the process in New York's zone and
+// checks the database and reports it from Tokyo's: the day a record counts
+// on must not depend on the zone of the machine that reads it, or Check
+// reports the rows every write kept as damaged and two machines report the
+// same log on different days. (Not parallel: it sets time.Local.)
+func TestUsageDayAnyZone(t *testing.T) {
+	ctx := context.Background()
+	local := time.Local
+	t.Cleanup(func() { time.Local = local })
+	time.Local = time.FixedZone("New York", -5*3600)
+	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	st := newSession(t, db)
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{usageEntry(t, "e1", "", "2026-12-03T22:30:00", "m", 5, 0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Local = time.FixedZone("Tokyo", 9*3600)
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() in another zone = %v", err)
+	}
+	rep := usageReport(t, db, sessiontree.UsageQuery{})
+	if len(rep.Rows) != 1 || rep.Rows[0].Key != "2026-12-03" {
+		t.Errorf("Usage() rows = %+v; want one on 2026-12-03, the date as written", rep.Rows)
 	}
 }
