@@ -396,3 +396,55 @@ func TestUsageDayAnyZone(t *testing.T) {
 		t.Errorf("Usage() rows = %+v; want one on 2026-12-03, the date as written", rep.Rows)
 	}
 }
+
+// TestUsageDaysOfOlderReaders takes a database back to the rows an older
+// engine kept for times it could not read or read differently from
+// JavaScript's Date (before ParseTime read them as Date does): a time
+// without seconds on the unknown day "", a day past the month's end kept
+// as written. Opening it recomputes those sessions' rows from their
+// entries, so Check agrees with the log and the report counts each
+// record on its day; a session whose rows were right keeps them.
+func TestUsageDaysOfOlderReaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "u.db")
+	db, err := engine.Open(ctx, path, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessions []string
+	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "2026-12-05T10:00:00.000Z"} {
+		st := newSession(t, db)
+		if err := st.AppendBatch(ctx, []sessiontree.Entry{
+			usageEntry(t, "e1", "", ts, "m", 5, 0.1), usageEntry(t, "e2", "e1", ts, "m", 7, 0.2),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, st.ID())
+	}
+	before := usageReport(t, db, sessiontree.UsageQuery{})
+	db.Close()
+
+	raw := rawDB(t, path)
+	for _, stmt := range []string{
+		`UPDATE usage_days SET day = '' WHERE day = '2026-12-03'`,
+		`UPDATE usage_days SET day = '2026-02-31' WHERE day = '2026-03-03'`,
+		`DELETE FROM schema_migrations WHERE version = 20`, `PRAGMA user_version = 19`,
+	} {
+		if _, err := raw.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	raw.Close()
+
+	upgraded := openDB(t, path, engine.Options{})
+	if err := upgraded.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after opening = %v", err)
+	}
+	if diff := cmp.Diff(before, usageReport(t, upgraded, sessiontree.UsageQuery{})); diff != "" {
+		t.Errorf("Usage() after opening (-written +reopened):\n%s", diff)
+	}
+	if len(before.Rows) != 3 {
+		t.Errorf("Usage() rows = %+v; want three days", before.Rows)
+	}
+}
