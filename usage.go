@@ -23,7 +23,10 @@ const UsageDayLayout = "2006-01-02"
 // written, so that the day does not depend on the zone of the machine
 // that writes, checks or reports it. A timestamp [ParseTime] cannot read
 // (pi writes every timestamp in UTC with milliseconds; only a hand-edited
-// file has another) gives "", the day of records whose day is unknown.
+// file has another) gives "", the day of records whose day is unknown, and
+// so does a day of a year before 0001 or after 9999 (Date reads years up
+// to ±275760): days are compared and sorted as text, where "10000-01-01"
+// comes before "2026-12-03", and the engines' weeks of other years differ.
 func UsageDay(timestamp string) string {
 	t, err := ParseTime(timestamp)
 	if err == nil && t.Location() == time.Local {
@@ -34,7 +37,11 @@ func UsageDay(timestamp string) string {
 	}
 	// Formatted, not the text's first bytes, even in UTC: Date carries
 	// "2026-02-31T10:00Z" into March and 24:00 into the next day.
-	return t.UTC().Format(UsageDayLayout)
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return "" // see the doc: a day the report could not order
+	}
+	return t.Format(UsageDayLayout)
 }
 
 // UsageDayKey names a row of a session's usage by day: the [UsageDay]

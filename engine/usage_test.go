@@ -400,8 +400,8 @@ func TestUsageDayAnyZone(t *testing.T) {
 // TestUsageDaysOfOlderReaders takes a database back to the rows an older
 // engine kept for times it could not read or read differently from
 // JavaScript's Date (before ParseTime read them as Date does): a time
-// without seconds on the unknown day "", a day past the month's end kept
-// as written. Opening it recomputes those sessions' rows from their
+// without seconds on the unknown day "", a day past the month's end or
+// of year 0000 kept as written. Opening it recomputes those sessions' rows from their
 // entries, so Check agrees with the log and the report counts each
 // record on its day; a session whose rows were right keeps them.
 func TestUsageDaysOfOlderReaders(t *testing.T) {
@@ -413,7 +413,8 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sessions []string
-	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "2026-12-05T10:00:00.000Z"} {
+	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "0000-06-01T10:00:00.000Z",
+		"2026-12-05T10:00:00.000Z"} {
 		st := newSession(t, db)
 		if err := st.AppendBatch(ctx, []sessiontree.Entry{
 			usageEntry(t, "e1", "", ts, "m", 5, 0.1), usageEntry(t, "e2", "e1", ts, "m", 7, 0.2),
@@ -429,6 +430,7 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	for _, stmt := range []string{
 		`UPDATE usage_days SET day = '' WHERE day = '2026-12-03'`,
 		`UPDATE usage_days SET day = '2026-02-31' WHERE day = '2026-03-03'`,
+		`UPDATE usage_days SET day = '0000-06-01' WHERE session = (SELECT pk FROM sessions WHERE id = '` + sessions[2] + `')`,
 		`DELETE FROM schema_migrations WHERE version = 20`, `PRAGMA user_version = 19`,
 	} {
 		if _, err := raw.ExecContext(ctx, stmt); err != nil {
@@ -444,7 +446,7 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	if diff := cmp.Diff(before, usageReport(t, upgraded, sessiontree.UsageQuery{})); diff != "" {
 		t.Errorf("Usage() after opening (-written +reopened):\n%s", diff)
 	}
-	if len(before.Rows) != 3 {
-		t.Errorf("Usage() rows = %+v; want three days", before.Rows)
+	if len(before.Rows) != 4 {
+		t.Errorf("Usage() rows = %+v; want three days and the unknown one", before.Rows)
 	}
 }

@@ -18,12 +18,47 @@ func TestUsageDaysAsDateReads(t *testing.T) { onEngines(t, testUsageDaysAsDateRe
 
 func testUsageDaysAsDateReads(t *testing.T, openStore opener) {
 	t.Parallel()
-	ctx := context.Background()
 	s := openStore(t)
+	appendUsageAt(t, s, "2026-02-31T10:00:00.000Z", "2026-12-03T24:00:00.000Z")
+	checkUsageKeys(t, s, map[sessiontree.UsageQuery][]string{
+		{By: sessiontree.UsageByDay}:  {"2026-03-03", "2026-12-04"},
+		{By: sessiontree.UsageByWeek}: {"2026-W10", "2026-W49"},
+	})
+}
+
+// TestUsageDaysOutsideFourDigitYears writes usage at times of years
+// before 0001 or after 9999, which Date reads (up to ±275760) but a
+// report's day, a date as text, cannot order ("10000-01-01" sorts before
+// "2026-12-03") and whose weeks each engine gives differently (year 0000,
+// which PostgreSQL has not). They count on the unknown day, as a time that
+// is not one does: listed first, only when no bound is given, the same on
+// both engines.
+func TestUsageDaysOutsideFourDigitYears(t *testing.T) {
+	onEngines(t, testUsageDaysOutsideFourDigitYears)
+}
+
+func testUsageDaysOutsideFourDigitYears(t *testing.T, openStore opener) {
+	t.Parallel()
+	s := openStore(t)
+	appendUsageAt(t, s, "+275760-09-13T00:00:00.000Z", "-000001-12-31T00:00:00.000Z", "+010000-01-01T00:00:00.000Z",
+		"2026-12-03T10:00:00.000Z", "0000-01-01T00:00:00.000Z", "0001-01-01T00:00:00.000Z")
+	checkUsageKeys(t, s, map[sessiontree.UsageQuery][]string{
+		{By: sessiontree.UsageByDay}:                       {"", "0001-01-01", "2026-12-03"},
+		{By: sessiontree.UsageByWeek}:                      {"", "0001-W01", "2026-W49"},
+		{By: sessiontree.UsageByDay, Since: "2026-01-01"}:  {"2026-12-03"},
+		{By: sessiontree.UsageByDay, Until: "2026-12-31"}:  {"0001-01-01", "2026-12-03"},
+		{By: sessiontree.UsageByWeek, Until: "2026-12-31"}: {"0001-W01", "2026-W49"},
+	})
+}
+
+// appendUsageAt appends to a new session of s an assistant message with
+// usage (1 input, 1 output, cost 0.25) at each time.
+func appendUsageAt(t *testing.T, s *store.Store, times ...string) {
+	t.Helper()
 	st := mustCreate(t, s, store.CreateOptions{Cwd: "/w"})
 	var entries []sessiontree.Entry
 	parent := ""
-	for i, ts := range []string{"2026-02-31T10:00:00.000Z", "2026-12-03T24:00:00.000Z"} {
+	for i, ts := range times {
 		fields := `{"message":{"role":"assistant","content":[],"provider":"p","model":"m",` +
 			`"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.25}}}}`
 		id := fmt.Sprintf("a%d", i)
@@ -33,25 +68,26 @@ func testUsageDaysAsDateReads(t *testing.T, openStore opener) {
 		}
 		entries, parent = append(entries, e), id
 	}
-	if err := st.AppendBatch(ctx, entries); err != nil {
+	if err := st.AppendBatch(context.Background(), entries); err != nil {
 		t.Fatal(err)
 	}
-	want := map[sessiontree.UsageBy][]string{
-		sessiontree.UsageByDay:  {"2026-03-03", "2026-12-04"},
-		sessiontree.UsageByWeek: {"2026-W10", "2026-W49"},
-	}
-	for by, keys := range want {
-		rep, err := s.Usage(ctx, sessiontree.UsageQuery{By: by})
+}
+
+// checkUsageKeys checks the keys of the rows each query reports.
+func checkUsageKeys(t *testing.T, s *store.Store, want map[sessiontree.UsageQuery][]string) {
+	t.Helper()
+	for q, keys := range want {
+		rep, err := s.Usage(context.Background(), q)
 		if err != nil {
-			t.Errorf("Usage(by %s) = %v", by, err)
+			t.Errorf("Usage(%+v) = %v", q, err)
 			continue
 		}
-		var got []string
+		got := []string{}
 		for _, r := range rep.Rows {
 			got = append(got, r.Key)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(keys) {
-			t.Errorf("Usage(by %s) keys = %q; want %q", by, got, keys)
+		if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", keys) {
+			t.Errorf("Usage(%+v) keys = %q; want %q", q, got, keys)
 		}
 	}
 }

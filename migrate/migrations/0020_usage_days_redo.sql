@@ -5,18 +5,20 @@
 -- commit d757bb1): a time without seconds or zone, a date alone, an offset
 -- without colon now have a day where older engines counted their records
 -- on the unknown day ''; a day past the month's end ("2026-02-31", which
--- Date carries into March) or 24:00 was briefly kept as written. Such a
+-- Date carries into March) or 24:00 was briefly kept as written, and a
+-- day of a year before 0001 or after 9999 is now unknown too. Such a
 -- session's stored rows differ from a replay of its log, so Check reported
 -- it corrupt, and the report counted its records on the wrong day (or, on
 -- a day that does not exist, failed by week on PostgreSQL).
 --
--- Every session with a row on '' or on a text that is not a date as
--- SQLite's date() writes it (the only days where the readers differ) has
+-- Every session with a row on '', on a text that is not a date as
+-- SQLite's date() writes it, or on year 0000 (the only days where the
+-- readers differ) has
 -- its rows computed again from its entries, with the SQL functions and
 -- the statement of migration 12; the others keep theirs. Like migrations
 -- 11 and 12, this one runs only through the engine.
 CREATE TEMP TABLE usage_days_redo AS
-    SELECT DISTINCT session FROM usage_days WHERE date(day) IS NOT day;
+    SELECT DISTINCT session FROM usage_days WHERE date(day) IS NOT day OR day < '0001';
 
 DELETE FROM usage_days WHERE session IN (SELECT session FROM usage_days_redo);
 
