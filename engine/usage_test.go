@@ -349,17 +349,8 @@ func TestUsageBackfill(t *testing.T) {
 	}
 	db.Close()
 
-	raw := rawDB(t, path)
-	for _, stmt := range []string{
-		`DROP TABLE usage_days`, `DELETE FROM schema_migrations WHERE version = 12`, `PRAGMA user_version = 11`,
-	} {
-		if _, err := raw.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	raw.Close()
-
-	upgraded := openDB(t, path, engine.Options{})
+	upgraded := reopenAfter(t, path,
+		`DROP TABLE usage_days`, `DELETE FROM schema_migrations WHERE version = 12`, `PRAGMA user_version = 11`)
 	for i, by := range sessiontree.UsageGroupings {
 		got := usageReport(t, upgraded, sessiontree.UsageQuery{By: by})
 		if diff := cmp.Diff(before[i], got); diff != "" {
@@ -401,17 +392,15 @@ func TestUsageDayAnyZone(t *testing.T) {
 // engine kept for times it could not read or read differently from
 // JavaScript's Date (before ParseTime read them as Date does): a time
 // without seconds on the unknown day "", a day past the month's end or
-// of year 0000 kept as written. Opening it recomputes those sessions' rows from their
-// entries, so Check agrees with the log and the report counts each
-// record on its day; a session whose rows were right keeps them.
+// of year 0000 kept as written. Opening it recomputes those sessions'
+// rows from their entries, so Check agrees with the log and the report
+// counts each record on its day; a session whose rows were right keeps
+// them.
 func TestUsageDaysOfOlderReaders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "u.db")
-	db, err := engine.Open(ctx, path, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDB(t, path, engine.Options{})
 	var sessions []string
 	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "0000-06-01T10:00:00.000Z",
 		"2026-12-05T10:00:00.000Z"} {
@@ -426,20 +415,11 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	before := usageReport(t, db, sessiontree.UsageQuery{})
 	db.Close()
 
-	raw := rawDB(t, path)
-	for _, stmt := range []string{
+	upgraded := reopenAfter(t, path,
 		`UPDATE usage_days SET day = '' WHERE day = '2026-12-03'`,
 		`UPDATE usage_days SET day = '2026-02-31' WHERE day = '2026-03-03'`,
-		`UPDATE usage_days SET day = '0000-06-01' WHERE session = (SELECT pk FROM sessions WHERE id = '` + sessions[2] + `')`,
-		`DELETE FROM schema_migrations WHERE version = 20`, `PRAGMA user_version = 19`,
-	} {
-		if _, err := raw.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	raw.Close()
-
-	upgraded := openDB(t, path, engine.Options{})
+		`UPDATE usage_days SET day = '0000-06-01' WHERE session = (SELECT pk FROM sessions WHERE id = '`+sessions[2]+`')`,
+		`DELETE FROM schema_migrations WHERE version = 20`, `PRAGMA user_version = 19`)
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after opening = %v", err)
 	}
@@ -449,4 +429,18 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	if len(before.Rows) != 4 {
 		t.Errorf("Usage() rows = %+v; want three days and the unknown one", before.Rows)
 	}
+}
+
+// reopenAfter runs statements on the closed database at path, as an older
+// engine would have left it, and opens it again.
+func reopenAfter(t *testing.T, path string, stmts ...string) *engine.DB {
+	t.Helper()
+	raw := rawDB(t, path)
+	for _, stmt := range stmts {
+		if _, err := raw.ExecContext(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	raw.Close()
+	return openDB(t, path, engine.Options{})
 }
