@@ -15,7 +15,9 @@
 -- SQLite's date() writes it, or on year 0000 (the only days where the
 -- readers differ) has
 -- its rows computed again from its entries, with the SQL functions and
--- the statement of migration 12; the others keep theirs. Like migrations
+-- the statement of migration 12 (reading only their entries, a range of
+-- keys each: a session's keys are its key shifted by 32 bits plus seq);
+-- the others keep theirs, and nothing is read when none is. Like migrations
 -- 11 and 12, this one runs only through the engine.
 CREATE TEMP TABLE usage_days_redo AS
     SELECT DISTINCT session FROM usage_days WHERE date(day) IS NOT day OR day < '0001';
@@ -26,10 +28,10 @@ INSERT INTO usage_days (day, session, bucket, input, output, cache_read, cache_w
 WITH record AS MATERIALIZED (
     SELECT e.pk, e.session, usage_day(e.timestamp) AS day,
            entry_usage(CAST(e.raw AS BLOB)) AS u, entry_usage_cost(CAST(e.raw AS BLOB)) AS cost
-    FROM entries e
-    WHERE e.session IN (SELECT session FROM usage_days_redo)
-      AND (e.type = 'message' AND e.role IN ('assistant', 'toolResult')
-           OR e.type IN ('usage', 'compaction', 'branch_summary'))
+    FROM usage_days_redo r
+    JOIN entries e ON e.pk BETWEEN r.session * 4294967296 + 1 AND r.session * 4294967296 + 4294967295
+    WHERE e.type = 'message' AND e.role IN ('assistant', 'toolResult')
+       OR e.type IN ('usage', 'compaction', 'branch_summary')
 )
 SELECT day, session, u ->> '$.bucket',
        sum(u ->> '$.input'), sum(u ->> '$.output'), sum(u ->> '$.cacheRead'), sum(u ->> '$.cacheWrite'),
