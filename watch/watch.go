@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -185,6 +186,9 @@ type fileState struct {
 	issue    *store.FileResult
 	settleAt time.Time
 	reported bool
+	// retry says the last import failed for a reason outside the file
+	// (see retryable): the rescan imports it again, changed or not.
+	retry bool
 }
 
 // unchanged tells whether fi has the size and time the file had when it
@@ -471,7 +475,7 @@ func (w *watcher) consider(path string, now time.Time) {
 		return
 	}
 	f, known := w.files[path]
-	if known {
+	if known && !f.retry {
 		fi, err := os.Stat(path)
 		if err == nil && f.unchanged(fi) {
 			return
@@ -662,7 +666,7 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		f = &fileState{}
 		w.files[res.Path] = f
 	}
-	f.size, f.mod = fi.Size(), fi.ModTime()
+	f.size, f.mod, f.retry = fi.Size(), fi.ModTime(), retryable(res.Err)
 	if res.Entries > 0 || res.Bytes > 0 || res.Outcome == store.OutcomeNew {
 		w.sum.Entries += res.Entries
 		w.sum.Bytes += res.Bytes
@@ -687,6 +691,14 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 	case res.Outcome != store.OutcomeUnchanged:
 		f.issue, f.reported = nil, false
 	}
+}
+
+// retryable tells whether an import failed for a reason outside the
+// file, which may pass while the file stays as it is (pi's last turn of a
+// session is its last write): the storage failing (a full disk), another
+// writer's claim on the session.
+func retryable(err error) bool {
+	return errors.Is(err, sessiontree.ErrStorage) || errors.Is(err, sessiontree.ErrLocked)
 }
 
 // issueText identifies an unsettled result, so that the same one is
