@@ -179,7 +179,12 @@ type UsageRow struct {
 	Sessions int64 `json:"sessions"`
 	// Tokens are the group's token totals.
 	Tokens TokenStats `json:"tokens"`
-	// Cost is the group's cost total.
+	// Cost is the group's cost total: its records' costs are summed per
+	// session and day in log order, as pi sums them, but those sums are
+	// added up by the engine in an order of its own (SQLite compensates
+	// rounding, PostgreSQL does not), so the last bits may differ between
+	// engines, and from the sessions' Stats added up. Round it to show
+	// it.
 	Cost float64 `json:"cost"`
 }
 
