@@ -35,8 +35,14 @@ func UsageDay(timestamp string) string {
 	if err != nil {
 		return ""
 	}
-	// Formatted, not the text's first bytes, even in UTC: Date carries
-	// "2026-02-31T10:00Z" into March and 24:00 into the next day.
+	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) && timestamp[len(UsageDayLayout)] == 'T' &&
+		timestamp[:4] != "0000" && int(timestamp[8]-'0')*10+int(timestamp[9]-'0') == t.Day() {
+		// A time in UTC (ending in Z, as pi writes them all) starts
+		// with its date, unless Date carried it over ("2026-02-31T10:00Z"
+		// is March 3, 24:00 the next day), which changes the day of
+		// the month: no need to format one.
+		return timestamp[:len(UsageDayLayout)]
+	}
 	t = t.UTC()
 	if y := t.Year(); y < 1 || y > 9999 {
 		return "" // see the doc: a day the report could not order
