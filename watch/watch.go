@@ -702,8 +702,15 @@ func retryable(err error) bool {
 }
 
 // issueText identifies an unsettled result, so that the same one is
-// reported once.
+// reported once. A retryable failure is identified by its kind: the
+// import is tried again at every rescan, and another writer's claim is
+// named with its lease, which each renewal moves.
 func issueText(r store.FileResult) string {
+	for _, kind := range []error{sessiontree.ErrLocked, sessiontree.ErrStorage} {
+		if errors.Is(r.Err, kind) {
+			return kind.Error()
+		}
+	}
 	if r.Err != nil {
 		return r.Err.Error()
 	}
