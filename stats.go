@@ -184,7 +184,9 @@ func jsString(s string) string {
 }
 
 // UsageFromJSON reads a usage object. ok is false when raw is not an
-// object with numeric input and output (such usage is skipped).
+// object with numeric input and output within ±2^30 (such usage is
+// skipped, see maxUsageNumber); a cacheRead, cacheWrite or cost.total that
+// is not such a number counts as 0.
 func UsageFromJSON(raw json.RawMessage) (u Usage, ok bool) { return usageOf(raw, false) }
 
 // usageOf is UsageFromJSON, checking raw unless checked says it is known
@@ -284,12 +286,22 @@ func (s *Stats) AddUsage(u Usage) {
 	s.Cost += u.Cost
 }
 
+// maxUsageNumber bounds the magnitude of a usage record's token counts
+// and cost: a billion tokens or dollars in one call, a thousand times any
+// model's context window. A larger number, which only a broken or hostile
+// file holds, is malformed (see [UsageFromJSON]): totals are 64-bit
+// integers and float sums, which such numbers would wrap to another value
+// or carry to infinity (and PostgreSQL refuse to store), where with this
+// bound no sum of fewer than 2^31 records can.
+const maxUsageNumber = 1 << 30
+
 // usageNumber reads the raw value of a numeric field of a usage object
-// (nil when absent).
+// (nil when absent); ok is false for anything else, and for a number
+// beyond ±maxUsageNumber.
 func usageNumber(raw []byte) (float64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(string(raw), 64)
-	return v, err == nil
+	return v, err == nil && -maxUsageNumber <= v && v <= maxUsageNumber
 }

@@ -18,20 +18,36 @@ const UsageDayLayout = "2006-01-02"
 
 // UsageDay is the day a usage record counts on in usage reports: the UTC
 // date of its entry's timestamp (the entry's, not the message's inner
-// time), as "2026-12-03". A timestamp [ParseTime] cannot read (pi writes
-// every timestamp in UTC with milliseconds; only a hand-edited file has
-// another) gives "", the day of records whose day is unknown.
+// time), as "2026-12-03". A date and time without zone, which [ParseTime]
+// (as JavaScript's Date) reads as local time, counts on the date as
+// written, so that the day does not depend on the zone of the machine
+// that writes, checks or reports it. A timestamp [ParseTime] cannot read
+// (pi writes every timestamp in UTC with milliseconds; only a hand-edited
+// file has another) gives "", the day of records whose day is unknown, and
+// so does a day of a year before 0001 or after 9999 (Date reads years up
+// to ±275760): days are compared and sorted as text, where "10000-01-01"
+// comes before "2026-12-03", and the engines' weeks of other years differ.
 func UsageDay(timestamp string) string {
 	t, err := ParseTime(timestamp)
+	if err == nil && t.Location() == time.Local {
+		t, err = ParseTime(timestamp + "Z") // the same fields, read in UTC
+	}
 	if err != nil {
 		return ""
 	}
-	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) && timestamp[len(UsageDayLayout)] == 'T' {
+	if t.Location() == time.UTC && len(timestamp) > len(UsageDayLayout) && timestamp[len(UsageDayLayout)] == 'T' &&
+		timestamp[:4] != "0000" && int(timestamp[8]-'0')*10+int(timestamp[9]-'0') == t.Day() {
 		// A time in UTC (ending in Z, as pi writes them all) starts
-		// with its date: no need to format one.
+		// with its date, unless Date carried it over ("2026-02-31T10:00Z"
+		// is March 3, 24:00 the next day), which changes the day of
+		// the month: no need to format one.
 		return timestamp[:len(UsageDayLayout)]
 	}
-	return t.UTC().Format(UsageDayLayout)
+	t = t.UTC()
+	if y := t.Year(); y < 1 || y > 9999 {
+		return "" // see the doc: a day the report could not order
+	}
+	return t.Format(UsageDayLayout)
 }
 
 // UsageDayKey names a row of a session's usage by day: the [UsageDay]
@@ -169,7 +185,12 @@ type UsageRow struct {
 	Sessions int64 `json:"sessions"`
 	// Tokens are the group's token totals.
 	Tokens TokenStats `json:"tokens"`
-	// Cost is the group's cost total.
+	// Cost is the group's cost total: its records' costs are summed per
+	// session and day in log order, as pi sums them, but those sums are
+	// added up by the engine in an order of its own (SQLite compensates
+	// rounding, PostgreSQL does not), so the last bits may differ between
+	// engines, and from the sessions' Stats added up. Round it to show
+	// it.
 	Cost float64 `json:"cost"`
 }
 

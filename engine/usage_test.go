@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -348,17 +349,8 @@ func TestUsageBackfill(t *testing.T) {
 	}
 	db.Close()
 
-	raw := rawDB(t, path)
-	for _, stmt := range []string{
-		`DROP TABLE usage_days`, `DELETE FROM schema_migrations WHERE version = 12`, `PRAGMA user_version = 11`,
-	} {
-		if _, err := raw.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	raw.Close()
-
-	upgraded := openDB(t, path, engine.Options{})
+	upgraded := reopenAfter(t, path,
+		`DROP TABLE usage_days`, `DELETE FROM schema_migrations WHERE version = 12`, `PRAGMA user_version = 11`)
 	for i, by := range sessiontree.UsageGroupings {
 		got := usageReport(t, upgraded, sessiontree.UsageQuery{By: by})
 		if diff := cmp.Diff(before[i], got); diff != "" {
@@ -368,4 +360,87 @@ func TestUsageBackfill(t *testing.T) {
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after migration 12 = %v", err)
 	}
+}
+
+// TestUsageDayAnyZone writes usage at a time without zone (JavaScript's
+// Date reads it as local time) with the process in New York's zone and
+// checks the database and reports it from Tokyo's: the day a record counts
+// on must not depend on the zone of the machine that reads it, or Check
+// reports the rows every write kept as damaged and two machines report the
+// same log on different days. (Not parallel: it sets time.Local.)
+func TestUsageDayAnyZone(t *testing.T) {
+	ctx := context.Background()
+	local := time.Local
+	t.Cleanup(func() { time.Local = local })
+	time.Local = time.FixedZone("New York", -5*3600)
+	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	st := newSession(t, db)
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{usageEntry(t, "e1", "", "2026-12-03T22:30:00", "m", 5, 0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	time.Local = time.FixedZone("Tokyo", 9*3600)
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() in another zone = %v", err)
+	}
+	rep := usageReport(t, db, sessiontree.UsageQuery{})
+	if len(rep.Rows) != 1 || rep.Rows[0].Key != "2026-12-03" {
+		t.Errorf("Usage() rows = %+v; want one on 2026-12-03, the date as written", rep.Rows)
+	}
+}
+
+// TestUsageDaysOfOlderReaders takes a database back to the rows an older
+// engine kept for times it could not read or read differently from
+// JavaScript's Date (before ParseTime read them as Date does): a time
+// without seconds on the unknown day "", a day past the month's end or
+// of year 0000 kept as written. Opening it recomputes those sessions'
+// rows from their entries, so Check agrees with the log and the report
+// counts each record on its day; a session whose rows were right keeps
+// them.
+func TestUsageDaysOfOlderReaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "u.db")
+	db := openDB(t, path, engine.Options{})
+	var sessions []string
+	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "0000-06-01T10:00:00.000Z",
+		"2026-12-05T10:00:00.000Z"} {
+		st := newSession(t, db)
+		if err := st.AppendBatch(ctx, []sessiontree.Entry{
+			usageEntry(t, "e1", "", ts, "m", 5, 0.1), usageEntry(t, "e2", "e1", ts, "m", 7, 0.2),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, st.ID())
+	}
+	before := usageReport(t, db, sessiontree.UsageQuery{})
+	db.Close()
+
+	upgraded := reopenAfter(t, path,
+		`UPDATE usage_days SET day = '' WHERE day = '2026-12-03'`,
+		`UPDATE usage_days SET day = '2026-02-31' WHERE day = '2026-03-03'`,
+		`UPDATE usage_days SET day = '0000-06-01' WHERE session = (SELECT pk FROM sessions WHERE id = '`+sessions[2]+`')`,
+		`DELETE FROM schema_migrations WHERE version = 20`, `PRAGMA user_version = 19`)
+	if err := upgraded.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after opening = %v", err)
+	}
+	if diff := cmp.Diff(before, usageReport(t, upgraded, sessiontree.UsageQuery{})); diff != "" {
+		t.Errorf("Usage() after opening (-written +reopened):\n%s", diff)
+	}
+	if len(before.Rows) != 4 {
+		t.Errorf("Usage() rows = %+v; want three days and the unknown one", before.Rows)
+	}
+}
+
+// reopenAfter runs statements on the closed database at path, as an older
+// engine would have left it, and opens it again.
+func reopenAfter(t *testing.T, path string, stmts ...string) *engine.DB {
+	t.Helper()
+	raw := rawDB(t, path)
+	for _, stmt := range stmts {
+		if _, err := raw.ExecContext(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	raw.Close()
+	return openDB(t, path, engine.Options{})
 }

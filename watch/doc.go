@@ -48,6 +48,11 @@
 //   - A folder that does not exist yet is waited for: the nearest
 //     existing folder above it is watched until it appears ([Waiting]).
 //
+// An import that failed for a reason outside the file (the storage
+// failing, a full disk, another writer's claim on the session) is tried
+// again at every rescan, whether the file changed or not, until it goes
+// in.
+//
 // Damage, a conflict or a torn line is [Unsettled] at first, and reported
 // as a [Problem] only once the file has stayed unchanged for
 // [Options.Settle] with it, once: a file seen in the middle of a rewrite

@@ -186,11 +186,9 @@ type fileState struct {
 	issue    *store.FileResult
 	settleAt time.Time
 	reported bool
-	// failed says the last import failed in the store (a server gone
-	// away, a disk error), not on the file: the file's lines are not all
-	// imported, though it has the size and time recorded, so the next
-	// rescan imports it again, changed or not.
-	failed bool
+	// retry says the last import failed for a reason outside the file
+	// (see retryable): the rescan imports it again, changed or not.
+	retry bool
 }
 
 // unchanged tells whether fi has the size and time the file had when it
@@ -470,7 +468,7 @@ func isSessionFile(path string) bool { return store.IsSessionFileName(filepath.B
 
 // consider marks a file to import when it is new to the watcher, its
 // size or time differ from when it was last imported, or that import
-// failed in the store. A link is followed
+// failed for a reason outside the file (retryable). A link is followed
 // only to a file the watch covers, as the import follows only links
 // inside a folder.
 func (w *watcher) consider(path string, now time.Time) {
@@ -478,9 +476,9 @@ func (w *watcher) consider(path string, now time.Time) {
 		return
 	}
 	f, known := w.files[path]
-	if known {
+	if known && !f.retry {
 		fi, err := os.Stat(path)
-		if err == nil && f.unchanged(fi) && !f.failed {
+		if err == nil && f.unchanged(fi) {
 			return
 		}
 	}
@@ -669,8 +667,7 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		f = &fileState{}
 		w.files[res.Path] = f
 	}
-	f.size, f.mod = fi.Size(), fi.ModTime()
-	f.failed = errors.Is(res.Err, sessiontree.ErrStorage)
+	f.size, f.mod, f.retry = fi.Size(), fi.ModTime(), retryable(res.Err)
 	if res.Entries > 0 || res.Bytes > 0 || res.Outcome == store.OutcomeNew {
 		w.sum.Entries += res.Entries
 		w.sum.Bytes += res.Bytes
@@ -697,9 +694,24 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 	}
 }
 
+// retryable tells whether an import failed for a reason outside the
+// file, which may pass while the file stays as it is (pi's last turn of a
+// session is its last write): the storage failing (a full disk), another
+// writer's claim on the session.
+func retryable(err error) bool {
+	return errors.Is(err, sessiontree.ErrStorage) || errors.Is(err, sessiontree.ErrLocked)
+}
+
 // issueText identifies an unsettled result, so that the same one is
-// reported once.
+// reported once. A retryable failure is identified by its kind: the
+// import is tried again at every rescan, and another writer's claim is
+// named with its lease, which each renewal moves.
 func issueText(r store.FileResult) string {
+	for _, kind := range []error{sessiontree.ErrLocked, sessiontree.ErrStorage} {
+		if errors.Is(r.Err, kind) {
+			return kind.Error()
+		}
+	}
 	if r.Err != nil {
 		return r.Err.Error()
 	}

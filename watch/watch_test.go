@@ -379,3 +379,67 @@ func TestWatchFolderMoved(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchRetriesRefusedImport: lines appended while another writer
+// holds a claim on the session are refused (the import fails for that
+// file alone, naming the holder); once the claim is released they are
+// imported at the next rescan, without the file changing again, as pi's
+// last turn of a session is never followed by another write.
+func TestWatchRetriesRefusedImport(t *testing.T) {
+	ctx := context.Background()
+	_, s, a, w := watching(t, 1, watch.Options{Rescan: 50 * time.Millisecond})
+	st, err := s.OpenSession(ctx, a.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	claimer, ok := st.(sessiontree.Claimer)
+	if !ok {
+		t.Fatalf("%T is no sessiontree.Claimer", st)
+	}
+	claim, err := claimer.Claim(ctx, "other-agent", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.add(2)
+	w.waitFor("the refused import", func(e watch.Event) bool {
+		return e.Kind == watch.Unsettled && errors.Is(e.Result.Err, sessiontree.ErrLocked)
+	})
+	if err := claim.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.caughtUp(a.id, 3)
+}
+
+// TestWatchRefusedImportReportedOnce: while another writer holds the
+// session's claim, renewing it (so that each refusal names another
+// time), the retried import is reported as a problem once, not at every
+// rescan.
+func TestWatchRefusedImportReportedOnce(t *testing.T) {
+	ctx := context.Background()
+	_, s, a, w := watching(t, 1, watch.Options{Rescan: 100 * time.Millisecond, Settle: 10 * time.Millisecond})
+	st, err := s.OpenSession(ctx, a.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	claim, err := st.(sessiontree.Claimer).Claim(ctx, "other-agent", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.add(1)
+	w.waitFor("the refusal reported", func(e watch.Event) bool { return e.Kind == watch.Problem })
+	for range 15 {
+		time.Sleep(50 * time.Millisecond)
+		if err := claim.Renew(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := claim.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.caughtUp(a.id, 2)
+	if n := w.count(watch.Problem); n != 1 {
+		t.Errorf("%d problems reported; want the refusal once", n)
+	}
+}

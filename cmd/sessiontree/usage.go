@@ -27,7 +27,8 @@ that the totals are those of "sessiontree info" added up.
 --by groups the rows: day (the default) and week (ISO 8601, "2026-W49") in
 time order; model (provider/model, and "Tools/summaries" for tool results
 and summaries), cwd (the session's working directory) and session by cost,
-highest first. A record counts on the UTC date of its entry's timestamp;
+highest first. A record counts on the UTC date of its entry's timestamp
+(on the date as written for a time without zone, whatever the machine's);
 records whose timestamp is not a time count on an unknown day, shown as
 "(unknown)", and only when no bound is given. --since and --until bound
 the days, both included, as YYYY-MM-DD (an RFC 3339 time stands for its UTC
