@@ -48,7 +48,7 @@ func (s *Storage) batchOf(ctx context.Context, entries []sessiontree.Entry) func
 		if err := st.addBatch(ctx, tx, entries); err != nil {
 			return err
 		}
-		s.db.bulk.add(len(entries))
+		s.db.bulk.add(s.pk, len(entries))
 		return nil
 	}
 }
