@@ -65,7 +65,12 @@
 // the first write then cuts them from the file, so the new entry starts on
 // a clean line and the file reads cleanly ever after. (A last line that
 // is complete but lacks its newline gets one before the next entry.) A
-// read-only open changes nothing. [Strict] mode refuses any damage;
+// read-only open changes nothing. pi instead ends a torn last line with a
+// newline when it opens the file, and a resumed session appends after
+// it, so the torn line ends up between entries: Recover mode skips such a
+// line too (the start of a JSON object cut short, or NUL bytes, which a
+// crash of the machine may leave), reporting it in [Report.Warnings], and
+// refuses every other bad line. [Strict] mode refuses any damage;
 // [Lenient] mode skips bad lines as pi does, reporting each, and drops an
 // exact duplicate of an earlier line with a warning, but still refuses an
 // id used twice for different entries.

@@ -51,7 +51,6 @@ var piEdge = map[string]edgeWant{
 	"branch-summary-null":     {refused: `"summary" must be a string`, line: 4},
 	"bad-middle-line":         {mode: jsonl.Lenient},
 	"non-object-lines":        {mode: jsonl.Lenient},
-	"torn-then-resumed":       {mode: jsonl.Lenient},
 	"second-header":           {mode: jsonl.Lenient},
 	"v1-kept-after-bad-lines": {mode: jsonl.Lenient},
 	"v1-kept-after-null-line": {mode: jsonl.Lenient},
