@@ -63,8 +63,6 @@ var badFiles = []struct {
 		want: `label entry without "targetId"`, invalid: true},
 	{name: "leaf targetId a number", content: lines(testHeader, msg("aaaaaaaa", ""), `{"type":"leaf","id":"bbbbbbbb","parentId":"aaaaaaaa",`+ts+`,"targetId":5}`), line: 3,
 		want: `"targetId" must be a string`, invalid: true},
-	{name: "label targetId missing entry", content: lines(testHeader, msg("aaaaaaaa", ""), `{"type":"label","id":"bbbbbbbb","parentId":"aaaaaaaa",`+ts+`,"targetId":"cccccccc","label":"x"}`), line: 3,
-		want: "targetId cccccccc does not exist"},
 	{name: "leaf targetId missing entry", content: lines(testHeader, msg("aaaaaaaa", ""), `{"type":"leaf","id":"bbbbbbbb","parentId":"aaaaaaaa",`+ts+`,"targetId":"cccccccc"}`), line: 3,
 		want: "targetId cccccccc does not exist"},
 	{name: "message without message", content: lines(testHeader, `{"type":"message","id":"aaaaaaaa","parentId":null,`+ts+`}`), line: 2,

@@ -9,7 +9,8 @@
 // every other line is one entry, appended as it happens with a single
 // write of the entry's JSON and its newline. [Create] makes a file, [Open]
 // opens one: it reads every line, checks the tree (unique ids, parents and
-// targets that exist, no cycles), keeps the entries in an in-memory index
+// leaf targets that exist, no cycles; a label of a missing entry is kept
+// and labels nothing, as in pi), keeps the entries in an in-memory index
 // (a [memory.Storage]) and sets the leaf by the leaf rule. A file pi wrote
 // has no leaf entries, so its leaf is its last entry; a file this package
 // wrote reopens on the leaf it had.

@@ -47,7 +47,6 @@ var piEdge = map[string]edgeWant{
 	"dup-line":                {refused: "duplicate of line 4", line: 5},
 	"parent-empty-string":     {refused: `"parentId" must be null or a non-empty id`, line: 5},
 	"missing-parent":          {refused: "parent l1 does not exist", line: 5},
-	"labels-odd":              {refused: "targetId gone does not exist", line: 3},
 	"branch-summary-null":     {refused: `"summary" must be a string`, line: 4},
 	"bad-middle-line":         {mode: jsonl.Lenient},
 	"non-object-lines":        {mode: jsonl.Lenient},

@@ -89,6 +89,8 @@ func NewUnchecked(meta sessiontree.SessionMeta, entries []sessiontree.Entry) (*S
 func (s *Storage) indexAll(entries []sessiontree.Entry) {
 	for _, e := range entries {
 		f := sessiontree.EffectsOf(e, "")
+		// Checked before; this sees again what a label labels.
+		_ = sessiontree.CheckTarget(&f, (*earlier)(s))
 		s.index(e, &f)
 	}
 }
