@@ -238,6 +238,9 @@ type messageRead struct {
 	// valid JSON.
 	content []byte
 	checked bool
+	// hasProvider, hasModel: the message has a provider, a model member
+	// (of any type), which pi's context model copies.
+	hasProvider, hasModel bool
 }
 
 // readMessage reads the message of an entry of type t with members m.
@@ -256,8 +259,10 @@ func readMessage(t EntryType, m *members, checked bool) messageRead {
 			r.info.Role, _ = jsonx.Unquote(v)
 		case mProvider:
 			r.info.Provider, _ = jsonx.Unquote(v)
+			r.hasProvider = true
 		case mModel:
 			r.info.Model, _ = jsonx.Unquote(v)
+			r.hasModel = true
 		case mResponseModel:
 			r.info.ResponseModel, _ = jsonx.Unquote(v)
 		case mUsage:
