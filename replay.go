@@ -285,6 +285,23 @@ func CheckTarget(f *Effects, earlier Earlier) error {
 	return nil
 }
 
+// CheckNewTarget is [CheckTarget] for an entry written now (an append of
+// a [Draft]): a label of an entry that does not exist is refused too,
+// with an [EntryNotFoundError] naming the target, as pi's
+// appendLabelChange refuses it ("Entry <id> not found"). Only a label
+// entry already written (a file read, a batch imported) is kept
+// labelling nothing.
+func CheckNewTarget(f *Effects, earlier Earlier) error {
+	label := f.Label
+	if err := CheckTarget(f, earlier); err != nil {
+		return err
+	}
+	if label && !f.Label {
+		return &EntryNotFoundError{ID: f.Target}
+	}
+	return nil
+}
+
 // Apply follows entry e, with effects f, without checking it: the leaf
 // rule (a leaf entry moves the leaf to its target, any other entry to
 // itself), the latest label per target (an empty one clears it) and the

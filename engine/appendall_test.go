@@ -46,6 +46,8 @@ func TestAppendAll(t *testing.T) {
 		want   error
 	}{
 		{"stale guard", []sessiontree.Draft{message("c")}, sessiontree.IfLeaf(first.ID), sessiontree.ErrConflict},
+		{"missing label target", []sessiontree.Draft{message("c"),
+			{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"feedbeef","label":"x"}`)}}, sessiontree.AppendOptions{}, sessiontree.ErrNotFound},
 		{"used id", []sessiontree.Draft{message("c"), {ID: first.ID, Type: "custom", Fields: json.RawMessage(`{"customType":"x"}`)}},
 			sessiontree.AppendOptions{}, sessiontree.ErrConflict},
 		{"leaf entry", []sessiontree.Draft{message("c"), {Type: sessiontree.TypeLeaf, Fields: json.RawMessage(`{"targetId":null}`)}},

@@ -191,14 +191,10 @@ func TestGroupFailureIsItsOwn(t *testing.T) {
 			t.Errorf("%s: AppendAll() = %v, %v; want ErrConflict", name, res[name].out, err)
 		}
 	}
-	// A label of a missing entry is kept and labels nothing, as in pi.
-	if r := res["d label"]; r.err != nil || len(r.out) != 1 {
-		t.Errorf("d label: AppendAll() = %d entries, %v; want 1, nil", len(r.out), r.err)
+	if err := res["d label"].err; !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("d label: AppendAll() = %v; want ErrNotFound", err)
 	}
-	if labels, err := d.Labels(ctx); err != nil || len(labels) != 0 {
-		t.Errorf("d: Labels() = %v, %v; want none", labels, err)
-	}
-	for st, want := range map[*Storage]int{a: 3, b: 1, c: 1, d: 1, e: 0} {
+	for st, want := range map[*Storage]int{a: 3, b: 1, c: 1, d: 0, e: 0} {
 		if got := entryCount(t, st); got != want {
 			t.Errorf("session %s has %d entries; want %d", st.ID(), got, want)
 		}

@@ -216,7 +216,7 @@ func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts se
 		return sessiontree.Entry{}, err
 	}
 	f := sessiontree.EffectsOf(e, "")
-	if err := sessiontree.CheckTarget(&f, (*earlier)(s)); err != nil {
+	if err := sessiontree.CheckNewTarget(&f, (*earlier)(s)); err != nil {
 		return sessiontree.Entry{}, err
 	}
 	return s.commit(ctx, e, &f)

@@ -382,10 +382,11 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f 
 	return e, st.noteStats(ctx, tx, e, f.Stats)
 }
 
-// checkTarget checks the target of e, with effects f, by the root's rule
-// (sessiontree.CheckTarget): a leaf entry's must exist.
+// checkTarget checks the target of an appended draft's entry, with
+// effects f, by the root's rule (sessiontree.CheckNewTarget): a leaf or
+// label entry's must exist.
 func (st *session) checkTarget(ctx context.Context, tx *sqlx.Tx, f *sessiontree.Effects) error {
-	return sessiontree.CheckTarget(f, storedBefore{ctx: ctx, q: tx, session: st.pk, seq: math.MaxInt64})
+	return sessiontree.CheckNewTarget(f, storedBefore{ctx: ctx, q: tx, session: st.pk, seq: math.MaxInt64})
 }
 
 // storedBefore is the sessiontree.Earlier of the entries of a session

@@ -465,9 +465,9 @@ var _ = register("LabelsAndName", func(t *testing.T, h Harness) {
 // LabelOfMissingEntry: a label entry is a node of the tree whatever it
 // points at. pi keeps one whose target does not exist (written before it)
 // and shows its label on no entry; so does every backend, by a batch (a
-// file's import) and by a lone append, and after a reopen: the entry is
-// stored, the leaf moves to it, entries hang under it, and it neither
-// sets nor clears a label. (pi would show l2's label on a1, written after
+// file's import), and after a reopen: the entry is stored, the leaf moves
+// to it, entries hang under it, and it neither sets nor clears a label.
+// An append writing such a label now is refused, as in pi. (pi would show l2's label on a1, written after
 // it; sessiontree applies a label only to an entry before it, see
 // sessiontree.CheckTarget.)
 var _ = register("LabelOfMissingEntry", func(t *testing.T, h Harness) {
@@ -492,16 +492,19 @@ var _ = register("LabelOfMissingEntry", func(t *testing.T, h Harness) {
 	if err := ba.AppendBatch(f.ctx, entries); err != nil {
 		t.Fatalf("AppendBatch(labels of missing entries) = %v; want them stored, as pi keeps them", err)
 	}
-	lone := f.ok(f.st.Append(f.ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"gone3","label":"x"}`)}, sessiontree.AppendOptions{}))
+	// Written now, a label of a missing entry is refused, as pi's
+	// appendLabelChange refuses it.
+	_, err := f.st.Append(f.ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"gone3","label":"x"}`)}, sessiontree.AppendOptions{})
+	var nf *sessiontree.EntryNotFoundError
+	if !errors.Is(err, sessiontree.ErrNotFound) || !errors.As(err, &nf) || nf.ID != "gone3" {
+		t.Errorf("Append(label of a missing entry) = %v; want Entry gone3 not found", err)
+	}
 	u2 := f.user("after the labels")
 	check := func() {
 		t.Helper()
-		want := []string{"u1", "l1", "l2", "a1", "l3", "l4", lone.ID, u2}
+		want := []string{"u1", "l1", "l2", "a1", "l3", "l4", u2}
 		if got := f.path(f.st.FullPath(f.ctx, u2)); !cmp.Equal(got, want) {
 			t.Errorf("FullPath(%s) = %v; want %v", u2, got, want)
-		}
-		if got := f.ok(f.st.Entry(f.ctx, lone.ID)); got.ParentID != "l4" {
-			t.Errorf("the lone label's parent = %q; want l4", got.ParentID)
 		}
 		if got, err := f.st.Labels(f.ctx); err != nil || !cmp.Equal(got, map[string]string{"u1": "kept"}) {
 			t.Errorf("Labels() = %v, %v; want u1's label alone, none of an entry missing when labelled", got, err)

@@ -219,7 +219,7 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want.labelsShown(t), got); diff != "" {
+		if diff := cmp.Diff(want.ShownLabels(t), got); diff != "" {
 			t.Errorf("Labels() (-pi +got):\n%s", diff)
 		}
 	}
@@ -396,9 +396,9 @@ func ReadSessionFile(t testing.TB, path string) (sessiontree.SessionMeta, []sess
 	return meta, entries
 }
 
-// labelsShown returns the labels as pi shows them: LabelsShown, or for a
+// ShownLabels returns the labels as pi shows them: LabelsShown, or for a
 // file without it Labels, which must then all be strings.
-func (want *PiExpected) labelsShown(t testing.TB) map[string]string {
+func (want *PiExpected) ShownLabels(t testing.TB) map[string]string {
 	t.Helper()
 	if want.LabelsShown != nil {
 		return want.LabelsShown
