@@ -2,6 +2,7 @@ package jsonl_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,5 +66,21 @@ func TestTornLineResumedByPi(t *testing.T) {
 	want := []jsonl.RecordKind{jsonl.KindHeader, jsonl.KindEntry, jsonl.KindEntry, jsonl.KindSkipped, jsonl.KindEntry, jsonl.KindEntry}
 	if !cmp.Equal(kinds, want) {
 		t.Errorf("record kinds %v; want %v", kinds, want)
+	}
+}
+
+// TestPiEdgeTornThenResumedReported: the file pi wrote after a crash and
+// a resume opens in the default mode with its torn line, line 7, named in
+// the report (TestPiEdgeFiles checks the answers).
+func TestPiEdgeTornThenResumedReported(t *testing.T) {
+	path := filepath.Join("..", "testdata", "piedge", "torn-then-resumed.jsonl")
+	st := open(t, path, jsonl.Options{ReadOnly: true})
+	r := st.Report()
+	if len(r.Warnings) != 1 || r.Torn != nil {
+		t.Fatalf("Report() = %+v; want the one torn line", r)
+	}
+	lineError(t, r.Warnings[0], path, 7)
+	if !strings.Contains(r.Warnings[0].Error(), "torn line: 40 bytes") {
+		t.Errorf("warning %v; want it to say torn line: 40 bytes", r.Warnings[0])
 	}
 }
