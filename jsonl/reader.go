@@ -152,7 +152,7 @@ type Record struct {
 // file; it has stopped reading r when the sequence ends, early or not.
 // The sequence stops after the first error, which
 // is a [*LineError] for bad input (a missing or malformed header, an
-// unsupported version, a bad line outside [Lenient] mode) or wraps
+// unsupported version, a bad line the mode does not skip) or wraps
 // [sessiontree.ErrStorage] when r fails. The context is checked every
 // 1024 lines.
 func Read(ctx context.Context, r io.Reader, opts ReadOptions) iter.Seq2[Record, error] {
