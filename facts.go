@@ -3,6 +3,9 @@ package sessiontree
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
 
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
@@ -238,6 +241,9 @@ type messageRead struct {
 	// valid JSON.
 	content []byte
 	checked bool
+	// hasProvider, hasModel: the message has a provider, a model member
+	// (of any type), which pi's context model copies.
+	hasProvider, hasModel bool
 }
 
 // readMessage reads the message of an entry of type t with members m.
@@ -256,8 +262,10 @@ func readMessage(t EntryType, m *members, checked bool) messageRead {
 			r.info.Role, _ = jsonx.Unquote(v)
 		case mProvider:
 			r.info.Provider, _ = jsonx.Unquote(v)
+			r.hasProvider = true
 		case mModel:
 			r.info.Model, _ = jsonx.Unquote(v)
+			r.hasModel = true
 		case mResponseModel:
 			r.info.ResponseModel, _ = jsonx.Unquote(v)
 		case mUsage:
@@ -319,8 +327,64 @@ func toolNames(raw []byte, found bool) ([]string, bool) {
 // null.
 func retainedTail(raw []byte, found bool) bool { return found && !jsonx.IsNull(raw) }
 
-// labelText is the label a label member sets ([DerivedText]).
+// labelText is the label a label member sets ([DerivedText]). pi keeps
+// any value it takes as true and its tree shows it as JavaScript's
+// String() does: a string as it is, 5 as "5", true as "true", an object
+// as "[object Object]" (jsText). A value it takes as false (absent, null,
+// false, 0, "") clears the label, and so does one whose text is empty
+// (an empty array: pi keeps it, but a label "" here means none).
 func labelText(raw []byte, found bool) string {
-	s, _ := stringOf(raw, found)
-	return DerivedText(s)
+	if !found || jsonx.Falsy(raw) {
+		return ""
+	}
+	if s, ok := stringOf(raw, found); ok {
+		return DerivedText(s)
+	}
+	return DerivedText(jsText(raw))
+}
+
+// jsText is JavaScript's String() of the JSON value raw: a string as it
+// is, null as "", a number as Number.prototype.toString writes it, an
+// array's elements joined by commas, an object "[object Object]".
+func jsText(raw []byte) string {
+	switch {
+	case len(raw) == 0 || jsonx.IsNull(raw):
+		return ""
+	case raw[0] == '"':
+		s, _ := jsonx.Unquote(raw)
+		return s
+	case raw[0] == '{':
+		return "[object Object]"
+	case raw[0] == '[':
+		var parts []string
+		jsonx.Elements(raw, func(v []byte) { parts = append(parts, jsText(v)) })
+		return strings.Join(parts, ",")
+	case raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9':
+		return jsNumber(raw)
+	}
+	return string(raw) // true, false
+}
+
+// jsNumber is Number.prototype.toString of the JSON number raw: the
+// shortest digits that read back as the same float64, in plain notation
+// from 1e-6 up to 1e21, else as 1.5e+300; Infinity past float64's range.
+func jsNumber(raw []byte) string {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	a := math.Abs(f)
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case err != nil:
+		return string(raw)
+	case f == 0:
+		return "0"
+	case a >= 1e-6 && a < 1e21:
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // 1.5e+300, 1e-07
+	mant, exp, _ := strings.Cut(s, "e")
+	sign, digits := exp[:1], strings.TrimLeft(exp[1:], "0")
+	return mant + "e" + sign + digits
 }

@@ -25,3 +25,20 @@ func TestMemberOfAgreesWithNames(t *testing.T) {
 		}
 	}
 }
+
+// TestJSText checks jsText against JavaScript's String() of each JSON
+// value (node 20 wrote the right column): how pi's tree shows a label
+// that is not a string.
+func TestJSText(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"5", "5"}, {"-5", "-5"}, {"1.5e300", "1.5e+300"}, {"1e21", "1e+21"}, {"1e-7", "1e-7"},
+		{"9.99e-8", "9.99e-8"}, {"123456789012345678901", "123456789012345680000"}, {"0.1", "0.1"},
+		{"1.0", "1"}, {"100", "100"}, {"-0.000001", "-0.000001"}, {"1e400", "Infinity"}, {"-1e400", "-Infinity"},
+		{"true", "true"}, {`{"a":1}`, "[object Object]"}, {`[1,"a",null,[2,[3]],{},true]`, "1,a,,2,3,[object Object],true"},
+		{"[]", ""}, {"[null]", ""}, {`"x"`, "x"},
+	} {
+		if got := jsText([]byte(tc[0])); got != tc[1] {
+			t.Errorf("jsText(%s) = %q; want %q", tc[0], got, tc[1])
+		}
+	}
+}

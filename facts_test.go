@@ -158,7 +158,9 @@ func oldApply(st *sessiontree.State, e sessiontree.Entry) {
 	case sessiontree.TypeModelChange:
 		p, _ := oldString(e, "provider")
 		m, _ := oldString(e, "modelId")
-		st.Model = &sessiontree.ModelRef{Provider: p, ModelID: m}
+		_, hasP := jsonx.Field(e.Raw, "provider")
+		_, hasM := jsonx.Field(e.Raw, "modelId")
+		st.Model = &sessiontree.ModelRef{Provider: p, ModelID: m, NoProvider: !hasP, NoModelID: !hasM}
 	case sessiontree.TypeActiveToolsChange:
 		raw, ok := jsonx.Field(e.Raw, "activeToolNames")
 		var names []string
@@ -170,7 +172,8 @@ func oldApply(st *sessiontree.State, e sessiontree.Entry) {
 		}
 	case sessiontree.TypeMessage:
 		if m := oldMessageInfoOf(e); m.Role == "assistant" {
-			st.Model = &sessiontree.ModelRef{Provider: m.Provider, ModelID: m.Model}
+			hasP, hasM := oldMessageHas(e, "provider"), oldMessageHas(e, "model")
+			st.Model = &sessiontree.ModelRef{Provider: m.Provider, ModelID: m.Model, NoProvider: !hasP, NoModelID: !hasM}
 		}
 	}
 }
@@ -381,6 +384,18 @@ func oldEffectsOf(e sessiontree.Entry, role string) sessiontree.Effects {
 }
 
 // oldString is Entry.String as it was.
+// oldMessageHas reports whether a message entry's message has member
+// name, among the members read before any error.
+func oldMessageHas(e sessiontree.Entry, name string) bool {
+	msg, _ := jsonx.Field(e.Raw, "message")
+	has := false
+	_ = jsonx.ObjectMembers(msg, func(k, _ []byte) error {
+		has = has || jsonx.KeyEquals(k, name)
+		return nil
+	})
+	return has
+}
+
 func oldString(e sessiontree.Entry, name string) (string, bool) {
 	raw, ok := jsonx.Field(e.Raw, name)
 	if !ok {

@@ -20,9 +20,12 @@ type Effects struct {
 	Compaction, Tail bool
 	Keep             string
 	// Target is the targetId of a label or leaf entry ("" for null): a
-	// target must exist earlier in the log.
+	// leaf entry's must exist earlier in the log, a label entry's labels
+	// something only then ([CheckTarget]).
 	Target string
-	// Label: a label entry; LabelText is the label it sets, "" clears.
+	// Label: a label entry that labels its target; LabelText is the label
+	// it sets, "" clears. [CheckTarget] clears Label when the target does
+	// not exist.
 	Label     bool
 	LabelText string
 	// SetsName: a session_info entry; Name is the name it sets, "" clears.
@@ -252,17 +255,48 @@ func CheckParent(e Entry, earlier Earlier) error {
 	return nil
 }
 
-// CheckTarget refuses a label or leaf entry, with effects f, whose target
-// earlier does not know, with an [EntryNotFoundError] naming the target.
+// CheckTarget checks the target of a label or leaf entry, with effects f,
+// against the entries earlier knows. A leaf entry whose target is not
+// among them is refused, with an [EntryNotFoundError] naming the target:
+// the leaf would name no entry. A label entry whose target is not among
+// them is kept, as pi keeps it (a label entry is a node of the tree
+// whatever it points at; refusing it would cut every entry after it off
+// the tree), but labels nothing: CheckTarget sets f.Label false, so that
+// it neither sets nor clears a label and follows the leaf rule as any
+// entry does. Every backend's append and replay go through here, so the
+// labels agree. (pi also keeps the label of an id that no entry has yet,
+// and shows it once an entry with that id is written; pi's ids are
+// random, so only a hand-made file has such an entry, and sessiontree
+// applies a label only to an entry written before it.)
 func CheckTarget(f *Effects, earlier Earlier) error {
 	if f.Target == "" {
 		return nil
 	}
 	ok, err := earlier.Exists(f.Target)
-	if err != nil {
+	switch {
+	case err != nil:
+		return err
+	case ok:
+	case f.Label:
+		f.Label, f.LabelText = false, ""
+	default:
+		return &EntryNotFoundError{ID: f.Target}
+	}
+	return nil
+}
+
+// CheckNewTarget is [CheckTarget] for an entry written now (an append of
+// a [Draft]): a label of an entry that does not exist is refused too,
+// with an [EntryNotFoundError] naming the target, as pi's
+// appendLabelChange refuses it ("Entry <id> not found"). Only a label
+// entry already written (a file read, a batch imported) is kept
+// labelling nothing.
+func CheckNewTarget(f *Effects, earlier Earlier) error {
+	label := f.Label
+	if err := CheckTarget(f, earlier); err != nil {
 		return err
 	}
-	if !ok {
+	if label && !f.Label {
 		return &EntryNotFoundError{ID: f.Target}
 	}
 	return nil

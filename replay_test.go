@@ -108,11 +108,6 @@ func TestReplayerNextErrors(t *testing.T) {
 			}},
 		{"own parent", `{"type":"message","id":"c","parentId":"c","timestamp":"t"}`, ids, sessiontree.ErrCorrupt,
 			func(err error) bool { var c *sessiontree.CorruptError; return errors.As(err, &c) && c.EntryID == "c" }},
-		{"missing label target", `{"type":"label","id":"c","parentId":"b","timestamp":"t","targetId":"zz","label":"x"}`, ids, sessiontree.ErrNotFound,
-			func(err error) bool {
-				var nf *sessiontree.EntryNotFoundError
-				return errors.As(err, &nf) && nf.ID == "zz"
-			}},
 		{"missing leaf target", `{"type":"leaf","id":"c","parentId":"b","timestamp":"t","targetId":"zz"}`, ids, sessiontree.ErrNotFound,
 			func(err error) bool {
 				var nf *sessiontree.EntryNotFoundError
@@ -141,6 +136,19 @@ func TestReplayerNextErrors(t *testing.T) {
 	var r sessiontree.Replayer
 	if err := r.Next(e, &f, ids); err != nil || f.EditTarget != "zz" || r.Leaf != "c" {
 		t.Errorf("Next(context_edit of a missing target) = %v, EditTarget %q, leaf %q; want nil, zz, c", err, f.EditTarget, r.Leaf)
+	}
+	// A label of a missing target is kept, as pi keeps it, and labels
+	// nothing: it neither sets a label nor clears one.
+	r = sessiontree.Replayer{Labels: map[string]string{"a": "kept"}}
+	for _, l := range []string{
+		`{"type":"label","id":"c","parentId":"b","timestamp":"t","targetId":"zz","label":"x"}`,
+		`{"type":"label","id":"d","parentId":"b","timestamp":"t","targetId":"zz","label":""}`,
+	} {
+		e := line(t, l)
+		f := effects(e)
+		if err := r.Next(e, &f, ids); err != nil || f.Label || r.Leaf != e.ID || !maps.Equal(r.Labels, map[string]string{"a": "kept"}) {
+			t.Errorf("Next(label of a missing target) = %v, Label %v, %+v; want nil, false, leaf %s, a's label alone", err, f.Label, r, e.ID)
+		}
 	}
 }
 

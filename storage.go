@@ -2,6 +2,7 @@ package sessiontree
 
 import (
 	"context"
+	"encoding/json"
 )
 
 // SessionMeta describes a session: the header of pi's session file.
@@ -128,10 +129,55 @@ type State struct {
 	ActiveToolNames []string `json:"activeToolNames"`
 }
 
-// ModelRef names a model.
+// ModelRef names a model: the provider and model id of the entry that set
+// it, a model_change's provider and modelId or an assistant message's
+// provider and model. pi copies those fields as they are, so its model
+// lacks a field the entry lacks ({} for an assistant message with
+// neither): NoProvider and NoModelID say the entry had no such field, and
+// the JSON of a ModelRef leaves it out ([ModelRef.MarshalJSON]). A field
+// that is there but not a string reads as "".
 type ModelRef struct {
 	Provider string `json:"provider"`
 	ModelID  string `json:"modelId"`
+	// NoProvider, NoModelID: the entry had no such field; Provider or
+	// ModelID is then "".
+	NoProvider, NoModelID bool `json:"-"`
+}
+
+// modelJSON is the JSON form of a ModelRef: a missing field left out.
+type modelJSON struct {
+	Provider *string `json:"provider,omitempty"`
+	ModelID  *string `json:"modelId,omitempty"`
+}
+
+// MarshalJSON writes the model as pi's context has it:
+// {"provider":…,"modelId":…}, without a field the entry lacked.
+func (m ModelRef) MarshalJSON() ([]byte, error) {
+	var out modelJSON
+	if !m.NoProvider {
+		out.Provider = &m.Provider
+	}
+	if !m.NoModelID {
+		out.ModelID = &m.ModelID
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: a field left out sets
+// NoProvider or NoModelID.
+func (m *ModelRef) UnmarshalJSON(b []byte) error {
+	var in modelJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	*m = ModelRef{NoProvider: in.Provider == nil, NoModelID: in.ModelID == nil}
+	if in.Provider != nil {
+		m.Provider = *in.Provider
+	}
+	if in.ModelID != nil {
+		m.ModelID = *in.ModelID
+	}
+	return nil
 }
 
 // DefaultState is the state of an empty path.
@@ -173,16 +219,18 @@ func (st *State) apply(t EntryType, m *members) {
 			st.ThinkingLevel = s
 		}
 	case TypeModelChange:
-		p, _ := stringOf(m.get(mProvider))
-		id, _ := stringOf(m.get(mModelID))
-		st.Model = &ModelRef{Provider: p, ModelID: id}
+		praw, pfound := m.get(mProvider)
+		iraw, ifound := m.get(mModelID)
+		p, _ := stringOf(praw, pfound)
+		id, _ := stringOf(iraw, ifound)
+		st.Model = &ModelRef{Provider: p, ModelID: id, NoProvider: !pfound, NoModelID: !ifound}
 	case TypeActiveToolsChange:
 		if names, ok := toolNames(m.get(mActiveToolNames)); ok {
 			st.ActiveToolNames = names
 		}
 	case TypeMessage:
-		if info := readMessage(t, m, false).info; info.Role == "assistant" {
-			st.Model = &ModelRef{Provider: info.Provider, ModelID: info.Model}
+		if r := readMessage(t, m, false); r.info.Role == "assistant" {
+			st.Model = &ModelRef{Provider: r.info.Provider, ModelID: r.info.Model, NoProvider: !r.hasProvider, NoModelID: !r.hasModel}
 		}
 	}
 }

@@ -464,14 +464,14 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft, pre *built) (ses
 	return e, next, nil
 }
 
-// checkTarget checks that the target of an entry with effects f, a
-// label's or a leaf entry's, exists in the session; an entry without one
-// needs no lookup.
+// checkTarget checks that the target of a draft's entry with effects f, a
+// label's or a leaf entry's, exists in the session
+// (sessiontree.CheckNewTarget); an entry without one needs no lookup.
 func checkTarget(w q, session int64, f *sessiontree.Effects) error {
 	if f.Target == "" {
 		return nil // no lookup, and no storedIDs made for it
 	}
-	return sessiontree.CheckTarget(f, storedIDs{w: w, session: session})
+	return sessiontree.CheckNewTarget(f, storedIDs{w: w, session: session})
 }
 
 // target returns the node of entry id of session, which a move goes to:

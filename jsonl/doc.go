@@ -9,7 +9,8 @@
 // every other line is one entry, appended as it happens with a single
 // write of the entry's JSON and its newline. [Create] makes a file, [Open]
 // opens one: it reads every line, checks the tree (unique ids, parents and
-// targets that exist, no cycles), keeps the entries in an in-memory index
+// leaf targets that exist, no cycles; a label of a missing entry is kept
+// and labels nothing, as in pi), keeps the entries in an in-memory index
 // (a [memory.Storage]) and sets the leaf by the leaf rule. A file pi wrote
 // has no leaf entries, so its leaf is its last entry; a file this package
 // wrote reopens on the leaf it had.
@@ -65,7 +66,12 @@
 // the first write then cuts them from the file, so the new entry starts on
 // a clean line and the file reads cleanly ever after. (A last line that
 // is complete but lacks its newline gets one before the next entry.) A
-// read-only open changes nothing. [Strict] mode refuses any damage;
+// read-only open changes nothing. pi instead ends a torn last line with a
+// newline when it opens the file, and a resumed session appends after
+// it, so the torn line ends up between entries: Recover mode skips such a
+// line too (the start of a JSON object cut short, or NUL bytes, which a
+// crash of the machine may leave), reporting it in [Report.Warnings], and
+// refuses every other bad line. [Strict] mode refuses any damage;
 // [Lenient] mode skips bad lines as pi does, reporting each, and drops an
 // exact duplicate of an earlier line with a warning, but still refuses an
 // id used twice for different entries.

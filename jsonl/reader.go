@@ -21,10 +21,12 @@ import (
 type Mode int
 
 const (
-	// Recover, the zero Mode, refuses every bad line but one: a torn last
-	// line (the file ends in a partial line without newline, as after a
-	// crash in the middle of a write). The entries before it load and the
-	// torn bytes are reported.
+	// Recover, the zero Mode, refuses every bad line but a torn one, the
+	// start of an entry that a crash in the middle of a write cut short.
+	// A torn last line (without newline) ends the read: the entries
+	// before it load and the torn bytes are reported. A torn line that a
+	// newline ends (pi adds one when it opens such a file, and a resumed
+	// session appends after it) is skipped as pi skips it, and reported.
 	Recover Mode = iota
 	// Strict refuses any damage: a bad line, a torn last line, a last line
 	// without its newline.
@@ -109,7 +111,8 @@ const (
 	KindHeader RecordKind = iota + 1
 	// KindEntry is an entry, migrated to the current version.
 	KindEntry
-	// KindSkipped is a bad line skipped in [Lenient] mode; Err says why.
+	// KindSkipped is a bad line skipped: any in [Lenient] mode, a torn
+	// line ended by a newline in [Recover] mode too; Err says why.
 	KindSkipped
 	// KindTorn is a torn last line (not in [Strict] mode); Data holds its
 	// bytes and Next points at its start, so that a resumed read tries it
@@ -149,7 +152,7 @@ type Record struct {
 // file; it has stopped reading r when the sequence ends, early or not.
 // The sequence stops after the first error, which
 // is a [*LineError] for bad input (a missing or malformed header, an
-// unsupported version, a bad line outside [Lenient] mode) or wraps
+// unsupported version, a bad line the mode does not skip) or wraps
 // [sessiontree.ErrStorage] when r fails. The context is checked every
 // 1024 lines.
 func Read(ctx context.Context, r io.Reader, opts ReadOptions) iter.Seq2[Record, error] {
@@ -420,8 +423,8 @@ func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
 		}
 		e, err := r.entry(trimmed)
 		if err != nil {
-			lerr := r.lineError(start, err)
-			if r.opts.Mode != Lenient {
+			lerr, skip := r.badLine(start, trimmed, err)
+			if !skip {
 				yield(Record{}, lerr)
 				return
 			}
@@ -490,6 +493,32 @@ func (r *reader) torn(start Position, data []byte, rec Record, yield func(Record
 	r.pos = start
 	rec.Kind, rec.Err, rec.Data, rec.Next = KindTorn, lerr, bytes.Clone(data), start
 	yield(rec, nil)
+}
+
+// badLine returns the error of a line that is no entry, the error err,
+// and whether the mode skips it. Lenient skips every such line. Recover
+// skips a torn line only (tornLine): a write a crash cut short, which the
+// next writer ended with a newline (pi does so when it opens the file)
+// and wrote its entries after. It was never committed, pi skips it, and
+// the entries after it chain onto the ones before it; refusing it would
+// refuse the whole session of anyone whose agent crashed once. Any other
+// bad line (a merge marker, a line that is whole JSON but no entry) is
+// not what a crash leaves, and Recover refuses it as Strict does.
+func (r *reader) badLine(start Position, line []byte, err error) (*LineError, bool) {
+	if r.opts.Mode != Strict && tornLine(line) {
+		return r.lineError(start, corrupt("", "torn line: %d bytes of an entry cut short, ended by a newline written later; skipped, as pi skips it", len(line))), true
+	}
+	return r.lineError(start, err), r.opts.Mode == Lenient
+}
+
+// tornLine reports whether a line that is no entry is what a write cut
+// short leaves: the start of a JSON object that ends too soon
+// ([jsonx.Unfinished]), maybe followed by NUL bytes, or NUL bytes alone
+// (a crash of the machine may leave the blocks of the file's end
+// unwritten, read back as zeros).
+func tornLine(line []byte) bool {
+	line = bytes.TrimRight(line, "\x00")
+	return len(line) == 0 || line[0] == '{' && jsonx.Unfinished(line)
 }
 
 // entry parses an entry line and migrates it to the current version.

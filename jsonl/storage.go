@@ -62,7 +62,8 @@ type Report struct {
 	Lines int
 	// Entries is the number of entries loaded.
 	Entries int
-	// Warnings lists every line skipped ([Lenient] mode) and the torn
+	// Warnings lists every line skipped (any bad line in [Lenient] mode,
+	// a torn line ended by a newline in [Recover] mode too) and the torn
 	// last line, in file order.
 	Warnings []*LineError
 	// Torn describes the torn last line, nil when the file ends cleanly.

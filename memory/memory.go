@@ -89,6 +89,8 @@ func NewUnchecked(meta sessiontree.SessionMeta, entries []sessiontree.Entry) (*S
 func (s *Storage) indexAll(entries []sessiontree.Entry) {
 	for _, e := range entries {
 		f := sessiontree.EffectsOf(e, "")
+		// Checked before; this sees again what a label labels.
+		_ = sessiontree.CheckTarget(&f, (*earlier)(s))
 		s.index(e, &f)
 	}
 }
@@ -231,7 +233,7 @@ func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts se
 		return sessiontree.Entry{}, err
 	}
 	f := sessiontree.EffectsOf(e, "")
-	if err := sessiontree.CheckTarget(&f, (*earlier)(s)); err != nil {
+	if err := sessiontree.CheckNewTarget(&f, (*earlier)(s)); err != nil {
 		return sessiontree.Entry{}, err
 	}
 	return s.commit(ctx, e, &f)

@@ -147,8 +147,6 @@ func TestAppendBatchRefuses(t *testing.T) {
 		{"id stored before", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "a2", "n1")}, sessiontree.ErrCorrupt, "a2"},
 		{"id twice in batch", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "n1", "a4")}, sessiontree.ErrCorrupt, "n1"},
 		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrCorrupt, "n1"},
-		{"missing label target", []sessiontree.Entry{build(t, sessiontree.Draft{Type: sessiontree.TypeLabel,
-			Fields: mustFields(t, "targetId", "zz", "label", "l")}, "n1", "a4")}, sessiontree.ErrNotFound, "zz"},
 		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrCorrupt, "n1"},
 	}
 	for i, tt := range tests {

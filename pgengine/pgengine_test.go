@@ -116,18 +116,21 @@ func TestPiFixtures(t *testing.T) {
 	t.Parallel()
 	for _, dir := range []string{"../testdata/pi", "../testdata/pi1"} {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			storetest.RunPiFixtures(t, dir, func(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
-				db, _ := openDB(t)
-				meta, entries := storetest.ReadSessionFile(t, fx.Path)
-				st, err := db.CreateSession(context.Background(), meta)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := st.AppendBatch(context.Background(), entries); err != nil {
-					t.Fatal(err)
-				}
-				return st
-			})
+			storetest.RunPiFixtures(t, dir, openPi)
 		})
 	}
+}
+
+// openPi imports a pi file into a fresh database with one AppendBatch.
+func openPi(t testing.TB, fx storetest.PiFixture) sessiontree.Storage {
+	db, _ := openDB(t)
+	meta, entries := storetest.ReadSessionFile(t, fx.Path)
+	st, err := db.CreateSession(context.Background(), meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AppendBatch(context.Background(), entries); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -403,7 +403,7 @@ func insertErr(err error) error {
 // leaf rule says the leaf: the branch table follows. An id the session
 // has already is errIDTaken, and the transaction is aborted.
 func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f *sessiontree.Facts) (sessiontree.Entry, error) {
-	if err := st.checkTarget(ctx, tx, e); err != nil {
+	if err := st.checkTarget(ctx, tx, &f.Effects); err != nil {
 		return e, err
 	}
 	parent, err := st.moveToParent(ctx, tx, e)
@@ -426,19 +426,31 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f 
 	return e, st.noteStats(ctx, tx, e, f.Stats)
 }
 
-// checkTarget refuses a leaf or label entry whose target does not exist.
-func (st *session) checkTarget(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	if e.Type != sessiontree.TypeLeaf && e.Type != sessiontree.TypeLabel {
-		return nil
-	}
-	t := e.TargetID()
-	if t == "" {
-		return nil
-	}
-	if _, ok, err := placementOf(ctx, tx, st.pk, t); err != nil || !ok {
-		return cmpErr(err, &sessiontree.EntryNotFoundError{ID: t})
-	}
-	return nil
+// checkTarget checks the target of an appended draft's entry, with
+// effects f, by the root's rule (sessiontree.CheckNewTarget): a leaf or
+// label entry's must exist.
+func (st *session) checkTarget(ctx context.Context, tx *sqlx.Tx, f *sessiontree.Effects) error {
+	return sessiontree.CheckNewTarget(f, storedBefore{ctx: ctx, q: tx, session: st.pk, seq: math.MaxInt64})
+}
+
+// storedBefore is the sessiontree.Earlier of the entries of a session
+// stored before the one of sequence number seq, for the target checks.
+type storedBefore struct {
+	ctx     context.Context
+	q       sqlx.QueryerContext
+	session int64
+	seq     int64
+}
+
+// Taken implements sessiontree.Earlier: whether an entry before seq has
+// id (false when the lookup fails, which Exists reports).
+func (s storedBefore) Taken(id string) bool { ok, _ := s.Exists(id); return ok }
+
+// Exists implements sessiontree.Earlier: whether an entry before seq has
+// id.
+func (s storedBefore) Exists(id string) (bool, error) {
+	p, ok, err := placementOf(s.ctx, s.q, s.session, id)
+	return ok && p.Seq < s.seq, err
 }
 
 func cmpErr(err, otherwise error) error {
@@ -585,15 +597,20 @@ func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Ent
 	return nil
 }
 
-// label records the label e sets (or clears) on its target.
+// label records the label e, stored, sets (or clears) on its target; a
+// label of an entry not stored before it labels nothing
+// (sessiontree.CheckTarget).
 func (st *session) label(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry) error {
-	label := sessiontree.LabelOf(e)
-	if label == "" {
-		_, err := tx.ExecContext(ctx, `DELETE FROM labels WHERE session = $1 AND target_id = $2`, st.pk, e.TargetID())
+	f := sessiontree.EffectsOf(e, "")
+	if err := sessiontree.CheckTarget(&f, storedBefore{ctx: ctx, q: tx, session: st.pk, seq: e.Seq}); err != nil || !f.Label {
+		return err
+	}
+	if f.LabelText == "" {
+		_, err := tx.ExecContext(ctx, `DELETE FROM labels WHERE session = $1 AND target_id = $2`, st.pk, f.Target)
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO labels (session, target_id, label, entry_seq) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (session, target_id) DO UPDATE SET label = EXCLUDED.label, entry_seq = EXCLUDED.entry_seq`,
-		st.pk, e.TargetID(), label, e.Seq)
+		st.pk, f.Target, f.LabelText, e.Seq)
 	return err
 }

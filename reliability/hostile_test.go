@@ -117,7 +117,7 @@ func hostileFiles() []hostileFile {
 		}, outcome: refused, line: 4, want: "duplicate id with different content", batch: sessiontree.ErrCorrupt},
 		{name: "label of a missing entry", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", ""), hEntry("label", "bbbbbbbb", "aaaaaaaa", `"targetId":"zzzzzzzz","label":"x"`), hMsg("cccccccc", "aaaaaaaa"))
-		}, outcome: skipped, line: 3, want: "targetId zzzzzzzz does not exist", batch: sessiontree.ErrNotFound},
+		}, outcome: loads, check: checkLabelOfMissingEntry},
 		{name: "leaf entry to a missing entry", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", ""), hEntry("leaf", "bbbbbbbb", "aaaaaaaa", `"targetId":"zzzzzzzz"`))
 		}, outcome: skipped, line: 3, want: "targetId zzzzzzzz does not exist", batch: sessiontree.ErrNotFound},
@@ -208,6 +208,21 @@ func hostileFiles() []hostileFile {
 		}, outcome: refused, line: 1, want: "missing header", skipBatch: true},
 		{name: "empty file", content: func() []byte { return nil }, outcome: refused, line: 1, want: "empty file", skipBatch: true},
 	}
+}
+
+// checkLabelOfMissingEntry: the label entry is kept, as pi keeps it, and
+// labels nothing; the entry after it is there too.
+func checkLabelOfMissingEntry(t *testing.T, fromFile, imported sessiontree.Storage) {
+	ctx := context.Background()
+	for _, st := range []sessiontree.Storage{fromFile, imported} {
+		if labels, err := st.Labels(ctx); err != nil || len(labels) != 0 {
+			t.Errorf("%T: Labels() = %v, %v; want none", st, labels, err)
+		}
+		if _, err := st.Entry(ctx, "bbbbbbbb"); err != nil {
+			t.Errorf("%T: Entry(bbbbbbbb) = %v; want the label entry kept", st, err)
+		}
+	}
+	checkSameLog(t, fromFile, imported)
 }
 
 // checkCompactionOffPath: the file, the store and the memory backend

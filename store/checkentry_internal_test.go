@@ -31,7 +31,7 @@ func TestCheckEntry(t *testing.T) {
 		{"id reused", `{"type":"message","id":"u1","parentId":null,` + ts + `,"message":{"role":"user","content":"other"}}`, "duplicate id with different content", true},
 		{"stored line again", stored["s1"], "duplicate of an earlier line", false},
 		{"stored id reused", `{"type":"message","id":"s1","parentId":null,` + ts + `,"message":{"role":"user","content":"x"}}`, "duplicate id with different content", true},
-		{"label of a missing entry", `{"type":"label","id":"l1","parentId":"u1",` + ts + `,"targetId":"zz","label":"x"}`, "targetId zz does not exist before this line", false},
+		{"label of a missing entry", `{"type":"label","id":"l1","parentId":"u1",` + ts + `,"targetId":"zz","label":"x"}`, "", false},
 		{"label", `{"type":"label","id":"l1","parentId":"u1",` + ts + `,"targetId":"s1","label":"x"}`, "", false},
 		{"leaf to a missing entry", `{"type":"leaf","id":"f1","parentId":"u1",` + ts + `,"targetId":"zz"}`, "targetId zz does not exist before this line", false},
 		{"leaf to null", `{"type":"leaf","id":"f1","parentId":"u1",` + ts + `,"targetId":null}`, "", false},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -118,8 +119,10 @@ func testImportFollowRewrites(t *testing.T, openStore opener) {
 // TestImportFollowsClosedTornLine: a torn last line left for later that
 // a newline then ends while it still is not JSON (pi does so when it
 // opens a file after a crash in the middle of a write, and skips the
-// line) is skipped and reported when following rewrites, and the lines
-// after it are imported; without following it is damage.
+// line) is skipped and reported, and the lines after it are imported:
+// when following rewrites, and without, since the line is the start of an
+// entry cut short, which the default mode skips wherever it is (a fresh
+// import of the whole file too).
 func TestImportFollowsClosedTornLine(t *testing.T) { onEngines(t, testImportFollowsClosedTornLine) }
 
 func testImportFollowsClosedTornLine(t *testing.T, openStore opener) {
@@ -138,17 +141,17 @@ func testImportFollowsClosedTornLine(t *testing.T, openStore opener) {
 			// written (its leaf is the last whole entry).
 			appendFile(t, path, "\n"+strings.Join(all[10:], ""))
 			f := mustImport(t, s, []string{path}, opts).Files[0]
-			if !follow {
-				if f.Outcome != store.OutcomeFailed || !errors.Is(f.Err, sessiontree.ErrCorrupt) {
-					t.Errorf("Import = %v, %v; want failed for a damaged line", f.Outcome, f.Err)
-				}
-				return
-			}
-			if f.Outcome != store.OutcomeGrown || f.Err != nil || f.Entries != len(all)-10 || len(f.Problems) != 1 || f.Problems[0].Line != 11 {
+			if f.Outcome != store.OutcomeGrown || f.Err != nil || f.Entries != len(all)-10 || len(f.Problems) != 1 || f.Problems[0].Line != 11 || f.Problems[0].Path != path {
 				t.Fatalf("Import = %v, %v, %d entries, problems %v; want grown, %d entries, line 11 skipped", f.Outcome, f.Err, f.Entries, f.Problems, len(all)-10)
 			}
+			checkSessionIDs(t, s, f.SessionID, readIDsMode(t, path, jsonl.Recover))
 			if f := mustImport(t, s, []string{path}, opts).Files[0]; f.Outcome != store.OutcomeUnchanged {
 				t.Errorf("Import again = %v, %v; want unchanged", f.Outcome, f.Err)
+			}
+			fresh := mustImport(t, openStore(t), []string{path}, opts).Files[0]
+			if fresh.Outcome != store.OutcomeNew || fresh.Entries != len(all)-1 || len(fresh.Problems) != 1 || fresh.Problems[0].Line != 11 ||
+				!strings.Contains(fresh.Problems[0].Error(), "torn line") {
+				t.Errorf("fresh Import = %v, %v, %d entries, problems %v; want new, %d entries, the torn line 11 skipped", fresh.Outcome, fresh.Err, fresh.Entries, fresh.Problems, len(all)-1)
 			}
 		})
 	}

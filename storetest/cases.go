@@ -505,6 +505,64 @@ var _ = register("LabelsAndName", func(t *testing.T, h Harness) {
 	}
 })
 
+// LabelOfMissingEntry: a label entry is a node of the tree whatever it
+// points at. pi keeps one whose target does not exist (written before it)
+// and shows its label on no entry; so does every backend, by a batch (a
+// file's import), and after a reopen: the entry is stored, the leaf moves
+// to it, entries hang under it, and it neither sets nor clears a label.
+// An append writing such a label now is refused, as in pi. (pi would show l2's label on a1, written after
+// it; sessiontree applies a label only to an entry before it, see
+// sessiontree.CheckTarget.)
+var _ = register("LabelOfMissingEntry", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	const ts = `"timestamp":"2026-12-01T10:00:0%d.000Z"`
+	lines := []string{
+		`{"type":"message","id":"u1","parentId":null,` + fmt.Sprintf(ts, 1) + `,"message":{"role":"user","content":"first","timestamp":1}}`,
+		`{"type":"label","id":"l1","parentId":"u1",` + fmt.Sprintf(ts, 2) + `,"targetId":"gone","label":"on a missing entry"}`,
+		`{"type":"label","id":"l2","parentId":"l1",` + fmt.Sprintf(ts, 3) + `,"targetId":"a1","label":"on a later entry"}`,
+		`{"type":"message","id":"a1","parentId":"l2",` + fmt.Sprintf(ts, 4) + `,"message":{"role":"user","content":"second","timestamp":2}}`,
+		`{"type":"label","id":"l3","parentId":"a1",` + fmt.Sprintf(ts, 5) + `,"targetId":"u1","label":"kept"}`,
+		`{"type":"label","id":"l4","parentId":"l3",` + fmt.Sprintf(ts, 6) + `,"targetId":"gone2","label":""}`,
+	}
+	var entries []sessiontree.Entry
+	for _, l := range lines {
+		entries = append(entries, f.decode(l))
+	}
+	ba, ok := f.st.(sessiontree.BatchAppender)
+	if !ok {
+		t.Skip("the backend takes no batches")
+	}
+	if err := ba.AppendBatch(f.ctx, entries); err != nil {
+		t.Fatalf("AppendBatch(labels of missing entries) = %v; want them stored, as pi keeps them", err)
+	}
+	// Written now, a label of a missing entry is refused, as pi's
+	// appendLabelChange refuses it.
+	_, err := f.st.Append(f.ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"gone3","label":"x"}`)}, sessiontree.AppendOptions{})
+	var nf *sessiontree.EntryNotFoundError
+	if !errors.Is(err, sessiontree.ErrNotFound) || !errors.As(err, &nf) || nf.ID != "gone3" {
+		t.Errorf("Append(label of a missing entry) = %v; want Entry gone3 not found", err)
+	}
+	u2 := f.user("after the labels")
+	check := func() {
+		t.Helper()
+		want := []string{"u1", "l1", "l2", "a1", "l3", "l4", u2}
+		if got := f.path(f.st.FullPath(f.ctx, u2)); !cmp.Equal(got, want) {
+			t.Errorf("FullPath(%s) = %v; want %v", u2, got, want)
+		}
+		if got, err := f.st.Labels(f.ctx); err != nil || !cmp.Equal(got, map[string]string{"u1": "kept"}) {
+			t.Errorf("Labels() = %v, %v; want u1's label alone, none of an entry missing when labelled", got, err)
+		}
+		for _, id := range []string{"gone", "gone2", "gone3", "a1"} {
+			if got, err := f.st.Label(f.ctx, id); err != nil || got != "" {
+				t.Errorf("Label(%s) = %q, %v; want none", id, got, err)
+			}
+		}
+	}
+	check()
+	f.reopen()
+	check()
+})
+
 var _ = register("ReopenKeepsEverything", func(t *testing.T, h Harness) {
 	f := newFixture(t, h)
 	u := f.user("one")

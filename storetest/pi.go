@@ -32,13 +32,20 @@ type PiExpected struct {
 	EntryCount int    `json:"entryCount"`
 	// LeafID is pi's leaf: a JSON string or null; absent when pi's answer
 	// does not include it (legacy files).
-	LeafID   json.RawMessage     `json:"leafId"`
-	Name     *string             `json:"name"`
-	Context  json.RawMessage     `json:"context"`
-	Branch   []string            `json:"branch"`
-	Probes   []PiProbe           `json:"probes"`
-	Labels   map[string]string   `json:"labels"`
-	Children map[string][]string `json:"children"`
+	LeafID  json.RawMessage `json:"leafId"`
+	Name    *string         `json:"name"`
+	Context json.RawMessage `json:"context"`
+	Branch  []string        `json:"branch"`
+	Probes  []PiProbe       `json:"probes"`
+	// Labels are the labels pi keeps, by entry: a string, or a truthy
+	// value of another type that a label entry set.
+	Labels map[string]any `json:"labels"`
+	// LabelsShown are the labels as pi's tree shows them (JavaScript's
+	// String() of one that is not a string), what a backend's Labels
+	// answers; testdata/pi1's files, written before it, lack it and have
+	// string labels only.
+	LabelsShown map[string]string   `json:"labelsShown"`
+	Children    map[string][]string `json:"children"`
 	// IDsAssigned is true for version-1 files, whose ids pi invents while
 	// migrating: only the context can be compared there.
 	IDsAssigned bool `json:"idsAssignedOnMigration"`
@@ -212,7 +219,7 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want.Labels, got); diff != "" {
+		if diff := cmp.Diff(want.ShownLabels(t), got); diff != "" {
 			t.Errorf("Labels() (-pi +got):\n%s", diff)
 		}
 	}
@@ -387,4 +394,22 @@ func ReadSessionFile(t testing.TB, path string) (sessiontree.SessionMeta, []sess
 		}
 	}
 	return meta, entries
+}
+
+// ShownLabels returns the labels as pi shows them: LabelsShown, or for a
+// file without it Labels, which must then all be strings.
+func (want *PiExpected) ShownLabels(t testing.TB) map[string]string {
+	t.Helper()
+	if want.LabelsShown != nil {
+		return want.LabelsShown
+	}
+	out := make(map[string]string, len(want.Labels))
+	for id, l := range want.Labels {
+		s, ok := l.(string)
+		if !ok {
+			t.Fatalf("pi's label of %s is %v, not a string, and the file has no labelsShown", id, l)
+		}
+		out[id] = s
+	}
+	return out
 }

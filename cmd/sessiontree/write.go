@@ -35,9 +35,10 @@ file is known by its resolved path, so it is imported once whichever path
 reaches it; inside a folder, links leading out of it are not followed. A
 named pipe or a device is refused.
 
-By default a torn last line (a write cut short) is left for a later import
-and any other damage fails the file; --strict refuses any damage, --lenient
-skips bad lines as pi does. Problems are listed with file and line.
+By default a torn last line (a write cut short) is left for a later import,
+a torn line that pi ended with a newline after a crash is skipped as pi
+skips it, and any other damage fails the file; --strict refuses any damage,
+--lenient skips bad lines as pi does. Problems are listed with file and line.
 
 Then the search index takes in what was imported, so that searches find it
 at once; it holds the first 1 MiB of each entry's text (the entry is stored

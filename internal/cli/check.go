@@ -55,7 +55,8 @@ func InspectFile(ctx context.Context, path string, maxLine int) (FileCheck, erro
 }
 
 // CheckStorage checks the tree of any storage and returns every problem
-// found: entries whose parent or label/leaf target does not exist, and a
+// found: entries whose parent or leaf target does not exist (a label of
+// a missing entry is none: it labels nothing, sessiontree.CheckTarget), and a
 // leaf whose path to the root cannot be walked (a cycle or a broken
 // parent). The error is for failures to read, not for problems found.
 func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) {

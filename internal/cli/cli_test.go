@@ -263,7 +263,10 @@ func TestCheckStorage(t *testing.T) {
 	st, err := memory.NewUnchecked(sessiontree.SessionMeta{}, []sessiontree.Entry{
 		mk(`{"type":"custom","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}`),
 		mk(`{"type":"custom","id":"b","parentId":"gone","timestamp":"2026-01-01T00:00:00.000Z","customType":"x"}`),
-		mk(`{"type":"label","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z","targetId":"nope","label":"l"}`),
+		mk(`{"type":"leaf","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:00.000Z","targetId":"nope"}`),
+		// A label of a missing entry is no problem: pi keeps it, and it
+		// labels nothing.
+		mk(`{"type":"label","id":"d","parentId":"c","timestamp":"2026-01-01T00:00:00.000Z","targetId":"nope2","label":"l"}`),
 	})
 	if err != nil {
 		t.Fatal(err)

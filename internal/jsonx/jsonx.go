@@ -23,6 +23,10 @@ const MaxDepth = 1000
 type SyntaxError struct {
 	Offset int
 	Msg    string
+	// End says the input ended before the value did: everything up to
+	// there is valid, so the input is the start of a JSON text cut short
+	// ([Unfinished]).
+	End bool
 }
 
 func (e *SyntaxError) Error() string {
@@ -31,6 +35,21 @@ func (e *SyntaxError) Error() string {
 
 func syntaxErr(off int, format string, args ...any) error {
 	return &SyntaxError{Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// endErr is the error of input that ends at off, before the value does.
+func endErr(off int, msg string) error {
+	return &SyntaxError{Offset: off, Msg: msg, End: true}
+}
+
+// Unfinished reports whether b is the start of a JSON value cut short: it
+// is not valid, but only because it ends too soon (an object without its
+// closing brace, a string without its closing quote, "tr" for true),
+// with no error before its end. A write cut short by a crash leaves such
+// a line. Blank input is not unfinished: it holds no start of anything.
+func Unfinished(b []byte) bool {
+	var se *SyntaxError
+	return skipSpace(b, 0) < len(b) && errors.As(Valid(b), &se) && se.End
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -82,7 +101,10 @@ func scanObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, 
 		return i + 1, nil
 	}
 	for {
-		if i >= len(b) || b[i] != '"' {
+		if i >= len(b) {
+			return 0, endErr(i, "unterminated object")
+		}
+		if b[i] != '"' {
 			return 0, syntaxErr(i, "want a member name")
 		}
 		keyEnd, err := skipString(b, i)
@@ -91,7 +113,10 @@ func scanObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, 
 		}
 		key := b[i:keyEnd]
 		i = skipSpace(b, keyEnd)
-		if i >= len(b) || b[i] != ':' {
+		if i >= len(b) {
+			return 0, endErr(i, "unterminated object")
+		}
+		if b[i] != ':' {
 			return 0, syntaxErr(i, "want ':' after member name")
 		}
 		i = skipSpace(b, i+1)
@@ -106,7 +131,7 @@ func scanObject(b []byte, i, depth int, fn func(key, value []byte) error) (int, 
 		}
 		i = skipSpace(b, valEnd)
 		if i >= len(b) {
-			return 0, syntaxErr(i, "unterminated object")
+			return 0, endErr(i, "unterminated object")
 		}
 		switch b[i] {
 		case ',':
@@ -155,7 +180,7 @@ func scanArrayFn(b []byte, i, depth int, fn func(value []byte) error) (int, erro
 		}
 		i = skipSpace(b, end)
 		if i >= len(b) {
-			return 0, syntaxErr(i, "unterminated array")
+			return 0, endErr(i, "unterminated array")
 		}
 		switch b[i] {
 		case ',':
@@ -170,7 +195,7 @@ func scanArrayFn(b []byte, i, depth int, fn func(value []byte) error) (int, erro
 
 func skipValue(b []byte, i, depth int) (int, error) {
 	if i >= len(b) {
-		return 0, syntaxErr(i, "unexpected end of input")
+		return 0, endErr(i, "unexpected end of input")
 	}
 	switch c := b[i]; {
 	case c == '{' || c == '[':
@@ -195,6 +220,9 @@ func skipLiteral(b []byte, i int) (int, error) {
 		if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
 			return i + len(lit), nil
 		}
+		if len(b)-i < len(lit) && string(b[i:]) == lit[:len(b)-i] {
+			return 0, endErr(len(b), "unterminated "+lit)
+		}
 	}
 	return 0, syntaxErr(i, "invalid character %q", b[i])
 }
@@ -208,7 +236,7 @@ func skipString(b []byte, i int) (int, error) {
 		// plain text, so this runs over eight bytes at a time.
 		i += indexStringSpecial(b[i:])
 		if i >= len(b) {
-			return 0, syntaxErr(start, "unterminated string")
+			return 0, endErr(start, "unterminated string")
 		}
 		switch b[i] {
 		case '"':
@@ -258,19 +286,19 @@ func indexStringSpecial(b []byte) int {
 
 func skipEscape(b []byte, i int) (int, error) {
 	if i+1 >= len(b) {
-		return 0, syntaxErr(i, "unterminated escape")
+		return 0, endErr(i, "unterminated escape")
 	}
 	switch b[i+1] {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return i + 2, nil
 	case 'u':
-		if i+6 > len(b) {
-			return 0, syntaxErr(i, "short \\u escape")
-		}
-		for _, h := range b[i+2 : i+6] {
+		for _, h := range b[i+2 : min(i+6, len(b))] {
 			if !isHex(h) {
 				return 0, syntaxErr(i, "bad \\u escape")
 			}
+		}
+		if i+6 > len(b) {
+			return 0, endErr(i, "short \\u escape")
 		}
 		return i + 6, nil
 	}
@@ -298,11 +326,16 @@ func skipNumber(b []byte, i int) (int, error) {
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
 		i = skipDigits(b, i)
+	case i >= len(b):
+		return 0, endErr(start, "unterminated number")
 	default:
 		return 0, syntaxErr(start, "bad number")
 	}
 	if i < len(b) && b[i] == '.' {
 		j := skipDigits(b, i+1)
+		if j == len(b) && j == i+1 {
+			return 0, endErr(start, "unterminated number")
+		}
 		if j == i+1 {
 			return 0, syntaxErr(start, "bad number")
 		}
@@ -314,6 +347,9 @@ func skipNumber(b []byte, i int) (int, error) {
 			i++
 		}
 		j := skipDigits(b, i)
+		if j == len(b) && j == i {
+			return 0, endErr(start, "unterminated number")
+		}
 		if j == i {
 			return 0, syntaxErr(start, "bad number")
 		}

@@ -484,6 +484,53 @@ cases["list-odd"] = () => {
 	);
 };
 
+// The model of the context, taken from assistant messages without
+// provider or model: pi copies the fields as they are, so its model lacks
+// a missing one ({} for neither).
+cases["models-odd"] = () => {
+	const h = header(82);
+	const bare = (id, parentId, text, drop) => {
+		const a = asst(id, parentId, text);
+		for (const k of drop) delete a.message[k];
+		return a;
+	};
+	return file(
+		lines(
+			h,
+			user("u1", null, "q1"),
+			bare("a1", "u1", "neither", ["provider", "model"]),
+			user("u2", "a1", "q2"),
+			bare("a2", "u2", "no model", ["model"]),
+			bare("a3", "a2", "no provider", ["provider"]),
+			e("model_change", "c1", "a3", { provider: "openai", modelId: "gpt-5" }),
+			user("u3", "c1", "q3"),
+			bare("a4", "u3", "neither again", ["provider", "model"]),
+		),
+	);
+};
+
+// Labels that are not strings: pi keeps a truthy one as it is, and its
+// tree shows it as JavaScript's String() does; a falsy one clears.
+cases["labels-nonstring"] = () => {
+	const h = header(83);
+	return file(
+		lines(
+			h,
+			user("u1", null, "q1"),
+			asst("a1", "u1", "r1"),
+			user("u2", "a1", "q2"),
+			asst("a2", "u2", "r2"),
+			label("l1", "a2", "u1", 5),
+			label("l2", "l1", "a1", true),
+			label("l3", "l2", "u2", 1.5e300),
+			label("l4", "l3", "a2", "cleared next"),
+			label("l5", "l4", "a2", 0),
+			label("l6", "l5", "u1", -0.000001),
+			user("u3", "l6", "after labels"),
+		),
+	);
+};
+
 cases["parent-empty-string"] = () => {
 	const l = chat(1, header(76));
 	l.push(user("u2", "", "parentId is an empty string"));
@@ -632,6 +679,9 @@ async function answer(smPath, path) {
 		contextEntryIds: ids(sm.buildContextEntries()),
 		labels: Object.fromEntries([...sm.byId.keys()].filter((id) => sm.getLabel(id) !== undefined).map((id) => [id, sm.getLabel(id)])),
 	});
+	// What pi's tree shows of each label (`[${label}]`): a label that is
+	// not a string as JavaScript's String() writes it.
+	out.labelsShown = Object.fromEntries(Object.entries(out.labels).map(([id, l]) => [id, String(l)]));
 	const children = {};
 	const labelTimestamps = {};
 	const walk = (key, nodes) => {
