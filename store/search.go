@@ -434,11 +434,11 @@ func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
 // that contains each phrase counted (see match).
 func score(body string, needles []string, avg float64) float64 {
 	const k1, b = 1.2, 0.75
-	hay := foldCase(body)
+	hay := sessiontree.FoldCase(body)
 	norm := k1 * (1 - b + b*float64(utf8.RuneCountInString(body))/max(avg, 1))
 	var s float64
 	for _, n := range needles {
-		n = foldCase(n)
+		n = sessiontree.FoldCase(n)
 		if n == "" {
 			continue
 		}
@@ -590,7 +590,7 @@ func matchSpans(body string, needles []string) []span {
 	hay := foldText(body)
 	var spans []span
 	for _, n := range needles {
-		n = foldCase(n)
+		n = sessiontree.FoldCase(n)
 		for off := 0; n != "" && off < len(hay.text); {
 			k := strings.Index(hay.text[off:], n)
 			if k < 0 {
@@ -613,10 +613,11 @@ func matchSpans(body string, needles []string) []span {
 	return merged
 }
 
-// foldedText is a text case-folded (foldCase, as the needles are), with
-// what it takes to find the text's places in it: a character may fold
-// to more or fewer bytes (İ to 1 from 2, Ⱥ to 3 from 2), which moves
-// every place after it.
+// foldedText is a text case-folded ([sessiontree.FoldCase], as the
+// needles are, as the index folds), with what it takes to find the
+// text's places in it: a character may fold to more or fewer bytes (the
+// Kelvin sign to 1 from 3, Ⱥ to 3 from 2), which moves every place
+// after it.
 type foldedText struct {
 	text string
 	// shifts are the ends of the characters whose folded form has
@@ -625,49 +626,16 @@ type foldedText struct {
 }
 
 func foldText(s string) foldedText {
-	f := foldedText{text: foldCase(s)}
+	f := foldedText{text: sessiontree.FoldCase(s)}
 	for i, h := 0, 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		folded := utf8.RuneLen(foldRune(r)) // an invalid byte folds to U+FFFD
+		folded := utf8.RuneLen(sessiontree.FoldRune(r)) // an invalid byte folds to U+FFFD
 		i, h = i+size, h+folded
 		if folded != size {
 			f.shifts = append(f.shifts, struct{ folded, orig int }{h, i})
 		}
 	}
 	return f
-}
-
-// foldCase folds the case of s for snippets and ranking (foldRune).
-func foldCase(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return strings.Map(foldRune, s)
-		}
-	}
-	return strings.ToLower(s) // ASCII: foldRune's, much faster
-}
-
-// foldRune folds a character so that those equal ignoring case, as
-// either engine's index reads them, fold alike: lower-cased, as
-// PostgreSQL's index is (İ is an i), and one for all the characters
-// that lower-case to a letter of one orbit of unicode.SimpleFold, as
-// FTS5 folds (µ and μ, ς and σ, k and the Kelvin sign).
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		return r
-	}
-	if 0x3000 <= r && r < 0xa640 || 0xac00 <= r && r < 0xd800 {
-		return r // CJK, kana, Hangul, Yi: no case (a shortcut, 3x faster)
-	}
-	r = unicode.ToLower(r)
-	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
-	}
-	return unicode.ToLower(least)
 }
 
 // origAt returns the offset in the original text of the offset h of
