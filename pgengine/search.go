@@ -46,9 +46,10 @@ func indexedText(typ string, raw []byte) (string, bool) {
 	return text + "\n\n", true
 }
 
-// fold is how matching ignores case: the same on the text and the
-// query, whatever the database's locale.
-func fold(s string) string { return strings.ToLower(s) }
+// fold is how matching ignores case: the same on the text
+// (search_text.folded) and the query, whatever the database's locale,
+// and as the SQLite engine's index does ([sessiontree.FoldCase]).
+func fold(s string) string { return sessiontree.FoldCase(s) }
 
 // scopeSQL is a [sessiontree.SearchScope] as SQL conditions on the
 // session key column col.

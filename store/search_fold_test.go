@@ -120,3 +120,37 @@ func testSnippetMarksWhatTheIndexFolds(t *testing.T, open opener) {
 		}
 	}
 }
+
+// TestSearchFoldsAsOneRule: a query of three characters or more finds
+// the text that the SQLite engine's index (FTS5) folds alike, on every
+// engine, and no other: ς and σ, the micro sign and μ are one letter,
+// İ and i, Georgian's Mtavruli and Mkhedruli are not. Before the fix
+// PostgreSQL matched text lower-cased by Go (strings.ToLower), so
+// "σασ" and "5μs" found nothing there, and "ist" and "ᲐᲑᲒ" found what
+// SQLite does not.
+func TestSearchFoldsAsOneRule(t *testing.T) { onEngines(t, testSearchFoldsAsOneRule) }
+
+func testSearchFoldsAsOneRule(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("greek", "σας")
+	b.user("micro", "took 12.5µs per op")
+	b.user("turkish", "İstanbul")
+	b.user("georgian", "აბგ")
+	b.user("kelvin", "300\u212A hot")
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"σασ", []string{"s/greek"}}, {"ΣΑς", []string{"s/greek"}},
+		{"5μs", []string{"s/micro"}}, {"5Μs", []string{"s/micro"}},
+		{"İst", []string{"s/turkish"}}, {"ist", nil}, {"ıst", nil},
+		{"აბგ", []string{"s/georgian"}}, {"ᲐᲑᲒ", nil},
+		{"300k", []string{"s/kelvin"}},
+	} {
+		got := hitKeys(search(t, s, tc.q, store.SearchOptions{}))
+		if len(got) != len(tc.want) || !slices.Equal(got, tc.want) {
+			t.Errorf("Search(%q) = %v; want %v", tc.q, got, tc.want)
+		}
+	}
+}
