@@ -171,6 +171,13 @@ func nearAt(q sessiontree.MatchQuery, starts [][]int, last int) bool {
 	return true
 }
 
+// matchKeysSQL selects the keys of the newest limit rows of search_text
+// in scope matching cond.
+func matchKeysSQL(scope, cond string, limit int) string {
+	return `SELECT t.session << 32 | t.seq FROM search_text t WHERE ` + scope + ` AND ` + cond + `
+ORDER BY t.session DESC, t.seq DESC LIMIT ` + strconv.Itoa(limit)
+}
+
 // MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: the trigram
 // index picks the candidates, LIKE checks them.
 func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
@@ -182,8 +189,7 @@ func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery,
 	cond := matchSQL(match, &args)
 	var keys []int64
 	if !hasNear(match) {
-		err = st.tx.SelectContext(st.ctx, &keys, `SELECT t.session << 32 | t.seq FROM search_text t WHERE `+scope+` AND `+cond+`
-ORDER BY t.session DESC, t.seq DESC LIMIT `+strconv.Itoa(limit), args...)
+		err = st.tx.SelectContext(st.ctx, &keys, matchKeysSQL(scope, cond, limit), args...)
 		return keys, err
 	}
 	// SQL reads a NEAR group as the AND of its phrases: check the
@@ -228,10 +234,33 @@ func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int
 	return keys[:min(len(keys), limit)], nil
 }
 
-// ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms]: LIKE
-// finds substrings of any length, so a short phrase is its own term.
+// ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms] over
+// search_terms, the trigrams of the indexed text (migration 13), as the
+// SQLite engine's does over FTS5's vocabulary: the same terms, so that
+// the store expands a short phrase, or finds it too common and scans,
+// as it does there.
 func (st *Tx) ExpandTerms(from, to string, limit int) ([]string, error) {
-	return []string{from}, nil
+	var terms []string
+	err := st.tx.SelectContext(st.ctx, &terms, `SELECT term FROM search_terms WHERE term >= $1 AND term < $2
+ORDER BY term LIMIT $3`, from, to, limit)
+	return terms, err
+}
+
+// trigrams appends the trigrams of folded text, each three characters
+// from every place, to terms: the terms of FTS5's trigram tokenizer.
+func trigrams(terms map[string]struct{}, folded string) {
+	var last [3]int // the starts of the last three characters
+	n := 0
+	for i := range folded {
+		if n >= 3 {
+			terms[folded[last[0]:i]] = struct{}{}
+		}
+		last[0], last[1], last[2] = last[1], last[2], i
+		n++
+	}
+	if n >= 3 {
+		terms[folded[last[0]:]] = struct{}{}
+	}
 }
 
 // pendingEntry is an entry the index does not hold yet.
@@ -408,9 +437,20 @@ func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery,
 }
 
 // ExpandTerms implements [sessiontree.TextIndex.ExpandTerms] as
-// [Tx.ExpandTerms] does.
+// [Tx.ExpandTerms] does, over the trigrams of the texts.
 func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
-	return []string{from}, nil
+	all := map[string]struct{}{}
+	for _, t := range ti {
+		trigrams(all, t.Text)
+	}
+	var terms []string
+	for term := range all {
+		if from <= term && term < to {
+			terms = append(terms, term)
+		}
+	}
+	slices.Sort(terms)
+	return terms[:min(len(terms), limit)], ctx.Err()
 }
 
 // Close implements [sessiontree.TextIndex.Close].
@@ -528,14 +568,33 @@ WHERE s.indexed_count = m.mark - 1 AND NOT s.deleting ORDER BY s.pk FOR UPDATE O
 		return fmt.Errorf("index: chunk text: %w", err)
 	}
 	ss, qs, bodies, folded := make([]int64, len(rows)), make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	terms := map[string]struct{}{}
 	for i, r := range rows {
 		ss[i], qs[i], bodies[i], folded[i] = r.Session, r.Seq, r.Body, fold(r.Body)
+		trigrams(terms, folded[i])
 	}
 	if _, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_text (session, seq, body, folded)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])`, ss, qs, bodies, folded); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	if err := st.addTerms(terms); err != nil {
+		return fmt.Errorf("index: terms: %w", err)
+	}
 	_, err = st.tx.ExecContext(st.ctx, `UPDATE sessions s SET indexed_count = m.mark
 FROM unnest($1::bigint[], $2::bigint[]) m(pk, mark) WHERE s.pk = m.pk`, sessions, to)
+	return err
+}
+
+// addTerms adds the trigrams of text indexed to search_terms, the new
+// ones: in order, so that two writers lock the same terms in the same
+// order.
+func (st *Tx) addTerms(terms map[string]struct{}) error {
+	list := make([]string, 0, len(terms))
+	for t := range terms {
+		list = append(list, t)
+	}
+	slices.Sort(list)
+	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_terms (term)
+SELECT t FROM unnest($1::text[]) t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, list)
 	return err
 }

@@ -62,7 +62,7 @@ func (f searchFixture) view(t *testing.T, fn func(st *Tx)) {
 func (f searchFixture) catchUp(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	for range 100 {
+	for range 1000 {
 		var c sessiontree.IndexChunk
 		f.view(t, func(st *Tx) {
 			var err error

@@ -131,9 +131,9 @@ const maxExpansion = 256
 // combine; NEAR(lock wait) finds words close together (each of three
 // characters or more); a trailing * makes a prefix. Words of three characters or more are looked up in the index
 // directly. A word of one or two characters (日本, 猫, or a short
-// identifier) has no trigram of its own: on SQLite it is expanded into
-// the index's trigrams that start with it (PostgreSQL matches it
-// directly); when it is the whole query and too common for that, the
+// identifier) has no trigram of its own: it is expanded into the
+// index's trigrams that start with it (on every engine, from the
+// index's vocabulary); when it is the whole query and too common for that, the
 // store scans the text instead, newest entries first, and ranks nothing.
 // With [SearchOptions.Literal] the query is plain words, each searched
 // as is.
