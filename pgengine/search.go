@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -246,21 +249,26 @@ ORDER BY term LIMIT $3`, from, to, limit)
 	return terms, err
 }
 
-// trigrams appends the trigrams of folded text, each three characters
-// from every place, to terms: the terms of FTS5's trigram tokenizer.
-func trigrams(terms map[string]struct{}, folded string) {
+// eachTrigram calls fn with each trigram of folded text, three
+// characters from every place: the terms FTS5's trigram tokenizer makes.
+func eachTrigram(folded string, fn func(term string)) {
 	var last [3]int // the starts of the last three characters
 	n := 0
 	for i := range folded {
 		if n >= 3 {
-			terms[folded[last[0]:i]] = struct{}{}
+			fn(folded[last[0]:i])
 		}
 		last[0], last[1], last[2] = last[1], last[2], i
 		n++
 	}
 	if n >= 3 {
-		terms[folded[last[0]:]] = struct{}{}
+		fn(folded[last[0]:])
 	}
+}
+
+// trigrams adds the trigrams of folded text to terms.
+func trigrams(terms map[string]struct{}, folded string) {
+	eachTrigram(folded, func(t string) { terms[t] = struct{}{} })
 }
 
 // pendingEntry is an entry the index does not hold yet.
@@ -597,4 +605,42 @@ func (st *Tx) addTerms(terms map[string]struct{}) error {
 	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_terms (term)
 SELECT t FROM unnest($1::text[]) t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, list)
 	return err
+}
+
+// termOwners maps each trigram of a session's indexed text to the first
+// entry holding it, for Check.
+type termOwners map[string]string
+
+// add notes the trigrams of entry id's folded text.
+func (o termOwners) add(id, folded string) {
+	eachTrigram(folded, func(t string) {
+		if _, ok := o[t]; !ok {
+			o[t] = id
+		}
+	})
+}
+
+// termBatch is how many terms checkTerms looks up in one statement.
+const termBatch = 10000
+
+// checkTerms reports a trigram of the indexed text search_terms lacks
+// (ExpandTerms would miss it: a short query would miss the entry),
+// naming the entry holding it.
+func (s *Storage) checkTerms(ctx context.Context, owners termOwners) error {
+	list := slices.Sorted(maps.Keys(owners))
+	for len(list) > 0 {
+		batch := list[:min(len(list), termBatch)]
+		list = list[len(batch):]
+		var missing []string
+		err := sqlx.SelectContext(ctx, s.db.reader(ctx), &missing, `SELECT t FROM unnest($1::text[]) t
+WHERE NOT EXISTS (SELECT 1 FROM search_terms s WHERE s.term = t) LIMIT 1`, batch)
+		if err != nil {
+			return storageErr(err)
+		}
+		if len(missing) > 0 {
+			return &sessiontree.CorruptError{EntryID: owners[missing[0]],
+				Reason: fmt.Sprintf("the search index's vocabulary lacks the term %q of its text", missing[0])}
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package pgengine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -161,4 +162,29 @@ func rowsRead(t *testing.T, tx *sqlx.Tx, query string, args []any) float64 {
 		return sum
 	}
 	return walk(plans[0].Plan)
+}
+
+// TestCheckComparesSearchTerms: Check reports a trigram of an indexed
+// text missing from search_terms (a short query would miss the entry),
+// naming the first entry holding it.
+func TestCheckComparesSearchTerms(t *testing.T) {
+	ctx := context.Background()
+	f := newSearchFixture(t)
+	f.catchUp(t)
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Fatalf("Check of an indexed session = %v", err)
+	}
+	if _, err := f.db.db.ExecContext(ctx, `DELETE FROM search_terms WHERE term = 'gam'`); err != nil {
+		t.Fatal(err)
+	}
+	var ce *sessiontree.CorruptError
+	if err := f.db.Check(ctx, f.id); !errors.As(err, &ce) || ce.EntryID != f.c.ID || !strings.Contains(ce.Reason, `"gam"`) {
+		t.Errorf("Check without the term gam = %v; want a CorruptError naming %s and the term", err, f.c.ID)
+	}
+	if _, err := f.db.db.ExecContext(ctx, `INSERT INTO search_terms VALUES ('gam')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Check(ctx, f.id); err != nil {
+		t.Errorf("Check with the term back = %v", err)
+	}
 }
