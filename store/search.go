@@ -239,7 +239,7 @@ func (sr *searcher) prepare() (match sessiontree.MatchQuery, scan string, err er
 		return orOf(terms), "", nil
 	}
 	match, err = sr.expandShort(q)
-	return match, "", err
+	return prune(match), "", err
 }
 
 // expandShort replaces each short phrase of q, outside NEAR groups, by
@@ -280,14 +280,47 @@ func short(text string) bool {
 	return n > 0 && n < 3
 }
 
-// never is a phrase no text contains: what a short phrase without any
-// term becomes.
-const never = "\uffff\uffff\uffff"
+// nothing is the query no text matches, an OR of no phrase: what a
+// short phrase without any term becomes (orOf), and prune takes out of
+// a query. (A phrase meant to be in no text is in some: U+FFFF, which
+// the index reads as U+FFFD, is in the text of binary output.)
+var nothing = sessiontree.MatchQuery{Kind: sessiontree.MatchOr}
 
-// orOf is the OR of phrases, each a term.
+// isNothing reports whether q is nothing.
+func isNothing(q sessiontree.MatchQuery) bool {
+	return q.Kind == sessiontree.MatchOr && len(q.Sub) == 0
+}
+
+// prune takes nothing out of q: an AND or NEAR holding it is nothing, an
+// OR drops it, a NOT of it is its first operand; so q is nothing or has
+// none inside, as an engine renders it.
+func prune(q sessiontree.MatchQuery) sessiontree.MatchQuery {
+	if q.Kind == sessiontree.MatchPhrase || isNothing(q) {
+		return q
+	}
+	var subs []sessiontree.MatchQuery
+	for _, sub := range q.Sub {
+		if sub = prune(sub); !isNothing(sub) {
+			subs = append(subs, sub)
+		} else if q.Kind != sessiontree.MatchOr && (q.Kind != sessiontree.MatchNot || len(subs) == 0) {
+			return nothing // AND, NEAR, or what a NOT takes from
+		}
+	}
+	switch {
+	case len(subs) == 0:
+		return nothing
+	case len(subs) == 1 && q.Kind != sessiontree.MatchNear:
+		return subs[0] // an OR of one; a NOT of nothing
+	}
+	out := q
+	out.Sub = subs
+	return out
+}
+
+// orOf is the OR of phrases, each a term; nothing without terms.
 func orOf(terms []string) sessiontree.MatchQuery {
 	if len(terms) == 0 {
-		terms = []string{never}
+		return nothing
 	}
 	subs := make([]sessiontree.MatchQuery, len(terms))
 	for i, t := range terms {
@@ -369,6 +402,9 @@ const RankWindow = 300
 // phrase-floor, the bare query). Reading and scoring the window's texts
 // comes on top, about 20 ms for 300 entries on a million.
 func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
+	if isNothing(match) {
+		return []Hit{}, nil
+	}
 	keys, err := sr.tx.MatchKeys(sr.scope, match, RankWindow)
 	if err != nil {
 		return nil, sr.queryError(err)

@@ -61,3 +61,36 @@ func testSearchShortQuerySameOnEngines(t *testing.T, open opener) {
 		t.Errorf(`Search("日本 late") = %v; want a QueryError, "日本" too common, not a storage failure`, err)
 	}
 }
+
+// TestSearchShortPhraseWithoutTerms: a phrase of one or two characters
+// no indexed text holds matches nothing, wherever it is in the query.
+// Before the fix it became a phrase of three U+FFFF, meant to be in no
+// text, which the index reads as U+FFFD, the character of bytes that
+// are not UTF-8: "qz" found the entry holding the output of a binary
+// file, and "qz OR words" too, on both engines.
+func TestSearchShortPhraseWithoutTerms(t *testing.T) {
+	onEngines(t, testSearchShortPhraseWithoutTerms)
+}
+
+func testSearchShortPhraseWithoutTerms(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("bin", "cat of a binary: \ufffd\ufffd\ufffd\ufffd done")
+	b.user("txt", "plain words")
+	for _, tc := range []struct {
+		q    string
+		want []string
+	}{
+		{"qz", nil},
+		{"qz OR words", []string{"s/txt"}},
+		{"words NOT qz", []string{"s/txt"}},
+		{"qz NOT words", nil},
+		{"(qz OR zq) AND words", nil},
+		{"(qz OR words) done", nil},
+		{"(qz OR plain) words", []string{"s/txt"}},
+	} {
+		if got := hitKeys(search(t, s, tc.q, store.SearchOptions{})); len(got) != len(tc.want) || !slices.Equal(got, tc.want) {
+			t.Errorf("Search(%q) = %v; want %v", tc.q, got, tc.want)
+		}
+	}
+}
