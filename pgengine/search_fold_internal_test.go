@@ -2,7 +2,6 @@ package pgengine
 
 import (
 	"context"
-	"encoding/json"
 	"io/fs"
 	"slices"
 	"strings"
@@ -69,24 +68,16 @@ WHERE (c < 55296 OR c > 57343) AND chr(c) ~ (`+class+`) ORDER BY c`)
 func TestRefoldMigration(t *testing.T) {
 	ctx := context.Background()
 	f := newSearchFixture(t) // ASCII, é and CJK text: folded alike
-	st, err := f.db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	greek := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-	for _, text := range []string{"plain", "σας took 12.5µs"} {
-		msg, _ := json.Marshal(map[string]any{"role": "user", "content": text})
-		if _, err := greek.AppendMessage(ctx, msg); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, id, user := userSession(t, f.db)
+	user("plain")
+	user("σας took 12.5µs")
 	f.catchUp(t)
 	// The database as the lower-casing left it.
 	if _, err := f.db.db.ExecContext(ctx, `UPDATE search_text SET folded = $1 WHERE body = $2`,
 		strings.ToLower("σας took 12.5µs\n\n"), "σας took 12.5µs\n\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.db.Check(ctx, st.ID()); err == nil {
+	if err := f.db.Check(ctx, id); err == nil {
 		t.Fatal("Check of text folded by the old rule = nil; want it reported")
 	}
 	rows := func(id string) (n, indexed int) {
@@ -103,14 +94,14 @@ FROM sessions s WHERE id = $1`, id).Scan(&n, &indexed)
 	if _, err := f.db.db.ExecContext(ctx, stmt); err != nil {
 		t.Fatal(err)
 	}
-	if n, indexed := rows(st.ID()); n != 0 || indexed != 0 {
+	if n, indexed := rows(id); n != 0 || indexed != 0 {
 		t.Errorf("the session with µ and ς after the migration: %d rows, mark %d; want 0, 0", n, indexed)
 	}
 	if n, indexed := rows(f.id); n != keptRows || indexed != keptMark || n == 0 {
 		t.Errorf("the session without after the migration: %d rows, mark %d; want %d, %d (kept)", n, indexed, keptRows, keptMark)
 	}
 	f.catchUp(t)
-	for _, id := range []string{st.ID(), f.id} {
+	for _, id := range []string{id, f.id} {
 		if err := f.db.Check(ctx, id); err != nil {
 			t.Errorf("Check(%s) after the catch-up = %v", id, err)
 		}

@@ -92,20 +92,13 @@ func TestSearchTermsAreTrigrams(t *testing.T) {
 func TestShortPhraseReadsItsMatches(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
-	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	_, _, user := userSession(t, db)
 	for i := range 200 {
 		text := fmt.Sprintf("entry %d of many, plain words only", i)
 		if i == 17 {
 			text = "猫がいる"
 		}
-		msg, _ := json.Marshal(map[string]any{"role": "user", "content": text})
-		if _, err := s.AppendMessage(ctx, msg); err != nil {
-			t.Fatal(err)
-		}
+		user(text)
 	}
 	f := searchFixture{db: db}
 	f.catchUp(t)

@@ -77,20 +77,24 @@ func testSearchShortPhraseWithoutTerms(t *testing.T, open opener) {
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
 	b.user("bin", "cat of a binary: \ufffd\ufffd\ufffd\ufffd done")
 	b.user("txt", "plain words")
-	for _, tc := range []struct {
-		q    string
-		want []string
-	}{
-		{"qz", nil},
-		{"qz OR words", []string{"s/txt"}},
-		{"words NOT qz", []string{"s/txt"}},
-		{"qz NOT words", nil},
-		{"(qz OR zq) AND words", nil},
-		{"(qz OR words) done", nil},
-		{"(qz OR plain) words", []string{"s/txt"}},
-	} {
-		if got := hitKeys(search(t, s, tc.q, store.SearchOptions{})); len(got) != len(tc.want) || !slices.Equal(got, tc.want) {
-			t.Errorf("Search(%q) = %v; want %v", tc.q, got, tc.want)
+	checkHits(t, s, map[string][]string{
+		"qz":                   nil,
+		"qz OR words":          {"s/txt"},
+		"words NOT qz":         {"s/txt"},
+		"qz NOT words":         nil,
+		"(qz OR zq) AND words": nil,
+		"(qz OR words) done":   nil,
+		"(qz OR plain) words":  {"s/txt"},
+	})
+}
+
+// checkHits holds the hits of each query, as hitKeys gives them, to
+// the entries it wants.
+func checkHits(t *testing.T, s *store.Store, want map[string][]string) {
+	t.Helper()
+	for q, w := range want {
+		if got := hitKeys(search(t, s, q, store.SearchOptions{})); len(got) != len(w) || !slices.Equal(got, w) {
+			t.Errorf("Search(%q) = %v; want %v", q, got, w)
 		}
 	}
 }
