@@ -418,22 +418,25 @@ func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 // are few (store.PendingScanEntries), so a match query is checked on
 // each in Go, as matchSQL's condition would check it.
 func (st *Tx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
-	ti := make(textIndex, len(texts))
+	ti := &textIndex{texts: make([]sessiontree.KeyText, len(texts))}
 	for i, t := range texts {
-		ti[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
+		ti.texts[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
 	}
-	slices.SortFunc(ti, func(a, b sessiontree.KeyText) int { return cmp.Compare(b.Key, a.Key) })
+	slices.SortFunc(ti.texts, func(a, b sessiontree.KeyText) int { return cmp.Compare(b.Key, a.Key) })
 	return ti, nil
 }
 
 // textIndex is the folded texts of a [Tx.TextIndex], greatest key
-// first.
-type textIndex []sessiontree.KeyText
+// first, and their trigrams, sorted, once ExpandTerms has needed them.
+type textIndex struct {
+	texts []sessiontree.KeyText
+	terms []string
+}
 
 // MatchKeys implements [sessiontree.TextIndex.MatchKeys].
-func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
+func (ti *textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
 	var keys []int64
-	for _, t := range ti {
+	for _, t := range ti.texts {
 		if len(keys) == limit {
 			break
 		}
@@ -445,24 +448,24 @@ func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery,
 }
 
 // ExpandTerms implements [sessiontree.TextIndex.ExpandTerms] as
-// [Tx.ExpandTerms] does, over the trigrams of the texts.
-func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
-	all := map[string]struct{}{}
-	for _, t := range ti {
-		trigrams(all, t.Text)
-	}
-	var terms []string
-	for term := range all {
-		if from <= term && term < to {
-			terms = append(terms, term)
+// [Tx.ExpandTerms] does, over the trigrams of the texts, collected at
+// the first call (a search expands each spelling of each short phrase).
+func (ti *textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
+	if ti.terms == nil {
+		all := map[string]struct{}{}
+		for _, t := range ti.texts {
+			trigrams(all, t.Text)
 		}
+		ti.terms = slices.Sorted(maps.Keys(all))
 	}
-	slices.Sort(terms)
-	return terms[:min(len(terms), limit)], ctx.Err()
+	i, _ := slices.BinarySearch(ti.terms, from)
+	j, _ := slices.BinarySearch(ti.terms, to)
+	j = max(i, min(j, i+limit))
+	return slices.Clone(ti.terms[i:j]), ctx.Err()
 }
 
 // Close implements [sessiontree.TextIndex.Close].
-func (ti textIndex) Close() error { return nil }
+func (ti *textIndex) Close() error { return nil }
 
 // IndexBacklog implements [sessiontree.DatabaseTx.IndexBacklog].
 func (st *Tx) IndexBacklog() (int64, error) {
