@@ -35,8 +35,9 @@ func TestCaseVariants(t *testing.T) {
 
 // TestCaseVariantsAreFoldRunes: the spellings CaseVariants gives a
 // character beyond ASCII are the characters FoldRune folds as it, all
-// of them: an engine looking up each spelling finds what the index
-// folded alike, no more.
+// of them, the one it folds to among them: an engine looking up each
+// spelling in an index of folded text finds what it folded alike, no
+// more.
 func TestCaseVariantsAreFoldRunes(t *testing.T) {
 	t.Parallel()
 	alike := map[rune]int{}
@@ -48,6 +49,9 @@ func TestCaseVariantsAreFoldRunes(t *testing.T) {
 	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
 		if !utf8.ValidRune(r) {
 			continue
+		}
+		if f := sessiontree.FoldRune(r); sessiontree.FoldRune(f) != f {
+			t.Errorf("FoldRune(%U) = %U, which FoldRune folds to %U: a spelling no look-up names", r, f, sessiontree.FoldRune(f))
 		}
 		got, ok := sessiontree.CaseVariants(string(r), 16)
 		for _, v := range got {
