@@ -29,7 +29,8 @@ const DefaultNear = 10
 // MatchQuery is a parsed search query, as the store gives it to an
 // engine ([DatabaseTx.MatchKeys], [TextIndex.MatchKeys]): an engine
 // renders it into its own query syntax (the SQLite engine: FTS5's; the
-// PostgreSQL engine: ILIKE over a trigram index) and never parses the
+// PostgreSQL engine: LIKE over text folded by FoldCase, on a trigram
+// index) and never parses the
 // user's text itself. The store builds it once (store/query.go), after
 // expanding phrases of fewer than three characters into the index's
 // terms ([DatabaseTx.ExpandTerms]).

@@ -337,12 +337,11 @@ func orOf(terms []string) sessiontree.MatchQuery {
 const maxCaseVariants = 16
 
 // expand returns the index's trigrams that start with text ignoring
-// case, at most about maxExpansion+1 of them. The index folds case its
-// own way (FTS5 folds µ to μ and ς to σ and keeps İ; Go's lower-casing
-// keeps µ and ς and makes İ an i), so each spelling of text that differs
-// in the case of a letter beyond ASCII ([sessiontree.CaseVariants]) is
-// looked up, with its ASCII letters lower-cased: the index's terms hold
-// the one it folds to. Every indexed text ends in two newlines, so each
+// case, at most about maxExpansion+1 of them. The index's terms are
+// folded ([sessiontree.FoldRune]: µ with μ, ς with σ, İ apart from i),
+// so each spelling of text that differs in the case of a letter beyond
+// ASCII ([sessiontree.CaseVariants]) is looked up, with its ASCII
+// letters lower-cased: the index's terms hold the one it folds to. Every indexed text ends in two newlines, so each
 // of its characters starts a trigram.
 func (sr *searcher) expand(text string) ([]string, error) {
 	variants, ok := sessiontree.CaseVariants(text, maxCaseVariants)
@@ -675,7 +674,7 @@ func foldText(s string) foldedText {
 }
 
 // origAt returns the offset in the original text of the offset h of
-// the lower-cased one, a character's start or the end.
+// the folded one, a character's start or the end.
 func (f foldedText) origAt(h int) int {
 	k := sort.Search(len(f.shifts), func(k int) bool { return f.shifts[k].folded > h })
 	if k == 0 {
