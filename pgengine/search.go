@@ -614,11 +614,12 @@ SELECT t FROM unnest($1::text[]) t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING
 // entry holding it, for Check.
 type termOwners map[string]string
 
-// add notes the trigrams of entry id's folded text.
+// add notes the trigrams of entry id's folded text, each a copy, so
+// that the map does not keep the text (Check streams a session's).
 func (o termOwners) add(id, folded string) {
 	eachTrigram(folded, func(t string) {
 		if _, ok := o[t]; !ok {
-			o[t] = id
+			o[strings.Clone(t)] = id
 		}
 	})
 }
