@@ -206,10 +206,11 @@ type DatabaseTx interface {
 	ScanKeys(scope SearchScope, text string, limit int) ([]int64, error)
 	// ExpandTerms returns the index's terms t with from <= t < to,
 	// ascending, at most limit of them: what a phrase of fewer than
-	// three characters (from, folded to lower case) is expanded into
-	// before it is matched. An engine whose index has no vocabulary of
-	// terms, because it matches substrings of any length itself
-	// (PostgreSQL), returns from alone.
+	// three characters (from, one spelling of it, see CaseVariants) is
+	// expanded into before it is matched. The terms are the trigrams
+	// of the indexed text folded by FoldCase, the same on every engine
+	// (SQLite: FTS5's vocabulary; PostgreSQL: search_terms), so that the
+	// store takes the same path for a short phrase on each.
 	ExpandTerms(from, to string, limit int) ([]string, error)
 	// PendingTexts returns the text of the pending entries in scope a
 	// search reads itself: of the sessions written to last first, each

@@ -1,9 +1,6 @@
 package sessiontree
 
-import (
-	"unicode"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // MatchKind says what a [MatchQuery] node is.
 type MatchKind uint8
@@ -32,7 +29,8 @@ const DefaultNear = 10
 // MatchQuery is a parsed search query, as the store gives it to an
 // engine ([DatabaseTx.MatchKeys], [TextIndex.MatchKeys]): an engine
 // renders it into its own query syntax (the SQLite engine: FTS5's; the
-// PostgreSQL engine: ILIKE over a trigram index) and never parses the
+// PostgreSQL engine: LIKE over text folded by FoldCase, on a trigram
+// index) and never parses the
 // user's text itself. The store builds it once (store/query.go), after
 // expanding phrases of fewer than three characters into the index's
 // terms ([DatabaseTx.ExpandTerms]).
@@ -62,19 +60,19 @@ func (q MatchQuery) Phrases(fn func(p MatchQuery)) {
 
 // CaseVariants returns the strings that are s but for the case of its
 // letters beyond ASCII, s first: one per combination of the cases of
-// each such letter (the letters unicode.SimpleFold makes equivalent: é
-// and É; µ, μ and Μ), for an engine whose own matching folds the case of
-// ASCII letters only (SQLite's LIKE), or folds it otherwise than Go
-// does (FTS5 folds ς to σ and µ to μ, and leaves İ). ASCII letters and
-// bytes that are not UTF-8 are kept as they are. It returns false, and
-// no strings, when there would be more than limit of them.
+// each such letter (the characters [FoldRune] folds alike: é and É; µ,
+// μ and Μ), for an engine whose own matching folds the case of ASCII
+// letters only (SQLite's LIKE), or for a look-up in an index that holds
+// text folded (FTS5's vocabulary). ASCII letters and bytes that are not
+// UTF-8 are kept as they are. It returns false, and no strings, when
+// there would be more than limit of them.
 func CaseVariants(s string, limit int) ([]string, bool) {
 	out := []string{""}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		cases := []string{s[i : i+size]}
-		if r >= utf8.RuneSelf && r != utf8.RuneError {
-			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if r >= utf8.RuneSelf && size > 1 {
+			for _, f := range caseOrbit(r)[1:] {
 				cases = append(cases, string(f))
 			}
 		}

@@ -3,6 +3,8 @@ package sessiontree_test
 import (
 	"slices"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -27,6 +29,39 @@ func TestCaseVariants(t *testing.T) {
 		got, ok := sessiontree.CaseVariants(tc.s, tc.limit)
 		if !slices.Equal(got, tc.want) || ok != (tc.want != nil) {
 			t.Errorf("CaseVariants(%q, %d) = %q, %v; want %q", tc.s, tc.limit, got, ok, tc.want)
+		}
+	}
+}
+
+// TestCaseVariantsAreFoldRunes: the spellings CaseVariants gives a
+// character beyond ASCII are the characters FoldRune folds as it, all
+// of them, the one it folds to among them: an engine looking up each
+// spelling in an index of folded text finds what it folded alike, no
+// more.
+func TestCaseVariantsAreFoldRunes(t *testing.T) {
+	t.Parallel()
+	alike := map[rune]int{}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if utf8.ValidRune(r) {
+			alike[sessiontree.FoldRune(r)]++
+		}
+	}
+	for r := rune(utf8.RuneSelf); r <= unicode.MaxRune; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		if f := sessiontree.FoldRune(r); sessiontree.FoldRune(f) != f {
+			t.Errorf("FoldRune(%U) = %U, which FoldRune folds to %U: a spelling no look-up names", r, f, sessiontree.FoldRune(f))
+		}
+		got, ok := sessiontree.CaseVariants(string(r), 16)
+		for _, v := range got {
+			f, _ := utf8.DecodeRuneInString(v)
+			if sessiontree.FoldRune(f) != sessiontree.FoldRune(r) {
+				t.Errorf("CaseVariants(%U) holds %U, which FoldRune folds to %U, not %U", r, f, sessiontree.FoldRune(f), sessiontree.FoldRune(r))
+			}
+		}
+		if want := alike[sessiontree.FoldRune(r)]; !ok || len(got) != want {
+			t.Errorf("CaseVariants(%U) = %q, %v; want the %d characters folding as it", r, got, ok, want)
 		}
 	}
 }

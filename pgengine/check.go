@@ -271,7 +271,8 @@ LEFT JOIN search_text t ON t.session = e.session AND t.seq = e.seq
 WHERE e.session = $1 ORDER BY e.seq`
 
 // checkEntries verifies every entry's JSON against its checksum and its
-// search_text row against its text, in append order, streaming.
+// search_text row against its text, in append order, streaming, and
+// search_terms against the trigrams of the text.
 func (s *Storage) checkEntries(ctx context.Context) error {
 	rows, err := s.db.reader(ctx).QueryContext(ctx, qCheckEntries, s.pk)
 	if err != nil {
@@ -284,6 +285,7 @@ func (s *Storage) checkEntries(ctx context.Context) error {
 		sum          sql.NullInt64
 		indexed      bool
 		body, folded sql.NullString
+		owners       = termOwners{}
 	)
 	for rows.Next() {
 		if err := rows.Scan(&id, &typ, &raw, &sum, &indexed, &body, &folded); err != nil {
@@ -295,11 +297,14 @@ func (s *Storage) checkEntries(ctx context.Context) error {
 		if reason := searchTextProblem(typ, raw, indexed, body, folded); reason != "" {
 			return &sessiontree.CorruptError{EntryID: id, Reason: reason}
 		}
+		if folded.Valid {
+			owners.add(id, folded.String)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return storageErr(err)
 	}
-	return nil
+	return s.checkTerms(ctx, owners)
 }
 
 // searchTextProblem says what is wrong with an entry's search_text row

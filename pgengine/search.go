@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -46,9 +49,10 @@ func indexedText(typ string, raw []byte) (string, bool) {
 	return text + "\n\n", true
 }
 
-// fold is how matching ignores case: the same on the text and the
-// query, whatever the database's locale.
-func fold(s string) string { return strings.ToLower(s) }
+// fold is how matching ignores case: the same on the text
+// (search_text.folded) and the query, whatever the database's locale,
+// and as the SQLite engine's index does ([sessiontree.FoldCase]).
+func fold(s string) string { return sessiontree.FoldCase(s) }
 
 // scopeSQL is a [sessiontree.SearchScope] as SQL conditions on the
 // session key column col.
@@ -170,6 +174,13 @@ func nearAt(q sessiontree.MatchQuery, starts [][]int, last int) bool {
 	return true
 }
 
+// matchKeysSQL selects the keys of the newest limit rows of search_text
+// in scope matching cond.
+func matchKeysSQL(scope, cond string, limit int) string {
+	return `SELECT t.session << 32 | t.seq FROM search_text t WHERE ` + scope + ` AND ` + cond + `
+ORDER BY t.session DESC, t.seq DESC LIMIT ` + strconv.Itoa(limit)
+}
+
 // MatchKeys implements [sessiontree.DatabaseTx.MatchKeys]: the trigram
 // index picks the candidates, LIKE checks them.
 func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery, limit int) ([]int64, error) {
@@ -181,8 +192,7 @@ func (st *Tx) MatchKeys(s sessiontree.SearchScope, match sessiontree.MatchQuery,
 	cond := matchSQL(match, &args)
 	var keys []int64
 	if !hasNear(match) {
-		err = st.tx.SelectContext(st.ctx, &keys, `SELECT t.session << 32 | t.seq FROM search_text t WHERE `+scope+` AND `+cond+`
-ORDER BY t.session DESC, t.seq DESC LIMIT `+strconv.Itoa(limit), args...)
+		err = st.tx.SelectContext(st.ctx, &keys, matchKeysSQL(scope, cond, limit), args...)
 		return keys, err
 	}
 	// SQL reads a NEAR group as the AND of its phrases: check the
@@ -227,10 +237,38 @@ func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int
 	return keys[:min(len(keys), limit)], nil
 }
 
-// ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms]: LIKE
-// finds substrings of any length, so a short phrase is its own term.
+// ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms] over
+// search_terms, the trigrams of the indexed text (migration 13), as the
+// SQLite engine's does over FTS5's vocabulary: the same terms, so that
+// the store expands a short phrase, or finds it too common and scans,
+// as it does there.
 func (st *Tx) ExpandTerms(from, to string, limit int) ([]string, error) {
-	return []string{from}, nil
+	var terms []string
+	err := st.tx.SelectContext(st.ctx, &terms, `SELECT term FROM search_terms WHERE term >= $1 AND term < $2
+ORDER BY term LIMIT $3`, from, to, limit)
+	return terms, err
+}
+
+// eachTrigram calls fn with each trigram of folded text, three
+// characters from every place: the terms FTS5's trigram tokenizer makes.
+func eachTrigram(folded string, fn func(term string)) {
+	var last [3]int // the starts of the last three characters
+	n := 0
+	for i := range folded {
+		if n >= 3 {
+			fn(folded[last[0]:i])
+		}
+		last[0], last[1], last[2] = last[1], last[2], i
+		n++
+	}
+	if n >= 3 {
+		fn(folded[last[0]:])
+	}
+}
+
+// trigrams adds the trigrams of folded text to terms.
+func trigrams(terms map[string]struct{}, folded string) {
+	eachTrigram(folded, func(t string) { terms[t] = struct{}{} })
 }
 
 // pendingEntry is an entry the index does not hold yet.
@@ -380,22 +418,25 @@ func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {
 // are few (store.PendingScanEntries), so a match query is checked on
 // each in Go, as matchSQL's condition would check it.
 func (st *Tx) TextIndex(texts []sessiontree.KeyText) (sessiontree.TextIndex, error) {
-	ti := make(textIndex, len(texts))
+	ti := &textIndex{texts: make([]sessiontree.KeyText, len(texts))}
 	for i, t := range texts {
-		ti[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
+		ti.texts[i] = sessiontree.KeyText{Key: t.Key, Text: fold(t.Text)}
 	}
-	slices.SortFunc(ti, func(a, b sessiontree.KeyText) int { return cmp.Compare(b.Key, a.Key) })
+	slices.SortFunc(ti.texts, func(a, b sessiontree.KeyText) int { return cmp.Compare(b.Key, a.Key) })
 	return ti, nil
 }
 
 // textIndex is the folded texts of a [Tx.TextIndex], greatest key
-// first.
-type textIndex []sessiontree.KeyText
+// first, and their trigrams, sorted, once ExpandTerms has needed them.
+type textIndex struct {
+	texts []sessiontree.KeyText
+	terms []string
+}
 
 // MatchKeys implements [sessiontree.TextIndex.MatchKeys].
-func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
+func (ti *textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery, limit int) ([]int64, error) {
 	var keys []int64
-	for _, t := range ti {
+	for _, t := range ti.texts {
 		if len(keys) == limit {
 			break
 		}
@@ -407,13 +448,24 @@ func (ti textIndex) MatchKeys(ctx context.Context, match sessiontree.MatchQuery,
 }
 
 // ExpandTerms implements [sessiontree.TextIndex.ExpandTerms] as
-// [Tx.ExpandTerms] does.
-func (ti textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
-	return []string{from}, nil
+// [Tx.ExpandTerms] does, over the trigrams of the texts, collected at
+// the first call (a search expands each spelling of each short phrase).
+func (ti *textIndex) ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error) {
+	if ti.terms == nil {
+		all := map[string]struct{}{}
+		for _, t := range ti.texts {
+			trigrams(all, t.Text)
+		}
+		ti.terms = slices.Sorted(maps.Keys(all))
+	}
+	i, _ := slices.BinarySearch(ti.terms, from)
+	j, _ := slices.BinarySearch(ti.terms, to)
+	j = max(i, min(j, i+limit))
+	return slices.Clone(ti.terms[i:j]), ctx.Err()
 }
 
 // Close implements [sessiontree.TextIndex.Close].
-func (ti textIndex) Close() error { return nil }
+func (ti *textIndex) Close() error { return nil }
 
 // IndexBacklog implements [sessiontree.DatabaseTx.IndexBacklog].
 func (st *Tx) IndexBacklog() (int64, error) {
@@ -527,14 +579,72 @@ WHERE s.indexed_count = m.mark - 1 AND NOT s.deleting ORDER BY s.pk FOR UPDATE O
 		return fmt.Errorf("index: chunk text: %w", err)
 	}
 	ss, qs, bodies, folded := make([]int64, len(rows)), make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows))
+	terms := map[string]struct{}{}
 	for i, r := range rows {
 		ss[i], qs[i], bodies[i], folded[i] = r.Session, r.Seq, r.Body, fold(r.Body)
+		trigrams(terms, folded[i])
 	}
 	if _, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_text (session, seq, body, folded)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])`, ss, qs, bodies, folded); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	if err := st.addTerms(terms); err != nil {
+		return fmt.Errorf("index: terms: %w", err)
+	}
 	_, err = st.tx.ExecContext(st.ctx, `UPDATE sessions s SET indexed_count = m.mark
 FROM unnest($1::bigint[], $2::bigint[]) m(pk, mark) WHERE s.pk = m.pk`, sessions, to)
 	return err
+}
+
+// addTerms adds the trigrams of text indexed to search_terms, the new
+// ones: in order, so that two writers lock the same terms in the same
+// order.
+func (st *Tx) addTerms(terms map[string]struct{}) error {
+	list := make([]string, 0, len(terms))
+	for t := range terms {
+		list = append(list, t)
+	}
+	slices.Sort(list)
+	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_terms (term)
+SELECT t FROM unnest($1::text[]) t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, list)
+	return err
+}
+
+// termOwners maps each trigram of a session's indexed text to the first
+// entry holding it, for Check.
+type termOwners map[string]string
+
+// add notes the trigrams of entry id's folded text, each a copy, so
+// that the map does not keep the text (Check streams a session's).
+func (o termOwners) add(id, folded string) {
+	eachTrigram(folded, func(t string) {
+		if _, ok := o[t]; !ok {
+			o[strings.Clone(t)] = id
+		}
+	})
+}
+
+// termBatch is how many terms checkTerms looks up in one statement.
+const termBatch = 10000
+
+// checkTerms reports a trigram of the indexed text search_terms lacks
+// (ExpandTerms would miss it: a short query would miss the entry),
+// naming the entry holding it.
+func (s *Storage) checkTerms(ctx context.Context, owners termOwners) error {
+	list := slices.Sorted(maps.Keys(owners))
+	for len(list) > 0 {
+		batch := list[:min(len(list), termBatch)]
+		list = list[len(batch):]
+		var missing []string
+		err := sqlx.SelectContext(ctx, s.db.reader(ctx), &missing, `SELECT t FROM unnest($1::text[]) t
+WHERE NOT EXISTS (SELECT 1 FROM search_terms s WHERE s.term = t) LIMIT 1`, batch)
+		if err != nil {
+			return storageErr(err)
+		}
+		if len(missing) > 0 {
+			return &sessiontree.CorruptError{EntryID: owners[missing[0]],
+				Reason: fmt.Sprintf("the search index's vocabulary lacks the term %q of its text", missing[0])}
+		}
+	}
+	return nil
 }

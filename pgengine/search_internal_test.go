@@ -21,16 +21,18 @@ type searchFixture struct {
 	a, b, c, cjk sessiontree.Entry
 }
 
-func newSearchFixture(t *testing.T) searchFixture {
+// userSession creates a session in db and returns it, its id and a
+// function appending a user message of text to it.
+func userSession(t *testing.T, db *DB) (*sessiontree.Session, string, func(text string) sessiontree.Entry) {
 	t.Helper()
 	ctx := context.Background()
-	db := openTestDB(t, Options{})
 	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/w"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-	user := func(text string) sessiontree.Entry {
+	return s, st.ID(), func(text string) sessiontree.Entry {
+		t.Helper()
 		msg, _ := json.Marshal(map[string]any{"role": "user", "content": text})
 		e, err := s.AppendMessage(ctx, msg)
 		if err != nil {
@@ -38,7 +40,14 @@ func newSearchFixture(t *testing.T) searchFixture {
 		}
 		return e
 	}
-	f := searchFixture{db: db, id: st.ID()}
+}
+
+func newSearchFixture(t *testing.T) searchFixture {
+	t.Helper()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	s, id, user := userSession(t, db)
+	f := searchFixture{db: db, id: id}
 	f.a = user("Römisch SQLite alpha")
 	f.b = user("sqlite beta on the old branch")
 	if _, err := s.MoveTo(ctx, f.a.ID, nil); err != nil {
@@ -62,7 +71,7 @@ func (f searchFixture) view(t *testing.T, fn func(st *Tx)) {
 func (f searchFixture) catchUp(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	for range 100 {
+	for range 1000 {
 		var c sessiontree.IndexChunk
 		f.view(t, func(st *Tx) {
 			var err error

@@ -171,7 +171,7 @@ func lostConnection(err error) bool {
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
-		sessiontree.ErrEditRefused, errors.ErrUnsupported, context.Canceled, context.DeadlineExceeded} {
+		sessiontree.ErrEditRefused, sessiontree.ErrBadQuery, errors.ErrUnsupported, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, s) {
 			return err
 		}

@@ -131,9 +131,9 @@ const maxExpansion = 256
 // combine; NEAR(lock wait) finds words close together (each of three
 // characters or more); a trailing * makes a prefix. Words of three characters or more are looked up in the index
 // directly. A word of one or two characters (日本, 猫, or a short
-// identifier) has no trigram of its own: on SQLite it is expanded into
-// the index's trigrams that start with it (PostgreSQL matches it
-// directly); when it is the whole query and too common for that, the
+// identifier) has no trigram of its own: it is expanded into the
+// index's trigrams that start with it (on every engine, from the
+// index's vocabulary); when it is the whole query and too common for that, the
 // store scans the text instead, newest entries first, and ranks nothing.
 // With [SearchOptions.Literal] the query is plain words, each searched
 // as is.
@@ -239,7 +239,7 @@ func (sr *searcher) prepare() (match sessiontree.MatchQuery, scan string, err er
 		return orOf(terms), "", nil
 	}
 	match, err = sr.expandShort(q)
-	return match, "", err
+	return prune(match), "", err
 }
 
 // expandShort replaces each short phrase of q, outside NEAR groups, by
@@ -280,14 +280,47 @@ func short(text string) bool {
 	return n > 0 && n < 3
 }
 
-// never is a phrase no text contains: what a short phrase without any
-// term becomes.
-const never = "\uffff\uffff\uffff"
+// nothing is the query no text matches, an OR of no phrase: what a
+// short phrase without any term becomes (orOf), and prune takes out of
+// a query. (A phrase meant to be in no text is in some: U+FFFF, which
+// the index reads as U+FFFD, is in the text of binary output.)
+var nothing = sessiontree.MatchQuery{Kind: sessiontree.MatchOr}
 
-// orOf is the OR of phrases, each a term.
+// isNothing reports whether q is nothing.
+func isNothing(q sessiontree.MatchQuery) bool {
+	return q.Kind == sessiontree.MatchOr && len(q.Sub) == 0
+}
+
+// prune takes nothing out of q: an AND or NEAR holding it is nothing, an
+// OR drops it, a NOT of it is its first operand; so q is nothing or has
+// none inside, as an engine renders it.
+func prune(q sessiontree.MatchQuery) sessiontree.MatchQuery {
+	if q.Kind == sessiontree.MatchPhrase || isNothing(q) {
+		return q
+	}
+	var subs []sessiontree.MatchQuery
+	for _, sub := range q.Sub {
+		if sub = prune(sub); !isNothing(sub) {
+			subs = append(subs, sub)
+		} else if q.Kind != sessiontree.MatchOr && (q.Kind != sessiontree.MatchNot || len(subs) == 0) {
+			return nothing // AND, NEAR, or what a NOT takes from
+		}
+	}
+	switch {
+	case len(subs) == 0:
+		return nothing
+	case len(subs) == 1 && q.Kind != sessiontree.MatchNear:
+		return subs[0] // an OR of one; a NOT of nothing
+	}
+	out := q
+	out.Sub = subs
+	return out
+}
+
+// orOf is the OR of phrases, each a term; nothing without terms.
 func orOf(terms []string) sessiontree.MatchQuery {
 	if len(terms) == 0 {
-		terms = []string{never}
+		return nothing
 	}
 	subs := make([]sessiontree.MatchQuery, len(terms))
 	for i, t := range terms {
@@ -304,12 +337,11 @@ func orOf(terms []string) sessiontree.MatchQuery {
 const maxCaseVariants = 16
 
 // expand returns the index's trigrams that start with text ignoring
-// case, at most about maxExpansion+1 of them. The index folds case its
-// own way (FTS5 folds µ to μ and ς to σ and keeps İ; Go's lower-casing
-// keeps µ and ς and makes İ an i), so each spelling of text that differs
-// in the case of a letter beyond ASCII ([sessiontree.CaseVariants]) is
-// looked up, with its ASCII letters lower-cased: the index's terms hold
-// the one it folds to. Every indexed text ends in two newlines, so each
+// case, at most about maxExpansion+1 of them. The index's terms are
+// folded ([sessiontree.FoldRune]: µ with μ, ς with σ, İ apart from i),
+// so each spelling of text that differs in the case of a letter beyond
+// ASCII ([sessiontree.CaseVariants]) is looked up, with its ASCII
+// letters lower-cased: the index's terms hold the one it folds to. Every indexed text ends in two newlines, so each
 // of its characters starts a trigram.
 func (sr *searcher) expand(text string) ([]string, error) {
 	variants, ok := sessiontree.CaseVariants(text, maxCaseVariants)
@@ -369,6 +401,9 @@ const RankWindow = 300
 // phrase-floor, the bare query). Reading and scoring the window's texts
 // comes on top, about 20 ms for 300 entries on a million.
 func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
+	if isNothing(match) {
+		return []Hit{}, nil
+	}
 	keys, err := sr.tx.MatchKeys(sr.scope, match, RankWindow)
 	if err != nil {
 		return nil, sr.queryError(err)
@@ -434,11 +469,11 @@ func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
 // that contains each phrase counted (see match).
 func score(body string, needles []string, avg float64) float64 {
 	const k1, b = 1.2, 0.75
-	hay := foldCase(body)
+	hay := sessiontree.FoldCase(body)
 	norm := k1 * (1 - b + b*float64(utf8.RuneCountInString(body))/max(avg, 1))
 	var s float64
 	for _, n := range needles {
-		n = foldCase(n)
+		n = sessiontree.FoldCase(n)
 		if n == "" {
 			continue
 		}
@@ -590,7 +625,7 @@ func matchSpans(body string, needles []string) []span {
 	hay := foldText(body)
 	var spans []span
 	for _, n := range needles {
-		n = foldCase(n)
+		n = sessiontree.FoldCase(n)
 		for off := 0; n != "" && off < len(hay.text); {
 			k := strings.Index(hay.text[off:], n)
 			if k < 0 {
@@ -613,10 +648,11 @@ func matchSpans(body string, needles []string) []span {
 	return merged
 }
 
-// foldedText is a text case-folded (foldCase, as the needles are), with
-// what it takes to find the text's places in it: a character may fold
-// to more or fewer bytes (İ to 1 from 2, Ⱥ to 3 from 2), which moves
-// every place after it.
+// foldedText is a text case-folded ([sessiontree.FoldCase], as the
+// needles are, as the index folds), with what it takes to find the
+// text's places in it: a character may fold to more or fewer bytes (the
+// Kelvin sign to 1 from 3, Ⱥ to 3 from 2), which moves every place
+// after it.
 type foldedText struct {
 	text string
 	// shifts are the ends of the characters whose folded form has
@@ -625,10 +661,10 @@ type foldedText struct {
 }
 
 func foldText(s string) foldedText {
-	f := foldedText{text: foldCase(s)}
+	f := foldedText{text: sessiontree.FoldCase(s)}
 	for i, h := 0, 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		folded := utf8.RuneLen(foldRune(r)) // an invalid byte folds to U+FFFD
+		folded := utf8.RuneLen(sessiontree.FoldRune(r)) // an invalid byte folds to U+FFFD
 		i, h = i+size, h+folded
 		if folded != size {
 			f.shifts = append(f.shifts, struct{ folded, orig int }{h, i})
@@ -637,41 +673,8 @@ func foldText(s string) foldedText {
 	return f
 }
 
-// foldCase folds the case of s for snippets and ranking (foldRune).
-func foldCase(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return strings.Map(foldRune, s)
-		}
-	}
-	return strings.ToLower(s) // ASCII: foldRune's, much faster
-}
-
-// foldRune folds a character so that those equal ignoring case, as
-// either engine's index reads them, fold alike: lower-cased, as
-// PostgreSQL's index is (İ is an i), and one for all the characters
-// that lower-case to a letter of one orbit of unicode.SimpleFold, as
-// FTS5 folds (µ and μ, ς and σ, k and the Kelvin sign).
-func foldRune(r rune) rune {
-	if r < utf8.RuneSelf {
-		if 'A' <= r && r <= 'Z' {
-			r += 'a' - 'A'
-		}
-		return r
-	}
-	if 0x3000 <= r && r < 0xa640 || 0xac00 <= r && r < 0xd800 {
-		return r // CJK, kana, Hangul, Yi: no case (a shortcut, 3x faster)
-	}
-	r = unicode.ToLower(r)
-	least := r
-	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-		least = min(least, f)
-	}
-	return unicode.ToLower(least)
-}
-
 // origAt returns the offset in the original text of the offset h of
-// the lower-cased one, a character's start or the end.
+// the folded one, a character's start or the end.
 func (f foldedText) origAt(h int) int {
 	k := sort.Search(len(f.shifts), func(k int) bool { return f.shifts[k].folded > h })
 	if k == 0 {
