@@ -51,10 +51,10 @@ const followBatch = 1000
 // in append order, then with each entry appended later, as it is
 // committed, until ctx is done (it then returns ctx's error) or fn or a
 // read fails (it returns that error; a session deleted meanwhile, by
-// this process or another, is an error matching [ErrNotFound]). after 0 starts at the first entry;
-// the Seq of the last entry seen resumes where a Follow stopped. Nothing
-// is missed between the entries already there and those that follow:
-// the watch starts before the first read.
+// this process or another, is an error matching [ErrNotFound]). after 0
+// starts at the first entry; the Seq of the last entry seen resumes
+// where a Follow stopped. Nothing is missed between the entries already
+// there and those that follow: the watch starts before the first read.
 func Follow(ctx context.Context, s Storage, after int64, fn func(Entry) error) error {
 	var ch Changes
 	if w, ok := s.(Watcher); ok {
