@@ -114,23 +114,26 @@ func xmins(t *testing.T, url string) map[string]string {
 // TestUsageDaysOfOlderReaders takes a database back to the usage_days
 // rows an engine kept before ParseTime read times as JavaScript's Date
 // does (d757bb1, c924469): a time without seconds on the unknown day "",
-// a day past the month's end kept as written, a comma before the fraction
-// (Go's parser read it, Date does not) on its date where UsageDay now
-// gives "". Check then reports the intact database corrupt. Opening it,
-// from three processes at once, computes those sessions' rows again, so
-// that Check agrees with the log and the report counts each record on
-// its day as a new database does, as soon as any Open returns; a
-// session whose rows were right is not written (its rows' xmin).
+// a day past the month's end and one of year 0000 kept as written, a
+// comma before the fraction (Go's parser read it, Date does not) on its
+// date where UsageDay now gives "". Check then reports the intact
+// database corrupt. Opening it, from three processes at once, computes
+// those sessions' rows again, so that Check agrees with the log and the
+// report counts each record on its day as a new database does, as soon
+// as any Open returns; a session whose rows were right is not written
+// (its rows' xmin).
 func TestUsageDaysOfOlderReaders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	o := newOlderUsage(t, "2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "2026-12-03T10:00:00,5Z", "2026-12-05T10:00:00.000Z")
-	execAll(t, o.url, append(olderDays(o.ids, [2]string{"2026-12-03", ""}, [2]string{"2026-03-03", "2026-02-31"}, [2]string{"", "2026-12-03"}),
+	o := newOlderUsage(t, "2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "2026-12-03T10:00:00,5Z", "0000-06-01T10:00:00.000Z",
+		"2026-12-05T10:00:00.000Z")
+	execAll(t, o.url, append(olderDays(o.ids, [2]string{"2026-12-03", ""}, [2]string{"2026-03-03", "2026-02-31"},
+		[2]string{"", "2026-12-03"}, [2]string{"", "0000-06-01"}),
 		`DROP TABLE usage_days_redo`, `DELETE FROM schema_migrations WHERE version = 12`)...)
 	if err := o.db.Check(ctx, ""); !errors.Is(err, sessiontree.ErrCorrupt) {
 		t.Fatalf("Check() of the older rows = %v; want ErrCorrupt (the rows differ from a replay)", err)
 	}
-	untouched := xmins(t, o.url)[o.ids[3]]
+	untouched := xmins(t, o.url)[o.ids[4]]
 
 	var wg sync.WaitGroup
 	for range 3 {
@@ -152,7 +155,7 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	if got, err := o.db.Usage(ctx, sessiontree.UsageQuery{}); err != nil || !cmp.Equal(got, o.before) {
 		t.Errorf("Usage() after opening = %v (-written +reopened):\n%s", err, cmp.Diff(o.before, got))
 	}
-	if got := xmins(t, o.url)[o.ids[3]]; got != untouched {
+	if got := xmins(t, o.url)[o.ids[4]]; got != untouched {
 		t.Errorf("rows of a session that was right written again: xmin %s, was %s", got, untouched)
 	}
 }
