@@ -431,6 +431,43 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	}
 }
 
+// TestUsageDaysOfGoOnlyTimes: times Go's RFC 3339 parser read and
+// JavaScript's Date does not (a comma before the fraction, a one-digit
+// hour, an offset of 24 hours or of 60 minutes), which an older engine
+// counted on their date and UsageDay now on the unknown day "", are on a
+// real date in an older database, where migration 20 (which looks at the
+// stored day) does not see them: Check reported the intact database
+// corrupt. Opening it computes those sessions' rows again.
+func TestUsageDaysOfGoOnlyTimes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "u.db")
+	db := openDB(t, path, engine.Options{})
+	stamps := []string{"2026-12-03T10:00:00,5Z", "2026-12-03T1:00:00Z", "2026-12-03T10:00:00+24:00", "2026-12-03T10:00:00+05:60"}
+	for _, ts := range stamps {
+		st := newSession(t, db)
+		if err := st.AppendBatch(ctx, []sessiontree.Entry{
+			usageEntry(t, "e1", "", ts, "m", 5, 0.1), usageEntry(t, "e2", "e1", "2026-12-05T10:00:00.000Z", "m", 7, 0.2),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := usageReport(t, db, sessiontree.UsageQuery{})
+	db.Close()
+
+	upgraded := reopenAfter(t, path, `UPDATE usage_days SET day = '2026-12-03' WHERE day = ''`,
+		`DELETE FROM schema_migrations WHERE version >= 20`, `PRAGMA user_version = 19`)
+	if err := upgraded.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after opening = %v", err)
+	}
+	if diff := cmp.Diff(before, usageReport(t, upgraded, sessiontree.UsageQuery{})); diff != "" {
+		t.Errorf("Usage() after opening (-written +reopened):\n%s", diff)
+	}
+	if len(before.Rows) != 2 || before.Rows[0].Key != "" || before.Rows[0].Sessions != int64(len(stamps)) {
+		t.Errorf("Usage() rows = %+v; want the unknown day of every session, and 2026-12-05", before.Rows)
+	}
+}
+
 // reopenAfter runs statements on the closed database at path, as an older
 // engine would have left it, and opens it again.
 func reopenAfter(t *testing.T, path string, stmts ...string) *engine.DB {

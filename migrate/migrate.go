@@ -137,9 +137,12 @@ const (
 	Postgres
 )
 
-// advisoryLockKey is the pg_advisory_xact_lock key [Up] takes on
+// AdvisoryLockKey is the pg_advisory_xact_lock key [Up] takes on
 // PostgreSQL: "stre" (0x73747265), the SQLite files' application_id.
-const advisoryLockKey = 0x73747265
+// What an engine does once after the migrations, in several
+// transactions, takes it too, to run after them and one process at a
+// time.
+const AdvisoryLockKey = 0x73747265
 
 // tableExists is the query telling whether the records table exists.
 func (d Dialect) tableExists() string {
@@ -412,7 +415,7 @@ func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opt
 	if opts.Dialect == Postgres {
 		// Processes migrating at once queue here; the records are read
 		// again below, after the lock.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, advisoryLockKey); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, AdvisoryLockKey); err != nil {
 			return false, 0, fmt.Errorf("migration %s: lock: %w", m.Name, err)
 		}
 	}

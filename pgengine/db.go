@@ -61,7 +61,8 @@ type DB struct {
 // Open connects to the database at url (postgres:// or postgresql://, or
 // a key=value connection string) and brings its schema up to date. A
 // database whose schema is newer than this code is refused
-// (migrate.ErrNewer).
+// (migrate.ErrNewer). Usage rows an older engine counted on another day
+// are computed again first (redoUsageDays).
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -82,6 +83,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	if _, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres}); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))
+	}
+	if err := db.redoUsageDays(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
 	return db, nil
 }
