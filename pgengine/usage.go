@@ -235,7 +235,7 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 }
 
 // redoUsageDays computes again, from their entries, the usage_days rows
-// of the sessions migration 12 lists in usage_days_redo (those an older
+// of the sessions migration 14 lists in usage_days_redo (those an older
 // engine counted on a day sessiontree.UsageDay no longer gives): one
 // session per transaction, which takes it off the list, so that an
 // interrupted run goes on at the next Open. Open calls it after the
