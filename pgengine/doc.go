@@ -9,8 +9,9 @@
 // newer than this code knows): one sessions row per session with its leaf
 // and counters, an append-only entries table holding each entry's JSON
 // byte for byte (text, not jsonb), the materialized active branch, the
-// current labels, usage_days, claims, the store's imports records and the
-// search index (search_text). Triggers refuse to change or delete an entry
+// current labels, usage_days, claims, the store's imports records, the
+// search index (search_text) and the follows' watchers (the backends
+// listening for a session's appends, migration 6). Triggers refuse to change or delete an entry
 // outside a session delete. A [DB] is a sessiontree.Database, the
 // contract package store runs on.
 //
