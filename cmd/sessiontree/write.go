@@ -449,7 +449,7 @@ transaction. Files are never touched: a session imported from a file can be
 imported again. On a terminal rm lists the sessions and asks first, unless
 --yes.`,
 		Example: `  sessiontree rm 0198f2a4
-  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs sessiontree rm --yes`,
+  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
 		Args:              args(1, -1, "one or more arguments (SESSION...)"),
 		ValidArgsFunction: a.completeSessions(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
