@@ -23,8 +23,10 @@
 // follow sessiontree.Tally, labels and names LabelOf and NameOf. Each
 // entry carries the checksum of its JSON (entries.checksum, migration 2),
 // sessiontree.EntryChecksum as on SQLite, so that a session moved between
-// the engines keeps the same sums: every write computes it, RawEntries and
-// Check verify it. An entry's search text is sessiontree.SearchText's.
+// the engines keeps the same sums: every write computes it, and Check and
+// every read that hands out entries (the log, an entry, entries by type,
+// paths, the state, RawEntries) verify it, so a row changed behind the
+// engine's back is a sessiontree.CorruptError naming the entry. An entry's search text is sessiontree.SearchText's.
 //
 // # Cost
 //
