@@ -130,10 +130,11 @@
 //
 // The engine's connections come from a driver of its own, which gives
 // them the SQL function entry_checksum(blob) (the [sessiontree.EntryChecksum] of a
-// blob), those of usage.go, and entry_search_text(type, raw) (the
-// [SearchText] of an entry, searchtext.go): migrations 11 and 12 fill
-// older rows with them and migration 13's search_text view calls the
-// last, so the engine's migrations must be applied through the engine (or
+// blob), those of usage.go, entry_search_text(type, raw) (the
+// [SearchText] of an entry, searchtext.go) and derived_text(blob)
+// ([sessiontree.DerivedText]): migrations 11, 12 and 18 fill older rows
+// with them and migration 13's search_text view calls entry_search_text,
+// so the engine's migrations must be applied through the engine (or
 // a connection given those functions, [RegisterFunctions]), and a
 // connection of another program cannot read that view or delete a
 // session's entries (whose trigger reads it). A checksum guards against damage, not

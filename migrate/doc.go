@@ -15,9 +15,10 @@
 // version is the numeric prefix (positive, unique). The engine's migrations
 // are embedded in [Files]; tests pass an fstest.MapFS. A migration is SQL
 // alone; what SQLite cannot compute it gets from SQL functions of the
-// connection: migration 11 calls entry_checksum, which the engine
-// defines on its connections (sessiontree.EntryChecksum), so [Files] applies
-// through the engine or a connection given that function.
+// connection: migrations 11, 12, 13 and 18 call entry_checksum, the usage
+// functions, entry_search_text and derived_text, which the engine defines
+// on its connections (engine.RegisterFunctions), so [Files] applies
+// through the engine or a connection given those functions.
 //
 // # Transactions
 //

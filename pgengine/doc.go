@@ -9,8 +9,9 @@
 // newer than this code knows): one sessions row per session with its leaf
 // and counters, an append-only entries table holding each entry's JSON
 // byte for byte (text, not jsonb), the materialized active branch, the
-// current labels, usage_days, claims, the store's imports records and the
-// search index (search_text). Triggers refuse to change or delete an entry
+// current labels, usage_days, claims, the store's imports records, the
+// search index (search_text) and the follows' watchers (the backends
+// listening for a session's appends, migration 6). Triggers refuse to change or delete an entry
 // outside a session delete. A [DB] is a sessiontree.Database, the
 // contract package store runs on.
 //
@@ -22,8 +23,10 @@
 // follow sessiontree.Tally, labels and names LabelOf and NameOf. Each
 // entry carries the checksum of its JSON (entries.checksum, migration 2),
 // sessiontree.EntryChecksum as on SQLite, so that a session moved between
-// the engines keeps the same sums: every write computes it, RawEntries and
-// Check verify it. An entry's search text is sessiontree.SearchText's.
+// the engines keeps the same sums: every write computes it, and Check and
+// every read that hands out entries (the log, an entry, entries by type,
+// paths, the state, RawEntries) verify it, so a row changed behind the
+// engine's back is a sessiontree.CorruptError naming the entry. An entry's search text is sessiontree.SearchText's.
 //
 // # Cost
 //

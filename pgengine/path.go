@@ -20,15 +20,15 @@ const onBranch = `EXISTS (SELECT 1 FROM branch b WHERE b.session = e.session AND
 // which the caller reports as damage). Depth falls by one each step, so
 // the walk ends even on a cycle. Columns: the walk's step n, and the
 // entry's placement, whether it is on the branch, and its JSON.
-const upQuery = `WITH RECURSIVE up (n, seq, id, parent_id, depth, start_depth, on_branch, raw) AS (
-    SELECT 1, e.seq, e.id, e.parent_id, e.depth, e.start_depth, ` + onBranch + `, e.raw
+const upQuery = `WITH RECURSIVE up (n, seq, id, parent_id, depth, start_depth, on_branch, raw, checksum) AS (
+    SELECT 1, e.seq, e.id, e.parent_id, e.depth, e.start_depth, ` + onBranch + `, e.raw, e.checksum
     FROM entries e WHERE e.session = $1 AND e.seq = $2
   UNION ALL
-    SELECT up.n + 1, e.seq, e.id, e.parent_id, e.depth, e.start_depth, ` + onBranch + `, e.raw
+    SELECT up.n + 1, e.seq, e.id, e.parent_id, e.depth, e.start_depth, ` + onBranch + `, e.raw, e.checksum
     FROM up JOIN entries e ON e.session = $1 AND e.id = up.parent_id AND e.depth = up.depth - 1
     WHERE NOT up.on_branch AND up.depth > $3
 )
-SELECT n, seq, id, parent_id, depth, start_depth, on_branch, raw FROM up ORDER BY n`
+SELECT n, seq, id, parent_id, depth, start_depth, on_branch, raw, checksum FROM up ORDER BY n`
 
 // branchRange reads the branch rows from depth $2 to $3 with their
 // entries, root first. It looks the entries up by primary key from the
@@ -37,7 +37,7 @@ SELECT n, seq, id, parent_id, depth, start_depth, on_branch, raw FROM up ORDER B
 // on a 20k session: a 14 ms seq scan, against well under 1 ms). Along a
 // path seq grows with depth (a parent is stored before its children), so
 // seq order is root first.
-const branchRange = `SELECT e.seq, e.raw FROM entries e WHERE e.session = $1
+const branchRange = `SELECT ` + rowCols + ` FROM entries e WHERE e.session = $1
 	AND e.seq = ANY (ARRAY(SELECT b.seq FROM branch b WHERE b.session = $1 AND b.depth BETWEEN $2 AND $3))
 	ORDER BY e.seq`
 
@@ -51,6 +51,7 @@ type upRow struct {
 	StartDepth int            `db:"start_depth"`
 	OnBranch   bool           `db:"on_branch"`
 	Raw        []byte         `db:"raw"`
+	Sum        sql.NullInt64  `db:"checksum"`
 }
 
 // placement is where an entry sits, as stored with it.
@@ -145,7 +146,7 @@ func readPath(ctx context.Context, tx *sqlx.Tx, session int64, p placement, star
 		up = up[:len(up)-1]
 	}
 	for i := len(up) - 1; i >= 0; i-- {
-		rows = append(rows, row{Seq: up[i].Seq, Raw: up[i].Raw})
+		rows = append(rows, row{Seq: up[i].Seq, ID: up[i].ID, Raw: up[i].Raw, Sum: up[i].Sum})
 	}
 	path, err := entriesOf(rows)
 	if err != nil {

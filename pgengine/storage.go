@@ -156,15 +156,23 @@ func newEntryID(ctx context.Context, q sqlx.QueryerContext, session int64) (stri
 	return id, nil
 }
 
-// row is an entry as the reads select it.
+// row is an entry as the reads select it (rowCols).
 type row struct {
-	Seq int64  `db:"seq"`
-	Raw []byte `db:"raw"`
+	Seq int64         `db:"seq"`
+	ID  string        `db:"id"`
+	Raw []byte        `db:"raw"`
+	Sum sql.NullInt64 `db:"checksum"`
 }
 
-// entry decodes a stored row; JSON that does not read as an entry is
-// damage.
+// rowCols are the columns of a row, of the entries table as e.
+const rowCols = `e.seq, e.id, e.raw, e.checksum`
+
+// entry decodes a stored row; JSON that does not match its checksum
+// (migration 2), or does not read as an entry, is damage.
 func (r row) entry() (sessiontree.Entry, error) {
+	if err := sessiontree.VerifyChecksum(r.ID, r.Raw, r.Sum); err != nil {
+		return sessiontree.Entry{}, err
+	}
 	e, err := sessiontree.DecodeEntryOwned(r.Raw)
 	if err != nil {
 		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d: %v", r.Seq, err)}
@@ -185,7 +193,7 @@ func entriesOf(rows []row) ([]sessiontree.Entry, error) {
 	return out, nil
 }
 
-// selectEntries runs a query of rows (seq, raw) with the session as $1.
+// selectEntries runs a query of rows (rowCols) with the session as $1.
 func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...any) ([]sessiontree.Entry, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
@@ -199,7 +207,7 @@ func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...a
 
 // Entry returns one entry by id.
 func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, error) {
-	es, err := s.selectEntries(ctx, "entry "+id, `SELECT seq, raw FROM entries WHERE session = $1 AND id = $2`, id)
+	es, err := s.selectEntries(ctx, "entry "+id, `SELECT `+rowCols+` FROM entries e WHERE session = $1 AND id = $2`, id)
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
@@ -212,7 +220,7 @@ func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, erro
 // EntriesByType returns every entry of type t in append order.
 func (s *Storage) EntriesByType(ctx context.Context, t sessiontree.EntryType) ([]sessiontree.Entry, error) {
 	return s.selectEntries(ctx, "entries of type "+string(t),
-		`SELECT seq, raw FROM entries WHERE session = $1 AND type = $2 ORDER BY seq`, string(t))
+		`SELECT `+rowCols+` FROM entries e WHERE session = $1 AND type = $2 ORDER BY seq`, string(t))
 }
 
 // Log returns up to limit entries with Seq > after, in append order;
@@ -222,7 +230,7 @@ func (s *Storage) Log(ctx context.Context, after int64, limit int) ([]sessiontre
 	if limit > 0 {
 		lim = limit
 	}
-	return s.selectEntries(ctx, "log", `SELECT seq, raw FROM entries WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3`, after, lim)
+	return s.selectEntries(ctx, "log", `SELECT `+rowCols+` FROM entries e WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3`, after, lim)
 }
 
 // State returns the state at entry from: the at most three entries its
@@ -258,7 +266,8 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 // stateQuery reads entry $2 of session $1: its seq and its three state
 // pointers, each with the entry it names (NULL when there is none), for
 // State to check that the entry is there and sets the state.
-const stateQuery = `SELECT e.seq, e.thinking_seq, t.raw, e.model_seq, m.raw, e.tools_seq, o.raw FROM entries e
+const stateQuery = `SELECT e.seq, e.thinking_seq, t.id, t.raw, t.checksum, e.model_seq, m.id, m.raw, m.checksum,
+	e.tools_seq, o.id, o.raw, o.checksum FROM entries e
 	LEFT JOIN entries t ON t.session = e.session AND t.seq = e.thinking_seq
 	LEFT JOIN entries m ON m.session = e.session AND m.seq = e.model_seq
 	LEFT JOIN entries o ON o.session = e.session AND o.seq = e.tools_seq
@@ -280,7 +289,7 @@ func (sr *stateRows) entries() []*stateEntry {
 func (sr *stateRows) dest() []any {
 	dest := []any{&sr.seq}
 	for _, se := range sr.entries() {
-		dest = append(dest, &se.ptr, &se.raw)
+		dest = append(dest, &se.ptr, &se.id, &se.raw, &se.sum)
 	}
 	return dest
 }
@@ -290,7 +299,9 @@ func (sr *stateRows) dest() []any {
 // when there is none).
 type stateEntry struct {
 	ptr sql.NullInt64
+	id  sql.NullString
 	raw []byte
+	sum sql.NullInt64
 }
 
 // verify returns the entry se names, or a *sessiontree.CorruptError
@@ -300,7 +311,7 @@ func (se *stateEntry) verify(s sessiontree.StateSetting, from string, seq int64)
 	var e sessiontree.Entry
 	if se.raw != nil {
 		var err error
-		if e, err = (row{Seq: se.ptr.Int64, Raw: se.raw}).entry(); err != nil {
+		if e, err = (row{Seq: se.ptr.Int64, ID: se.id.String, Raw: se.raw, Sum: se.sum}).entry(); err != nil {
 			return e, err
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strconv"
 
 	"github.com/sessiontree/sessiontree"
@@ -86,13 +85,14 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	}
 }
 
-// cwdParam reads the cwd filter, made absolute as the command makes --cwd.
+// cwdParam reads the cwd filter, made a cwd as pi records it as the
+// command makes --cwd (store.AbsCwd).
 func cwdParam(r *http.Request) (string, error) {
 	cwd := r.URL.Query().Get("cwd")
 	if cwd == "" {
 		return "", nil
 	}
-	abs, err := filepath.Abs(cwd)
+	abs, err := store.AbsCwd(cwd)
 	if err != nil {
 		return "", fmt.Errorf("cwd=%q: %w", cwd, ErrBadRequest)
 	}

@@ -48,9 +48,10 @@
 //
 // # Schema
 //
-// The store's tables come as migrations of package migrate (0003, 0004,
-// 0007, 0008 and 0010), so any engine database gains them when opened;
-// schema.sql at the repository root shows and explains them. Writes (a
+// The store's tables come as migrations of package migrate (SQLite's
+// 0003 and 0004 and the search index's later ones; PostgreSQL's 0002 and
+// 0004), so any engine database gains them when opened; schema.sql at the
+// repository root shows and explains SQLite's. Writes (a
 // Storage's append, a batch import, a fork) store entries only; each
 // session's row marks how many of its entries the search index holds, and
 // [Store.Index] indexes the rest, many at a time (chunks bounded in
@@ -64,9 +65,11 @@
 // # Concurrency
 //
 // A [Store] is safe for concurrent use, also with other processes on the
-// same database file: every write is one BEGIN IMMEDIATE transaction of the
-// engine, so writers queue on SQLite's write lock, and reads see one
-// snapshot and never wait for writers. An import holds the write lock one
+// same database: every write is one transaction of the engine (on SQLite
+// a BEGIN IMMEDIATE one, so writers queue on the file's write lock; on
+// PostgreSQL writers queue on the rows of the sessions they write, see
+// package pgengine), and reads see one snapshot and never wait for
+// writers. An import holds the write lock one
 // chunk of a file (or one group of small files) at a time; imports of the
 // same files at once import each file once. An import reads the files
 // ahead of its transactions in a goroutine of its own, which it ends

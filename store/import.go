@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,18 +16,42 @@ import (
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
-// PiSessionsDir returns the folder where pi keeps its session files:
-// $PI_CODING_AGENT_DIR/sessions when that variable is set, else
-// ~/.pi/agent/sessions.
+// PiSessionsDir returns the folder where pi keeps its session files, as
+// pi 1.6.0 finds it: $PI_CODING_AGENT_SESSION_DIR when that variable is
+// set, else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions. A
+// variable's leading ~ is the home folder and a file:// URL its path, as
+// pi reads them. (pi's sessionDir setting, in its settings.json, is not
+// read.)
 func PiSessionsDir() (string, error) {
-	if dir := os.Getenv("PI_CODING_AGENT_DIR"); dir != "" {
-		return filepath.Join(dir, "sessions"), nil
+	if dir := os.Getenv("PI_CODING_AGENT_SESSION_DIR"); dir != "" {
+		return piPath(dir)
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("pi sessions folder: %w", err)
+	agent := os.Getenv("PI_CODING_AGENT_DIR")
+	if agent == "" {
+		agent = filepath.Join("~", ".pi", "agent")
 	}
-	return filepath.Join(home, ".pi", "agent", "sessions"), nil
+	dir, err := piPath(agent)
+	return filepath.Join(dir, "sessions"), err
+}
+
+// piPath reads a folder named in pi's environment as pi's normalizePath
+// does: ~ and ~/... are below the home folder, a file:// URL is its path.
+func piPath(p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("pi sessions folder: %w", err)
+		}
+		return filepath.Join(home, p[1:]), nil
+	}
+	if strings.HasPrefix(p, "file://") {
+		u, err := url.Parse(p)
+		if err != nil {
+			return "", fmt.Errorf("pi sessions folder %s: %w", p, err)
+		}
+		return u.Path, nil
+	}
+	return p, nil
 }
 
 // Outcome is what [Store.Import] did with one file.

@@ -60,7 +60,7 @@ func (e *EngineUnavailableError) Error() string {
 func (e *EngineUnavailableError) Is(target error) bool { return target == ErrEngineUnavailable }
 
 // Target is where a store lives: an engine and, for SQLite, a file path,
-// for PostgreSQL the connection URL as given.
+// for PostgreSQL the connection URL as given, its scheme in lower case.
 type Target struct {
 	// Engine is the engine that stores it.
 	Engine Engine
@@ -69,7 +69,8 @@ type Target struct {
 }
 
 // ParseTarget tells what a --db value or $SESSIONTREE_DB names. A
-// postgres:// or postgresql:// URL names a PostgreSQL database; a
+// postgres:// or postgresql:// URL, the scheme in any case, names a
+// PostgreSQL database (its Location has the scheme in lower case); a
 // file:// URL (no host, or localhost) names the SQLite file at its path;
 // anything else of the form scheme://... is refused with an
 // [*UnknownSchemeError]; everything else is a SQLite file path, relative
@@ -83,9 +84,11 @@ func ParseTarget(target string) (Target, error) {
 	if !ok {
 		return Target{Engine: EngineSQLite, Location: target}, nil
 	}
-	switch strings.ToLower(scheme) {
+	switch scheme = strings.ToLower(scheme); scheme {
 	case "postgres", "postgresql":
-		return Target{Engine: EnginePostgres, Location: target}, nil
+		// pgx reads only a lower-case scheme as a URL: POSTGRES://host/db
+		// it took for keywords and values, and connected to the defaults.
+		return Target{Engine: EnginePostgres, Location: scheme + target[len(scheme):]}, nil
 	case "file":
 		return fileTarget(target)
 	}

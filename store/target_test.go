@@ -30,7 +30,7 @@ func TestParseTarget(t *testing.T) {
 		{"file://localhost/tmp/s.db", store.Target{Engine: store.EngineSQLite, Location: "/tmp/s.db"}},
 		{"postgres://u@host:5432/db?sslmode=disable", store.Target{Engine: store.EnginePostgres, Location: "postgres://u@host:5432/db?sslmode=disable"}},
 		{"postgresql://host/db", store.Target{Engine: store.EnginePostgres, Location: "postgresql://host/db"}},
-		{"POSTGRES://host/db", store.Target{Engine: store.EnginePostgres, Location: "POSTGRES://host/db"}},
+		{"POSTGRES://host/db", store.Target{Engine: store.EnginePostgres, Location: "postgres://host/db"}},
 	}
 	for _, tt := range tests {
 		got, err := store.ParseTarget(tt.in)
@@ -117,5 +117,12 @@ func TestOpenURLPostgres(t *testing.T) {
 	s2 := openPostgresAt(t, u.String())
 	if in, err := s2.Info(ctx, "kept"); err != nil || in.ID != "kept" {
 		t.Errorf("Info(kept) after reopening = %+v, %v", in, err)
+	}
+	// A URL's scheme is case-insensitive (RFC 3986), as ParseTarget reads
+	// it; pgx takes only a lower-case one.
+	u.Scheme = "PostgreSQL"
+	s3 := openPostgresAt(t, u.String())
+	if in, err := s3.Info(ctx, "kept"); err != nil || in.ID != "kept" {
+		t.Errorf("Info(kept) through %s = %+v, %v", u.Redacted(), in, err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +28,7 @@ machine with no agent history; remove it with sessiontree rm.`,
 			if err != nil {
 				return err
 			}
-			cwd, _ := os.Getwd()
+			cwd, _ := store.AbsCwd(".")
 			st, err := s.Create(ctx, store.CreateOptions{Cwd: cwd})
 			if err != nil {
 				return err

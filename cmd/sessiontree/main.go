@@ -132,8 +132,9 @@ func newRootCommand(a *app) *cobra.Command {
 		Use:   "sessiontree",
 		Short: "Store, browse and query the conversation trees of coding agents",
 		Long: `sessiontree keeps the session trees of LLM coding agents (pi's JSONL session
-files) in one SQLite database and shows them: the tree of every branch, the
-active branch, what the model sees, full-text search across sessions.
+files) in one database, a SQLite file or PostgreSQL (--db), and shows them:
+the tree of every branch, the active branch, what the model sees, full-text
+search across sessions.
 
 A SESSION argument is a full session id, a unique prefix of one (as with git
 commit hashes), or the path of a .jsonl session file, which is then read

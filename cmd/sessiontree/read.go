@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -343,8 +342,8 @@ func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries 
 	return view.WriteBranch(a.stdout, entries, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
 }
 
-// checkFilterFlags checks --limit and makes --cwd absolute, for the
-// commands that list (ls, search).
+// checkFilterFlags checks --limit and makes --cwd a cwd as pi records it
+// (store.AbsCwd), for the commands that list (ls, search).
 func checkFilterFlags(limit int, cwd *string) error {
 	if limit < 0 {
 		return usagef("--limit must be positive, got %d", limit)
@@ -352,9 +351,9 @@ func checkFilterFlags(limit int, cwd *string) error {
 	if *cwd == "" {
 		return nil
 	}
-	abs, err := filepath.Abs(*cwd)
+	abs, err := store.AbsCwd(*cwd)
 	if err != nil {
-		return fmt.Errorf("--cwd %s: %w", *cwd, err)
+		return fmt.Errorf("--cwd: %w", err)
 	}
 	*cwd = abs
 	return nil

@@ -20,7 +20,8 @@ func newTailCommand(a *app) *cobra.Command {
 		Short: "Follow a session live: print each new entry as it is committed",
 		Long: `Print each entry appended to the session from now on, as soon as it is
 committed, by this machine's processes or any other writer of the database,
-until interrupted (Ctrl-C, which exits 0). Every branch is followed: the
+until interrupted (Ctrl-C, which exits 0) or the session is deleted (exit
+status 1, "the session was deleted"). Every branch is followed: the
 entries come in the order they were appended, as sessiontree log shows them.
 -n N first prints the last N entries already there.
 

@@ -26,8 +26,8 @@ func newImportCommand(a *app) *cobra.Command {
 		Use:   "import [PATH...]",
 		Short: "Import pi session files or folders into the database",
 		Long: `Import pi session files, and every .jsonl file under the folders given
-(default: pi's sessions folder, $PI_CODING_AGENT_DIR/sessions or
-~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
+(default: pi's sessions folder, as pi finds it: $PI_CODING_AGENT_SESSION_DIR,
+else $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions). Importing is idempotent: an unchanged file is skipped,
 a file that has grown since adds only its new lines, and a file whose
 imported part changed is reported as a conflict, not merged. One bad file
 never stops the others. Paths may be symbolic links (a linked ~/.pi, say): a
@@ -453,7 +453,7 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 not deleted, and neither are the others: rm fails naming the holder, unless
 --force.`,
 		Example: `  sessiontree rm 0198f2a4
-  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs sessiontree rm --yes`,
+  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
 		Args:              args(1, -1, "one or more arguments (SESSION...)"),
 		ValidArgsFunction: a.completeSessions(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
