@@ -208,11 +208,11 @@ func TestLogStartsOverUnderLoad(t *testing.T) {
 	wg.Wait()
 	// Without a start-over the log would hold all 8×restartAt frames; how
 	// soon the checkpointer wins its lock depends on the scheduler (4.7×
-	// seen with seven other test binaries on two cores), so the bound is
-	// 6×, which only start-overs keep under.
+	// and 5.9× seen with other test binaries on two cores), so the bound
+	// is 7×, which only a start-over keeps under.
 	const frame = 24 + pageSize
-	if longest > 6*restartAt*frame {
-		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 8*restartAt, 6*restartAt)
+	if longest > 7*restartAt*frame {
+		t.Errorf("the log grew to %d frames while %d were written; want at most %d", longest/frame, 8*restartAt, 7*restartAt)
 	}
 	t.Logf("%d frames written, the log at most %d frames long", 8*restartAt, longest/frame)
 }
