@@ -287,7 +287,7 @@ func redoSessionUsageDays(ctx context.Context, tx *sqlx.Tx, session int64) error
 		return err
 	}
 	var rows []row
-	if err := tx.SelectContext(ctx, &rows, `SELECT seq, raw FROM entries WHERE session = $1 ORDER BY seq`, session); err != nil {
+	if err := tx.SelectContext(ctx, &rows, `SELECT `+rowCols+` FROM entries AS e WHERE e.session = $1 ORDER BY e.seq`, session); err != nil {
 		return err
 	}
 	log, err := entriesOf(rows)
