@@ -323,6 +323,9 @@ func TestLiveChild(t *testing.T) {
 // must keep trying until the server is back and then see every entry,
 // in order, none twice.
 func TestFollowRidesOutRestart(t *testing.T) {
+	// Long beyond the ~75 ms of retries after which Follow used to give
+	// up, short enough to keep the suite quick.
+	const serverDown = 500 * time.Millisecond
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -369,7 +372,7 @@ func TestFollowRidesOutRestart(t *testing.T) {
 	if err := c.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(serverDown)
 	if err := c.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +396,7 @@ func TestFollowRidesOutRestart(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Follow did not reach the end of the bulk append within 30 s")
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(serverDown)
 	if err := c.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
