@@ -1,9 +1,6 @@
 package sessiontree
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // HeadReader is implemented by a [Storage] that can read its log without
 // the entries' JSON, as package engine does from its columns. Drawing a
@@ -23,7 +20,7 @@ func LogHeads(ctx context.Context, st Storage) ([]Entry, error) {
 	}
 	log, err := st.Log(ctx, 0, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
+		return nil, err // the storage names the read
 	}
 	for i := range log {
 		log[i].Raw = nil

@@ -79,7 +79,7 @@ func WriteEntriesJSON(w io.Writer, entries []sessiontree.Entry, opts JSONOptions
 func WriteTreeJSON(ctx context.Context, w io.Writer, st sessiontree.Storage, opts JSONOptions) error {
 	log, err := st.Log(ctx, 0, 0)
 	if err != nil {
-		return fmt.Errorf("read log: %w", err)
+		return err // the storage names the read
 	}
 	labels, err := st.Labels(ctx)
 	if err != nil {

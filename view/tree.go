@@ -51,7 +51,7 @@ type SessionData struct {
 func LoadSessionData(ctx context.Context, st sessiontree.Storage) (SessionData, error) {
 	log, err := st.Log(ctx, 0, 0)
 	if err != nil {
-		return SessionData{}, fmt.Errorf("read log: %w", err)
+		return SessionData{}, err // the storage names the read
 	}
 	return loadSessionDataOf(ctx, st, log)
 }

@@ -62,7 +62,7 @@ func InspectFile(ctx context.Context, path string, maxLine int) (FileCheck, erro
 func CheckStorage(ctx context.Context, st sessiontree.Storage) ([]error, error) {
 	log, err := st.Log(ctx, 0, 0)
 	if err != nil {
-		return nil, fmt.Errorf("read log: %w", err)
+		return nil, err // the storage names the read
 	}
 	ids := make(loggedIDs, len(log))
 	for _, e := range log {
