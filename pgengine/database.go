@@ -37,7 +37,7 @@ func (tx *Tx) Context() context.Context { return tx.ctx }
 // View implements [sessiontree.Database.View]: fn runs in one read-only
 // REPEATABLE READ snapshot, which neither blocks nor waits for writers.
 func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.view(ctx, "view", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+	return db.view(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
 }
 
 // Update implements [sessiontree.Database.Update]. Unlike the SQLite
@@ -52,7 +52,7 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // failure or a connection lost before the commit runs fn again, a bounded
 // number of times ([Options.Attempts]).
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "update", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
+	return db.update(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
 }
 
 // TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
@@ -63,7 +63,7 @@ func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) err
 // fn did and return an error matching [sessiontree.ErrLocked].
 // [DB.WaitForLock] then waits for the session met.
 func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "update", func(tx *sqlx.Tx) error {
+	return db.update(ctx, "", func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
 			return err
 		}

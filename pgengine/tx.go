@@ -36,7 +36,7 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	if tx, ok := snapshotOf(ctx); ok {
 		if err := fn(tx); err != nil {
-			return fmt.Errorf("%s: %w", op, storageErr(err))
+			return opErr(op, err)
 		}
 		return nil
 	}
@@ -116,8 +116,13 @@ func (b *backoff) wait(ctx context.Context) error {
 	return nil
 }
 
-// opErr is the error of write op that failed for good with err.
+// opErr is the error of op that failed for good with err; an empty op
+// (View's and Update's: fn's errors name what failed, as on SQLite)
+// adds no name.
 func opErr(op string, err error) error {
+	if op == "" {
+		return storageErr(err)
+	}
 	return fmt.Errorf("%s: %w", op, storageErr(err))
 }
 
