@@ -158,7 +158,7 @@ func (srv *Server) guard(rt route) http.Handler {
 		if err := rt.handle(w, r); err != nil {
 			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {
 				// The log goes to a terminal: one line, its controls shown.
-				srv.opts.ErrorLog.Print(view.OneLine(fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)))
+				srv.opts.ErrorLog.Print(view.ErrorLine(fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)))
 			}
 			writeError(w, r, err)
 		}
