@@ -8,8 +8,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/rivo/uniseg"
 
 	"github.com/sessiontree/sessiontree"
 )
@@ -690,50 +691,42 @@ const maxGraphemeExtend = 16
 
 // graphemeAt returns the place nearest to i in s, going back (dir -1)
 // or on (+1), where s can be cut without cutting what a reader sees as
-// one character (graphemeBreak).
+// one character: a boundary of Unicode's grapheme clusters (UAX #29,
+// uniseg's, as view.Truncate cuts), at most maxGraphemeExtend code
+// points away. The clusters are read from that many code points before
+// i, taken as a start, so a longer cluster is cut after as many.
 func graphemeAt(s string, i, dir int) int {
-	for n := 0; n < maxGraphemeExtend && !graphemeBreak(s, i); n++ {
-		if dir < 0 {
-			_, size := utf8.DecodeLastRuneInString(s[:i])
-			i -= size
-		} else {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-		}
-	}
-	return i
-}
-
-// zwj is the zero width joiner, which joins emoji into one.
-const zwj = '\u200d'
-
-// graphemeBreak reports whether s can be cut at i, a character's start,
-// between two graphemes: not before a combining mark, a ZWJ or an emoji
-// skin tone, not after a ZWJ, and not between the two regional
-// indicators of a flag. These are the rules of Unicode's grapheme
-// clusters (UAX #29) that text in sessions meets; Hangul jamo and the
-// rest are not followed.
-func graphemeBreak(s string, i int) bool {
 	if i <= 0 || i >= len(s) {
-		return true
+		return i
 	}
-	r, _ := utf8.DecodeRuneInString(s[i:])
-	prev, _ := utf8.DecodeLastRuneInString(s[:i])
-	switch {
-	case r == zwj || prev == zwj || unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) || r >= 0x1F3FB && r <= 0x1F3FF:
-		return false
-	case isRegionalIndicator(r) && isRegionalIndicator(prev):
-		n := 0 // regional indicators before i: pairs make flags
-		for j := i; j > 0 && n <= maxGraphemeExtend; n++ {
-			p, size := utf8.DecodeLastRuneInString(s[:j])
-			if !isRegionalIndicator(p) {
-				break
-			}
-			j -= size
+	from := i
+	for n := 0; n < maxGraphemeExtend && from > 0; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:from])
+		from -= size
+	}
+	limit := i // the farthest place to go, maxGraphemeExtend code points on
+	for n := 0; n < maxGraphemeExtend && limit < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[limit:])
+		limit += size
+	}
+	last, state := from, -1 // the last boundary at or before i
+	for at, rest := from, s[from:limit]; rest != ""; {
+		var c string
+		c, rest, _, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		at += len(c)
+		switch {
+		case at == i:
+			return i
+		case at < i:
+			last = at
+		case dir < 0:
+			return last
+		default:
+			return at
 		}
-		return n%2 == 0
 	}
-	return true
+	if dir < 0 {
+		return last
+	}
+	return limit
 }
-
-func isRegionalIndicator(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
