@@ -244,6 +244,10 @@ type messageRead struct {
 	// hasProvider, hasModel: the message has a provider, a model member
 	// (of any type), which pi's context model copies.
 	hasProvider, hasModel bool
+	// provider, model, responseModel are those members' JSON values (nil
+	// when absent), which pi's breakdown key writes whatever their type
+	// (bucketKey).
+	provider, model, responseModel []byte
 }
 
 // readMessage reads the message of an entry of type t with members m.
@@ -262,12 +266,13 @@ func readMessage(t EntryType, m *members, checked bool) messageRead {
 			r.info.Role, _ = jsonx.Unquote(v)
 		case mProvider:
 			r.info.Provider, _ = jsonx.Unquote(v)
-			r.hasProvider = true
+			r.hasProvider, r.provider = true, v
 		case mModel:
 			r.info.Model, _ = jsonx.Unquote(v)
-			r.hasModel = true
+			r.hasModel, r.model = true, v
 		case mResponseModel:
 			r.info.ResponseModel, _ = jsonx.Unquote(v)
+			r.responseModel = v
 		case mUsage:
 			r.info.Usage = v
 		case mContent:

@@ -3,6 +3,7 @@ package sessiontree
 import (
 	"fmt"
 	"testing"
+	"unicode"
 )
 
 // TestMemberOfAgreesWithNames checks that memberOf's switch finds every
@@ -40,5 +41,24 @@ func TestJSText(t *testing.T) {
 		if got := jsText([]byte(tc[0])); got != tc[1] {
 			t.Errorf("jsText(%s) = %q; want %q", tc[0], got, tc[1])
 		}
+	}
+}
+
+// TestJSTrimIsJavaScripts holds isJSSpace to the code points JavaScript's
+// String.prototype.trim removes: node 20 listed them, trying every code
+// point c with (String.fromCodePoint(c) + "x").trim() === "x".
+func TestJSTrimIsJavaScripts(t *testing.T) {
+	want := map[rune]bool{}
+	for _, r := range []rune{0x9, 0xA, 0xB, 0xC, 0xD, 0x20, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004,
+		0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF} {
+		want[r] = true
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if isJSSpace(r) != want[r] {
+			t.Errorf("isJSSpace(%U) = %v; want %v", r, !want[r], want[r])
+		}
+	}
+	if got := NameOf(Entry{Type: TypeSessionInfo, Raw: []byte(`{"name":"\ufeff\u0085 x \u0085\ufeff"}`)}); got != "\u0085 x \u0085" {
+		t.Errorf("NameOf = %q; want U+0085 kept, U+FEFF trimmed", got)
 	}
 }

@@ -269,19 +269,21 @@ func oldStatsOf(e sessiontree.Entry) sessiontree.EntryStats {
 		case "assistant":
 			raw = info.Usage
 			es.ToolCalls = oldToolCalls(e)
-			model := info.ResponseModel
-			if model == "" {
-				model = info.Model
+			msg, _ := jsonx.Field(e.Raw, "message")
+			model, ok := jsonx.Field(msg, "responseModel")
+			if !ok || string(model) == "null" {
+				model, ok = jsonx.Field(msg, "model")
 			}
-			es.Bucket = oldJSString(info.Provider) + "/" + oldJSString(model)
+			p, okp := jsonx.Field(msg, "provider")
+			es.Bucket = oldTemplate(p, okp) + "/" + oldTemplate(model, ok)
 		case "toolResult":
 			raw, es.Bucket = info.Usage, sessiontree.ToolsBucket
 		}
 	case sessiontree.TypeUsage:
 		raw, _ = jsonx.Field(e.Raw, "usage")
-		p, _ := oldString(e, "provider")
-		m, _ := oldString(e, "model")
-		es.Bucket = oldJSString(p) + "/" + oldJSString(m)
+		p, okp := jsonx.Field(e.Raw, "provider")
+		m, okm := jsonx.Field(e.Raw, "model")
+		es.Bucket = oldTemplate(p, okp) + "/" + oldTemplate(m, okm)
 	case sessiontree.TypeCompaction, sessiontree.TypeBranchSummary:
 		raw, _ = jsonx.Field(e.Raw, "usage")
 		es.Bucket = sessiontree.ToolsBucket
@@ -290,11 +292,25 @@ func oldStatsOf(e sessiontree.Entry) sessiontree.EntryStats {
 	return es
 }
 
-func oldJSString(s string) string {
-	if s == "" {
+// oldTemplate is a JSON value as pi's template literal writes it: absent
+// "undefined", null "null", a string as it is, another value as
+// sessiontree.LabelOf's String() does.
+func oldTemplate(raw []byte, found bool) string {
+	switch {
+	case !found:
 		return "undefined"
+	case string(raw) == "null":
+		return "null"
 	}
-	return s
+	if s, err := jsonx.Unquote(raw); err == nil {
+		return s
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == 0 {
+		return "0"
+	} else if string(raw) == "false" {
+		return "false"
+	}
+	return sessiontree.LabelOf(sessiontree.Entry{Type: sessiontree.TypeLabel, Raw: append(append([]byte(`{"label":`), raw...), '}')})
 }
 
 func oldToolCalls(e sessiontree.Entry) int64 {

@@ -45,14 +45,32 @@ func NewSessionID() (string, error) {
 // the label.
 func LabelOf(e Entry) string { return labelText(e.Field("label")) }
 
-// NameOf returns the name a session_info entry sets, trimmed, a NUL made
-// a space after the trim ([DerivedText]); "" clears it.
+// NameOf returns the name a session_info entry sets, trimmed as pi trims
+// it (JavaScript's String.prototype.trim: U+FEFF is trimmed, U+0085 is
+// not), a NUL made a space after the trim ([DerivedText]); "" clears it.
 func NameOf(e Entry) string { return nameText(e.Field("name")) }
 
 // nameText is the name a name member sets.
 func nameText(raw []byte, found bool) string {
 	s, _ := stringOf(raw, found)
-	return DerivedText(strings.TrimSpace(s))
+	return DerivedText(jsTrim(s))
+}
+
+// jsTrim returns s without the white space JavaScript's
+// String.prototype.trim removes around it, as pi trims a session name:
+// ECMAScript's WhiteSpace (tab, vertical tab, form feed, space, U+00A0,
+// U+FEFF and the other space separators, Zs) and LineTerminator (LF, CR,
+// U+2028, U+2029). Go's strings.TrimSpace differs on two: it keeps
+// U+FEFF, which JavaScript trims, and trims U+0085, which JavaScript keeps.
+func jsTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
+
+// isJSSpace reports whether JavaScript's trim removes r.
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
 }
 
 // DerivedText returns s, a text taken out of an entry's JSON, with each
@@ -73,7 +91,7 @@ func DerivedText(s string) string {
 
 // CleanName prepares a session name for writing as pi 1.6.0 does: each run
 // of CR and LF characters becomes one space, then surrounding space is
-// trimmed ("two\r\nlines\r\n" becomes "two lines").
+// trimmed as [NameOf] trims ("two\r\nlines\r\n" becomes "two lines").
 func CleanName(name string) string {
 	var b strings.Builder
 	inBreak := false
@@ -88,5 +106,5 @@ func CleanName(name string) string {
 		inBreak = false
 		b.WriteRune(r)
 	}
-	return strings.TrimSpace(b.String())
+	return jsTrim(b.String())
 }

@@ -162,6 +162,12 @@ func TestCleanName(t *testing.T) {
 		"\r\n":               "",
 		"x\r\n \r\ny":        "x   y",
 		"unicode\u2028stays": "unicode\u2028stays",
+		// String.prototype.trim's white space, not Go's (node 20 wrote these)
+		"\ufeffname\ufeff":          "name",
+		"\u0085name\u0085":          "\u0085name\u0085",
+		" \u3000\u2028name\u00a0\t": "name",
+		"\u180ename\u200b":          "\u180ename\u200b",
+		"x\ufeff\u0085":             "x\ufeff\u0085",
 	} {
 		if got := sessiontree.CleanName(in); got != want {
 			t.Errorf("CleanName(%q) = %q; want %q", in, got, want)

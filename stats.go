@@ -127,8 +127,10 @@ type EntryStats struct {
 }
 
 // StatsOf returns what entry e contributes to [Stats]: assistant messages
-// their usage under "provider/(responseModel or model)", usage entries
-// theirs under "provider/model", tool-result messages and compaction and
+// their usage under "provider/(responseModel ?? model)", usage entries
+// theirs under "provider/model" (each part as pi's template literal
+// writes the value: "undefined" when absent, "null", "" or "5" as they
+// are), tool-result messages and compaction and
 // branch-summary entries theirs under [ToolsBucket].
 func StatsOf(e Entry) EntryStats {
 	switch e.Type {
@@ -154,19 +156,17 @@ func statsFrom(t EntryType, m *members, msg *messageRead, checked bool) EntrySta
 		case "assistant":
 			raw, checked = info.Usage, true // a message's values are checked as it is read
 			es.ToolCalls = countToolCalls(msg.content, msg.checked)
-			model := info.ResponseModel
-			if model == "" {
-				model = info.Model
+			model := msg.responseModel
+			if model == nil || jsonx.IsNull(model) {
+				model = msg.model // responseModel ?? model
 			}
-			es.Bucket = jsString(info.Provider) + "/" + jsString(model)
+			es.Bucket = bucketKey(msg.provider, model)
 		case "toolResult":
 			raw, es.Bucket, checked = info.Usage, ToolsBucket, true
 		}
 	case TypeUsage:
 		raw, _ = m.get(mUsage)
-		p, _ := stringOf(m.get(mProvider))
-		model, _ := stringOf(m.get(mModel))
-		es.Bucket = jsString(p) + "/" + jsString(model)
+		es.Bucket = bucketKey(m[mProvider], m[mModel])
 	case TypeCompaction, TypeBranchSummary:
 		raw, _ = m.get(mUsage)
 		es.Bucket = ToolsBucket
@@ -175,12 +175,24 @@ func statsFrom(t EntryType, m *members, msg *messageRead, checked bool) EntrySta
 	return es
 }
 
-// jsString is s as a JavaScript template literal prints a missing string.
-func jsString(s string) string {
-	if s == "" {
+// bucketKey is the breakdown key of a provider and a model, JSON values
+// (nil when absent), as pi writes it, `${provider}/${model}`: a JavaScript
+// template literal writes an absent value "undefined", null "null", ""
+// as nothing and any other value as String() does (5 as "5").
+func bucketKey(provider, model []byte) string {
+	return templateText(provider) + "/" + templateText(model)
+}
+
+// templateText is the JSON value raw (nil when absent) as a JavaScript
+// template literal writes it.
+func templateText(raw []byte) string {
+	switch {
+	case raw == nil:
 		return "undefined"
+	case jsonx.IsNull(raw):
+		return "null"
 	}
-	return s
+	return jsText(raw)
 }
 
 // UsageFromJSON reads a usage object. ok is false when raw is not an
