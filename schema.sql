@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 21;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 22;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -271,7 +271,8 @@ CREATE TABLE branch (
 -- session, day and bucket. day is sessiontree.UsageDay of the entry's
 -- timestamp: its UTC date ("2026-12-03"; a time without zone, its date as
 -- written), '' when the timestamp is not a time or its year is not 0001 to
--- 9999 (migrations 20 and 21 recomputed the rows older readers kept); bucket is the breakdown's key ("provider/model", or
+-- 9999 (migrations 20 and 21 recomputed the rows older readers kept); bucket is the breakdown's key ("provider/model" as pi
+-- writes the values, migration 22 recomputing the rows of older keys, or
 -- "Tools/summaries"). Every write adds its records in its transaction, the
 -- costs one record at a time in log order like the session's, so a
 -- session's rows add up to its sessions row totals and engine.Check

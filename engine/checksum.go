@@ -78,9 +78,10 @@ func newDriver() (*sqlite.Driver, error) {
 // RegisterFunctions gives the connections d opens the SQL functions the
 // engine's migrations call: entry_checksum (migration 11), those of
 // migration 12 (see usage.go) and entry_search_text (migration 13, see
-// searchtext.go) and derived_text (migration 18). The engine's own connections have them;
-// this is for a tool that applies package migrate's files on a driver of
-// its own.
+// searchtext.go), derived_text (migration 18), entry_name and entry_label
+// (migration 22, see derivedfuncs.go). The engine's own connections have
+// them; this is for a tool that applies package migrate's files on a
+// driver of its own.
 func RegisterFunctions(d *sqlite.Driver) error {
 	err := d.RegisterDeterministicScalarFunction(sqlChecksumFunc, 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
 		switch v := a[0].(type) {
@@ -109,6 +110,9 @@ func RegisterFunctions(d *sqlite.Driver) error {
 		return fmt.Errorf("register %s: %w", sqlDerivedTextFunc, err)
 	}
 	if err := registerSearchText(d); err != nil {
+		return err
+	}
+	if err := registerDerivedFuncs(d); err != nil {
 		return err
 	}
 	return registerUsageFuncs(d)

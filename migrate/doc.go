@@ -15,10 +15,11 @@
 // version is the numeric prefix (positive, unique). The engine's migrations
 // are embedded in [Files]; tests pass an fstest.MapFS. A migration is SQL
 // alone; what SQLite cannot compute it gets from SQL functions of the
-// connection: migrations 11, 12, 13 and 18 call entry_checksum, the usage
-// functions, entry_search_text and derived_text, which the engine defines
-// on its connections (engine.RegisterFunctions), so [Files] applies
-// through the engine or a connection given those functions.
+// connection: migrations 11, 12, 13, 18 and 22 call entry_checksum, the
+// usage functions, entry_search_text, derived_text, entry_name and
+// entry_label, which the engine defines on its connections
+// (engine.RegisterFunctions), so [Files] applies through the engine or a
+// connection given those functions.
 //
 // # Transactions
 //
