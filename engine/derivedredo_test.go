@@ -1,93 +1,19 @@
 package engine_test
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/migrate"
+	"github.com/sessiontree/sessiontree/storetest"
 )
-
-// olderRuleSessions are the files of testdata/olderrules: sessions whose
-// derived values older engines computed by rules since fixed.
-var olderRuleSessions = []string{"names", "labels", "usage"}
-
-// olderValues are the statements that put back in each session (its key
-// ?1) what an older engine stored for it (testdata/olderrules/README.md).
-var olderValues = map[string][]string{
-	"names":  {`UPDATE sessions SET name = char(65279) || 'my name' WHERE pk = ?1`},
-	"labels": {`DELETE FROM labels WHERE session = ?1`},
-	"usage": {
-		`UPDATE usage_days SET bucket = CASE bucket WHEN '/m' THEN 'undefined/m' WHEN 'p/' THEN 'p/m'
-			WHEN '5/null' THEN 'undefined/undefined' END WHERE session = ?1`,
-		`INSERT INTO usage_days VALUES ('2026-12-04', ?1, 'p/m', 2000000000, 1, 0, 0, 1.0)`,
-		`UPDATE sessions SET input_tokens = input_tokens + 2000000000, output_tokens = output_tokens + 1,
-			cost = cost + 1, usage_buckets = '[{"bucket":"undefined/m","first_seq":1,"tokens":11,"cost":0.5},` +
-			`{"bucket":"p/m","first_seq":2,"tokens":2000000022,"cost":1.25},` +
-			`{"bucket":"undefined/undefined","first_seq":3,"tokens":31,"cost":0.125}]' WHERE pk = ?1`,
-	},
-}
-
-// readOlderRules reads the entries of testdata/olderrules/name.jsonl.
-func readOlderRules(t *testing.T, name string) []sessiontree.Entry {
-	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "olderrules", name+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []sessiontree.Entry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		e, err := sessiontree.DecodeEntry(sc.Bytes())
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// derivedAnswers are what a session's derived values answer: its name,
-// labels, stats and summary, and the usage report by model and by day.
-type derivedAnswers struct {
-	Names, Labels, Stats, Summaries map[string]any
-	ByModel, ByDay                  sessiontree.UsageReport
-}
-
-func answersOf(t *testing.T, db *engine.DB, ids map[string]string) derivedAnswers {
-	t.Helper()
-	ctx := context.Background()
-	a := derivedAnswers{Names: map[string]any{}, Labels: map[string]any{}, Stats: map[string]any{}, Summaries: map[string]any{}}
-	for file, id := range ids {
-		st, err := db.OpenSession(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name, err1 := st.Name(ctx)
-		labels, err2 := st.Labels(ctx)
-		stats, err3 := st.Stats(ctx)
-		sum, err4 := st.Summary(ctx)
-		if err := errors.Join(err1, err2, err3, err4); err != nil {
-			t.Fatal(err)
-		}
-		a.Names[file], a.Labels[file], a.Stats[file], a.Summaries[file] = name, labels, stats, sum
-	}
-	a.ByModel = usageReport(t, db, sessiontree.UsageQuery{By: sessiontree.UsageByModel})
-	a.ByDay = usageReport(t, db, sessiontree.UsageQuery{})
-	return a
-}
 
 // forgetMigration returns the statements that take the database at path
 // back to before the migration whose file name ends in suffix: its
@@ -101,63 +27,38 @@ func forgetMigration(t *testing.T, path, suffix string) []string {
 	return []string{`DELETE FROM schema_migrations WHERE name GLOB '*` + suffix + `'`, fmt.Sprintf("PRAGMA user_version = %d", v)}
 }
 
-// TestDerivedRedo builds a database as an older engine left it, the
-// values derived by older rules written over the new ones, and shows
-// Check reporting each session corrupt and the answers differing from a
-// fresh import's until the migration computes them again.
+// execOn runs statements on the closed database at path.
+func execOn(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	raw := rawDB(t, path)
+	defer raw.Close()
+	for _, stmt := range stmts {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+}
+
+// TestDerivedRedo: migration 22 computes again what older engines
+// derived by rules since fixed (storetest.RunOlderRules).
 func TestDerivedRedo(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "d.db")
-	db, err := engine.Open(ctx, path, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]string{}
-	for _, file := range olderRuleSessions {
-		st := newSession(t, db)
-		if err := st.AppendBatch(ctx, readOlderRules(t, file)); err != nil {
-			t.Fatal(err)
-		}
-		ids[file] = st.ID()
-	}
-	fresh := answersOf(t, db, ids)
-	db.Close()
-
-	raw := rawDB(t, path)
-	for file, id := range ids {
-		for _, stmt := range olderValues[file] {
-			if _, err := raw.Exec(strings.ReplaceAll(stmt, "?1", "(SELECT pk FROM sessions WHERE id = '"+id+"')")); err != nil {
-				t.Fatalf("%s: %v", stmt, err)
+	storetest.RunOlderRules(t, storetest.OlderRulesHarness{
+		Dir: filepath.Join("..", "testdata", "olderrules"),
+		Open: func(t *testing.T) (sessiontree.Database, func()) {
+			db, err := engine.Open(context.Background(), path, engine.Options{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	raw.Close()
-	older, err := engine.Open(ctx, path, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for file, id := range ids {
-		if err := older.Check(ctx, id); !errors.Is(err, sessiontree.ErrCorrupt) {
-			t.Errorf("Check(%s) with the older values = %v; want corrupt", file, err)
-		}
-	}
-	if cmp.Equal(fresh, answersOf(t, older, ids)) {
-		t.Error("the older values answer as a fresh import")
-	}
-	older.Close()
-
-	upgraded := reopenAfter(t, path, forgetMigration(t, path, "_derived_redo.sql")...)
-	if err := upgraded.Check(ctx, ""); err != nil {
-		t.Errorf("Check() after the migration = %v", err)
-	}
-	if diff := cmp.Diff(fresh, answersOf(t, upgraded, ids)); diff != "" {
-		t.Errorf("answers after the migration (-fresh import +upgraded):\n%s", diff)
-	}
-	if fresh.Names["names"] != "my name\u0085" || len(fresh.Labels["labels"].(map[string]string)) != 2 {
-		t.Errorf("fresh import: name %q, labels %v; want the new rules' (testdata/olderrules/README.md)",
-			fresh.Names["names"], fresh.Labels["labels"])
-	}
+			return engine.NewDatabase(db), func() { db.Close() }
+		},
+		Exec:   func(t *testing.T, stmts ...string) { execOn(t, path, stmts...) },
+		Forget: func(t *testing.T) { execOn(t, path, forgetMigration(t, path, "_derived_redo.sql")...) },
+		OlderBreakdown: `[{"bucket":"undefined/m","first_seq":1,"tokens":11,"cost":0.5},` +
+			`{"bucket":"p/m","first_seq":2,"tokens":2000000022,"cost":1.25},` +
+			`{"bucket":"undefined/undefined","first_seq":3,"tokens":31,"cost":0.125}]`,
+	})
 }
 
 // TestDerivedRedoPlans checks how the migration finds the sessions to
