@@ -61,8 +61,9 @@ type DB struct {
 // Open connects to the database at url (postgres:// or postgresql://, or
 // a key=value connection string) and brings its schema up to date. A
 // database whose schema is newer than this code is refused
-// (migrate.ErrNewer). Usage rows an older engine counted on another day
-// are computed again first (redoUsageDays).
+// (migrate.ErrNewer). What an older engine derived from entries by rules
+// since fixed (usage rows counted on another day, names, labels,
+// breakdown keys) is computed again first (redoDerived).
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -84,7 +85,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))
 	}
-	if err := db.redoUsageDays(ctx); err != nil {
+	if err := db.redoDerived(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}

@@ -3,15 +3,12 @@ package pgengine
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/migrate"
 )
 
 // Usage per session, day and bucket (migration 2, the SQLite engine's
@@ -232,78 +229,4 @@ func (db *DB) Usage(ctx context.Context, uq sessiontree.UsageQuery) (sessiontree
 	}
 	rep.SumRows()
 	return rep, nil
-}
-
-// redoUsageDays computes again, from their entries, the usage_days rows
-// of the sessions migration 14 lists in usage_days_redo (those an older
-// engine counted on a day sessiontree.UsageDay no longer gives): one
-// session per transaction, which takes it off the list, so that an
-// interrupted run goes on at the next Open. Open calls it after the
-// migrations; with nothing listed it costs one read.
-func (db *DB) redoUsageDays(ctx context.Context) error {
-	for {
-		var pending bool
-		if err := db.db.GetContext(ctx, &pending, `SELECT EXISTS (SELECT 1 FROM usage_days_redo)`); err != nil {
-			return fmt.Errorf("recompute usage by day: %w", storageErr(err))
-		}
-		if !pending {
-			return nil
-		}
-		if err := db.update(ctx, "recompute usage by day", func(tx *sqlx.Tx) error { return redoNextUsageDays(ctx, tx) }); err != nil {
-			return err
-		}
-	}
-}
-
-// redoNextUsageDays takes the first session off usage_days_redo and
-// computes its rows again. It takes the migrations' advisory lock first:
-// processes opening the database at once do the sessions one after
-// another, and one that finds the list empty has waited for the
-// transaction that took the last one off, so that none returns from
-// Open before every row is right.
-func redoNextUsageDays(ctx context.Context, tx *sqlx.Tx) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.AdvisoryLockKey); err != nil {
-		return err
-	}
-	var session int64
-	err := tx.GetContext(ctx, &session, `DELETE FROM usage_days_redo
-		WHERE session = (SELECT min(session) FROM usage_days_redo) RETURNING session`)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // another process took the last one
-	}
-	if err != nil {
-		return err
-	}
-	return redoSessionUsageDays(ctx, tx, session)
-}
-
-// redoSessionUsageDays replaces session's usage_days rows with those its
-// log gives, as the writes add them (usageAdds, in log order), under the
-// session row's lock that every write takes. A session deleted since it
-// was listed has nothing to do.
-func redoSessionUsageDays(ctx context.Context, tx *sqlx.Tx, session int64) error {
-	var locked []int64
-	if err := tx.SelectContext(ctx, &locked, `SELECT pk FROM sessions WHERE pk = $1 FOR UPDATE`, session); err != nil || len(locked) == 0 {
-		return err
-	}
-	var rows []row
-	if err := tx.SelectContext(ctx, &rows, `SELECT `+rowCols+` FROM entries AS e WHERE e.session = $1 ORDER BY e.seq`, session); err != nil {
-		return err
-	}
-	log, err := entriesOf(rows)
-	if err != nil {
-		return err
-	}
-	var adds usageAdds
-	for _, e := range log {
-		adds.add(e, sessiontree.StatsOf(e))
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM usage_days WHERE session = $1`, session); err != nil {
-		return err
-	}
-	if rest, err := adds.flush(ctx, tx, session); err != nil || !rest {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, usageUpsert(2, false), append([]any{session}, adds.arrays()...)...)
-	return err
 }

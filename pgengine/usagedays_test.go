@@ -129,7 +129,7 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 		"2026-12-05T10:00:00.000Z")
 	execAll(t, o.url, append(olderDays(o.ids, [2]string{"2026-12-03", ""}, [2]string{"2026-03-03", "2026-02-31"},
 		[2]string{"", "2026-12-03"}, [2]string{"", "0000-06-01"}),
-		`DROP TABLE usage_days_redo`, `DELETE FROM schema_migrations WHERE version = 14`)...)
+		`DROP TABLE derived_redo`, `DELETE FROM schema_migrations WHERE version >= 14`)...)
 	if err := o.db.Check(ctx, ""); !errors.Is(err, sessiontree.ErrCorrupt) {
 		t.Fatalf("Check() of the older rows = %v; want ErrCorrupt (the rows differ from a replay)", err)
 	}
@@ -161,14 +161,14 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 }
 
 // TestUsageDaysRedoResumes: a recompute interrupted after some sessions
-// (migration 14 recorded, sessions still listed in usage_days_redo) goes
+// (migration 14 recorded, sessions still listed in derived_redo) goes
 // on at the next Open, and empties the list.
 func TestUsageDaysRedoResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	o := newOlderUsage(t, "2026-12-03T1:00:00Z")
 	execAll(t, o.url, append(olderDays(o.ids, [2]string{"", "2026-12-03"}),
-		`INSERT INTO usage_days_redo SELECT pk FROM sessions`)...)
+		`INSERT INTO derived_redo SELECT pk FROM sessions`)...)
 	if err := o.db.Check(ctx, ""); !errors.Is(err, sessiontree.ErrCorrupt) {
 		t.Fatalf("Check() of the older rows = %v; want ErrCorrupt", err)
 	}
@@ -177,7 +177,7 @@ func TestUsageDaysRedoResumes(t *testing.T) {
 		t.Errorf("Check() after Open = %v", err)
 	}
 	var left int
-	if err := connect(t, o.url).QueryRow(ctx, `SELECT count(*) FROM usage_days_redo`).Scan(&left); err != nil || left != 0 {
-		t.Errorf("usage_days_redo after Open holds %d rows (%v); want none", left, err)
+	if err := connect(t, o.url).QueryRow(ctx, `SELECT count(*) FROM derived_redo`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("derived_redo after Open holds %d rows (%v); want none", left, err)
 	}
 }
