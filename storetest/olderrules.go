@@ -37,8 +37,9 @@ type OlderRulesHarness struct {
 // engine stored for it, the same on both engines ('?B' is the older
 // breakdown).
 var olderRules = map[string][]string{
-	"names":  {"UPDATE sessions SET name = '\ufeffmy name' WHERE pk = ?1"},
-	"labels": {`DELETE FROM labels WHERE session = ?1`},
+	"names":          {"UPDATE sessions SET name = '\ufeffmy name' WHERE pk = ?1"},
+	"labels":         {`DELETE FROM labels WHERE session = ?1`},
+	"labels-escaped": {`DELETE FROM labels WHERE session = ?1`},
 	"usage": {
 		`UPDATE usage_days SET bucket = CASE bucket WHEN '/m' THEN 'undefined/m' WHEN 'p/' THEN 'p/m'
 			WHEN '5/null' THEN 'undefined/undefined' END WHERE session = ?1`,
@@ -93,9 +94,9 @@ func RunOlderRules(t *testing.T, h OlderRulesHarness) {
 	if diff := cmp.Diff(fresh, derivedAnswers(t, upgraded, ids)); diff != "" {
 		t.Errorf("answers after the migration (-fresh import +upgraded):\n%s", diff)
 	}
-	if fresh.Names["names"] != "my name\u0085" || len(fresh.Labels["labels"]) != 2 {
+	if fresh.Names["names"] != "my name\u0085" || len(fresh.Labels["labels"]) != 2 || fresh.Labels["labels-escaped"]["u1"] != "true" {
 		t.Errorf("fresh import: name %q, labels %v; want the new rules' (testdata/olderrules/README.md)",
-			fresh.Names["names"], fresh.Labels["labels"])
+			fresh.Names["names"], fresh.Labels)
 	}
 }
 

@@ -14,7 +14,8 @@
 --     a label that is not a string (5, true, an object) clears the label
 --     by the older rule and is kept as pi's tree shows it ("5") by the
 --     new. Sessions with a label entry whose JSON is not one
---     "label":"...", compact, get their labels again: per target the
+--     "label":"...", compact, or holds a \u escape (a key may be spelled
+--     with one), get their labels again: per target the
 --     last label entry written after its target (sessiontree.CheckTarget),
 --     none when its label (entry_label: sessiontree.LabelOf) is empty.
 --   * Usage (usage_days, the sessions row's usage totals and
@@ -55,7 +56,7 @@ DROP TABLE names_redo;
 CREATE TEMP TABLE labels_redo AS
     SELECT DISTINCT e.session FROM sessions s
     JOIN entries e ON e.session = s.pk AND e.type = 'label' AND e.type <> 'message'
-    WHERE NOT e.raw GLOB '*"label":"*' OR e.raw GLOB '*"label":*"label":*';
+    WHERE NOT e.raw GLOB '*"label":"*' OR e.raw GLOB '*"label":*"label":*' OR instr(e.raw, '\u');
 
 DELETE FROM labels WHERE session IN (SELECT session FROM labels_redo);
 

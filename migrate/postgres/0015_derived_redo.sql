@@ -16,7 +16,8 @@
 --     escape;
 --   * labels that are not strings (5, true, an object), which cleared
 --     the label where pi keeps it as its tree shows it ("5"): sessions
---     with a label entry whose JSON is not one compact "label":"...";
+--     with a label entry whose JSON is not one compact "label":"...",
+--     or holds a \u escape (a key may be spelled with one);
 --   * breakdown keys, where "", null and values that are not strings
 --     read "undefined" (pi writes `${provider}/${model}`: "", "null",
 --     "5") and a responseModel "" or 5 gave way to the model, and token
@@ -34,7 +35,7 @@ WHERE type = 'session_info'
   AND (strpos(raw, U&'\FEFF') > 0 OR strpos(raw, U&'\0085') > 0 OR raw ~* '\\u(feff|0085)')
 UNION
 SELECT session FROM entries
-WHERE type = 'label' AND (raw !~ '"label":"' OR raw ~ '"label":.*"label":')
+WHERE type = 'label' AND (raw !~ '"label":"' OR raw ~ '"label":.*"label":' OR strpos(raw, '\u') > 0)
 UNION
 SELECT session FROM usage_days
 WHERE bucket LIKE 'undefined/%' OR bucket LIKE '%/undefined'
