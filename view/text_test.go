@@ -20,6 +20,9 @@ func TestStringWidth(t *testing.T) {
 		want int
 	}{
 		{"", 0}, {"abc", 3}, {"日本語", 6}, {"römisch", 7}, {"emoji🙂", 7}, {"a\tb", 2},
+		// An emoji of text presentation made emoji by U+FE0F, as
+		// terminals (and pi's visibleWidth) draw it: two columns.
+		{"\u26a0\ufe0f", 2}, {"a\u2764\ufe0fb", 4}, {"\U0001F6E0\ufe0f", 2},
 	}
 	for _, tt := range tests {
 		if got := view.StringWidth(tt.s); got != tt.want {
@@ -41,6 +44,8 @@ func TestTruncate(t *testing.T) {
 		{"日本語のテキスト", 7, "日本語…"},
 		{"日本語", 5, "日本…"},
 		{"ab", 1, "…"},
+		// Each warning sign takes two columns: cut to 8, three fit.
+		{strings.Repeat("\u26a0\ufe0f", 10), 8, strings.Repeat("\u26a0\ufe0f", 3) + "…"},
 	}
 	for _, tt := range tests {
 		got := view.Truncate(tt.s, tt.cols)
