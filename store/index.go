@@ -32,6 +32,9 @@ type indexTune struct {
 	// serial reads each chunk after the one before it is written, as
 	// Index did before it read ahead (benchmarks compare the two).
 	serial bool
+	// inWrite, when set, is called in each chunk's write transaction
+	// once the chunk is written: tests hold the write there.
+	inWrite func()
 }
 
 // limits returns the chunk bounds in effect.
@@ -66,6 +69,10 @@ type IndexOptions struct {
 	// another process's write (after a moment's wait, which a write such
 	// as an append does not outlast).
 	Waiting func()
+
+	// stop, when closed, ends Index before its next chunk (an import's
+	// indexing along, see indexAlong).
+	stop <-chan struct{}
 }
 
 // Index brings the search index up to date and returns how many entries it
@@ -104,6 +111,9 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 	defer ix.drop()
 	var stale []sessiontree.IndexSpan // the spans of the chunk last found taken
 	for backlog > 0 {
+		if stopped(opts.stop) {
+			break
+		}
 		if opts.Progress != nil {
 			opts.Progress(p)
 		}
@@ -117,7 +127,7 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		if c.More && !s.indexTune.serial {
 			ix.read(c.Spans)
 		}
-		err = g.write(ctx, func(tx sessiontree.DatabaseTx) error { return tx.WriteIndexChunk(c) })
+		err = g.write(ctx, func(tx sessiontree.DatabaseTx) error { return s.writeChunk(tx, c) })
 		if errors.Is(err, sessiontree.ErrConflict) && !slices.Equal(stale, c.Spans) {
 			// Another indexer took these entries in first. The same
 			// chunk found taken twice is an error, not a race. The chunk
@@ -139,6 +149,15 @@ func (s *Store) index(ctx context.Context, opts IndexOptions, g gate) (int64, er
 		opts.Progress(p)
 	}
 	return p.Done, nil
+}
+
+// writeChunk writes chunk c in tx, a write transaction.
+func (s *Store) writeChunk(tx sessiontree.DatabaseTx, c sessiontree.IndexChunk) error {
+	err := tx.WriteIndexChunk(c)
+	if err == nil && s.indexTune.inWrite != nil {
+		s.indexTune.inWrite()
+	}
+	return err
 }
 
 // indexer reads the chunks of [Store.index], the next one ahead when
@@ -188,4 +207,66 @@ func (ix *indexer) drop() {
 		<-ix.ahead
 		ix.ahead = nil
 	}
+}
+
+// stopped tells whether stop is closed.
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// alongIndex indexes what an import commits as the import goes on
+// ([ImportOptions.IndexAlong]): a goroutine that runs [Store.index] each
+// time the import says it committed, until the import is done.
+type alongIndex struct {
+	kick   chan struct{} // the import committed since the last index
+	stop   chan struct{} // closed when the import is done
+	exited chan struct{} // closed when the goroutine has returned
+	n      int64         // entries indexed, read after exited
+}
+
+// indexAlong starts indexing along an import, through g. An error stops
+// it quietly: what it left pending is left to [Store.Index], which says
+// what went wrong. Tests set after (see importTuning.afterIndexAlong).
+func (s *Store) indexAlong(ctx context.Context, g gate, after func(int64)) *alongIndex {
+	a := &alongIndex{kick: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(a.exited)
+		for {
+			select {
+			case <-a.kick:
+			case <-a.stop:
+				return
+			}
+			n, err := s.index(ctx, IndexOptions{stop: a.stop}, g)
+			a.n += n
+			if after != nil {
+				after(n)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+// committed tells the goroutine the import committed entries.
+func (a *alongIndex) committed() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// finish stops the goroutine, once the chunk it writes is written, and
+// returns how many entries it indexed.
+func (a *alongIndex) finish() int64 {
+	close(a.stop)
+	<-a.exited
+	return a.n
 }
