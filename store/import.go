@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sessiontree/sessiontree"
@@ -141,14 +140,6 @@ type ImportOptions struct {
 	// rewrites a file when it migrates it from an older version, and a
 	// file may move.
 	FollowRewrites bool
-	// IndexAlong brings the search index up to date as the import goes:
-	// what each transaction of the import committed is indexed (as
-	// [Store.Index] does) beside the files that follow, the import's
-	// parsing and the index's reading of text on one core while the
-	// other writes. Import stops it when the files are done, after the
-	// chunk it is writing, and leaves what is still pending to Index
-	// (see [ImportReport.Indexed]).
-	IndexAlong bool
 
 	// tune sizes the import's transactions; tests set it (see
 	// internal_test.go), the zero value is the default.
@@ -210,9 +201,6 @@ type ImportReport struct {
 	// Entries and Bytes total what was imported.
 	Entries int   `json:"entries"`
 	Bytes   int64 `json:"bytes"`
-	// Indexed is the number of entries indexed along the import
-	// ([ImportOptions.IndexAlong]).
-	Indexed int64 `json:"indexed,omitempty"`
 	// Duration is the time the import took.
 	Duration time.Duration `json:"duration"`
 }
@@ -322,24 +310,11 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 		}
 		paths = []string{dir}
 	}
-	err := s.importFiles(ctx, collectFiles(paths), opts, &report)
-	report.Duration = time.Since(start)
-	return report, err
-}
-
-// importFiles imports files into report: the body of [Store.Import]
-// once the files are known.
-func (s *Store) importFiles(ctx context.Context, files []candidate, opts ImportOptions, report *ImportReport) error {
+	files := collectFiles(paths)
 	g := gate{d: s.d, noWait: opts.NoWait, waiting: opts.Waiting, grace: lockGrace}
 	prog := &progressReport{fn: opts.Progress, p: ImportProgress{FilesTotal: len(files)}}
 	for _, f := range files {
 		prog.p.BytesTotal += f.size
-	}
-	if opts.IndexAlong {
-		g.turns = new(sync.Mutex)
-		along := s.indexAlong(ctx, gate{d: s.d, noWait: opts.NoWait, grace: lockGrace, turns: g.turns}, opts.tune.afterIndexAlong)
-		g.committed = along.committed
-		defer func() { report.Indexed = along.finish() }()
 	}
 	done := make(chan struct{})
 	batches := s.readAhead(ctx, files, opts, done)
@@ -348,14 +323,16 @@ func (s *Store) importFiles(ctx context.Context, files []candidate, opts ImportO
 		for range batches { // the reader has finished once it is closed
 		}
 	}()
-	imp := &importRun{s: s, ctx: ctx, g: g, opts: opts, prog: prog, report: report}
+	imp := &importRun{s: s, ctx: ctx, g: g, opts: opts, prog: prog, report: &report}
 	for b := range batches {
 		if err := imp.batch(b); err != nil {
-			return err
+			report.Duration = time.Since(start)
+			return report, err
 		}
 	}
 	prog.file("", 0)
-	return nil
+	report.Duration = time.Since(start)
+	return report, nil
 }
 
 // importRun is one run of [Store.Import] as it takes the batches its

@@ -65,10 +65,6 @@ type importTuning struct {
 	// parsed, before the commit is built (the file's record, its hash):
 	// tests rewrite the file there.
 	afterParse func()
-	// afterIndexAlong, when set, is called with the number of entries
-	// each pass of the indexing along the import indexed
-	// (ImportOptions.IndexAlong), from its goroutine.
-	afterIndexAlong func(entries int64)
 }
 
 // withDefaults fills the fields left zero with their defaults.

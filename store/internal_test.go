@@ -52,15 +52,3 @@ func WithAfterParse(opts ImportOptions, fn func()) ImportOptions {
 	opts.tune.afterParse = fn
 	return opts
 }
-
-// WithAfterIndexAlong returns opts making fn run with the number of
-// entries each pass of the indexing along the import indexed
-// (IndexAlong), from its goroutine.
-func WithAfterIndexAlong(opts ImportOptions, fn func(entries int64)) ImportOptions {
-	opts.tune.afterIndexAlong = fn
-	return opts
-}
-
-// SetIndexInWrite makes fn run in each write transaction of s's Index,
-// once its chunk is written.
-func SetIndexInWrite(s *Store, fn func()) { s.indexTune.inWrite = fn }

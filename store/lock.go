@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sessiontree/sessiontree"
@@ -27,30 +26,13 @@ type gate struct {
 	noWait  bool
 	waiting func()
 	grace   time.Duration
-	// committed, when set, is called after each write that committed.
-	committed func()
-	// turns, when set, is held for each write: an import and the
-	// indexing along it take turns at writing instead of meeting each
-	// other's locks in the database (PostgreSQL's session rows), which
-	// would have them wait for each other as for another process.
-	turns *sync.Mutex
 }
 
 // write runs fn in a write transaction, with the gate's rule for a lock
 // another process holds. fn may run more than once, as for
 // [sessiontree.Database.Update].
 func (g gate) write(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	err := g.retry(ctx, func() error {
-		if g.turns != nil {
-			g.turns.Lock()
-			defer g.turns.Unlock()
-		}
-		return g.d.TryUpdate(ctx, fn)
-	})
-	if err == nil && g.committed != nil {
-		g.committed()
-	}
-	return err
+	return g.retry(ctx, func() error { return g.d.TryUpdate(ctx, fn) })
 }
 
 // retry runs try until it does not meet a lock another process holds,
