@@ -65,7 +65,8 @@ var emptyStore = testdb.New(func(ctx context.Context, path string) error {
 
 // startWatch runs Watch on paths over s until the test stops it (or
 // ends). Settle defaults to an hour, so that no problem is reported
-// unless a test asks for it.
+// unless a test asks for it. A Report in opts is called with each event
+// first, from the watcher's goroutine.
 func startWatch(t testing.TB, s *store.Store, paths []string, opts watch.Options) *running {
 	t.Helper()
 	if opts.Settle == 0 {
@@ -73,7 +74,11 @@ func startWatch(t testing.TB, s *store.Store, paths []string, opts watch.Options
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: t, s: s, events: make(chan watch.Event, 1<<16), cancel: cancel, done: make(chan struct{})}
+	hook := opts.Report
 	opts.Report = func(e watch.Event) {
+		if hook != nil {
+			hook(e)
+		}
 		select {
 		case r.events <- e:
 		default:

@@ -81,6 +81,13 @@ const (
 	// Dropped: the operating system's watcher lost events or failed (Err);
 	// the next rescan finds what they said.
 	Dropped
+	// IndexFailed: bringing the search index up to date failed in the
+	// store (Err matches sessiontree.ErrStorage: a database server
+	// restarting, a full disk). What was imported is stored, not yet
+	// searchable; the index is tried again at the next rescan or import
+	// until it is up to date, and CaughtUp waits for it. Reported once
+	// until the index succeeds again.
+	IndexFailed
 )
 
 // String names the kind.
@@ -100,6 +107,8 @@ func (k Kind) String() string {
 		return "waiting"
 	case Dropped:
 		return "dropped"
+	case IndexFailed:
+		return "index failed"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -214,6 +223,9 @@ type watcher struct {
 	sum        Summary
 	nextRescan time.Time
 	rescanNow  bool // events were lost: rescan at once
+	// indexDue says entries were imported and not yet indexed;
+	// indexFailing that the last try failed, as reported.
+	indexDue, indexFailing bool
 }
 
 func newWatcher(s *store.Store, paths []string, opts Options) (*watcher, error) {
@@ -608,6 +620,25 @@ func (w *watcher) rescan() {
 // all is set), brings the search index up to date and says when nothing
 // is left waiting.
 func (w *watcher) importDirty(ctx context.Context, all bool) error {
+	paths := w.duePaths(all)
+	if len(paths) == 0 && !all && !w.indexDue {
+		return nil
+	}
+	if err := w.importPaths(ctx, paths); err != nil {
+		return err
+	}
+	if err := w.index(ctx); err != nil {
+		return err
+	}
+	if len(w.dirty) == 0 && !w.indexDue {
+		w.report(Event{Kind: CaughtUp})
+	}
+	return nil
+}
+
+// duePaths takes the files whose bursts are due (all of them when all is
+// set) off the dirty list, in order.
+func (w *watcher) duePaths(all bool) []string {
 	now := time.Now()
 	var paths []string
 	for path, b := range w.dirty {
@@ -616,10 +647,15 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 			delete(w.dirty, path)
 		}
 	}
-	if len(paths) == 0 && !all {
+	slices.Sort(paths)
+	return paths
+}
+
+// importPaths imports files and records what each import did.
+func (w *watcher) importPaths(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
 		return nil
 	}
-	slices.Sort(paths)
 	// Each file's size and time are taken before it is read: a write
 	// during the import then makes them differ, and the file is looked
 	// at again.
@@ -629,23 +665,37 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 			before[real] = fi
 		}
 	}
-	if len(paths) > 0 {
-		rep, err := w.s.Import(ctx, paths, w.opts.Import)
-		for _, res := range rep.Files {
-			w.take(res, before[res.Path], time.Now())
-		}
-		if err != nil {
-			return err
-		}
-		if rep.Entries > 0 {
-			idx := store.IndexOptions{NoWait: w.opts.Import.NoWait, Waiting: w.opts.Import.Waiting}
-			if _, err := w.s.Index(ctx, idx); err != nil {
-				return fmt.Errorf("watch: %w", err)
-			}
-		}
+	rep, err := w.s.Import(ctx, paths, w.opts.Import)
+	for _, res := range rep.Files {
+		w.take(res, before[res.Path], time.Now())
 	}
-	if len(w.dirty) == 0 {
-		w.report(Event{Kind: CaughtUp})
+	if rep.Entries > 0 {
+		w.indexDue = true
+	}
+	return err
+}
+
+// index brings the search index up to date when imports left it behind.
+// A failure in the store (sessiontree.ErrStorage: the database server
+// restarting, a full disk) is reported once and tried again at the next
+// round (a rescan, an import): what was imported stays, to be indexed
+// once the store is back.
+func (w *watcher) index(ctx context.Context) error {
+	if !w.indexDue {
+		return nil
+	}
+	idx := store.IndexOptions{NoWait: w.opts.Import.NoWait, Waiting: w.opts.Import.Waiting}
+	_, err := w.s.Index(ctx, idx)
+	switch {
+	case err == nil:
+		w.indexDue, w.indexFailing = false, false
+	case errors.Is(err, sessiontree.ErrStorage) && ctx.Err() == nil:
+		if !w.indexFailing {
+			w.indexFailing = true
+			w.report(Event{Kind: IndexFailed, Err: err})
+		}
+	default:
+		return fmt.Errorf("watch: %w", err)
 	}
 	return nil
 }
