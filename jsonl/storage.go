@@ -419,12 +419,17 @@ func (s *Storage) undo(before, written int64, err error) error {
 }
 
 // sized checks that the file has want bytes, the size this storage left
-// it at: only a writer that ignores the lock (pi itself) makes it
-// otherwise, an error matching [sessiontree.ErrConflict].
+// it at, and is still named by a path: only a writer that ignores the
+// lock (pi itself) changes its size, and a file deleted or replaced by
+// another renamed over it (an atomic save) would keep a write where no
+// one finds it; either is an error matching [sessiontree.ErrConflict].
 func (s *Storage) sized(want int64) error {
-	size, err := fileSize(s.f)
+	size, linked, err := fileSize(s.f)
 	if err != nil {
 		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
+	}
+	if !linked {
+		return fmt.Errorf("%w: the file was deleted or replaced since this storage opened it", sessiontree.ErrConflict)
 	}
 	if size != want {
 		return fmt.Errorf("%w: the file changed since this storage wrote it (%d bytes, want %d): another writer wrote to it",
