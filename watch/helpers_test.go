@@ -182,6 +182,20 @@ func entryCount(t testing.TB, s *store.Store, id string) int {
 	return len(log)
 }
 
+// drain reads the events already reported, and counts those of a kind
+// seen so far.
+func (r *running) drain(k watch.Kind) int {
+	for {
+		select {
+		case e := <-r.events:
+			r.seen = append(r.seen, e)
+			continue
+		default:
+		}
+		return r.count(k)
+	}
+}
+
 // count counts the events of a kind seen so far.
 func (r *running) count(k watch.Kind) int {
 	n := 0

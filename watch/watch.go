@@ -717,19 +717,9 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		f = &fileState{}
 		w.files[res.Path] = f
 	}
+	changed := !f.unchanged(fi)
 	f.size, f.mod, f.retry = fi.Size(), fi.ModTime(), retryable(res.Err)
-	if res.Entries > 0 || res.Bytes > 0 || res.Outcome == store.OutcomeNew {
-		w.sum.Entries += res.Entries
-		w.sum.Bytes += res.Bytes
-		if res.Outcome == store.OutcomeNew {
-			w.sum.NewSessions++
-		}
-		if res.Entries > 0 && !w.imported[res.Path] {
-			w.imported[res.Path] = true
-			w.sum.Files++
-		}
-		w.report(Event{Kind: Imported, Path: res.Path, Result: res})
-	}
+	w.tally(res)
 	switch {
 	case res.Err != nil || res.Torn != nil:
 		// Unsettled: reported if it is still so once the file has
@@ -739,9 +729,31 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		}
 		f.issue, f.settleAt = &res, now.Add(w.opts.Settle)
 		w.report(Event{Kind: Unsettled, Path: res.Path, Result: res})
-	case res.Outcome != store.OutcomeUnchanged:
+	case res.Outcome != store.OutcomeUnchanged || changed || f.issue != nil && f.issue.Torn == nil:
+		// Sound again: new lines; the file changed and nothing is amiss
+		// (a rewrite now whole with nothing new, a torn line cut); a
+		// failure gone (the store back, another import done first).
+		// Only a torn line stands through an import that found the
+		// file as it was, which need not have read the line again.
 		f.issue, f.reported = nil, false
 	}
+}
+
+// tally counts what an import brought in the summary and reports it.
+func (w *watcher) tally(res store.FileResult) {
+	if res.Entries == 0 && res.Bytes == 0 && res.Outcome != store.OutcomeNew {
+		return
+	}
+	w.sum.Entries += res.Entries
+	w.sum.Bytes += res.Bytes
+	if res.Outcome == store.OutcomeNew {
+		w.sum.NewSessions++
+	}
+	if res.Entries > 0 && !w.imported[res.Path] {
+		w.imported[res.Path] = true
+		w.sum.Files++
+	}
+	w.report(Event{Kind: Imported, Path: res.Path, Result: res})
 }
 
 // retryable tells whether an import failed for a reason outside the
