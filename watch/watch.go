@@ -374,10 +374,7 @@ func (w *watcher) arm(r *root) {
 		return
 	}
 	r.real, r.dir = real, fi.IsDir()
-	if r.waitDir != "" && !w.dirs[r.waitDir] {
-		_ = w.fsw.Remove(r.waitDir)
-	}
-	r.waitDir = ""
+	w.unwait(r)
 	if r.dir {
 		w.addTree(real, time.Now())
 		return
@@ -407,9 +404,7 @@ func (w *watcher) waitFor(r *root) {
 		if dir == r.waitDir {
 			break
 		}
-		if r.waitDir != "" && !w.dirs[r.waitDir] {
-			_ = w.fsw.Remove(r.waitDir)
-		}
+		w.unwait(r)
 		r.waitDir = dir
 		if err := w.fsw.Add(dir); err != nil {
 			w.report(Event{Kind: Dropped, Path: dir, Err: err})
@@ -425,6 +420,23 @@ func (w *watcher) waitFor(r *root) {
 	if first || was != "" {
 		w.report(Event{Kind: Waiting, Path: r.given})
 	}
+}
+
+// unwait ends a root's wait: the watch on the folder it waited on goes,
+// unless the folder is watched for another reason, followed or waited
+// on by another root (two roots in one folder yet to be made).
+func (w *watcher) unwait(r *root) {
+	dir := r.waitDir
+	r.waitDir = ""
+	if dir == "" || w.dirs[dir] {
+		return
+	}
+	for _, o := range w.roots {
+		if o.waitDir == dir {
+			return
+		}
+	}
+	_ = w.fsw.Remove(dir)
 }
 
 // nearestExisting returns dir or the nearest folder above it that exists.

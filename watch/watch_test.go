@@ -204,6 +204,24 @@ func TestWatchMissingFolder(t *testing.T) {
 	w.caughtUp(a.id, 3)
 }
 
+// TestWatchMissingFolders: two folders yet to be made in one folder are
+// both waited for, and followed as each appears. The first to appear
+// used to end the wait of the other, then found by the rescan alone
+// (never with the rescan off).
+func TestWatchMissingFolders(t *testing.T) {
+	base := t.TempDir()
+	ra, rb := filepath.Join(base, "a"), filepath.Join(base, "b")
+	s := openStore(t)
+	w := startWatch(t, s, []string{ra, rb}, watch.Options{Rescan: time.Hour})
+	w.waitFor("the wait for b", func(e watch.Event) bool { return e.Kind == watch.Waiting && e.Path == rb })
+	a := newSessionFile(t, filepath.Join(ra, "a.jsonl"), "aaaa-session")
+	a.add(1)
+	w.caughtUp(a.id, 1)
+	b := newSessionFile(t, filepath.Join(rb, "b.jsonl"), "bbbb-session")
+	b.add(1)
+	w.caughtUp(b.id, 1)
+}
+
 // TestWatchResumes: a watch started again imports only what was written
 // while none ran.
 func TestWatchResumes(t *testing.T) {
