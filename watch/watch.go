@@ -62,7 +62,8 @@ const (
 	Imported Kind = iota + 1
 	// CaughtUp: every change seen so far is imported and indexed; sent
 	// after the first import and after each round of imports that leaves
-	// nothing waiting.
+	// nothing waiting, once the search index is up to date (not while it
+	// fails: IndexFailed).
 	CaughtUp
 	// Unsettled: a file's import met a torn last line (Result.Torn), a
 	// conflict or damage (Result.Err), as it does while pi is writing or
