@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -104,31 +103,13 @@ func TestWatchTornLine(t *testing.T) {
 func TestWatchRewrites(t *testing.T) {
 	_, _, a, w := watching(t, 4, watch.Options{})
 
-	old, err := os.ReadFile(a.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd, err := os.OpenFile(a.path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewrite := func(lines []string) {
-		for _, l := range lines {
-			if _, err := fd.WriteString(strings.Replace(l, `":`, `": `, 1)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	lines := strings.SplitAfter(string(old), "\n")
-	lines = lines[:len(lines)-1] // after the last newline
-	rewrite(lines[:3])           // the header and two of the four entries
+	lines, rewrite, done := a.rewriting()
+	rewrite(lines[:3]) // the header and two of the four entries
 	w.waitFor("the half-written rewrite", func(e watch.Event) bool {
 		return e.Kind == watch.Unsettled && e.Path == a.path && e.Result.Err != nil
 	})
 	rewrite(append(lines[3:], a.line("after the rewrite")+"\n"))
-	if err := fd.Close(); err != nil {
-		t.Fatal(err)
-	}
+	done()
 	w.caughtUp(a.id, 5)
 	if !rewrittenSeen(w, a.path) {
 		t.Errorf("no Imported event says %s was rewritten", a.path)
@@ -406,19 +387,7 @@ func TestWatchFolderMoved(t *testing.T) {
 func TestWatchRetriesRefusedImport(t *testing.T) {
 	ctx := context.Background()
 	_, s, a, w := watching(t, 1, watch.Options{Rescan: 50 * time.Millisecond})
-	st, err := s.OpenSession(ctx, a.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	claimer, ok := st.(sessiontree.Claimer)
-	if !ok {
-		t.Fatalf("%T is no sessiontree.Claimer", st)
-	}
-	claim, err := claimer.Claim(ctx, "other-agent", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	claim := claimSession(t, s, a.id)
 	a.add(2)
 	w.waitFor("the refused import", func(e watch.Event) bool {
 		return e.Kind == watch.Unsettled && errors.Is(e.Result.Err, sessiontree.ErrLocked)
@@ -436,15 +405,7 @@ func TestWatchRetriesRefusedImport(t *testing.T) {
 func TestWatchRefusedImportReportedOnce(t *testing.T) {
 	ctx := context.Background()
 	_, s, a, w := watching(t, 1, watch.Options{Rescan: 100 * time.Millisecond, Settle: 10 * time.Millisecond})
-	st, err := s.OpenSession(ctx, a.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	claim, err := st.(sessiontree.Claimer).Claim(ctx, "other-agent", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	claim := claimSession(t, s, a.id)
 	a.add(1)
 	w.waitFor("the refusal reported", func(e watch.Event) bool { return e.Kind == watch.Problem })
 	for range 15 {
@@ -475,30 +436,13 @@ func TestWatchIssueGoneWithoutNewLines(t *testing.T) {
 	const settle = 200 * time.Millisecond
 	_, _, a, w := watching(t, 3, watch.Options{Settle: settle})
 
-	old, err := os.ReadFile(a.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(string(old), "\n")
-	fd, err := os.OpenFile(a.path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rewrite := func(lines []string) {
-		for _, l := range lines {
-			if _, err := fd.WriteString(strings.Replace(l, `":`, `": `, 1)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	lines, rewrite, done := a.rewriting()
 	rewrite(lines[:2])
 	w.waitFor("the half-written rewrite", func(e watch.Event) bool {
 		return e.Kind == watch.Unsettled && e.Path == a.path && e.Result.Err != nil
 	})
 	rewrite(lines[2:])
-	if err := fd.Close(); err != nil {
-		t.Fatal(err)
-	}
+	done()
 	time.Sleep(3 * settle) // the conflict would have been reported by now
 	before := w.drain(watch.Problem)
 	if before != 0 {
@@ -559,15 +503,7 @@ func TestWatchRefusalImportedElsewhere(t *testing.T) {
 	}}
 	w := startWatch(t, s, []string{dir}, opts)
 	w.caughtUp(a.id, 1)
-	st, err := s.OpenSession(ctx, a.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	claim, err := st.(sessiontree.Claimer).Claim(ctx, "other-agent", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	claim := claimSession(t, s, a.id)
 	claims <- claim
 	a.add(2)
 	w.waitFor("the refused import", func(e watch.Event) bool {
