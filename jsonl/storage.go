@@ -428,7 +428,7 @@ func (s *Storage) sized(want int64) error {
 	if err != nil {
 		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
 	}
-	if !linked {
+	if !linked && !s.atPath() {
 		return fmt.Errorf("%w: the file was deleted or replaced since this storage opened it", sessiontree.ErrConflict)
 	}
 	if size != want {
@@ -436,6 +436,15 @@ func (s *Storage) sized(want int64) error {
 			sessiontree.ErrConflict, size, want)
 	}
 	return nil
+}
+
+// atPath tells whether the storage's path still names its file. It is
+// asked only when the file says no path names it, to be sure: a file
+// system may not count links.
+func (s *Storage) atPath() bool {
+	held, herr := s.f.Stat()
+	now, perr := os.Stat(s.path)
+	return herr == nil && perr == nil && os.SameFile(held, now)
 }
 
 // cut cuts the file back to size to, provided it still has want bytes,
