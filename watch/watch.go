@@ -702,7 +702,9 @@ func (w *watcher) index(ctx context.Context) error {
 	switch {
 	case err == nil:
 		w.indexDue, w.indexFailing = false, false
-	case errors.Is(err, sessiontree.ErrStorage) && ctx.Err() == nil:
+	case ctx.Err() != nil:
+		return ctx.Err() // stopped, however the store said it
+	case errors.Is(err, sessiontree.ErrStorage):
 		if !w.indexFailing {
 			w.indexFailing = true
 			w.report(Event{Kind: IndexFailed, Err: err})
