@@ -72,6 +72,8 @@ func watchLine(e watch.Event) string {
 			return fmt.Sprintf("warning: cannot watch %s: %s; rescanning it every while instead", e.Path, ErrorLine(fmt.Sprint(e.Err)))
 		}
 		return fmt.Sprintf("warning: file events were lost (%s); rescanning", ErrorLine(fmt.Sprint(e.Err)))
+	case watch.IndexFailed:
+		return fmt.Sprintf("warning: the search index is not up to date (%s); trying again", ErrorLine(fmt.Sprint(e.Err)))
 	}
 	return ""
 }
