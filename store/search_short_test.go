@@ -26,11 +26,7 @@ func TestSearchShortQuerySameOnEngines(t *testing.T) {
 func testSearchShortQuerySameOnEngines(t *testing.T, open opener) {
 	s := open(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
-	var many strings.Builder // 300 trigrams starting with 日本
-	for i := range 300 {
-		many.WriteString("日本" + string(rune(0x4e00+i)) + " ")
-	}
-	b.user("many", many.String())
+	b.user("many", manyTerms())
 	b.user("few", "日本語 日本語 日本語")
 	b.user("cat", "猫がいる 猫")
 	b.user("late", "日本 late")
@@ -60,6 +56,16 @@ func testSearchShortQuerySameOnEngines(t *testing.T, open opener) {
 	if !errors.As(err, &qe) || errors.Is(err, sessiontree.ErrStorage) {
 		t.Errorf(`Search("日本 late") = %v; want a QueryError, "日本" too common, not a storage failure`, err)
 	}
+}
+
+// manyTerms returns a text of 300 trigrams starting with 日本: more than
+// the store expands a short phrase into.
+func manyTerms() string {
+	var many strings.Builder
+	for i := range 300 {
+		many.WriteString("日本" + string(rune(0x4e00+i)) + " ")
+	}
+	return many.String()
 }
 
 // TestSearchShortPhraseWithoutTerms: a phrase of one or two characters
@@ -113,11 +119,7 @@ func TestSearchShortQueryAfterDelete(t *testing.T) {
 func testSearchShortQueryAfterDelete(t *testing.T, open opener) {
 	s := open(t)
 	gone := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "gone"}))
-	var many strings.Builder // 300 trigrams starting with 日本
-	for i := range 300 {
-		many.WriteString("日本" + string(rune(0x4e00+i)) + " ")
-	}
-	gone.user("many", many.String())
+	gone.user("many", manyTerms())
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
 	b.user("few", "日本語 日本語 日本語")
 	b.user("late", "日本 late")
