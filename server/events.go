@@ -132,7 +132,7 @@ func (srv *Server) eventsStart(r *http.Request, st sessiontree.DatabaseSession) 
 		}
 		return n, nil
 	}
-	if r.URL.Query().Has("after") {
+	if _, ok := param(r, "after"); ok {
 		return intParam(r, "after", 0)
 	}
 	in, err := srv.store.Info(r.Context(), st.ID())
