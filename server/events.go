@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 // heartbeat is how often an idle event stream sends a comment line, so
@@ -72,7 +73,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 		for _, e := range log {
-			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", e.Raw)
+			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", view.UTF8JSON(e.Raw))
 			after = e.Seq
 		}
 		if len(log) == 0 && time.Since(lastSent) < heartbeat {
