@@ -6,6 +6,7 @@ package main
 // the same folder, and once more on the folder with a giant line added.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -111,18 +112,8 @@ func loadAverage() float64 {
 // medianRun is the run of median cores.
 func (pi ProcessImport) medianRun() importReply {
 	runs := slices.Clone(pi.Runs)
-	slices.SortFunc(runs, func(a, b importReply) int { return cmpFloat(a.cores(), b.cores()) })
+	slices.SortFunc(runs, func(a, b importReply) int { return cmp.Compare(a.cores(), b.cores()) })
 	return runs[len(runs)/2]
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // peakRSS is the highest peak RSS of the runs.
