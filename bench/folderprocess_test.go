@@ -83,8 +83,8 @@ func TestGiantSession(t *testing.T) {
 // entries, a group of small files, the read-ahead) are reached in both.
 // A line costs 3.0 bytes per byte, measured: the line parsed, and
 // SQLite's two copies, its bound value and its record (a bare modernc
-// insert of a 64 MiB text grows RSS by 136 MiB); 3.9 when prefixHash kept
-// a copy of the line's reads too.
+// insert of a 64 MiB text grows RSS by 136 MiB, see bench/README.md); 3.9
+// when prefixHash kept a copy of the line's reads too.
 func TestImportMemoryFollowsLongestLine(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("imports about 100 MB in child processes")
