@@ -155,7 +155,10 @@ func (rep *Report) coresTarget(add func(target, measured, v string)) {
 	switch {
 	case cores > bothCores:
 		v = verdictMet
-	case wait < 0 || cores+wait > bothCores:
+	case wait < 0:
+		v = verdictNotRun
+		measured += "; the kernel does not say how long its threads waited for a CPU, so this run cannot tell"
+	case cores+wait > bothCores:
 		v = verdictNotRun
 		measured += ": other processes held the cores, so this run cannot tell"
 	}

@@ -27,6 +27,7 @@ func TestProcessTargets(t *testing.T) {
 			verdictMet, verdictMet, "peak RSS 81.0 MiB ≤ 129.0 MiB"},
 		{"one core on a quiet machine", []ProcessImport{folder(1<<20, run(100, 100, 10, 80<<20))}, verdictMissed, verdictMet, ""},
 		{"a busy machine", []ProcessImport{folder(1<<20, run(100, 50, 150, 80<<20))}, verdictNotRun, verdictMet, ""},
+		{"no run-queue figures", []ProcessImport{folder(1<<20, run(100, 100, -1, 80<<20))}, verdictNotRun, verdictMet, ""},
 		{"three times the line", []ProcessImport{folder(1<<20, run(100, 170, 0, 80<<20)), folder(65<<20, run(100, 170, 0, 272<<20))},
 			verdictMet, verdictMissed, "3.0 bytes of RSS per byte of line"},
 		{"the line and a constant", []ProcessImport{folder(1<<20, run(100, 170, 0, 80<<20)), folder(65<<20, run(100, 170, 0, 150<<20))},
