@@ -94,9 +94,9 @@ func giantSession(seed uint64, size int, dir string) (*dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	last := ds.Entries[len(ds.Entries)-1]
-	head := fmt.Sprintf(`{"type":"message","id":"%08x","parentId":"%s","timestamp":"%s","message":{"role":"user","content":[{"type":"text","text":"what does this screenshot show?"},{"type":"image","data":"`,
-		uint32(seed)^0x9a9a9a9a, last.ID, last.Timestamp)
+	last, id := ds.Entries[len(ds.Entries)-1], fmt.Sprintf("%08x", uint32(seed)^0x9a9a9a9a)
+	head := fmt.Sprintf(`{"type":"message","id":"%s","parentId":"%s","timestamp":"%s","message":{"role":"user","content":[{"type":"text","text":"what does this screenshot show?"},{"type":"image","data":"`,
+		id, last.ID, last.Timestamp)
 	const tail = `","mimeType":"image/png"}],"timestamp":1700000000000}}`
 	n := max(4, size-len(head)-len(tail)) &^ 3
 	f, err := os.OpenFile(ds.File, os.O_WRONLY|os.O_APPEND, 0)
@@ -111,7 +111,7 @@ func giantSession(seed uint64, size int, dir string) (*dataset, error) {
 	}
 	w.WriteString(tail + "\n")
 	err = errors.Join(w.Flush(), f.Close())
-	ds.Entries = append(ds.Entries, sessiontree.Entry{ID: fmt.Sprintf("%08x", uint32(seed)^0x9a9a9a9a)})
+	ds.Entries = append(ds.Entries, sessiontree.Entry{ID: id})
 	ds.FileBytes += int64(len(head) + n + len(tail) + 1)
 	return ds, err
 }
