@@ -282,7 +282,7 @@ func (r *runner) runCorpus(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return r.processFolder(ctx)
 }
 
 // loadCorpusStore puts the corpus into a fresh store. It goes through the

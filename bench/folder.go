@@ -7,13 +7,20 @@ package main
 // inline images: sizes from a few KB to tens of MB (-full: to 100 MB).
 
 import (
+	"bufio"
 	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
@@ -29,6 +36,9 @@ type folder struct {
 	files   []string
 	entries int
 	bytes   int64
+	// longest is the folder's longest line, in bytes without its
+	// newline: what issue 17 bounds the import's memory by.
+	longest int64
 	note    string
 }
 
@@ -42,13 +52,115 @@ func newFolder(seed uint64, c *corpus, long []folderSession, dir string) (*folde
 		if err != nil {
 			return nil, err
 		}
-		f.files = append(f.files, ds.File)
-		f.entries += len(ds.Entries)
-		f.bytes += ds.FileBytes
+		f.add(ds)
 		names = append(names, fmt.Sprintf("%s-%s (%s)", l.Shape, sizeLabel(l.Size), fmtBytes(ds.FileBytes)))
+	}
+	var err error
+	if f.longest, err = longestLine(f.files); err != nil {
+		return nil, err
 	}
 	f.note = fmt.Sprintf("%d files: %d small (%s) and %s", len(f.files), len(c.importFiles), fmtBytes(c.importBytes), strings.Join(names, ", "))
 	return f, nil
+}
+
+// add adds the session file of ds to the folder.
+func (f *folder) add(ds *dataset) {
+	f.files = append(f.files, ds.File)
+	f.entries += len(ds.Entries)
+	f.bytes += ds.FileBytes
+}
+
+// withLine returns the folder with one more session, written into dir,
+// whose last line is size bytes long: the folder's longest line, when
+// size is longer than its own.
+func (f *folder) withLine(seed uint64, size int, dir string) (*folder, error) {
+	ds, err := giantSession(seed, size, dir)
+	if err != nil {
+		return nil, err
+	}
+	g := &folder{files: slices.Clone(f.files), entries: f.entries, bytes: f.bytes}
+	g.add(ds)
+	g.note = fmt.Sprintf("%s, and a line of %s", f.note, fmtBytes(int64(size)))
+	g.longest, err = longestLine(g.files)
+	return g, err
+}
+
+// giantSession writes a short linear session into dir whose last entry is
+// a user message with an inline image, making it one line of size bytes
+// (within a few bytes): the folder's longest line, to show what a line's
+// length costs the import.
+func giantSession(seed uint64, size int, dir string) (*dataset, error) {
+	ds, err := generate(seed^0x61a47, ShapeLinear, giantSessionEntries, dir)
+	if err != nil {
+		return nil, err
+	}
+	last, id := ds.Entries[len(ds.Entries)-1], fmt.Sprintf("%08x", uint32(seed)^0x9a9a9a9a)
+	head := fmt.Sprintf(`{"type":"message","id":"%s","parentId":"%s","timestamp":"%s","message":{"role":"user","content":[{"type":"text","text":"what does this screenshot show?"},{"type":"image","data":"`,
+		id, last.ID, last.Timestamp)
+	const tail = `","mimeType":"image/png"}],"timestamp":1700000000000}}`
+	n := max(4, size-len(head)-len(tail)) &^ 3
+	f, err := os.OpenFile(ds.File, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(head)
+	block := giantBlock(seed)
+	for left := n; left > 0; left -= min(left, len(block)) {
+		w.WriteString(block[:min(left, len(block))])
+	}
+	w.WriteString(tail + "\n")
+	err = errors.Join(w.Flush(), f.Close())
+	ds.Entries = append(ds.Entries, sessiontree.Entry{ID: id})
+	ds.FileBytes += int64(len(head) + n + len(tail) + 1)
+	return ds, err
+}
+
+// giantSessionEntries is how many entries come before a giant line.
+const giantSessionEntries = 20
+
+// giantBlock is the base64 a giant image repeats: 1 MiB of it, from
+// random bytes.
+func giantBlock(seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 0x6a6a))
+	raw := make([]byte, 3<<18)
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+// longestLine returns the length of the longest line of the files, in
+// bytes without its newline.
+func longestLine(files []string) (int64, error) {
+	var longest int64
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return 0, err
+		}
+		br := bufio.NewReaderSize(f, 1<<20)
+		var n int64
+		for {
+			chunk, err := br.ReadSlice('\n')
+			n += int64(len(chunk))
+			if err == nil {
+				longest, n = max(longest, n-1), 0
+				continue
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			longest = max(longest, n)
+			if err != io.EOF {
+				f.Close()
+				return 0, err
+			}
+			break
+		}
+		f.Close()
+	}
+	return longest, nil
 }
 
 // prepareFolder generates the folder, when a folder workload runs.

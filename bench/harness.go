@@ -120,6 +120,8 @@ type runner struct {
 	corpusStore *store.Store // the corpus imported, nil without the engine
 	corpusFloor string       // the corpus floor database, "" without the floor
 	folder      *folder      // the folder workloads' files, nil when none runs
+	// processImports are the folder's imports in child processes.
+	processImports []ProcessImport
 }
 
 type hotSession struct {

@@ -16,11 +16,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
-		os.Exit(writerChild(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == spawnChildArg {
-		os.Exit(spawnChild(os.Stdin, os.Stdout))
+	if status, ok := runChild(os.Args); ok {
+		os.Exit(status)
 	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {
@@ -37,6 +34,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// runChild runs the binary as one of the children the bench starts, when
+// its first argument (args[1], args being os.Args) names one: a writers
+// child, the spawner or an import child. It returns the exit status, and
+// false when args name none.
+func runChild(args []string) (int, bool) {
+	if len(args) < 2 {
+		return 0, false
+	}
+	switch args[1] {
+	case writerChildArg:
+		return writerChild(args[2:]), true
+	case spawnChildArg:
+		return spawnChild(os.Stdin, os.Stdout), true
+	case importChildArg:
+		return importChild(os.Stdin, os.Stdout), true
+	}
+	return 0, false
 }
 
 // run is the whole program: generate, measure, report.
@@ -131,7 +147,7 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if r.lastDataset.Name != "" && (len(rep.Datasets) == 0 || rep.Datasets[len(rep.Datasets)-1].Name != r.lastDataset.Name) {
 		rep.Datasets = append(rep.Datasets, r.lastDataset)
 	}
-	rep.Results = r.results
+	rep.Results, rep.FolderProcess = r.results, r.processImports
 	rep.Seconds = time.Since(r.start).Seconds()
 	rep.checkTargets()
 

@@ -104,6 +104,9 @@ func TestQuick(t *testing.T) {
 			t.Errorf("chart: %v", err)
 		}
 	}
+	if opts.wantsWorkload("folder-import") {
+		checkFolderProcess(t, &rep, opts)
+	}
 	out := stdout.String()
 	for _, want := range []string{"### Targets", "### resume", "| compacted |", "engine-cold"} {
 		if !strings.Contains(out, want) {
@@ -119,6 +122,41 @@ func TestQuick(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(opts.Dir); len(entries) != 0 {
 		t.Errorf("generated files left in %s without -keep: %d entries", opts.Dir, len(entries))
+	}
+}
+
+// checkFolderProcess checks that the folder was imported by child
+// processes, with and without the added line, and that the targets they
+// decide have verdicts from them.
+func checkFolderProcess(t *testing.T, rep *Report, opts Options) {
+	t.Helper()
+	if n := len(rep.FolderProcess); n != 2 || len(rep.FolderProcess[0].Runs) != processImports || len(rep.FolderProcess[1].Runs) != 1 {
+		t.Fatalf("folder imported in child processes: %+v; want %d runs, then one with a line", rep.FolderProcess, processImports)
+	}
+	if l := rep.FolderProcess[1].LongestLine; l > int64(opts.FolderLine) || l < int64(opts.FolderLine)-3 {
+		t.Errorf("longest line with the line added: %d bytes; want %d", l, opts.FolderLine)
+	}
+	for _, pi := range rep.FolderProcess {
+		for _, r := range pi.Runs {
+			if r.Ns <= 0 || r.CPUNs <= 0 || r.PeakRSS < pi.LongestLine || r.PeakRSS < r.BaseRSS {
+				t.Errorf("%s: %+v; want a time, CPU time and a peak RSS above the longest line and the base", pi.Folder, r)
+			}
+		}
+	}
+	found := 0
+	for _, tg := range rep.Targets {
+		switch {
+		case strings.Contains(tg.Target, "using both cores"):
+			found++
+		case strings.Contains(tg.Target, "memory bounded by its longest line"):
+			found++
+			if tg.Verdict == verdictNotRun {
+				t.Errorf("memory target not measured: %s", tg.Measured)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d of the folder's whole-process targets in the report; want 2", found)
 	}
 }
 
@@ -138,6 +176,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"zero runs", func(o *Options) { o.Runs = 0 }, "runs 0"},
 		{"no fleet writers", func(o *Options) { o.FleetWriters = []int{8, 0} }, "fleet writers 0"},
 		{"tiny process session", func(o *Options) { o.Process, o.ProcessSize = true, 10 }, "process session size 10"},
+		{"negative folder line", func(o *Options) { o.FolderLine = -1 }, "folder line -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()
@@ -180,6 +219,12 @@ func TestParseFlags(t *testing.T) {
 	}
 	if o, err := parseFlags([]string{"-fleet", "none"}); err != nil || o.FleetWriters != nil {
 		t.Errorf("parseFlags(-fleet none) = FleetWriters %v, %v; want none", o.FleetWriters, err)
+	}
+	if o, err := parseFlags([]string{"-folder-line-mib", "0"}); err != nil || o.FolderLine != 0 {
+		t.Errorf("parseFlags(-folder-line-mib 0) = FolderLine %d, %v; want 0", o.FolderLine, err)
+	}
+	if o, err := parseFlags([]string{"-quick", "-folder-line-mib", "2"}); err != nil || o.FolderLine != 2<<20 {
+		t.Errorf("parseFlags(-quick -folder-line-mib 2) = FolderLine %d, %v; want 2 MiB", o.FolderLine, err)
 	}
 	if _, err := parseFlags([]string{"-sizes", "many"}); err == nil {
 		t.Error("parseFlags(-sizes many) = nil error; want one")

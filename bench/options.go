@@ -49,6 +49,11 @@ type Options struct {
 	// FolderSessions are the long sessions of the folder workloads'
 	// pi folder, beside the store-import workload's small files.
 	FolderSessions []folderSession
+	// FolderLine is the length in bytes of the line (an inline image)
+	// added to the folder for its last import in a child process, which
+	// checks that the import's memory follows the folder's longest line
+	// (issue 17); 0 for no such import.
+	FolderLine int
 	// FleetWriters are the numbers of writers the fleet workload runs
 	// with, each a row (issue 17's targets are at 1 and 64); empty skips
 	// the workload.
@@ -123,6 +128,7 @@ func DefaultOptions() Options {
 		CorpusSessions:   10_000,
 		CorpusMaxEntries: 12,
 		FolderSessions:   []folderSession{{ShapeLinear, 10_000}, {ShapeImages, 2000}},
+		FolderLine:       64 << 20,
 		FleetWriters:     []int{1, 8, 64},
 		ProcessSize:      100_000,
 		ProcessShape:     ShapeCompacted,
@@ -142,6 +148,7 @@ func QuickOptions() Options {
 	o.MinRunTime = 2 * time.Millisecond
 	o.CorpusSessions = 300
 	o.FolderSessions = []folderSession{{ShapeLinear, 1000}, {ShapeImages, 200}}
+	o.FolderLine = 8 << 20
 	o.ProcessSize = 1000
 	o.Quick = true
 	return o
@@ -201,6 +208,9 @@ func (o Options) Validate() error {
 	if o.CorpusSessions < 0 || o.CorpusSessions > 1_000_000 {
 		errs = append(errs, fmt.Errorf("corpus sessions %d: want 0 to 1,000,000", o.CorpusSessions))
 	}
+	if o.FolderLine < 0 || o.FolderLine > 1<<30 {
+		errs = append(errs, fmt.Errorf("folder line %d bytes: want 0 to 1 GiB", o.FolderLine))
+	}
 	if o.CorpusSessions > 0 && o.CorpusMaxEntries < 2 {
 		errs = append(errs, fmt.Errorf("corpus max entries %d: want >= 2", o.CorpusMaxEntries))
 	}
@@ -253,6 +263,7 @@ func parseFlags(args []string) (Options, error) {
 	backends := fs.String("backends", "", "comma-separated backends (default all)")
 	corpusN := fs.Int("corpus", -1, "sessions in the list/search corpus (default 10000, quick 300; 0 skips)")
 	corpusMax := fs.Int("corpus-max", 0, "largest corpus session, in entries (default 12, huge 200)")
+	folderLine := fs.Int("folder-line-mib", -1, "MiB of the line added to the folder for its last import in a child process, which checks the import's memory follows its longest line (default 64, quick 8; 0 for none)")
 	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
 	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on one session (issue 17; see -process-shape)")
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
@@ -312,6 +323,9 @@ func parseFlags(args []string) (Options, error) {
 	}
 	if *corpusMax != 0 {
 		o.CorpusMaxEntries = *corpusMax
+	}
+	if *folderLine >= 0 {
+		o.FolderLine = *folderLine << 20
 	}
 	switch *fleet {
 	case "":

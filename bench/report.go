@@ -44,6 +44,9 @@ type Report struct {
 	Datasets []DatasetInfo `json:"datasets"`
 	// Results are every measurement, skipped ones included.
 	Results []*Result `json:"results"`
+	// FolderProcess are the folder imported by child processes, for
+	// issue 17's "both cores" and memory targets (folderprocess.go).
+	FolderProcess []ProcessImport `json:"folderProcess,omitempty"`
 	// Targets are the issues' speed targets checked against Results.
 	Targets []Target `json:"targets"`
 }

@@ -211,6 +211,8 @@ func (rep *Report) corpusTargets(add func(string, string, string), notRun func(s
 		add(target, strings.Join(parts, "; "), verdict(ok))
 	}
 	rep.folderTargets(add)
+	rep.coresTarget(add)
+	rep.memoryTarget(add)
 }
 
 // flatTarget: the engine's resume time and memory on compacted sessions

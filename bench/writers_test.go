@@ -12,15 +12,12 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 )
 
-// TestMain lets the test binary run as a writers child or a spawner, as
-// the bench binary does: the writers workload and the whole-process mode
-// start os.Executable.
+// TestMain lets the test binary run as any child of the bench (a writers
+// child, the spawner, an import child), as the bench binary does: the
+// workloads that start them start os.Executable.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == writerChildArg {
-		os.Exit(writerChild(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == spawnChildArg {
-		os.Exit(spawnChild(os.Stdin, os.Stdout))
+	if status, ok := runChild(os.Args); ok {
+		os.Exit(status)
 	}
 	os.Exit(m.Run())
 }

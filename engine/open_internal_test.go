@@ -2,10 +2,15 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
 )
 
 // TestOpenCurrentOpensOneReader checks what opening a database whose
@@ -71,6 +76,42 @@ func TestOpenCurrentChecksRecords(t *testing.T) {
 	var n int
 	if err := db.r.GetContext(ctx, &n, `SELECT count(*) FROM schema_migrations WHERE version = ?`, latest); err != nil || n != 1 {
 		t.Errorf("records of migration %d after Open = %d, %v; want 1 (applied again)", latest, n, err)
+	}
+}
+
+// TestOpenCurrentChecksChecksums checks that the fast open trusts the
+// records only when they are the embedded migrations': a record whose
+// checksum differs (the record edited, or the migration of that number
+// applied by another build, from another text) is refused by Open with
+// ErrChecksum naming the migration, as the full open refuses it.
+func TestOpenCurrentChecksChecksums(t *testing.T) {
+	ctx := context.Background()
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []migrate.Migration{migs[4], migs[len(migs)-1]} {
+		t.Run(m.Name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			db := openPath(t, path)
+			other := sha256.Sum256([]byte(m.SQL + "\n-- another build's text\n"))
+			if err := db.update(ctx, true, func(w q) error {
+				_, err := w.exec(`UPDATE schema_migrations SET checksum = ? WHERE version = ?`, hex.EncodeToString(other[:]), m.Version)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db, err := Open(ctx, path, Options{})
+			if err == nil {
+				db.Close()
+			}
+			if !errors.Is(err, migrate.ErrChecksum) || !strings.Contains(err.Error(), m.Name) {
+				t.Errorf("Open of a database whose record of %s has another checksum = %v; want ErrChecksum naming it", m.Name, err)
+			}
+		})
 	}
 }
 

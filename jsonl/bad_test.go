@@ -86,6 +86,14 @@ var badFiles = []struct {
 		want: "invalid JSON", invalid: true, torn: true, lenient: "torn line: 3 bytes"},
 	{name: "merge marker in the middle", content: lines(testHeader, msg("aaaaaaaa", ""), "<<<<<<< HEAD", msg("cccccccc", "aaaaaaaa")), line: 3,
 		want: "invalid JSON", invalid: true},
+	// JSON's white space is space, tab, CR and LF: pi's JSON.parse
+	// refuses a line with any other (a no-break space, a form feed)
+	// around the JSON, and skips it.
+	{name: "no-break space after an entry", content: lines(testHeader, msg("aaaaaaaa", ""), msg("bbbbbbbb", "aaaaaaaa")+"\u00a0", msg("cccccccc", "aaaaaaaa")), line: 3,
+		want: "invalid JSON", invalid: true},
+	{name: "form feed before an entry", content: lines(testHeader, msg("aaaaaaaa", ""), "\f"+msg("bbbbbbbb", "aaaaaaaa"), msg("cccccccc", "aaaaaaaa")), line: 3,
+		want: "invalid JSON", invalid: true},
+	{name: "no-break space after the header", content: lines(testHeader+"\u00a0", msg("aaaaaaaa", "")), line: 1, want: "malformed header", fatal: true},
 	{name: "JSON cut short but for a brace", content: lines(testHeader, msg("aaaaaaaa", ""), `{"type":"message","id":"bbbb"}}`, msg("cccccccc", "aaaaaaaa")), line: 3,
 		want: "invalid JSON", invalid: true},
 	{name: "deep nesting", content: lines(testHeader, `{"type":"custom","id":"aaaaaaaa","parentId":null,`+ts+`,"customType":"x","data":`+strings.Repeat("[", 20000)+strings.Repeat("]", 20000)+`}`), line: 2,

@@ -88,7 +88,11 @@
 // sees it as a torn tail. The lock is advisory: pi itself takes none. So
 // that a pi running on the same file cannot be silently overwritten,
 // every append first checks that the file is still the size this storage
-// left it, and fails with [sessiontree.ErrConflict] if not. Caveats: on
+// left it, and fails with [sessiontree.ErrConflict] if not; so it does
+// when the file was deleted, or another file renamed over it (an
+// editor's or a sync tool's atomic save), since the append would go to a
+// file no path names. (A file moved to another name keeps its appends.)
+// Caveats: on
 // network file systems flock may be emulated with per-process locks, and
 // this package needs flock (Unix) to write at all.
 //

@@ -82,16 +82,17 @@ func syncDir(dir string) error {
 }
 
 // fileSize returns f's size with one fstat and no allocation: appends
-// check it every time.
-func fileSize(f *os.File) (int64, error) {
+// check it every time. linked is false once no path names the file any
+// more (it was deleted, or another file renamed over it).
+func fileSize(f *os.File) (size int64, linked bool, err error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	var st unix.Stat_t
 	var serr error
 	if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return st.Size, serr
+	return st.Size, st.Nlink > 0, serr
 }

@@ -32,7 +32,7 @@ type Header struct {
 // [ErrUnsupportedVersion]; other problems give a
 // [sessiontree.CorruptError].
 func ParseHeader(line []byte) (Header, error) {
-	line = bytes.TrimSpace(line)
+	line = trimJSONSpace(line)
 	h := Header{SessionMeta: sessiontree.SessionMeta{Version: 1}}
 	var typ string
 	var hasType, hasID, hasTS bool
@@ -237,6 +237,12 @@ func (g v1IDs) id(index int) string {
 	return string(b[:])
 }
 
+// trimJSONSpace cuts the white space JSON allows around a value (RFC
+// 8259: space, tab, CR, LF), all that pi's JSON.parse skips. Other white
+// space around a line's JSON (a no-break space, a form feed) stays, and
+// makes the line malformed, as JSON.parse finds it: pi skips such a line.
+func trimJSONSpace(line []byte) []byte { return bytes.Trim(line, " \t\r\n") }
+
 // parseV1 turns a version-1 line, an entry without id or parentId, into a
 // version-2 entry as pi's migration does: it gets id ids.id(index) and
 // parent prev; a compaction's firstKeptEntryIndex (an index into the
@@ -244,7 +250,7 @@ func (g v1IDs) id(index int) string {
 // names an entry at or before this one. The common fields are written
 // first, then the others in their order.
 func parseV1(line []byte, ids v1IDs, index int, prev string) (sessiontree.Entry, error) {
-	line = bytes.TrimSpace(line)
+	line = trimJSONSpace(line)
 	var typ, ts string
 	var hasType, hasTS bool
 	var keptIndex []byte

@@ -406,8 +406,8 @@ func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
 		r.pos.Offset += int64(len(line))
 		r.pos.Line++
 		hasNewline := line[len(line)-1] == '\n'
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
+		trimmed, blank := lineJSON(line)
+		if blank {
 			continue
 		}
 		rec := Record{Line: start.Line + 1, Offset: start.Offset}
@@ -464,8 +464,8 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 		}
 		r.pos.Offset += int64(len(line))
 		r.pos.Line++
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
+		trimmed, blank := lineJSON(line)
+		if blank {
 			continue
 		}
 		h, err := ParseHeader(trimmed)
@@ -480,6 +480,14 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 		r.pos.Version, r.pos.SessionID, r.pos.Index = h.Version, h.ID, 0
 		return yield(Record{Kind: KindHeader, Line: start.Line + 1, Offset: start.Offset, Header: h, Next: r.pos}, nil)
 	}
+}
+
+// lineJSON returns a line without the white space JSON allows around
+// its value (trimJSONSpace), and whether it is blank: white space alone,
+// as pi's trim() sees it (any Unicode space), which pi skips.
+func lineJSON(line []byte) (trimmed []byte, blank bool) {
+	trimmed = trimJSONSpace(line)
+	return trimmed, len(bytes.TrimSpace(trimmed)) == 0
 }
 
 // torn yields the torn last line, or the error for it in Strict mode.

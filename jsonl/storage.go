@@ -419,18 +419,32 @@ func (s *Storage) undo(before, written int64, err error) error {
 }
 
 // sized checks that the file has want bytes, the size this storage left
-// it at: only a writer that ignores the lock (pi itself) makes it
-// otherwise, an error matching [sessiontree.ErrConflict].
+// it at, and is still named by a path: only a writer that ignores the
+// lock (pi itself) changes its size, and a file deleted or replaced by
+// another renamed over it (an atomic save) would keep a write where no
+// one finds it; either is an error matching [sessiontree.ErrConflict].
 func (s *Storage) sized(want int64) error {
-	size, err := fileSize(s.f)
+	size, linked, err := fileSize(s.f)
 	if err != nil {
 		return fmt.Errorf("stat: %w: %w", sessiontree.ErrStorage, err)
+	}
+	if !linked && !s.atPath() {
+		return fmt.Errorf("%w: the file was deleted or replaced since this storage opened it", sessiontree.ErrConflict)
 	}
 	if size != want {
 		return fmt.Errorf("%w: the file changed since this storage wrote it (%d bytes, want %d): another writer wrote to it",
 			sessiontree.ErrConflict, size, want)
 	}
 	return nil
+}
+
+// atPath tells whether the storage's path still names its file. It is
+// asked only when the file says no path names it, to be sure: a file
+// system may not count links.
+func (s *Storage) atPath() bool {
+	held, herr := s.f.Stat()
+	now, perr := os.Stat(s.path)
+	return herr == nil && perr == nil && os.SameFile(held, now)
 }
 
 // cut cuts the file back to size to, provided it still has want bytes,

@@ -259,6 +259,47 @@ func TestForeignWriterDetected(t *testing.T) {
 	}
 }
 
+// TestFileReplacedUnderWriter: the file is deleted, or another file is
+// renamed over it (an editor's or a sync tool's atomic save), while a
+// storage has it open for writing. An append would go to the file the
+// storage holds, which no path names any more, and be lost when it
+// closes: it is refused as a conflict, and nothing is written.
+func TestFileReplacedUnderWriter(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		replace func(t *testing.T, path string)
+	}{
+		{"deleted", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"renamed over", func(t *testing.T, path string) {
+			saved := path + ".save"
+			if err := os.WriteFile(saved, []byte(readFile(t, path)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(saved, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, lines(testHeader, msg("aaaaaaaa", "")))
+			st := open(t, path, jsonl.Options{})
+			tc.replace(t, path)
+			_, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeCustom, Fields: json.RawMessage(`{"customType":"x"}`)}, sessiontree.AppendOptions{})
+			if !errors.Is(err, sessiontree.ErrConflict) {
+				t.Errorf("Append after the file was %s: error = %v; want ErrConflict", tc.name, err)
+			}
+			if n := len(logIDs(t, st)); n != 1 {
+				t.Errorf("index has %d entries; want 1", n)
+			}
+		})
+	}
+}
+
 func TestLineBreaksInFields(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.jsonl")

@@ -92,7 +92,7 @@ func Load(fsys fs.FS) ([]Migration, error) {
 
 // Names lists the migrations at the root of fsys as [Load] does, ordered
 // by version, with their Version and Name only, from the file names
-// without reading the files: enough for [Latest] and [Current].
+// without reading the files: enough for [Latest].
 func Names(fsys fs.FS) ([]Migration, error) {
 	names, err := fs.Glob(fsys, "*.sql")
 	if err != nil {
@@ -263,21 +263,34 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 	return pending, nil
 }
 
-// Current reports whether q's database has applied exactly migs, judged
-// in one statement returning one row: the number of records and the
-// highest version. It is the fast path of a database opened often and
-// migrated rarely; it does not compare checksums or the application id,
-// as [Up] and [Pending] do, and a database without the records table is
-// an error (take [Up]'s path then).
+// Current reports whether q's SQLite database has applied exactly migs
+// (as [Load] returns them): the same versions, each recorded with the
+// checksum of its file, judged in one statement returning one row, the
+// records' versions and checksums joined in order. It is the fast path
+// of a database opened often and migrated rarely: false (a migration
+// pending, a record of another text, one this program does not know)
+// sends the caller to [Up] or [Pending], which say what is wrong. It does
+// not check the application id, and a database without the records
+// table is an error (take Up's path then).
 func Current(ctx context.Context, q sqlx.QueryerContext, migs []Migration) (bool, error) {
-	var got struct {
-		N   int64 `db:"n"`
-		Max int64 `db:"v"`
-	}
-	if err := sqlx.GetContext(ctx, q, &got, `SELECT count(*) AS n, coalesce(max(version), 0) AS v FROM `+Table); err != nil {
+	var got string
+	if err := sqlx.GetContext(ctx, q, &got, `SELECT coalesce(group_concat(version || ' ' || checksum, ' ' ORDER BY version), '') FROM `+Table); err != nil {
 		return false, fmt.Errorf("read migration records: %w", err)
 	}
-	return got.N == int64(len(migs)) && got.Max == Latest(migs), nil
+	return got == recordsText(migs), nil
+}
+
+// recordsText is what [Current]'s statement answers for a database that
+// has applied exactly migs.
+func recordsText(migs []Migration) string {
+	var b strings.Builder
+	for i, m := range migs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatInt(m.Version, 10) + " " + m.Checksum)
+	}
+	return b.String()
 }
 
 // Version returns the highest applied version of a SQLite database, 0 for
@@ -361,7 +374,7 @@ func verify(recs []record, migs []Migration) (int64, error) {
 			return 0, fmt.Errorf("database has migration %d (%s), this program knows up to %d: %w", r.Version, r.Name, Latest(migs), ErrNewer)
 		}
 		if m.Checksum != r.Checksum {
-			return 0, fmt.Errorf("migration %s was changed after it was applied: %w", m.Name, ErrChecksum)
+			return 0, fmt.Errorf("migration %s is not the text the database applied (changed after it shipped, or applied by another build): %w", m.Name, ErrChecksum)
 		}
 		v = max(v, r.Version)
 	}

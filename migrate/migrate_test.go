@@ -217,12 +217,12 @@ func TestConcurrentUp(t *testing.T) {
 }
 
 // TestCurrent checks the fast path's one-row check: no records table is
-// an error, every migration applied is current, and a record missing or
-// one of a newer version is not.
+// an error, every migration applied is current, and a record missing, one
+// of a newer version or one of another checksum is not.
 func TestCurrent(t *testing.T) {
 	ctx := context.Background()
 	db := open(t, filepath.Join(t.TempDir(), "m.db"))
-	migs, err := migrate.Names(migrate.Files)
+	migs, err := migrate.Load(migrate.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +237,25 @@ func TestCurrent(t *testing.T) {
 	}
 	if ok, err := migrate.Current(ctx, db, migs[:len(migs)-1]); err != nil || ok {
 		t.Errorf("Current() of a program knowing one migration less = %v, %v; want false", ok, err)
+	}
+	names, err := migrate.Names(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, names); err != nil || ok {
+		t.Errorf("Current() of migrations without their checksums = %v, %v; want false", ok, err)
+	}
+	if _, err := db.Exec(`UPDATE `+migrate.Table+` SET checksum = 'x' || checksum WHERE version = ?`, migs[1].Version); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs); err != nil || ok {
+		t.Errorf("Current() with a record of another checksum = %v, %v; want false", ok, err)
+	}
+	if _, err := db.Exec(`UPDATE `+migrate.Table+` SET checksum = substr(checksum, 2) WHERE version = ?`, migs[1].Version); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := migrate.Current(ctx, db, migs); err != nil || !ok {
+		t.Errorf("Current() with the checksum put back = %v, %v; want true", ok, err)
 	}
 	if _, err := db.Exec(`DELETE FROM `+migrate.Table+` WHERE version = ?`, migs[0].Version); err != nil {
 		t.Fatal(err)

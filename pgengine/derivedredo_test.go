@@ -10,7 +10,7 @@ import (
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
-// TestDerivedRedo: migration 15 lists the sessions whose values an older
+// TestDerivedRedo: migration 16 lists the sessions whose values an older
 // engine derived by rules since fixed, and Open computes them again
 // (storetest.RunOlderRules).
 func TestDerivedRedo(t *testing.T) {

@@ -13,7 +13,7 @@
 // search index (search_text) and the follows' watchers (the backends
 // listening for a session's appends, migration 6), and derived_redo, the
 // sessions whose derived values an older engine computed by rules since
-// fixed, which Open computes again (migrations 14 and 15). Triggers refuse to change or delete an entry
+// fixed, which Open computes again (migrations 14 and 16). Triggers refuse to change or delete an entry
 // outside a session delete. A [DB] is a sessiontree.Database, the
 // contract package store runs on.
 //

@@ -14,7 +14,7 @@ import (
 
 // redoDerived computes again, from their entries, what the writes derive
 // from the entries of the sessions listed in derived_redo (migrations 14
-// and 15: those an older engine derived by rules since fixed): one session
+// and 16: those an older engine derived by rules since fixed): one session
 // per transaction, which takes it off the list, so that an interrupted run
 // goes on at the next Open. Open calls it after the migrations; with
 // nothing listed it costs one read.

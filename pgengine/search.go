@@ -271,6 +271,34 @@ func trigrams(terms map[string]struct{}, folded string) {
 	eachTrigram(folded, func(t string) { terms[t] = struct{}{} })
 }
 
+// termCounts counts, for each trigram, the texts holding it: the change
+// a write makes to search_terms' counts (see adjustTerms). The zero
+// value is ready to use.
+type termCounts struct {
+	n    map[string]int64
+	seen map[string]struct{} // the trigrams of the text being added
+}
+
+// add adds delta to the count of each trigram of folded text, once per
+// trigram however often the text holds it. A trigram new to c is
+// copied, so that c does not keep the text.
+func (c *termCounts) add(folded string, delta int64) {
+	if c.n == nil {
+		c.n, c.seen = map[string]int64{}, map[string]struct{}{}
+	}
+	clear(c.seen)
+	eachTrigram(folded, func(t string) {
+		if _, ok := c.seen[t]; ok {
+			return
+		}
+		c.seen[t] = struct{}{}
+		if _, ok := c.n[t]; !ok {
+			t = strings.Clone(t)
+		}
+		c.n[t] += delta
+	})
+}
+
 // pendingEntry is an entry the index does not hold yet.
 type pendingEntry struct {
 	Session int64  `db:"session"`
@@ -579,16 +607,16 @@ WHERE s.indexed_count = m.mark - 1 AND NOT s.deleting ORDER BY s.pk FOR UPDATE O
 		return fmt.Errorf("index: chunk text: %w", err)
 	}
 	ss, qs, bodies, folded := make([]int64, len(rows)), make([]int64, len(rows)), make([]string, len(rows)), make([]string, len(rows))
-	terms := map[string]struct{}{}
+	var terms termCounts
 	for i, r := range rows {
 		ss[i], qs[i], bodies[i], folded[i] = r.Session, r.Seq, r.Body, fold(r.Body)
-		trigrams(terms, folded[i])
+		terms.add(folded[i], 1)
 	}
 	if _, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_text (session, seq, body, folded)
 SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[])`, ss, qs, bodies, folded); err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	if err := st.addTerms(terms); err != nil {
+	if err := adjustTerms(st.ctx, st.tx, terms); err != nil {
 		return fmt.Errorf("index: terms: %w", err)
 	}
 	_, err = st.tx.ExecContext(st.ctx, `UPDATE sessions s SET indexed_count = m.mark
@@ -596,18 +624,50 @@ FROM unnest($1::bigint[], $2::bigint[]) m(pk, mark) WHERE s.pk = m.pk`, sessions
 	return err
 }
 
-// addTerms adds the trigrams of text indexed to search_terms, the new
-// ones: in order, so that two writers lock the same terms in the same
-// order.
-func (st *Tx) addTerms(terms map[string]struct{}) error {
-	list := make([]string, 0, len(terms))
-	for t := range terms {
-		list = append(list, t)
+// adjustTerms adds the counts of c to search_terms (migration 15): a
+// term new to it is added, one whose count falls to 0 (no text holds it
+// any more) deleted. The terms are written in order, so that two writers
+// lock the same terms in the same order.
+func adjustTerms(ctx context.Context, tx *sqlx.Tx, c termCounts) error {
+	terms := slices.Sorted(maps.Keys(c.n))
+	if len(terms) == 0 {
+		return nil
 	}
-	slices.Sort(list)
-	_, err := st.tx.ExecContext(st.ctx, `INSERT INTO search_terms (term)
-SELECT t FROM unnest($1::text[]) t ORDER BY t COLLATE "C" ON CONFLICT DO NOTHING`, list)
+	counts := make([]int64, len(terms))
+	for i, t := range terms {
+		counts[i] = c.n[t]
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO search_terms (term, texts)
+SELECT u.term, u.n FROM unnest($1::text[], $2::bigint[]) u(term, n) ORDER BY u.term COLLATE "C"
+ON CONFLICT (term) DO UPDATE SET texts = search_terms.texts + excluded.texts`, terms, counts)
+	if err != nil || !slices.ContainsFunc(counts, func(n int64) bool { return n < 0 }) {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM search_terms WHERE term = ANY($1::text[]) AND texts <= 0`, terms)
 	return err
+}
+
+// dropTerms takes the indexed text of session pk off search_terms'
+// counts, before the session's delete deletes the text: the terms no
+// other text holds go.
+func dropTerms(ctx context.Context, tx *sqlx.Tx, pk int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT folded FROM search_text WHERE session = $1`, pk)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var c termCounts
+	var folded string
+	for rows.Next() {
+		if err := rows.Scan(&folded); err != nil {
+			return err
+		}
+		c.add(folded, -1)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return adjustTerms(ctx, tx, c)
 }
 
 // termOwners maps each trigram of a session's indexed text to the first

@@ -18,44 +18,71 @@ import (
 )
 
 // TestSearchTermsAreTrigrams: search_terms holds every trigram of the
-// indexed text, folded, and nothing else, whether the catch-up wrote it
-// or migration 13 filled it from a database indexed before; the
+// indexed text, folded, each with the number of texts holding it, and
+// nothing else: whether the catch-up wrote it or migrations 13 and 15
+// filled it from a database indexed before, and after a session's
+// delete, which takes its terms off (those no other text holds go); the
 // pending texts' ExpandTerms gives the same terms.
 func TestSearchTermsAreTrigrams(t *testing.T) {
 	ctx := context.Background()
 	f := newSearchFixture(t)
+	_, other, user := userSession(t, f.db)
+	user("sqlite of another session: zebra")
 	f.catchUp(t)
+	terms := func(stage string) {
+		t.Helper()
+		var folded []string
+		if err := f.db.db.SelectContext(ctx, &folded, `SELECT folded FROM search_text`); err != nil {
+			t.Fatal(err)
+		}
+		var want termCounts
+		for _, text := range folded {
+			want.add(text, 1)
+		}
+		var rows []struct {
+			Term  string
+			Texts int64
+		}
+		if err := f.db.db.SelectContext(ctx, &rows, `SELECT term, texts FROM search_terms ORDER BY term`); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, r := range rows {
+			got[r.Term] = r.Texts
+		}
+		if !maps.Equal(got, want.n) || len(got) == 0 {
+			t.Errorf("%s: search_terms holds %d terms (%d of them with the count of texts holding them); want the %d trigrams of the text",
+				stage, len(got), countEqual(got, want.n), len(want.n))
+		}
+	}
+	terms("catch-up")
+	fill := func(name string) string {
+		b, err := fs.ReadFile(migrate.PostgresFiles, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	_, fill13, _ := strings.Cut(fill("0013_search_terms.sql"), ");\n")
+	for _, q := range []string{`DELETE FROM search_terms`, `ALTER TABLE search_terms DROP COLUMN texts`, fill13,
+		`INSERT INTO search_terms VALUES ('zzz')`, fill("0015_search_term_counts.sql")} {
+		if _, err := f.db.db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terms("migration")
+	if err := f.db.DeleteSession(ctx, other, sessiontree.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	terms("delete")
+	var zebra int
+	if err := f.db.db.GetContext(ctx, &zebra, `SELECT count(*) FROM search_terms WHERE term IN ('zeb', 'ebr')`); err != nil || zebra != 0 {
+		t.Errorf("terms of the deleted session's text alone = %d, %v; want none", zebra, err)
+	}
 	var folded []string
 	if err := f.db.db.SelectContext(ctx, &folded, `SELECT folded FROM search_text`); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]struct{}{}
-	for _, text := range folded {
-		trigrams(want, text)
-	}
-	terms := func(stage string) {
-		t.Helper()
-		var got []string
-		if err := f.db.db.SelectContext(ctx, &got, `SELECT term FROM search_terms ORDER BY term`); err != nil {
-			t.Fatal(err)
-		}
-		if w := slices.Sorted(maps.Keys(want)); !slices.Equal(got, w) {
-			t.Errorf("%s: search_terms holds %d terms; want the %d trigrams of the text (%q...)", stage, len(got), len(w), w[:3])
-		}
-	}
-	terms("catch-up")
-	b, err := fs.ReadFile(migrate.PostgresFiles, "0013_search_terms.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, fill, _ := strings.Cut(string(b), ");\n")
-	if _, err := f.db.db.ExecContext(ctx, `DELETE FROM search_terms`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.db.db.ExecContext(ctx, fill); err != nil {
-		t.Fatal(err)
-	}
-	terms("migration")
 
 	var texts []sessiontree.KeyText
 	for i, text := range folded {
@@ -81,6 +108,17 @@ func TestSearchTermsAreTrigrams(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countEqual returns how many terms of got have the count want gives.
+func countEqual(got, want map[string]int64) int {
+	n := 0
+	for t, c := range got {
+		if want[t] == c {
+			n++
+		}
+	}
+	return n
 }
 
 // TestShortPhraseReadsItsMatches: a phrase of one or two characters,
@@ -174,7 +212,7 @@ func TestCheckComparesSearchTerms(t *testing.T) {
 	if err := f.db.Check(ctx, f.id); !errors.As(err, &ce) || ce.EntryID != f.c.ID || !strings.Contains(ce.Reason, `"gam"`) {
 		t.Errorf("Check without the term gam = %v; want a CorruptError naming %s and the term", err, f.c.ID)
 	}
-	if _, err := f.db.db.ExecContext(ctx, `INSERT INTO search_terms VALUES ('gam')`); err != nil {
+	if _, err := f.db.db.ExecContext(ctx, `INSERT INTO search_terms VALUES ('gam', 1)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.db.Check(ctx, f.id); err != nil {

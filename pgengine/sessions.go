@@ -228,6 +228,9 @@ func deleteSession(ctx context.Context, tx *sqlx.Tx, id string, now time.Time, o
 	if err := sessiontree.CheckDelete(claimRow{ctx, tx, pk}, id, opts, now); err != nil {
 		return err
 	}
+	if err := dropTerms(ctx, tx, pk); err != nil {
+		return err
+	}
 	for _, q := range sessionDeletes {
 		if _, err := tx.ExecContext(ctx, q, pk, id); err != nil {
 			return err

@@ -16,7 +16,10 @@
 // its lines (internal/cli.ParseDraft), and POST /api/sessions/{id}/entries
 // stores them in one transaction, guarded by "ifLeaf". Errors are
 // {"error": {"code", "message"}}, their status chosen from the library's
-// sentinel errors with errors.Is ([StatusOf]).
+// sentinel errors with errors.Is ([StatusOf]). Each route lists the query
+// parameters it takes; one it does not take, one given twice or given
+// empty is a 400 naming it (checkQuery), as the command refuses an empty
+// flag: an empty value never stands for the parameter left out.
 //
 // GET /api/sessions/{id}/events streams the session's new entries as
 // server-sent events, also those other processes write: while a client

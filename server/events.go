@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/view"
 )
 
 // heartbeat is how often an idle event stream sends a comment line, so
@@ -72,7 +73,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		}
 		for _, e := range log {
-			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", e.Raw)
+			writeEvent(bw, strconv.FormatInt(e.Seq, 10), "entry", view.UTF8JSON(e.Raw))
 			after = e.Seq
 		}
 		if len(log) == 0 && time.Since(lastSent) < heartbeat {
@@ -132,7 +133,7 @@ func (srv *Server) eventsStart(r *http.Request, st sessiontree.DatabaseSession) 
 		}
 		return n, nil
 	}
-	if r.URL.Query().Has("after") {
+	if _, ok := param(r, "after"); ok {
 		return intParam(r, "after", 0)
 	}
 	in, err := srv.store.Info(r.Context(), st.ID())

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
@@ -125,6 +126,31 @@ func TestEventsCarriageReturn(t *testing.T) {
 		if events[i].event != "entry" || events[i].id != []string{"1", "2"}[i] {
 			t.Errorf("event %d: event %q, id %q", i, events[i].event, events[i].id)
 		}
+	}
+}
+
+// TestEventsUTF8 checks that an entry stored with bytes that are not
+// UTF-8 (kept byte for byte from an imported file, as
+// testdata/piedge/invalid-utf8 has them) reaches the stream as UTF-8 JSON
+// with U+FFFD where pi's reader puts it, as every other JSON answer does
+// (view.UTF8JSON): written as stored, the event's data was not text.
+func TestEventsUTF8(t *testing.T) {
+	f := newFixture(t, Options{})
+	res, err := f.store.Import(context.Background(), []string{"../testdata/piedge/invalid-utf8.jsonl"}, store.ImportOptions{})
+	if err != nil || res.Files[0].Err != nil || res.Entries == 0 {
+		t.Fatalf("import: %v %+v", err, res.Files)
+	}
+	events := readEvents(t, f.openEvents("/api/sessions/"+res.Files[0].SessionID+"/events?after=0"), res.Entries)
+	pi := "bad bytes: \ufffd\ufffd end"
+	held := false
+	for i, ev := range events {
+		if !utf8.ValidString(ev.data) || !json.Valid([]byte(ev.data)) {
+			t.Errorf("event %d: data %q is not UTF-8 JSON", i, ev.data)
+		}
+		held = held || strings.Contains(ev.data, pi)
+	}
+	if !held {
+		t.Errorf("no event holds %q", pi)
 	}
 }
 

@@ -36,7 +36,8 @@ func (f *fixture) sessionCount() int {
 // entry: "at" keeps the entry, "before" stops at its parent, an entry off
 // the active branch forks its own path, and every refusal (a fork point
 // that is not a user message, missing, another session's, or two of
-// them) is a 4xx naming what is wrong that creates no session.
+// them, or one given empty) is a 4xx naming what is wrong that creates no
+// session.
 func TestForkPoints(t *testing.T) {
 	f := newFixture(t, Options{})
 	e := f.entries // hello, hi, <script>..., all on one branch
@@ -78,6 +79,9 @@ func TestForkPoints(t *testing.T) {
 		{"before another session's entry", `{"before":"` + theirs[0].ID + `"}`, 404, theirs[0].ID},
 		{"at and before", `{"at":"` + e[0] + `","before":"` + e[2] + `"}`, 400, "one of"},
 		{"at and tree", `{"at":"` + e[0] + `","tree":true}`, 400, "one of"},
+		// As fork --at "" is: "" is not the leaf, nor "" the whole branch.
+		{"at empty", `{"at":""}`, 400, `\"at\"`},
+		{"before empty", `{"before":""}`, 400, `\"before\"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := f.do(request{method: "POST", path: "/api/sessions/s1/fork", body: c.body, bearer: token})

@@ -41,7 +41,7 @@ func TestGuardLogs(t *testing.T) {
 				cancel()
 			}
 			w := httptest.NewRecorder()
-			srv.guard(route{"GET", "/api/x", func(http.ResponseWriter, *http.Request) error { return tc.err }}).ServeHTTP(w, r)
+			srv.guard(route{method: "GET", pattern: "/api/x", handle: func(http.ResponseWriter, *http.Request) error { return tc.err }}).ServeHTTP(w, r)
 			if got := logged.Len() > 0; got != tc.wantLog {
 				t.Errorf("logged %q; want a log line: %v", logged.String(), tc.wantLog)
 			}
@@ -66,7 +66,7 @@ func TestGuardLogsTermText(t *testing.T) {
 	r.Host = "127.0.0.1:7878"
 	r.Header.Set("Authorization", "Bearer "+token)
 	fail := errors.New("entry \x1b[2J\nforged line: corrupt")
-	srv.guard(route{"GET", "/api/x", func(http.ResponseWriter, *http.Request) error { return fail }}).ServeHTTP(httptest.NewRecorder(), r)
+	srv.guard(route{method: "GET", pattern: "/api/x", handle: func(http.ResponseWriter, *http.Request) error { return fail }}).ServeHTTP(httptest.NewRecorder(), r)
 	line := strings.TrimSuffix(logged.String(), "\n")
 	if line == "" || strings.ContainsAny(line, "\x1b\x07\n") {
 		t.Errorf("logged %q; want one line without control characters", logged.String())

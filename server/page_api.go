@@ -71,7 +71,8 @@ func readGraphQuery(r *http.Request) (graphQuery, error) {
 	if q.limit == 0 || q.limit > maxGraphRows {
 		return q, fmt.Errorf("limit=%d: want 1 to %d: %w", q.limit, maxGraphRows, ErrBadRequest)
 	}
-	for _, id := range strings.Split(r.URL.Query().Get("expand"), ",") {
+	expand, _ := param(r, "expand")
+	for _, id := range strings.Split(expand, ",") {
 		if id != "" {
 			q.expand[id] = true
 		}

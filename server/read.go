@@ -60,55 +60,6 @@ func (srv *Server) withSession(r *http.Request, fn func(st sessiontree.DatabaseS
 	return fn(st)
 }
 
-// intParam reads a non-negative integer query parameter, def when absent.
-func intParam(r *http.Request, name string, def int64) (int64, error) {
-	s := r.URL.Query().Get(name)
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s=%q: want a non-negative integer: %w", name, s, ErrBadRequest)
-	}
-	return n, nil
-}
-
-// boolParam reads a flag query parameter: "1" or "true" set it.
-func boolParam(r *http.Request, name string) (bool, error) {
-	switch s := r.URL.Query().Get(name); s {
-	case "", "0", "false":
-		return false, nil
-	case "1", "true":
-		return true, nil
-	default:
-		return false, fmt.Errorf("%s=%q: want 1 or 0: %w", name, s, ErrBadRequest)
-	}
-}
-
-// cwdParam reads the cwd filter, made a cwd as pi records it as the
-// command makes --cwd (store.AbsCwd).
-func cwdParam(r *http.Request) (string, error) {
-	cwd := r.URL.Query().Get("cwd")
-	if cwd == "" {
-		return "", nil
-	}
-	abs, err := store.AbsCwd(cwd)
-	if err != nil {
-		return "", fmt.Errorf("cwd=%q: %w", cwd, ErrBadRequest)
-	}
-	return abs, nil
-}
-
-// entryParam resolves an entry id (or unique prefix) query parameter of
-// st, "" when absent.
-func entryParam(ctx context.Context, r *http.Request, st sessiontree.Storage, name string) (string, error) {
-	arg := r.URL.Query().Get(name)
-	if arg == "" {
-		return "", nil
-	}
-	return resolveEntry(ctx, st, arg, false)
-}
-
 // resolveEntry resolves an entry id or unique prefix as the command's
 // ENTRY arguments are; allowRoot takes "root" for before the first entry.
 func resolveEntry(ctx context.Context, st sessiontree.Storage, arg string, allowRoot bool) (string, error) {
@@ -129,8 +80,9 @@ func (srv *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
-	opts := store.ListOptions{Cwd: cwd, Name: q.Get("name"), After: q.Get("cursor"), Limit: int(min(limit, store.MaxListLimit))}
+	name, _ := param(r, "name")
+	cursor, _ := param(r, "cursor")
+	opts := store.ListOptions{Cwd: cwd, Name: name, After: cursor, Limit: int(min(limit, store.MaxListLimit))}
 	if limit == 0 {
 		opts.Limit = store.MaxListLimit
 	}
@@ -254,9 +206,9 @@ func (srv *Server) entries(w http.ResponseWriter, r *http.Request) error {
 
 // search is `search --json`: ?q=&cwd=&session=&limit=&literal=1.
 func (srv *Server) search(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	if q.Get("q") == "" {
-		return fmt.Errorf("q: a query is required: %w", ErrBadRequest)
+	query, ok := param(r, "q")
+	if !ok {
+		return fmt.Errorf("query parameter \"q\": a query is required: %w", ErrBadRequest)
 	}
 	limit, err := intParam(r, "limit", store.DefaultSearchLimit)
 	if err != nil {
@@ -271,12 +223,10 @@ func (srv *Server) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	opts := store.SearchOptions{Cwd: cwd, Limit: int(min(limit, store.MaxSearchLimit)), Literal: literal}
-	if s := q.Get("session"); s != "" {
-		if opts.SessionID, err = srv.store.Resolve(r.Context(), s); err != nil {
-			return err
-		}
+	if opts.SessionID, err = srv.sessionParam(r); err != nil {
+		return err
 	}
-	res, err := srv.store.Search(r.Context(), q.Get("q"), opts)
+	res, err := srv.store.Search(r.Context(), query, opts)
 	if err != nil {
 		return err
 	}

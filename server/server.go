@@ -93,8 +93,12 @@ func New(s *store.Store, opts Options) (*Server, error) {
 
 // route is one line of the route table.
 type route struct {
-	// method is "" for a route that takes every method.
+	// method is "" for a route that takes every method: the catch-alls
+	// (the page, no route), which take any query too.
 	method, pattern string
+	// params are the query parameters the route takes besides the
+	// token; it refuses others ([checkQuery]).
+	params []string
 	// handle answers the request; an error it returns is answered as
 	// JSON (see [StatusOf]).
 	handle func(w http.ResponseWriter, r *http.Request) error
@@ -104,27 +108,27 @@ type route struct {
 // document lists the same /api routes (a test checks it).
 func (srv *Server) routes() []route {
 	return []route{
-		{"GET", "/api/openapi.json", srv.openAPI},
-		{"GET", "/api/sessions", srv.listSessions},
-		{"POST", "/api/sessions", srv.createSession},
-		{"GET", "/api/sessions/{id}", srv.sessionInfo},
-		{"DELETE", "/api/sessions/{id}", srv.deleteSession},
-		{"GET", "/api/sessions/{id}/tree", srv.tree},
-		{"GET", "/api/sessions/{id}/branch", srv.branch},
-		{"GET", "/api/sessions/{id}/context", srv.context},
-		{"GET", "/api/sessions/{id}/entries", srv.entries},
-		{"POST", "/api/sessions/{id}/entries", srv.appendEntries},
-		{"GET", "/api/sessions/{id}/events", srv.events},
-		{"POST", "/api/sessions/{id}/leaf", srv.moveLeaf},
-		{"POST", "/api/sessions/{id}/labels", srv.setLabel},
-		{"POST", "/api/sessions/{id}/name", srv.setName},
-		{"POST", "/api/sessions/{id}/edits", srv.editContext},
-		{"POST", "/api/sessions/{id}/fork", srv.fork},
-		{"GET", "/api/search", srv.search},
-		{"GET", "/api/sessions/{id}/graph", srv.graph},
-		{"GET", "/api/sessions/{id}/entries/{entry}", srv.entry},
-		{"", "/api/", srv.noRoute},
-		{"", "/", srv.page},
+		{"GET", "/api/openapi.json", nil, srv.openAPI},
+		{"GET", "/api/sessions", []string{"cwd", "name", "limit", "cursor"}, srv.listSessions},
+		{"POST", "/api/sessions", nil, srv.createSession},
+		{"GET", "/api/sessions/{id}", nil, srv.sessionInfo},
+		{"DELETE", "/api/sessions/{id}", []string{"force"}, srv.deleteSession},
+		{"GET", "/api/sessions/{id}/tree", nil, srv.tree},
+		{"GET", "/api/sessions/{id}/branch", []string{"from", "full"}, srv.branch},
+		{"GET", "/api/sessions/{id}/context", []string{"from", "projection"}, srv.context},
+		{"GET", "/api/sessions/{id}/entries", []string{"after", "limit"}, srv.entries},
+		{"POST", "/api/sessions/{id}/entries", nil, srv.appendEntries},
+		{"GET", "/api/sessions/{id}/events", []string{"after"}, srv.events},
+		{"POST", "/api/sessions/{id}/leaf", nil, srv.moveLeaf},
+		{"POST", "/api/sessions/{id}/labels", nil, srv.setLabel},
+		{"POST", "/api/sessions/{id}/name", nil, srv.setName},
+		{"POST", "/api/sessions/{id}/edits", nil, srv.editContext},
+		{"POST", "/api/sessions/{id}/fork", nil, srv.fork},
+		{"GET", "/api/search", []string{"q", "cwd", "session", "limit", "literal"}, srv.search},
+		{"GET", "/api/sessions/{id}/graph", []string{"offset", "limit", "expand", "focus"}, srv.graph},
+		{"GET", "/api/sessions/{id}/entries/{entry}", nil, srv.entry},
+		{"", "/api/", nil, srv.noRoute},
+		{"", "/", nil, srv.page},
 	}
 }
 
@@ -155,7 +159,11 @@ func (srv *Server) guard(rt route) http.Handler {
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, srv.opts.MaxBodyBytes)
 		}
-		if err := rt.handle(w, r); err != nil {
+		err := checkQuery(rt, r)
+		if err == nil {
+			err = rt.handle(w, r)
+		}
+		if err != nil {
 			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {
 				// The log goes to a terminal: one line, its controls shown.
 				srv.opts.ErrorLog.Print(view.ErrorLine(fmt.Sprintf("%s %s: %v", r.Method, r.URL.Path, err)))

@@ -282,6 +282,12 @@ func TestErrors(t *testing.T) {
 		{"GET", "/api/sessions?cursor=!!", "", 400, CodeBadRequest},
 		{"GET", "/api/search", "", 400, CodeBadRequest},
 		{"GET", "/api/search?q=%22unclosed", "", 400, CodeBadRequest},
+		{"GET", "/api/search?q=hello&cwd=work", "", 400, CodeBadRequest},
+		{"GET", "/api/sessions?cwd=./work", "", 400, CodeBadRequest},
+		{"GET", "/api/sessions?cwd=%zz", "", 400, CodeBadRequest},
+		{"GET", "/api/sessions?limit=1;cwd=/work", "", 400, CodeBadRequest},
+		{"GET", "/api/search?q=hello&session=s1.jsonl", "", 400, CodeBadRequest},
+		{"GET", "/api/search?q=hello&session=nope", "", 404, CodeNotFound},
 		{"POST", "/api/sessions/s1/name", `{"name":`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/name", `{"nom":"x"}`, 400, CodeBadRequest},
 		{"POST", "/api/sessions/s1/name", `{"name":"x"} {}`, 400, CodeBadRequest},
@@ -499,35 +505,32 @@ func TestEventsStart(t *testing.T) {
 }
 
 // TestOpenAPIMatchesRoutes holds the OpenAPI document and the route
-// table to each other: every /api route is described, and nothing else.
+// table to each other: every /api route is described, with the query
+// parameters it takes (besides the token), and nothing else.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	var doc struct {
-		OpenAPI string                                `json:"openapi"`
-		Paths   map[string]map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(doc.OpenAPI, "3.") {
-		t.Errorf("openapi = %q; want 3.x", doc.OpenAPI)
+	s := loadSpec(t)
+	if v, _ := s.doc["openapi"].(string); !strings.HasPrefix(v, "3.") {
+		t.Errorf("openapi = %q; want 3.x", v)
 	}
 	var inDoc, inTable []string
-	for path, ops := range doc.Paths {
-		for method := range ops {
+	for path, ops := range s.doc["paths"].(map[string]any) {
+		for method, op := range ops.(map[string]any) {
 			if method != "parameters" {
-				inDoc = append(inDoc, strings.ToUpper(method)+" "+path)
+				params := slices.Sorted(slices.Values(s.queryParams(op.(map[string]any))))
+				inDoc = append(inDoc, strings.ToUpper(method)+" "+path+" "+strings.Join(params, ","))
 			}
 		}
 	}
 	for _, rt := range (&Server{}).routes() {
 		if strings.HasPrefix(rt.pattern, "/api/") && rt.method != "" {
-			inTable = append(inTable, rt.method+" "+rt.pattern)
+			params := slices.Sorted(slices.Values(rt.params))
+			inTable = append(inTable, rt.method+" "+rt.pattern+" "+strings.Join(params, ","))
 		}
 	}
 	sort.Strings(inDoc)
 	sort.Strings(inTable)
 	if diff := cmp.Diff(inTable, inDoc); diff != "" {
-		t.Errorf("routes (-table +openapi.json):\n%s", diff)
+		t.Errorf("routes and their query parameters (-table +openapi.json):\n%s", diff)
 	}
 }
 

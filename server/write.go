@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -326,9 +327,11 @@ func writeEntry(w http.ResponseWriter, e sessiontree.Entry, err error) error {
 // forkRequest is the body of POST /api/sessions/{id}/fork: at most one of
 // At, Before and Tree, as `fork` takes them.
 type forkRequest struct {
-	At     string `json:"at"`
-	Before string `json:"before"`
-	Tree   bool   `json:"tree"`
+	// At and Before, when present, name an entry (id or unique prefix);
+	// "" is refused, as fork --at "" is, not taken for the leaf.
+	At     *string `json:"at"`
+	Before *string `json:"before"`
+	Tree   bool    `json:"tree"`
 	// ID and Cwd are the new session's; empty means a fresh id, the
 	// source's directory.
 	ID  string `json:"id"`
@@ -343,15 +346,11 @@ func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 		}
 		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
 		var err error
-		if req.At != "" {
-			if opts.At, err = resolveEntry(r.Context(), st, req.At, false); err != nil {
-				return err
-			}
+		if opts.At, err = forkPoint(r.Context(), st, "at", req.At); err != nil {
+			return err
 		}
-		if req.Before != "" {
-			if opts.Before, err = resolveEntry(r.Context(), st, req.Before, false); err != nil {
-				return err
-			}
+		if opts.Before, err = forkPoint(r.Context(), st, "before", req.Before); err != nil {
+			return err
 		}
 		forked, err := srv.store.Fork(r.Context(), st.ID(), opts)
 		if err != nil {
@@ -360,4 +359,17 @@ func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 		defer forked.Close()
 		return srv.writeInfo(w, r.Context(), http.StatusCreated, forked)
 	})
+}
+
+// forkPoint resolves the entry the member ("at" or "before") of a fork
+// request names, "" when the member is absent (or null).
+func forkPoint(ctx context.Context, st sessiontree.Storage, member string, arg *string) (string, error) {
+	if arg == nil {
+		return "", nil
+	}
+	id, err := resolveEntry(ctx, st, *arg, false)
+	if err != nil {
+		return "", fmt.Errorf("body: %q: %w", member, err)
+	}
+	return id, nil
 }

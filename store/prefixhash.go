@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"hash"
 	"io"
@@ -19,8 +20,14 @@ import (
 // The reader reads ahead of what the import consumes, so each read is
 // kept, with the state before it, until the import has consumed past it
 // (consumed): the state at an offset is the state before its read plus
-// the bytes of that read up to it. Memory holds the reader's read-ahead,
-// a few megabytes at most.
+// the bytes of that read up to it. The import consumes whole lines, so
+// it asks only for the state at the end of a line (after its newline) or
+// at the end of what was read (a last line without its newline); a read
+// keeps its bytes up to its last newline, none when it has none. Memory
+// holds the reader's read-ahead, a few megabytes at most, never a copy of
+// a line longer than a read: a line of 64 MB, read 256 KiB at a time,
+// was kept whole here beside the JSONL reader's copy of it, until the
+// import consumed it.
 //
 // Read runs on the JSONL reader's goroutine, consumed and at on the
 // import's: mu guards h, n, reads and free; mark is atomic.
@@ -60,7 +67,8 @@ func (p *prefixHash) Read(b []byte) (int, error) {
 	if n > 0 {
 		p.mu.Lock()
 		p.drop()
-		p.reads = append(p.reads, hashedRead{start: p.n, before: cloneHash(p.h), data: append(p.buffer(), b[:n]...)})
+		kept := b[:bytes.LastIndexByte(b[:n], '\n')+1]
+		p.reads = append(p.reads, hashedRead{start: p.n, before: cloneHash(p.h), data: append(p.buffer(), kept...)})
 		p.h.Write(b[:n])
 		p.n += int64(n)
 		p.mu.Unlock()
@@ -73,7 +81,8 @@ func (p *prefixHash) Read(b []byte) (int, error) {
 func (p *prefixHash) consumed(off int64) { p.mark.Store(off) }
 
 // at returns the SHA-256 state after the file's first off bytes, off
-// being one the import consumed up to, the last so far.
+// being one the import consumed up to, the last so far: the end of a
+// line, or of the bytes read.
 func (p *prefixHash) at(off int64) (hash.Hash, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -81,7 +90,7 @@ func (p *prefixHash) at(off int64) (hash.Hash, error) {
 		return cloneHash(p.h), nil
 	}
 	for _, r := range p.reads {
-		if r.start <= off && off < r.start+int64(len(r.data)) {
+		if r.start <= off && off <= r.start+int64(len(r.data)) {
 			h := cloneHash(r.before)
 			h.Write(r.data[:off-r.start])
 			return h, nil
@@ -90,10 +99,11 @@ func (p *prefixHash) at(off int64) (hash.Hash, error) {
 	return nil, fmt.Errorf("hash: offset %d is not among the bytes read", off)
 }
 
-// drop lets go of the reads the import consumed whole; mu is held.
+// drop lets go of the reads the import consumed past; mu is held. A read
+// whose bytes kept end where the import is still gives the state there.
 func (p *prefixHash) drop() {
 	mark, i := p.mark.Load(), 0
-	for ; i < len(p.reads) && p.reads[i].start+int64(len(p.reads[i].data)) <= mark; i++ {
+	for ; i < len(p.reads) && p.reads[i].start+int64(len(p.reads[i].data)) < mark; i++ {
 		if len(p.free) < maxFreeReads {
 			p.free = append(p.free, p.reads[i].data[:0])
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
@@ -25,7 +26,7 @@ func emit(w io.Writer, opts JSONOptions, fill func(buf *bytes.Buffer) error) err
 	if err := fill(&buf); err != nil {
 		return err
 	}
-	out := buf.Bytes()
+	out := UTF8JSON(buf.Bytes())
 	if opts.Indent {
 		var ind bytes.Buffer
 		ind.Grow(len(out) * 2)
@@ -39,6 +40,65 @@ func emit(w io.Writer, opts JSONOptions, fill func(buf *bytes.Buffer) error) err
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
+}
+
+// UTF8JSON returns JSON b as UTF-8, which JSON text must be: an entry is
+// stored as it came, and a session file may hold bytes that are not UTF-8
+// inside its strings, which a strict reader refuses (Python's json.load).
+// Each maximal part of a sequence that is not UTF-8 becomes U+FFFD, as
+// Node decodes a file (the WHATWG decoder), so the text is what pi reads
+// there. b itself is returned when it is UTF-8 already.
+func UTF8JSON(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(b)/8)
+	start := 0
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+			i += n
+			continue
+		}
+		out = append(append(out, b[start:i]...), "\uFFFD"...)
+		i += invalidPrefix(b[i:])
+		start = i
+	}
+	return append(out, b[start:]...)
+}
+
+// invalidPrefix is the length of the maximal part of a UTF-8 sequence
+// that b, which does not start with a valid one, starts with: a lead byte
+// and the continuation bytes in range after it (at least 1), the bytes
+// the WHATWG decoder turns into one U+FFFD.
+func invalidPrefix(b []byte) int {
+	lo, hi := byte(0x80), byte(0xbf)
+	need := 0
+	switch c := b[0]; {
+	case c >= 0xc2 && c <= 0xdf:
+		need = 1
+	case c == 0xe0:
+		need, lo = 2, 0xa0
+	case c == 0xed:
+		need, hi = 2, 0x9f
+	case c >= 0xe1 && c <= 0xef:
+		need = 2
+	case c == 0xf0:
+		need, lo = 3, 0x90
+	case c == 0xf4:
+		need, hi = 3, 0x8f
+	case c >= 0xf1 && c <= 0xf3:
+		need = 3
+	}
+	n := 1
+	for n <= need && n < len(b) && b[n] >= lo && b[n] <= hi {
+		n++
+		lo, hi = 0x80, 0xbf
+	}
+	return n
 }
 
 // WriteJSON writes v as one JSON document followed by a newline. HTML
@@ -198,7 +258,7 @@ func WriteContextJSON(w io.Writer, c ContextJSON, opts JSONOptions) error {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		_ = jsonx.WriteCompactTrusted(bw, m) // bw keeps its error for Flush
+		_ = jsonx.WriteCompactTrusted(bw, UTF8JSON(m)) // bw keeps its error for Flush
 	}
 	bw.WriteByte(']')
 	bw.Write(after) // ends with Encode's newline

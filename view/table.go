@@ -102,8 +102,9 @@ type SessionRow struct {
 	ID string
 	// Name is the session name, "" when it has none.
 	Name string
-	// FirstMessage is the text of the first user message, shown when the
-	// session has no name.
+	// FirstMessage is the text of the first user message (pi's list
+	// gives "(no messages)" for none), shown when the session has no
+	// name.
 	FirstMessage string
 	// Cwd is the session's working directory.
 	Cwd string

@@ -31,13 +31,32 @@ func RuneWidth(r rune) int {
 	return 1
 }
 
-// StringWidth returns the number of terminal columns s takes.
+// StringWidth returns the number of terminal columns s takes, counted by
+// grapheme cluster (see [clusterWidth]).
 func StringWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		n += RuneWidth(r)
+	n, state := 0, -1
+	for s != "" {
+		var w int
+		_, s, w, state = nextGrapheme(s, state)
+		n += w
 	}
 	return n
+}
+
+// clusterWidth is the number of columns a grapheme cluster takes: the
+// larger of its characters' widths added up ([RuneWidth]) and uniseg's
+// width of the cluster (that of pi's visibleWidth: an emoji made so by
+// U+FE0F, "⚠️", takes two columns, as terminals draw it, where its
+// characters count one). The larger, because terminals differ on a
+// sequence joined by U+200D: one that draws its parts side by side needs
+// their sum, and a count too small would let a line cut to the terminal's
+// width wrap.
+func clusterWidth(c string, unisegWidth int) int {
+	n := 0
+	for _, r := range c {
+		n += RuneWidth(r)
+	}
+	return max(n, unisegWidth)
 }
 
 // Truncate shortens s to at most cols terminal columns, ending it with "…"
@@ -53,9 +72,9 @@ func Truncate(s string, cols int) string {
 	limit := cols - StringWidth(ellipsis)
 	w, end, state := 0, 0, -1
 	for rest := s; rest != ""; {
-		var c string
-		c, rest, state = nextGrapheme(rest, state)
-		if w += StringWidth(c); w > cols {
+		var cw int
+		_, rest, cw, state = nextGrapheme(rest, state)
+		if w += cw; w > cols {
 			return s[:end] + ellipsis
 		}
 		if w <= limit {
@@ -66,14 +85,15 @@ func Truncate(s string, cols int) string {
 }
 
 // nextGrapheme splits the first grapheme cluster off s (state as
-// uniseg's, -1 at the start): a byte of ASCII followed by another, the
-// common case, without asking uniseg.
-func nextGrapheme(s string, state int) (cluster, rest string, newState int) {
+// uniseg's, -1 at the start) and returns its width ([clusterWidth]): a
+// byte of ASCII followed by another, the common case, without asking
+// uniseg.
+func nextGrapheme(s string, state int) (cluster, rest string, width, newState int) {
 	if s[0] < utf8.RuneSelf && s[0] != '\r' && (len(s) == 1 || s[1] < utf8.RuneSelf) {
-		return s[:1], s[1:], -1
+		return s[:1], s[1:], RuneWidth(rune(s[0])), -1
 	}
-	cluster, rest, _, newState = uniseg.FirstGraphemeClusterInString(s, state)
-	return cluster, rest, newState
+	cluster, rest, width, newState = uniseg.FirstGraphemeClusterInString(s, state)
+	return cluster, rest, clusterWidth(cluster, width), newState
 }
 
 // TruncateLeft shortens s to at most cols columns by cutting its start, so
@@ -87,23 +107,29 @@ func TruncateLeft(s string, cols int) string {
 	cs := graphemes(s)
 	w, start := 0, len(s)
 	for i := len(cs) - 1; i >= 0; i-- {
-		if w += StringWidth(cs[i]); w > limit {
+		if w += cs[i].width; w > limit {
 			break
 		}
-		start -= len(cs[i])
+		start -= len(cs[i].text)
 	}
 	return ellipsis + s[start:]
 }
 
+// grapheme is a grapheme cluster and its width in columns.
+type grapheme struct {
+	text  string
+	width int
+}
+
 // graphemes splits s into its grapheme clusters. (Truncate reads them one
 // at a time instead: it stops at its width, whatever the length of s.)
-func graphemes(s string) []string {
-	var out []string
+func graphemes(s string) []grapheme {
+	var out []grapheme
 	state := -1
 	for s != "" {
-		var c string
-		c, s, state = nextGrapheme(s, state)
-		out = append(out, c)
+		var g grapheme
+		g.text, s, g.width, state = nextGrapheme(s, state)
+		out = append(out, g)
 	}
 	return out
 }

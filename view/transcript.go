@@ -17,10 +17,12 @@ import (
 // message under a bracketed header naming its role (and the model of an
 // assistant message, the tool of a tool result), with its text, thinking,
 // tool calls and images. Nothing is cut: pipe it to a pager. Control
-// characters show as U+FFFD ([TermText]).
+// characters show as U+FFFD ([TermText]); the state and each header stay
+// on their line ([OneLine]), so a line break in a name never reads as
+// the header of another message.
 func WriteTranscript(w io.Writer, c sessiontree.Context) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(TermText(stateLine(c.State)))
+	bw.WriteString(OneLine(stateLine(c.State)))
 	bw.WriteByte('\n')
 	if len(c.Messages) == 0 {
 		bw.WriteString("\n(no messages)\n")
@@ -28,7 +30,7 @@ func WriteTranscript(w io.Writer, c sessiontree.Context) error {
 	for _, raw := range c.Messages {
 		m := parseMessage(raw)
 		bw.WriteByte('\n')
-		bw.WriteString(TermText(m.header(raw)))
+		bw.WriteString(OneLine(m.header(raw)))
 		bw.WriteByte('\n')
 		if body := m.body(raw); body != "" {
 			bw.WriteString(TermText(body))

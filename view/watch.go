@@ -13,10 +13,12 @@ import (
 // WriteWatchEvent writes the line `sessiontree import --watch` prints for
 // an event of a watch, or nothing for the events it keeps quiet about
 // (caught up; unsettled, which is reported as a problem if it lasts).
-// It writes only text: a file's name or an error quoting a session shows
-// its control characters as [TermText] does.
+// It writes only text, on one line: a file's name or an error quoting a
+// session is folded by [OneLine], so its control characters show as
+// [TermText] shows them and a line break in it cannot start a line that
+// reads as another event.
 func WriteWatchEvent(w io.Writer, e watch.Event) error {
-	line := TermText(watchLine(e))
+	line := OneLine(watchLine(e))
 	if line == "" {
 		return nil
 	}
@@ -70,6 +72,8 @@ func watchLine(e watch.Event) string {
 			return fmt.Sprintf("warning: cannot watch %s: %s; rescanning it every while instead", e.Path, ErrorLine(fmt.Sprint(e.Err)))
 		}
 		return fmt.Sprintf("warning: file events were lost (%s); rescanning", ErrorLine(fmt.Sprint(e.Err)))
+	case watch.IndexFailed:
+		return fmt.Sprintf("warning: the search index is not up to date (%s); trying again", ErrorLine(fmt.Sprint(e.Err)))
 	}
 	return ""
 }

@@ -36,11 +36,17 @@ func TestWriteWatchEvent(t *testing.T) {
 		{watch.Event{Kind: watch.Gone, Path: "/s/a.jsonl"}, "/s/a.jsonl: gone (its session stays in the database)\n"},
 		{watch.Event{Kind: watch.Waiting, Path: "/s"}, "waiting for /s to be created\n"},
 		{watch.Event{Kind: watch.Dropped, Err: errors.New("queue overflow")}, "warning: file events were lost (queue overflow); rescanning\n"},
+		{watch.Event{Kind: watch.IndexFailed, Err: errors.New("index: storage failure: connection refused")},
+			"warning: the search index is not up to date (index: storage failure: connection refused); trying again\n"},
 		// A file name and an error quoting a session are text from
 		// outside: their escape sequences show harmlessly.
 		{watch.Event{Kind: watch.Gone, Path: "/s/\x1b]52;c;aGk=\a\x1b[2J.jsonl"}, "/s/\uFFFD]52;c;aGk=\uFFFD\uFFFD[2J.jsonl: gone (its session stays in the database)\n"},
 		{watch.Event{Kind: watch.Problem, Path: "/s/a.jsonl", Result: store.FileResult{Err: errors.New("session \x1b[2Jx\u009b is bad")}},
 			"problem: /s/a.jsonl: session \uFFFD[2Jx\uFFFD is bad\n"},
+		// A line break in a file name would start a line that reads as
+		// another event; the event stays on its line.
+		{watch.Event{Kind: watch.Gone, Path: "/s/a\n/s/b.jsonl: 9 entries into 0198f2a4\n/s/c.jsonl"},
+			"/s/a /s/b.jsonl: 9 entries into 0198f2a4 /s/c.jsonl: gone (its session stays in the database)\n"},
 		{watch.Event{Kind: watch.CaughtUp}, ""},
 		{watch.Event{Kind: watch.Unsettled, Path: "/s/a.jsonl", Result: store.FileResult{Torn: torn}}, ""},
 	} {

@@ -51,7 +51,9 @@
 // An import that failed for a reason outside the file (the storage
 // failing, a full disk, another writer's claim on the session) is tried
 // again at every rescan, whether the file changed or not, until it goes
-// in.
+// in. So is the search index's catch-up when it failed in the store
+// ([IndexFailed]): the watch goes on, and what was imported becomes
+// searchable once the store is back.
 //
 // Damage, a conflict or a torn line is [Unsettled] at first, and reported
 // as a [Problem] only once the file has stayed unchanged for

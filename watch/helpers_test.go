@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,7 +66,8 @@ var emptyStore = testdb.New(func(ctx context.Context, path string) error {
 
 // startWatch runs Watch on paths over s until the test stops it (or
 // ends). Settle defaults to an hour, so that no problem is reported
-// unless a test asks for it.
+// unless a test asks for it. A Report in opts is called with each event
+// first, from the watcher's goroutine.
 func startWatch(t testing.TB, s *store.Store, paths []string, opts watch.Options) *running {
 	t.Helper()
 	if opts.Settle == 0 {
@@ -73,7 +75,11 @@ func startWatch(t testing.TB, s *store.Store, paths []string, opts watch.Options
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: t, s: s, events: make(chan watch.Event, 1<<16), cancel: cancel, done: make(chan struct{})}
+	hook := opts.Report
 	opts.Report = func(e watch.Event) {
+		if hook != nil {
+			hook(e)
+		}
 		select {
 		case r.events <- e:
 		default:
@@ -177,6 +183,20 @@ func entryCount(t testing.TB, s *store.Store, id string) int {
 	return len(log)
 }
 
+// drain reads the events already reported, and counts those of a kind
+// seen so far.
+func (r *running) drain(k watch.Kind) int {
+	for {
+		select {
+		case e := <-r.events:
+			r.seen = append(r.seen, e)
+			continue
+		default:
+		}
+		return r.count(k)
+	}
+}
+
 // count counts the events of a kind seen so far.
 func (r *running) count(k watch.Kind) int {
 	n := 0
@@ -247,4 +267,56 @@ func (f *sessionFile) write(flag int, s string) {
 	if err := fd.Close(); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// rewriting starts a rewrite of the file whole, as pi rewrites a file it
+// migrates: the file is cut to nothing, and rewrite writes lines back,
+// the same entries in other bytes (a space after the first colon); done
+// ends it. lines are the file's lines as they were, each with its
+// newline.
+func (f *sessionFile) rewriting() (lines []string, rewrite func([]string), done func()) {
+	f.t.Helper()
+	old, err := os.ReadFile(f.path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	lines = strings.SplitAfter(string(old), "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	fd, err := os.OpenFile(f.path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	rewrite = func(lines []string) {
+		for _, l := range lines {
+			if _, err := fd.WriteString(strings.Replace(l, `":`, `": `, 1)); err != nil {
+				f.t.Fatal(err)
+			}
+		}
+	}
+	done = func() {
+		if err := fd.Close(); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return lines, rewrite, done
+}
+
+// claimSession takes a claim on session id for another writer, for an
+// hour, as an agent writing to it through the store would.
+func claimSession(t testing.TB, s *store.Store, id string) sessiontree.Claim {
+	t.Helper()
+	st, err := s.OpenSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	claimer, ok := st.(sessiontree.Claimer)
+	if !ok {
+		t.Fatalf("%T is no sessiontree.Claimer", st)
+	}
+	claim, err := claimer.Claim(context.Background(), "other-agent", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return claim
 }

@@ -62,7 +62,8 @@ const (
 	Imported Kind = iota + 1
 	// CaughtUp: every change seen so far is imported and indexed; sent
 	// after the first import and after each round of imports that leaves
-	// nothing waiting.
+	// nothing waiting, once the search index is up to date (not while it
+	// fails: IndexFailed).
 	CaughtUp
 	// Unsettled: a file's import met a torn last line (Result.Torn), a
 	// conflict or damage (Result.Err), as it does while pi is writing or
@@ -81,6 +82,13 @@ const (
 	// Dropped: the operating system's watcher lost events or failed (Err);
 	// the next rescan finds what they said.
 	Dropped
+	// IndexFailed: bringing the search index up to date failed in the
+	// store (Err matches sessiontree.ErrStorage: a database server
+	// restarting, a full disk). What was imported is stored, not yet
+	// searchable; the index is tried again at the next rescan or import
+	// until it is up to date, and CaughtUp waits for it. Reported once
+	// until the index succeeds again.
+	IndexFailed
 )
 
 // String names the kind.
@@ -100,6 +108,8 @@ func (k Kind) String() string {
 		return "waiting"
 	case Dropped:
 		return "dropped"
+	case IndexFailed:
+		return "index failed"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -214,6 +224,9 @@ type watcher struct {
 	sum        Summary
 	nextRescan time.Time
 	rescanNow  bool // events were lost: rescan at once
+	// indexDue says entries were imported and not yet indexed;
+	// indexFailing that the last try failed, as reported.
+	indexDue, indexFailing bool
 }
 
 func newWatcher(s *store.Store, paths []string, opts Options) (*watcher, error) {
@@ -362,10 +375,7 @@ func (w *watcher) arm(r *root) {
 		return
 	}
 	r.real, r.dir = real, fi.IsDir()
-	if r.waitDir != "" && !w.dirs[r.waitDir] {
-		_ = w.fsw.Remove(r.waitDir)
-	}
-	r.waitDir = ""
+	w.unwait(r)
 	if r.dir {
 		w.addTree(real, time.Now())
 		return
@@ -395,9 +405,7 @@ func (w *watcher) waitFor(r *root) {
 		if dir == r.waitDir {
 			break
 		}
-		if r.waitDir != "" && !w.dirs[r.waitDir] {
-			_ = w.fsw.Remove(r.waitDir)
-		}
+		w.unwait(r)
 		r.waitDir = dir
 		if err := w.fsw.Add(dir); err != nil {
 			w.report(Event{Kind: Dropped, Path: dir, Err: err})
@@ -413,6 +421,23 @@ func (w *watcher) waitFor(r *root) {
 	if first || was != "" {
 		w.report(Event{Kind: Waiting, Path: r.given})
 	}
+}
+
+// unwait ends a root's wait: the watch on the folder it waited on goes,
+// unless the folder is watched for another reason, followed or waited
+// on by another root (two roots in one folder yet to be made).
+func (w *watcher) unwait(r *root) {
+	dir := r.waitDir
+	r.waitDir = ""
+	if dir == "" || w.dirs[dir] {
+		return
+	}
+	for _, o := range w.roots {
+		if o.waitDir == dir {
+			return
+		}
+	}
+	_ = w.fsw.Remove(dir)
 }
 
 // nearestExisting returns dir or the nearest folder above it that exists.
@@ -608,6 +633,25 @@ func (w *watcher) rescan() {
 // all is set), brings the search index up to date and says when nothing
 // is left waiting.
 func (w *watcher) importDirty(ctx context.Context, all bool) error {
+	paths := w.duePaths(all)
+	if len(paths) == 0 && !all && !w.indexDue {
+		return nil
+	}
+	if err := w.importPaths(ctx, paths); err != nil {
+		return err
+	}
+	if err := w.index(ctx); err != nil {
+		return err
+	}
+	if len(w.dirty) == 0 && !w.indexDue {
+		w.report(Event{Kind: CaughtUp})
+	}
+	return nil
+}
+
+// duePaths takes the files whose bursts are due (all of them when all is
+// set) off the dirty list, in order.
+func (w *watcher) duePaths(all bool) []string {
 	now := time.Now()
 	var paths []string
 	for path, b := range w.dirty {
@@ -616,10 +660,15 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 			delete(w.dirty, path)
 		}
 	}
-	if len(paths) == 0 && !all {
+	slices.Sort(paths)
+	return paths
+}
+
+// importPaths imports files and records what each import did.
+func (w *watcher) importPaths(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
 		return nil
 	}
-	slices.Sort(paths)
 	// Each file's size and time are taken before it is read: a write
 	// during the import then makes them differ, and the file is looked
 	// at again.
@@ -629,23 +678,39 @@ func (w *watcher) importDirty(ctx context.Context, all bool) error {
 			before[real] = fi
 		}
 	}
-	if len(paths) > 0 {
-		rep, err := w.s.Import(ctx, paths, w.opts.Import)
-		for _, res := range rep.Files {
-			w.take(res, before[res.Path], time.Now())
-		}
-		if err != nil {
-			return err
-		}
-		if rep.Entries > 0 {
-			idx := store.IndexOptions{NoWait: w.opts.Import.NoWait, Waiting: w.opts.Import.Waiting}
-			if _, err := w.s.Index(ctx, idx); err != nil {
-				return fmt.Errorf("watch: %w", err)
-			}
-		}
+	rep, err := w.s.Import(ctx, paths, w.opts.Import)
+	for _, res := range rep.Files {
+		w.take(res, before[res.Path], time.Now())
 	}
-	if len(w.dirty) == 0 {
-		w.report(Event{Kind: CaughtUp})
+	if rep.Entries > 0 {
+		w.indexDue = true
+	}
+	return err
+}
+
+// index brings the search index up to date when imports left it behind.
+// A failure in the store (sessiontree.ErrStorage: the database server
+// restarting, a full disk) is reported once and tried again at the next
+// round (a rescan, an import): what was imported stays, to be indexed
+// once the store is back.
+func (w *watcher) index(ctx context.Context) error {
+	if !w.indexDue {
+		return nil
+	}
+	idx := store.IndexOptions{NoWait: w.opts.Import.NoWait, Waiting: w.opts.Import.Waiting}
+	_, err := w.s.Index(ctx, idx)
+	switch {
+	case err == nil:
+		w.indexDue, w.indexFailing = false, false
+	case ctx.Err() != nil:
+		return ctx.Err() // stopped, however the store said it
+	case errors.Is(err, sessiontree.ErrStorage):
+		if !w.indexFailing {
+			w.indexFailing = true
+			w.report(Event{Kind: IndexFailed, Err: err})
+		}
+	default:
+		return fmt.Errorf("watch: %w", err)
 	}
 	return nil
 }
@@ -667,19 +732,9 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		f = &fileState{}
 		w.files[res.Path] = f
 	}
+	changed := !f.unchanged(fi)
 	f.size, f.mod, f.retry = fi.Size(), fi.ModTime(), retryable(res.Err)
-	if res.Entries > 0 || res.Bytes > 0 || res.Outcome == store.OutcomeNew {
-		w.sum.Entries += res.Entries
-		w.sum.Bytes += res.Bytes
-		if res.Outcome == store.OutcomeNew {
-			w.sum.NewSessions++
-		}
-		if res.Entries > 0 && !w.imported[res.Path] {
-			w.imported[res.Path] = true
-			w.sum.Files++
-		}
-		w.report(Event{Kind: Imported, Path: res.Path, Result: res})
-	}
+	w.tally(res)
 	switch {
 	case res.Err != nil || res.Torn != nil:
 		// Unsettled: reported if it is still so once the file has
@@ -689,9 +744,31 @@ func (w *watcher) take(res store.FileResult, fi os.FileInfo, now time.Time) {
 		}
 		f.issue, f.settleAt = &res, now.Add(w.opts.Settle)
 		w.report(Event{Kind: Unsettled, Path: res.Path, Result: res})
-	case res.Outcome != store.OutcomeUnchanged:
+	case res.Outcome != store.OutcomeUnchanged || changed || f.issue != nil && f.issue.Torn == nil:
+		// Sound again: new lines; the file changed and nothing is amiss
+		// (a rewrite now whole with nothing new, a torn line cut); a
+		// failure gone (the store back, another import done first).
+		// Only a torn line stands through an import that found the
+		// file as it was, which need not have read the line again.
 		f.issue, f.reported = nil, false
 	}
+}
+
+// tally counts what an import brought in the summary and reports it.
+func (w *watcher) tally(res store.FileResult) {
+	if res.Entries == 0 && res.Bytes == 0 && res.Outcome != store.OutcomeNew {
+		return
+	}
+	w.sum.Entries += res.Entries
+	w.sum.Bytes += res.Bytes
+	if res.Outcome == store.OutcomeNew {
+		w.sum.NewSessions++
+	}
+	if res.Entries > 0 && !w.imported[res.Path] {
+		w.imported[res.Path] = true
+		w.sum.Files++
+	}
+	w.report(Event{Kind: Imported, Path: res.Path, Result: res})
 }
 
 // retryable tells whether an import failed for a reason outside the

@@ -75,9 +75,10 @@ func hitRows(hits []store.Hit) []view.HitRow {
 	return rows
 }
 
-// sessionRow turns a store list row into what view prints.
+// sessionRow turns a store list row into what view prints, its first
+// message as pi's session list gives it ("(no messages)" for none).
 func sessionRow(in store.SessionInfo) view.SessionRow {
-	r := view.SessionRow{ID: in.ID, Name: in.Name, FirstMessage: in.FirstUserMessage, Cwd: in.Cwd,
+	r := view.SessionRow{ID: in.ID, Name: in.Name, FirstMessage: in.ListInfo().FirstMessage, Cwd: in.Cwd,
 		Entries: in.Entries, Messages: in.Messages}
 	if t, err := sessiontree.ParseTime(in.UpdatedAt); err == nil {
 		r.Updated = t

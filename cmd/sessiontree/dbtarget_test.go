@@ -128,6 +128,7 @@ func TestEmptyFilterFlags(t *testing.T) {
 		{"search", "flag", "--session", ""},
 		{"search", "flag", "--cwd", ""},
 		{"ls", "--cwd="},
+		{"ls", "--name", ""},
 		{"context", "0198f2a4", "--from", ""},
 		{"branch", "0198f2a4", "--from", ""},
 		{"fork", "0198f2a4", "--at", ""},

@@ -56,7 +56,7 @@ messages)".`,
 	}
 	f := cmd.Flags()
 	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "only sessions of this working directory")
-	f.StringVar(&opts.Name, "name", "", "only sessions whose name contains this text (ASCII case ignored)")
+	f.Var((*nonEmpty)(&opts.Name), "name", "only sessions whose name contains this text (ASCII case ignored)")
 	f.IntVar(&opts.Limit, "limit", store.DefaultListLimit, "show at most this many sessions (0: all)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of the sessions' list rows")
 	return cmd

@@ -77,9 +77,10 @@ func (a *app) tailText(e sessiontree.Entry) error {
 	return a.flush()
 }
 
-// tailJSON prints an entry's JSON as stored, on one line.
+// tailJSON prints an entry's JSON as stored, on one line, as UTF-8
+// (view.UTF8JSON).
 func (a *app) tailJSON(e sessiontree.Entry) error {
-	line := e.Raw
+	line := view.UTF8JSON(e.Raw)
 	if bytes.ContainsAny(line, "\r\n") {
 		var b bytes.Buffer
 		if err := json.Compact(&b, line); err != nil {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -137,11 +138,28 @@ func followLinks(path string) (p string, viaFD bool, err error) {
 			return "", false, err
 		}
 		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(p), t)
+			t = filepath.Join(linkDir(p, t), t)
 		}
 		p = t
 	}
 	return "", false, &fs.PathError{Op: "open", Path: path, Err: syscall.ELOOP}
+}
+
+// linkDir is the folder a relative link text t, read from the link at
+// p, starts from. The kernel follows it from the folder that holds the
+// link, itself reached through any links on the way: a text that climbs
+// ("../x") then leads elsewhere than the path's text, so the folder is
+// resolved; one that only descends leads to the same file from the
+// folder's path as it is.
+func linkDir(p, t string) string {
+	dir := filepath.Dir(p)
+	if !slices.Contains(strings.Split(filepath.ToSlash(t), "/"), "..") {
+		return dir
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // namesDescriptor tells whether p is in a folder of open file

@@ -156,3 +156,38 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("WriteFile(a directory) = nil; want an error")
 	}
 }
+
+// TestWriteFileThroughLinkedFolder: a link whose text climbs with ".."
+// names a file relative to the folder that holds it, as the kernel
+// follows it, not to the path it was reached by: here a folder reached
+// through a link of its own. A new file is made where the link points,
+// both when it exists and when it does not yet; it used to be made
+// where the path's text led, outside the folder, the link left dangling.
+func TestWriteFileThroughLinkedFolder(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "a", "r")
+	if err := os.MkdirAll(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("a", "r"), filepath.Join(dir, "d")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "new.md"), filepath.Join(real, "out.md")); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "d", "out.md")
+	for _, text := range []string{"made", "replaced"} {
+		if err := fsx.WriteFile(path, "page", 0o644, func(w io.Writer) error {
+			_, err := io.WriteString(w, text)
+			return err
+		}); err != nil {
+			t.Fatalf("WriteFile(%s) = %v", text, err)
+		}
+		if got, err := os.ReadFile(path); err != nil || string(got) != text {
+			t.Errorf("after WriteFile(%s) the link reads %q, %v; want %q", text, got, err, text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new.md")); err == nil {
+		t.Errorf("a file was made at %s, outside the linked folder", filepath.Join(dir, "new.md"))
+	}
+}
