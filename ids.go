@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"unicode"
 
 	"github.com/google/uuid"
 )
@@ -52,7 +53,17 @@ func NameOf(e Entry) string { return nameText(e.Field("name")) }
 // nameText is the name a name member sets.
 func nameText(raw []byte, found bool) string {
 	s, _ := stringOf(raw, found)
-	return DerivedText(strings.TrimSpace(s))
+	return DerivedText(jsTrim(s))
+}
+
+// jsTrim removes the space around s that JavaScript's String.prototype.trim
+// removes, pi's trim of a session name: what strings.TrimSpace removes
+// (Unicode's White_Space) but NEL (U+0085), and the byte order mark
+// U+FEFF as well (testdata/piedge/names-js-trim).
+func jsTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return r == '\uFEFF' || r != '\u0085' && unicode.IsSpace(r)
+	})
 }
 
 // DerivedText returns s, a text taken out of an entry's JSON, with each
@@ -73,7 +84,7 @@ func DerivedText(s string) string {
 
 // CleanName prepares a session name for writing as pi 1.6.0 does: each run
 // of CR and LF characters becomes one space, then surrounding space is
-// trimmed ("two\r\nlines\r\n" becomes "two lines").
+// trimmed as JavaScript trims ("two\r\nlines\r\n" becomes "two lines").
 func CleanName(name string) string {
 	var b strings.Builder
 	inBreak := false
@@ -88,5 +99,5 @@ func CleanName(name string) string {
 		inBreak = false
 		b.WriteRune(r)
 	}
-	return strings.TrimSpace(b.String())
+	return jsTrim(b.String())
 }

@@ -624,6 +624,15 @@ cases["system-nameless-tool"] = () => {
 	);
 };
 
+// A name inside a byte order mark and NELs: JavaScript's trim removes the
+// mark (which Go's strings.TrimSpace keeps) and keeps NEL (which it
+// removes). Found by ../pirand.
+cases["names-js-trim"] = () => {
+	const l = chat(1, header(84));
+	l.push(e("session_info", "n1", "a1", { name: "\ufeff\u0085 x \u0085\ufeff" }));
+	return file(lines(...l));
+};
+
 // A session pi resumed after a crash tore its last line: pi opens the
 // torn file (adding a newline after the torn bytes) and appends, so the
 // torn line ends up between entries. Written by pi itself (resume below).

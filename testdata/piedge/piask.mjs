@@ -89,8 +89,14 @@ export async function answer(smPath, path) {
 	// it with the compaction's time; 1 here).
 	const piAI = join(dirname(smPath), "..", "..", "..", "pi-ai", "dist", "index.js");
 	const { getCurrentSystemMessage } = await import(pathToFileURL(piAI).href);
-	const snap = getCurrentSystemMessage(sm.buildSessionProjection().messages);
-	out.systemSnapshot = snap ? { ...snap, timestamp: 1 } : null;
+	try {
+		const snap = getCurrentSystemMessage(sm.buildSessionProjection().messages);
+		out.systemSnapshot = snap ? { ...snap, timestamp: 1 } : null;
+	} catch (err) {
+		// A compaction's systemMessage with null content, say: pi's
+		// appendCompaction would throw there too.
+		out.systemSnapshotError = String(err.message);
+	}
 	try {
 		out.stats = await stats(smPath, sm);
 	} catch (err) {
