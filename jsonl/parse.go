@@ -32,7 +32,7 @@ type Header struct {
 // [ErrUnsupportedVersion]; other problems give a
 // [sessiontree.CorruptError].
 func ParseHeader(line []byte) (Header, error) {
-	line = bytes.TrimSpace(line)
+	line = bytes.Trim(line, jsonSpace)
 	h := Header{SessionMeta: sessiontree.SessionMeta{Version: 1}}
 	var typ string
 	var hasType, hasID, hasTS bool
@@ -244,7 +244,7 @@ func (g v1IDs) id(index int) string {
 // names an entry at or before this one. The common fields are written
 // first, then the others in their order.
 func parseV1(line []byte, ids v1IDs, index int, prev string) (sessiontree.Entry, error) {
-	line = bytes.TrimSpace(line)
+	line = bytes.Trim(line, jsonSpace)
 	var typ, ts string
 	var hasType, hasTS bool
 	var keptIndex []byte

@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"sync"
+	"unicode"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
@@ -406,8 +407,8 @@ func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
 		r.pos.Offset += int64(len(line))
 		r.pos.Line++
 		hasNewline := line[len(line)-1] == '\n'
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
+		trimmed := lineJSON(line)
+		if trimmed == nil {
 			continue
 		}
 		rec := Record{Line: start.Line + 1, Offset: start.Offset}
@@ -464,8 +465,8 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 		}
 		r.pos.Offset += int64(len(line))
 		r.pos.Line++
-		trimmed := bytes.TrimSpace(line)
-		if len(trimmed) == 0 {
+		trimmed := lineJSON(line)
+		if trimmed == nil {
 			continue
 		}
 		h, err := ParseHeader(trimmed)
@@ -481,6 +482,26 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 		return yield(Record{Kind: KindHeader, Line: start.Line + 1, Offset: start.Offset, Header: h, Next: r.pos}, nil)
 	}
 }
+
+// jsonSpace is the white space JSON allows around a value.
+const jsonSpace = " \t\r\n"
+
+// lineJSON returns the JSON text of a line: the line less the white space
+// JSON allows around a value, or nil for a blank line, one of white space
+// alone as Unicode or JavaScript sees it (pi skips a line that
+// JavaScript's trim empties, a byte order mark or a no-break space alone;
+// a NEL alone is no JSON to it, which it skips too). Other space around
+// the JSON, a no-break space or a vertical tab, is no JSON: pi's
+// JSON.parse refuses the line and pi drops the entry in it
+// (testdata/piedge/line-unicode-space), so it is a bad line here too.
+func lineJSON(line []byte) []byte {
+	if len(bytes.TrimFunc(line, isBlankSpace)) == 0 {
+		return nil
+	}
+	return bytes.Trim(line, jsonSpace)
+}
+
+func isBlankSpace(r rune) bool { return r == '\uFEFF' || unicode.IsSpace(r) }
 
 // torn yields the torn last line, or the error for it in Strict mode.
 func (r *reader) torn(start Position, data []byte, rec Record, yield func(Record, error) bool) {

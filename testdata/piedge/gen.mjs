@@ -633,6 +633,18 @@ cases["names-js-trim"] = () => {
 	return file(lines(...l));
 };
 
+// White space other than JSON's around an entry's JSON: pi's JSON.parse
+// refuses the line (a no-break space after it, a vertical tab before
+// it) and pi drops the entry; a line of such space alone (a byte order
+// mark, a no-break space, a NEL) is skipped. Found by ../pirand.
+cases["line-unicode-space"] = () => {
+	const l = lines(...chat(2, header(85)));
+	const x1 = JSON.stringify(user("x1", "a1", "a no-break space after")) + "\u00a0";
+	const x2 = "\v" + JSON.stringify(user("x2", "a1", "a vertical tab before"));
+	l.splice(4, 0, x1, "\ufeff", x2, "\u00a0", "\u0085");
+	return file(l);
+};
+
 // A session pi resumed after a crash tore its last line: pi opens the
 // torn file (adding a newline after the torn bytes) and appends, so the
 // torn line ends up between entries. Written by pi itself (resume below).
