@@ -24,7 +24,10 @@
 // and blank lines. Every parent is written before its child and no id
 // repeats: the damage sessiontree refuses is ../piedge's business, and so
 // are the answers it gives apart from pi's on purpose (../piedge/README.md:
-// a cwd pi resolves, a label that JavaScript writes as nothing).
+// a cwd pi resolves, a label that JavaScript writes as nothing, a context
+// model whose provider or model is not a string), and so is a usage
+// breakdown key of a provider or model that is not a non-empty string,
+// a known bug listed there.
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -203,10 +206,11 @@ class Session {
 		if (r.chance(0.9)) content.push({ type: "text", text: this.text() });
 		const calls = r.chance(0.35) ? 1 + r.int(3) : 0;
 		for (let i = 0; i < calls; i++) content.push({ type: "toolCall", id: `call_${r.hex(6)}`, name: r.pick(TOOLS), arguments: { path: this.text(1) } });
-		const [provider, model] = this.model;
+		const [provider, model] = this.model[0] && this.model[1] ? this.model : MODELS[0];
 		const message = { role: "assistant", content: r.chance(0.03) ? this.text() : content, api: "anthropic-messages", provider, model, usage: this.usage(provider), stopReason: calls ? "toolUse" : r.pick(["stop", "stop", "length", "error", "aborted"]), timestamp: this.ms() };
 		if (r.chance(0.1)) message.responseModel = `${model}-20261101`;
 		if (r.chance(0.04)) delete message[r.pick(["provider", "model"])];
+
 		if (message.stopReason === "error") message.errorMessage = "overloaded";
 		this.append("message", { message });
 		for (const call of content.filter((c) => c.type === "toolCall")) {
@@ -252,7 +256,7 @@ class Session {
 		return this.append("message", { message });
 	}
 	modelChange() {
-		this.model = this.r.pick(MODELS);
+		this.model = this.r.chance(0.05) ? this.r.pick([["", ""], ["anthropic", ""], ["", "x"]]) : this.r.pick(MODELS);
 		return this.append("model_change", { provider: this.model[0], modelId: this.model[1] });
 	}
 	thinking() {
@@ -260,7 +264,7 @@ class Session {
 	}
 	usageEntry() {
 		const r = this.r;
-		const [provider, model] = r.chance(0.8) ? this.model : r.pick(MODELS);
+		const [provider, model] = r.chance(0.8) && this.model[0] && this.model[1] ? this.model : r.pick(MODELS);
 		return this.append("usage", { kind: r.chance(0.9) ? "cache_warm" : "other", provider, model, usage: this.usage(provider), ...(r.chance(0.1) ? { note: "extension override" } : {}) });
 	}
 	custom() {
@@ -271,8 +275,9 @@ class Session {
 		const kind = r.weighted({ string: 50, blocks: 30, none: 8, nul: 6, image: 6 });
 		const content = { string: () => this.text(), blocks: () => [{ type: "text", text: this.text() }], none: () => undefined, nul: () => null, image: () => [this.image()] }[kind]();
 		const fields = { customType: r.pick(["ext", "note"]), display: r.chance(0.7) };
+		if (r.chance(0.1)) fields.display = r.pick([undefined, null, "yes", 1]);
 		if (content !== undefined) fields.content = content;
-		if (r.chance(0.3)) fields.details = { why: this.text(1) };
+		if (r.chance(0.3)) fields.details = r.pick([{ why: this.text(1) }, { why: this.text(1) }, null, "text", []]);
 		return this.append("custom_message", fields);
 	}
 	unknown() {
@@ -382,6 +387,7 @@ class Session {
 		const fields = { summary: r.chance(0.05) ? "" : `## Summary\n${this.text(8)}`, tokensBefore: r.int(200000) };
 		if (kept !== undefined) fields.firstKeptEntryId = kept;
 		if (r.chance(0.05)) delete fields.tokensBefore;
+		else if (r.chance(0.04)) fields.tokensBefore = r.pick([null, "5", 1.5, -1]);
 		if (r.chance(0.5)) fields.details = { readFiles: ["main.go"], modifiedFiles: [] };
 		if (r.chance(0.5)) fields.usage = this.usage();
 		if (r.chance(0.3)) fields.fromHook = r.chance(0.5);
