@@ -88,6 +88,9 @@ const MODELS = [
 	["google", "gemini-3-pro"],
 	["local", "qwen-coder"],
 ];
+// Ids pi's reader takes as any string ("__proto__" aside, which the
+// answers' plain objects would mistake).
+const ODD_IDS = ["root", "a b", "ü-1", "😀", "x/y", "0", "constructor", "null", "gone"];
 const THINKING = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const TOOLS = ["read", "bash", "edit", "write", "grep"];
 // Space around names: JavaScript's trim removes the first ones, not the
@@ -139,7 +142,7 @@ class Session {
 	id() {
 		if (this.future.length && this.r.chance(0.3)) return this.future.shift();
 		for (;;) {
-			const id = this.r.chance(0.03) ? `custom-${this.r.hex(4)}` : this.r.hex(8);
+			const id = this.r.chance(0.03) ? `custom-${this.r.hex(4)}` : this.r.chance(0.02) ? this.r.pick(ODD_IDS) : this.r.hex(8);
 			if (!this.byId.has(id) && !this.future.includes(id)) return id;
 		}
 	}
