@@ -68,14 +68,29 @@ func TestPiFixtures(t *testing.T) {
 // tricky files of testdata/piedge that read cleanly (jsonl's
 // TestPiEdgeFiles covers the damaged ones, which no backend loads).
 func TestPiEdgeFixtures(t *testing.T) {
+	runCleanPiFixtures(t, storetest.PiFixtures(t, "testdata/piedge"), 30)
+}
+
+// TestPiRandFixtures checks every backend against pi 1.6.0's answers on
+// the random session files of testdata/pirand (branches, compactions,
+// edits, labels, names and more, mixed as gen.mjs there draws them) that
+// read cleanly (jsonl's TestPiRandFiles covers the few without a final
+// newline).
+func TestPiRandFixtures(t *testing.T) {
+	runCleanPiFixtures(t, storetest.PiRandFixtures(t, "testdata/pirand"), 15)
+}
+
+// runCleanPiFixtures checks every backend against pi's answers on the
+// fixtures that read in Strict mode, which must be at least least of them.
+func runCleanPiFixtures(t *testing.T, fixtures []storetest.PiFixture, least int) {
 	var clean []storetest.PiFixture
-	for _, fx := range storetest.PiFixtures(t, "testdata/piedge") {
+	for _, fx := range fixtures {
 		if readsStrictly(fx.Path) {
 			clean = append(clean, fx)
 		}
 	}
-	if len(clean) < 30 {
-		t.Fatalf("only %d clean files in testdata/piedge", len(clean))
+	if len(clean) < least {
+		t.Fatalf("only %d of %d files read cleanly", len(clean), len(fixtures))
 	}
 	for _, b := range backends {
 		for _, fx := range clean {

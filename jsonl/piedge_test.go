@@ -51,6 +51,7 @@ var piEdge = map[string]edgeWant{
 	"bad-middle-line":         {mode: jsonl.Lenient},
 	"non-object-lines":        {mode: jsonl.Lenient},
 	"second-header":           {mode: jsonl.Lenient},
+	"line-unicode-space":      {mode: jsonl.Lenient},
 	"v1-kept-after-bad-lines": {mode: jsonl.Lenient},
 	"v1-kept-after-null-line": {mode: jsonl.Lenient},
 }
@@ -62,25 +63,38 @@ var piEdge = map[string]edgeWant{
 // refused.
 func TestPiEdgeFiles(t *testing.T) {
 	for _, fx := range storetest.PiFixtures(t, filepath.Join("..", "testdata", "piedge")) {
-		t.Run(fx.Name, func(t *testing.T) {
-			want := piEdge[fx.Name]
-			st, err := jsonl.Open(context.Background(), fx.Path, jsonl.Options{ReadOnly: true, Mode: want.mode})
-			if want.refused != "" {
-				checkRefused(t, err, want)
-				return
-			}
-			extra := piExtras(t, fx.Path)
-			if extra.Error != "" || extra.Loops {
-				t.Fatalf("pi refuses or loops on %s; piEdge must say how sessiontree refuses it", fx.Name)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			storetest.CheckPi(t, st, fx.Want)
-			checkSystemSnapshot(t, st, extra.SystemSnapshot)
-		})
+		t.Run(fx.Name, func(t *testing.T) { checkPiFile(t, fx, piEdge[fx.Name]) })
 	}
+}
+
+// TestPiRandFiles opens every random file of testdata/pirand (written by
+// gen.mjs there, with pi 1.6.0's answers) and checks sessiontree gives
+// pi's answers: none is refused.
+func TestPiRandFiles(t *testing.T) {
+	for _, fx := range storetest.PiRandFixtures(t, filepath.Join("..", "testdata", "pirand")) {
+		t.Run(fx.Name, func(t *testing.T) { checkPiFile(t, fx, edgeWant{}) })
+	}
+}
+
+// checkPiFile opens the file of fx and checks sessiontree gives pi's
+// answers, or refuses the file as want says with an error naming the line.
+func checkPiFile(t *testing.T, fx storetest.PiFixture, want edgeWant) {
+	t.Helper()
+	st, err := jsonl.Open(context.Background(), fx.Path, jsonl.Options{ReadOnly: true, Mode: want.mode})
+	if want.refused != "" {
+		checkRefused(t, err, want)
+		return
+	}
+	extra := piExtras(t, fx.Path)
+	if extra.Error != "" || extra.Loops {
+		t.Fatalf("pi refuses or loops on %s; piEdge must say how sessiontree refuses it", fx.Name)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	storetest.CheckPi(t, st, fx.Want)
+	checkSystemSnapshot(t, st, extra.SystemSnapshot)
 }
 
 func checkRefused(t *testing.T, err error, want edgeWant) {

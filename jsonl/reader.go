@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"sync"
+	"unicode"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
@@ -482,13 +483,20 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 	}
 }
 
-// lineJSON returns a line without the white space JSON allows around
-// its value (trimJSONSpace), and whether it is blank: white space alone,
-// as pi's trim() sees it (any Unicode space), which pi skips.
+// lineJSON returns a line's JSON text, the line less the white space JSON
+// allows around a value (trimJSONSpace), and whether the line is blank:
+// white space alone as Unicode or JavaScript sees it, which pi skips (a
+// line JavaScript's trim empties, a byte order mark or a no-break space
+// alone; a NEL alone is no JSON to it, which it skips too). Other space
+// around the JSON, a no-break space or a vertical tab, is no JSON: pi's
+// JSON.parse refuses the line and pi drops the entry in it
+// (testdata/piedge/line-unicode-space), so it is a bad line here too.
 func lineJSON(line []byte) (trimmed []byte, blank bool) {
-	trimmed = trimJSONSpace(line)
-	return trimmed, len(bytes.TrimSpace(trimmed)) == 0
+	return trimJSONSpace(line), len(bytes.TrimFunc(line, isBlankSpace)) == 0
 }
+
+// isBlankSpace reports whether a line of r alone is blank to pi.
+func isBlankSpace(r rune) bool { return r == '\uFEFF' || unicode.IsSpace(r) }
 
 // torn yields the torn last line, or the error for it in Strict mode.
 func (r *reader) torn(start Position, data []byte, rec Record, yield func(Record, error) bool) {

@@ -161,10 +161,7 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 	if len(log) != want.EntryCount {
 		t.Errorf("Log() has %d entries; want %d", len(log), want.EntryCount)
 	}
-	name, _ := st.Name(ctx)
-	if want.Name != nil && name != *want.Name || want.Name == nil && name != "" {
-		t.Errorf("Name() = %q; want %v", name, want.Name)
-	}
+	checkName(t, st, want.Name)
 	checkContext(t, s, "", want.Context)
 	if want.IDsAssigned {
 		return
@@ -235,6 +232,21 @@ func CheckPi(t testing.TB, st sessiontree.Storage, want PiExpected) {
 		if diff := cmp.Diff(want.LabelTimestamps, labelTimestampsOf(tree)); want.LabelTimestamps != nil && diff != "" {
 			t.Errorf("tree label timestamps (-pi +got):\n%s", diff)
 		}
+	}
+}
+
+// checkName compares the session's name with pi's (nil: none).
+func checkName(t testing.TB, st sessiontree.Storage, want *string) {
+	t.Helper()
+	name, err := st.Name(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case want == nil && name != "":
+		t.Errorf("Name() = %+q; want none", name)
+	case want != nil && name != *want:
+		t.Errorf("Name() = %+q; want %+q", name, *want)
 	}
 }
 
@@ -412,4 +424,24 @@ func (want *PiExpected) ShownLabels(t testing.TB) map[string]string {
 		out[id] = s
 	}
 	return out
+}
+
+// PiRandFixtures lists the random files of dir (testdata/pirand, written
+// by its gen.mjs with pi's answers), or of the folder
+// $SESSIONTREE_PIRAND_DIR names instead: a larger corpus the same
+// generator wrote elsewhere. With -short it keeps one file in ten.
+func PiRandFixtures(t testing.TB, dir string) []PiFixture {
+	t.Helper()
+	if d := os.Getenv("SESSIONTREE_PIRAND_DIR"); d != "" {
+		dir = d
+	}
+	all := PiFixtures(t, dir)
+	if !testing.Short() {
+		return all
+	}
+	var some []PiFixture
+	for i := 0; i < len(all); i += 10 {
+		some = append(some, all[i])
+	}
+	return some
 }

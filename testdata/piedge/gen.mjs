@@ -5,17 +5,17 @@
 //	node testdata/piedge/gen.mjs <pkg>/dist/core/session-manager.js
 //
 // It needs node 20 or later and pi 1.6.0 installed (internal/pipkg
-// installs it in the bench cache). Each file is opened by pi in a child
-// process of its own, on a copy (pi appends a newline to a file without
-// one and rewrites a migrated one), with a time limit: a file on which pi
-// loops is recorded as such. The output is deterministic.
+// installs it in the bench cache). piask.mjs asks pi, each file in a
+// child process of its own. The output is deterministic.
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import crypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { askPi } from "./piask.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -624,6 +624,27 @@ cases["system-nameless-tool"] = () => {
 	);
 };
 
+// A name inside a byte order mark and NELs: JavaScript's trim removes the
+// mark (which Go's strings.TrimSpace keeps) and keeps NEL (which it
+// removes). Found by ../pirand.
+cases["names-js-trim"] = () => {
+	const l = chat(1, header(84));
+	l.push(e("session_info", "n1", "a1", { name: "\ufeff\u0085 x \u0085\ufeff" }));
+	return file(lines(...l));
+};
+
+// White space other than JSON's around an entry's JSON: pi's JSON.parse
+// refuses the line (a no-break space after it, a vertical tab before
+// it) and pi drops the entry; a line of such space alone (a byte order
+// mark, a no-break space, a NEL) is skipped. Found by ../pirand.
+cases["line-unicode-space"] = () => {
+	const l = lines(...chat(2, header(85)));
+	const x1 = JSON.stringify(user("x1", "a1", "a no-break space after")) + "\u00a0";
+	const x2 = "\v" + JSON.stringify(user("x2", "a1", "a vertical tab before"));
+	l.splice(4, 0, x1, "\ufeff", x2, "\u00a0", "\u0085");
+	return file(l);
+};
+
 // A session pi resumed after a crash tore its last line: pi opens the
 // torn file (adding a newline after the torn bytes) and appends, so the
 // torn line ends up between entries. Written by pi itself (resume below).
@@ -645,94 +666,6 @@ const timestamps = [
 	"", "garbage", "1796119200000",
 ];
 
-// ---- pi's answers ----
-
-async function answer(smPath, path) {
-	// pi draws a version-1 file's ids with crypto.randomUUID: count instead,
-	// so that the answers do not change from run to run.
-	let n = 0;
-	crypto.randomUUID = () => `${(++n).toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
-	syncBuiltinESMExports();
-	const { SessionManager } = await import(pathToFileURL(smPath).href);
-	const { version } = JSON.parse(readFileSync(join(dirname(smPath), "..", "..", "package.json"), "utf8"));
-	const out = { piVersion: version };
-	let sm;
-	try {
-		sm = SessionManager.open(path, dirname(path));
-	} catch (err) {
-		out.error = String(err.message).replaceAll(path, "<file>");
-		return out;
-	}
-	const ctx = (c) => ({ messages: c.messages, thinkingLevel: c.thinkingLevel, model: c.model });
-	const proj = (p) => p.entries.map((x) => ({ sourceId: x.sourceEntry.id, messages: x.messages }));
-	const ids = (es) => es.map((x) => x.id);
-	const header = sm.getHeader();
-	Object.assign(out, {
-		sessionId: sm.getSessionId(),
-		cwd: sm.getCwd(),
-		entryCount: sm.getEntryCount(),
-		leafId: sm.getLeafId() ?? null,
-		name: sm.getSessionName() ?? null,
-		header,
-		context: ctx(sm.buildSessionContext()),
-		branch: ids(sm.getBranch()),
-		contextEntryIds: ids(sm.buildContextEntries()),
-		labels: Object.fromEntries([...sm.byId.keys()].filter((id) => sm.getLabel(id) !== undefined).map((id) => [id, sm.getLabel(id)])),
-	});
-	// What pi's tree shows of each label (`[${label}]`): a label that is
-	// not a string as JavaScript's String() writes it.
-	out.labelsShown = Object.fromEntries(Object.entries(out.labels).map(([id, l]) => [id, String(l)]));
-	const children = {};
-	const labelTimestamps = {};
-	const walk = (key, nodes) => {
-		children[key] = nodes.map((n) => n.entry.id);
-		for (const n of nodes) {
-			if (n.labelTimestamp !== undefined) labelTimestamps[n.entry.id] = n.labelTimestamp;
-			walk(n.entry.id, n.children);
-		}
-	};
-	walk("", sm.getTree());
-	out.children = children;
-	out.labelTimestamps = labelTimestamps;
-	// The long file's text is recorded once, in the context.
-	const small = statSync(path).size < 100000;
-	if (small) out.projection = proj(sm.buildSessionProjection());
-	if (header && header.version === 3 && small) {
-		const { buildSessionContext, buildSessionProjection } = await import(pathToFileURL(smPath).href);
-		const entries = sm.getEntries();
-		// getBranch from an entry whose ancestors loop never returns.
-		const loops = (id) => {
-			const seen = new Set();
-			for (let cur = sm.byId.get(id); cur; cur = cur.parentId ? sm.byId.get(cur.parentId) : undefined) {
-				if (seen.has(cur.id)) return true;
-				seen.add(cur.id);
-			}
-			return false;
-		};
-		out.probes = [...sm.byId.keys()].filter((from) => !loops(from)).map((from) => ({
-			from,
-			branch: ids(sm.getBranch(from)),
-			context: ctx(buildSessionContext(entries, from, sm.byId)),
-			projection: proj(buildSessionProjection(entries, from, sm.byId)),
-		}));
-	}
-	// What appendCompaction would store as systemMessage here (pi stamps
-	// it with the compaction's time; 1 here).
-	const piAI = join(dirname(smPath), "..", "..", "..", "pi-ai", "dist", "index.js");
-	const { getCurrentSystemMessage } = await import(pathToFileURL(piAI).href);
-	const snap = getCurrentSystemMessage(sm.buildSessionProjection().messages);
-	out.systemSnapshot = snap ? { ...snap, timestamp: 1 } : null;
-	try {
-		out.stats = await stats(smPath, sm);
-	} catch (err) {
-		// An assistant message without usage (old files): /session throws.
-		out.statsError = String(err.message);
-	}
-	const list = await SessionManager.listAll(dirname(path));
-	const info = list.find((s) => s.path === path);
-	out.sessionInfo = info ? { id: info.id, messageCount: info.messageCount, firstMessage: info.firstMessage } : null;
-	return out;
-}
 
 // resume opens the torn file at path with pi and appends a user message
 // and an assistant reply, with a fixed clock and counted ids.
@@ -757,32 +690,6 @@ async function resume(smPath, path) {
 	sm.appendMessage({ ...asst("x", "x", "answer after the crash").message, timestamp: now });
 }
 
-// stats are pi's /session totals: AgentSession.getSessionStats, whose
-// module does not load on node 20, transcribed here, over pi's own
-// usage-totals.js, with its getUsageCostBreakdown.
-async function stats(smPath, sm) {
-	const { createUsageTotals, addUsageToTotals, getUsageCostBreakdown } = await import(pathToFileURL(join(dirname(smPath), "usage-totals.js")).href);
-	const st = { userMessages: 0, assistantMessages: 0, toolCalls: 0, toolResults: 0, totalMessages: 0 };
-	const totals = createUsageTotals();
-	for (const entry of sm.getEntries()) {
-		if (entry.type === "usage") addUsageToTotals(totals, entry.usage);
-		else if ((entry.type === "branch_summary" || entry.type === "compaction") && entry.usage) addUsageToTotals(totals, entry.usage);
-		if (entry.type !== "message") continue;
-		st.totalMessages++;
-		const message = entry.message;
-		if (message.role === "user") st.userMessages++;
-		else if (message.role === "toolResult") {
-			st.toolResults++;
-			if (message.usage) addUsageToTotals(totals, message.usage);
-		} else if (message.role === "assistant") {
-			st.assistantMessages++;
-			if (Array.isArray(message.content)) st.toolCalls += message.content.filter((c) => c.type === "toolCall").length;
-			addUsageToTotals(totals, message.usage);
-		}
-	}
-	const { input, output, cacheRead, cacheWrite, cost } = totals;
-	return { ...st, tokens: { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite }, cost, breakdown: getUsageCostBreakdown(sm.getEntries()) };
-}
 
 // resumed is the torn-tail file after pi resumed it (see resume).
 function resumed(smPath, work) {
@@ -795,11 +702,7 @@ function resumed(smPath, work) {
 
 // ---- main ----
 
-// The child processes: pi answers on one file, or resumes one.
-if (process.argv[2] === "--answer") {
-	writeFileSync(process.argv[5], JSON.stringify(await answer(process.argv[3], process.argv[4])));
-	process.exit(0);
-}
+// The child process: pi resumes a file.
 if (process.argv[2] === "--resume") {
 	await resume(process.argv[3], process.argv[4]);
 	process.exit(0);
@@ -820,24 +723,7 @@ try {
 	for (const [name, build] of Object.entries(cases)) {
 		const content = build === "resume" ? resumed(smPath, work) : build();
 		writeFileSync(join(here, `${name}.jsonl`), content);
-		const copy = join(mkdtempSync(join(work, `${name}-`)), `${name}.jsonl`);
-		copyFileSync(join(here, `${name}.jsonl`), copy);
-		const r = spawnSync(process.execPath, ["--max-old-space-size=256", fileURLToPath(import.meta.url), "--answer", smPath, copy, copy + ".answer"], { timeout: 10000, encoding: "utf8" });
-		let out;
-		if (r.error || r.status !== 0) {
-			// pi walks a cycle in parent ids for ever, filling memory.
-			const loops = r.error?.code === "ETIMEDOUT" || /heap out of memory/.test(r.stderr);
-			out = loops ? { loops: true } : { error: `exit ${r.status}: ${r.stderr.split("\n").find((x) => x.includes("Error")) ?? ""}` };
-		} else {
-			out = JSON.parse(readFileSync(copy + ".answer", "utf8"));
-		}
-		out.fileChangedByOpen = !readFileSync(copy).equals(Buffer.from(content));
-		// pi draws random ids for a version-1 file's entries.
-		const first = content.toString().split("\n").find((l) => l.trim());
-		try {
-			const h = JSON.parse(first);
-			if (h.type === "session" && (h.version ?? 1) < 2) out.idsAssignedOnMigration = true;
-		} catch {}
+		const out = askPi(smPath, work, name, content);
 		writeFileSync(join(here, `${name}.expected.json`), JSON.stringify(out, null, 1) + "\n");
 		console.log(name, out.error ? `pi: ${out.error}` : `${out.entryCount} entries`);
 	}
