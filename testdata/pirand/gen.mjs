@@ -25,9 +25,8 @@
 // repeats: the damage sessiontree refuses is ../piedge's business, and so
 // are the answers it gives apart from pi's on purpose (../piedge/README.md:
 // a cwd pi resolves, a label that JavaScript writes as nothing, a context
-// model whose provider or model is not a string), and so is a usage
-// breakdown key of a provider or model that is not a non-empty string,
-// a known bug listed there.
+// model whose provider or model is not a string: only "" is drawn there,
+// and any JSON for a response model, which the context does not read).
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -213,6 +212,8 @@ class Session {
 		const message = { role: "assistant", content: r.chance(0.03) ? this.text() : content, api: "anthropic-messages", provider, model, usage: this.usage(provider), stopReason: calls ? "toolUse" : r.pick(["stop", "stop", "length", "error", "aborted"]), timestamp: this.ms() };
 		if (r.chance(0.1)) message.responseModel = `${model}-20261101`;
 		if (r.chance(0.04)) delete message[r.pick(["provider", "model"])];
+		if (r.chance(0.04)) message.responseModel = r.pick(["", null, 7, [1, 2]]);
+		if (r.chance(0.03)) message[r.pick(["provider", "model"])] = "";
 
 		if (message.stopReason === "error") message.errorMessage = "overloaded";
 		this.append("message", { message });
