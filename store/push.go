@@ -166,17 +166,23 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	return p.report, nil
 }
 
-// pushIDs returns the full ids of the sessions to push: those named, or
-// every session of the source, a page of the list at a time.
+// pushIDs returns the full ids of the sessions to push: those named,
+// each once however many names it has (every session is planned before
+// the first is pushed, so a second plan of one would be stale), or every
+// session of the source, a page of the list at a time.
 func pushIDs(ctx context.Context, from *Store, named []string) ([]string, error) {
 	var ids []string
 	if len(named) > 0 {
+		seen := make(map[string]bool, len(named))
 		for _, n := range named {
 			id, err := from.Resolve(ctx, n)
 			if err != nil {
 				return nil, err
 			}
-			ids = append(ids, id)
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
 		}
 		return ids, nil
 	}

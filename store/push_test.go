@@ -390,3 +390,29 @@ func TestPushLockedIsNotClaimed(t *testing.T) {
 		t.Fatalf("Push = %+v; want the session failed on the held lock", rep.Results)
 	}
 }
+
+// A session named twice (by its id and a prefix, or the same prefix
+// twice) is pushed once.
+func TestPushSessionNamedTwice(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000016"
+	from, to := openStore(t), openStore(t)
+	_, b := pushSource(t, from, id)
+	for i, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{id, "0198f2a4-6666"}, "pushed 7"},
+		{[]string{"0198f2a4-6666", "0198f2a4-6666"}, "pushed 1"},
+	} {
+		rep := mustPush(t, from, to, store.PushOptions{Sessions: tt.names})
+		if len(rep.Results) != 1 || !rep.OK() {
+			t.Errorf("Push(%q) = %+v; want one result, %s", tt.names, rep.Results, tt.want)
+		} else if got := results(rep)[id]; got != tt.want {
+			t.Errorf("Push(%q) = %s; want %s", tt.names, got, tt.want)
+		}
+		b.user(fmt.Sprintf("more%d", i), "more")
+	}
+	mustPush(t, from, to, store.PushOptions{})
+	wantSameSession(t, from, to, id)
+}
