@@ -331,14 +331,44 @@ func entryAt(ctx context.Context, s sessiontree.Storage, seq int64) (sessiontree
 	return page[0], nil
 }
 
-// push appends the entries a plan says, a batch per transaction. Each
-// batch checks in its transaction that the target still has the entries
-// the one before left, so a writer on the target meanwhile makes a
-// conflict, not an interleaving.
+// pushReplans bounds how many times one session's push plans again after
+// finding the target written to under it.
+const pushReplans = 3
+
+// push carries out a plan. When a batch finds the target's session
+// changed since the plan (made, or grown, by another push of it into the
+// same target), it plans again from what the target has now: if that is
+// still a prefix of the source's session the push goes on from there,
+// and only a target that really differs is a conflict.
 func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
+	var pushed int64
+	for replans := 0; ; replans++ {
+		n, err := p.appendPlan(ctx, pl)
+		pushed += n
+		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || replans == pushReplans {
+			return pushResult(pl.id, pushed, err)
+		}
+		next, res := p.plan(ctx, pl.id)
+		if res != nil {
+			if res.Status == PushUpToDate && pushed > 0 {
+				res.Status = PushPushed
+			}
+			res.Pushed = pushed
+			return *res
+		}
+		pl = next
+	}
+}
+
+// appendPlan appends the entries a plan says, a batch per transaction,
+// and returns how many it appended. Each batch checks in its transaction
+// that the target still has the entries the one before left, so a writer
+// on the target meanwhile makes an error matching
+// sessiontree.ErrConflict, not an interleaving.
+func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 	src, err := p.from.d.OpenSession(ctx, pl.id)
 	if err != nil {
-		return pushResult(pl.id, 0, err)
+		return 0, err
 	}
 	defer src.Close()
 	have := pl.have
@@ -346,25 +376,25 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 	for create || have < pl.want {
 		page, err := src.Log(ctx, have, int(min(int64(p.opts.BatchEntries), pl.want-have)))
 		if err != nil {
-			return pushResult(pl.id, have-pl.have, fmt.Errorf("read the source: %w", err))
+			return have - pl.have, fmt.Errorf("read the source: %w", err)
 		}
 		if len(page) == 0 && !create {
 			// The source lost entries since the plan (deleted and made
 			// again): what is pushed stays pushed.
-			return pushResult(pl.id, have-pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want))
+			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
 			return appendPushBatch(tx, pl, create, have, page)
 		})
 		if err != nil {
-			return pushResult(pl.id, have-pl.have, err)
+			return have - pl.have, err
 		}
 		create = false
 		have += int64(len(page))
 		p.progress.Entries += int64(len(page))
 		p.tell()
 	}
-	return PushResult{Session: pl.id, Status: PushPushed, Pushed: have - pl.have}
+	return have - pl.have, nil
 }
 
 // appendPushBatch appends one batch in tx: to a session it creates, or
@@ -395,6 +425,9 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 // pushResult is the result of a session whose push ended with err after
 // pushed entries.
 func pushResult(id string, pushed int64, err error) PushResult {
+	if err == nil {
+		return PushResult{Session: id, Status: PushPushed, Pushed: pushed}
+	}
 	st := PushFailed
 	var claimed *sessiontree.ClaimedError
 	switch {

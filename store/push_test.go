@@ -416,3 +416,70 @@ func TestPushSessionNamedTwice(t *testing.T) {
 	mustPush(t, from, to, store.PushOptions{})
 	wantSameSession(t, from, to, id)
 }
+
+// Two pushes of one session into one target at once agree: the one that
+// finds the target written to by the other meanwhile sees that the
+// target's entries are the source's and goes on from there, as when the
+// session was created, or grown, under it. Neither reports a conflict.
+func TestPushRacesAnotherPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000017"
+	for _, tt := range []struct {
+		name string
+		// at is the progress at which the other push runs, whole.
+		at   int64
+		want string
+	}{
+		{"before the session is created", 0, "up-to-date 0"},
+		{"after the first batch", 3, "pushed 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			from, to := openStore(t), openStore(t)
+			pushSource(t, from, id)
+			var other store.PushReport
+			rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+				if p.Entries == tt.at && other.Results == nil {
+					other = mustPush(t, from, to, store.PushOptions{})
+				}
+			}})
+			if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", 7-tt.at)}, results(other)); diff != "" {
+				t.Errorf("the other push (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+				t.Errorf("the push raced (-want +got):\n%s", diff)
+			}
+			wantSameSession(t, from, to, id)
+		})
+	}
+}
+
+// A target written to by its own writer during a push is a conflict
+// still, found when the push plans again: the batches before stay, the
+// target's entry stays, nothing is interleaved.
+func TestPushTargetWrittenDuringPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000018"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+		if p.Entries == 3 && p.Sessions == 0 {
+			st, err := to.OpenSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			newBuilder(t, st).user("t1", "written on the target")
+		}
+	}})
+	if diff := cmp.Diff(map[string]string{id: "conflict 3"}, results(rep)); diff != "" {
+		t.Errorf("Push (-want +got):\n%s", diff)
+	}
+	st, err := to.OpenSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := ids(logOf(t, st)); len(got) != 4 || got[3] != "t1" {
+		t.Errorf("target log = %v; want the 3 pushed entries and t1", got)
+	}
+}
