@@ -3,17 +3,25 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 )
 
+// sumOrder compares costs, sums of floats, up to the order of their
+// terms, which a copy's keys may change.
+var sumOrder = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) })
+
 // TestPushRoundTrip imports every pi fixture (lenient, as pi reads them)
 // into SQLite, pushes it to PostgreSQL and from there to another SQLite
 // database: each session reads the same on all three, and its export is
-// the same bytes (but testdata/piedge/invalid-utf8, which PostgreSQL
+// the same bytes, and the usage report is the same (but testdata/piedge/invalid-utf8, which PostgreSQL
 // cannot store).
 func TestPushRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -45,6 +53,21 @@ func TestPushRoundTrip(t *testing.T) {
 		for _, r := range prep.Results {
 			if r.Status != store.PushPushed {
 				t.Errorf("push %s: %s %v", r.Session, r.Status, r.Err)
+			}
+		}
+	}
+	for _, by := range sessiontree.UsageGroupings {
+		want, err := src.Usage(ctx, sessiontree.UsageQuery{By: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*store.Store{pg, back} {
+			got, err := s.Usage(ctx, sessiontree.UsageQuery{By: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, sumOrder); diff != "" {
+				t.Errorf("usage by %s differs (-source +copy):\n%s", by, diff)
 			}
 		}
 	}
