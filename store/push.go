@@ -18,6 +18,10 @@ type PushOptions struct {
 	// appends; 0 means [DefaultPushBatch]. An interruption leaves every
 	// batch before it committed, so a rerun continues from there.
 	BatchEntries int
+	// BatchBytes bounds the entries' JSON one batch holds: it takes
+	// entries until they hold that much, so the last one may pass it (a
+	// batch has one entry at least); 0 means [DefaultPushBatchBytes].
+	BatchBytes int
 	// Progress, when set, is called before the first batch and after
 	// every batch committed.
 	Progress func(PushProgress)
@@ -25,9 +29,14 @@ type PushOptions struct {
 
 // DefaultPushBatch is how many entries a [Push] appends per transaction
 // on the target unless told otherwise: enough to amortize a commit (an
-// fsync on SQLite, a round trip on PostgreSQL), few enough that a batch
-// of large entries stays a bounded amount of memory.
+// fsync on SQLite, a round trip on PostgreSQL). A batch of large entries
+// is cut sooner, by [DefaultPushBatchBytes].
 const DefaultPushBatch = 4096
+
+// DefaultPushBatchBytes is how much of the entries' JSON a [Push] holds
+// in memory and appends per transaction unless told otherwise, whatever
+// the count: as much as an import commits at once.
+const DefaultPushBatchBytes = 8 << 20
 
 // PushProgress is how far a [Push] has come.
 type PushProgress struct {
@@ -133,6 +142,9 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
 	if opts.BatchEntries <= 0 {
 		opts.BatchEntries = DefaultPushBatch
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultPushBatchBytes
 	}
 	ids, err := pushIDs(ctx, from, opts.Sessions)
 	if err != nil {
@@ -374,7 +386,7 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 	have := pl.have
 	create := !pl.exists
 	for create || have < pl.want {
-		page, err := src.Log(ctx, have, int(min(int64(p.opts.BatchEntries), pl.want-have)))
+		page, err := readPushBatch(ctx, src, have, int(min(int64(p.opts.BatchEntries), pl.want-have)), p.opts.BatchBytes)
 		if err != nil {
 			return have - pl.have, fmt.Errorf("read the source: %w", err)
 		}
@@ -395,6 +407,28 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 		p.tell()
 	}
 	return have - pl.have, nil
+}
+
+// readPushBatch reads the source's entries after seq have, up to n of
+// them and, of those, until they hold maxBytes of JSON (the entry that
+// reaches it included). It reads one entry first, then as many as the
+// bytes left would hold at the average size read so far, so that a run
+// of large entries is not read whole to be cut.
+func readPushBatch(ctx context.Context, src sessiontree.Storage, have int64, n, maxBytes int) ([]sessiontree.Entry, error) {
+	var batch []sessiontree.Entry
+	size, want := 0, 1
+	for len(batch) < n && size < maxBytes {
+		page, err := src.Log(ctx, have+int64(len(batch)), min(want, n-len(batch)))
+		if err != nil || len(page) == 0 {
+			return batch, err
+		}
+		for _, e := range page {
+			size += len(e.Raw)
+		}
+		batch = append(batch, page...)
+		want = max(1, (maxBytes-size)/max(1, size/len(batch)))
+	}
+	return batch, nil
 }
 
 // appendPushBatch appends one batch in tx: to a session it creates, or

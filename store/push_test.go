@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -482,4 +483,30 @@ func TestPushTargetWrittenDuringPush(t *testing.T) {
 	if got := ids(logOf(t, st)); len(got) != 4 || got[3] != "t1" {
 		t.Errorf("target log = %v; want the 3 pushed entries and t1", got)
 	}
+}
+
+// A batch holds no more than BatchBytes of entries' JSON, and the entry
+// that reaches it: a run of large entries (tool outputs) is not pushed,
+// nor read, a BatchEntries count of them at a time.
+func TestPushBatchBytes(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000019"
+	from, to := openStore(t), openStore(t)
+	st := mustCreate(t, from, store.CreateOptions{ID: id, Cwd: "/p"})
+	b := newBuilder(t, st)
+	big := strings.Repeat("x", 10_000)
+	for i := range 10 {
+		b.user(fmt.Sprintf("u%d", i), big)
+	}
+	var steps []int64
+	var last int64
+	mustPush(t, from, to, store.PushOptions{BatchBytes: 25_000, Progress: func(p store.PushProgress) {
+		if p.Entries > last {
+			steps, last = append(steps, p.Entries-last), p.Entries
+		}
+	}})
+	if diff := cmp.Diff([]int64{3, 3, 3, 1}, steps); diff != "" {
+		t.Errorf("entries per batch (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, from, to, id)
 }
