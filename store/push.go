@@ -181,7 +181,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 // pushIDs returns the full ids of the sessions to push: those named,
 // each once however many names it has (every session is planned before
 // the first is pushed, so a second plan of one would be stale), or every
-// session of the source, a page of the list at a time.
+// session of the source, listed in one snapshot.
 func pushIDs(ctx context.Context, from *Store, named []string) ([]string, error) {
 	var ids []string
 	if len(named) > 0 {
@@ -198,20 +198,11 @@ func pushIDs(ctx context.Context, from *Store, named []string) ([]string, error)
 		}
 		return ids, nil
 	}
-	opts := ListOptions{Limit: MaxListLimit}
-	for {
-		page, err := from.List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range page.Sessions {
-			ids = append(ids, in.ID)
-		}
-		if page.Next == "" {
-			return ids, nil
-		}
-		opts.After = page.Next
+	all, err := from.ListN(ctx, ListOptions{}, 0)
+	for _, in := range all {
+		ids = append(ids, in.ID)
 	}
+	return ids, err
 }
 
 // pusher is one run of [Push]. It is not safe for concurrent use.

@@ -510,3 +510,66 @@ func TestPushBatchBytes(t *testing.T) {
 	}
 	wantSameSession(t, from, to, id)
 }
+
+// listHook is a database whose first ListSessions calls after, once the
+// page is read: a write between two pages of a listing.
+type listHook struct {
+	sessiontree.Database
+	after func()
+}
+
+func (d *listHook) View(ctx context.Context, fn func(sessiontree.DatabaseTx) error) error {
+	return d.Database.View(ctx, func(tx sessiontree.DatabaseTx) error { return fn(listHookTx{tx, d}) })
+}
+
+type listHookTx struct {
+	sessiontree.DatabaseTx
+	d *listHook
+}
+
+func (tx listHookTx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession, error) {
+	rows, err := tx.DatabaseTx.ListSessions(q)
+	if after := tx.d.after; after != nil && err == nil {
+		tx.d.after = nil
+		after()
+	}
+	return rows, err
+}
+
+// A push of every session pushes those written to while it lists them:
+// the oldest session, appended to after the first page of the list was
+// read, moves before that page, and was pushed by no page.
+func TestPushListsEverySession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, to := openStore(t), openStore(t)
+	n := store.MaxListLimit + 2
+	err := src.Database().Update(ctx, func(tx sessiontree.DatabaseTx) error {
+		for i := range n {
+			meta := sessiontree.SessionMeta{ID: fmt.Sprintf("0198f2a4-0000-7000-8000-%012d", i), Version: 3, CreatedAt: "2026-03-01T09:00:00.000Z", Cwd: "/p"}
+			if _, err := tx.NewSession(meta, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := "0198f2a4-0000-7000-8000-000000000000"
+	from := store.New(&listHook{Database: src.Database(), after: func() {
+		st, err := src.OpenSession(ctx, oldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		newBuilder(t, st).user("u1", "written during the listing")
+	}})
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if got := len(rep.Results); got != n {
+		t.Errorf("Push has %d results; want %d", got, n)
+	}
+	if _, err := to.Info(ctx, oldest); err != nil {
+		t.Errorf("Info(%s) on the target: %v; want the session pushed", oldest, err)
+	}
+}
