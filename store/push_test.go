@@ -421,7 +421,8 @@ func TestPushSessionNamedTwice(t *testing.T) {
 // Two pushes of one session into one target at once agree: the one that
 // finds the target written to by the other meanwhile sees that the
 // target's entries are the source's and goes on from there, as when the
-// session was created, or grown, under it. Neither reports a conflict.
+// session was created, or grown, under it. Neither reports a conflict,
+// on a target of either engine.
 func TestPushRacesAnotherPush(t *testing.T) {
 	t.Parallel()
 	const id = "0198f2a4-6666-7000-8000-000000000017"
@@ -435,21 +436,23 @@ func TestPushRacesAnotherPush(t *testing.T) {
 		{"after the first batch", 3, "pushed 3"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			from, to := openStore(t), openStore(t)
-			pushSource(t, from, id)
-			var other store.PushReport
-			rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
-				if p.Entries == tt.at && other.Results == nil {
-					other = mustPush(t, from, to, store.PushOptions{})
+			onEngines(t, func(t *testing.T, open opener) {
+				from, to := openStore(t), open(t)
+				pushSource(t, from, id)
+				var other store.PushReport
+				rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+					if p.Entries == tt.at && other.Results == nil {
+						other = mustPush(t, from, to, store.PushOptions{})
+					}
+				}})
+				if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", 7-tt.at)}, results(other)); diff != "" {
+					t.Errorf("the other push (-want +got):\n%s", diff)
 				}
-			}})
-			if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", 7-tt.at)}, results(other)); diff != "" {
-				t.Errorf("the other push (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
-				t.Errorf("the push raced (-want +got):\n%s", diff)
-			}
-			wantSameSession(t, from, to, id)
+				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+					t.Errorf("the push raced (-want +got):\n%s", diff)
+				}
+				wantSameSession(t, from, to, id)
+			})
 		})
 	}
 }
