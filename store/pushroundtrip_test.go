@@ -20,9 +20,9 @@ var sumOrder = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e
 
 // TestPushRoundTrip imports every pi fixture (lenient, as pi reads them)
 // into SQLite, pushes it to PostgreSQL and from there to another SQLite
-// database: each session reads the same on all three, and its export is
-// the same bytes, and the usage report is the same (but testdata/piedge/invalid-utf8, which PostgreSQL
-// cannot store).
+// database: each session reads the same on all three, its export is the
+// same bytes and the usage report is the same (but for
+// testdata/piedge/invalid-utf8, which PostgreSQL cannot store).
 func TestPushRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
