@@ -163,3 +163,24 @@ func wantPrefixes(t *testing.T, src, target string, ids []string, whole bool) in
 	}
 	return n
 }
+
+// TestPushTwoAtOnce runs two pushes of the same sessions into one target
+// at once, two processes: both finish without a conflict (each takes the
+// other's batches as its own progress), and the target holds every
+// session whole.
+func TestPushTwoAtOnce(t *testing.T) {
+	for _, e := range dbEngines {
+		t.Run("to-"+e.name, func(t *testing.T) {
+			t.Parallel()
+			src, ids := pushSource(t, 3, 200)
+			target := e.target(t)
+			a := startChild(t, childSpec{Role: "push", DB: src, File: target, N: 8})
+			b := startChild(t, childSpec{Role: "push", DB: src, File: target, N: 8})
+			for _, c := range []*child{a, b} {
+				c.expect(t, "done", 5*time.Minute, nil)
+				c.finish(t, time.Minute)
+			}
+			wantPrefixes(t, src, target, ids, true)
+		})
+	}
+}

@@ -335,20 +335,23 @@ func entryAt(ctx context.Context, s sessiontree.Storage, seq int64) (sessiontree
 }
 
 // pushReplans bounds how many times one session's push plans again after
-// finding the target written to under it.
+// finding the target written to under it when the target did not grow
+// (by another push's batches) since the plan before.
 const pushReplans = 3
 
 // push carries out a plan. When a batch finds the target's session
 // changed since the plan (made, or grown, by another push of it into the
 // same target), it plans again from what the target has now: if that is
 // still a prefix of the source's session the push goes on from there,
-// and only a target that really differs is a conflict.
+// and only a target that really differs is a conflict. Two pushes at
+// once may take turns for every batch; as long as the target grows, they
+// go on.
 func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 	var pushed int64
-	for replans := 0; ; replans++ {
+	for stuck := 0; ; {
 		n, err := p.appendPlan(ctx, pl)
 		pushed += n
-		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || replans == pushReplans {
+		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
 			return pushResult(pl.id, pushed, err)
 		}
 		next, res := p.plan(ctx, pl.id)
@@ -358,6 +361,9 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 			}
 			res.Pushed = pushed
 			return *res
+		}
+		if pl.exists && next.have <= pl.have+n {
+			stuck++
 		}
 		pl = next
 	}

@@ -576,3 +576,37 @@ func TestPushListsEverySession(t *testing.T) {
 		t.Errorf("Info(%s) on the target: %v; want the session pushed", oldest, err)
 	}
 }
+
+// Two pushes that take turns, each appending a batch while the other
+// plans again, both go on: the target grows each time, so neither gives
+// up as on a target that does not move.
+func TestPushTakesTurns(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000020"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	turns := 0
+	rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 1, Progress: func(p store.PushProgress) {
+		if p.Sessions > 0 {
+			return
+		}
+		// The other push appends one batch, then is interrupted.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		other, _ := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 1, Progress: func(p store.PushProgress) {
+			if p.Entries > 0 {
+				cancel()
+			}
+		}})
+		if len(other.Results) == 1 && other.Results[0].Pushed == 1 {
+			turns++
+		}
+	}})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushPushed {
+		t.Errorf("Push = %+v; want the session pushed", rep.Results)
+	}
+	if turns < 4 {
+		t.Errorf("the other push took %d turns; want 4 or more, more than pushReplans", turns)
+	}
+	wantSameSession(t, from, to, id)
+}
