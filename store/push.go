@@ -55,7 +55,8 @@ const (
 	// PushPushed: entries the target lacked were appended (a session it
 	// lacked was created).
 	PushPushed PushStatus = "pushed"
-	// PushUpToDate: the target already had every entry.
+	// PushUpToDate: the target already had every entry (and may have
+	// more of its own: the source's session is a prefix of the target's).
 	PushUpToDate PushStatus = "up-to-date"
 	// PushConflict: the target's session is not a prefix of the
 	// source's; it was left alone.
@@ -132,9 +133,11 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // parent session) and metadata; its name and labels are entries and come
 // with them.
 //
-// A session whose target copy is not a prefix of the source's (the
-// target has entries the source lacks, another header, or other entries
-// where they overlap) is a conflict and is left alone; a session another
+// A session whose target copy is not a prefix of the source's nor the
+// source's a prefix of it (another header, or other entries where they
+// overlap: both were written to) is a conflict and is left alone; a
+// target that is ahead, holding every entry of the source's and more, is
+// up to date; a session another
 // writer holds a live claim on in the target is reported as claimed.
 // Either is a result, not an error: Push goes on with the next session.
 // The error Push returns is one that stops it all (listing the source,
@@ -262,15 +265,16 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 	if err := p.samePrefix(ctx, pl, src, dst); err != nil {
 		return fail(err)
 	}
-	if pl.have == pl.want {
+	if pl.have >= pl.want {
 		return pl, &PushResult{Session: id, Status: PushUpToDate}
 	}
 	return pl, nil
 }
 
-// samePrefix checks that the target's copy of a session (dst, its row)
-// is a prefix of the source's (src): the same header, no more entries, and
-// the same first and last of its entries, byte for byte.
+// samePrefix checks that one copy of a session is a prefix of the other:
+// the target's (dst, its row) of the source's (src), or the source's of
+// the target's when the target is ahead: the same header, and the same
+// first and last entries of the shorter, byte for byte.
 //
 // Comparing the two ends rather than every entry keeps the check at four
 // single-entry reads however long the session (reading the target's whole
@@ -278,13 +282,14 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 // a session comes to exist on two databases: its id is a UUID v7 and its
 // entry ids are random, so a target holds the session only through an
 // earlier push or pull of it, and the two copies part only by appends
-// made to one side after that. An append to the target puts the target's
-// own entry at its last position, where the source has another entry or
-// none; an append to the source alone is what a push carries. An entry's
-// bytes hold its id, parent and timestamp, so two copies whose entries
-// at the same position are byte-equal wrote the same entry there. The
-// first entry is compared too, so that two unrelated sessions given the
-// same id by hand are told apart even when they have one entry each.
+// made to one side after that. An append to one side puts its own entry
+// at that side's last position, where the other has another entry or
+// none: appends to both make the last entry of the shorter differ, an
+// append to one side alone leaves the shorter a prefix. An entry's bytes
+// hold its id, parent and timestamp, so two copies whose entries at the
+// same position are byte-equal wrote the same entry there. The first
+// entry is compared too, so that two unrelated sessions given the same id
+// by hand are told apart even when they have one entry each.
 func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.Storage, dst SessionInfo) error {
 	conflict := func(format string, args ...any) error {
 		return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf(format, args...)}
@@ -296,9 +301,7 @@ func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.St
 		return conflict("it was created at %s, the source's at %s", dst.CreatedAt, pl.info.CreatedAt)
 	case dst.ParentSession != pl.info.ParentSession:
 		return conflict("its parent session is %q, the source's %q", dst.ParentSession, pl.info.ParentSession)
-	case pl.have > pl.want:
-		return conflict("it has %d entries, the source %d", pl.have, pl.want)
-	case pl.have == 0:
+	case pl.have == 0 || pl.want == 0:
 		return nil
 	}
 	tgt, err := p.to.d.OpenSession(ctx, pl.id)
@@ -306,7 +309,7 @@ func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.St
 		return err
 	}
 	defer tgt.Close()
-	for _, seq := range []int64{1, pl.have} {
+	for _, seq := range []int64{1, min(pl.have, pl.want)} {
 		a, err := entryAt(ctx, src, seq)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)

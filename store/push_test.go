@@ -200,13 +200,12 @@ func TestPushConflict(t *testing.T) {
 			b.user("s1", "written on the source")
 			b.user("s2", "and again")
 		}},
-		{"target ahead", func(t *testing.T, from, to *store.Store) {
-			mustPush(t, from, to, store.PushOptions{})
-			st, err := to.OpenSession(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
+		{"another session of the same id, longer", func(t *testing.T, from, to *store.Store) {
+			st := mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001"})
+			b := newBuilder(t, st)
+			for i := range 8 {
+				b.user(fmt.Sprintf("x%d", i), "another session")
 			}
-			newBuilder(t, st).user("t1", "written on the target")
 		}},
 		{"another session of the same id", func(t *testing.T, from, to *store.Store) {
 			st := mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001"})
@@ -609,4 +608,41 @@ func TestPushTakesTurns(t *testing.T) {
 		t.Errorf("the other push took %d turns; want 4 or more, more than pushReplans", turns)
 	}
 	wantSameSession(t, from, to, id)
+}
+
+// A target whose session grew since the last push while the source's did
+// not holds every entry of the source: the session is up to date, not a
+// conflict (written to on one side only), in either direction, and
+// the target is left as it is.
+func TestPushTargetAhead(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000021"
+	ctx := context.Background()
+	laptop, team := openStore(t), openStore(t)
+	pushSource(t, laptop, id)
+	mustPush(t, laptop, team, store.PushOptions{})
+	st, err := team.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := newBuilder(t, st)
+	b.assistant("t1", "continued on the team's database")
+	b.user("t2", "and again")
+	before, err := team.Info(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := mustPush(t, laptop, team, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id: "up-to-date 0"}, results(rep)); diff != "" {
+		t.Errorf("push to the target ahead (-want +got):\n%s", diff)
+	}
+	if after, err := team.Info(ctx, id); err != nil || !cmp.Equal(before, after) {
+		t.Errorf("the push changed the target: %+v, %v; want %+v", after, err, before)
+	}
+	rep = mustPush(t, team, laptop, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id: "pushed 2"}, results(rep)); diff != "" {
+		t.Errorf("pull back (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, team, laptop, id)
 }
