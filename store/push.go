@@ -18,6 +18,10 @@ type PushOptions struct {
 	// appends; 0 means [DefaultPushBatch]. An interruption leaves every
 	// batch before it committed, so a rerun continues from there.
 	BatchEntries int
+	// BatchBytes bounds the entries' JSON one batch holds: it takes
+	// entries until they hold that much, so the last one may pass it (a
+	// batch has one entry at least); 0 means [DefaultPushBatchBytes].
+	BatchBytes int
 	// Progress, when set, is called before the first batch and after
 	// every batch committed.
 	Progress func(PushProgress)
@@ -25,9 +29,14 @@ type PushOptions struct {
 
 // DefaultPushBatch is how many entries a [Push] appends per transaction
 // on the target unless told otherwise: enough to amortize a commit (an
-// fsync on SQLite, a round trip on PostgreSQL), few enough that a batch
-// of large entries stays a bounded amount of memory.
+// fsync on SQLite, a round trip on PostgreSQL). A batch of large entries
+// is cut sooner, by [DefaultPushBatchBytes].
 const DefaultPushBatch = 4096
+
+// DefaultPushBatchBytes is how much of the entries' JSON a [Push] holds
+// in memory and appends per transaction unless told otherwise, whatever
+// the count: as much as an import commits at once.
+const DefaultPushBatchBytes = 8 << 20
 
 // PushProgress is how far a [Push] has come.
 type PushProgress struct {
@@ -46,7 +55,8 @@ const (
 	// PushPushed: entries the target lacked were appended (a session it
 	// lacked was created).
 	PushPushed PushStatus = "pushed"
-	// PushUpToDate: the target already had every entry.
+	// PushUpToDate: the target already had every entry (and may have
+	// more of its own: the source's session is a prefix of the target's).
 	PushUpToDate PushStatus = "up-to-date"
 	// PushConflict: the target's session is not a prefix of the
 	// source's; it was left alone.
@@ -123,9 +133,11 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // parent session) and metadata; its name and labels are entries and come
 // with them.
 //
-// A session whose target copy is not a prefix of the source's (the
-// target has entries the source lacks, another header, or other entries
-// where they overlap) is a conflict and is left alone; a session another
+// A session whose target copy is not a prefix of the source's nor the
+// source's a prefix of it (another header, or other entries where they
+// overlap: both were written to) is a conflict and is left alone; a
+// target that is ahead, holding every entry of the source's and more, is
+// up to date; a session another
 // writer holds a live claim on in the target is reported as claimed.
 // Either is a result, not an error: Push goes on with the next session.
 // The error Push returns is one that stops it all (listing the source,
@@ -133,6 +145,9 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
 	if opts.BatchEntries <= 0 {
 		opts.BatchEntries = DefaultPushBatch
+	}
+	if opts.BatchBytes <= 0 {
+		opts.BatchBytes = DefaultPushBatchBytes
 	}
 	ids, err := pushIDs(ctx, from, opts.Sessions)
 	if err != nil {
@@ -166,34 +181,31 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	return p.report, nil
 }
 
-// pushIDs returns the full ids of the sessions to push: those named, or
-// every session of the source, a page of the list at a time.
+// pushIDs returns the full ids of the sessions to push: those named,
+// each once however many names it has (every session is planned before
+// the first is pushed, so a second plan of one would be stale), or every
+// session of the source, listed in one snapshot.
 func pushIDs(ctx context.Context, from *Store, named []string) ([]string, error) {
 	var ids []string
 	if len(named) > 0 {
+		seen := make(map[string]bool, len(named))
 		for _, n := range named {
 			id, err := from.Resolve(ctx, n)
 			if err != nil {
 				return nil, err
 			}
-			ids = append(ids, id)
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
 		}
 		return ids, nil
 	}
-	opts := ListOptions{Limit: MaxListLimit}
-	for {
-		page, err := from.List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range page.Sessions {
-			ids = append(ids, in.ID)
-		}
-		if page.Next == "" {
-			return ids, nil
-		}
-		opts.After = page.Next
+	all, err := from.ListN(ctx, ListOptions{}, 0)
+	for _, in := range all {
+		ids = append(ids, in.ID)
 	}
+	return ids, err
 }
 
 // pusher is one run of [Push]. It is not safe for concurrent use.
@@ -253,15 +265,16 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 	if err := p.samePrefix(ctx, pl, src, dst); err != nil {
 		return fail(err)
 	}
-	if pl.have == pl.want {
+	if pl.have >= pl.want {
 		return pl, &PushResult{Session: id, Status: PushUpToDate}
 	}
 	return pl, nil
 }
 
-// samePrefix checks that the target's copy of a session (dst, its row)
-// is a prefix of the source's (src): the same header, no more entries, and
-// the same first and last of its entries, byte for byte.
+// samePrefix checks that one copy of a session is a prefix of the other:
+// the target's (dst, its row) of the source's (src), or the source's of
+// the target's when the target is ahead: the same header, and the same
+// first and last entries of the shorter, byte for byte.
 //
 // Comparing the two ends rather than every entry keeps the check at four
 // single-entry reads however long the session (reading the target's whole
@@ -269,13 +282,14 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 // a session comes to exist on two databases: its id is a UUID v7 and its
 // entry ids are random, so a target holds the session only through an
 // earlier push or pull of it, and the two copies part only by appends
-// made to one side after that. An append to the target puts the target's
-// own entry at its last position, where the source has another entry or
-// none; an append to the source alone is what a push carries. An entry's
-// bytes hold its id, parent and timestamp, so two copies whose entries
-// at the same position are byte-equal wrote the same entry there. The
-// first entry is compared too, so that two unrelated sessions given the
-// same id by hand are told apart even when they have one entry each.
+// made to one side after that. An append to one side puts its own entry
+// at that side's last position, where the other has another entry or
+// none: appends to both make the last entry of the shorter differ, an
+// append to one side alone leaves the shorter a prefix. An entry's bytes
+// hold its id, parent and timestamp, so two copies whose entries at the
+// same position are byte-equal wrote the same entry there. The first
+// entry is compared too, so that two unrelated sessions given the same id
+// by hand are told apart even when they have one entry each.
 func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.Storage, dst SessionInfo) error {
 	conflict := func(format string, args ...any) error {
 		return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf(format, args...)}
@@ -287,9 +301,7 @@ func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.St
 		return conflict("it was created at %s, the source's at %s", dst.CreatedAt, pl.info.CreatedAt)
 	case dst.ParentSession != pl.info.ParentSession:
 		return conflict("its parent session is %q, the source's %q", dst.ParentSession, pl.info.ParentSession)
-	case pl.have > pl.want:
-		return conflict("it has %d entries, the source %d", pl.have, pl.want)
-	case pl.have == 0:
+	case pl.have == 0 || pl.want == 0:
 		return nil
 	}
 	tgt, err := p.to.d.OpenSession(ctx, pl.id)
@@ -297,7 +309,7 @@ func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.St
 		return err
 	}
 	defer tgt.Close()
-	for _, seq := range []int64{1, pl.have} {
+	for _, seq := range []int64{1, min(pl.have, pl.want)} {
 		a, err := entryAt(ctx, src, seq)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
@@ -325,40 +337,98 @@ func entryAt(ctx context.Context, s sessiontree.Storage, seq int64) (sessiontree
 	return page[0], nil
 }
 
-// push appends the entries a plan says, a batch per transaction. Each
-// batch checks in its transaction that the target still has the entries
-// the one before left, so a writer on the target meanwhile makes a
-// conflict, not an interleaving.
+// pushReplans bounds how many times one session's push plans again after
+// finding the target written to under it when the target did not grow
+// (by another push's batches) since the plan before.
+const pushReplans = 3
+
+// push carries out a plan. When a batch finds the target's session
+// changed since the plan (made, or grown, by another push of it into the
+// same target), it plans again from what the target has now: if that is
+// still a prefix of the source's session the push goes on from there,
+// and only a target that really differs is a conflict. Two pushes at
+// once may take turns for every batch; as long as the target grows, they
+// go on.
 func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
+	var pushed int64
+	for stuck := 0; ; {
+		n, err := p.appendPlan(ctx, pl)
+		pushed += n
+		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
+			return pushResult(pl.id, pushed, err)
+		}
+		next, res := p.plan(ctx, pl.id)
+		if res != nil {
+			if res.Status == PushUpToDate && pushed > 0 {
+				res.Status = PushPushed
+			}
+			res.Pushed = pushed
+			return *res
+		}
+		if pl.exists && next.have <= pl.have+n {
+			stuck++
+		}
+		pl = next
+	}
+}
+
+// appendPlan appends the entries a plan says, a batch per transaction,
+// and returns how many it appended. Each batch checks in its transaction
+// that the target still has the entries the one before left, so a writer
+// on the target meanwhile makes an error matching
+// sessiontree.ErrConflict, not an interleaving.
+func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 	src, err := p.from.d.OpenSession(ctx, pl.id)
 	if err != nil {
-		return pushResult(pl.id, 0, err)
+		return 0, err
 	}
 	defer src.Close()
 	have := pl.have
 	create := !pl.exists
 	for create || have < pl.want {
-		page, err := src.Log(ctx, have, int(min(int64(p.opts.BatchEntries), pl.want-have)))
+		page, err := readPushBatch(ctx, src, have, int(min(int64(p.opts.BatchEntries), pl.want-have)), p.opts.BatchBytes)
 		if err != nil {
-			return pushResult(pl.id, have-pl.have, fmt.Errorf("read the source: %w", err))
+			return have - pl.have, fmt.Errorf("read the source: %w", err)
 		}
 		if len(page) == 0 && !create {
 			// The source lost entries since the plan (deleted and made
 			// again): what is pushed stays pushed.
-			return pushResult(pl.id, have-pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want))
+			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
 			return appendPushBatch(tx, pl, create, have, page)
 		})
 		if err != nil {
-			return pushResult(pl.id, have-pl.have, err)
+			return have - pl.have, err
 		}
 		create = false
 		have += int64(len(page))
 		p.progress.Entries += int64(len(page))
 		p.tell()
 	}
-	return PushResult{Session: pl.id, Status: PushPushed, Pushed: have - pl.have}
+	return have - pl.have, nil
+}
+
+// readPushBatch reads the source's entries after seq have, up to n of
+// them and, of those, until they hold maxBytes of JSON (the entry that
+// reaches it included). It reads one entry first, then as many as the
+// bytes left would hold at the average size read so far, so that a run
+// of large entries is not read whole to be cut.
+func readPushBatch(ctx context.Context, src sessiontree.Storage, have int64, n, maxBytes int) ([]sessiontree.Entry, error) {
+	var batch []sessiontree.Entry
+	size, want := 0, 1
+	for len(batch) < n && size < maxBytes {
+		page, err := src.Log(ctx, have+int64(len(batch)), min(want, n-len(batch)))
+		if err != nil || len(page) == 0 {
+			return batch, err
+		}
+		for _, e := range page {
+			size += len(e.Raw)
+		}
+		batch = append(batch, page...)
+		want = max(1, (maxBytes-size)/max(1, size/len(batch)))
+	}
+	return batch, nil
 }
 
 // appendPushBatch appends one batch in tx: to a session it creates, or
@@ -389,6 +459,9 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 // pushResult is the result of a session whose push ended with err after
 // pushed entries.
 func pushResult(id string, pushed int64, err error) PushResult {
+	if err == nil {
+		return PushResult{Session: id, Status: PushPushed, Pushed: pushed}
+	}
 	st := PushFailed
 	var claimed *sessiontree.ClaimedError
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -199,13 +200,12 @@ func TestPushConflict(t *testing.T) {
 			b.user("s1", "written on the source")
 			b.user("s2", "and again")
 		}},
-		{"target ahead", func(t *testing.T, from, to *store.Store) {
-			mustPush(t, from, to, store.PushOptions{})
-			st, err := to.OpenSession(context.Background(), id)
-			if err != nil {
-				t.Fatal(err)
+		{"another session of the same id, longer", func(t *testing.T, from, to *store.Store) {
+			st := mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001"})
+			b := newBuilder(t, st)
+			for i := range 8 {
+				b.user(fmt.Sprintf("x%d", i), "another session")
 			}
-			newBuilder(t, st).user("t1", "written on the target")
 		}},
 		{"another session of the same id", func(t *testing.T, from, to *store.Store) {
 			st := mustCreate(t, to, store.CreateOptions{ID: id, Cwd: "/home/me/project", ParentSession: "0198f2a4-0000-7000-8000-000000000001"})
@@ -389,4 +389,260 @@ func TestPushLockedIsNotClaimed(t *testing.T) {
 		!errors.Is(rep.Results[0].Err, sessiontree.ErrLocked) || errors.As(rep.Results[0].Err, &claimed) {
 		t.Fatalf("Push = %+v; want the session failed on the held lock", rep.Results)
 	}
+}
+
+// A session named twice (by its id and a prefix, or the same prefix
+// twice) is pushed once.
+func TestPushSessionNamedTwice(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000016"
+	from, to := openStore(t), openStore(t)
+	_, b := pushSource(t, from, id)
+	for i, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{id, "0198f2a4-6666"}, "pushed 7"},
+		{[]string{"0198f2a4-6666", "0198f2a4-6666"}, "pushed 1"},
+	} {
+		rep := mustPush(t, from, to, store.PushOptions{Sessions: tt.names})
+		if len(rep.Results) != 1 || !rep.OK() {
+			t.Errorf("Push(%q) = %+v; want one result, %s", tt.names, rep.Results, tt.want)
+		} else if got := results(rep)[id]; got != tt.want {
+			t.Errorf("Push(%q) = %s; want %s", tt.names, got, tt.want)
+		}
+		b.user(fmt.Sprintf("more%d", i), "more")
+	}
+	mustPush(t, from, to, store.PushOptions{})
+	wantSameSession(t, from, to, id)
+}
+
+// Two pushes of one session into one target at once agree: the one that
+// finds the target written to by the other meanwhile sees that the
+// target's entries are the source's and goes on from there, as when the
+// session was created, or grown, under it. Neither reports a conflict,
+// on a target of either engine.
+func TestPushRacesAnotherPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000017"
+	for _, tt := range []struct {
+		name string
+		// at is the progress at which the other push runs, whole.
+		at   int64
+		want string
+	}{
+		{"before the session is created", 0, "up-to-date 0"},
+		{"after the first batch", 3, "pushed 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			onEngines(t, func(t *testing.T, open opener) {
+				from, to := openStore(t), open(t)
+				pushSource(t, from, id)
+				var other store.PushReport
+				rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+					if p.Entries == tt.at && other.Results == nil {
+						other = mustPush(t, from, to, store.PushOptions{})
+					}
+				}})
+				if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", 7-tt.at)}, results(other)); diff != "" {
+					t.Errorf("the other push (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+					t.Errorf("the push raced (-want +got):\n%s", diff)
+				}
+				wantSameSession(t, from, to, id)
+			})
+		})
+	}
+}
+
+// A target written to by its own writer during a push is a conflict
+// still, found when the push plans again: the batches before stay, the
+// target's entry stays, nothing is interleaved.
+func TestPushTargetWrittenDuringPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000018"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+		if p.Entries == 3 && p.Sessions == 0 {
+			st, err := to.OpenSession(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			newBuilder(t, st).user("t1", "written on the target")
+		}
+	}})
+	if diff := cmp.Diff(map[string]string{id: "conflict 3"}, results(rep)); diff != "" {
+		t.Errorf("Push (-want +got):\n%s", diff)
+	}
+	st, err := to.OpenSession(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := ids(logOf(t, st)); len(got) != 4 || got[3] != "t1" {
+		t.Errorf("target log = %v; want the 3 pushed entries and t1", got)
+	}
+}
+
+// A batch holds no more than BatchBytes of entries' JSON, and the entry
+// that reaches it: a run of large entries (tool outputs) is not pushed,
+// nor read, a BatchEntries count of them at a time.
+func TestPushBatchBytes(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000019"
+	from, to := openStore(t), openStore(t)
+	st := mustCreate(t, from, store.CreateOptions{ID: id, Cwd: "/p"})
+	b := newBuilder(t, st)
+	big := strings.Repeat("x", 10_000)
+	for i := range 10 {
+		b.user(fmt.Sprintf("u%d", i), big)
+	}
+	var steps []int64
+	var last int64
+	mustPush(t, from, to, store.PushOptions{BatchBytes: 25_000, Progress: func(p store.PushProgress) {
+		if p.Entries > last {
+			steps, last = append(steps, p.Entries-last), p.Entries
+		}
+	}})
+	if diff := cmp.Diff([]int64{3, 3, 3, 1}, steps); diff != "" {
+		t.Errorf("entries per batch (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, from, to, id)
+}
+
+// listHook is a database whose first ListSessions calls after, once the
+// page is read: a write between two pages of a listing.
+type listHook struct {
+	sessiontree.Database
+	after func()
+}
+
+func (d *listHook) View(ctx context.Context, fn func(sessiontree.DatabaseTx) error) error {
+	return d.Database.View(ctx, func(tx sessiontree.DatabaseTx) error { return fn(listHookTx{tx, d}) })
+}
+
+type listHookTx struct {
+	sessiontree.DatabaseTx
+	d *listHook
+}
+
+func (tx listHookTx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession, error) {
+	rows, err := tx.DatabaseTx.ListSessions(q)
+	if after := tx.d.after; after != nil && err == nil {
+		tx.d.after = nil
+		after()
+	}
+	return rows, err
+}
+
+// A push of every session pushes those written to while it lists them:
+// the oldest session, appended to after the first page of the list was
+// read, moves before that page, and was pushed by no page.
+func TestPushListsEverySession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, to := openStore(t), openStore(t)
+	n := store.MaxListLimit + 2
+	err := src.Database().Update(ctx, func(tx sessiontree.DatabaseTx) error {
+		for i := range n {
+			meta := sessiontree.SessionMeta{ID: fmt.Sprintf("0198f2a4-0000-7000-8000-%012d", i), Version: 3, CreatedAt: "2026-03-01T09:00:00.000Z", Cwd: "/p"}
+			if _, err := tx.NewSession(meta, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := "0198f2a4-0000-7000-8000-000000000000"
+	from := store.New(&listHook{Database: src.Database(), after: func() {
+		st, err := src.OpenSession(ctx, oldest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		newBuilder(t, st).user("u1", "written during the listing")
+	}})
+	rep := mustPush(t, from, to, store.PushOptions{})
+	if got := len(rep.Results); got != n {
+		t.Errorf("Push has %d results; want %d", got, n)
+	}
+	if _, err := to.Info(ctx, oldest); err != nil {
+		t.Errorf("Info(%s) on the target: %v; want the session pushed", oldest, err)
+	}
+}
+
+// Two pushes that take turns, each appending a batch while the other
+// plans again, both go on: the target grows each time, so neither gives
+// up as on a target that does not move.
+func TestPushTakesTurns(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000020"
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	turns := 0
+	rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 1, Progress: func(p store.PushProgress) {
+		if p.Sessions > 0 {
+			return
+		}
+		// The other push appends one batch, then is interrupted.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		other, _ := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 1, Progress: func(p store.PushProgress) {
+			if p.Entries > 0 {
+				cancel()
+			}
+		}})
+		if len(other.Results) == 1 && other.Results[0].Pushed == 1 {
+			turns++
+		}
+	}})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushPushed {
+		t.Errorf("Push = %+v; want the session pushed", rep.Results)
+	}
+	if turns < 4 {
+		t.Errorf("the other push took %d turns; want 4 or more, more than pushReplans", turns)
+	}
+	wantSameSession(t, from, to, id)
+}
+
+// A target whose session grew since the last push while the source's did
+// not holds every entry of the source: the session is up to date, not a
+// conflict (written to on one side only), in either direction, and
+// the target is left as it is.
+func TestPushTargetAhead(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000021"
+	ctx := context.Background()
+	laptop, team := openStore(t), openStore(t)
+	pushSource(t, laptop, id)
+	mustPush(t, laptop, team, store.PushOptions{})
+	st, err := team.OpenSession(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	b := newBuilder(t, st)
+	b.assistant("t1", "continued on the team's database")
+	b.user("t2", "and again")
+	before, err := team.Info(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := mustPush(t, laptop, team, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id: "up-to-date 0"}, results(rep)); diff != "" {
+		t.Errorf("push to the target ahead (-want +got):\n%s", diff)
+	}
+	if after, err := team.Info(ctx, id); err != nil || !cmp.Equal(before, after) {
+		t.Errorf("the push changed the target: %+v, %v; want %+v", after, err, before)
+	}
+	rep = mustPush(t, team, laptop, store.PushOptions{})
+	if diff := cmp.Diff(map[string]string{id: "pushed 2"}, results(rep)); diff != "" {
+		t.Errorf("pull back (-want +got):\n%s", diff)
+	}
+	wantSameSession(t, team, laptop, id)
 }

@@ -221,6 +221,20 @@ type Page struct {
 // top-N sort. A cursor stays valid while sessions change: a page starts
 // strictly after the last row of the page before.
 func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
+	var page Page
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
+		var err error
+		page, err = listPage(tx, opts)
+		return err
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("list sessions: %w", err)
+	}
+	return page, nil
+}
+
+// listPage reads one page of [Store.List] in tx.
+func listPage(tx sessiontree.DatabaseTx, opts ListOptions) (Page, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit
@@ -230,30 +244,23 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
 	if opts.After != "" {
 		var err error
 		if lq.AfterUpdated, lq.AfterKey, err = decodeCursor(opts.After); err != nil {
-			return Page{}, fmt.Errorf("list sessions: %w", err)
+			return Page{}, err
 		}
 	}
-	var page Page
-	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
-		rows, err := tx.ListSessions(lq)
-		if err != nil {
-			return err
-		}
-		page = Page{}
-		if len(rows) > 0 {
-			page.Sessions = make([]SessionInfo, 0, min(len(rows), limit))
-		}
-		for i, r := range rows {
-			if i == limit {
-				page.Next = encodeCursor(page.Sessions[limit-1].UpdatedAt, rows[limit-1].Key)
-				break
-			}
-			page.Sessions = append(page.Sessions, r.Info)
-		}
-		return nil
-	})
+	rows, err := tx.ListSessions(lq)
 	if err != nil {
-		return Page{}, fmt.Errorf("list sessions: %w", err)
+		return Page{}, err
+	}
+	var page Page
+	if len(rows) > 0 {
+		page.Sessions = make([]SessionInfo, 0, min(len(rows), limit))
+	}
+	for i, r := range rows {
+		if i == limit {
+			page.Next = encodeCursor(page.Sessions[limit-1].UpdatedAt, rows[limit-1].Key)
+			break
+		}
+		page.Sessions = append(page.Sessions, r.Info)
 	}
 	return page, nil
 }
@@ -262,28 +269,34 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (Page, error) {
 // many that is (every session when n <= 0), reading them page after page
 // of MaxListLimit: List caps a page, ListN does the paging a caller
 // wanting n rows would do. opts selects as for List, its Limit ignored;
-// its After, when set, is where the listing starts. Each page is read in
-// its own snapshot, as when a caller pages through List: a session
-// written to meanwhile moves before the pages read, so it is listed once
-// at its old place if a page read before had it, and not at all
-// otherwise; no session is listed twice.
+// its After, when set, is where the listing starts. Every page is read
+// in one snapshot, so a session written to meanwhile is listed once, at
+// its place when the listing began: a page of its own snapshot each, the
+// session moved before the pages read and was listed by none.
 func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
 	var out []SessionInfo
-	for {
-		opts.Limit = MaxListLimit
-		if n > 0 {
-			opts.Limit = min(n-len(out), MaxListLimit)
+	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
+		out = nil
+		for {
+			opts.Limit = MaxListLimit
+			if n > 0 {
+				opts.Limit = min(n-len(out), MaxListLimit)
+			}
+			page, err := listPage(tx, opts)
+			if err != nil {
+				return err
+			}
+			out = append(out, page.Sessions...)
+			if page.Next == "" || n > 0 && len(out) >= n {
+				return nil
+			}
+			opts.After = page.Next
 		}
-		page, err := s.List(ctx, opts)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, page.Sessions...)
-		if page.Next == "" || n > 0 && len(out) >= n {
-			return out, nil
-		}
-		opts.After = page.Next
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
 	}
+	return out, nil
 }
 
 // A cursor is the last row's updated_at and key, base64url encoded: the

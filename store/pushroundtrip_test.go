@@ -1,0 +1,95 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// sumOrder compares costs, sums of floats, up to the order of their
+// terms, which a copy's keys may change.
+var sumOrder = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) })
+
+// TestPushRoundTrip imports every pi fixture (lenient, as pi reads them)
+// into SQLite, pushes it to PostgreSQL and from there to another SQLite
+// database: each session reads the same on all three, its export is the
+// same bytes and the usage report is the same (but for
+// testdata/piedge/invalid-utf8, which PostgreSQL cannot store).
+func TestPushRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, pg, back := openStore(t), openPostgresStore(t), openStore(t)
+	var paths []string
+	for _, glob := range []string{"../testdata/pi/*.jsonl", "../testdata/piedge/*.jsonl"} {
+		m, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m {
+			// PostgreSQL stores an entry as text, which cannot hold
+			// bytes that are not UTF-8: the push fails that session.
+			if filepath.Base(p) != "invalid-utf8.jsonl" {
+				paths = append(paths, p)
+			}
+		}
+	}
+	rep, err := src.Import(ctx, paths, store.ImportOptions{Mode: jsonl.Lenient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hop := range []struct{ from, to *store.Store }{{src, pg}, {pg, back}} {
+		prep, err := store.Push(ctx, hop.from, hop.to, store.PushOptions{BatchEntries: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range prep.Results {
+			if r.Status != store.PushPushed {
+				t.Errorf("push %s: %s %v", r.Session, r.Status, r.Err)
+			}
+		}
+	}
+	for _, by := range sessiontree.UsageGroupings {
+		want, err := src.Usage(ctx, sessiontree.UsageQuery{By: by})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []*store.Store{pg, back} {
+			got, err := s.Usage(ctx, sessiontree.UsageQuery{By: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, sumOrder); diff != "" {
+				t.Errorf("usage by %s differs (-source +copy):\n%s", by, diff)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range rep.Files {
+		if f.SessionID == "" || seen[f.SessionID] || f.Outcome == store.OutcomeFailed {
+			continue
+		}
+		seen[f.SessionID] = true
+		t.Run(filepath.Base(f.Path), func(t *testing.T) {
+			wantSameSession(t, src, pg, f.SessionID)
+			wantSameSession(t, src, back, f.SessionID)
+			var a, b bytes.Buffer
+			if err := src.Export(ctx, f.SessionID, &a, store.ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := back.Export(ctx, f.SessionID, &b, store.ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("export differs after the round trip:\n%s\nwant\n%s", b.Bytes(), a.Bytes())
+			}
+		})
+	}
+}
