@@ -155,6 +155,9 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 	if err := e.Validate(); err != nil {
 		return err
 	}
+	if err := storable(e); err != nil {
+		return err
+	}
 	f := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role) // the settings too, as an Append's facts
 	if err := replay.Next(e, &f, batchEarlier{b}); err != nil {
 		return err

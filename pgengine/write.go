@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -358,7 +359,22 @@ func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, sessiontree.Fa
 	if ts == "" {
 		ts = sessiontree.FormatTime(now())
 	}
-	return sessiontree.BuildEntryFacts(d, id, st.leafID.String, ts)
+	e, f, err := sessiontree.BuildEntryFacts(d, id, st.leafID.String, ts)
+	if err == nil {
+		err = storable(e)
+	}
+	return e, f, err
+}
+
+// storable refuses an entry whose JSON is not UTF-8 (a pi file's bytes
+// are kept as they came): PostgreSQL's text, which keeps every other JSON
+// byte for byte, cannot hold it, and the server's own refusal reads as a
+// storage failure naming no entry.
+func storable(e sessiontree.Entry) error {
+	if utf8.Valid(e.Raw) {
+		return nil
+	}
+	return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its JSON is not UTF-8, which a PostgreSQL database cannot store as it is (a SQLite one can)"}
 }
 
 // idErr is the error of storing e, built from d: a taken id the draft
