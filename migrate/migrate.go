@@ -218,7 +218,7 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 		}
 		return res, nil
 	}
-	for _, m := range migs {
+	for _, m := range unrecorded(recs, migs) {
 		applied, version, err := step(ctx, db, m, migs, opts)
 		if err != nil {
 			return res, err
@@ -229,6 +229,23 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 		res.To = max(res.To, version)
 	}
 	return res, nil
+}
+
+// unrecorded returns the migrations of migs that recs does not record, in
+// order: those [Up] steps through and [Pending] lists. A step re-reads the
+// records under the write lock, so one applied meanwhile by another
+// process is skipped there; one recorded already needs no step, whose
+// transaction would write (the records table created if missing) where
+// nothing is to be written, and whose failure on a database that cannot
+// be written would name a migration applied long ago.
+func unrecorded(recs []record, migs []Migration) []Migration {
+	var out []Migration
+	for _, m := range migs {
+		if !slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Pending returns the migrations of fsys that q's database has not
@@ -254,13 +271,7 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 	if err := checkAppID(ctx, q, opts.ApplicationID); err != nil {
 		return nil, err
 	}
-	var pending []Migration
-	for _, m := range migs {
-		if !slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
-			pending = append(pending, m)
-		}
-	}
-	return pending, nil
+	return unrecorded(recs, migs), nil
 }
 
 // Current reports whether q's SQLite database has applied exactly migs
