@@ -446,17 +446,21 @@ func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opt
 	if err := checkAppID(ctx, tx, opts.ApplicationID); err != nil {
 		return false, 0, err
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
+	recs, err := readRecords(ctx, tx, opts.Dialect)
+	if err != nil {
+		return false, 0, err
+	}
+	if len(recs) == 0 {
+		// Created only where it may be missing: a database that cannot
+		// be written then fails on the migration's own statements.
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
     checksum   TEXT NOT NULL,
     applied_at TEXT NOT NULL
 )`); err != nil {
-		return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
-	}
-	recs, err := readRecords(ctx, tx, opts.Dialect)
-	if err != nil {
-		return false, 0, err
+			return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
+		}
 	}
 	if version, err = verify(recs, migs); err != nil {
 		return false, 0, err
