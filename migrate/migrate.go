@@ -421,8 +421,29 @@ func (d Dialect) stepTxOptions() *sql.TxOptions {
 }
 
 // step applies m unless it is recorded, re-reading the records under the
-// write lock. It returns whether it applied m and the version after.
+// write lock. It returns whether it applied m and the version after. On
+// SQLite a step that finds the write lock taken for longer than the
+// connection's busy timeout is tried again until ctx is done: the lock's
+// holder is most likely another process applying a migration, which on
+// a large database takes longer than any busy timeout, and waiting for
+// it is what PostgreSQL's advisory lock does. The step rolled back whole.
 func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
+	const pause = 20 * time.Millisecond
+	for {
+		applied, version, err = stepOnce(ctx, db, m, migs, opts)
+		if opts.Dialect != SQLite || !isBusy(err) {
+			return applied, version, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, 0, fmt.Errorf("migration %s: waiting for the write lock: %w", m.Name, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+}
+
+// stepOnce is one attempt of step.
+func stepOnce(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
 	var stepErr error
 	err = sqltx.Run(ctx, db, opts.Dialect.stepTxOptions(), func(tx *sqlx.Tx) error {
 		applied, version, stepErr = stepTx(ctx, tx, m, migs, opts)
