@@ -345,14 +345,22 @@ func readRecordsRetrying(ctx context.Context, q sqlx.QueryerContext, d Dialect) 
 
 // isBusy reports whether err is SQLite's busy or locked condition.
 func isBusy(err error) bool {
+	code := sqliteCode(err)
+	return code == 5 || code == 6 // SQLITE_BUSY, SQLITE_LOCKED
+}
+
+// lockBusy reports whether err is SQLite's busy condition alone, the
+// write lock held by another connection past the busy timeout: not
+// SQLITE_LOCKED, which a step's own statements can meet every time.
+func lockBusy(err error) bool { return sqliteCode(err) == 5 }
+
+// sqliteCode is the primary result code of a SQLite error, 0 for others.
+func sqliteCode(err error) int {
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
-		switch coded.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-			return true
-		}
+		return coded.Code() & 0xff
 	}
-	return false
+	return 0
 }
 
 func readRecords(ctx context.Context, q sqlx.QueryerContext, d Dialect) ([]record, error) {
@@ -431,7 +439,7 @@ func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts 
 	const pause = 20 * time.Millisecond
 	for {
 		applied, version, err = stepOnce(ctx, db, m, migs, opts)
-		if opts.Dialect != SQLite || !isBusy(err) {
+		if opts.Dialect != SQLite || !lockBusy(err) {
 			return applied, version, err
 		}
 		select {
