@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -88,5 +89,61 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
 		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
+	}
+}
+
+// TestDerivedRedoOfEverySession applies migration 22, which computes
+// again in SQL the names, labels and usage an older engine derived by
+// rules since fixed, to every session of the pi fixtures, not only those
+// it lists: its statements give what the writes gave, so Check stays
+// clean and every read answers as before.
+func TestDerivedRedoOfEverySession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports every pi fixture")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := openDB(t, path, engine.Options{})
+	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range files {
+		if id := storetest.ImportLenient(t, engine.NewDatabase(db), f); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
+	text, err := migrationText("_derived_redo.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := rawDB(t, path).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range sqlStatements(text) {
+		if _, err := tx.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		if rest, ok := strings.CutPrefix(stmt, "CREATE TEMP TABLE "); ok {
+			if table, _, _ := strings.Cut(rest, " "); strings.HasSuffix(table, "_redo") {
+				if _, err := tx.Exec(`INSERT INTO ` + table + ` SELECT pk FROM sessions EXCEPT SELECT session FROM ` + table); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after computing every session again = %v", err)
+	}
+	if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
+		t.Errorf("answers after computing every session again (-as written +computed again):\n%s", diff)
 	}
 }
