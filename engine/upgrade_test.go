@@ -92,11 +92,11 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	}
 }
 
-// TestDerivedRedoOfEverySession applies migration 22, which computes
-// again in SQL the names, labels and usage an older engine derived by
-// rules since fixed, to every session of the pi fixtures, not only those
-// it lists: its statements give what the writes gave, so Check stays
-// clean and every read answers as before.
+// TestDerivedRedoOfEverySession applies the migrations that compute
+// again in SQL what older engines derived by rules since fixed (20 and
+// 21: usage by day; 22: names, labels and usage) to every session of the
+// pi fixtures, not only those each lists: their statements give what the
+// writes gave, so Check stays clean and every read answers as before.
 func TestDerivedRedoOfEverySession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("imports every pi fixture")
@@ -116,11 +116,27 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 		}
 	}
 	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
-	text, err := migrationText("_derived_redo.sql")
+	for _, suffix := range []string{"_usage_days_redo.sql", "_usage_days_go_times.sql", "_derived_redo.sql"} {
+		redoEverySession(t, path, suffix)
+		if err := db.Check(ctx, ""); err != nil {
+			t.Errorf("Check() after computing every session again by *%s = %v", suffix, err)
+		}
+		if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
+			t.Errorf("answers after computing every session again by *%s (-as written +computed again):\n%s", suffix, diff)
+		}
+	}
+}
+
+// redoEverySession runs the statements of the migration whose file name
+// ends in suffix on the database at path, with every session added to
+// each list of sessions to compute again (its temporary tables *_redo).
+func redoEverySession(t *testing.T, path, suffix string) {
+	t.Helper()
+	text, err := migrationText(suffix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := rawDB(t, path).BeginTx(ctx, nil)
+	tx, err := rawDB(t, path).Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +155,5 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
-	}
-	if err := db.Check(ctx, ""); err != nil {
-		t.Errorf("Check() after computing every session again = %v", err)
-	}
-	if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
-		t.Errorf("answers after computing every session again (-as written +computed again):\n%s", diff)
 	}
 }
