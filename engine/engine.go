@@ -192,7 +192,10 @@ type DB struct {
 // need a migration, or is an empty file, cannot be opened so: Open
 // returns the same error.
 //
-// Any number of processes may open, and create, one file at once.
+// Any number of processes may open, and create, one file at once. A
+// migration waits for the write lock as long as ctx allows, not only
+// [Options.BusyTimeout]: another process's migration of a large database
+// holds it for longer.
 func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	opts = opts.withDefaults()
 	abs, err := realPath(path)

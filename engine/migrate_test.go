@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -131,5 +133,58 @@ func TestMigrateOnFullDisk(t *testing.T) {
 		raw.Close()
 		t.Logf("bounded to %d pages: version %d: %v", pages, version, err)
 		openDB(t, path, engine.Options{}) // checks clean
+	}
+}
+
+// TestOpenWaitsForAnotherMigration opens a database whose last migration
+// another process is applying, holding the write lock for longer than
+// the busy timeout, as a migration of a large database does: Open waits
+// for it, as on PostgreSQL (the advisory lock), and returns on the new
+// schema with the migration applied once; it failed with ErrLocked once
+// the busy timeout passed, so of two processes opening an old database at
+// once, one failed.
+func TestOpenWaitsForAnotherMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	openDB(t, path, engine.Options{}).Close()
+	execOn(t, path, forgetMigration(t, path, "_derived_redo.sql")...)
+	migs, err := migrate.Load(migrate.Files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := migs[len(migs)-1]
+	conn, err := rawDB(t, path).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, stmt := range []string{"BEGIN IMMEDIATE", last.SQL,
+		fmt.Sprintf(`INSERT INTO schema_migrations VALUES (%d, '%s', '%s', 'now')`, last.Version, last.Name, last.Checksum),
+		fmt.Sprintf(`PRAGMA user_version = %d`, last.Version)} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		_, err := conn.ExecContext(ctx, "COMMIT")
+		done <- err
+	}()
+	db, err := engine.Open(ctx, path, engine.Options{BusyTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Open during another process's migration = %v; want it to wait", err)
+	}
+	defer db.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var version int64
+	if err := db.QueryPragma(ctx, "user_version", &version); err != nil || version != last.Version {
+		t.Errorf("user_version = %d, %v; want %d", version, err, last.Version)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Error(err)
 	}
 }

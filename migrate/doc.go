@@ -46,5 +46,8 @@
 //
 // [Up] is safe to call from several processes on one file at once. It takes
 // a *sqlx.DB whose BeginTx starts BEGIN IMMEDIATE transactions (the DSN
-// parameter _txlock=immediate of modernc.org/sqlite).
+// parameter _txlock=immediate of modernc.org/sqlite). A step that finds
+// the write lock busy past the connection's busy timeout is tried again
+// until the context is done, as a PostgreSQL step waits for the advisory
+// lock: another process's step may take longer than any busy timeout.
 package migrate

@@ -218,7 +218,7 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 		}
 		return res, nil
 	}
-	for _, m := range migs {
+	for _, m := range unrecorded(recs, migs) {
 		applied, version, err := step(ctx, db, m, migs, opts)
 		if err != nil {
 			return res, err
@@ -229,6 +229,23 @@ func Up(ctx context.Context, db *sqlx.DB, fsys fs.FS, opts Options) (Result, err
 		res.To = max(res.To, version)
 	}
 	return res, nil
+}
+
+// unrecorded returns the migrations of migs that recs does not record, in
+// order: those [Up] steps through and [Pending] lists. A step re-reads the
+// records under the write lock, so one applied meanwhile by another
+// process is skipped there; one recorded already needs no step, whose
+// transaction would write (the records table created if missing) where
+// nothing is to be written, and whose failure on a database that cannot
+// be written would name a migration applied long ago.
+func unrecorded(recs []record, migs []Migration) []Migration {
+	var out []Migration
+	for _, m := range migs {
+		if !slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // Pending returns the migrations of fsys that q's database has not
@@ -254,13 +271,7 @@ func Pending(ctx context.Context, q sqlx.QueryerContext, fsys fs.FS, opts Option
 	if err := checkAppID(ctx, q, opts.ApplicationID); err != nil {
 		return nil, err
 	}
-	var pending []Migration
-	for _, m := range migs {
-		if !slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
-			pending = append(pending, m)
-		}
-	}
-	return pending, nil
+	return unrecorded(recs, migs), nil
 }
 
 // Current reports whether q's SQLite database has applied exactly migs
@@ -334,14 +345,22 @@ func readRecordsRetrying(ctx context.Context, q sqlx.QueryerContext, d Dialect) 
 
 // isBusy reports whether err is SQLite's busy or locked condition.
 func isBusy(err error) bool {
+	code := sqliteCode(err)
+	return code == 5 || code == 6 // SQLITE_BUSY, SQLITE_LOCKED
+}
+
+// lockBusy reports whether err is SQLite's busy condition alone, the
+// write lock held by another connection past the busy timeout: not
+// SQLITE_LOCKED, which a step's own statements can meet every time.
+func lockBusy(err error) bool { return sqliteCode(err) == 5 }
+
+// sqliteCode is the primary result code of a SQLite error, 0 for others.
+func sqliteCode(err error) int {
 	var coded interface{ Code() int }
 	if errors.As(err, &coded) {
-		switch coded.Code() & 0xff {
-		case 5, 6: // SQLITE_BUSY, SQLITE_LOCKED
-			return true
-		}
+		return coded.Code() & 0xff
 	}
-	return false
+	return 0
 }
 
 func readRecords(ctx context.Context, q sqlx.QueryerContext, d Dialect) ([]record, error) {
@@ -410,8 +429,29 @@ func (d Dialect) stepTxOptions() *sql.TxOptions {
 }
 
 // step applies m unless it is recorded, re-reading the records under the
-// write lock. It returns whether it applied m and the version after.
+// write lock. It returns whether it applied m and the version after. On
+// SQLite a step that finds the write lock taken for longer than the
+// connection's busy timeout is tried again until ctx is done: the lock's
+// holder is most likely another process applying a migration, which on
+// a large database takes longer than any busy timeout, and waiting for
+// it is what PostgreSQL's advisory lock does. The step rolled back whole.
 func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
+	const pause = 20 * time.Millisecond
+	for {
+		applied, version, err = stepOnce(ctx, db, m, migs, opts)
+		if opts.Dialect != SQLite || !lockBusy(err) {
+			return applied, version, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, 0, fmt.Errorf("migration %s: waiting for the write lock: %w", m.Name, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+}
+
+// stepOnce is one attempt of step.
+func stepOnce(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
 	var stepErr error
 	err = sqltx.Run(ctx, db, opts.Dialect.stepTxOptions(), func(tx *sqlx.Tx) error {
 		applied, version, stepErr = stepTx(ctx, tx, m, migs, opts)
@@ -435,17 +475,21 @@ func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opt
 	if err := checkAppID(ctx, tx, opts.ApplicationID); err != nil {
 		return false, 0, err
 	}
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
+	recs, err := readRecords(ctx, tx, opts.Dialect)
+	if err != nil {
+		return false, 0, err
+	}
+	if len(recs) == 0 {
+		// Created only where it may be missing: a database that cannot
+		// be written then fails on the migration's own statements.
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS `+Table+` (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,
     checksum   TEXT NOT NULL,
     applied_at TEXT NOT NULL
 )`); err != nil {
-		return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
-	}
-	recs, err := readRecords(ctx, tx, opts.Dialect)
-	if err != nil {
-		return false, 0, err
+			return false, 0, fmt.Errorf("migration %s: create %s: %w", m.Name, Table, err)
+		}
 	}
 	if version, err = verify(recs, migs); err != nil {
 		return false, 0, err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"testing/fstest"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree/internal/pgtest"
@@ -156,5 +158,40 @@ func concurrentUps(t *testing.T, url string) {
 	migs, _ := migrate.Load(migrate.PostgresFiles)
 	if total != len(migs) {
 		t.Errorf("%d concurrent Ups applied %d steps in all; want %d, each once", n, total, len(migs))
+	}
+}
+
+// TestPostgresReadOnlyNamesPending: a database that cannot be written
+// (here every transaction read-only, as on a standby or for a role set
+// so) with a migration pending fails naming that migration, and nothing
+// is written. Each recorded migration took a step of its own before, and
+// the first one's write (creating the records table if missing) failed
+// naming 0001, applied long ago.
+func TestPostgresReadOnlyNamesPending(t *testing.T) {
+	ctx := context.Background()
+	url := emptyPostgres.Database(t)
+	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer);`)}}
+	rw, err := sqlx.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.Close()
+	if _, err := migrate.Up(ctx, rw, files, pgOpts); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	ro := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	defer ro.Close()
+	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`CREATE TABLE b (x integer);`)}
+	_, err = migrate.Up(ctx, ro, files, pgOpts)
+	if err == nil || !strings.Contains(err.Error(), "0002_b.sql") || strings.Contains(err.Error(), "0001_a.sql") {
+		t.Errorf("Up on a read-only database = %v; want an error naming 0002_b.sql alone", err)
+	}
+	if v, err := migrate.Postgres.Version(ctx, rw); err != nil || v != 1 {
+		t.Errorf("Version after = %d, %v; want 1", v, err)
 	}
 }

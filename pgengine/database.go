@@ -100,7 +100,9 @@ func (db *DB) view1(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) 
 
 // ReadOnly implements [sessiontree.Database.ReadOnly]: a PostgreSQL
 // database is always opened for writing (the server's grants decide the
-// rest), so it returns nil.
+// rest), so it returns nil. A write the server refuses (a role that may
+// only read, a read-only transaction) fails with
+// [sessiontree.ErrReadOnly]; so does [Open] when a migration is pending.
 func (db *DB) ReadOnly() error { return nil }
 
 // OpenSession implements [sessiontree.Database.OpenSession] with

@@ -136,6 +136,8 @@ const (
 	codeSerialization = "40001"
 	codeDeadlock      = "40P01"
 	codeUnique        = "23505"
+	codeReadOnlyTx    = "25006" // read_only_sql_transaction
+	codeNoPrivilege   = "42501" // insufficient_privilege
 )
 
 // retryable reports whether err is worth another attempt: a deadlock or
@@ -171,8 +173,12 @@ func lostConnection(err error) bool {
 }
 
 // storageErr gives err a root sentinel: errors that already match one
-// are kept, a deadlock or serialization failure is ErrConflict, and
-// everything else from the server or the connection is ErrStorage.
+// are kept, a deadlock or serialization failure is ErrConflict, a write
+// the server takes none of (a read-only transaction: a standby, a role or
+// database whose transactions default to read-only) or this role may not
+// make (insufficient privilege) is ErrReadOnly, as a write to a database
+// file that cannot be written is on SQLite, and everything else from the
+// server or the connection is ErrStorage.
 func storageErr(err error) error {
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
@@ -185,8 +191,12 @@ func storageErr(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
 	}
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) && (pg.Code == codeSerialization || pg.Code == codeDeadlock) {
+	switch {
+	case !errors.As(err, &pg):
+	case pg.Code == codeSerialization || pg.Code == codeDeadlock:
 		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
+	case pg.Code == codeReadOnlyTx || pg.Code == codeNoPrivilege:
+		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
 	}
 	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
 }

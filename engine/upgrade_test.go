@@ -1,0 +1,159 @@
+package engine_test
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
+	"github.com/sessiontree/sessiontree/migrate"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// v1Columns are the columns of migration 1's tables, which later
+// migrations keep and fill the others from.
+var v1Columns = map[string]string{
+	"sessions": `pk, id, version, created_at, cwd, parent_session, updated_at, name, leaf_pk, leaf_id, leaf_depth,
+		boundary_depth, entry_count, message_count, input_tokens, output_tokens, cache_read_tokens,
+		cache_write_tokens, cost, deleting`,
+	"entries": `pk, session, seq, id, parent_id, parent_pk, type, timestamp, depth, start_depth, thinking_pk,
+		model_pk, tools_pk, target_id, custom_type, role, raw`,
+	"branch": `session, depth, entry`,
+	"labels": `session, target_id, label, entry`,
+}
+
+// TestUpgradeFromFirstMigrationAnswersAlike imports the pi fixtures into a
+// new database, copies what migration 1's tables hold of them into a
+// database made by migration 1 alone, as the first engine left its
+// sessions, and opens that with the current engine: the later migrations
+// fill what they add, so that Check is clean and every read answers as the
+// fresh import does.
+func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports every pi fixture twice over")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	fresh := openDB(t, filepath.Join(dir, "fresh.db"), engine.Options{})
+	var ids []string
+	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if id := storetest.ImportLenient(t, engine.NewDatabase(fresh), f); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	want := storetest.ReadAnswers(t, engine.NewDatabase(fresh), ids)
+
+	first, err := fs.ReadFile(migrate.Files, "0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldPath := filepath.Join(dir, "old.db")
+	old, err := sqlx.Open(testdb.EngineDriver(), "file:"+oldPath+"?_txlock=immediate&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	old.SetMaxOpenConns(1)
+	if _, err := migrate.Up(ctx, old, fstest.MapFS{"0001_init.sql": {Data: first}}, migrate.Options{ApplicationID: engine.ApplicationID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.ExecContext(ctx, `ATTACH DATABASE ? AS fresh`, "file:"+filepath.Join(dir, "fresh.db")+"?mode=ro"); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"sessions", "entries", "branch", "labels"} {
+		cols := v1Columns[table]
+		if _, err := old.ExecContext(ctx, `INSERT INTO main.`+table+` (`+cols+`) SELECT `+cols+` FROM fresh.`+table); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+	}
+	if _, err := old.ExecContext(ctx, `DETACH DATABASE fresh`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	upgraded := openDB(t, oldPath, engine.Options{})
+	if err := upgraded.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the upgrade = %v", err)
+	}
+	if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
+		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
+	}
+}
+
+// TestDerivedRedoOfEverySession applies the migrations that compute
+// again in SQL what older engines derived by rules since fixed (20 and
+// 21: usage by day; 22: names, labels and usage) to every session of the
+// pi fixtures, not only those each lists: their statements give what the
+// writes gave, so Check stays clean and every read answers as before.
+func TestDerivedRedoOfEverySession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports every pi fixture")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	db := openDB(t, path, engine.Options{})
+	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range files {
+		if id := storetest.ImportLenient(t, engine.NewDatabase(db), f); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
+	for _, suffix := range []string{"_usage_days_redo.sql", "_usage_days_go_times.sql", "_derived_redo.sql"} {
+		redoEverySession(t, path, suffix)
+		if err := db.Check(ctx, ""); err != nil {
+			t.Errorf("Check() after computing every session again by *%s = %v", suffix, err)
+		}
+		if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
+			t.Errorf("answers after computing every session again by *%s (-as written +computed again):\n%s", suffix, diff)
+		}
+	}
+}
+
+// redoEverySession runs the statements of the migration whose file name
+// ends in suffix on the database at path, with every session added to
+// each list of sessions to compute again (its temporary tables *_redo).
+func redoEverySession(t *testing.T, path, suffix string) {
+	t.Helper()
+	text, err := migrationText(suffix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := rawDB(t, path).Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range sqlStatements(text) {
+		if _, err := tx.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+		if rest, ok := strings.CutPrefix(stmt, "CREATE TEMP TABLE "); ok {
+			if table, _, _ := strings.Cut(rest, " "); strings.HasSuffix(table, "_redo") {
+				if _, err := tx.Exec(`INSERT INTO ` + table + ` SELECT pk FROM sessions EXCEPT SELECT session FROM ` + table); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
