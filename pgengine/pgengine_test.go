@@ -12,7 +12,7 @@ import (
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.MainWaiting(m)) }
 
 // openDB opens a fresh database for t; its cleanup checks every session
 // (pgengine.DB.Check) and closes it.
@@ -107,7 +107,9 @@ func loadUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []session
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, harness())
+	h := harness()
+	h.Parallel = true // each case has a database of its own
+	storetest.Run(t, h)
 }
 
 // TestPiFixtures checks the engine against pi's own answers, each file

@@ -62,7 +62,7 @@ func openNewChild(ctx context.Context, spec childSpec) error {
 // making as foreign, nor gives up on it as busy), each schema is made
 // once, and each database is sound.
 func TestConcurrentCreate(t *testing.T) {
-	procs, files := pick(6, 6, 8), pick(30, 60, 200)
+	procs, files := pick(6, 6, 8), pick(12, 60, 200)
 	if raceEnabled && currentLevel() != levelFull {
 		files = 12 // each open takes ten times as long
 	}

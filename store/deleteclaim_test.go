@@ -18,7 +18,6 @@ import (
 func TestDeleteClaimed(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, openStore opener) {
-		t.Parallel()
 		ctx := context.Background()
 		s := openStore(t)
 		a := mustCreate(t, s, store.CreateOptions{ID: "a"})

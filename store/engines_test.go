@@ -30,11 +30,30 @@ var engines = []struct {
 }
 
 // onEngines runs test once per engine, as a subtest named after it, with
-// the engine's opener in place of openStore.
+// the engine's opener in place of openStore. The subtests run in parallel:
+// each has a database of its own, and the PostgreSQL one mostly waits for
+// the server while the SQLite one computes.
 func onEngines(t *testing.T, test func(t *testing.T, openStore opener)) {
 	t.Helper()
+	forEngines(t, true, test)
+}
+
+// onEnginesInTurn is onEngines for a test that sets environment variables
+// (t.Setenv), which are the process's: its subtests run one at a time.
+func onEnginesInTurn(t *testing.T, test func(t *testing.T, openStore opener)) {
+	t.Helper()
+	forEngines(t, false, test)
+}
+
+func forEngines(t *testing.T, parallel bool, test func(t *testing.T, openStore opener)) {
+	t.Helper()
 	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) { test(t, e.open) })
+		t.Run(e.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			test(t, e.open)
+		})
 	}
 }
 

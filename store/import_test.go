@@ -375,7 +375,9 @@ func testImportModes(t *testing.T, openStore opener) {
 	}
 }
 
-func TestImportProgressAndDefaultDir(t *testing.T) { onEngines(t, testImportProgressAndDefaultDir) }
+func TestImportProgressAndDefaultDir(t *testing.T) {
+	onEnginesInTurn(t, testImportProgressAndDefaultDir)
+}
 
 func testImportProgressAndDefaultDir(t *testing.T, openStore opener) {
 	ctx := context.Background()

@@ -17,7 +17,6 @@ import (
 func TestUsageDaysAsDateReads(t *testing.T) { onEngines(t, testUsageDaysAsDateReads) }
 
 func testUsageDaysAsDateReads(t *testing.T, openStore opener) {
-	t.Parallel()
 	s := openStore(t)
 	appendUsageAt(t, s, "2026-02-31T10:00:00.000Z", "2026-12-03T24:00:00.000Z")
 	checkUsageKeys(t, s, map[sessiontree.UsageQuery][]string{
@@ -38,7 +37,6 @@ func TestUsageDaysOutsideFourDigitYears(t *testing.T) {
 }
 
 func testUsageDaysOutsideFourDigitYears(t *testing.T, openStore opener) {
-	t.Parallel()
 	s := openStore(t)
 	appendUsageAt(t, s, "+275760-09-13T00:00:00.000Z", "-000001-12-31T00:00:00.000Z", "+010000-01-01T00:00:00.000Z",
 		"2026-12-03T10:00:00.000Z", "0000-01-01T00:00:00.000Z", "0001-01-01T00:00:00.000Z")
@@ -103,7 +101,6 @@ func checkUsageKeys(t *testing.T, s *store.Store, want map[sessiontree.UsageQuer
 func TestUsageHugeNumbers(t *testing.T) { onEngines(t, testUsageHugeNumbers) }
 
 func testUsageHugeNumbers(t *testing.T, openStore opener) {
-	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	st := mustCreate(t, s, store.CreateOptions{Cwd: "/w"})

@@ -22,12 +22,19 @@ type Harness struct {
 	// and opens them. A backend that detects the damage when opening
 	// returns that error, which must match sessiontree.ErrCorrupt.
 	LoadUnchecked func(t testing.TB, meta sessiontree.SessionMeta, entries []sessiontree.Entry) (sessiontree.Storage, error)
+	// Parallel runs the suite's cases in parallel (t.Parallel): for a
+	// backend whose New, Reopen and LoadUnchecked may be called at once
+	// and whose tests mostly wait (a server's round trips).
+	Parallel bool
 }
 
 // Run runs the conformance suite on the backend h drives.
 func Run(t *testing.T, h Harness) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if h.Parallel {
+				t.Parallel()
+			}
 			c.run(t, h)
 		})
 	}
