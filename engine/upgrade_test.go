@@ -44,10 +44,7 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	dir := t.TempDir()
 	fresh := openDB(t, filepath.Join(dir, "fresh.db"), engine.Options{})
 	var ids []string
-	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := storetest.FixtureFiles(t, "../testdata")
 	for _, f := range files {
 		if id := storetest.ImportLenient(t, engine.NewDatabase(fresh), f); id != "" {
 			ids = append(ids, id)
@@ -105,10 +102,7 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
 	db := openDB(t, path, engine.Options{})
-	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := storetest.FixtureFiles(t, "../testdata")
 	var ids []string
 	for _, f := range files {
 		if id := storetest.ImportLenient(t, engine.NewDatabase(db), f); id != "" {

@@ -2,7 +2,6 @@ package pgengine_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,10 +22,7 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
-	files, err := filepath.Glob("../testdata/pi*/*.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := storetest.FixtureFiles(t, "../testdata")
 	var ids []string
 	for _, f := range files {
 		if id := storetest.ImportLenient(t, db, f); id != "" {

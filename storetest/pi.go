@@ -429,18 +429,23 @@ func (want *PiExpected) ShownLabels(t testing.TB) map[string]string {
 // PiRandFixtures lists the random files of dir (testdata/pirand, written
 // by its gen.mjs with pi's answers), or of the folder
 // $SESSIONTREE_PIRAND_DIR names instead: a larger corpus the same
-// generator wrote elsewhere. With -short it keeps one file in ten.
+// generator wrote elsewhere. With -short it keeps one file in ten, under
+// the race detector one in four.
 func PiRandFixtures(t testing.TB, dir string) []PiFixture {
 	t.Helper()
 	if d := os.Getenv("SESSIONTREE_PIRAND_DIR"); d != "" {
 		dir = d
 	}
 	all := PiFixtures(t, dir)
-	if !testing.Short() {
-		return all
+	step := 1
+	switch {
+	case testing.Short():
+		step = 10
+	case raceEnabled:
+		step = 4
 	}
 	var some []PiFixture
-	for i := 0; i < len(all); i += 10 {
+	for i := 0; i < len(all); i += step {
 		some = append(some, all[i])
 	}
 	return some

@@ -26,7 +26,9 @@
 --     (the record skipped, or the number taken as 0), where older engines
 --     added it (wrapping past 2^63). Sessions with a row whose bucket has
 --     an "undefined" part or a number beyond +-2^30 (read in usage_days,
---     no entry), or with an assistant message whose responseModel is not
+--     no entry), whose breakdown (the sessions row's usage_buckets,
+--     which migration 9 computed by the older rule in SQL, where
+--     migration 12 computed usage_days by the new one) has one, or with an assistant message whose responseModel is not
 --     one compact string that is not empty (instr and GLOB on the JSON
 --     of assistant messages), get their usage again from their entries,
 --     with migration 12's functions, as the writes add it: one row per
@@ -85,7 +87,9 @@ CREATE TEMP TABLE usage_redo AS
     UNION
     SELECT session FROM entries
     WHERE type = 'message' AND role = 'assistant' AND instr(raw, '"responseModel"')
-      AND (NOT raw GLOB '*"responseModel":"[^"]*' OR raw GLOB '*"responseModel"*"responseModel"*');
+      AND (NOT raw GLOB '*"responseModel":"[^"]*' OR raw GLOB '*"responseModel"*"responseModel"*')
+    UNION
+    SELECT pk FROM sessions WHERE instr(usage_buckets, 'undefined');
 
 CREATE TEMP TABLE usage_record AS
 SELECT pk, seq, session, day, u ->> '$.bucket' AS bucket, u ->> '$.input' AS input, u ->> '$.output' AS output,

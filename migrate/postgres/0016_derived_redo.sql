@@ -24,6 +24,7 @@
 --     counts or costs beyond +-2^30, which are malformed now and were
 --     counted: sessions with a usage_days row whose bucket has an
 --     "undefined" part or a number beyond +-2^30 (no entry read), or
+--     whose breakdown (the sessions row's usage_buckets) has one, or
 --     with a message whose responseModel is not one compact string that
 --     is not empty (a read of the messages' JSON, in the server).
 -- A session listed that needed nothing gets the same values back.
@@ -42,6 +43,8 @@ WHERE bucket LIKE 'undefined/%' OR bucket LIKE '%/undefined'
    OR input NOT BETWEEN -1073741824 AND 1073741824 OR output NOT BETWEEN -1073741824 AND 1073741824
    OR cache_read NOT BETWEEN -1073741824 AND 1073741824 OR cache_write NOT BETWEEN -1073741824 AND 1073741824
    OR cost NOT BETWEEN -1073741824 AND 1073741824
+UNION
+SELECT pk FROM sessions WHERE strpos(usage_buckets, 'undefined') > 0
 UNION
 SELECT session FROM entries
 WHERE type = 'message' AND strpos(raw, '"responseModel"') > 0
