@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // TestBackendsAgreeOnRandomTrees stores random logs in every backend with
@@ -31,7 +32,7 @@ func TestBackendsAgreeOnRandomTrees(t *testing.T) {
 	if testing.Short() {
 		seeds = 16 // fewer than the race run's 25
 	}
-	if raceEnabled { // 200 seeds took 145 s under the race detector
+	if storetest.RaceEnabled { // 200 seeds took 145 s under the race detector
 		seeds /= 8
 	}
 	for seed := range seeds {

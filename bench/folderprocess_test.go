@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // TestProcessTargets checks the verdicts of "using both cores" and of the
@@ -87,7 +89,7 @@ func TestGiantSession(t *testing.T) {
 // insert of a 64 MiB text grows RSS by 136 MiB, see bench/README.md); 3.9
 // when prefixHash kept a copy of the line's reads too.
 func TestImportMemoryFollowsLongestLine(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || storetest.RaceEnabled {
 		t.Skip("imports about 100 MB in child processes")
 	}
 	ctx := context.Background()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // TestQuick runs the program's main logic in quick mode, the smoke test
@@ -22,14 +24,14 @@ func TestQuick(t *testing.T) {
 	opts.Dir = t.TempDir()
 	opts.Out = t.TempDir()
 	opts.Command = "go test ./bench -run TestQuick"
-	if testing.Short() || raceEnabled {
+	if testing.Short() || storetest.RaceEnabled {
 		opts.Sizes = []int{200}
 		opts.CorpusSessions = 40
 		opts.Runs = 2
 		opts.MinRunTime = 0
 		opts.FleetWriters = []int{1, 4}
 	}
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		opts.Sizes = []int{100}
 		opts.CorpusSessions = 20
 		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
@@ -235,7 +237,7 @@ func TestParseFlags(t *testing.T) {
 // for byte, and another seed a different one.
 func TestGenerateReproducible(t *testing.T) {
 	shapes := Shapes
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		shapes = shapes[:len(shapes)-1] // the large shape's megabytes are slow under -race
 	}
 	for _, shape := range shapes {

@@ -19,6 +19,7 @@ import (
 	"github.com/sessiontree/sessiontree/internal/cli"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 func init() {
@@ -172,7 +173,7 @@ func runCrash(t *testing.T, m crashMode, rounds int) crashStats {
 	maxDelay := pick[time.Duration](60, 120, 250) * time.Millisecond
 	big := pick(512<<10, 1<<20, 4<<20)
 	if m.engine != nil {
-		if raceEnabled {
+		if storetest.RaceEnabled {
 			maxDelay *= 2
 		}
 		big = 64 << 10

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessiontree/sessiontree/internal/childenv"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 var fullFlag = flag.Bool("reliability.full", false,
@@ -60,7 +61,7 @@ func pick[T any](short, ci, full T) T {
 // race detector except in the full run, which is meant to run without it.
 func pickSize(short, ci, full int) int {
 	n := pick(short, ci, full)
-	if raceEnabled && currentLevel() != levelFull {
+	if storetest.RaceEnabled && currentLevel() != levelFull {
 		n /= raceDivisor
 	}
 	return n

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 func init() { childRoles["push"] = pushChild }
@@ -88,7 +89,7 @@ func TestPushKilled(t *testing.T) {
 		t.Run("to-"+e.name, func(t *testing.T) {
 			t.Parallel()
 			sessions, entries := 3, 200
-			if raceEnabled { // a third of the batches: each round's checks are the cost there
+			if storetest.RaceEnabled { // a third of the batches: each round's checks are the cost there
 				entries = 64
 			}
 			src, ids := pushSource(t, sessions, entries)

@@ -19,6 +19,7 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/migrate"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 func init() {
@@ -63,7 +64,7 @@ func openNewChild(ctx context.Context, spec childSpec) error {
 // once, and each database is sound.
 func TestConcurrentCreate(t *testing.T) {
 	procs, files := pick(6, 6, 8), pick(12, 60, 200)
-	if raceEnabled && currentLevel() != levelFull {
+	if storetest.RaceEnabled && currentLevel() != levelFull {
 		files = 12 // each open takes ten times as long
 	}
 	migs, err := migrate.Load(migrate.Files)

@@ -231,7 +231,7 @@ func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) sessiont
 func piFixtures(t testing.TB) []storetest.PiFixture {
 	t.Helper()
 	all := storetest.PiFixtures(t, piDir)
-	if !raceEnabled {
+	if !storetest.RaceEnabled {
 		return all
 	}
 	var out []storetest.PiFixture

@@ -146,7 +146,7 @@ func TestImportResumeAfterGrowth(t *testing.T) { onEngines(t, testImportResumeAf
 func testImportResumeAfterGrowth(t *testing.T, openStore opener) {
 	ctx := context.Background()
 	names := []string{"session-005", "session-009", "legacy-v1-compaction", "legacy-v2-hookmessage"}
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		names = names[1:]
 	}
 	for _, name := range names {

@@ -177,7 +177,7 @@ func testImportExportPi1(t *testing.T, openStore opener) {
 	var fixtures []storetest.PiFixture
 	for _, fx := range storetest.PiFixtures(t, "../testdata/pi1") {
 		// Under the race detector, the small files only.
-		if !raceEnabled || strings.HasPrefix(fx.Name, "tiny-") || strings.HasPrefix(fx.Name, "fork-") || strings.HasPrefix(fx.Name, "edited-") {
+		if !storetest.RaceEnabled || strings.HasPrefix(fx.Name, "tiny-") || strings.HasPrefix(fx.Name, "fork-") || strings.HasPrefix(fx.Name, "edited-") {
 			fixtures = append(fixtures, fx)
 		}
 	}

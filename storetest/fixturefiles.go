@@ -15,12 +15,17 @@ func FixtureFiles(t testing.TB, testdata string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !raceEnabled {
+	if !RaceEnabled {
 		return files
 	}
-	var some []string
-	for i := 0; i < len(files); i += 4 {
-		some = append(some, files[i])
+	return oneIn(files, 4)
+}
+
+// oneIn returns every nth of all, from the first on.
+func oneIn[T any](all []T, n int) []T {
+	var some []T
+	for i := 0; i < len(all); i += n {
+		some = append(some, all[i])
 	}
 	return some
 }

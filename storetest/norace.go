@@ -2,5 +2,5 @@
 
 package storetest
 
-// raceEnabled trims the corpus of FixtureFiles under the race detector.
-const raceEnabled = false
+// RaceEnabled tells whether the race detector is on (see race.go).
+const RaceEnabled = false

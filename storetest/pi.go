@@ -437,16 +437,11 @@ func PiRandFixtures(t testing.TB, dir string) []PiFixture {
 		dir = d
 	}
 	all := PiFixtures(t, dir)
-	step := 1
 	switch {
 	case testing.Short():
-		step = 10
-	case raceEnabled:
-		step = 4
+		return oneIn(all, 10)
+	case RaceEnabled:
+		return oneIn(all, 4)
 	}
-	var some []PiFixture
-	for i := 0; i < len(all); i += step {
-		some = append(some, all[i])
-	}
-	return some
+	return all
 }

@@ -2,6 +2,7 @@
 
 package storetest
 
-// raceEnabled trims the corpus of FixtureFiles under the race detector,
-// which makes the pure-Go SQLite many times slower.
-const raceEnabled = true
+// RaceEnabled tells whether the race detector is on: it makes SQLite (C
+// translated to Go) many times slower, so the tests of every package
+// scale their largest inputs down under it.
+const RaceEnabled = true
