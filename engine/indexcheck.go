@@ -75,7 +75,7 @@ const (
 	qCheckText    = `SELECT CAST(body AS BLOB) FROM search_text WHERE pk = ?1`
 	qCheckDocSize = `SELECT sz FROM entries_fts_docsize WHERE id = ?1`
 	qCheckTrigram = `SELECT 1 FROM entries_fts WHERE entries_fts MATCH ?1 AND rowid = ?2`
-	qCheckPending = `SELECT count(*) FROM sessions s
+	qCheckPending = `SELECT count(*), coalesce(min(s.id), '') FROM sessions s
 WHERE s.pk BETWEEN ?1 AND ?2 AND (s.indexed_count < s.entry_count) <> EXISTS (SELECT 1 FROM search_pending p WHERE p.session = s.pk)`
 	qCheckEntryID = `SELECT e.id, s.id FROM entries e JOIN sessions s ON s.pk = e.session WHERE e.pk = ?1`
 )
@@ -186,16 +186,18 @@ func (c *indexChecker) compareDocument(texts []int64, i *int, doc int64) error {
 
 // checkPending compares search_pending with the marks of the sessions
 // of keys lo>>32..hi>>32: it must list exactly the sessions the index
-// lags behind, or a search would miss the entries of one left out.
+// lags behind, or a search would miss the entries of one left out. The
+// report names the first session wrong, by id.
 func checkPending(ctx context.Context, tx *sqlx.Tx, lo, hi int64) error {
 	var unlisted int64
-	err := tx.GetContext(ctx, &unlisted, qCheckPending, lo>>32, hi>>32)
+	var first string
+	err := tx.QueryRowContext(ctx, qCheckPending, lo>>32, hi>>32).Scan(&unlisted, &first)
 	if err != nil {
 		return err
 	}
 	if unlisted != 0 {
 		return &sessiontree.CorruptError{
-			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions", unlisted)}
+			Reason: fmt.Sprintf("the list of sessions it lags behind is wrong for %d sessions (session %s first)", unlisted, first)}
 	}
 	return nil
 }

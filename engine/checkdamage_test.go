@@ -1,0 +1,41 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/engine"
+)
+
+// TestCheckNamesSessionOffPendingList: a session whose entries the
+// search index lags behind, missing from search_pending (so searches
+// never read them, nor does a catch-up index them), is reported by the
+// whole database's Check naming the session, as its own check does.
+func TestCheckNamesSessionOffPendingList(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDamaged(t)
+	st := newSession(t, db)
+	appendUser(t, st, "pending")
+	if _, err := rawDB(t, db.Path()).Exec(`DELETE FROM search_pending`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", st.ID()} {
+		err := engine.NewDatabase(db).Check(ctx, id)
+		if !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), st.ID()) {
+			t.Errorf("Check(%q) of a session missing from search_pending = %v; want ErrCorrupt naming %s", id, err, st.ID())
+		}
+	}
+}
+
+// appendUser appends a user message to st.
+func appendUser(t *testing.T, st *engine.Storage, text string) {
+	t.Helper()
+	d := sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: []byte(`{"message":` + string(userMsg(text)) + `}`)}
+	if _, err := st.Append(context.Background(), d, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
