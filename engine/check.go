@@ -19,7 +19,7 @@ const qCheckEntries = `SELECT pk, session, seq, id, parent_id, parent_pk, type, 
        thinking_pk, model_pk, tools_pk, target_id, custom_type, role, CAST(raw AS BLOB), coalesce(canonical, 0), checksum
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
-const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at
+const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at, deleting
 FROM sessions WHERE id = ?1`
 
 const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER BY depth`
@@ -248,6 +248,8 @@ type storedSession struct {
 	leafID, name, first sql.NullString
 	leafDepth, boundary int64
 	updated             string
+	// deleting: marked as being deleted (see checkSession).
+	deleting bool
 }
 
 // replayed is a session's log as its check replayed it.
@@ -278,12 +280,17 @@ func corruptEntry(entry, format string, a ...any) error {
 // it (see [DB.Check]); withText also notes which entries have search text.
 func checkSession(r q, id string, withText bool) (*replayed, error) {
 	var ss storedSession
-	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first, &ss.updated)
+	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first, &ss.updated, &ss.deleting)
 	if err == sql.ErrNoRows {
 		return nil, &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ss.deleting {
+		// A delete removes the row in the transaction that marks it, so
+		// a marked row is damage, which hides the session from every read.
+		return nil, corruptEntry("", "the session row is marked as being deleted, and is still there with its entries")
 	}
 	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: sessiontree.UsageDays{}}
 	lo, hi := pkRange(ss.pk)

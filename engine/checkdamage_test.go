@@ -39,3 +39,28 @@ func appendUser(t *testing.T, st *engine.Storage, text string) {
 		t.Fatal(err)
 	}
 }
+// TestCheckReportsSessionMarkedDeleting: a session row marked deleting
+// whose entries are still there (a delete removes them in the
+// transaction that marks it, so only damage leaves one) hides the
+// session from every read; Check reports it, naming it, instead of
+// checking it as sound.
+func TestCheckReportsSessionMarkedDeleting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDamaged(t)
+	st := newSession(t, db)
+	appendUser(t, st, "kept")
+	raw := rawDB(t, db.Path())
+	for _, stmt := range []string{`DROP TRIGGER sessions_deleting_is_final`, `UPDATE sessions SET deleting = 1`} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"", st.ID()} {
+		err := db.Check(ctx, id)
+		if !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), st.ID()) {
+			t.Errorf("Check(%q) of a session marked deleting with its entries = %v; want ErrCorrupt naming %s", id, err, st.ID())
+		}
+	}
+}
+
