@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
@@ -38,26 +39,31 @@ type Answers struct {
 // OutlineReader).
 func ReadAnswers(t testing.TB, db sessiontree.Database, ids []string) Answers {
 	t.Helper()
-	ctx := context.Background()
+	a, err := readAnswers(context.Background(), db, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// readAnswers is ReadAnswers returning the first read's failure.
+func readAnswers(ctx context.Context, db sessiontree.Database, ids []string) (Answers, error) {
 	a := Answers{Sessions: map[string]SessionAnswers{}}
 	for _, id := range ids {
 		st, err := db.OpenSession(ctx, id)
 		if err != nil {
-			t.Fatal(err)
+			return a, fmt.Errorf("%s: %w", id, err)
 		}
 		s, err := sessionAnswers(ctx, st)
 		if err != nil {
-			t.Fatalf("%s: %v", id, err)
+			return a, fmt.Errorf("%s: %w", id, err)
 		}
 		a.Sessions[id] = s
 	}
 	var err1, err2 error
 	a.ByModel, err1 = db.Usage(ctx, sessiontree.UsageQuery{By: sessiontree.UsageByModel})
 	a.ByDay, err2 = db.Usage(ctx, sessiontree.UsageQuery{By: sessiontree.UsageByDay})
-	if err := errors.Join(err1, err2); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return a, errors.Join(err1, err2)
 }
 
 // sessionAnswers reads st's SessionAnswers.
