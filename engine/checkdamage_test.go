@@ -39,6 +39,7 @@ func appendUser(t *testing.T, st *engine.Storage, text string) {
 		t.Fatal(err)
 	}
 }
+
 // TestCheckReportsSessionMarkedDeleting: a session row marked deleting
 // whose entries are still there (a delete removes them in the
 // transaction that marks it, so only damage leaves one) hides the
@@ -63,4 +64,3 @@ func TestCheckReportsSessionMarkedDeleting(t *testing.T) {
 		}
 	}
 }
-
