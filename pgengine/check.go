@@ -21,7 +21,9 @@ import (
 // (sessiontree.SearchText; an entry not yet indexed has none); and each
 // entry's placement columns, the session row's copy of the leaf's and
 // its first user text against what the writes compute (placeEntry). A
-// mismatch is a [sessiontree.CorruptError]. It reads each session whole,
+// mismatch is a [sessiontree.CorruptError]. The whole database's check
+// also reports a session row marked deleting (which only damage leaves)
+// and rows of a session that has no sessions row (checkOrphans). It reads each session whole,
 // one at a time: it is for tests and repair tools, not a request path.
 func (db *DB) Check(ctx context.Context, id string) error {
 	if err := db.check(ctx); err != nil {
@@ -30,8 +32,13 @@ func (db *DB) Check(ctx context.Context, id string) error {
 	ids := []string{id}
 	if id == "" {
 		ids = nil
-		if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions WHERE NOT deleting ORDER BY pk`); err != nil {
+		// Sessions marked deleting too: a delete removes the row it
+		// marks, so a marked row is damage (checkSession).
+		if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions ORDER BY pk`); err != nil {
 			return fmt.Errorf("check: %w", storageErr(err))
+		}
+		if err := db.checkOrphans(ctx); err != nil {
+			return fmt.Errorf("check: %w", err)
 		}
 	}
 	for _, one := range ids {
@@ -46,13 +53,51 @@ func (db *DB) Check(ctx context.Context, id string) error {
 	return nil
 }
 
-// checkSession checks session id in one snapshot (check1).
+// checkSession checks session id in one snapshot (check1). A session
+// row marked deleting is damage: a delete removes the row in the
+// transaction that marks it, and a marked row hides the session from
+// every read and from DeleteSession.
 func (db *DB) checkSession(ctx context.Context, id string) error {
 	st, err := db.OpenStorage(ctx, id)
+	if deleted(err, id) {
+		var marked bool
+		if err := db.db.GetContext(ctx, &marked, `SELECT EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND deleting)`, id); err != nil {
+			return storageErr(err)
+		}
+		if marked {
+			return &sessiontree.CorruptError{Reason: "the session row is marked as being deleted, and is still there with its entries"}
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return st.db.view(ctx, "check", func(tx *sqlx.Tx) error { return st.check1(withSnapshot(ctx, tx)) })
+}
+
+// qOrphans finds a row of a table holding sessions' rows whose session
+// has no sessions row (entries' and branch's foreign keys were dropped by
+// migration 5; the others' are triggers a restore can bypass).
+const qOrphans = `SELECT r.t, r.session FROM (
+	SELECT 'entries' AS t, session FROM entries UNION ALL SELECT 'branch', session FROM branch
+	UNION ALL SELECT 'labels', session FROM labels UNION ALL SELECT 'usage_days', session FROM usage_days
+	UNION ALL SELECT 'search_text', session FROM search_text) r
+WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.pk = r.session) LIMIT 1`
+
+// checkOrphans reports rows of a session that does not exist: entries
+// committed that no read finds, or usage every report adds up.
+func (db *DB) checkOrphans(ctx context.Context) error {
+	var orphan struct {
+		Table   string `db:"t"`
+		Session int64  `db:"session"`
+	}
+	err := db.db.GetContext(ctx, &orphan, qOrphans)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return storageErr(err)
+	}
+	return &sessiontree.CorruptError{Reason: fmt.Sprintf("%s holds rows of session key %d, which has no sessions row", orphan.Table, orphan.Session)}
 }
 
 // deleted reports whether err says session id is not there (or is being
@@ -103,6 +148,17 @@ func (s *Storage) check1(ctx context.Context) error {
 	if got, err := s.Stats(ctx); err != nil || fmt.Sprint(got) != fmt.Sprint(tally.Stats()) {
 		return cmpErr(err, mismatch("the stats", got, tally.Stats()))
 	}
+	if err := s.checkUsageDays(ctx, log); err != nil {
+		return err
+	}
+	if err := s.checkEntries(ctx); err != nil {
+		return err
+	}
+	// The stored columns before the walks that read them: a damaged id
+	// is a corrupt entry, not a walk's entry not found.
+	if err := s.checkPlacements(ctx, log, leaf); err != nil {
+		return err
+	}
 	for _, full := range []bool{true, false} {
 		want, err := sessiontree.WalkPath(ctx, leaf, full, len(log), get)
 		if err != nil {
@@ -125,18 +181,13 @@ func (s *Storage) check1(ctx context.Context) error {
 	if !slices.Equal(branch, idsOf(full)) {
 		return mismatch("the branch table", branch, idsOf(full))
 	}
-	if err := s.checkUsageDays(ctx, log); err != nil {
-		return err
-	}
-	if err := s.checkEntries(ctx); err != nil {
-		return err
-	}
-	return s.checkPlacements(ctx, log, leaf)
+	return nil
 }
 
 // qCheckPlacements reads the placement columns of each entry of a
 // session ($1) in append order.
-const qCheckPlacements = `SELECT seq, id, parent_id, parent_seq, depth, start_depth, thinking_seq, model_seq, tools_seq
+const qCheckPlacements = `SELECT seq, id, parent_id, parent_seq, depth, start_depth, thinking_seq, model_seq, tools_seq,
+	type, timestamp, coalesce(target_id, '') AS target_id
 	FROM entries WHERE session = $1 ORDER BY seq`
 
 // storedPlacement is a row of qCheckPlacements.
@@ -145,6 +196,10 @@ type storedPlacement struct {
 	ID        string         `db:"id"`
 	ParentID  sql.NullString `db:"parent_id"`
 	ParentSeq sql.NullInt64  `db:"parent_seq"`
+	// The columns reads take instead of the JSON.
+	Type      string `db:"type"`
+	Timestamp string `db:"timestamp"`
+	Target    string `db:"target_id"`
 }
 
 // checkPlacements recomputes each entry's placement from its parent's in
@@ -200,6 +255,9 @@ func (pe placedEntries) check(e sessiontree.Entry, seq int64, got storedPlacemen
 	case got.ID != e.ID || got.ParentID != wantParent || got.ParentSeq != wantParentSeq:
 		return &sessiontree.CorruptError{EntryID: e.ID, Reason: fmt.Sprintf("stored as %s under %q (key %v); the log has %s under %q (key %v)",
 			got.ID, got.ParentID.String, got.ParentSeq.Int64, e.ID, e.ParentID, wantParentSeq.Int64)}
+	case got.Type != string(e.Type) || got.Timestamp != e.Timestamp || got.Target != e.TargetID():
+		return &sessiontree.CorruptError{EntryID: e.ID, Reason: fmt.Sprintf("stored columns type %q, timestamp %q, target %q; its JSON has %q, %q, %q",
+			got.Type, got.Timestamp, got.Target, e.Type, e.Timestamp, e.TargetID())}
 	case got.placement != want:
 		return &sessiontree.CorruptError{EntryID: e.ID, Reason: fmt.Sprintf("stored placement %+v; its parent's gives %+v", got.placement, want)}
 	}

@@ -3,11 +3,13 @@ package pgengine_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 )
 
@@ -228,4 +230,103 @@ func TestAppendAfterWaitingIsNotDamage(t *testing.T) {
 			t.Errorf("%s after waiting for a writer = %v; want nil", later.name, err)
 		}
 	}
+}
+
+// TestCheckFindsEntryColumnDamage: the columns of an entries row that
+// the reads take instead of its JSON (the id and timestamp of a search
+// hit or a walk, the type the outline finds entries by, a label's target)
+// must agree with the JSON; a damaged one is a corrupt entry, not a walk
+// failing with an entry not found, nor a search hit with another time.
+func TestCheckFindsEntryColumnDamage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	a, err := st.Append(ctx, userDraft("a"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	label, err := sessiontree.Fields("targetId", a.ID, "label", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: label}, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, st.ID()); err != nil {
+		t.Fatalf("Check of a sound session: %v", err)
+	}
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	checkFindsEach(t, db, conn, st.ID(), []damage{
+		{"leaf's id", `UPDATE entries SET id = id || 'x' WHERE seq = 2`, `UPDATE entries SET id = left(id, -1) WHERE seq = 2`},
+		{"timestamp", `UPDATE entries SET timestamp = 'x' || timestamp WHERE seq = 1`, `UPDATE entries SET timestamp = substr(timestamp, 2) WHERE seq = 1`},
+		{"type", `UPDATE entries SET type = 'x' || type WHERE seq = 2`, `UPDATE entries SET type = substr(type, 2) WHERE seq = 2`},
+		{"label's target", `UPDATE entries SET target_id = target_id || 'x' WHERE seq = 2`, `UPDATE entries SET target_id = left(target_id, -1) WHERE seq = 2`},
+	})
+}
+
+// TestCheckFindsSessionMarkedDeleting: a session row marked deleting
+// with its entries still there (a delete removes the row in the
+// transaction that marks it, so only damage leaves one) hides the
+// session from every read and from DeleteSession; Check of it, and of
+// the whole database, reports it naming it instead of skipping it.
+func TestCheckFindsSessionMarkedDeleting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	if _, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `UPDATE sessions SET deleting = true`); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", st.ID()} {
+		err := db.Check(ctx, id)
+		if !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), st.ID()) {
+			t.Errorf("Check(%q) of a session marked deleting with its entries = %v; want ErrCorrupt naming %s", id, err, st.ID())
+		}
+	}
+	execAll(t, url, `SET session_replication_role = replica`, `UPDATE sessions SET deleting = false`)
+}
+
+// TestCheckFindsRowsOfMissingSession: rows of a session whose sessions
+// row is gone (entries, whose foreign key migration 3 dropped, and the
+// usage a report adds up) are reported by the whole database's check:
+// the entries are committed and no read finds them; the usage rows make
+// every usage report wrong.
+func TestCheckFindsRowsOfMissingSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, stmt := range []string{
+		`DELETE FROM sessions`,
+		`INSERT INTO usage_days SELECT day, 999999, bucket, input, output, cache_read, cache_write, cost FROM usage_days`,
+	} {
+		db, url := openDamagedDB(t)
+		st := newSession(t, db)
+		if _, err := st.Append(ctx, usageAtDraft(t, 5), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		execAll(t, url, `SET session_replication_role = replica`, stmt)
+		if err := db.Check(ctx, ""); !errors.Is(err, sessiontree.ErrCorrupt) {
+			t.Errorf("after %s, Check() = %v; want ErrCorrupt", stmt, err)
+		}
+	}
+}
+
+// openDamagedDB opens a fresh database for a test that leaves it
+// damaged: unlike openDB, closing it checks nothing.
+func openDamagedDB(t *testing.T) (*pgengine.DB, string) {
+	t.Helper()
+	url := pgtest.Migrated.Database(t)
+	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, url
 }
