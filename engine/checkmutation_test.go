@@ -4,21 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/storetest"
 )
-
-// mutationFixtures are the files of the database TestCheckMutations
-// damages, the first the session damaged: branches, compactions, labels,
-// usage, custom and unknown entry types, a name.
-var mutationFixtures = []string{
-	"pi1/edited-00.jsonl", "pi1/fork-00.jsonl", "piedge/unknown-types.jsonl",
-	"piedge/labels-odd.jsonl", "piedge/names-odd.jsonl", "pirand/r0032.jsonl",
-}
 
 // TestCheckMutations damages the stored rows one way at a time
 // (storetest.RunCheckMutations): each damage is reported by Check,
@@ -32,32 +22,14 @@ func TestCheckMutations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var files, ids []string
-	for _, f := range mutationFixtures {
-		files = append(files, filepath.Join("..", "testdata", f))
-		meta, _ := storetest.ReadSessionFile(t, files[len(files)-1])
-		ids = append(ids, meta.ID)
-	}
-	// The last session is left pending in the search index.
-	last := len(files) - 1
-	if _, err := s.Import(ctx, files[:last], store.ImportOptions{Mode: jsonl.Lenient}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Import(ctx, files[last:], store.ImportOptions{Mode: jsonl.Lenient}); err != nil {
-		t.Fatal(err)
-	}
+	ids, search := storetest.BuildMutationDB(t, s, filepath.Join("..", "testdata"))
 	raw := rawDB(t, path)
 	raw.SetMaxOpenConns(1)
 	h := storetest.CheckMutationHarness{
 		DB: s.Database(), IDs: ids,
-		Exec:  func(stmts ...string) (int64, error) { return execCounted(raw, stmts) },
+		Exec:  func(stmts ...string) error { return execAll(raw, stmts) },
 		Query: func(query string) ([]string, error) { return queryColumn(raw, query) },
-		Search: func(ctx context.Context) (any, error) {
-			return searchAnswers(ctx, store.New(storetest.NoWrites(s.Database())))
-		},
+		Search: search,
 		EntryKey: "pk", ParentKey: "parent_pk", BranchSeq: "(entry & 4294967295)",
 		Moved: func(table, col, to string) string {
 			if table == "entries" && col == "pk" {
@@ -88,19 +60,6 @@ func TestCheckMutations(t *testing.T) {
 		}
 	}
 	storetest.RunCheckMutations(t, h)
-}
-
-// searchAnswers are the hits of a few searches over the fixtures.
-func searchAnswers(ctx context.Context, s *store.Store) (any, error) {
-	var out []store.SearchResult
-	for _, q := range []string{"the", "file", "summary", "hello"} {
-		res, err := s.Search(ctx, q, store.SearchOptions{})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
-	}
-	return out, nil
 }
 
 // sqliteColumns are the columns of table.
@@ -134,26 +93,19 @@ func sqliteColumns(t *testing.T, raw *sql.DB, table string) []storetest.Mutation
 	return out
 }
 
-// execCounted runs stmts in one transaction and returns the rows they
-// changed.
-func execCounted(raw *sql.DB, stmts []string) (int64, error) {
+// execAll runs stmts in one transaction.
+func execAll(raw *sql.DB, stmts []string) error {
 	tx, err := raw.Begin()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer tx.Rollback()
-	var n int64
 	for _, stmt := range stmts {
-		res, err := tx.Exec(stmt)
-		if err != nil {
-			return 0, err
-		}
-		if !strings.HasPrefix(stmt, "CREATE") && !strings.HasPrefix(stmt, "DROP") {
-			k, _ := res.RowsAffected()
-			n += k
+		if _, err := tx.Exec(stmt); err != nil {
+			return err
 		}
 	}
-	return n, tx.Commit()
+	return tx.Commit()
 }
 
 // queryColumn returns the first column of query's rows as text ("" for
