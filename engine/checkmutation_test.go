@@ -27,9 +27,9 @@ func TestCheckMutations(t *testing.T) {
 	raw.SetMaxOpenConns(1)
 	h := storetest.CheckMutationHarness{
 		DB: s.Database(), IDs: ids,
-		Exec:  func(stmts ...string) error { return execAll(raw, stmts) },
-		Query: func(query string) ([]string, error) { return queryColumn(raw, query) },
-		Search: search,
+		Exec:     func(stmts ...string) error { return execAll(raw, stmts) },
+		Query:    func(query string) ([]string, error) { return queryColumn(raw, query) },
+		Search:   search,
 		EntryKey: "pk", ParentKey: "parent_pk", BranchSeq: "(entry & 4294967295)",
 		Moved: func(table, col, to string) string {
 			if table == "entries" && col == "pk" {
