@@ -204,10 +204,30 @@ func RunCheckMutations(t *testing.T, h CheckMutationHarness) {
 // copying a table back may change (PostgreSQL's heap).
 var sumOrder = cmpopts.EquateApprox(1e-12, 0)
 
-// checkAnswers are what the reads of the database answer.
+// checkAnswers are what the reads of the database answer: Answers,
+// the reads from each entry of the damaged session, by entry id, its
+// entries by type, and the searches.
 type checkAnswers struct {
 	Answers Answers
+	Entries map[string]entryAnswers
+	ByType  map[sessiontree.EntryType][]string
 	Search  any
+}
+
+// entryAnswers are what the reads from one entry answer: the ids of its
+// paths (the entries themselves are the log's), and its state.
+type entryAnswers struct {
+	Path, FullPath []string
+	State          sessiontree.State
+}
+
+// entryIDs are the ids of es, and err.
+func entryIDs(es []sessiontree.Entry, err error) ([]string, error) {
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	return ids, err
 }
 
 // answers reads the database's checkAnswers.
@@ -216,8 +236,37 @@ func (h *CheckMutationHarness) answers(ctx context.Context) (checkAnswers, error
 	if err != nil {
 		return checkAnswers{}, err
 	}
-	s, err := h.Search(ctx)
-	return checkAnswers{a, s}, err
+	c := checkAnswers{Answers: a}
+	if c.Entries, c.ByType, err = h.entryAnswers(ctx, h.IDs[0], a.Sessions[h.IDs[0]].Log); err != nil {
+		return c, fmt.Errorf("%s: %w", h.IDs[0], err)
+	}
+	c.Search, err = h.Search(ctx)
+	return c, err
+}
+
+// entryAnswers reads the entryAnswers of each entry of log, session id's,
+// and its entries of each type.
+func (h *CheckMutationHarness) entryAnswers(ctx context.Context, id string, log []sessiontree.Entry) (map[string]entryAnswers, map[sessiontree.EntryType][]string, error) {
+	st, err := h.DB.OpenSession(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, byType := map[string]entryAnswers{}, map[sessiontree.EntryType][]string{}
+	for _, e := range log {
+		var a entryAnswers
+		var errs [4]error
+		a.Path, errs[0] = entryIDs(st.Path(ctx, e.ID))
+		a.FullPath, errs[1] = entryIDs(st.FullPath(ctx, e.ID))
+		a.State, errs[2] = st.State(ctx, e.ID)
+		if _, ok := byType[e.Type]; !ok {
+			byType[e.Type], errs[3] = entryIDs(st.EntriesByType(ctx, e.Type))
+		}
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, nil, fmt.Errorf("entry %s: %w", e.ID, err)
+		}
+		out[e.ID] = a
+	}
+	return out, byType, nil
 }
 
 // run makes damage m, judges it and undoes it.
@@ -543,6 +592,9 @@ func (h *CheckMutationHarness) entryMutations(t *testing.T, key string, kinds []
 	add("the root's parent is the leaf (a cycle)", h.reparent(t, key, seq["root"], seq["leaf"]))
 	add("an entry its own parent", h.reparent(t, key, seq["on the path"], seq["on the path"]))
 	add("a parent that comes later", h.reparent(t, key, seq["on the path"], seq["last"]))
+	add("the root's parent columns name the leaf (a cycle in the columns)", h.parentColumns(key, seq["root"], seq["leaf"]))
+	add("an entry's parent columns name itself", h.parentColumns(key, seq["off the path"], seq["off the path"]))
+	add("an entry's parent columns name a later entry", h.parentColumns(key, seq["on the path"], seq["last"]))
 	add("a parent that does not exist", h.rewrite(t, key, seq["on the path"], func(raw, id, parent string) (string, string) {
 		return setParent(raw, parent, "no-such-entry"), `parent_id = 'no-such-entry', ` + h.ParentKey + ` = NULL`
 	}))
@@ -575,6 +627,14 @@ func (h *CheckMutationHarness) reparent(t *testing.T, key, seq, parentSeq string
 		return setParent(raw, parent, parentID), `parent_id = ` + quote(parentID) + `, ` + h.ParentKey +
 			` = (SELECT ` + h.EntryKey + ` FROM mut_save WHERE session = ` + key + ` AND seq = ` + parentSeq + `)`
 	})
+}
+
+// parentColumns is the statement pointing the parent columns (not the
+// JSON) of entry seq of the session whose key is key at entry parentSeq.
+func (h *CheckMutationHarness) parentColumns(key, seq, parentSeq string) string {
+	parent := ` FROM mut_save WHERE session = ` + key + ` AND seq = ` + parentSeq + `)`
+	return `UPDATE entries SET parent_id = (SELECT id` + parent + `, ` + h.ParentKey + ` = (SELECT ` + h.EntryKey + parent +
+		` WHERE session = ` + key + ` AND seq = ` + seq
 }
 
 // rewrite is the statement replacing the JSON of entry seq of the
