@@ -71,13 +71,16 @@ func BuildMutationDB(t *testing.T, s *store.Store, testdata string) ([]string, f
 	}
 	reader := store.New(NoWrites(s.Database()))
 	return ids, func(ctx context.Context) (any, error) {
-		var out []store.SearchResult
+		// The hits: how many pending entries a search read is not an
+		// answer (a mark lowered below an entry without text is a
+		// valid state, that entry pending).
+		var out [][]store.Hit
 		for _, q := range []string{"the", "file", "summary", "hello"} {
 			res, err := reader.Search(ctx, q, store.SearchOptions{})
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, res)
+			out = append(out, res.Hits)
 		}
 		return out, nil
 	}
@@ -505,6 +508,9 @@ func (h *CheckMutationHarness) rowMutations(tb *MutationTable, r rowPick, key, o
 	for _, c := range tb.Columns {
 		column = tb.Name + "." + c.Name
 		add(c.Name+" changed", upd+c.Name+` = `+changed(c)+` WHERE `+r.where)
+		if c.Kind == 'i' {
+			add(c.Name+" lowered", upd+c.Name+` = `+c.Name+` - 1 WHERE `+r.where)
+		}
 		if !c.NotNull {
 			add(c.Name+" NULL", upd+c.Name+` = NULL WHERE `+r.where)
 		}
