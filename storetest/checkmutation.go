@@ -2,9 +2,11 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,15 +199,55 @@ func RunCheckMutations(t *testing.T, h CheckMutationHarness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(base, after, sumOrder); diff != "" {
+	if diff := answersDiff(base, after); diff != "" {
 		t.Fatalf("answers after every damage was undone differ:\n%s", diff)
 	}
 }
 
-// sumOrder compares costs up to the order of their sum: a usage report
-// adds the rows of usage_days in the order the engine reads them, which
-// copying a table back may change (PostgreSQL's heap).
-var sumOrder = cmpopts.EquateApprox(1e-12, 0)
+// answersDiff is how b differs from a ("" when alike), costs compared
+// up to the order of their sum: a usage report adds the rows of
+// usage_days in the order the engine reads them, which copying a table
+// back may change (PostgreSQL's heap). Their JSON, numbers rounded, is
+// compared first: cmp.Diff of the whole is slow.
+func answersDiff(a, b checkAnswers) string {
+	if ja, jb := roundedJSON(a), roundedJSON(b); ja != "" && ja == jb {
+		return ""
+	}
+	return cmp.Diff(a, b, cmpopts.EquateApprox(1e-12, 0))
+}
+
+// roundedJSON is v's JSON with every number rounded to 12 digits ("" if
+// it cannot be written).
+func roundedJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		return ""
+	}
+	b, _ = json.Marshal(roundNumbers(x))
+	return string(b)
+}
+
+// roundNumbers rounds every number in a decoded JSON value to 12 digits.
+func roundNumbers(x any) any {
+	switch v := x.(type) {
+	case float64:
+		r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+		return r
+	case []any:
+		for i := range v {
+			v[i] = roundNumbers(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = roundNumbers(v[k])
+		}
+	}
+	return x
+}
 
 // checkAnswers are what the reads of the database answer: Answers,
 // the reads from each entry of the damaged session, by entry id, its
@@ -345,7 +387,7 @@ func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base chec
 	if err != nil {
 		return fmt.Sprintf("Check reports nothing, and the reads fail: %v", err)
 	}
-	if diff := cmp.Diff(base, got, sumOrder); diff != "" {
+	if diff := answersDiff(base, got); diff != "" {
 		return "Check reports nothing, and the reads answer otherwise (-before +damaged):\n" + diff
 	}
 	n.harmless++
@@ -450,6 +492,9 @@ func (h *CheckMutationHarness) rowPicks(tb *MutationTable, key string, kinds []e
 	if tb.Name == "entries" {
 		var out []rowPick
 		for i, k := range kinds {
+			if slices.ContainsFunc(kinds[:i], func(o entryKind) bool { return o.seq == k.seq }) {
+				continue // one row of two kinds (the leaf is often the last)
+			}
 			p := kinds[(i+1)%len(kinds)]
 			out = append(out, rowPick{k.name, `session = ` + key + ` AND seq = ` + k.seq, `session = ` + key + ` AND seq = ` + p.seq})
 		}
