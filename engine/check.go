@@ -356,11 +356,14 @@ func (rp *replayed) place(w *checkRow) error {
 	e, n := &w.c.e, &w.c.node
 	var parent *node
 	p := rp.byID[e.ParentID]
-	if p != nil {
+	switch {
+	case p != nil:
 		parent = &p.node
 		if w.parentPK.Int64 != p.node.pk {
 			return corruptEntry(e.ID, "parent key %d, want %d", w.parentPK.Int64, p.node.pk)
 		}
+	case w.parentPK.Valid:
+		return corruptEntry(e.ID, "parent key %d on a root", w.parentPK.Int64)
 	}
 	ancestor := func(keep string) (int64, error) {
 		for cur := p; cur != nil; cur = rp.byID[cur.e.ParentID] {

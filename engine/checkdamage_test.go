@@ -64,3 +64,30 @@ func TestCheckReportsSessionMarkedDeleting(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckNamesRootWithParentKey: a root entry's row holding a parent
+// key (damage: the walks up from it would go on to that row) is
+// reported as that entry's damage, not only as an index disagreeing
+// with its table.
+func TestCheckNamesRootWithParentKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDamaged(t)
+	st := newSession(t, db)
+	appendUser(t, st, "root")
+	appendUser(t, st, "child")
+	raw := rawDB(t, db.Path())
+	for _, stmt := range []string{`DROP TRIGGER entries_no_update`, `UPDATE entries SET parent_pk = pk + 1 WHERE seq = 1`} {
+		if _, err := raw.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var root string
+	if err := raw.QueryRow(`SELECT id FROM entries WHERE seq = 1`).Scan(&root); err != nil {
+		t.Fatal(err)
+	}
+	var ce *sessiontree.CorruptError
+	if err := db.Check(ctx, st.ID()); !errors.As(err, &ce) || ce.EntryID != root {
+		t.Errorf("Check of a root with a parent key = %v; want a CorruptError naming %s", err, root)
+	}
+}
