@@ -3,6 +3,7 @@ package pgengine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -329,4 +330,30 @@ func openDamagedDB(t *testing.T) (*pgengine.DB, string) {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db, url
+}
+
+// TestCheckNamesEntryWithTornJSON: an entry whose stored JSON is cut
+// short, its checksum matching (as a writer that stored a torn line
+// would leave it), is a CorruptError naming the entry by its id, as every
+// entry's damage is (sessiontree.Database.Check), not by its seq alone.
+func TestCheckNamesEntryWithTornJSON(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDamagedDB(t)
+	st := newSession(t, db)
+	var last sessiontree.Entry
+	for _, text := range []string{"a", "b"} {
+		e, err := st.Append(ctx, userDraft(text), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = e
+	}
+	torn := string(last.Raw[:len(last.Raw)/2])
+	execAll(t, url, `SET session_replication_role = replica`,
+		fmt.Sprintf(`UPDATE entries SET raw = '%s', checksum = %d WHERE seq = 2`, strings.ReplaceAll(torn, "'", "''"), sessiontree.EntryChecksum([]byte(torn))))
+	var ce *sessiontree.CorruptError
+	if err := db.Check(ctx, st.ID()); !errors.As(err, &ce) || ce.EntryID != last.ID {
+		t.Errorf("Check of an entry with torn JSON = %v; want a CorruptError naming %s", err, last.ID)
+	}
 }

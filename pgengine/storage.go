@@ -175,7 +175,7 @@ func (r row) entry() (sessiontree.Entry, error) {
 	}
 	e, err := sessiontree.DecodeEntryOwned(r.Raw)
 	if err != nil {
-		return sessiontree.Entry{}, &sessiontree.CorruptError{Reason: fmt.Sprintf("entry %d: %v", r.Seq, err)}
+		return sessiontree.Entry{}, &sessiontree.CorruptError{EntryID: r.ID, Reason: fmt.Sprintf("stored JSON (seq %d): %v", r.Seq, err)}
 	}
 	e.Seq = r.Seq
 	return e, nil
