@@ -161,6 +161,9 @@ type mutation struct {
 	stmts         []string
 	// column is the column damaged ("table.column"), "" for a row.
 	column string
+	// namesEntry: the damage is to an entries row left in its place,
+	// which a report must name.
+	namesEntry bool
 }
 
 // mutationTally counts the damages by outcome.
@@ -369,7 +372,14 @@ func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base chec
 		if errors.Is(err, sessiontree.ErrCorrupt) {
 			n.caught++
 			n.last = err
-			return reportProblem(err, m.session)
+			if p := reportProblem(err, m.session); p != "" {
+				return p
+			}
+			var ce *sessiontree.CorruptError
+			if m.namesEntry && errors.As(err, &ce) && ce.EntryID == "" {
+				return fmt.Sprintf("the report of damage to an entries row names no entry: %v", err)
+			}
+			return ""
 		}
 		if err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
 			return fmt.Sprintf("Check(%s) = %v, not ErrCorrupt", m.session, err)
@@ -547,7 +557,8 @@ func (h *CheckMutationHarness) rowMutations(tb *MutationTable, r rowPick, key, o
 	}
 	column := ""
 	add := func(what string, stmts ...string) {
-		out = append(out, mutation{name: fmt.Sprintf("%s: %s row: %s", tb.Name, r.name, what), session: session, table: tb, stmts: stmts, column: column})
+		out = append(out, mutation{name: fmt.Sprintf("%s: %s row: %s", tb.Name, r.name, what), session: session, table: tb, stmts: stmts,
+			column: column, namesEntry: tb.Name == "entries" && column != "" && column != "entries.session"})
 	}
 	upd := `UPDATE ` + tb.Name + ` SET `
 	for _, c := range tb.Columns {
@@ -637,7 +648,7 @@ func (h *CheckMutationHarness) entryMutations(t *testing.T, key string, kinds []
 	tb := h.table("entries")
 	var out []mutation
 	add := func(what string, stmts ...string) {
-		out = append(out, mutation{name: "entries: " + what, session: h.IDs[0], table: tb, stmts: stmts})
+		out = append(out, mutation{name: "entries: " + what, session: h.IDs[0], table: tb, stmts: stmts, namesEntry: true})
 	}
 	// A cycle: the root's parent made an entry below it.
 	add("the root's parent is the leaf (a cycle)", h.reparent(t, key, seq["root"], seq["leaf"]))
