@@ -41,16 +41,7 @@ func TestCheckFindsPlacementDamage(t *testing.T) {
 	if _, err := st.Append(ctx, userDraft("c"), sessiontree.AppendOptions{}); err != nil { // under a
 		t.Fatal(err)
 	}
-	if err := db.Check(ctx, st.ID()); err != nil {
-		t.Fatalf("Check of a sound session: %v", err)
-	}
-	conn := connect(t, url)
-	// The damage goes behind the append-only trigger's back, as a disk's
-	// or a restore's would.
-	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
-		t.Fatal(err)
-	}
-	checkFindsEach(t, db, conn, st.ID(), []damage{
+	checkFindsEach(t, db, damageConn(t, db, url, st.ID()), st.ID(), []damage{
 		{"first user text", `UPDATE sessions SET first_user_text = 'x' || first_user_text`, `UPDATE sessions SET first_user_text = substr(first_user_text, 2)`},
 		{"leaf key", `UPDATE sessions SET leaf_seq = leaf_seq - 1`, `UPDATE sessions SET leaf_seq = leaf_seq + 1`},
 		{"leaf depth", `UPDATE sessions SET leaf_depth = leaf_depth + 1`, `UPDATE sessions SET leaf_depth = leaf_depth - 1`},
@@ -62,6 +53,22 @@ func TestCheckFindsPlacementDamage(t *testing.T) {
 		{"last change", `UPDATE sessions SET updated_at = '2001-01-01T00:00:00.000Z' || updated_at`, `UPDATE sessions SET updated_at = substr(updated_at, 25)`},
 		{"seq gap", `UPDATE entries SET seq = seq + 10 WHERE seq = 2`, `UPDATE entries SET seq = seq - 10 WHERE seq = 12`},
 	})
+}
+
+// damageConn checks that session id is sound and returns a connection
+// of the test's own whose writes go behind the append-only trigger's
+// back, as a disk's or a restore's damage would.
+func damageConn(t *testing.T, db *pgengine.DB, url, id string) *pgx.Conn {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.Check(ctx, id); err != nil {
+		t.Fatalf("Check of a sound session: %v", err)
+	}
+	conn := connect(t, url)
+	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // damage is a statement damaging a database and the one undoing it.
@@ -254,14 +261,7 @@ func TestCheckFindsEntryColumnDamage(t *testing.T) {
 	if _, err := st.Append(ctx, sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: label}, sessiontree.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Check(ctx, st.ID()); err != nil {
-		t.Fatalf("Check of a sound session: %v", err)
-	}
-	conn := connect(t, url)
-	if _, err := conn.Exec(ctx, `SET session_replication_role = replica`); err != nil {
-		t.Fatal(err)
-	}
-	checkFindsEach(t, db, conn, st.ID(), []damage{
+	checkFindsEach(t, db, damageConn(t, db, url, st.ID()), st.ID(), []damage{
 		{"leaf's id", `UPDATE entries SET id = id || 'x' WHERE seq = 2`, `UPDATE entries SET id = left(id, -1) WHERE seq = 2`},
 		{"timestamp", `UPDATE entries SET timestamp = 'x' || timestamp WHERE seq = 1`, `UPDATE entries SET timestamp = substr(timestamp, 2) WHERE seq = 1`},
 		{"type", `UPDATE entries SET type = 'x' || type WHERE seq = 2`, `UPDATE entries SET type = substr(type, 2) WHERE seq = 2`},
