@@ -38,10 +38,7 @@ func TestCheckMutations(t *testing.T) {
 			return ""
 		},
 	}
-	if testing.Short() || storetest.RaceEnabled {
-		h.Short = 8
-	}
-	h.Unverified = storetest.HeaderColumns
+	h.Unverified, h.Short = storetest.HeaderColumns, storetest.MutationSample()
 	for _, tb := range []storetest.MutationTable{
 		{Name: "sessions", Session: "pk"}, {Name: "entries", Session: "session"}, {Name: "branch", Session: "session"},
 		{Name: "usage_days", Session: "session"}, {Name: "labels", Session: "session"},

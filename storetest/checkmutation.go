@@ -49,8 +49,8 @@ var MutationFixtures = []string{
 	"piedge/labels-odd.jsonl", "piedge/names-odd.jsonl", "pirand/r0032.jsonl",
 }
 
-// BuildMutationDB imports MutationFixtures (testdata is their folder)
-// into s, the search index caught up before the last, which is left
+// BuildMutationDB imports MutationFixtures (testdata is their folder;
+// under the race detector three of them) into s, the search index caught up before the last, which is left
 // pending. It returns the sessions' ids in that order, and what the
 // searches the answers compare find, from a store over s's database that
 // writes nothing (NoWrites).
@@ -58,7 +58,12 @@ func BuildMutationDB(t *testing.T, s *store.Store, testdata string) ([]string, f
 	t.Helper()
 	ctx := context.Background()
 	var files, ids []string
-	for _, f := range MutationFixtures {
+	fixtures := MutationFixtures
+	if RaceEnabled {
+		// The damaged session, the one receiving copies and the pending.
+		fixtures = []string{fixtures[0], fixtures[1], fixtures[len(fixtures)-1]}
+	}
+	for _, f := range fixtures {
 		files = append(files, filepath.Join(testdata, f))
 		meta, _ := ReadSessionFile(t, files[len(files)-1])
 		ids = append(ids, meta.ID)
@@ -114,7 +119,8 @@ type CheckMutationHarness struct {
 	// ("" for the default: the session column set to it, seq moved past
 	// the log's end, a session's id made new).
 	Moved func(table, col, to string) string
-	// Short samples one in Short of the damages (0: all).
+	// Short samples one in Short of the damages (0: all; see
+	// MutationSample).
 	Short int
 	// Unverified are the columns ("table.column") no check can verify,
 	// with why: a damage to one of them that Check misses is counted,
@@ -128,6 +134,19 @@ type CheckMutationHarness struct {
 var HeaderColumns = map[string]string{
 	"sessions.id": "the header's id", "sessions.version": "the header's version", "sessions.created_at": "the header's timestamp",
 	"sessions.cwd": "the header's cwd", "sessions.parent_session": "the header's parent session",
+}
+
+// MutationSample is CheckMutationHarness.Short for this run: one in 40
+// damages under the race detector (SQLite is many times slower there),
+// one in 8 with -short, all in a plain run.
+func MutationSample() int {
+	switch {
+	case RaceEnabled:
+		return 40
+	case testing.Short():
+		return 8
+	}
+	return 0
 }
 
 // MutationTable is a stored table and its columns.
