@@ -32,7 +32,16 @@ type ExportOptions struct {
 // By default every entry is written in append order, leaf entries
 // included, so the file reopens (in the JSONL backend, or in a pi that
 // knows leaf entries) on the leaf the session has here. For a session
-// imported from pi and never moved, that is pi's own file again.
+// imported from a version-3 pi file and never moved, that is pi's own
+// file again, up to what reading a file normalises: every line ends in
+// a newline (a carriage return before it is dropped, a last line without
+// one gets one), lines of white space alone are left out, as pi leaves
+// them out, white space around an entry's JSON is trimmed, and the
+// header is written anew from the session's id, time, cwd and parent
+// session, in pi's order (pi writes no other member; another is not
+// kept). An entry's JSON is never changed. A file of version 1 or 2
+// comes back as pi migrates it (package jsonl), and the lines a lenient
+// import skipped are not there.
 //
 // With [ExportOptions.ForPi], leaf entries are left out (unless another
 // entry names one as its parent or target, which only imported data can
