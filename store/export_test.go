@@ -330,3 +330,31 @@ func testExportForPiLeafEntryParents(t *testing.T, openStore opener) {
 		t.Errorf("for-pi lines %v; want %v (lc, named by nothing, dropped)", got, want)
 	}
 }
+
+// Each random pi file of testdata/pirand (CRLF, blank lines and lines of
+// white space among them), imported as pi reads it and exported, is the
+// file again but for what Export's doc says reading normalises: line
+// ends, lines of white space alone, white space around an entry. The
+// header is pi's own (pi writes those members only).
+func TestExportPiRand(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	fixtures := storetest.PiRandFixtures(t, filepath.Join("..", "testdata", "pirand"))
+	rep := mustImport(t, s, fixturePaths(fixtures), store.ImportOptions{Mode: jsonl.Lenient})
+	for i, fx := range fixtures {
+		orig, err := os.ReadFile(fx.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, l := range strings.Split(string(orig), "\n") {
+			if l = strings.Trim(l, " \t\r"); l != "" {
+				want = append(want, l)
+			}
+		}
+		got := exportString(t, s, rep.Files[i].SessionID, store.ExportOptions{})
+		if diff := cmp.Diff(want, strings.Split(strings.TrimSuffix(got, "\n"), "\n")); diff != "" {
+			t.Errorf("%s: export (-pi's lines +export):\n%s", fx.Name, diff)
+		}
+	}
+}
