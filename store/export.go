@@ -57,8 +57,12 @@ type ExportOptions struct {
 // no forward reference and reads anywhere. Moving the leaf's line also
 // moves it past later label and session_info entries; when the leaf is
 // itself one of those (rare: the leaf moved onto a label), pi then reads
-// that label or name as the latest. A session with entries whose leaf is
-// null cannot be expressed and is refused with [ErrNullLeaf].
+// that label or name as the latest. What pi takes in file order follows
+// the moved line too: its tree's order of siblings stamped in the same
+// millisecond, its session list's first message, and the order in which
+// it adds up costs (the last digits of a float sum). A session with
+// entries whose leaf is null cannot be expressed and is refused with
+// [ErrNullLeaf].
 func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportOptions) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error { return export(tx, id, bw, opts) })
