@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
 // ExportOptions configure [Store.Export]. The zero value writes the
@@ -22,7 +23,10 @@ type ExportOptions struct {
 // Export writes session id (exact) to w as a pi JSONL file of version 3:
 // the header {"type":"session","version":3,"id","timestamp","cwd"} (with
 // "parentSession" when set), then one entry per line, each exactly as
-// stored. Everything is read in one snapshot, so a session being written
+// stored, but that an entry appended through the API with line breaks
+// between its JSON tokens (pretty-printed fields) has each break written
+// as a space, as the JSONL backend writes it: a line break would cut the
+// entry in two, which pi skips as two bad lines. Everything is read in one snapshot, so a session being written
 // meanwhile exports as it was at one instant. An entry whose stored JSON
 // does not match its checksum ends the export with a
 // *sessiontree.CorruptError naming it (see sessiontree.VerifyChecksum), so
@@ -39,7 +43,7 @@ type ExportOptions struct {
 // them out, white space around an entry's JSON is trimmed, and the
 // header is written anew from the session's id, time, cwd and parent
 // session, in pi's order (pi writes no other member; another is not
-// kept). An entry's JSON is never changed. A file of version 1 or 2
+// kept). An entry of a file is never changed. A file of version 1 or 2
 // comes back as pi migrates it (package jsonl), and the lines a lenient
 // import skipped are not there.
 //
@@ -136,9 +140,11 @@ func export(tx sessiontree.DatabaseTx, id string, w *bufio.Writer, opts ExportOp
 	return writeLine(w, last)
 }
 
-// writeLine writes raw and a newline.
+// writeLine writes raw on one line (jsonx.OneLine: an entry appended
+// with line breaks between its tokens is stored as it came) and a
+// newline.
 func writeLine(w *bufio.Writer, raw []byte) error {
-	if _, err := w.Write(raw); err != nil {
+	if _, err := w.Write(jsonx.OneLine(raw)); err != nil {
 		return err
 	}
 	return w.WriteByte('\n')
