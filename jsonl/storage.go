@@ -470,21 +470,11 @@ func (s *Storage) cut(to, want int64) error {
 	return nil
 }
 
-// oneLine makes JSON fit on one line. Line breaks can only be space
-// between tokens in valid JSON (inside strings they are escaped), so each
-// becomes a space; invalid JSON is left for validation to refuse.
-func oneLine(raw []byte) []byte {
-	if bytes.IndexByte(raw, '\n') < 0 || jsonx.Valid(raw) != nil {
-		return raw
-	}
-	return bytes.ReplaceAll(raw, []byte{'\n'}, []byte{' '})
-}
-
 // Append adds an entry under the current leaf and writes it to the file.
 // Fields with line breaks between tokens are written (and kept) with
 // spaces instead, as a JSONL line must.
 func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	d.Fields = oneLine(d.Fields)
+	d.Fields = jsonx.OneLine(d.Fields)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.prepare(); err != nil {
@@ -497,7 +487,7 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 // Append does: one line, so the move and the entry are one write (pi's
 // branch with a summary).
 func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	d.Fields = oneLine(d.Fields)
+	d.Fields = jsonx.OneLine(d.Fields)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := s.prepare(); err != nil {
@@ -543,7 +533,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
 	batch := make([]sessiontree.Entry, len(entries))
 	for i, e := range entries {
-		e.Raw = oneLine(e.Raw)
+		e.Raw = jsonx.OneLine(e.Raw)
 		batch[i] = e
 	}
 	s.wmu.Lock()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
 
 // ExportOptions configure [Store.Export]. The zero value writes the
@@ -22,7 +23,10 @@ type ExportOptions struct {
 // Export writes session id (exact) to w as a pi JSONL file of version 3:
 // the header {"type":"session","version":3,"id","timestamp","cwd"} (with
 // "parentSession" when set), then one entry per line, each exactly as
-// stored. Everything is read in one snapshot, so a session being written
+// stored, but that an entry appended through the API with line breaks
+// between its JSON tokens (pretty-printed fields) has each break written
+// as a space, as the JSONL backend writes it: a line break would cut the
+// entry in two, which pi skips as two bad lines. Everything is read in one snapshot, so a session being written
 // meanwhile exports as it was at one instant. An entry whose stored JSON
 // does not match its checksum ends the export with a
 // *sessiontree.CorruptError naming it (see sessiontree.VerifyChecksum), so
@@ -32,7 +36,16 @@ type ExportOptions struct {
 // By default every entry is written in append order, leaf entries
 // included, so the file reopens (in the JSONL backend, or in a pi that
 // knows leaf entries) on the leaf the session has here. For a session
-// imported from pi and never moved, that is pi's own file again.
+// imported from a version-3 pi file and never moved, that is pi's own
+// file again, up to what reading a file normalises: every line ends in
+// a newline (a carriage return before it is dropped, a last line without
+// one gets one), lines of white space alone are left out, as pi leaves
+// them out, white space around an entry's JSON is trimmed, and the
+// header is written anew from the session's id, time, cwd and parent
+// session, in pi's order (pi writes no other member; another is not
+// kept). An entry of a file is never changed. A file of version 1 or 2
+// comes back as pi migrates it (package jsonl), and the lines a lenient
+// import skipped are not there.
 //
 // With [ExportOptions.ForPi], leaf entries are left out (unless another
 // entry names one as its parent or target, which only imported data can
@@ -48,8 +61,12 @@ type ExportOptions struct {
 // no forward reference and reads anywhere. Moving the leaf's line also
 // moves it past later label and session_info entries; when the leaf is
 // itself one of those (rare: the leaf moved onto a label), pi then reads
-// that label or name as the latest. A session with entries whose leaf is
-// null cannot be expressed and is refused with [ErrNullLeaf].
+// that label or name as the latest. What pi takes in file order follows
+// the moved line too: its tree's order of siblings stamped in the same
+// millisecond, its session list's first message, and the order in which
+// it adds up costs (the last digits of a float sum). A session with
+// entries whose leaf is null cannot be expressed and is refused with
+// [ErrNullLeaf].
 func (s *Store) Export(ctx context.Context, id string, w io.Writer, opts ExportOptions) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error { return export(tx, id, bw, opts) })
@@ -123,9 +140,11 @@ func export(tx sessiontree.DatabaseTx, id string, w *bufio.Writer, opts ExportOp
 	return writeLine(w, last)
 }
 
-// writeLine writes raw and a newline.
+// writeLine writes raw on one line (jsonx.OneLine: an entry appended
+// with line breaks between its tokens is stored as it came) and a
+// newline.
 func writeLine(w *bufio.Writer, raw []byte) error {
-	if _, err := w.Write(raw); err != nil {
+	if _, err := w.Write(jsonx.OneLine(raw)); err != nil {
 		return err
 	}
 	return w.WriteByte('\n')

@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -328,5 +329,70 @@ func testExportForPiLeafEntryParents(t *testing.T, openStore opener) {
 	got, _ := lineIDs(t, exportString(t, s, f.SessionID, store.ExportOptions{ForPi: true}))
 	if want := []string{"u1", "la", "c1", "lb", "u2", "c2", "m3"}; !slices.Equal(got, want) {
 		t.Errorf("for-pi lines %v; want %v (lc, named by nothing, dropped)", got, want)
+	}
+}
+
+// Each random pi file of testdata/pirand (CRLF, blank lines and lines of
+// white space among them), imported as pi reads it and exported, is the
+// file again but for what Export's doc says reading normalises: line
+// ends, lines of white space alone, white space around an entry. The
+// header is pi's own (pi writes those members only).
+func TestExportPiRand(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	fixtures := storetest.PiRandFixtures(t, filepath.Join("..", "testdata", "pirand"))
+	rep := mustImport(t, s, fixturePaths(fixtures), store.ImportOptions{Mode: jsonl.Lenient})
+	for i, fx := range fixtures {
+		orig, err := os.ReadFile(fx.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, l := range strings.Split(string(orig), "\n") {
+			if l = strings.Trim(l, " \t\r"); l != "" {
+				want = append(want, l)
+			}
+		}
+		got := exportString(t, s, rep.Files[i].SessionID, store.ExportOptions{})
+		if diff := cmp.Diff(want, strings.Split(strings.TrimSuffix(got, "\n"), "\n")); diff != "" {
+			t.Errorf("%s: export (-pi's lines +export):\n%s", fx.Name, diff)
+		}
+	}
+}
+
+// An entry appended through the Go API with line breaks between its JSON
+// tokens (a pretty-printed message or custom data) is stored as it came,
+// and exported on one line, each break a space, as the JSONL backend
+// writes it: a break inside the line would cut the entry in two, which
+// pi skips as two bad lines and this project's reader refuses.
+func TestExportEntryWithLineBreaks(t *testing.T) { onEngines(t, testExportEntryWithLineBreaks) }
+
+func testExportEntryWithLineBreaks(t *testing.T, openStore opener) {
+	ctx := context.Background()
+	s := openStore(t)
+	st := mustCreate(t, s, store.CreateOptions{ID: "nl", Cwd: "/w"})
+	ss := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	if _, err := ss.AppendMessage(ctx, json.RawMessage("{\n  \"role\": \"user\",\r\n  \"content\": \"two\\nlines\"\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.AppendCustom(ctx, "c", json.RawMessage("{\"a\": [1,\n2]}")); err != nil {
+		t.Fatal(err)
+	}
+	stored := logOf(t, st)
+	if !bytes.Contains(stored[1].Raw, []byte("[1,\n2]")) {
+		t.Errorf("stored %s; want it as it came", stored[1].Raw)
+	}
+	path := filepath.Join(t.TempDir(), "nl.jsonl")
+	if err := s.ExportFile(ctx, "nl", path, store.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := logOf(t, openJSONL(t, path))
+	if len(got) != len(stored) {
+		t.Fatalf("export reads back %d entries; want %d", len(got), len(stored))
+	}
+	for i := range got {
+		if want := bytes.ReplaceAll(stored[i].Raw, []byte("\n"), []byte(" ")); !bytes.Equal(got[i].Raw, want) {
+			t.Errorf("entry %d exported as %q; want %q", i, got[i].Raw, want)
+		}
 	}
 }

@@ -255,21 +255,20 @@ func rechain(path []sessiontree.Entry) ([]sessiontree.Entry, error) {
 	return kept, nil
 }
 
-// forkLabel is a label a path fork writes again.
+// forkLabel is a label a path fork writes again: its value as the label
+// entry that set it wrote it (a string, or any JSON pi takes as true).
 type forkLabel struct {
-	target, label, timestamp string
+	target    string
+	label     json.RawMessage
+	timestamp string
 }
 
 // pathLabels returns the source's current labels of the kept entries,
-// each with the time of the label entry that set it
-// ([sessiontree.LabelTimestamps]), in the order of pi's label map (see
-// labelOrder).
+// each as the label entry that set it wrote it, with that entry's time
+// (as [sessiontree.LabelTimestamps]), in the order of pi's label map
+// (see labelOrder).
 func pathLabels(ctx context.Context, src sessiontree.DatabaseSession, kept []sessiontree.Entry) ([]forkLabel, error) {
 	entries, err := src.EntriesByType(ctx, sessiontree.TypeLabel)
-	if err != nil {
-		return nil, err
-	}
-	labels, err := src.Labels(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -277,11 +276,13 @@ func pathLabels(ctx context.Context, src sessiontree.DatabaseSession, kept []ses
 	for _, e := range kept {
 		onPath[e.ID] = true
 	}
-	times := sessiontree.LabelTimestamps(entries)
+	order, setBy := labelOrder(entries)
 	var out []forkLabel
-	for _, target := range labelOrder(entries) {
-		if onPath[target] && labels[target] != "" {
-			out = append(out, forkLabel{target, labels[target], times[target]})
+	for _, target := range order {
+		if onPath[target] {
+			e := setBy[target]
+			v, _ := e.Field("label")
+			out = append(out, forkLabel{target, v, e.Timestamp})
 		}
 	}
 	return out, nil
@@ -290,9 +291,10 @@ func pathLabels(ctx context.Context, src sessiontree.DatabaseSession, kept []ses
 // labelOrder replays label entries into the order of the labelled
 // targets in pi's label map, a JavaScript Map: a newly labelled target
 // goes to the end, a relabelled one keeps its place, a cleared one is
-// removed (and goes to the end when labelled again).
-func labelOrder(entries []sessiontree.Entry) []string {
-	var order []string
+// removed (and goes to the end when labelled again). setBy is the label
+// entry that set each labelled target's current label.
+func labelOrder(entries []sessiontree.Entry) (order []string, setBy map[string]sessiontree.Entry) {
+	setBy = map[string]sessiontree.Entry{}
 	for _, e := range entries {
 		target := e.TargetID()
 		i := slices.Index(order, target)
@@ -301,11 +303,14 @@ func labelOrder(entries []sessiontree.Entry) []string {
 			if i >= 0 {
 				order = slices.Delete(order, i, i+1)
 			}
+			delete(setBy, target)
+			continue
 		case i < 0:
 			order = append(order, target)
 		}
+		setBy[target] = e
 	}
-	return order
+	return order, setBy
 }
 
 // appendLabels chains one label entry per label after kept, with fresh

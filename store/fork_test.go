@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -436,5 +437,39 @@ func testForkLabelOrder(t *testing.T, openStore opener) {
 	}
 	if ids := ids(log[:4]); !slices.Equal(ids, []string{"u1", "u2", "u3", "u4"}) || log[3].ParentID != "u3" {
 		t.Errorf("fork path = %v, u4 under %q; want u1 u2 u3 u4 re-chained", ids, log[3].ParentID)
+	}
+}
+
+// A path fork writes each label again as its label entry wrote it, as
+// pi's createBranchedSession does (it copies the label's value): a label
+// that is not a string stays a number or a boolean, and a string keeps a
+// NUL (the label text the store derives takes it as a space). Labels from
+// testdata/piedge/labels-nonstring, plus a NUL.
+func TestForkLabelValues(t *testing.T) { onEngines(t, testForkLabelValues) }
+
+func testForkLabelValues(t *testing.T, openStore opener) {
+	ctx := context.Background()
+	s := openStore(t)
+	src := lines(t, "../testdata/piedge/labels-nonstring.jsonl")
+	last := src[len(src)-1]
+	src[len(src)-1] = `{"type":"label","id":"l7","parentId":"l6","timestamp":"2026-12-01T10:00:11.500Z","targetId":"a2","label":"a\u0000b"}` + "\n"
+	src = append(src, strings.Replace(last, `"parentId":"l6"`, `"parentId":"l7"`, 1))
+	path := filepath.Join(t.TempDir(), "labels.jsonl")
+	writeFile(t, path, strings.Join(src, ""))
+	f := mustImport(t, s, []string{path}, store.ImportOptions{Mode: jsonl.Strict}).Files[0]
+	fork, err := s.Fork(ctx, f.SessionID, store.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range logOf(t, fork) {
+		if e.Type == sessiontree.TypeLabel {
+			v, _ := e.Field("label")
+			got = append(got, e.TargetID()+"="+string(v))
+		}
+	}
+	want := []string{"u1=-0.000001", "a1=true", "u2=1.5e+300", `a2="a\u0000b"`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("fork label values (-as written +fork):\n%s", diff)
 	}
 }

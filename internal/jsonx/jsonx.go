@@ -579,3 +579,14 @@ func WriteCompactTrusted(w io.Writer, b []byte) error {
 	_, err := w.Write(b[start:])
 	return err
 }
+
+// OneLine makes JSON fit on one line, as a JSONL line must. Line breaks
+// can only be space between tokens in valid JSON (inside strings they are
+// escaped), so each becomes a space; invalid JSON is left as it is, for
+// validation to refuse.
+func OneLine(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 || Valid(raw) != nil {
+		return raw
+	}
+	return bytes.ReplaceAll(raw, []byte{'\n'}, []byte{' '})
+}
