@@ -37,16 +37,20 @@ func TestModel(t *testing.T) {
 func memoryModel() storetest.ModelHarness {
 	h := memoryHarness()
 	return storetest.ModelHarness{
-		New:    func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
-		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage { return h.Reopen(t, st) },
+		New: func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
+		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage {
+			return h.Reopen(t, st)
+		},
 	}
 }
 
 func jsonlModel() storetest.ModelHarness {
 	h := jsonlHarness()
 	return storetest.ModelHarness{
-		New:    func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
-		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage { return h.Reopen(t, st) },
+		New: func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
+		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage {
+			return h.Reopen(t, st)
+		},
 		Check: func(ctx context.Context, st sessiontree.Storage) error {
 			again, err := jsonl.Open(ctx, st.(*jsonl.Storage).File(), jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
 			if err != nil {

@@ -300,4 +300,3 @@ func (r *modelRun) compareUsage() error {
 	}
 	return nil
 }
-

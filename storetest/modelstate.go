@@ -189,15 +189,15 @@ func (m *model) appendErrs(d sessiontree.Draft, opts sessiontree.AppendOptions, 
 // modelRun is one run of a sequence of ops: the backend's session, its
 // writers, the model and the clock.
 type modelRun struct {
-	t       testing.TB
-	h       ModelHarness
-	ctx     context.Context
-	clk     *modelClock
-	st      sessiontree.Storage
-	m       *model
-	claims  []*handle
-	reads   uint64 // counts compare calls, to vary what they read
-	meta    sessiontree.SessionMeta
+	t      testing.TB
+	h      ModelHarness
+	ctx    context.Context
+	clk    *modelClock
+	st     sessiontree.Storage
+	m      *model
+	claims []*handle
+	reads  uint64 // counts compare calls, to vary what they read
+	meta   sessiontree.SessionMeta
 }
 
 func newModelRun(t testing.TB, h ModelHarness) *modelRun {
