@@ -230,6 +230,7 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 	scratch := r.m.clone()
 	allowed := r.m.writeErrs(w, r.clk.now())
 	var entries []sessiontree.Entry
+	treeOK := len(allowed) == 0 // no refusal yet: the tree checks go on
 	parent := d.ref()
 	what := fmt.Sprintf("AppendBatch via %s", w)
 	for range 1 + d.intn(4) {
@@ -249,12 +250,12 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 		}
 		what += fmt.Sprintf("\n       %s", e.Raw)
 		entries = append(entries, e)
-		if len(allowed) == 0 {
-			if err := e.Validate(); err != nil {
-				allowed = append(allowed, err)
-			} else if err := scratch.add(e); err != nil {
-				allowed = append(allowed, errors.Unwrap(err))
-			}
+		// A backend may check every entry's fields before the tree, so
+		// any entry's refusal may come first.
+		if err := e.Validate(); err != nil {
+			allowed, treeOK = append(allowed, err), false
+		} else if err := scratch.add(e); treeOK && err != nil {
+			allowed, treeOK = append(allowed, errors.Unwrap(err)), false
 		}
 		parent = e.ID
 	}
