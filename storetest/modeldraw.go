@@ -120,9 +120,11 @@ func (d *drawer) fields(tag string) (sessiontree.EntryType, string) {
 
 // bad draws a draft every backend refuses.
 func (d *drawer) bad(tag string) (sessiontree.EntryType, string) {
-	switch d.intn(4) {
+	switch d.intn(5) {
 	case 0:
 		return sessiontree.TypeLeaf, `{"targetId":null}`
+	case 3:
+		return "", `{"untyped":"` + tag + `"}`
 	case 1:
 		return "session", `{"cwd":"/"}`
 	case 2:

@@ -170,7 +170,7 @@ func (r *modelRun) appendAll(d *drawer) (string, error) {
 	opts := d.guard()
 	what := fmt.Sprintf("AppendAll %d drafts guard=%s via %s", len(drafts), guardOf(opts), w)
 	// Each draft goes under the one before it: predict on a copy.
-	scratch, guard := r.m.clone(), opts
+	scratch, guard, failed := r.m.clone(), opts, false
 	allowed := r.m.writeErrs(w, r.clk.now())
 	for i, dr := range drafts {
 		what += fmt.Sprintf("\n       %s %s id=%q", dr.Type, dr.Fields, dr.ID)
@@ -179,8 +179,11 @@ func (r *modelRun) appendAll(d *drawer) (string, error) {
 			errs = append(errs, sessiontree.ErrConflict)
 		}
 		allowed = append(allowed, errs...)
-		if len(errs) > 0 {
-			break
+		if len(errs) > 0 || failed {
+			// A backend may check every draft before the first write:
+			// the refusal of any later draft may come first.
+			failed = true
+			continue
 		}
 		guard = sessiontree.AppendOptions{} // the guard is checked once
 		id := dr.ID

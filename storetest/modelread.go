@@ -16,7 +16,7 @@ import (
 // each answer with the model's.
 func (r *modelRun) compare() error {
 	r.reads++
-	checks := []func() error{r.compareHead, r.compareLog, r.compareEntries, r.compareSummary, r.compareUsage}
+	checks := []func() error{r.compareHead, r.compareLog, r.compareEntries, r.compareSummary, r.compareOutline, r.compareUsage}
 	for _, c := range checks {
 		if err := c(); err != nil {
 			return err
@@ -297,6 +297,132 @@ func (r *modelRun) compareUsage() error {
 	}
 	if len(rows) != len(want) {
 		return fmt.Errorf("Usage by model has %d rows; the model's %d (report %s)", len(rows), len(want), mustJSON(got))
+	}
+	return nil
+}
+
+// compareOutline checks a backend's outline against its documented
+// properties over the model's log: its entries are the log's, in append
+// order; it holds every entry a folded tree must name; each entry's
+// Parent and Skipped are the nearest ancestor it holds and the entries
+// between, each left out only as the only child of an only child; Active
+// is whether the entry is on the full path from the leaf.
+func (r *modelRun) compareOutline() error {
+	or, ok := r.st.(sessiontree.OutlineReader)
+	if !ok {
+		return nil
+	}
+	got, err := or.Outline(r.ctx)
+	if err != nil {
+		return fmt.Errorf("Outline: %w", err)
+	}
+	m := r.m
+	in := map[string]bool{}
+	var entries []sessiontree.Entry
+	for _, o := range got {
+		in[o.Entry.ID] = true
+		entries = append(entries, o.Entry)
+	}
+	var want []sessiontree.Entry
+	for _, e := range m.log {
+		if in[e.ID] {
+			want = append(want, e)
+		}
+	}
+	if err := sameEntries("Outline", entries, want); err != nil {
+		return err
+	}
+	for _, id := range m.outlineNeeds() {
+		if !in[id] {
+			return fmt.Errorf("Outline leaves out %s, which a folded tree names", id)
+		}
+	}
+	active := map[string]bool{}
+	full, _ := sessiontree.WalkPath(r.ctx, m.r.Leaf, true, len(m.log)+1, m.lookup)
+	for _, e := range full {
+		active[e.ID] = true
+	}
+	children := map[string]int{}
+	for _, e := range m.log {
+		children[e.ParentID]++
+	}
+	for _, o := range got {
+		if o.Active != active[o.Entry.ID] {
+			return fmt.Errorf("Outline: %s Active = %v; want %v", o.Entry.ID, o.Active, active[o.Entry.ID])
+		}
+		if err := m.checkOutlineParent(o, in, children); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outlineNeeds lists the entries an outline must hold: roots,
+// compactions, branch summaries, context edits and their targets,
+// labelled entries, leaf entries and their parents, the leaf and the last
+// entry.
+func (m *model) outlineNeeds() []string {
+	var ids []string
+	for _, e := range m.log {
+		switch e.Type {
+		case sessiontree.TypeCompaction, sessiontree.TypeBranchSummary:
+			ids = append(ids, e.ID)
+		case sessiontree.TypeContextEdit:
+			ids = append(ids, e.ID)
+			if m.taken(e.TargetID()) {
+				ids = append(ids, e.TargetID())
+			}
+		case sessiontree.TypeLeaf:
+			ids = append(ids, e.ID)
+			if e.ParentID != "" {
+				ids = append(ids, e.ParentID)
+			}
+		}
+		if m.isRoot(e) {
+			ids = append(ids, e.ID)
+		}
+	}
+	for id := range m.r.Labels {
+		ids = append(ids, id)
+	}
+	if m.r.Leaf != "" {
+		ids = append(ids, m.r.Leaf)
+	}
+	if n := len(m.log); n > 0 {
+		ids = append(ids, m.log[n-1].ID)
+	}
+	return ids
+}
+
+// isRoot reports whether e is a root of the tree: no parent, or a leaf
+// entry as its parent.
+func (m *model) isRoot(e sessiontree.Entry) bool {
+	p, ok := m.lookup(e.ParentID)
+	return e.ParentID == "" || ok && p.Type == sessiontree.TypeLeaf
+}
+
+// checkOutlineParent checks o's Parent and Skipped: the nearest ancestor
+// the outline holds (in), and the entries before it, each the only child
+// (children counts them) of an only child.
+func (m *model) checkOutlineParent(o sessiontree.OutlineEntry, in map[string]bool, children map[string]int) error {
+	e := o.Entry
+	wantParent, skipped := e.ParentID, int64(0)
+	switch {
+	case e.Type == sessiontree.TypeLeaf:
+	case m.isRoot(e):
+		wantParent = ""
+	default:
+		for !in[wantParent] {
+			s, _ := m.lookup(wantParent)
+			if m.isRoot(s) || children[s.ID] != 1 || children[s.ParentID] != 1 || s.ID == m.r.Leaf {
+				return fmt.Errorf("Outline leaves out %s, above %s, which is not the only child of an only child", s.ID, e.ID)
+			}
+			wantParent, skipped = s.ParentID, skipped+1
+		}
+	}
+	if o.Parent != wantParent || o.Skipped != skipped {
+		return fmt.Errorf("Outline: %s under %q skipping %d; want under %q skipping %d", e.ID, o.Parent, o.Skipped,
+			wantParent, skipped)
 	}
 	return nil
 }
