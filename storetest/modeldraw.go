@@ -148,6 +148,9 @@ func (d *drawer) draft(ts string) sessiontree.Draft {
 	}
 	if !d.oneIn(4) {
 		dr.Timestamp = ts
+		if d.oneIn(8) {
+			dr.Timestamp = oddTimes[d.intn(len(oddTimes))]
+		}
 	}
 	return dr
 }
@@ -164,4 +167,11 @@ func (d *drawer) guard() sessiontree.AppendOptions {
 		}
 	}
 	return sessiontree.AppendOptions{}
+}
+
+// oddTimes are timestamps pi does not write but a file may hold: another
+// zone, another day, no milliseconds, no zone, none at all.
+var oddTimes = []string{
+	"2026-12-08T01:30:00+02:00", "2026-12-06T23:59:59.999Z", "2026-12-31T23:00:00-03:00",
+	"2026-12-07T10:00:00Z", "2026-12-07T10:00:00", "when",
 }

@@ -233,7 +233,6 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 	scratch := r.m.clone()
 	allowed := r.m.writeErrs(w, r.clk.now())
 	var entries []sessiontree.Entry
-	treeOK := len(allowed) == 0 // no refusal yet: the tree checks go on
 	parent := d.ref()
 	what := fmt.Sprintf("AppendBatch via %s", w)
 	for range 1 + d.intn(4) {
@@ -253,12 +252,18 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 		}
 		what += fmt.Sprintf("\n       %s", e.Raw)
 		entries = append(entries, e)
-		// A backend may check every entry's fields before the tree, so
-		// any entry's refusal may come first.
+		// A backend may check every entry's fields, or its targets,
+		// before the tree: any entry's refusal may come first.
 		if err := e.Validate(); err != nil {
-			allowed, treeOK = append(allowed, err), false
-		} else if err := scratch.add(e); treeOK && err != nil {
-			allowed, treeOK = append(allowed, errors.Unwrap(err)), false
+			allowed = append(allowed, err)
+		} else {
+			f := sessiontree.EffectsOf(e, "")
+			for _, err := range []error{sessiontree.CheckParent(e, scratch.earlier()),
+				sessiontree.CheckTarget(&f, scratch.earlier()), scratch.add(e)} {
+				if err != nil {
+					allowed = append(allowed, err)
+				}
+			}
 		}
 		parent = e.ID
 	}

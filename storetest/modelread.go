@@ -256,49 +256,63 @@ func (r *modelRun) compareSummary() error {
 	return nil
 }
 
-// compareUsage compares the database's usage report by model with the
-// log's usage records summed by the root package's rules.
+// compareUsage compares the database's usage reports by model and by
+// day with the log's usage records summed by the root package's rules.
 func (r *modelRun) compareUsage() error {
 	if r.h.Usage == nil {
 		return nil
 	}
-	got, err := r.h.Usage(r.ctx, r.st, sessiontree.UsageQuery{By: sessiontree.UsageByModel})
-	if err != nil {
-		return fmt.Errorf("Usage: %w", err)
+	for _, by := range []sessiontree.UsageBy{sessiontree.UsageByModel, sessiontree.UsageByDay} {
+		got, err := r.h.Usage(r.ctx, r.st, sessiontree.UsageQuery{By: by})
+		if err != nil {
+			return fmt.Errorf("Usage by %s: %w", by, err)
+		}
+		want := r.m.usageRows(by)
+		rows := map[string]sessiontree.UsageRow{}
+		for _, row := range got.Rows {
+			rows[row.Key] = row
+		}
+		for k, w := range want {
+			g, ok := rows[k]
+			if !ok || g.Tokens != w.Tokens || g.Sessions != 1 || math.Abs(g.Cost-w.Cost) > 1e-9 {
+				return fmt.Errorf("Usage by %s, %q = %+v; the model's is %+v (report %s)", by, k, g, w, mustJSON(got))
+			}
+		}
+		if len(rows) != len(want) {
+			return fmt.Errorf("Usage by %s has %d rows; the model's %d (report %s)", by, len(rows), len(want), mustJSON(got))
+		}
 	}
+	return nil
+}
+
+// usageRows sums the log's usage records by model or by day, each
+// entry's as StatsOf reads it, on its UsageDay; groups with neither
+// tokens nor cost are left out.
+func (m *model) usageRows(by sessiontree.UsageBy) map[string]sessiontree.UsageRow {
 	want := map[string]sessiontree.UsageRow{}
-	for _, e := range r.m.log {
+	for _, e := range m.log {
 		es := sessiontree.StatsOf(e)
 		if !es.HasUsage {
 			continue
 		}
-		row := want[es.Bucket]
-		row.Key, row.Sessions = es.Bucket, 1
+		key := es.Bucket
+		if by == sessiontree.UsageByDay {
+			key = sessiontree.UsageDay(e.Timestamp)
+		}
+		row := want[key]
+		row.Key, row.Sessions = key, 1
 		var s sessiontree.Stats
 		s.Tokens, s.Cost = row.Tokens, row.Cost
 		s.AddUsage(es.Usage)
 		row.Tokens, row.Cost = s.Tokens, s.Cost
-		want[es.Bucket] = row
-	}
-	rows := map[string]sessiontree.UsageRow{}
-	for _, row := range got.Rows {
-		rows[row.Key] = row
+		want[key] = row
 	}
 	for k, w := range want {
 		if w.Tokens.Total == 0 && w.Cost == 0 {
-			delete(want, k) // a group with neither is left out
+			delete(want, k)
 		}
 	}
-	for k, w := range want {
-		g, ok := rows[k]
-		if !ok || g.Tokens != w.Tokens || g.Sessions != 1 || math.Abs(g.Cost-w.Cost) > 1e-9 {
-			return fmt.Errorf("Usage by model, %s = %+v; the model's is %+v (report %s)", k, g, w, mustJSON(got))
-		}
-	}
-	if len(rows) != len(want) {
-		return fmt.Errorf("Usage by model has %d rows; the model's %d (report %s)", len(rows), len(want), mustJSON(got))
-	}
-	return nil
+	return want
 }
 
 // compareOutline checks a backend's outline against its documented

@@ -139,7 +139,7 @@ func (m *model) checkStored(e sessiontree.Entry, d sessiontree.Draft, parent str
 	case e.Seq != int64(len(m.log)+1):
 		return fmt.Errorf("stored %s with seq %d; want %d", e.ID, e.Seq, len(m.log)+1)
 	}
-	if _, err := sessiontree.ParseTime(e.Timestamp); err != nil {
+	if _, err := sessiontree.ParseTime(e.Timestamp); d.Timestamp == "" && err != nil {
 		return fmt.Errorf("stored timestamp %q: %w", e.Timestamp, err)
 	}
 	want, err := sessiontree.BuildEntry(d, e.ID, parent, e.Timestamp)
