@@ -68,14 +68,17 @@ type handle struct {
 	holder string
 	fence  int64
 	ttl    time.Duration
-	// dead: the session the claim was taken on was deleted since.
-	dead bool
+	// dead: the session the claim was taken on was deleted since;
+	// closed: its storage was closed (reopened) since.
+	dead, closed bool
 }
 
 // writeErrs are the errors a write through w may meet at now beyond its
 // own: a stale claim, or another holder's live claim.
 func (m *model) writeErrs(w *handle, now time.Time) []error {
 	switch {
+	case w.closed:
+		return []error{sessiontree.ErrClosed}
 	case w.dead:
 		return []error{sessiontree.ErrNotFound, sessiontree.ErrStaleClaim}
 	case w.claim != nil && (w.fence != m.claim.fence || m.claim.holder != w.holder):
