@@ -85,6 +85,14 @@ func engineModel() storetest.ModelHarness {
 			}
 			return again
 		},
+		Other: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
+			s := st.(*engine.Storage)
+			other, err := openEngineAt(t, s.DB().Path(), now).OpenSession(context.Background(), s.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return other
+		},
 		Delete: func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error {
 			s := st.(*engine.Storage)
 			return s.DB().DeleteSession(ctx, s.ID(), opts)

@@ -23,6 +23,10 @@ type ModelHarness struct {
 	// Reopen closes st and opens its session again, as [Harness.Reopen],
 	// its claims on the clock now.
 	Reopen func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage
+	// Other opens st's session again through another handle on its
+	// database (another pool of connections, as another process would),
+	// its claims on the clock now; it stays open beside st.
+	Other func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage
 	// Delete deletes st's session with opts, without a claim.
 	Delete func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error
 	// Recreate makes a new, empty session with meta's id in the database

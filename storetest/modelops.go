@@ -103,7 +103,7 @@ func (r *modelRun) step(o op) (string, error) {
 	case opReopen:
 		r.st = r.h.Reopen(r.t, r.st, r.clk.now)
 		for _, c := range r.claims {
-			c.closed = true // closed with its storage; its lease is kept
+			c.closed = c.closed || c.primary // closed with its database; its lease is kept
 		}
 		return "reopen", nil
 	}
@@ -431,7 +431,8 @@ func (r *modelRun) claimStep(k opKind, d *drawer) (string, error) {
 
 // claim takes a claim on the session at now.
 func (r *modelRun) claim(d *drawer, now time.Time) (string, error) {
-	cl, ok := r.st.(sessiontree.Claimer)
+	via := r.plain(d.intn(2)).st
+	cl, ok := via.(sessiontree.Claimer)
 	if !ok {
 		return "Claim: not a Claimer", nil
 	}
@@ -457,7 +458,7 @@ func (r *modelRun) claim(d *drawer, now time.Time) (string, error) {
 	if c.Holder() != holder || c.Fence() != m.claim.fence {
 		return what, fmt.Errorf("claim %q fence %d; the model has %q fence %d", c.Holder(), c.Fence(), holder, m.claim.fence)
 	}
-	r.claims = append(r.claims, &handle{st: r.st, claim: c, holder: holder, fence: c.Fence(), ttl: ttl})
+	r.claims = append(r.claims, &handle{st: via, primary: via == r.st, claim: c, holder: holder, fence: c.Fence(), ttl: ttl})
 	return what + fmt.Sprintf(" -> fence %d", c.Fence()), nil
 }
 
@@ -480,7 +481,13 @@ func (r *modelRun) deleteStep(d *drawer) (string, error) {
 	if err := appendText(r.st, "after delete"); !errors.Is(err, sessiontree.ErrNotFound) {
 		return what, fmt.Errorf("Append to the deleted session = %v; want ErrNotFound", err)
 	}
+	if r.other != nil {
+		if _, err := r.other.Leaf(r.ctx); !errors.Is(err, sessiontree.ErrNotFound) {
+			return what, fmt.Errorf("Leaf of the deleted session through another handle = %v; want ErrNotFound", err)
+		}
+	}
 	r.st = r.h.Recreate(r.t, r.st, r.meta)
+	r.openOther()
 	r.m = newModel()
 	for _, c := range r.claims {
 		c.dead = true

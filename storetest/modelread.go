@@ -16,6 +16,10 @@ import (
 // each answer with the model's.
 func (r *modelRun) compare() error {
 	r.reads++
+	r.rd = r.st
+	if r.other != nil && r.reads%2 == 0 {
+		r.rd = r.other // what another process reads
+	}
 	checks := []func() error{r.compareHead, r.compareLog, r.compareEntries, r.compareSummary, r.compareOutline, r.compareUsage}
 	for _, c := range checks {
 		if err := c(); err != nil {
@@ -33,7 +37,7 @@ func (r *modelRun) compare() error {
 		}
 	}
 	if r.h.Check != nil {
-		if err := r.h.Check(r.ctx, r.st); err != nil {
+		if err := r.h.Check(r.ctx, r.rd); err != nil {
 			return fmt.Errorf("Check: %w", err)
 		}
 	}
@@ -42,7 +46,7 @@ func (r *modelRun) compare() error {
 
 // compareHead compares the leaf, name, labels and stats.
 func (r *modelRun) compareHead() error {
-	m, st := r.m, r.st
+	m, st := r.m, r.rd
 	leaf, err := st.Leaf(r.ctx)
 	if err != nil || leaf != m.r.Leaf {
 		return fmt.Errorf("Leaf = %q, %v; the model's is %q", leaf, err, m.r.Leaf)
@@ -83,7 +87,7 @@ func (r *modelRun) someID() string {
 // compareLog compares the log, a page of it from a seq (as Follow reads
 // it), and its heads.
 func (r *modelRun) compareLog() error {
-	log, err := r.st.Log(r.ctx, 0, 0)
+	log, err := r.rd.Log(r.ctx, 0, 0)
 	if err != nil {
 		return fmt.Errorf("Log: %w", err)
 	}
@@ -92,7 +96,7 @@ func (r *modelRun) compareLog() error {
 	}
 	n := len(r.m.log)
 	after, limit := int(r.reads)%(n+2), int(r.reads/3)%4
-	page, err := r.st.Log(r.ctx, int64(after), limit)
+	page, err := r.rd.Log(r.ctx, int64(after), limit)
 	if err != nil {
 		return fmt.Errorf("Log(%d, %d): %w", after, limit, err)
 	}
@@ -103,7 +107,7 @@ func (r *modelRun) compareLog() error {
 	if err := sameEntries(fmt.Sprintf("Log(%d, %d)", after, limit), page, want); err != nil {
 		return err
 	}
-	heads, err := sessiontree.LogHeads(r.ctx, r.st)
+	heads, err := sessiontree.LogHeads(r.ctx, r.rd)
 	if err != nil {
 		return fmt.Errorf("LogHeads: %w", err)
 	}
@@ -135,7 +139,7 @@ func sameEntries(what string, got, want []sessiontree.Entry) error {
 // compareEntries compares Entry of an id the log has and one it has not,
 // and EntriesByType of the type of the one it has.
 func (r *modelRun) compareEntries() error {
-	if _, err := r.st.Entry(r.ctx, "0missing"); !isEntryNotFound(err, "0missing") {
+	if _, err := r.rd.Entry(r.ctx, "0missing"); !isEntryNotFound(err, "0missing") {
 		return fmt.Errorf("Entry(0missing) = %v; want an EntryNotFoundError", err)
 	}
 	id := r.someID()
@@ -143,14 +147,14 @@ func (r *modelRun) compareEntries() error {
 		return nil
 	}
 	want, _ := r.m.lookup(id)
-	got, err := r.st.Entry(r.ctx, id)
+	got, err := r.rd.Entry(r.ctx, id)
 	if err != nil {
 		return fmt.Errorf("Entry(%s): %w", id, err)
 	}
 	if err := sameEntries("Entry", []sessiontree.Entry{got}, []sessiontree.Entry{want}); err != nil {
 		return err
 	}
-	byType, err := r.st.EntriesByType(r.ctx, want.Type)
+	byType, err := r.rd.EntriesByType(r.ctx, want.Type)
 	if err != nil {
 		return fmt.Errorf("EntriesByType(%s): %w", want.Type, err)
 	}
@@ -178,9 +182,9 @@ func (r *modelRun) compareAt(id string) error {
 		if err != nil {
 			return fmt.Errorf("the model's path at %q: %w", id, err)
 		}
-		read, name := r.st.Path, "Path"
+		read, name := r.rd.Path, "Path"
 		if full {
-			read, name = r.st.FullPath, "FullPath"
+			read, name = r.rd.FullPath, "FullPath"
 		}
 		got, err := read(r.ctx, id)
 		if err != nil {
@@ -203,7 +207,7 @@ func (r *modelRun) compareContext(id string) error {
 	for _, e := range full {
 		state.Apply(e)
 	}
-	if got, err := sessiontree.StateAt(r.ctx, r.st, id); err != nil || !cmp.Equal(got, state) {
+	if got, err := sessiontree.StateAt(r.ctx, r.rd, id); err != nil || !cmp.Equal(got, state) {
 		return fmt.Errorf("StateAt(%q) = %+v, %v; the model's is %+v", id, got, err, state)
 	}
 	if id == "" {
@@ -213,7 +217,7 @@ func (r *modelRun) compareContext(id string) error {
 	if err != nil {
 		return fmt.Errorf("the model's context at %q: %w", id, err)
 	}
-	s := sessiontree.NewSession(r.st, sessiontree.SessionOptions{})
+	s := sessiontree.NewSession(r.rd, sessiontree.SessionOptions{})
 	got, err := s.Context(r.ctx, sessiontree.ContextOptions{From: id})
 	if err != nil {
 		return fmt.Errorf("Context at %q: %w", id, err)
@@ -238,7 +242,7 @@ func (r *modelRun) compareContext(id string) error {
 // compareSummary compares a backend's kept summary with what the root
 // package's rules give over the log.
 func (r *modelRun) compareSummary() error {
-	sr, ok := r.st.(sessiontree.SummaryReader)
+	sr, ok := r.rd.(sessiontree.SummaryReader)
 	if !ok {
 		return nil
 	}
@@ -263,7 +267,7 @@ func (r *modelRun) compareUsage() error {
 		return nil
 	}
 	for _, by := range []sessiontree.UsageBy{sessiontree.UsageByModel, sessiontree.UsageByDay} {
-		got, err := r.h.Usage(r.ctx, r.st, sessiontree.UsageQuery{By: by})
+		got, err := r.h.Usage(r.ctx, r.rd, sessiontree.UsageQuery{By: by})
 		if err != nil {
 			return fmt.Errorf("Usage by %s: %w", by, err)
 		}
@@ -322,7 +326,7 @@ func (m *model) usageRows(by sessiontree.UsageBy) map[string]sessiontree.UsageRo
 // between, each left out only as the only child of an only child; Active
 // is whether the entry is on the full path from the leaf.
 func (r *modelRun) compareOutline() error {
-	or, ok := r.st.(sessiontree.OutlineReader)
+	or, ok := r.rd.(sessiontree.OutlineReader)
 	if !ok {
 		return nil
 	}

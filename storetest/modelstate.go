@@ -68,8 +68,11 @@ type handle struct {
 	holder string
 	fence  int64
 	ttl    time.Duration
+	// primary: taken through the session's storage, not the other
+	// handle's, so closed with its database when that is reopened.
+	primary bool
 	// dead: the session the claim was taken on was deleted since;
-	// closed: its storage was closed (reopened) since.
+	// closed: its database was closed (reopened) since.
 	dead, closed bool
 }
 
@@ -192,21 +195,26 @@ func (m *model) appendErrs(d sessiontree.Draft, opts sessiontree.AppendOptions, 
 // modelRun is one run of a sequence of ops: the backend's session, its
 // writers, the model and the clock.
 type modelRun struct {
-	t      testing.TB
-	h      ModelHarness
-	ctx    context.Context
-	clk    *modelClock
-	st     sessiontree.Storage
-	m      *model
-	claims []*handle
-	reads  uint64 // counts compare calls, to vary what they read
-	meta   sessiontree.SessionMeta
+	t   testing.TB
+	h   ModelHarness
+	ctx context.Context
+	clk *modelClock
+	st  sessiontree.Storage
+	// other is the session opened again through another handle on its
+	// database (another process), nil when the harness has none; rd is
+	// the one a compare reads.
+	other, rd sessiontree.Storage
+	m         *model
+	claims    []*handle
+	reads     uint64 // counts compare calls, to vary what they read
+	meta      sessiontree.SessionMeta
 }
 
 func newModelRun(t testing.TB, h ModelHarness) *modelRun {
 	t.Helper()
 	r := &modelRun{t: t, h: h, ctx: context.Background(), clk: newModelClock(), m: newModel()}
 	r.st = h.New(t, r.clk.now)
+	r.openOther()
 	var err error
 	if r.meta, err = r.st.Meta(r.ctx); err != nil {
 		t.Fatal(err)
@@ -218,14 +226,28 @@ func newModelRun(t testing.TB, h ModelHarness) *modelRun {
 // closed or close it themselves.
 func (r *modelRun) closeAll() {}
 
-// plain is the writer without a claim.
-func (r *modelRun) plain() *handle { return &handle{st: r.st} }
+// openOther opens the session through another handle, when the harness
+// can.
+func (r *modelRun) openOther() {
+	if r.h.Other != nil {
+		r.other = r.h.Other(r.t, r.st, r.clk.now)
+	}
+}
 
-// writer picks the writer of a step from n: the plain storage, or one of
+// plain picks from n a writer without a claim: the session's storage,
+// or the other handle's.
+func (r *modelRun) plain(n int) *handle {
+	if r.other != nil && n%2 == 1 {
+		return &handle{st: r.other}
+	}
+	return &handle{st: r.st}
+}
+
+// writer picks the writer of a step from n: a plain storage, or one of
 // the claims taken.
 func (r *modelRun) writer(n int) *handle {
 	if len(r.claims) == 0 || n%3 != 0 {
-		return r.plain()
+		return r.plain(n / 3)
 	}
 	return r.claims[n%len(r.claims)]
 }
