@@ -14,7 +14,8 @@ import (
 // TestModel drives random sequences of API calls against the engine and
 // the root package's rules over the log (storetest.RunModel), as the
 // root package's TestModel does for the other backends: claims on the
-// model's clock, delete and re-create, Check and the usage report.
+// model's clock, a second pool of connections, delete and re-create,
+// Check and the usage report.
 // SESSIONTREE_MODEL_SEEDS=2000 makes a long run.
 func TestModel(t *testing.T) {
 	t.Parallel()
@@ -34,6 +35,14 @@ func TestModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			return again
+		},
+		Other: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
+			s := st.(*pgengine.Storage)
+			other, err := openWith(t, s.DB().URL(), pgengine.Options{Now: now}).OpenSession(context.Background(), s.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return other
 		},
 		Delete: func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error {
 			s := st.(*pgengine.Storage)

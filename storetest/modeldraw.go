@@ -48,7 +48,7 @@ func quoted(s string) string {
 	if s == "" {
 		return "null"
 	}
-	return strconv.Quote(s)
+	return string(mustJSON(s))
 }
 
 // usageJSON is an assistant message's usage object.
@@ -102,9 +102,9 @@ func (d *drawer) fields(tag string) (sessiontree.EntryType, string) {
 	case 6:
 		return sessiontree.TypeCustomMessage, `{"customType":"ext","content":"note ` + tag + `","display":true}`
 	case 7:
-		return sessiontree.TypeSessionInfo, `{"name":` + quoted([]string{"", "name " + tag, " two\nlines "}[d.intn(3)]) + `}`
+		return sessiontree.TypeSessionInfo, `{"name":` + quoted(d.text("name "+tag)) + `}`
 	case 8:
-		return sessiontree.TypeLabel, `{"targetId":"` + d.ref() + `","label":` + quoted([]string{"", "mark " + tag}[d.intn(2)]) + `}`
+		return sessiontree.TypeLabel, `{"targetId":"` + d.ref() + `","label":` + quoted(d.text("mark "+tag)) + `}`
 	case 9:
 		repl := []string{`null`, `{"content":"edited ` + tag + `"}`}[d.intn(2)]
 		return sessiontree.TypeContextEdit, `{"targetId":"` + d.existing() + `","replacement":` + repl + `}`
@@ -116,6 +116,13 @@ func (d *drawer) fields(tag string) (sessiontree.EntryType, string) {
 		return d.bad(tag)
 	}
 	return sessiontree.TypeMessage, `{"message":` + d.message(tag) + `}`
+}
+
+// text draws a name or label: plain, empty, or with what the texts
+// derived from entries must carry alike on every backend (line breaks,
+// surrounding space, a NUL, non-ASCII).
+func (d *drawer) text(plain string) string {
+	return []string{plain, plain, "", " two\nlines ", "nul\x00in " + plain, "é🙂 " + plain}[d.intn(6)]
 }
 
 // bad draws a draft every backend refuses.

@@ -342,14 +342,14 @@ func (r *modelRun) sessionWrite(k opKind, d *drawer) (string, error) {
 		what = fmt.Sprintf("AppendCompaction keep=%q tail=%v", c.FirstKeptEntryID, c.RetainedTail != nil)
 		_, err = s.AppendCompaction(r.ctx, c)
 	case opLabel:
-		target, label := d.ref(), []string{"", "star", "two words"}[d.intn(3)]
+		target, label := d.ref(), d.text("star")
 		what = fmt.Sprintf("SetLabel %q %q", target, label)
 		if !r.m.taken(target) {
 			allowed = append(allowed, &sessiontree.EntryNotFoundError{ID: target})
 		}
 		_, err = s.SetLabel(r.ctx, target, label)
 	case opName:
-		name := []string{"", "Refactor", "  line\r\nbreak  "}[d.intn(3)]
+		name := d.text("Refactor")
 		what = fmt.Sprintf("SetName %q", name)
 		_, err = s.SetName(r.ctx, name)
 	case opEdit:
