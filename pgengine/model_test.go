@@ -24,6 +24,7 @@ func TestModel(t *testing.T) {
 		seeds = 3
 	}
 	storetest.RunModel(t, storetest.ModelHarness{
+		NoNUL: true,
 		New: func(t testing.TB, now func() time.Time) sessiontree.Storage {
 			return newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{Now: now}))
 		},

@@ -27,6 +27,10 @@ type ModelHarness struct {
 	// database (another pool of connections, as another process would),
 	// its claims on the clock now; it stays open beside st.
 	Other func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage
+	// NoNUL says the backend refuses an entry whose id, provider or
+	// model holds a NUL (PostgreSQL, whose text cannot hold one: the
+	// README's rule); the run then draws none.
+	NoNUL bool
 	// Delete deletes st's session with opts, without a claim.
 	Delete func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error
 	// Recreate makes a new, empty session with meta's id in the database

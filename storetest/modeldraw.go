@@ -15,6 +15,8 @@ type drawer struct {
 	rng *rand.Rand
 	m   *model
 	n   int // counts the ids drawn
+	// nul: the backend takes a NUL in an entry's id or provider.
+	nul bool
 }
 
 func (d *drawer) intn(n int) int { return d.rng.IntN(n) }
@@ -65,7 +67,7 @@ func (d *drawer) message(tag string) string {
 	case 2:
 		return `{"role":"user","content":[{"type":"text","text":"blocks ` + tag + `"},{"type":"image","data":"AA==","mimeType":"image/png"}],"timestamp":1}`
 	case 3, 4:
-		provider, model := []string{"anthropic", "openai", ""}[d.intn(3)], "m"+strconv.Itoa(d.intn(3))
+		provider, model := []string{"anthropic", "openai", "", `nul\u0000`}[d.intn(3+d.nulOdds())], "m"+strconv.Itoa(d.intn(3))
 		return `{"role":"assistant","content":[{"type":"text","text":"answer ` + tag + `"},{"type":"toolCall","id":"c` + tag +
 			`","name":"bash","arguments":{"command":"ls"}}],"provider":"` + provider + `","model":"` + model +
 			`","usage":` + d.usageJSON() + `,"stopReason":"toolUse","timestamp":2}`
@@ -152,6 +154,9 @@ func (d *drawer) draft(ts string) sessiontree.Draft {
 		dr.ID = d.existing()
 	case r < 3:
 		dr.ID = fmt.Sprintf("%08x", d.rng.Uint32())
+		if d.nul && d.oneIn(8) {
+			dr.ID = "nul\x00" + dr.ID
+		}
 	}
 	if !d.oneIn(4) {
 		dr.Timestamp = ts
@@ -181,4 +186,13 @@ func (d *drawer) guard() sessiontree.AppendOptions {
 var oddTimes = []string{
 	"2026-12-08T01:30:00+02:00", "2026-12-06T23:59:59.999Z", "2026-12-31T23:00:00-03:00",
 	"2026-12-07T10:00:00Z", "2026-12-07T10:00:00", "when",
+}
+
+// nulOdds is 1 when the backend takes a NUL in an entry's own text, to
+// draw one among others, 0 when it does not.
+func (d *drawer) nulOdds() int {
+	if d.nul {
+		return 1
+	}
+	return 0
 }

@@ -79,7 +79,7 @@ func usable(k opKind, h ModelHarness) bool {
 // step runs o and updates the model; it returns what it did and how the
 // backend's answer differed from the model's.
 func (r *modelRun) step(o op) (string, error) {
-	d := &drawer{rng: rand.New(rand.NewPCG(o.seed, 13)), m: r.m}
+	d := &drawer{rng: rand.New(rand.NewPCG(o.seed, 13)), m: r.m, nul: !r.h.NoNUL}
 	switch o.kind {
 	case opAppend, opAppendUnder:
 		return r.appendOne(d, o.kind == opAppendUnder)
