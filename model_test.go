@@ -34,8 +34,9 @@ func TestModel(t *testing.T) {
 	}
 }
 
-func memoryModel() storetest.ModelHarness {
-	h := memoryHarness()
+// modelOf drives through RunModel a backend without claims, whose
+// conformance harness is h.
+func modelOf(h storetest.Harness) storetest.ModelHarness {
 	return storetest.ModelHarness{
 		New: func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
 		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage {
@@ -44,21 +45,19 @@ func memoryModel() storetest.ModelHarness {
 	}
 }
 
+func memoryModel() storetest.ModelHarness { return modelOf(memoryHarness()) }
+
+// jsonlModel checks the file by reading it again strictly.
 func jsonlModel() storetest.ModelHarness {
-	h := jsonlHarness()
-	return storetest.ModelHarness{
-		New: func(t testing.TB, _ func() time.Time) sessiontree.Storage { return h.New(t) },
-		Reopen: func(t testing.TB, st sessiontree.Storage, _ func() time.Time) sessiontree.Storage {
-			return h.Reopen(t, st)
-		},
-		Check: func(ctx context.Context, st sessiontree.Storage) error {
-			again, err := jsonl.Open(ctx, st.(*jsonl.Storage).File(), jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
-			if err != nil {
-				return err
-			}
-			return again.Close()
-		},
+	h := modelOf(jsonlHarness())
+	h.Check = func(ctx context.Context, st sessiontree.Storage) error {
+		again, err := jsonl.Open(ctx, st.(*jsonl.Storage).File(), jsonl.Options{ReadOnly: true, Mode: jsonl.Strict})
+		if err != nil {
+			return err
+		}
+		return again.Close()
 	}
+	return h
 }
 
 // engineModel drives the SQLite engine: claims on the model's clock,
@@ -75,28 +74,13 @@ func engineModel() storetest.ModelHarness {
 			return st
 		},
 		Reopen: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
-			s := st.(*engine.Storage)
-			if err := s.DB().Close(); err != nil {
+			if err := st.(*engine.Storage).DB().Close(); err != nil {
 				t.Fatal(err)
 			}
-			again, err := openEngineAt(t, s.DB().Path(), now).OpenSession(context.Background(), s.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return again
+			return openEngineAgain(t, st, now)
 		},
-		Other: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
-			s := st.(*engine.Storage)
-			other, err := openEngineAt(t, s.DB().Path(), now).OpenSession(context.Background(), s.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return other
-		},
-		Delete: func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error {
-			s := st.(*engine.Storage)
-			return s.DB().DeleteSession(ctx, s.ID(), opts)
-		},
+		Other: openEngineAgain,
+		DB:    func(st sessiontree.Storage) storetest.ModelDB { return st.(*engine.Storage).DB() },
 		Recreate: func(t testing.TB, st sessiontree.Storage, meta sessiontree.SessionMeta) sessiontree.Storage {
 			s, err := st.(*engine.Storage).DB().CreateSession(context.Background(), meta)
 			if err != nil {
@@ -104,14 +88,19 @@ func engineModel() storetest.ModelHarness {
 			}
 			return s
 		},
-		Check: func(ctx context.Context, st sessiontree.Storage) error {
-			s := st.(*engine.Storage)
-			return s.DB().Check(ctx, s.ID())
-		},
-		Usage: func(ctx context.Context, st sessiontree.Storage, q sessiontree.UsageQuery) (sessiontree.UsageReport, error) {
-			return st.(*engine.Storage).DB().Usage(ctx, q)
-		},
 	}
+}
+
+// openEngineAgain opens st's session again through a new DB on its file,
+// on the clock now.
+func openEngineAgain(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
+	t.Helper()
+	s := st.(*engine.Storage)
+	again, err := openEngineAt(t, s.DB().Path(), now).OpenSession(context.Background(), s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return again
 }
 
 // openEngineAt opens the database at path on the clock now, closed when

@@ -29,26 +29,11 @@ func TestModel(t *testing.T) {
 			return newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{Now: now}))
 		},
 		Reopen: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
-			s := st.(*pgengine.Storage)
-			s.DB().Close()
-			again, err := openWith(t, s.DB().URL(), pgengine.Options{Now: now}).OpenSession(context.Background(), s.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return again
+			st.(*pgengine.Storage).DB().Close()
+			return openAgain(t, st, now)
 		},
-		Other: func(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
-			s := st.(*pgengine.Storage)
-			other, err := openWith(t, s.DB().URL(), pgengine.Options{Now: now}).OpenSession(context.Background(), s.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return other
-		},
-		Delete: func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error {
-			s := st.(*pgengine.Storage)
-			return s.DB().DeleteSession(ctx, s.ID(), opts)
-		},
+		Other: openAgain,
+		DB:    func(st sessiontree.Storage) storetest.ModelDB { return st.(*pgengine.Storage).DB() },
 		Recreate: func(t testing.TB, st sessiontree.Storage, meta sessiontree.SessionMeta) sessiontree.Storage {
 			s, err := st.(*pgengine.Storage).DB().CreateSession(context.Background(), meta)
 			if err != nil {
@@ -56,12 +41,17 @@ func TestModel(t *testing.T) {
 			}
 			return s
 		},
-		Check: func(ctx context.Context, st sessiontree.Storage) error {
-			s := st.(*pgengine.Storage)
-			return s.DB().Check(ctx, s.ID())
-		},
-		Usage: func(ctx context.Context, st sessiontree.Storage, q sessiontree.UsageQuery) (sessiontree.UsageReport, error) {
-			return st.(*pgengine.Storage).DB().Usage(ctx, q)
-		},
 	}, seeds, 40)
+}
+
+// openAgain opens st's session again through a new pool of connections
+// on its database, on the clock now.
+func openAgain(t testing.TB, st sessiontree.Storage, now func() time.Time) sessiontree.Storage {
+	t.Helper()
+	s := st.(*pgengine.Storage)
+	again, err := openWith(t, s.DB().URL(), pgengine.Options{Now: now}).OpenSession(context.Background(), s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return again
 }

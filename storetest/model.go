@@ -31,18 +31,29 @@ type ModelHarness struct {
 	// model holds a NUL (PostgreSQL, whose text cannot hold one: the
 	// README's rule); the run then draws none.
 	NoNUL bool
-	// Delete deletes st's session with opts, without a claim.
-	Delete func(ctx context.Context, st sessiontree.Storage, opts sessiontree.DeleteOptions) error
+	// DB gives the database of st's session, for an engine: the run then
+	// deletes the session (without a claim), checks it with the
+	// database's Check and compares its usage reports (the database holds
+	// that session alone).
+	DB func(st sessiontree.Storage) ModelDB
 	// Recreate makes a new, empty session with meta's id in the database
-	// st's session was deleted from.
+	// st's session was deleted from (with DB).
 	Recreate func(t testing.TB, st sessiontree.Storage, meta sessiontree.SessionMeta) sessiontree.Storage
-	// Check checks what the backend stores of st's session (an engine's
-	// Check): nil when sound.
+	// Check checks what a backend without DB stores of st's session
+	// (nil when sound).
 	Check func(ctx context.Context, st sessiontree.Storage) error
-	// Usage answers a usage report over the database of st's session,
-	// which holds that session alone.
-	Usage func(ctx context.Context, st sessiontree.Storage, q sessiontree.UsageQuery) (sessiontree.UsageReport, error)
 }
+
+// ModelDB is what [RunModel] uses of an engine's database
+// ([sessiontree.Database]'s methods of the same names).
+type ModelDB interface {
+	DeleteSession(ctx context.Context, id string, opts sessiontree.DeleteOptions) error
+	Check(ctx context.Context, id string) error
+	Usage(ctx context.Context, q sessiontree.UsageQuery) (sessiontree.UsageReport, error)
+}
+
+// sessionID is the id of a database's session.
+func sessionID(st sessiontree.Storage) string { return st.(interface{ ID() string }).ID() }
 
 // ModelSeedsEnv names the environment variable that sets how many random
 // sequences [RunModel] runs (a long run: thousands); ModelFirstSeedEnv,

@@ -73,7 +73,7 @@ func randomOps(rng *rand.Rand, n int, h ModelHarness) []op {
 
 // usable reports whether h can run steps of kind k.
 func usable(k opKind, h ModelHarness) bool {
-	return k != opDelete || h.Delete != nil && h.Recreate != nil
+	return k != opDelete || h.DB != nil && h.Recreate != nil
 }
 
 // step runs o and updates the model; it returns what it did and how the
@@ -471,7 +471,7 @@ func (r *modelRun) deleteStep(d *drawer) (string, error) {
 	if !force && r.m.liveClaim(r.clk.now()) {
 		allowed = append(allowed, sessiontree.ErrLocked)
 	}
-	err := r.h.Delete(r.ctx, r.st, sessiontree.DeleteOptions{Force: force})
+	err := r.h.DB(r.st).DeleteSession(r.ctx, sessionID(r.st), sessiontree.DeleteOptions{Force: force})
 	if err := wantResult(err, allowed); err != nil || len(allowed) > 0 {
 		return what, err
 	}

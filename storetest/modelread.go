@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,8 +37,12 @@ func (r *modelRun) compare() error {
 			return err
 		}
 	}
-	if r.h.Check != nil {
-		if err := r.h.Check(r.ctx, r.rd); err != nil {
+	check := r.h.Check
+	if r.h.DB != nil {
+		check = func(ctx context.Context, st sessiontree.Storage) error { return r.h.DB(st).Check(ctx, sessionID(st)) }
+	}
+	if check != nil {
+		if err := check(r.ctx, r.rd); err != nil {
 			return fmt.Errorf("Check: %w", err)
 		}
 	}
@@ -263,11 +268,11 @@ func (r *modelRun) compareSummary() error {
 // compareUsage compares the database's usage reports by model and by
 // day with the log's usage records summed by the root package's rules.
 func (r *modelRun) compareUsage() error {
-	if r.h.Usage == nil {
+	if r.h.DB == nil {
 		return nil
 	}
 	for _, by := range []sessiontree.UsageBy{sessiontree.UsageByModel, sessiontree.UsageByDay} {
-		got, err := r.h.Usage(r.ctx, r.rd, sessiontree.UsageQuery{By: by})
+		got, err := r.h.DB(r.rd).Usage(r.ctx, sessiontree.UsageQuery{By: by})
 		if err != nil {
 			return fmt.Errorf("Usage by %s: %w", by, err)
 		}
