@@ -21,7 +21,7 @@ func TestModel(t *testing.T) {
 	t.Parallel()
 	seeds := 6
 	if testing.Short() || storetest.RaceEnabled {
-		seeds = 3
+		seeds = 2
 	}
 	storetest.RunModel(t, storetest.ModelHarness{
 		NoNUL: true,
