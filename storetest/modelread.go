@@ -100,12 +100,12 @@ func (r *modelRun) compareLog() error {
 		return err
 	}
 	n := len(r.m.log)
-	after, limit := int(r.reads)%(n+2), int(r.reads/3)%4
+	after, limit := int(r.reads)%(n+3)-1, int(r.reads/3)%5-1 // from -1, and -1 for no limit
 	page, err := r.rd.Log(r.ctx, int64(after), limit)
 	if err != nil {
 		return fmt.Errorf("Log(%d, %d): %w", after, limit, err)
 	}
-	want := r.m.log[min(after, n):]
+	want := r.m.log[min(max(after, 0), n):]
 	if limit > 0 && len(want) > limit {
 		want = want[:limit]
 	}
@@ -144,8 +144,20 @@ func sameEntries(what string, got, want []sessiontree.Entry) error {
 // compareEntries compares Entry of an id the log has and one it has not,
 // and EntriesByType of the type of the one it has.
 func (r *modelRun) compareEntries() error {
-	if _, err := r.rd.Entry(r.ctx, "0missing"); !isEntryNotFound(err, "0missing") {
-		return fmt.Errorf("Entry(0missing) = %v; want an EntryNotFoundError", err)
+	for _, missing := range []string{"0missing", ""} {
+		if _, err := r.rd.Entry(r.ctx, missing); !isEntryNotFound(err, missing) {
+			return fmt.Errorf("Entry(%q) = %v; want an EntryNotFoundError", missing, err)
+		}
+	}
+	_, err1 := r.rd.Path(r.ctx, "0missing")
+	_, err2 := r.rd.FullPath(r.ctx, "0missing")
+	if !isEntryNotFound(err1, "0missing") || !isEntryNotFound(err2, "0missing") {
+		return fmt.Errorf("Path(0missing) = %v, FullPath = %v; want EntryNotFoundErrors", err1, err2)
+	}
+	for _, t := range []sessiontree.EntryType{"", "nope"} {
+		if got, err := r.rd.EntriesByType(r.ctx, t); err != nil || len(got) != 0 {
+			return fmt.Errorf("EntriesByType(%q) = %d entries, %v; want none", t, len(got), err)
+		}
 	}
 	id := r.someID()
 	if id == "" {
