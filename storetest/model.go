@@ -57,10 +57,11 @@ func sessionID(st sessiontree.Storage) string { return st.(interface{ ID() strin
 
 // ModelSeedsEnv names the environment variable that sets how many random
 // sequences [RunModel] runs (a long run: thousands); ModelFirstSeedEnv,
-// the first seed.
+// the first seed; ModelStepsEnv, how many steps each has.
 const (
 	ModelSeedsEnv     = "SESSIONTREE_MODEL_SEEDS"
 	ModelFirstSeedEnv = "SESSIONTREE_MODEL_SEED"
+	ModelStepsEnv     = "SESSIONTREE_MODEL_STEPS"
 )
 
 // RunModel drives random sequences of API calls (appends of every entry
@@ -74,7 +75,8 @@ const (
 // and projection, usage, the backend's check) with the model's. On the
 // first difference it shrinks the sequence, dropping steps while it still
 // fails, and reports the shortest with each step's trace. seeds sequences
-// of up to steps operations run; [ModelSeedsEnv] overrides seeds.
+// of up to steps operations run; [ModelSeedsEnv] and [ModelStepsEnv]
+// override them.
 func RunModel(t *testing.T, h ModelHarness, seeds, steps int) {
 	first := uint64(0)
 	if n, err := strconv.Atoi(os.Getenv(ModelSeedsEnv)); err == nil && n > 0 {
@@ -82,6 +84,9 @@ func RunModel(t *testing.T, h ModelHarness, seeds, steps int) {
 	}
 	if n, err := strconv.ParseUint(os.Getenv(ModelFirstSeedEnv), 10, 64); err == nil {
 		first = n
+	}
+	if n, err := strconv.Atoi(os.Getenv(ModelStepsEnv)); err == nil && n > 0 {
+		steps = n
 	}
 	for seed := first; seed < first+uint64(seeds); seed++ {
 		ops := randomOps(rand.New(rand.NewPCG(seed, 11)), steps, h)
