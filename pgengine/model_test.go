@@ -20,8 +20,8 @@ import (
 func TestModel(t *testing.T) {
 	t.Parallel()
 	seeds := 6
-	if testing.Short() || storetest.RaceEnabled {
-		seeds = 2
+	if testing.Short() || storetest.RaceEnabled { // 2 took 4.3 s at a load of 22
+		seeds = 1
 	}
 	storetest.RunModel(t, storetest.ModelHarness{
 		NoNUL: true,
