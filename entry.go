@@ -165,38 +165,46 @@ func DecodeEntryOwned(b []byte) (Entry, error) {
 // scanEntry decodes the common fields without copying b.
 func scanEntry(b []byte) (Entry, error) {
 	var e Entry
-	var hasType, hasID, hasTS bool
 	err := jsonx.ObjectMembers(b, func(k, v []byte) error {
 		var err error
 		switch {
 		case jsonx.KeyEquals(k, "type"):
 			var s string
 			s, err = stringField("type", v)
-			e.Type, hasType = EntryType(s), true
+			e.Type = EntryType(s)
 		case jsonx.KeyEquals(k, "id"):
 			e.ID, err = stringField("id", v)
-			hasID = true
 		case jsonx.KeyEquals(k, "parentId"):
 			e.ParentID, err = nullableID("parentId", v)
 		case jsonx.KeyEquals(k, "timestamp"):
 			e.Timestamp, err = stringField("timestamp", v)
-			hasTS = true
 		}
 		return err
 	})
 	if err != nil {
 		return Entry{}, invalid(e.ID, err.Error())
 	}
-	switch {
-	case !hasType || e.Type == "":
-		return Entry{}, invalid(e.ID, `missing "type"`)
-	case !hasID || e.ID == "":
-		return Entry{}, invalid("", fmt.Sprintf("%s entry without \"id\"", e.Type))
-	case !hasTS || e.Timestamp == "":
-		return Entry{}, invalid(e.ID, `missing "timestamp"`)
+	if err := checkCommon(e); err != nil {
+		return Entry{}, err
 	}
 	return e, nil
 }
+
+// checkCommon refuses an entry without a type, an id or a timestamp (a
+// member missing or ""), which every line of a session file needs.
+func checkCommon(e Entry) error {
+	switch {
+	case e.Type == "":
+		return invalid(e.ID, missingType)
+	case e.ID == "":
+		return invalid("", fmt.Sprintf("%s entry without \"id\"", e.Type))
+	case e.Timestamp == "":
+		return invalid(e.ID, `missing "timestamp"`)
+	}
+	return nil
+}
+
+const missingType = `missing "type"`
 
 func invalid(id, reason string) error { return &InvalidEntryError{EntryID: id, Reason: reason} }
 
@@ -234,8 +242,16 @@ func abbreviate(v []byte) string {
 // does not know needs nothing beyond the four common fields, and neither
 // do usage and context_edit entries (pi writes them without checking, and
 // a hand-written edit that names nothing is inert). Payloads are not
-// inspected beyond that. Errors match [ErrInvalidEntry].
+// inspected beyond that. Every entry needs a type that is not a session
+// header's ([CheckDraft]), an id and a timestamp, as a session file's
+// reader requires of each line. Errors match [ErrInvalidEntry].
 func (e Entry) Validate() error {
+	if err := checkCommon(e); err != nil {
+		return err
+	}
+	if err := checkEntryType(e.Type, e.ID); err != nil {
+		return err
+	}
 	rules := requiredFields[e.Type]
 	if len(rules) == 0 {
 		return nil
@@ -328,16 +344,27 @@ type Draft struct {
 
 // CheckDraft refuses a draft that Append and AppendAll do not take, on
 // every backend: a leaf entry, which only SetLeaf appends (it moves the
-// leaf rather than appending under it), and a session header (type
-// "session"), which a session file holds once, first: pi skips another,
-// and a file holding one is refused on import. It returns a
-// [*InvalidEntryError], nil for any other draft.
+// leaf rather than appending under it), and a type no entry may have
+// ([checkEntryType]). It returns a [*InvalidEntryError], nil for any
+// other draft.
 func CheckDraft(d Draft) error {
-	switch d.Type {
-	case TypeLeaf:
+	if d.Type == TypeLeaf {
 		return &InvalidEntryError{EntryID: d.ID, Reason: "use SetLeaf to append a leaf entry"}
+	}
+	return checkEntryType(d.Type, d.ID)
+}
+
+// checkEntryType refuses the types no entry of a session may have, with a
+// [*InvalidEntryError] naming entry id: none (a session file's reader
+// refuses a line without one), and a session header (type "session"),
+// which a session file holds once, first: pi skips another, and a file
+// holding one is refused on import.
+func checkEntryType(t EntryType, id string) error {
+	switch t {
+	case "":
+		return invalid(id, missingType)
 	case "session":
-		return &InvalidEntryError{EntryID: d.ID, Reason: "a session header is not an entry: a session has one, made with it"}
+		return invalid(id, "a session header is not an entry: a session has one, made with it")
 	}
 	return nil
 }

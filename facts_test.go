@@ -103,7 +103,7 @@ func FuzzFactsOf(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		for _, typ := range sessiontree.EntryTypes {
-			e := sessiontree.Entry{Type: typ, ID: "a", Raw: raw}
+			e := sessiontree.Entry{Type: typ, ID: "a", Timestamp: "t", Raw: raw}
 			checkFacts(t, e, sessiontree.FactsOf(e))
 		}
 	})

@@ -131,8 +131,8 @@ func (s *Storage) outline(r q) ([]sessiontree.OutlineEntry, error) {
 // outlineKeys returns the keys of the entries the outline needs, and the
 // keys of the leaf entries. Besides what the folded tree always shows, a
 // root and every child not appended right after its parent, and their
-// parents, are kept, and the entry before each of them and before and
-// after each leaf entry: so an entry left out is the child of the entry
+// parents, are kept, and the entry before each of them, and each leaf
+// entry with the entries before and after it: so an entry left out is the child of the entry
 // stored before it and has no other child, and a run of them between two
 // kept entries is one chain.
 func outlineKeys(r q, session, lo, last int64) (keys, leaves map[int64]bool, err error) {
@@ -154,8 +154,11 @@ func outlineKeys(r q, session, lo, last int64) (keys, leaves map[int64]bool, err
 	if err == nil {
 		err = scanInts(r, func(v []int64) {
 			if pk, leaf := v[0], v[1] == 1; leaf {
+				// The leaf entry itself too: stored right after its
+				// parent, and the parent of what follows it, no other
+				// rule keeps it.
 				leaves[pk] = true
-				add(pk-1, pk+1)
+				add(pk-1, pk, pk+1)
 			} else {
 				add(pk)
 			}

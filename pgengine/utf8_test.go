@@ -39,3 +39,45 @@ func TestEntryNotUTF8(t *testing.T) {
 		t.Fatalf("Append of a draft not UTF-8 = %v; want an invalid entry, no storage failure", err)
 	}
 }
+
+// TestEntryWithNUL checks that an entry holding a NUL where the engine
+// stores it as text of its own (its id, parent, type, timestamp, target,
+// or an assistant's provider or model, the key of its usage row) is
+// refused as an invalid entry naming it, by an append and by a batch:
+// PostgreSQL's text cannot hold a NUL, and the server's refusal was a
+// storage failure naming no entry ("invalid byte sequence for encoding
+// UTF8: 0x00"). A NUL elsewhere in the JSON is stored as it came.
+func TestEntryWithNUL(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	ctx := context.Background()
+	st := newSession(t, db)
+	for _, d := range []sessiontree.Draft{
+		{Type: sessiontree.TypeMessage, ID: "a\x00b", Fields: json.RawMessage(`{"message":{"role":"user","content":"x"}}`)},
+		{Type: "wid\x00get", Fields: json.RawMessage(`{}`)},
+		{Type: sessiontree.TypeMessage, Timestamp: "2026-12-01T10:00:00.000Z\x00", Fields: json.RawMessage(`{"message":{"role":"user","content":"x"}}`)},
+		{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"zz\u0000","label":"x"}`)},
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":{"role":"assistant","content":[],"provider":"p\u0000","model":"m","usage":{"input":1,"output":1,"cost":{"total":1}}}}`)},
+		{Type: sessiontree.TypeUsage, Fields: json.RawMessage(`{"kind":"k","provider":"p","model":"m\u0000","usage":{"input":1,"output":1}}`)},
+	} {
+		_, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+		if !errors.Is(err, sessiontree.ErrInvalidEntry) || errors.Is(err, sessiontree.ErrStorage) || !strings.Contains(err.Error(), "NUL") {
+			t.Errorf("Append(%q %s) = %v; want an invalid entry, a NUL, no storage failure", d.Type, d.Fields, err)
+		}
+	}
+	good := sessiontree.Entry{Type: sessiontree.TypeMessage, ID: "a1", Timestamp: "2026-12-01T10:00:00.000Z",
+		Raw: []byte(`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-12-01T10:00:00.000Z","message":{"role":"user","content":"nul \u0000 kept","timestamp":1}}`)}
+	bad := sessiontree.Entry{Type: sessiontree.TypeCustom, ID: "b\x002", ParentID: "a1", Timestamp: "2026-12-01T10:00:01.000Z",
+		Raw: []byte(`{"type":"custom","id":"b\u00002","parentId":"a1","timestamp":"2026-12-01T10:00:01.000Z"}`)}
+	var inv *sessiontree.InvalidEntryError
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{good, bad}); !errors.As(err, &inv) || inv.EntryID != bad.ID ||
+		errors.Is(err, sessiontree.ErrStorage) {
+		t.Errorf("AppendBatch = %v; want an invalid entry naming %q, no storage failure", err, bad.ID)
+	}
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{good}); err != nil {
+		t.Errorf("AppendBatch(a NUL in a message's content) = %v; want it stored", err)
+	}
+	if log, err := st.Log(ctx, 0, 0); err != nil || len(log) != 1 || string(log[0].Raw) != string(good.Raw) {
+		t.Errorf("Log = %v, %v; want the good entry alone, byte for byte", log, err)
+	}
+}

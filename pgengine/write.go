@@ -1,12 +1,14 @@
 package pgengine
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -367,14 +369,37 @@ func (st *session) build(d sessiontree.Draft) (sessiontree.Entry, sessiontree.Fa
 }
 
 // storable refuses an entry whose JSON is not UTF-8 (a pi file's bytes
-// are kept as they came): PostgreSQL's text, which keeps every other JSON
-// byte for byte, cannot hold it, and the server's own refusal reads as a
-// storage failure naming no entry.
+// are kept as they came), or that holds a NUL where the engine keeps it
+// as text of its own ([nulColumn]): PostgreSQL's text, which keeps every
+// other JSON byte for byte, cannot hold either, and the server's own
+// refusal reads as a storage failure naming no entry.
 func storable(e sessiontree.Entry) error {
-	if utf8.Valid(e.Raw) {
-		return nil
+	if !utf8.Valid(e.Raw) {
+		return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its JSON is not UTF-8, which a PostgreSQL database cannot store as it is (a SQLite one can)"}
 	}
-	return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its JSON is not UTF-8, which a PostgreSQL database cannot store as it is (a SQLite one can)"}
+	if name := nulColumn(e); name != "" {
+		return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its " + name + " holds a NUL, which a PostgreSQL database cannot store (a SQLite one can)"}
+	}
+	return nil
+}
+
+// nulColumn names the first of e's values the engine stores as text of
+// its own (its id, parent, type, timestamp, target, the provider and
+// model of its usage row) that holds a NUL, "" when none does. A NUL in
+// JSON is written \u0000, so an entry without one is passed at once.
+func nulColumn(e sessiontree.Entry) string {
+	if !bytes.Contains(e.Raw, []byte(`\u0000`)) {
+		return "" // the fields are the JSON's (DecodeEntry, BuildEntry)
+	}
+	for _, c := range []struct{ name, value string }{
+		{"id", e.ID}, {"parentId", e.ParentID}, {"type", string(e.Type)}, {"timestamp", e.Timestamp},
+		{"targetId", e.TargetID()}, {"provider or model", sessiontree.StatsOf(e).Bucket},
+	} {
+		if strings.Contains(c.value, "\x00") {
+			return c.name
+		}
+	}
+	return ""
 }
 
 // idErr is the error of storing e, built from d: a taken id the draft
