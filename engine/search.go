@@ -99,7 +99,8 @@ const maxCaseLikes = 64
 // caseLikes returns the LIKE patterns (ESCAPE '\') that together find
 // the texts containing text, ignoring case: LIKE ignores the case of
 // ASCII letters itself, so there is one pattern per combination of the
-// cases of the other letters ([sessiontree.CaseVariants]). A text with
+// cases of the other letters, and of the Kelvin sign and the long s for
+// k and s ([sessiontree.CaseVariants]). A text with
 // more than maxCaseLikes combinations is refused.
 func caseLikes(text string) ([]string, error) {
 	variants, ok := sessiontree.CaseVariants(text, maxCaseLikes)
