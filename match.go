@@ -26,6 +26,15 @@ const (
 // DefaultNear is the distance of a [MatchNear] query that names none.
 const DefaultNear = 10
 
+// TrigramTail is how many characters must follow a phrase of fewer than
+// three characters in an indexed text for the phrase to start one of the
+// text's trigrams, which is where such a phrase matches (the trigrams
+// starting with it are what it is expanded into); 0 for a longer phrase.
+// An indexed text ends in two newlines, which are not the entry's: every
+// character of the text starts a trigram, and a phrase may end in them
+// but not start in them.
+func TrigramTail(phrase string) int { return max(0, 3-utf8.RuneCountInString(phrase)) }
+
 // MatchQuery is a parsed search query, as the store gives it to an
 // engine ([DatabaseTx.MatchKeys], [TextIndex.MatchKeys]): an engine
 // renders it into its own query syntax (the SQLite engine: FTS5's; the

@@ -217,10 +217,18 @@ ORDER BY t.session DESC, t.seq DESC`, args...)
 }
 
 // ScanKeys implements [sessiontree.DatabaseTx.ScanKeys]: the indexed
-// text through search_text, the pending entries' text read here.
+// text through search_text (LIKE over the folded text, as caseLikes
+// does on SQLite), the pending entries' text read here.
 func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
-	phrase := sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: text}
-	keys, err := st.MatchKeys(s, phrase, limit)
+	var args []any
+	scope, err := st.scopeSQL(s, "t.session", &args)
+	if err != nil {
+		return nil, err
+	}
+	needle, tail := fold(text), sessiontree.TrigramTail(text)
+	args = append(args, "%"+likeEscape(needle)+strings.Repeat("_", tail)+"%")
+	var keys []int64
+	err = st.tx.SelectContext(st.ctx, &keys, matchKeysSQL(scope, `t.folded LIKE $`+strconv.Itoa(len(args)), limit), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -229,12 +237,23 @@ func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int
 		return nil, err
 	}
 	for _, e := range pend {
-		if body, ok := indexedText(e.Type, e.Raw); ok && matches(phrase, fold(body)) {
+		if body, ok := indexedText(e.Type, e.Raw); ok && startsTrigram(fold(body), needle, tail) {
 			keys = append(keys, entryKey(e.Session, e.Seq))
 		}
 	}
 	slices.SortFunc(keys, func(a, b int64) int { return cmp.Compare(b, a) })
 	return keys[:min(len(keys), limit)], nil
+}
+
+// startsTrigram reports whether folded text holds needle followed by
+// at least tail characters, as ScanKeys' LIKE pattern finds it.
+func startsTrigram(folded, needle string, tail int) bool {
+	i := strings.Index(folded, needle)
+	if i < 0 {
+		return false
+	}
+	rest := folded[i+len(needle):]
+	return utf8.RuneCountInString(rest[:min(len(rest), tail*utf8.UTFMax)]) >= tail
 }
 
 // ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms] over
