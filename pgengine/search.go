@@ -86,16 +86,27 @@ func likeEscape(s string) string {
 }
 
 // matchSQL renders a match query as a condition on t.folded: a phrase is
-// a substring, NEAR the AND of its phrases (search_text has no
-// positions: MatchKeys checks the distance of the rows it finds).
+// a substring. A NEAR group, whose distance SQL cannot check
+// (search_text has no positions: MatchKeys checks the rows it finds), is
+// the AND of its phrases, which holds wherever the group does; but
+// under a NOT, false, which holds nowhere the group does not, so that
+// the NOT keeps the rows holding the phrases far apart for the check.
 func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
-	if q.Kind == sessiontree.MatchPhrase {
+	return matchCond(q, args, false)
+}
+
+// matchCond is matchSQL of q under an odd number of NOTs (negated) or not.
+func matchCond(q sessiontree.MatchQuery, args *[]any, negated bool) string {
+	switch {
+	case q.Kind == sessiontree.MatchPhrase:
 		*args = append(*args, "%"+likeEscape(fold(q.Text))+"%")
 		return `t.folded LIKE $` + strconv.Itoa(len(*args))
+	case q.Kind == sessiontree.MatchNear && negated:
+		return "false"
 	}
 	parts := make([]string, len(q.Sub))
 	for i, sub := range q.Sub {
-		parts[i] = matchSQL(sub, args)
+		parts[i] = matchCond(sub, args, negated != (q.Kind == sessiontree.MatchNot && i == 1))
 	}
 	switch q.Kind {
 	case sessiontree.MatchOr:
