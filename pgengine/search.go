@@ -430,12 +430,16 @@ func (st *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
 	return out, nil
 }
 
-// qRole is a message entry's role, read from its JSON e.raw. PostgreSQL
-// refuses to decode an object any string of which holds \u0000 (its text
-// holds no NUL), so those escapes are made \u0020 first, when there are
-// any: the JSON stays valid (a backslash before them stays escaped or
-// not), and only the text of strings changes, none of pi's roles.
-const qRole = `(CASE WHEN strpos(e.raw, E'\\u0000') > 0 THEN replace(e.raw, E'\\u0000', E'\\u0020') ELSE e.raw END)::json -> 'message' ->> 'role'`
+// qRole is a message entry's role, read from its JSON e.raw.
+// PostgreSQL's json type refuses an object any string of which holds
+// \u0000 (its text holds no NUL) or a lone surrogate's escape (\ud800,
+// which JSON.stringify writes of a string cut inside a surrogate pair, as
+// a tool's output cut to length may be), so when the JSON has an escape,
+// those escapes are made \u0020 first (paired surrogates too): the JSON
+// stays valid (a backslash before them stays escaped or not), and only
+// the text of strings changes, none of pi's roles.
+const qRole = `(CASE WHEN strpos(e.raw, '\u') = 0 THEN e.raw
+    ELSE regexp_replace(e.raw, '\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})', '\\u0020', 'g') END)::json -> 'message' ->> 'role'`
 
 // Hits implements [sessiontree.DatabaseTx.Hits].
 func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {

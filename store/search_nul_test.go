@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
@@ -58,5 +59,29 @@ func testLiteralSearchWithNUL(t *testing.T, open opener) {
 	got, err := st.Entry(ctx, e.ID)
 	if err != nil || string(got.Raw) != string(e.Raw) {
 		t.Errorf("Entry = %s, %v; want the JSON as appended, %s", got.Raw, err, e.Raw)
+	}
+}
+
+// TestSearchHitWithLoneSurrogate: a hit on an entry whose JSON holds a
+// lone surrogate's escape (\ud800: what JSON.stringify writes of a
+// string cut inside a surrogate pair, as a tool's output cut to length
+// may be) is shown with its role, on every engine. Before the fix the
+// PostgreSQL engine read the role with its json type, which refuses
+// such an escape, so every search hitting the entry failed, a storage
+// failure (TestSearchDifferential).
+func TestSearchHitWithLoneSurrogate(t *testing.T) { onEngines(t, testSearchHitWithLoneSurrogate) }
+
+func testSearchHitWithLoneSurrogate(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.add(sessiontree.TypeMessage, "cut", `"message":{"role":"toolResult","content":[{"type":"text","text":"output cut \ud83d"}],"timestamp":1}`)
+	b.add(sessiontree.TypeMessage, "low", `"message":{"role":"user","content":"output \udc00 low, \\ud800 not one","timestamp":1}`)
+	hits := search(t, s, "output", store.SearchOptions{})
+	got := map[string]string{}
+	for _, h := range hits {
+		got[h.EntryID] = h.Role
+	}
+	if want := map[string]string{"cut": "toolResult", "low": "user"}; !maps.Equal(got, want) {
+		t.Errorf("Search(output) = roles by entry %v; want %v", got, want)
 	}
 }
