@@ -35,18 +35,15 @@ func entryKey(session, seq int64) int64 { return session<<32 | seq }
 func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
 
 // indexedText is what search_text holds of an entry:
-// sessiontree.SearchText's text and two newlines, as the SQLite engine's
-// view gives it, made text PostgreSQL takes (a NUL becomes a space, by
-// sessiontree.DerivedText; invalid UTF-8 is dropped); false when the
-// entry has no text.
+// sessiontree.IndexedText of its SearchText, and two newlines, as the
+// SQLite engine's view gives it; false when the entry has no text.
 func indexedText(typ string, raw []byte) (string, bool) {
 	text, ok, err := sessiontree.SearchText(typ, raw)
 	if err != nil || !ok {
 		// Malformed JSON is Check's to report; it has no text to find.
 		return "", false
 	}
-	text = sessiontree.DerivedText(strings.ToValidUTF8(text, ""))
-	return text + "\n\n", true
+	return sessiontree.IndexedText(text) + "\n\n", true
 }
 
 // fold is how matching ignores case: the same on the text

@@ -81,7 +81,8 @@ func oldSearchText(t *testing.T) string {
 }
 
 // TestSearchTextBelowCap: below the cap the capped view gives every
-// entry of the pi fixtures exactly the text migration 4's view gave, so
+// entry of the pi fixtures exactly the text migration 4's view gave (but
+// for a NUL, a space since migration 23, which re-indexes those), so
 // the entries indexed before migration 10 are removed from the index with
 // the text they went in with.
 func TestSearchTextBelowCap(t *testing.T) {
@@ -111,7 +112,7 @@ func TestSearchTextBelowCap(t *testing.T) {
 	}
 	err = raw.QueryRowContext(ctx, `SELECT count(*) FROM entries e
 LEFT JOIN old_search_text o ON o.pk = e.pk LEFT JOIN search_text c ON c.pk = e.pk
-WHERE o.body IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
+WHERE derived_text(CAST(o.body AS BLOB)) IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
 	if err != nil {
 		t.Fatal(err)
 	}
