@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ import (
 // (sessiontree.FoldCase), from the README's definition of the language.
 // Each corpus is searched twice: with its newest entries pending and
 // the index's catch-up refused (as when another process writes: the
-// search reads them itself), then caught up.
+// search reads them itself), then caught up. One corpus in three is
+// written to PostgreSQL by importing SQLite's sessions, exported.
 //
 // SESSIONTREE_SEARCH_DIFF=N runs N corpora (the suite runs a few),
 // SESSIONTREE_SEARCH_DIFF_SEED=K starts at seed K.
@@ -83,12 +85,29 @@ func searchDiffSeed(t *testing.T, seed uint64) int {
 	plan := drawCorpus(r)
 	cut := len(plan.ops) * (1 + r.IntN(3)) / 4
 	var c diffCorpus
-	for _, s := range []*store.Store{lite, pg} {
+	stores := []*store.Store{lite, pg}
+	imported := r.IntN(3) == 0 // PostgreSQL's sessions imported from SQLite's, exported
+	if imported {
+		stores = stores[:1]
+	}
+	for _, s := range stores {
 		c = plan.apply(t, s, 0, cut)
 		if _, err := s.Index(context.Background(), store.IndexOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		c = plan.apply(t, s, cut, len(plan.ops))
+	}
+	if imported {
+		var paths []string
+		for _, o := range plan.sessions {
+			path := filepath.Join(t.TempDir(), o.ID+".jsonl")
+			if err := lite.ExportFile(context.Background(), o.ID, path, store.ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, path)
+		}
+		mustImport(t, pg, paths, store.ImportOptions{})
+		c.imported = true
 	}
 	// The newest entries pending, read by the search itself.
 	n := 0
@@ -140,6 +159,9 @@ type diffCorpus struct {
 	entries []diffEntry
 	parent  map[string]string // by session/entry key
 	leaf    map[string]string // by session id: the current leaf's key
+	// imported tells that the engines' indexes caught up at different
+	// times: how many pending entries a search read differs.
+	imported bool
 }
 
 type diffEntry struct {
@@ -179,13 +201,13 @@ func drawCorpus(r *rand.Rand) diffPlan {
 }
 
 // drawDraft draws an entry: a message of each kind pi writes, a custom
-// message, a session name, or a label of target (which has no search
-// text).
+// message, a session name, a compaction or branch summary, or a label
+// of target (which has no search text).
 func drawDraft(r *rand.Rand, id, ts, target string) sessiontree.Draft {
 	d := sessiontree.Draft{ID: id, Timestamp: ts, Type: sessiontree.TypeMessage}
 	var fields any
-	k := r.IntN(7)
-	if k == 6 && target == "" {
+	k := r.IntN(9)
+	if k >= 6 && target == "" {
 		k = 0
 	}
 	switch k {
@@ -206,6 +228,12 @@ func drawDraft(r *rand.Rand, id, ts, target string) sessiontree.Draft {
 	case 5:
 		d.Type = sessiontree.TypeSessionInfo
 		fields = map[string]any{"name": drawText(r)}
+	case 7:
+		d.Type = sessiontree.TypeCompaction
+		fields = map[string]any{"summary": drawText(r), "firstKeptEntryId": target, "tokensBefore": 100}
+	case 8:
+		d.Type = sessiontree.TypeBranchSummary
+		fields = map[string]any{"fromId": target, "summary": drawText(r)}
 	default:
 		d.Type = sessiontree.TypeLabel
 		fields = map[string]any{"targetId": target, "label": drawText(r)}
@@ -393,6 +421,9 @@ func compareSearch(t *testing.T, r *rand.Rand, c *diffCorpus, stores []*store.St
 		res, err := s.Search(context.Background(), q.text, q.opts)
 		var a answer
 		a.res = res
+		if c.imported {
+			a.res.Scanned = 0
+		}
 		if err != nil {
 			var qe *store.QueryError
 			if !errors.As(err, &qe) {
@@ -494,6 +525,9 @@ func drawQuery(r *rand.Rand, c *diffCorpus) diffQuery {
 	case k == 0:
 		var b strings.Builder
 		for range 1 + r.IntN(6) {
+			if r.IntN(10) == 0 {
+				b.WriteString("\xff") // not UTF-8
+			}
 			b.WriteString(diffAlphabet[r.IntN(len(diffAlphabet))])
 		}
 		q.text = b.String()
