@@ -47,8 +47,9 @@ func TestSearchDifferential(t *testing.T) {
 	first, n := searchDiffSeeds(t)
 	cases := 0
 	for seed := first; seed < first+n; seed++ {
-		cases += searchDiffSeed(t, uint64(seed))
-		if t.Failed() {
+		// A subtest each, whose stores close when it ends.
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { cases += searchDiffSeed(t, uint64(seed)) })
+		if !ok {
 			t.Fatalf("seed %d failed; rerun it with SESSIONTREE_SEARCH_DIFF_SEED=%d SESSIONTREE_SEARCH_DIFF=1", seed, seed)
 		}
 	}
