@@ -121,6 +121,19 @@ WHERE derived_text(CAST(o.body AS BLOB)) IS NOT c.body OR typeof(o.body) <> type
 	}
 }
 
+// openToRewrite opens a store on a new file that the test closes itself,
+// to rewrite the database as an older release left it before it opens
+// it again (with openStoreAt, whose cleanup checks it).
+func openToRewrite(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s, err := store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
 // TestIndexedTextCapMigration: migration 10 takes an entry indexed whole
 // before it out of the index and puts it back capped, so the index stays
 // exactly what the view gives: its check passes, the text beyond the cap
@@ -128,11 +141,7 @@ WHERE derived_text(CAST(o.body AS BLOB)) IS NOT c.body OR typeof(o.body) <> type
 func TestIndexedTextCapMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	s, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openToRewrite(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "old"}))
 	b.user("u1", "wombat "+filler(store.IndexedTextLimit+100)+" platypus")
 	keep := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "keep"}))

@@ -373,28 +373,27 @@ func refMatch(q sessiontree.MatchQuery, folded string) tri {
 		}
 		return triMaybe
 	case sessiontree.MatchOr:
-		out := triNo
-		for _, s := range q.Sub {
-			switch refMatch(s, folded) {
-			case triYes:
-				return triYes
-			case triMaybe:
-				out = triMaybe
-			}
-		}
-		return out
+		return refAll(q.Sub, folded, triYes)
 	}
-	out := triYes // AND, NEAR
-	for _, s := range q.Sub {
+	out := refAll(q.Sub, folded, triNo) // AND, NEAR
+	if q.Kind == sessiontree.MatchNear && out == triYes && q.Near < utf8.RuneCountInString(folded) {
+		out = triMaybe
+	}
+	return out
+}
+
+// refAll combines the matches of subs: stop (yes for an OR, no for an
+// AND) when one of them is, the other certain answer when all are, or
+// unknown.
+func refAll(subs []sessiontree.MatchQuery, folded string, stop tri) tri {
+	out := triYes + triNo - stop
+	for _, s := range subs {
 		switch refMatch(s, folded) {
-		case triNo:
-			return triNo
+		case stop:
+			return stop
 		case triMaybe:
 			out = triMaybe
 		}
-	}
-	if q.Kind == sessiontree.MatchNear && out == triYes && q.Near < utf8.RuneCountInString(folded) {
-		out = triMaybe
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"slices"
 	"testing"
 
 	"github.com/sessiontree/sessiontree/store"
@@ -22,17 +21,10 @@ func testSearchNotNear(t *testing.T, open opener) {
 	b.user("near", "lock wait")
 	b.user("far", "lock and then, some forty characters later, wait")
 	b.user("lock", "lock alone")
-	for _, tc := range []struct {
-		q    string
-		want []string
-	}{
-		{"NEAR(lock wait)", []string{"s/near"}},
-		{"lock NOT NEAR(lock wait)", []string{"s/far", "s/lock"}},
-		{"lock NOT (alone OR NEAR(lock wait))", []string{"s/far"}},
-		{"lock NOT (lock NOT NEAR(lock wait))", []string{"s/near"}},
-	} {
-		if got := hitKeys(search(t, s, tc.q, store.SearchOptions{})); !slices.Equal(got, tc.want) {
-			t.Errorf("Search(%q) = %v; want %v", tc.q, got, tc.want)
-		}
-	}
+	checkHits(t, s, map[string][]string{
+		"NEAR(lock wait)":                     {"s/near"},
+		"lock NOT NEAR(lock wait)":            {"s/far", "s/lock"},
+		"lock NOT (alone OR NEAR(lock wait))": {"s/far"},
+		"lock NOT (lock NOT NEAR(lock wait))": {"s/near"},
+	})
 }

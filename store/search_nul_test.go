@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -132,11 +131,7 @@ func testSearchTextAsIndexed(t *testing.T, open opener) {
 func TestSearchTextAsIndexedMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	s, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openToRewrite(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
 	b.add(sessiontree.TypeMessage, "nul", `"message":{"role":"user","content":"alpha\u0000bravo","timestamp":1}`)
 	b.add(sessiontree.TypeMessage, "cut", `"message":{"role":"user","content":"kilo\ud800lima","timestamp":1}`)

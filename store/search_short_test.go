@@ -162,17 +162,10 @@ func testSearchScanNotInTheIndexedNewlines(t *testing.T, open opener) {
 	b.user("lines", "two\nlines")
 	b.user("end", "ends in x")
 	b.user("one", "one line")
-	for _, tc := range []struct {
-		q    string
-		want []string
-	}{
-		{"\"\n\"", []string{"s/lines"}},
-		{"\"\n\" OR zzz", []string{"s/lines"}},
-		{"\"\n\n\"", nil},
-		{"\"x\n\"", []string{"s/end"}}, // a phrase may end in them
-	} {
-		if got := hitKeys(search(t, s, tc.q, store.SearchOptions{})); !slices.Equal(got, tc.want) {
-			t.Errorf("Search(%q) = %v; want %v", tc.q, got, tc.want)
-		}
-	}
+	checkHits(t, s, map[string][]string{
+		"\"\n\"":        {"s/lines"},
+		"\"\n\" OR zzz": {"s/lines"},
+		"\"\n\n\"":      nil,
+		"\"x\n\"":       {"s/end"}, // a phrase may end in them
+	})
 }
