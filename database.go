@@ -201,7 +201,8 @@ type DatabaseTx interface {
 	// matching match, newest first.
 	MatchKeys(scope SearchScope, match MatchQuery, limit int) ([]int64, error)
 	// ScanKeys returns the keys of up to limit entries in scope whose
-	// indexed text contains text (ignoring case), newest first,
+	// indexed text contains text (ignoring case) followed by at least
+	// TrigramTail(text) characters, so starting a trigram, newest first,
 	// indexed or pending; it reads the text itself.
 	ScanKeys(scope SearchScope, text string, limit int) ([]int64, error)
 	// ExpandTerms returns the index's terms t with from <= t < to,

@@ -26,6 +26,15 @@ const (
 // DefaultNear is the distance of a [MatchNear] query that names none.
 const DefaultNear = 10
 
+// TrigramTail is how many characters must follow a phrase of fewer than
+// three characters in an indexed text for the phrase to start one of the
+// text's trigrams, which is where such a phrase matches (the trigrams
+// starting with it are what it is expanded into); 0 for a longer phrase.
+// An indexed text ends in two newlines, which are not the entry's: every
+// character of the text starts a trigram, and a phrase may end in them
+// but not start in them.
+func TrigramTail(phrase string) int { return max(0, 3-utf8.RuneCountInString(phrase)) }
+
 // MatchQuery is a parsed search query, as the store gives it to an
 // engine ([DatabaseTx.MatchKeys], [TextIndex.MatchKeys]): an engine
 // renders it into its own query syntax (the SQLite engine: FTS5's; the
@@ -63,17 +72,22 @@ func (q MatchQuery) Phrases(fn func(p MatchQuery)) {
 // each such letter (the characters [FoldRune] folds alike: é and É; µ,
 // μ and Μ), for an engine whose own matching folds the case of ASCII
 // letters only (SQLite's LIKE), or for a look-up in an index that holds
-// text folded (FTS5's vocabulary). ASCII letters and bytes that are not
-// UTF-8 are kept as they are. It returns false, and no strings, when
-// there would be more than limit of them.
+// text folded (FTS5's vocabulary). An ASCII letter is kept as it is, or
+// spelled as the characters beyond ASCII that fold as it: k as the
+// Kelvin sign (K), s as the long s (ſ), which such an engine does not
+// take for k and s. Bytes that are not UTF-8 are kept as they are. It
+// returns false, and no strings, when there would be more than limit
+// of them.
 func CaseVariants(s string, limit int) ([]string, bool) {
 	out := []string{""}
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		cases := []string{s[i : i+size]}
-		if r >= utf8.RuneSelf && size > 1 {
+		if r != utf8.RuneError || size > 1 {
 			for _, f := range caseOrbit(r)[1:] {
-				cases = append(cases, string(f))
+				if r >= utf8.RuneSelf || f >= utf8.RuneSelf {
+					cases = append(cases, string(f))
+				}
 			}
 		}
 		i += size

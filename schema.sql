@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 22;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 23;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -352,8 +352,8 @@ END;
 -- Full-text search (migration 4).
 --
 -- search_text is the text of each entry worth finding, computed from its
--- JSON by entry_search_text, a SQL function the engine defines on its
--- connections (engine/searchtext.go, migration 13), so that every write
+-- JSON by entry_indexed_text, a SQL function the engine defines on its
+-- connections (engine/searchtext.go, migrations 13 and 23), so that every write
 -- path, the batch import included, keeps the index without knowing about
 -- it: message content (a string, or its text, thinking and tool-call
 -- argument blocks; tool results are messages too), a bash execution's
@@ -366,10 +366,12 @@ END;
 -- it and the snippets cut from it no more than a megabyte of text; the
 -- entry itself is stored whole. The function walks the entry's JSON once
 -- and copies no more than the cap; it gives the text as a JSON array of
--- it ([] for none), which json_each takes once per entry.
+-- it ([] for none), which json_each takes once per entry. A NUL in the
+-- text is a space and bytes that are not UTF-8 are left out
+-- (sessiontree.IndexedText, migration 23), as on PostgreSQL.
 CREATE VIEW search_text (pk, body) AS
 SELECT e.pk AS pk, t.value || char(10) || char(10) AS body
-FROM entries AS e, json_each(entry_search_text(e.type, CAST(e.raw AS BLOB))) AS t
+FROM entries AS e, json_each(entry_indexed_text(e.type, CAST(e.raw AS BLOB))) AS t
 WHERE e.type IN ('message', 'custom_message', 'compaction', 'branch_summary', 'session_info');
 
 -- The index: an external-content FTS5 table over search_text. The text

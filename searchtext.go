@@ -54,6 +54,19 @@ func SearchText(typ string, raw []byte) (string, bool, error) {
 	return string(text), ok, err
 }
 
+// IndexedText is the text a search index holds of an entry whose
+// [SearchText] is text, the same on every engine: each NUL a space
+// ([DerivedText]: PostgreSQL's text holds no NUL) and the bytes that are
+// not UTF-8 (which a lone surrogate's escape, \ud800, decodes to) left
+// out (PostgreSQL's text holds none either). Search finds, ranks and
+// cuts snippets from this text, not from the entry's JSON.
+func IndexedText(text string) string {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "")
+	}
+	return DerivedText(text)
+}
+
 // AppendSearchText appends the [SearchText] of an entry to dst and
 // returns the extended slice, for an engine that encodes the text further
 // without copying it into a string first.

@@ -79,7 +79,7 @@ func newDriver() (*sqlite.Driver, error) {
 // engine's migrations call: entry_checksum (migration 11), those of
 // migration 12 (see usage.go) and entry_search_text (migration 13, see
 // searchtext.go), derived_text (migration 18), entry_name and entry_label
-// (migration 22, see derivedfuncs.go). The engine's own connections have
+// (migration 22, see derivedfuncs.go), entry_indexed_text (migration 23). The engine's own connections have
 // them; this is for a tool that applies package migrate's files on a
 // driver of its own.
 func RegisterFunctions(d *sqlite.Driver) error {

@@ -131,11 +131,12 @@
 // The engine's connections come from a driver of its own, which gives
 // them the SQL function entry_checksum(blob) (the [sessiontree.EntryChecksum] of a
 // blob), those of usage.go, entry_search_text(type, raw) (the
-// [SearchText] of an entry, searchtext.go), derived_text(blob)
+// [SearchText] of an entry, searchtext.go) and entry_indexed_text(type,
+// raw) (its [sessiontree.IndexedText]), derived_text(blob)
 // ([sessiontree.DerivedText]) and entry_name(raw) and entry_label(raw)
 // ([sessiontree.NameOf], [sessiontree.LabelOf], derivedfuncs.go):
-// migrations 11, 12, 18 and 22 fill or recompute older rows with them
-// and migration 13's search_text view calls entry_search_text,
+// migrations 11, 12, 18, 22 and 23 fill or recompute older rows with them
+// and the search_text view calls entry_indexed_text (migration 23),
 // so the engine's migrations must be applied through the engine (or
 // a connection given those functions, [RegisterFunctions]), and a
 // connection of another program cannot read that view or delete a

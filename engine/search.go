@@ -97,17 +97,20 @@ func (tx *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int
 const maxCaseLikes = 64
 
 // caseLikes returns the LIKE patterns (ESCAPE '\') that together find
-// the texts containing text, ignoring case: LIKE ignores the case of
+// the texts containing text, ignoring case, followed by as many
+// characters as it takes to start a trigram ([sessiontree.TrigramTail]): LIKE ignores the case of
 // ASCII letters itself, so there is one pattern per combination of the
-// cases of the other letters ([sessiontree.CaseVariants]). A text with
+// cases of the other letters, and of the Kelvin sign and the long s for
+// k and s ([sessiontree.CaseVariants]). A text with
 // more than maxCaseLikes combinations is refused.
 func caseLikes(text string) ([]string, error) {
 	variants, ok := sessiontree.CaseVariants(text, maxCaseLikes)
 	if !ok {
 		return nil, fmt.Errorf("scan for %q: more than %d combinations of cases", text, maxCaseLikes)
 	}
+	tail := strings.Repeat("_", sessiontree.TrigramTail(text))
 	for i, v := range variants {
-		variants[i] = "%" + likeEscape(v) + "%"
+		variants[i] = "%" + likeEscape(v) + tail + "%"
 	}
 	return variants, nil
 }

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"database/sql/driver"
 	"fmt"
+	"unicode/utf8"
 
 	"modernc.org/sqlite"
 
@@ -25,6 +27,14 @@ import (
 // it ([] when it has none; see registerSearchText).
 const sqlSearchTextFunc = "entry_search_text"
 
+// sqlIndexedTextFunc is the SQL function migration 23's search_text view
+// calls: entry_indexed_text(type, raw) is entry_search_text's text made
+// the text an index holds, [sessiontree.IndexedText] (a NUL a space,
+// bytes that are not UTF-8 left out), as on PostgreSQL.
+// entry_search_text stays for migrations 13 and 23, which read the text
+// the index held before.
+const sqlIndexedTextFunc = "entry_indexed_text"
+
 // registerSearchText gives d's connections entry_search_text(type, raw),
 // raw a blob (pass CAST(raw AS BLOB)): the SearchText of the entry as a
 // JSON array of it, or [] when the entry has none, for the search_text
@@ -35,19 +45,24 @@ const sqlSearchTextFunc = "entry_search_text"
 // are SQLite's own memory (VolatileArgs), not copies: the walk keeps no
 // part of them, only copies of what it takes.
 func registerSearchText(d *sqlite.Driver) error {
-	err := d.RegisterFunction(sqlSearchTextFunc, &sqlite.FunctionImpl{NArgs: 2, Deterministic: true, VolatileArgs: true, Scalar: searchTextSQL})
-	if err != nil {
-		return fmt.Errorf("register %s: %w", sqlSearchTextFunc, err)
+	for name, indexed := range map[string]bool{sqlSearchTextFunc: false, sqlIndexedTextFunc: true} {
+		err := d.RegisterFunction(name, &sqlite.FunctionImpl{NArgs: 2, Deterministic: true, VolatileArgs: true,
+			Scalar: func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+				return searchTextSQL(name, indexed, a)
+			}})
+		if err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
 	}
 	return nil
 }
 
-// searchTextSQL is entry_search_text.
-func searchTextSQL(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+// searchTextSQL is entry_search_text, or with indexed entry_indexed_text.
+func searchTextSQL(name string, indexed bool, a []driver.Value) (driver.Value, error) {
 	typ, _ := a[0].(string)
 	raw, ok := a[1].([]byte)
 	if !ok {
-		return nil, fmt.Errorf("%s: want a blob, got %T", sqlSearchTextFunc, a[1])
+		return nil, fmt.Errorf("%s: want a blob, got %T", name, a[1])
 	}
 	text, ok, err := sessiontree.AppendSearchText(nil, typ, raw)
 	if err != nil {
@@ -55,6 +70,9 @@ func searchTextSQL(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, e
 	}
 	if !ok {
 		return "[]", nil
+	}
+	if indexed && (bytes.IndexByte(text, 0) >= 0 || !utf8.Valid(text)) {
+		text = []byte(sessiontree.IndexedText(string(text))) // not copied for most texts
 	}
 	return string(appendJSONArrayOf(make([]byte, 0, len(text)+len(text)/8+8), text)), nil
 }

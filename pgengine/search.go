@@ -35,18 +35,15 @@ func entryKey(session, seq int64) int64 { return session<<32 | seq }
 func keyParts(key int64) (session, seq int64) { return key >> 32, key & 0xffffffff }
 
 // indexedText is what search_text holds of an entry:
-// sessiontree.SearchText's text and two newlines, as the SQLite engine's
-// view gives it, made text PostgreSQL takes (a NUL becomes a space, by
-// sessiontree.DerivedText; invalid UTF-8 is dropped); false when the
-// entry has no text.
+// sessiontree.IndexedText of its SearchText, and two newlines, as the
+// SQLite engine's view gives it; false when the entry has no text.
 func indexedText(typ string, raw []byte) (string, bool) {
 	text, ok, err := sessiontree.SearchText(typ, raw)
 	if err != nil || !ok {
 		// Malformed JSON is Check's to report; it has no text to find.
 		return "", false
 	}
-	text = sessiontree.DerivedText(strings.ToValidUTF8(text, ""))
-	return text + "\n\n", true
+	return sessiontree.IndexedText(text) + "\n\n", true
 }
 
 // fold is how matching ignores case: the same on the text
@@ -86,16 +83,27 @@ func likeEscape(s string) string {
 }
 
 // matchSQL renders a match query as a condition on t.folded: a phrase is
-// a substring, NEAR the AND of its phrases (search_text has no
-// positions: MatchKeys checks the distance of the rows it finds).
+// a substring. A NEAR group, whose distance SQL cannot check
+// (search_text has no positions: MatchKeys checks the rows it finds), is
+// the AND of its phrases, which holds wherever the group does; but
+// under a NOT, false, which holds nowhere the group does not, so that
+// the NOT keeps the rows holding the phrases far apart for the check.
 func matchSQL(q sessiontree.MatchQuery, args *[]any) string {
-	if q.Kind == sessiontree.MatchPhrase {
+	return matchCond(q, args, false)
+}
+
+// matchCond is matchSQL of q under an odd number of NOTs (negated) or not.
+func matchCond(q sessiontree.MatchQuery, args *[]any, negated bool) string {
+	switch {
+	case q.Kind == sessiontree.MatchPhrase:
 		*args = append(*args, "%"+likeEscape(fold(q.Text))+"%")
 		return `t.folded LIKE $` + strconv.Itoa(len(*args))
+	case q.Kind == sessiontree.MatchNear && negated:
+		return "false"
 	}
 	parts := make([]string, len(q.Sub))
 	for i, sub := range q.Sub {
-		parts[i] = matchSQL(sub, args)
+		parts[i] = matchCond(sub, args, negated != (q.Kind == sessiontree.MatchNot && i == 1))
 	}
 	switch q.Kind {
 	case sessiontree.MatchOr:
@@ -217,10 +225,18 @@ ORDER BY t.session DESC, t.seq DESC`, args...)
 }
 
 // ScanKeys implements [sessiontree.DatabaseTx.ScanKeys]: the indexed
-// text through search_text, the pending entries' text read here.
+// text through search_text (LIKE over the folded text, as caseLikes
+// does on SQLite), the pending entries' text read here.
 func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int64, error) {
-	phrase := sessiontree.MatchQuery{Kind: sessiontree.MatchPhrase, Text: text}
-	keys, err := st.MatchKeys(s, phrase, limit)
+	var args []any
+	scope, err := st.scopeSQL(s, "t.session", &args)
+	if err != nil {
+		return nil, err
+	}
+	needle, tail := fold(text), sessiontree.TrigramTail(text)
+	args = append(args, "%"+likeEscape(needle)+strings.Repeat("_", tail)+"%")
+	var keys []int64
+	err = st.tx.SelectContext(st.ctx, &keys, matchKeysSQL(scope, `t.folded LIKE $`+strconv.Itoa(len(args)), limit), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -229,12 +245,23 @@ func (st *Tx) ScanKeys(s sessiontree.SearchScope, text string, limit int) ([]int
 		return nil, err
 	}
 	for _, e := range pend {
-		if body, ok := indexedText(e.Type, e.Raw); ok && matches(phrase, fold(body)) {
+		if body, ok := indexedText(e.Type, e.Raw); ok && startsTrigram(fold(body), needle, tail) {
 			keys = append(keys, entryKey(e.Session, e.Seq))
 		}
 	}
 	slices.SortFunc(keys, func(a, b int64) int { return cmp.Compare(b, a) })
 	return keys[:min(len(keys), limit)], nil
+}
+
+// startsTrigram reports whether folded text holds needle followed by
+// at least tail characters, as ScanKeys' LIKE pattern finds it.
+func startsTrigram(folded, needle string, tail int) bool {
+	i := strings.Index(folded, needle)
+	if i < 0 {
+		return false
+	}
+	rest := folded[i+len(needle):]
+	return utf8.RuneCountInString(rest[:min(len(rest), tail*utf8.UTFMax)]) >= tail
 }
 
 // ExpandTerms implements [sessiontree.DatabaseTx.ExpandTerms] over
@@ -400,12 +427,16 @@ func (st *Tx) Texts(keys []int64) ([]sessiontree.KeyText, error) {
 	return out, nil
 }
 
-// qRole is a message entry's role, read from its JSON e.raw. PostgreSQL
-// refuses to decode an object any string of which holds \u0000 (its text
-// holds no NUL), so those escapes are made \u0020 first, when there are
-// any: the JSON stays valid (a backslash before them stays escaped or
-// not), and only the text of strings changes, none of pi's roles.
-const qRole = `(CASE WHEN strpos(e.raw, E'\\u0000') > 0 THEN replace(e.raw, E'\\u0000', E'\\u0020') ELSE e.raw END)::json -> 'message' ->> 'role'`
+// qRole is a message entry's role, read from its JSON e.raw.
+// PostgreSQL's json type refuses an object any string of which holds
+// \u0000 (its text holds no NUL) or a lone surrogate's escape (\ud800,
+// which JSON.stringify writes of a string cut inside a surrogate pair, as
+// a tool's output cut to length may be), so when the JSON has an escape,
+// those escapes are made \u0020 first (paired surrogates too): the JSON
+// stays valid (a backslash before them stays escaped or not), and only
+// the text of strings changes, none of pi's roles.
+const qRole = `(CASE WHEN strpos(e.raw, '\u') = 0 THEN e.raw
+    ELSE regexp_replace(e.raw, '\\u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})', '\\u0020', 'g') END)::json -> 'message' ->> 'role'`
 
 // Hits implements [sessiontree.DatabaseTx.Hits].
 func (st *Tx) Hits(keys []int64, text bool) ([]sessiontree.HitRow, error) {

@@ -81,7 +81,8 @@ func oldSearchText(t *testing.T) string {
 }
 
 // TestSearchTextBelowCap: below the cap the capped view gives every
-// entry of the pi fixtures exactly the text migration 4's view gave, so
+// entry of the pi fixtures exactly the text migration 4's view gave (but
+// for a NUL, a space since migration 23, which re-indexes those), so
 // the entries indexed before migration 10 are removed from the index with
 // the text they went in with.
 func TestSearchTextBelowCap(t *testing.T) {
@@ -111,13 +112,26 @@ func TestSearchTextBelowCap(t *testing.T) {
 	}
 	err = raw.QueryRowContext(ctx, `SELECT count(*) FROM entries e
 LEFT JOIN old_search_text o ON o.pk = e.pk LEFT JOIN search_text c ON c.pk = e.pk
-WHERE o.body IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
+WHERE derived_text(CAST(o.body AS BLOB)) IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n < 100 || differ != 0 {
 		t.Errorf("%d of the entries' texts differ from migration 4's view (of %d); want none", differ, n)
 	}
+}
+
+// openToRewrite opens a store on a new file that the test closes itself,
+// to rewrite the database as an older release left it before it opens
+// it again (with openStoreAt, whose cleanup checks it).
+func openToRewrite(t *testing.T) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s, err := store.Open(context.Background(), path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
 }
 
 // TestIndexedTextCapMigration: migration 10 takes an entry indexed whole
@@ -127,11 +141,7 @@ WHERE o.body IS NOT c.body OR typeof(o.body) <> typeof(c.body)`).Scan(&differ)
 func TestIndexedTextCapMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "sessions.db")
-	s, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openToRewrite(t)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "old"}))
 	b.user("u1", "wombat "+filler(store.IndexedTextLimit+100)+" platypus")
 	keep := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "keep"}))

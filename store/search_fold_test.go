@@ -146,3 +146,22 @@ func testSearchFoldsAsOneRule(t *testing.T, open opener) {
 		"300k": {"s/kelvin"},
 	})
 }
+
+// TestSearchScanFindsKelvinAndLongS: a one-letter ASCII query, which
+// is scanned for, finds the characters beyond ASCII that fold as the
+// letter, as the index and the PostgreSQL engine do: the Kelvin sign
+// (K) for k and the long s (ſ) for s. Before the fix the SQLite engine's
+// scan (LIKE, which ignores ASCII case only) spelled an ASCII letter
+// one way, so "k" and "S" missed "\u212a" and "ſ" there and found them on
+// PostgreSQL (TestSearchDifferential, seed 3).
+func TestSearchScanFindsKelvinAndLongS(t *testing.T) {
+	onEngines(t, testSearchScanFindsKelvinAndLongS)
+}
+
+func testSearchScanFindsKelvinAndLongS(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("kelvin", "300 \u212a")
+	b.user("long", "ſ")
+	checkHits(t, s, map[string][]string{"k": {"s/kelvin"}, "K": {"s/kelvin"}, "s": {"s/long"}, "S": {"s/long"}})
+}

@@ -141,3 +141,31 @@ func testSearchShortQueryAfterDelete(t *testing.T, open opener) {
 		}
 	}
 }
+
+// TestSearchScanNotInTheIndexedNewlines: a query of one newline, which
+// is scanned for, finds the entries whose text holds one, not every
+// entry: the indexed text ends in two newlines (so that each of its
+// characters starts a trigram), which are not the entry's, and a phrase
+// of fewer than three characters matches where a trigram starts with
+// it, as inside a larger query, where it is expanded into those
+// trigrams. Before the fix the scan looked for the newline anywhere in
+// the indexed text, so "\n" alone found every entry, on both engines,
+// and "\n" OR "zzz" none of those without a newline
+// (TestSearchDifferential, seed 13).
+func TestSearchScanNotInTheIndexedNewlines(t *testing.T) {
+	onEngines(t, testSearchScanNotInTheIndexedNewlines)
+}
+
+func testSearchScanNotInTheIndexedNewlines(t *testing.T, open opener) {
+	s := open(t)
+	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s"}))
+	b.user("lines", "two\nlines")
+	b.user("end", "ends in x")
+	b.user("one", "one line")
+	checkHits(t, s, map[string][]string{
+		"\"\n\"":        {"s/lines"},
+		"\"\n\" OR zzz": {"s/lines"},
+		"\"\n\n\"":      nil,
+		"\"x\n\"":       {"s/end"}, // a phrase may end in them
+	})
+}
