@@ -61,7 +61,8 @@ func (p *jsTime) clock(year, month, day int) (time.Time, bool) {
 	return time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc), true
 }
 
-// year reads four digits, or a sign and six.
+// year reads four digits, or a sign and six; -000000 is not a year
+// (ECMAScript forbids it: Date reads "-000000-01-01T00:00Z" as NaN).
 func (p *jsTime) year() (int, bool) {
 	if p.peek('+') || p.peek('-') {
 		neg := p.s[p.pos] == '-'
@@ -70,7 +71,7 @@ func (p *jsTime) year() (int, bool) {
 		if neg {
 			y = -y
 		}
-		return y, ok
+		return y, ok && !(neg && y == 0)
 	}
 	return p.digits(4, 0, 9999)
 }
