@@ -15,7 +15,8 @@ type jsTime struct {
 // z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
 // without zone local time. As in V8, a day past the month's end (up to
 // 31) runs into the next month and 24:00 is the next day's start; any
-// other field out of range, or anything else, fails.
+// other field out of range, or anything else, fails. A space before the
+// time makes a year below 100 a two-digit one (legacyYear).
 func parseJSTime(s string) (time.Time, bool) {
 	p := jsTime{s: s}
 	year, ok := p.year()
@@ -32,7 +33,24 @@ func parseJSTime(s string) (time.Time, bool) {
 	if p.pos == len(s) {
 		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), true
 	}
+	if s[p.pos] == ' ' {
+		year = legacyYear(year)
+	}
 	return p.clock(year, month, day)
+}
+
+// legacyYear is the year V8 reads in a date and time parted by a space,
+// which is not the ECMAScript format: its legacy parser takes a year of
+// 0 to 99 for a two-digit one, 0 to 49 in 2000 and on, 50 to 99 in the
+// 1900s ("0049-01-01 00:00Z" is 2049, "0050-..." 1950).
+func legacyYear(year int) int {
+	switch {
+	case 0 <= year && year < 50:
+		return year + 2000
+	case 50 <= year && year < 100:
+		return year + 1900
+	}
+	return year
 }
 
 // clock parses the time and zone after the date.
