@@ -16,7 +16,7 @@ type jsTime struct {
 // without zone local time. As in V8, a day past the month's end (up to
 // 31) runs into the next month and 24:00 is the next day's start; any
 // other field out of range, or anything else, fails. A space before the
-// time makes a year below 100 a two-digit one (legacyYear).
+// time makes a year below 100 a two-digit one, or refused (legacyYear).
 func parseJSTime(s string) (time.Time, bool) {
 	p := jsTime{s: s}
 	year, ok := p.year()
@@ -34,23 +34,29 @@ func parseJSTime(s string) (time.Time, bool) {
 		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), true
 	}
 	if s[p.pos] == ' ' {
-		year = legacyYear(year)
+		if year, ok = legacyYear(year); !ok {
+			return time.Time{}, false
+		}
 	}
 	return p.clock(year, month, day)
 }
 
 // legacyYear is the year V8 reads in a date and time parted by a space,
 // which is not the ECMAScript format: its legacy parser takes a year of
-// 0 to 99 for a two-digit one, 0 to 49 in 2000 and on, 50 to 99 in the
-// 1900s ("0049-01-01 00:00Z" is 2049, "0050-..." 1950).
-func legacyYear(year int) int {
+// 32 to 99 for a two-digit one, to 49 in 2000 and on, from 50 in the
+// 1900s ("0049-01-01 00:00Z" is 2049, "0050-..." 1950), and one of 0
+// to 31 for a month or day, the fields after it for others ("0010-01-01
+// 00:00" is 1 October 2001): that is refused (false).
+func legacyYear(year int) (int, bool) {
 	switch {
-	case 0 <= year && year < 50:
-		return year + 2000
+	case 0 <= year && year < 32:
+		return 0, false
+	case 32 <= year && year < 50:
+		return year + 2000, true
 	case 50 <= year && year < 100:
-		return year + 1900
+		return year + 1900, true
 	}
-	return year
+	return year, true
 }
 
 // clock parses the time and zone after the date.

@@ -19,7 +19,8 @@ import (
 // and what it reads JavaScript's Date reads as the same millisecond
 // (checked against node, when there is one on the PATH: Date.parse in
 // a process that reads one JSON string a line). Date reads more than
-// ParseTime (V8's legacy forms: "Dec 1 2026", "2026-12-1"), which only
+// ParseTime (V8's legacy forms: "Dec 1 2026", "2026-12-1", "0010-01-01
+// 00:00", which is 1 October 2001), which only
 // a file pi did not write can hold: that difference is not checked.
 func FuzzParseTime(f *testing.F) {
 	raw, err := os.ReadFile("testdata/piedge/timestamps.json")

@@ -75,3 +75,16 @@ func TestCompareTimestampsAtMilliseconds(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTimeRefusesLegacyFieldOrder: with a space before the time,
+// V8's legacy parser reads a year of 0 to 31 as a month or day and the
+// fields after it for others ("0010-01-01 00:00Z" is 1 October 2001),
+// which ParseTime does not follow: it refuses them, where it read year
+// 10 before.
+func TestParseTimeRefusesLegacyFieldOrder(t *testing.T) {
+	for _, s := range []string{"0010-01-01 00:00Z", "0000 00:00", "0031-12 10:00:00.5"} {
+		if got, err := sessiontree.ParseTime(s); err == nil {
+			t.Errorf("ParseTime(%q) = %v; want an error", s, got)
+		}
+	}
+}
