@@ -11,8 +11,8 @@ type jsTime struct {
 // parseJSTime parses s as V8's Date does for the ECMAScript date time
 // string format: YYYY (or ±YYYYYY), then optionally -MM and -DD, then
 // optionally a time, T (or t, or a space) HH:mm, optionally :ss and a
-// fraction of any length (cut to the millisecond), then optionally Z (or
-// z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
+// fraction of any length (cut to the millisecond as V8 cuts it, see
+// fraction), then optionally Z (or z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
 // without zone local time. As in V8, a day past the month's end (up to
 // 31) runs into the next month and 24:00 is the next day's start; any
 // other field out of range, or anything else, fails. A space before the
@@ -124,21 +124,33 @@ func (p *jsTime) zone() (*time.Location, bool) {
 }
 
 // fraction reads a dot and at least one digit, and returns the
-// milliseconds they give, the digits past the third dropped.
+// milliseconds V8 makes of them (ReadMilliseconds in its dateparser):
+// the first nine digits after any leading zeros as a number, divided by
+// ten for each digit past the third of all of them, up to the ninth. So
+// a fraction of up to nine digits is cut to the millisecond, but a longer
+// one that starts with zeros is not: ".000010000000" is 10 ms, and
+// ".000999999999" 999.
 func (p *jsTime) fraction() (int, bool) {
 	p.pos++ // the dot
 	start := p.pos
-	ms := 0
-	for p.pos < len(p.s) && isDigit(p.s[p.pos]) {
-		if p.pos-start < 3 {
-			ms = ms*10 + int(p.s[p.pos]-'0')
+	for p.peek('0') {
+		p.pos++
+	}
+	n := 0
+	for i := 0; p.pos < len(p.s) && isDigit(p.s[p.pos]); i++ {
+		if i < 9 {
+			n = n*10 + int(p.s[p.pos]-'0')
 		}
 		p.pos++
 	}
-	for n := p.pos - start; n < 3; n++ {
-		ms *= 10
+	digits := min(p.pos-start, 9)
+	for ; digits < 3; digits++ {
+		n *= 10
 	}
-	return ms, p.pos > start
+	for ; digits > 3; digits-- {
+		n /= 10
+	}
+	return n, p.pos > start
 }
 
 // field reads sep and two digits in [lo, hi].
