@@ -12,10 +12,11 @@ type jsTime struct {
 // string format: YYYY (or ±YYYYYY), then optionally -MM and -DD, then
 // optionally a time, T (or t, or a space) HH:mm, optionally :ss and a
 // fraction of any length (cut to the millisecond as V8 cuts it, see
-// fraction), then optionally Z (or z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
-// without zone local time. As in V8, a day past the month's end (up to
-// 31) runs into the next month and 24:00 is the next day's start; any
-// other field out of range, or anything else, fails. A space before the
+// fraction), then optionally Z (or z) or an offset ±HH:mm or ±HHmm. A
+// date alone is UTC, a date and time without zone local time. As in V8,
+// a day past the month's end (up to 31) runs into the next month and
+// 24:00 is the next day's start; any other field out of range, a time
+// beyond a Date's range, or anything else, fails. A space before the
 // time makes a year below 100 a two-digit one, or refused (legacyYear).
 func parseJSTime(s string) (time.Time, bool) {
 	p := jsTime{s: s}
@@ -31,7 +32,7 @@ func parseJSTime(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if p.pos == len(s) {
-		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), true
+		return dateValue(time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC))
 	}
 	if s[p.pos] == ' ' {
 		if year, ok = legacyYear(year); !ok {
@@ -82,7 +83,18 @@ func (p *jsTime) clock(year, month, day int) (time.Time, bool) {
 	if !ok || p.pos != len(p.s) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc), true
+	return dateValue(time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc))
+}
+
+// maxDate is the farthest a JavaScript Date reaches from the epoch, in
+// milliseconds either way (some 275,000 years).
+const maxDate = 8.64e15
+
+// dateValue returns t, and whether a Date can hold it: "+275760-09-13T00:00Z"
+// is its last, a millisecond later is NaN.
+func dateValue(t time.Time) (time.Time, bool) {
+	ms := t.UnixMilli()
+	return t, -maxDate <= ms && ms <= maxDate
 }
 
 // year reads four digits, or a sign and six; -000000 is not a year
