@@ -68,15 +68,15 @@ func (p *jsTime) clock(year, month, day int) (time.Time, bool) {
 	p.pos++
 	hour, ok := p.digits(2, 0, 24)
 	min, ok2 := p.field(':', 0, 59)
-	sec, ms := 0, 0
+	sec, ms, zero := 0, 0, true
 	ok = ok && ok2
 	if ok && p.peek(':') {
 		sec, ok = p.field(':', 0, 59)
 		if ok && p.peek('.') {
-			ms, ok = p.fraction()
+			ms, zero, ok = p.fraction()
 		}
 	}
-	if !ok || hour == 24 && min+sec+ms != 0 {
+	if !ok || hour == 24 && (min+sec != 0 || !zero) {
 		return time.Time{}, false
 	}
 	loc, ok := p.zone()
@@ -141,13 +141,15 @@ func (p *jsTime) zone() (*time.Location, bool) {
 // ten for each digit past the third of all of them, up to the ninth. So
 // a fraction of up to nine digits is cut to the millisecond, but a longer
 // one that starts with zeros is not: ".000010000000" is 10 ms, and
-// ".000999999999" 999.
-func (p *jsTime) fraction() (int, bool) {
+// ".000999999999" 999. It also reports whether every digit is 0: V8
+// takes 24:00 with any other fraction for no time (24:00:00.0000001).
+func (p *jsTime) fraction() (ms int, zero, ok bool) {
 	p.pos++ // the dot
 	start := p.pos
 	for p.peek('0') {
 		p.pos++
 	}
+	zero = p.pos == len(p.s) || !isDigit(p.s[p.pos])
 	n := 0
 	for i := 0; p.pos < len(p.s) && isDigit(p.s[p.pos]); i++ {
 		if i < 9 {
@@ -162,7 +164,7 @@ func (p *jsTime) fraction() (int, bool) {
 	for ; digits > 3; digits-- {
 		n /= 10
 	}
-	return n, p.pos > start
+	return n, zero, p.pos > start
 }
 
 // field reads sep and two digits in [lo, hi].
