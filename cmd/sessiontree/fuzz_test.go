@@ -29,13 +29,16 @@ func FuzzArgs(f *testing.F) {
 	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), fixture, 0o600); err != nil {
 		f.Fatal(err)
 	}
-	f.Chdir(dir)
-	f.Setenv("SESSIONTREE_DB", "sessions.db")
+	f.Setenv("SESSIONTREE_DB", filepath.Join(dir, "sessions.db"))
 	for _, args := range []string{"tree\x00s.jsonl", "branch\x00s.jsonl", "context\x00s.jsonl", "info\x00s.jsonl\x00--json",
 		"log\x00s.jsonl", "import\x00s.jsonl", "ls", "search\x00compaction", "usage\x00--by\x00day", "check",
 		"export\x00s.jsonl\x00--format\x00markdown", "tree\x00nosuchid", "label\x00s.jsonl\x00x\x00y", "tree\x00\x1b[31m",
 		"--max-line\x001k\x00tree\x00s.jsonl", "goto", "--db\x00", "name\x00a\x00\u202e", "help\x00tree", "bogus\x00--nope"} {
 		f.Add(args)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")
@@ -45,6 +48,10 @@ func FuzzArgs(f *testing.F) {
 				t.Skip("reaches outside or waits")
 			}
 		}
+		// In the directory for the run only: the fuzzing worker fails
+		// when it is elsewhere between runs (F.Chdir).
+		chdir(t, dir)
+		defer chdir(t, wd)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var out, errb bytes.Buffer
@@ -65,4 +72,10 @@ func FuzzArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+func chdir(t *testing.T, dir string) {
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
 }
