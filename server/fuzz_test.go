@@ -1,16 +1,11 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/store"
 )
 
 // fuzzRoutes are the routes FuzzRequest calls, {id} and {entry} taken
@@ -25,46 +20,25 @@ var fuzzRoutes = []struct{ method, path string }{
 	{"GET", "/api/sessions/{id}/graph"}, {"GET", "/api/sessions/{id}/entries/{entry}"},
 }
 
-// FuzzRequest sends arbitrary requests to a server over a store of one
-// session: a route (by number), the id in its path, a query string and
+// FuzzRequest sends arbitrary requests to the handler of a server over
+// a store of one session (newFixture): a route (by number), the id in its path, a query string and
 // a body. No request panics or is a server failure (500: whatever is
 // wrong with it is the request's, a 4xx), and every error is the API's
-// error body, with a code and a message. The store is checked after.
+// error body, with a code and a message. The store is checked after
+// (newFixture's cleanup).
 func FuzzRequest(f *testing.F) {
-	ctx := context.Background()
-	s, err := store.Open(ctx, filepath.Join(f.TempDir(), "sessions.db"), store.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		if err := s.Check(ctx, ""); err != nil {
-			f.Errorf("check after the fuzzing: %v", err)
-		}
-		s.Close()
-	})
-	st, err := s.Create(ctx, store.CreateOptions{ID: "s1", Cwd: "/work"})
-	if err != nil {
-		f.Fatal(err)
-	}
-	e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"hello"}`))
-	st.Close()
-	if err != nil {
-		f.Fatal(err)
-	}
-	h, err := New(s, Options{Token: token})
-	if err != nil {
-		f.Fatal(err)
-	}
+	fx := newFixture(f, Options{})
+	h, e := fx.handler, fx.entries[0]
 	msg := `{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}`
 	for _, c := range []struct {
 		route           uint8
 		id, query, body string
 	}{
 		{0, "", "limit=2&cwd=/work", ""}, {1, "", "", `{"cwd":"/w","id":"s2"}`}, {2, "s1", "", ""},
-		{6, "s1", "from=" + e.ID + "&projection=true", ""}, {7, "s1", "after=0&limit=1", ""},
-		{8, "s1", "", `{"entries":[` + msg + `],"ifLeaf":"` + e.ID + `"}`}, {8, "s1", "", `{"entries":[` + msg + `],"ifLeaf":null}`},
-		{9, "s1", "", `{"entryId":"` + e.ID + `","summary":"s"}`}, {10, "s1", "", `{"entryId":"` + e.ID + `","label":"x"}`},
-		{11, "s1", "", `{"name":"n"}`}, {12, "s1", "", `{"entryId":"` + e.ID + `","omit":true}`}, {13, "s1", "", `{"at":"` + e.ID + `","tree":true}`},
+		{6, "s1", "from=" + e + "&projection=true", ""}, {7, "s1", "after=0&limit=1", ""},
+		{8, "s1", "", `{"entries":[` + msg + `],"ifLeaf":"` + e + `"}`}, {8, "s1", "", `{"entries":[` + msg + `],"ifLeaf":null}`},
+		{9, "s1", "", `{"entryId":"` + e + `","summary":"s"}`}, {10, "s1", "", `{"entryId":"` + e + `","label":"x"}`},
+		{11, "s1", "", `{"name":"n"}`}, {12, "s1", "", `{"entryId":"` + e + `","omit":true}`}, {13, "s1", "", `{"at":"` + e + `","tree":true}`},
 		{14, "", "q=hello&limit=5", ""}, {14, "", "q=%22unterminated", ""}, {15, "s1", "offset=0&limit=3&expand=all", ""},
 		{16, "s1", "", ""}, {3, "s2", "force=true", ""}, {4, "s\u202e1", "", ""}, {8, "s1", "", `{"entries":[{"type":"session"}]}`},
 	} {
@@ -72,7 +46,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, route uint8, id, query, body string) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
-		path := strings.NewReplacer("{id}", url.PathEscape(id), "{entry}", url.PathEscape(e.ID)).Replace(rt.path)
+		path := strings.NewReplacer("{id}", url.PathEscape(id), "{entry}", url.PathEscape(e)).Replace(rt.path)
 		req := httptest.NewRequest(rt.method, "http://127.0.0.1"+path, strings.NewReader(body))
 		req.URL.RawQuery = query
 		req.Header.Set("Authorization", "Bearer "+token)
