@@ -16,8 +16,7 @@ import (
 	"github.com/sessiontree/sessiontree/store"
 )
 
-// FuzzImportFile imports arbitrary files into a new store, in each
-// mode, seeded with the heads of pi files. The import agrees with the
+// FuzzImportFile imports arbitrary files into a store, in each mode, seeded with the heads of pi files. The import agrees with the
 // JSONL reader in the same mode: a file the reader refuses fails with a
 // *jsonl.LineError naming the file and a line; a file it reads becomes
 // a session of the same entries, byte for byte, which exports to a file
@@ -31,13 +30,16 @@ func FuzzImportFile(f *testing.F) {
 		}
 		f.Add(head(data, 12), uint8(0))
 	}
+	// One store for every input, each session deleted after its checks
+	// (a new store each took seconds under the fuzzer's coverage); the
+	// store is checked whole at the end (openStore).
+	s := openStore(f)
 	f.Fuzz(func(t *testing.T, data []byte, m uint8) {
 		mode := []jsonl.Mode{jsonl.Recover, jsonl.Lenient, jsonl.Strict}[m%3]
 		path := filepath.Join(t.TempDir(), "f.jsonl")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s := openStore(t)
 		rep, err := s.Import(t.Context(), []string{path}, store.ImportOptions{Mode: mode})
 		if err != nil || len(rep.Files) != 1 {
 			t.Fatalf("Import(%v) = %+v, %v; want one file's result", mode, rep, err)
@@ -54,6 +56,14 @@ func FuzzImportFile(f *testing.F) {
 			return
 		case res.Outcome != store.OutcomeNew || rerr != nil:
 			t.Fatalf("Import(%v) = %v, %v; the reader says %v", mode, res.Outcome, res.Err, rerr)
+		}
+		defer func() {
+			if _, err := s.Delete(context.Background(), res.SessionID); err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+		}()
+		if err := s.Check(t.Context(), res.SessionID); err != nil {
+			t.Fatalf("Check of the imported session: %v", err)
 		}
 		st, err := s.OpenSession(t.Context(), res.SessionID)
 		if err != nil {
