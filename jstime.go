@@ -11,11 +11,13 @@ type jsTime struct {
 // parseJSTime parses s as V8's Date does for the ECMAScript date time
 // string format: YYYY (or ±YYYYYY), then optionally -MM and -DD, then
 // optionally a time, T (or t, or a space) HH:mm, optionally :ss and a
-// fraction of any length (cut to the millisecond), then optionally Z (or
-// z) or an offset ±HH:mm or ±HHmm. A date alone is UTC, a date and time
-// without zone local time. As in V8, a day past the month's end (up to
-// 31) runs into the next month and 24:00 is the next day's start; any
-// other field out of range, or anything else, fails.
+// fraction of any length (cut to the millisecond as V8 cuts it, see
+// fraction), then optionally Z (or z) or an offset ±HH:mm or ±HHmm. A
+// date alone is UTC, a date and time without zone local time. As in V8,
+// a day past the month's end (up to 31) runs into the next month and
+// 24:00 is the next day's start; any other field out of range, a time
+// beyond a Date's range, or anything else, fails. A space before the
+// time makes a year below 100 a two-digit one, or refused (legacyYear).
 func parseJSTime(s string) (time.Time, bool) {
 	p := jsTime{s: s}
 	year, ok := p.year()
@@ -30,9 +32,32 @@ func parseJSTime(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	if p.pos == len(s) {
-		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC), true
+		return dateValue(time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC))
+	}
+	if s[p.pos] == ' ' {
+		if year, ok = legacyYear(year); !ok {
+			return time.Time{}, false
+		}
 	}
 	return p.clock(year, month, day)
+}
+
+// legacyYear is the year V8 reads in a date and time parted by a space,
+// which is not the ECMAScript format: its legacy parser takes a year of
+// 32 to 99 for a two-digit one, to 49 in 2000 and on, from 50 in the
+// 1900s ("0049-01-01 00:00Z" is 2049, "0050-..." 1950), and one of 0
+// to 31 for a month or day, the fields after it for others ("0010-01-01
+// 00:00" is 1 October 2001): that is refused (false).
+func legacyYear(year int) (int, bool) {
+	switch {
+	case 0 <= year && year < 32:
+		return 0, false
+	case 32 <= year && year < 50:
+		return year + 2000, true
+	case 50 <= year && year < 100:
+		return year + 1900, true
+	}
+	return year, true
 }
 
 // clock parses the time and zone after the date.
@@ -43,25 +68,37 @@ func (p *jsTime) clock(year, month, day int) (time.Time, bool) {
 	p.pos++
 	hour, ok := p.digits(2, 0, 24)
 	min, ok2 := p.field(':', 0, 59)
-	sec, ms := 0, 0
+	sec, ms, zero := 0, 0, true
 	ok = ok && ok2
 	if ok && p.peek(':') {
 		sec, ok = p.field(':', 0, 59)
 		if ok && p.peek('.') {
-			ms, ok = p.fraction()
+			ms, zero, ok = p.fraction()
 		}
 	}
-	if !ok || hour == 24 && min+sec+ms != 0 {
+	if !ok || hour == 24 && (min+sec != 0 || !zero) {
 		return time.Time{}, false
 	}
 	loc, ok := p.zone()
 	if !ok || p.pos != len(p.s) {
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc), true
+	return dateValue(time.Date(year, time.Month(month), day, hour, min, sec, ms*int(time.Millisecond), loc))
 }
 
-// year reads four digits, or a sign and six.
+// maxDate is the farthest a JavaScript Date reaches from the epoch, in
+// milliseconds either way (some 275,000 years).
+const maxDate = 8.64e15
+
+// dateValue returns t, and whether a Date can hold it: "+275760-09-13T00:00Z"
+// is its last, a millisecond later is NaN.
+func dateValue(t time.Time) (time.Time, bool) {
+	ms := t.UnixMilli()
+	return t, -maxDate <= ms && ms <= maxDate
+}
+
+// year reads four digits, or a sign and six; -000000 is not a year
+// (ECMAScript forbids it: Date reads "-000000-01-01T00:00Z" as NaN).
 func (p *jsTime) year() (int, bool) {
 	if p.peek('+') || p.peek('-') {
 		neg := p.s[p.pos] == '-'
@@ -70,7 +107,7 @@ func (p *jsTime) year() (int, bool) {
 		if neg {
 			y = -y
 		}
-		return y, ok
+		return y, ok && !(neg && y == 0)
 	}
 	return p.digits(4, 0, 9999)
 }
@@ -99,21 +136,35 @@ func (p *jsTime) zone() (*time.Location, bool) {
 }
 
 // fraction reads a dot and at least one digit, and returns the
-// milliseconds they give, the digits past the third dropped.
-func (p *jsTime) fraction() (int, bool) {
+// milliseconds V8 makes of them (ReadMilliseconds in its dateparser):
+// the first nine digits after any leading zeros as a number, divided by
+// ten for each digit past the third of all of them, up to the ninth. So
+// a fraction of up to nine digits is cut to the millisecond, but a longer
+// one that starts with zeros is not: ".000010000000" is 10 ms, and
+// ".000999999999" 999. It also reports whether every digit is 0: V8
+// takes 24:00 with any other fraction for no time (24:00:00.0000001).
+func (p *jsTime) fraction() (ms int, zero, ok bool) {
 	p.pos++ // the dot
 	start := p.pos
-	ms := 0
-	for p.pos < len(p.s) && isDigit(p.s[p.pos]) {
-		if p.pos-start < 3 {
-			ms = ms*10 + int(p.s[p.pos]-'0')
+	for p.peek('0') {
+		p.pos++
+	}
+	zero = p.pos == len(p.s) || !isDigit(p.s[p.pos])
+	n := 0
+	for i := 0; p.pos < len(p.s) && isDigit(p.s[p.pos]); i++ {
+		if i < 9 {
+			n = n*10 + int(p.s[p.pos]-'0')
 		}
 		p.pos++
 	}
-	for n := p.pos - start; n < 3; n++ {
-		ms *= 10
+	digits := min(p.pos-start, 9)
+	for ; digits < 3; digits++ {
+		n *= 10
 	}
-	return ms, p.pos > start
+	for ; digits > 3; digits-- {
+		n /= 10
+	}
+	return n, zero, p.pos > start
 }
 
 // field reads sep and two digits in [lo, hi].

@@ -14,20 +14,8 @@ import (
 // that runs pi, and checks ParseTime gives the same millisecond, or an
 // error where Date gives NaN.
 func TestParseTimeAgreesWithPi(t *testing.T) {
-	raw, err := os.ReadFile("testdata/piedge/timestamps.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases [][2]json.RawMessage
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		var s string
-		var want *int64
-		if json.Unmarshal(c[0], &s) != nil || json.Unmarshal(c[1], &want) != nil {
-			t.Fatalf("bad case %s", c)
-		}
+	for _, c := range piTimestamps(t) {
+		s, want := c.text, c.ms
 		got, err := sessiontree.ParseTime(s)
 		switch {
 		case want == nil && err == nil:
@@ -38,6 +26,33 @@ func TestParseTimeAgreesWithPi(t *testing.T) {
 			t.Errorf("ParseTime(%q) = %d ms; JavaScript's Date reads %d", s, got.UnixMilli(), *want)
 		}
 	}
+}
+
+// piTimestamp is a case of testdata/piedge/timestamps.json: a text and
+// the millisecond JavaScript's Date reads, nil for NaN.
+type piTimestamp struct {
+	text string
+	ms   *int64
+}
+
+// piTimestamps reads testdata/piedge/timestamps.json.
+func piTimestamps(tb testing.TB) []piTimestamp {
+	tb.Helper()
+	raw, err := os.ReadFile("testdata/piedge/timestamps.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cases [][2]json.RawMessage
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		tb.Fatal(err)
+	}
+	out := make([]piTimestamp, len(cases))
+	for i, c := range cases {
+		if json.Unmarshal(c[0], &out[i].text) != nil || json.Unmarshal(c[1], &out[i].ms) != nil {
+			tb.Fatalf("bad case %s", c)
+		}
+	}
+	return out
 }
 
 // TestParseTimeLocal checks a date and time without zone is local time,
@@ -72,6 +87,19 @@ func TestCompareTimestampsAtMilliseconds(t *testing.T) {
 	} {
 		if got := sessiontree.CompareTimestamps(tt.a, tt.b); got != tt.want {
 			t.Errorf("CompareTimestamps(%q, %q) = %d; want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestParseTimeRefusesLegacyFieldOrder: with a space before the time,
+// V8's legacy parser reads a year of 0 to 31 as a month or day and the
+// fields after it for others ("0010-01-01 00:00Z" is 1 October 2001),
+// which ParseTime does not follow: it refuses them, where it read year
+// 10 before.
+func TestParseTimeRefusesLegacyFieldOrder(t *testing.T) {
+	for _, s := range []string{"0010-01-01 00:00Z", "0000 00:00", "0031-12 10:00:00.5"} {
+		if got, err := sessiontree.ParseTime(s); err == nil {
+			t.Errorf("ParseTime(%q) = %v; want an error", s, got)
 		}
 	}
 }

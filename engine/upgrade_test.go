@@ -92,7 +92,7 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 
 // TestDerivedRedoOfEverySession applies the migrations that compute
 // again in SQL what older engines derived by rules since fixed (20 and
-// 21: usage by day; 22: names, labels and usage) to every session of the
+// 21 and 23: usage by day; 22: names, labels and usage) to every session of the
 // pi fixtures, not only those each lists: their statements give what the
 // writes gave, so Check stays clean and every read answers as before.
 func TestDerivedRedoOfEverySession(t *testing.T) {
@@ -111,7 +111,7 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 		}
 	}
 	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
-	for _, suffix := range []string{"_usage_days_redo.sql", "_usage_days_go_times.sql", "_derived_redo.sql"} {
+	for _, suffix := range []string{"_usage_days_redo.sql", "_usage_days_go_times.sql", "_derived_redo.sql", "_usage_days_v8_times.sql"} {
 		redoEverySession(t, path, suffix)
 		if err := db.Check(ctx, ""); err != nil {
 			t.Errorf("Check() after computing every session again by *%s = %v", suffix, err)

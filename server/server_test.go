@@ -30,6 +30,8 @@ type fixture struct {
 	t     testing.TB
 	store *store.Store
 	url   string
+	// handler is the server's handler, for calls without HTTP.
+	handler http.Handler
 	// session is the session's id; entries its entries' ids in order.
 	session string
 	entries []string
@@ -76,7 +78,7 @@ func newFixture(t testing.TB, opts Options) *fixture {
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	f.url = ts.URL
+	f.url, f.handler = ts.URL, h
 	return f
 }
 
