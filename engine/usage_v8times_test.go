@@ -11,7 +11,7 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 )
 
-// TestUsageDaysOfV8Times: migration 23 recomputes the usage days of the
+// TestUsageDaysOfV8Times: migration 24 recomputes the usage days of the
 // sessions with an entry timed in a form older engines read otherwise
 // than ParseTime, which now reads it as V8's Date does. Each session's
 // stored day is set back to the older engines' (year 50 and 10, not
@@ -48,7 +48,7 @@ func TestUsageDaysOfV8Times(t *testing.T) {
 	db.Close()
 
 	upgraded := reopenAfter(t, path, append(undo,
-		`DELETE FROM schema_migrations WHERE version >= 23`, `PRAGMA user_version = 22`)...)
+		`DELETE FROM schema_migrations WHERE version >= 24`, `PRAGMA user_version = 23`)...)
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after opening = %v", err)
 	}
