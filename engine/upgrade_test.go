@@ -2,13 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree/engine"
@@ -42,15 +44,7 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	fresh := openDB(t, filepath.Join(dir, "fresh.db"), engine.Options{})
-	var ids []string
-	files := storetest.FixtureFiles(t, "../testdata")
-	for _, f := range files {
-		if id := storetest.ImportLenient(t, engine.NewDatabase(fresh), f); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	want := storetest.ReadAnswers(t, engine.NewDatabase(fresh), ids)
+	ids, want := corpusCopy(t, filepath.Join(dir, "fresh.db"))
 
 	first, err := fs.ReadFile(migrate.Files, "0001_init.sql")
 	if err != nil {
@@ -85,14 +79,14 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	if err := engine.NewDatabase(upgraded).Check(ctx, ""); err != nil {
 		t.Errorf("Check() after the upgrade = %v", err)
 	}
-	if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
+	if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
 		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
 	}
 }
 
 // TestDerivedRedoOfEverySession applies the migrations that compute
-// again in SQL what older engines derived by rules since fixed (20 and
-// 21 and 23: usage by day; 22: names, labels and usage) to every session of the
+// again in SQL what older engines derived by rules since fixed (20,
+// 21 and 24: usage by day; 22: names, labels and usage) to every session of the
 // pi fixtures, not only those each lists: their statements give what the
 // writes gave, so Check stays clean and every read answers as before.
 func TestDerivedRedoOfEverySession(t *testing.T) {
@@ -102,21 +96,14 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
+	ids, want := corpusCopy(t, path)
 	db := openDB(t, path, engine.Options{})
-	files := storetest.FixtureFiles(t, "../testdata")
-	var ids []string
-	for _, f := range files {
-		if id := storetest.ImportLenient(t, engine.NewDatabase(db), f); id != "" {
-			ids = append(ids, id)
-		}
-	}
-	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
 	for _, suffix := range []string{"_usage_days_redo.sql", "_usage_days_go_times.sql", "_derived_redo.sql", "_usage_days_v8_times.sql"} {
 		redoEverySession(t, path, suffix)
 		if err := db.Check(ctx, ""); err != nil {
 			t.Errorf("Check() after computing every session again by *%s = %v", suffix, err)
 		}
-		if diff := cmp.Diff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
+		if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, engine.NewDatabase(db), ids)); diff != "" {
 			t.Errorf("answers after computing every session again by *%s (-as written +computed again):\n%s", suffix, diff)
 		}
 	}
@@ -151,4 +138,60 @@ func redoEverySession(t *testing.T, path, suffix string) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// corpus is a database holding every pi fixture storetest.FixtureFiles
+// gives, imported once per test binary for the whole-corpus tests (an
+// import and its reads were half of each under the race detector), with
+// the ids of its sessions and every read's answers on it.
+var corpus struct {
+	once sync.Once
+	made bool
+	data []byte // the database file's bytes
+	ids  []string
+	want storetest.Answers
+}
+
+// corpusCopy writes a copy of the corpus database to path and returns
+// its sessions' ids and every read's answers, as the import left them.
+// The first caller imports them, in a database its cleanup checks.
+func corpusCopy(t *testing.T, path string) ([]string, storetest.Answers) {
+	t.Helper()
+	corpus.once.Do(func() { makeCorpus(t) })
+	if !corpus.made {
+		t.Fatal("the corpus database could not be made: see the test that made it")
+	}
+	if err := os.WriteFile(path, corpus.data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return corpus.ids, corpus.want
+}
+
+// makeCorpus imports the fixtures into a new database, checks it and
+// keeps its file's bytes, ids and answers in corpus.
+func makeCorpus(t *testing.T) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fixtures.db")
+	db := openDB(t, path, engine.Options{})
+	var ids []string
+	for _, f := range storetest.FixtureFiles(t, "../testdata") {
+		if id := storetest.ImportLenient(t, engine.NewDatabase(db), f); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
+	if err := db.Check(context.Background(), ""); err != nil {
+		t.Fatalf("Check() of the fixtures as imported = %v", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the fixtures database left a -wal file when closed (%v): a copy of its file alone would not be whole", err)
+	}
+	corpus.data, corpus.ids, corpus.want, corpus.made = data, ids, want, true
 }

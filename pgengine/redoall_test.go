@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/sessiontree/sessiontree/storetest"
 )
 
@@ -36,7 +34,7 @@ func TestDerivedRedoOfEverySession(t *testing.T) {
 	if err := connect(t, url).QueryRow(ctx, `SELECT count(*) FROM derived_redo`).Scan(&left); err != nil || left != 0 {
 		t.Errorf("sessions left to compute again: %d, %v; want 0", left, err)
 	}
-	if diff := cmp.Diff(want, storetest.ReadAnswers(t, redone, ids)); diff != "" {
+	if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, redone, ids)); diff != "" {
 		t.Errorf("answers after computing every session again (-as written +computed again):\n%s", diff)
 	}
 }

@@ -89,7 +89,7 @@ func TestPushKilled(t *testing.T) {
 		t.Run("to-"+e.name, func(t *testing.T) {
 			t.Parallel()
 			sessions, entries := 3, 200
-			if storetest.RaceEnabled { // a third of the batches: each round's checks are the cost there
+			if storetest.RaceEnabled || testing.Short() { // a third of the batches: each round's checks (and its child) are the cost
 				entries = 64
 			}
 			src, ids := pushSource(t, sessions, entries)
