@@ -168,15 +168,21 @@ var usageGroupColumns = map[sessiontree.UsageBy][3]string{
 // usageQuery is the report's SQL for a grouping: the usage_days rows of
 // days $1 to $2 (a range of the key), grouped; by directory or session,
 // the sums per session joined with their sessions' rows. Groups without
-// tokens or cost are left out (sessiontree.SortBreakdown's rule).
+// tokens or cost are left out (sessiontree.SortBreakdown's rule). Costs
+// are added in the order of the rows' keys: a sum of floating-point
+// numbers depends on its order, and the order the server keeps rows in
+// changes with every update of a row (a derived-values migration wrote
+// 1.9480969499999996 where the appends had given 1.94809695).
 func usageQuery(by sessiontree.UsageBy) string {
 	g := usageGroupColumns[by]
 	from := `usage_days u WHERE u.day COLLATE "C" BETWEEN $1 AND $2`
+	costOrder := `u.day COLLATE "C", u.session, u.bucket COLLATE "C"`
 	if by == sessiontree.UsageByCwd || by == sessiontree.UsageBySession {
 		from = `(SELECT session, sum(input) AS input, sum(output) AS output, sum(cache_read) AS cache_read,
-			sum(cache_write) AS cache_write, sum(cost) AS cost
+			sum(cache_write) AS cache_write, sum(cost ORDER BY day COLLATE "C", bucket COLLATE "C") AS cost
 			FROM usage_days WHERE day COLLATE "C" BETWEEN $1 AND $2 GROUP BY session) AS u
 			JOIN sessions s ON s.pk = u.session`
+		costOrder = `u.session`
 	}
 	order := `grp_cost DESC, grp_tokens DESC, grp_key`
 	if by == sessiontree.UsageByDay || by == sessiontree.UsageByWeek {
@@ -184,7 +190,7 @@ func usageQuery(by sessiontree.UsageBy) string {
 	}
 	return `SELECT ` + g[0] + ` AS grp_key, ` + g[1] + ` AS grp_name, ` + g[2] + ` AS grp_sessions,
 		sum(u.input)::bigint, sum(u.output)::bigint, sum(u.cache_read)::bigint, sum(u.cache_write)::bigint,
-		sum(u.input + u.output + u.cache_read + u.cache_write)::bigint AS grp_tokens, sum(u.cost) AS grp_cost
+		sum(u.input + u.output + u.cache_read + u.cache_write)::bigint AS grp_tokens, sum(u.cost ORDER BY ` + costOrder + `) AS grp_cost
 		FROM ` + from + `
 		GROUP BY 1, 2
 		HAVING sum(u.input + u.output + u.cache_read + u.cache_write) > 0 OR sum(u.cost) > 0

@@ -181,3 +181,52 @@ func TestUsageDaysRedoResumes(t *testing.T) {
 		t.Errorf("derived_redo after Open holds %d rows (%v); want none", left, err)
 	}
 }
+
+// TestUsageSumsInKeyOrder: a report adds its rows' costs in the order of
+// their keys, not in the order the server keeps the rows, which an update
+// of a row changes (it moves to the end of the table): before, costs of
+// 0.1, 0.2 and 0.3 on three days summed to 0.6000000000000001 by model,
+// and to 0.6 once the first day's row was rewritten.
+func TestUsageSumsInKeyOrder(t *testing.T) {
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	var log []sessiontree.Entry
+	for i, cost := range []float64{0.1, 0.2, 0.3} {
+		f, err := sessiontree.Fields("message", map[string]any{"role": "assistant", "content": []any{},
+			"provider": "p", "model": "m", "usage": map[string]any{"input": 1, "output": 1, "cost": map[string]any{"total": cost}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parent := ""
+		if i > 0 {
+			parent = log[i-1].ID
+		}
+		e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: f},
+			fmt.Sprintf("e%d", i), parent, fmt.Sprintf("2026-12-0%dT10:00:00.000Z", i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		log = append(log, e)
+	}
+	if err := st.AppendBatch(ctx, log); err != nil {
+		t.Fatal(err)
+	}
+	reports := func() []sessiontree.UsageReport {
+		var out []sessiontree.UsageReport
+		for _, by := range []sessiontree.UsageBy{sessiontree.UsageByModel, sessiontree.UsageByWeek,
+			sessiontree.UsageByCwd, sessiontree.UsageBySession} {
+			rep, err := db.Usage(ctx, sessiontree.UsageQuery{By: by})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, rep)
+		}
+		return out
+	}
+	before := reports()
+	execAll(t, url, `UPDATE usage_days SET cost = cost WHERE day = '2026-12-01'`)
+	if diff := cmp.Diff(before, reports()); diff != "" {
+		t.Errorf("usage reports after the first day's row was rewritten (-before +after):\n%s", diff)
+	}
+}
