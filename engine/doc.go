@@ -135,7 +135,7 @@
 // raw) (its [sessiontree.IndexedText]), derived_text(blob)
 // ([sessiontree.DerivedText]) and entry_name(raw) and entry_label(raw)
 // ([sessiontree.NameOf], [sessiontree.LabelOf], derivedfuncs.go):
-// migrations 11, 12, 18, 22 and 23 fill or recompute older rows with them
+// migrations 11, 12, 18 and 20 to 24 fill or recompute older rows with them
 // and the search_text view calls entry_indexed_text (migration 23),
 // so the engine's migrations must be applied through the engine (or
 // a connection given those functions, [RegisterFunctions]), and a
