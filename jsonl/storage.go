@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -147,10 +146,7 @@ func Create(ctx context.Context, path string, meta sessiontree.SessionMeta, opts
 	if meta.CreatedAt == "" {
 		meta.CreatedAt = sessiontree.FormatTime(now())
 	}
-	line, err := headerLine(meta)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", path, err)
-	}
+	line := HeaderLine(meta)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -187,20 +183,22 @@ func Create(ctx context.Context, path string, meta sessiontree.SessionMeta, opts
 	return s, nil
 }
 
-// headerLine is the JSON line of a new file's header, in pi's field order.
-func headerLine(meta sessiontree.SessionMeta) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // as JSON.stringify writes it
-	err := enc.Encode(struct {
-		Type          string `json:"type"`
-		Version       int    `json:"version"`
-		ID            string `json:"id"`
-		Timestamp     string `json:"timestamp"`
-		Cwd           string `json:"cwd"`
-		ParentSession string `json:"parentSession,omitempty"`
-	}{"session", meta.Version, meta.ID, meta.CreatedAt, meta.Cwd, meta.ParentSession})
-	return buf.Bytes(), err
+// HeaderLine is the header line pi writes for a session of meta, in
+// format version 3, as JavaScript's JSON.stringify writes it (members in
+// pi's order, strings by [jsonx.AppendString]), with its line feed: the
+// one writer of a header, for a new file and for an export.
+func HeaderLine(meta sessiontree.SessionMeta) []byte {
+	b := []byte(`{"type":"session","version":3,"id":`)
+	b = jsonx.AppendString(b, meta.ID)
+	b = append(b, `,"timestamp":`...)
+	b = jsonx.AppendString(b, meta.CreatedAt)
+	b = append(b, `,"cwd":`...)
+	b = jsonx.AppendString(b, meta.Cwd)
+	if meta.ParentSession != "" {
+		b = append(b, `,"parentSession":`...)
+		b = jsonx.AppendString(b, meta.ParentSession)
+	}
+	return append(b, "}\n"...)
 }
 
 // Open opens the session file at path: it reads every line, checks the

@@ -9,6 +9,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/fsx"
 	"github.com/sessiontree/sessiontree/internal/jsonx"
+	"github.com/sessiontree/sessiontree/jsonl"
 )
 
 // ExportOptions configure [Store.Export]. The zero value writes the
@@ -110,7 +111,7 @@ func export(tx sessiontree.DatabaseTx, id string, w *bufio.Writer, opts ExportOp
 	if opts.ForPi && head.Leaf == "" && head.Entries > 0 {
 		return ErrNullLeaf
 	}
-	if _, err := w.Write(headerLine(head.Meta)); err != nil {
+	if _, err := w.Write(jsonl.HeaderLine(head.Meta)); err != nil {
 		return err
 	}
 	// Leaf entries another entry refers to stay, so that no reference
@@ -148,19 +149,4 @@ func writeLine(w *bufio.Writer, raw []byte) error {
 		return err
 	}
 	return w.WriteByte('\n')
-}
-
-// headerLine is pi's session header, fields in pi's order.
-func headerLine(m sessiontree.SessionMeta) []byte {
-	b := []byte(`{"type":"session","version":3,"id":`)
-	b = appendString(b, m.ID)
-	b = append(b, `,"timestamp":`...)
-	b = appendString(b, m.CreatedAt)
-	b = append(b, `,"cwd":`...)
-	b = appendString(b, m.Cwd)
-	if m.ParentSession != "" {
-		b = append(b, `,"parentSession":`...)
-		b = appendString(b, m.ParentSession)
-	}
-	return append(b, "}\n"...)
 }

@@ -349,7 +349,7 @@ func appendLabels(kept []sessiontree.Entry, labels []forkLabel) ([]sessiontree.E
 func setMember(obj []byte, name, value string) (json.RawMessage, error) {
 	v := []byte("null")
 	if value != "" {
-		v = appendString(nil, value)
+		v = jsonx.AppendString(nil, value)
 	}
 	out := make([]byte, 0, len(obj)+len(v))
 	out = append(out, '{')
@@ -373,7 +373,7 @@ func setMember(obj []byte, name, value string) (json.RawMessage, error) {
 		if len(out) > 1 {
 			out = append(out, ',')
 		}
-		out = appendString(out, name)
+		out = jsonx.AppendString(out, name)
 		out = append(out, ':')
 		out = append(out, v...)
 	}

@@ -1,13 +1,13 @@
-package store
+package jsonx
 
 import "unicode/utf8"
 
-// appendString appends s as a JSON string the way JavaScript's
+// AppendString appends s as a JSON string the way JavaScript's
 // JSON.stringify writes it (pi writes its files with it): quotes,
 // backslashes and control characters escaped, everything else, HTML
 // characters and U+2028/U+2029 included, as is. Invalid UTF-8 becomes
 // U+FFFD.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
