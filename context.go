@@ -119,7 +119,7 @@ type objectWriter struct{ buf []byte }
 
 func (w *objectWriter) raw(name string, v []byte) {
 	w.next()
-	w.buf = appendJSONString(w.buf, name)
+	w.buf = jsonx.AppendString(w.buf, name)
 	w.buf = append(w.buf, ':')
 	w.buf = append(w.buf, v...)
 }

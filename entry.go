@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree/internal/jsonx"
 )
@@ -425,17 +424,17 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage, m *m
 	}
 	buf := make([]byte, 0, 96+len(fields))
 	buf = append(buf, `{"type":`...)
-	buf = appendJSONString(buf, string(t))
+	buf = jsonx.AppendString(buf, string(t))
 	buf = append(buf, `,"id":`...)
-	buf = appendJSONString(buf, id)
+	buf = jsonx.AppendString(buf, id)
 	buf = append(buf, `,"parentId":`...)
 	if parent == "" {
 		buf = append(buf, "null"...)
 	} else {
-		buf = appendJSONString(buf, parent)
+		buf = jsonx.AppendString(buf, parent)
 	}
 	buf = append(buf, `,"timestamp":`...)
-	buf = appendJSONString(buf, ts)
+	buf = jsonx.AppendString(buf, ts)
 	var spans [nMembers][2]int // where each member's value is written
 	for i := 0; i < len(members); i += 2 {
 		buf = append(buf, ',')
@@ -456,65 +455,12 @@ func composeRaw(t EntryType, id, parent, ts string, fields json.RawMessage, m *m
 	return buf, nil
 }
 
-// appendJSONString appends s as a JSON string the way JavaScript's
-// JSON.stringify writes it (as pi does): only quotes, backslashes and
-// control characters are escaped; <, > and & stay as they are. Invalid
-// UTF-8 becomes U+FFFD, as in encoding/json.
-func appendJSONString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		buf = append(buf, s[start:i]...)
-		buf = appendEscape(buf, c)
-		i++
-		start = i
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
-}
-
-func appendEscape(buf []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(buf, '\\', c)
-	case '\n':
-		return append(buf, '\\', 'n')
-	case '\r':
-		return append(buf, '\\', 'r')
-	case '\t':
-		return append(buf, '\\', 't')
-	case '\b':
-		return append(buf, '\\', 'b')
-	case '\f':
-		return append(buf, '\\', 'f')
-	}
-	const hex = "0123456789abcdef"
-	return append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-}
-
-// appendValue appends v as JSON: strings with [appendJSONString], raw JSON
+// appendValue appends v as JSON: strings with [jsonx.AppendString], raw JSON
 // checked and kept byte for byte, anything else through encoding/json.
 func appendValue(buf []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case string:
-		return appendJSONString(buf, x), nil
+		return jsonx.AppendString(buf, x), nil
 	case json.RawMessage:
 		if err := jsonx.Valid(x); err != nil {
 			return nil, err
@@ -530,7 +476,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendJSONString(buf, s)
+			buf = jsonx.AppendString(buf, s)
 		}
 		return append(buf, ']'), nil
 	}
@@ -560,7 +506,7 @@ func Fields(pairs ...any) (json.RawMessage, error) {
 		if len(buf) > 1 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, name)
+		buf = jsonx.AppendString(buf, name)
 		buf = append(buf, ':')
 		var err error
 		if buf, err = appendValue(buf, pairs[i+1]); err != nil {

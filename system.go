@@ -52,7 +52,7 @@ func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMess
 	}
 	var w objectWriter
 	w.raw("role", []byte(`"system"`))
-	w.raw("content", appendJSONString(nil, strings.Join(texts, "\n\n")))
+	w.raw("content", jsonx.AppendString(nil, strings.Join(texts, "\n\n")))
 	if len(sections.keys) > 0 {
 		w.raw("sections", sections.object())
 	}

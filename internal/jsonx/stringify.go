@@ -2,47 +2,55 @@ package jsonx
 
 import "unicode/utf8"
 
-// AppendString appends s as a JSON string the way JavaScript's
-// JSON.stringify writes it (pi writes its files with it): quotes,
-// backslashes and control characters escaped, everything else, HTML
-// characters and U+2028/U+2029 included, as is. Invalid UTF-8 becomes
-// U+FFFD.
-func AppendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
+// AppendString appends s to buf as a JSON string the way JavaScript's
+// JSON.stringify writes it (as pi does): only quotes, backslashes and
+// control characters are escaped; <, >, & and U+2028/U+2029 stay as
+// they are. Invalid UTF-8 becomes U+FFFD, as in encoding/json.
+func AppendString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x80 {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				b = append(b, "\ufffd"...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
 			continue
 		}
-		switch {
-		case c == '"':
-			b = append(b, '\\', '"')
-		case c == '\\':
-			b = append(b, '\\', '\\')
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\b':
-			b = append(b, '\\', 'b')
-		case c == '\f':
-			b = append(b, '\\', 'f')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+			buf = append(buf, s[start:i]...)
+			buf = append(buf, "\ufffd"...)
+			i++
+			start = i
+			continue
 		}
+		buf = append(buf, s[start:i]...)
+		buf = appendEscape(buf, c)
 		i++
+		start = i
 	}
-	return append(b, '"')
+	buf = append(buf, s[start:]...)
+	return append(buf, '"')
+}
+
+func appendEscape(buf []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(buf, '\\', c)
+	case '\n':
+		return append(buf, '\\', 'n')
+	case '\r':
+		return append(buf, '\\', 'r')
+	case '\t':
+		return append(buf, '\\', 't')
+	case '\b':
+		return append(buf, '\\', 'b')
+	case '\f':
+		return append(buf, '\\', 'f')
+	}
+	const hex = "0123456789abcdef"
+	return append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 }
