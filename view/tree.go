@@ -194,7 +194,8 @@ type treeWriter struct {
 	// before it (sessiontree.OutlineEntry.Skipped); gap reads them.
 	skipped map[*node]int64
 	gap     func(after int64, n int64) ([]sessiontree.Entry, error)
-	err     error // the first error of gap
+	err     error  // the first error of gap
+	buf     []byte // line's and fork's scratch, reused line to line
 }
 
 // WriteTree writes the session's tree as text, one line per entry, in the
@@ -296,7 +297,7 @@ func (tw *treeWriter) write(roots []*node) error {
 	var stack []item
 	for i, root := range roots {
 		if i > 0 {
-			tw.line("")
+			tw.line(0, "")
 		}
 		stack = append(stack, item{root, 0})
 		for len(stack) > 0 && tw.err == nil {
@@ -311,7 +312,7 @@ func (tw *treeWriter) write(roots []*node) error {
 			if len(kids) < 2 {
 				continue
 			}
-			tw.line(pipes(it.lane) + "|" + strings.TrimSpace(strings.Repeat(`\ `, len(kids)-1)))
+			tw.fork(it.lane, len(kids))
 			// Push the newest first so the oldest, in the rightmost lane,
 			// is drawn first.
 			for j := len(kids) - 1; j >= 0; j-- {
@@ -327,8 +328,6 @@ func (tw *treeWriter) write(roots []*node) error {
 	}
 	return nil
 }
-
-func pipes(lanes int) string { return strings.Repeat("| ", lanes) }
 
 // chain draws a run of entries, each the only child of the one before,
 // folding runs of plain entries unless opts.All. In an outline, the
@@ -358,7 +357,7 @@ func (tw *treeWriter) hidden(chain []*node, i, j, lane int) {
 		n += tw.skipped[chain[k]]
 	}
 	if n >= foldMin && !tw.opts.All {
-		tw.line(fmt.Sprintf("%s%s %d entries", pipes(lane), markFold, n))
+		tw.line(lane, fmt.Sprintf("%s %d entries", markFold, n))
 		return
 	}
 	for k := i; k <= j; k++ {
@@ -424,15 +423,55 @@ func (tw *treeWriter) draw(e sessiontree.Entry, lane int, active bool) {
 	if active {
 		mark = markActive
 	}
-	tw.line(pipes(lane) + mark + " " + entryLine(e, tw.labels, tw.marks, tw.leaf, tw.opts.TextWidth))
+	tw.line(lane, mark+" "+entryLine(e, tw.labels, tw.marks, tw.leaf, tw.opts.TextWidth))
 }
 
-func (tw *treeWriter) line(s string) {
-	if tw.opts.Width > 0 {
-		s = Truncate(s, tw.opts.Width)
+// fork writes the line that opens the lanes of a fork of n branches at
+// lane: "|\ \ \" with n-1 arms.
+func (tw *treeWriter) fork(lane, n int) {
+	tw.buf = append(tw.buf[:0], '|')
+	for i := range tw.visible(n - 1) {
+		if i > 0 {
+			tw.buf = append(tw.buf, ' ')
+		}
+		tw.buf = append(tw.buf, '\\')
 	}
-	tw.w.WriteString(s)
+	tw.line(lane, string(tw.buf))
+}
+
+// lanePipes is a run of lane pipes written at once.
+const lanePipes = "| | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | | "
+
+// line writes one line: lane pipes ("| " each), then rest, cut to
+// opts.Width. It costs what it writes: pipes go straight to the output,
+// and past the width only those that still show are drawn, so a line deep
+// in lanes (a fork of thousands of branches opens as many) costs no more
+// than the width, not its lane.
+func (tw *treeWriter) line(lane int, rest string) {
+	if tw.opts.Width > 0 {
+		tw.buf = tw.buf[:0]
+		for range tw.visible(lane) {
+			tw.buf = append(tw.buf, "| "...)
+		}
+		tw.w.WriteString(Truncate(string(append(tw.buf, rest...)), tw.opts.Width))
+		tw.w.WriteByte('\n')
+		return
+	}
+	for ; lane > 0; lane -= len(lanePipes) / 2 {
+		tw.w.WriteString(lanePipes[:2*min(lane, len(lanePipes)/2)])
+	}
+	tw.w.WriteString(rest)
 	tw.w.WriteByte('\n')
+}
+
+// visible caps a count of two-column marks (lane pipes, fork arms) to the
+// number that can still show in opts.Width, plus one so that a line that
+// overflows still does and is cut at the same column.
+func (tw *treeWriter) visible(n int) int {
+	if tw.opts.Width > 0 {
+		return min(n, tw.opts.Width/2+2)
+	}
+	return n
 }
 
 // entryLine is an entry's text in the tree and branch views: short id, the
