@@ -41,6 +41,8 @@ func IfLeaf(leaf string) AppendOptions { return AppendOptions{IfLeaf: &leaf} }
 //     on a cycle, [ErrInvalidEntry], [ErrConflict], [ErrStorage],
 //     [ErrClosed].
 //   - Entries come back with Raw byte-for-byte as appended.
+//   - A method that returns an [Entry] with an error returns the zero
+//     Entry: a refused or failed write has no entry to show.
 //   - Ids are entry ids; "" stands for null wherever an id may be null.
 //   - Lists are in append order unless said otherwise.
 //   - Each method should be answerable without loading the whole session.

@@ -60,9 +60,12 @@ func TestEntryWithNUL(t *testing.T) {
 		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":{"role":"assistant","content":[],"provider":"p\u0000","model":"m","usage":{"input":1,"output":1,"cost":{"total":1}}}}`)},
 		{Type: sessiontree.TypeUsage, Fields: json.RawMessage(`{"kind":"k","provider":"p","model":"m\u0000","usage":{"input":1,"output":1}}`)},
 	} {
-		_, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+		e, err := st.Append(ctx, d, sessiontree.AppendOptions{})
 		if !errors.Is(err, sessiontree.ErrInvalidEntry) || errors.Is(err, sessiontree.ErrStorage) || !strings.Contains(err.Error(), "NUL") {
 			t.Errorf("Append(%q %s) = %v; want an invalid entry, a NUL, no storage failure", d.Type, d.Fields, err)
+		}
+		if e.ID != "" || e.Raw != nil {
+			t.Errorf("Append(%q %s) = entry %q, %v; want the zero Entry with the error", d.Type, d.Fields, e.ID, err)
 		}
 	}
 	good := sessiontree.Entry{Type: sessiontree.TypeMessage, ID: "a1", Timestamp: "2026-12-01T10:00:00.000Z",

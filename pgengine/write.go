@@ -282,7 +282,7 @@ func (s *Storage) AppendUnder(ctx context.Context, parent string, d sessiontree.
 		out, err = st.addDraft(ctx, tx, d)
 		return err
 	})
-	return out, err
+	return stored(out, err)
 }
 
 // appendDraft builds d under the leaf read under the session's lock.
@@ -292,7 +292,7 @@ func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts ses
 	}
 	if s.pipelines(d) {
 		if e, err := s.appendPiped(ctx, d, opts); !errors.Is(err, errNotPiped) {
-			return e, err
+			return stored(e, err)
 		}
 	}
 	var out sessiontree.Entry
@@ -304,7 +304,18 @@ func (s *Storage) appendDraft(ctx context.Context, d sessiontree.Draft, opts ses
 		out, err = st.addDraft(ctx, tx, d)
 		return err
 	})
-	return out, err
+	return stored(out, err)
+}
+
+// stored is what an append returns: e, or on error the zero Entry with
+// err, as the sessiontree.Storage contract says. The paths of a write
+// build the entry before it is stored (a refused id, target, value or
+// commit comes after), so each append method returns through stored.
+func stored(e sessiontree.Entry, err error) (sessiontree.Entry, error) {
+	if err != nil {
+		return sessiontree.Entry{}, err
+	}
+	return e, nil
 }
 
 // AppendAll appends drafts in order, each under the one before (the first
