@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/cli"
+	"github.com/sessiontree/sessiontree/internal/jsonx"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -327,7 +327,7 @@ given by path is read-only: import it to edit it.`,
 			case btoi(omit)+btoi(set)+btoi(cmd.Flags().Changed("content-json")) != 1:
 				return usagef("give exactly one of --omit, --content and --content-json")
 			case set:
-				repl = jsonString(content)
+				repl = jsonx.AppendString(nil, content)
 			case !omit:
 				repl = json.RawMessage(contentJSON)
 			}
@@ -364,16 +364,6 @@ given by path is read-only: import it to edit it.`,
 	f.StringVar(&content, "content", "", "replace the entry's content with this text")
 	f.StringVar(&contentJSON, "content-json", "", "replace the entry's content with this JSON string or array of content blocks")
 	return cmd
-}
-
-// jsonString is s as a JSON string, "<", ">" and "&" written as they are
-// (as pi writes them), not escaped as json.Marshal does.
-func jsonString(s string) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 func btoi(b bool) int {

@@ -443,3 +443,23 @@ func TestEdit(t *testing.T) {
 	}
 	ok(t, "--db", db, "check", sid)
 }
+
+// TestEditContentAsPi checks the bytes edit --content stores: the text as
+// pi's JSON.stringify writes it, U+2028, U+2029, <, > and & as they are,
+// quotes, backslashes and control characters escaped. encoding/json wrote
+// U+2028 and U+2029 as \u2028 and \u2029, an entry other than pi's.
+func TestEditContentAsPi(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	ok(t, "--db", db, "import", "../../view/testdata/demo.jsonl")
+	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
+	ok(t, "--db", db, "edit", sid, "d86f4b07", "--content", "a\u2028b\u2029 <c> & \"d\"\\\n\x01")
+	var entries []json.RawMessage
+	decode(t, ok(t, "--db", db, "branch", sid, "--json"), &entries)
+	// JSON.stringify("a\u2028b\u2029 <c> & \"d\"\\\n\x01") in node.
+	const want = `"targetId":"d86f4b07","replacement":{"content":[{"type":"text","text":"a` + "\u2028b\u2029" +
+		` <c> & \"d\"\\\n\u0001"}]}}`
+	if got := string(entries[len(entries)-1]); !strings.HasSuffix(got, want) {
+		t.Errorf("stored edit = %s; want it to end %s, as pi writes it", got, want)
+	}
+}
