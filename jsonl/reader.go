@@ -413,7 +413,7 @@ func (r *reader) run(ctx context.Context, yield func(Record, error) bool) {
 		}
 		rec := Record{Line: start.Line + 1, Offset: start.Offset}
 		if !hasNewline {
-			if jsonx.Valid(trimmed) != nil {
+			if Torn(line) {
 				r.torn(start, trimmed, rec, yield)
 				return
 			}
@@ -493,6 +493,15 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 // (testdata/piedge/line-unicode-space), so it is a bad line here too.
 func lineJSON(line []byte) (trimmed []byte, blank bool) {
 	return trimJSONSpace(line), len(bytes.TrimFunc(line, isBlankSpace)) == 0
+}
+
+// Torn reports whether line, a file's last line without its newline, is
+// torn: neither blank nor JSON, as [lineJSON] reads it. A read stops
+// before such a line; the store's import asks the same of that line when
+// it resumes there and a newline has ended it since.
+func Torn(line []byte) bool {
+	trimmed, blank := lineJSON(line)
+	return !blank && jsonx.Valid(trimmed) != nil
 }
 
 // isBlankSpace reports whether a line of r alone is blank to pi.

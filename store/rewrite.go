@@ -2,7 +2,6 @@ package store
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/internal/jsonx"
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
@@ -194,9 +192,8 @@ func (fim *fileImport) skipClosedTorn() error {
 	if err != nil {
 		return nil // not ended by a newline: still torn, or longer than a line may be
 	}
-	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || jsonx.Valid(trimmed) == nil {
-		return nil
+	if !jsonl.Torn(line) {
+		return nil // blank or JSON: the read takes it as it is
 	}
 	if _, err := fim.h.Write(line); err != nil {
 		return fmt.Errorf("hash: %w", err)

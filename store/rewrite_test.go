@@ -189,3 +189,48 @@ func testImportVersion1Migrated(t *testing.T, openStore opener) {
 		t.Errorf("Import after deleting the session = %v, %d entries, %v; want new, 1 entry", f.Outcome, f.Entries, f.Err)
 	}
 }
+
+// TestImportClosedTornLineAsTheReaderSees: whether the line an import
+// resumes at was torn and is now closed is the reader's call
+// (jsonl.Torn), not a rule of its own. The import judged it with
+// bytes.TrimSpace, which trims Unicode space JSON does not allow and
+// keeps a byte order mark: an entry followed by a no-break space, torn to
+// the reader (and to pi's JSON.parse) when it had no newline, was taken
+// for JSON once closed and refused the import; a byte order mark alone,
+// a blank line to the reader and pi, was reported as a torn line skipped.
+func TestImportClosedTornLineAsTheReaderSees(t *testing.T) {
+	onEngines(t, testImportClosedTornLineAsTheReaderSees)
+}
+
+func testImportClosedTornLineAsTheReaderSees(t *testing.T, openStore opener) {
+	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
+	for _, c := range []struct {
+		name     string
+		last     string // the file's last line at the first import, without newline
+		torn     bool   // the reader's verdict on it
+		problems int    // lines skipped and reported when the import resumes
+	}{
+		{"entry then a no-break space", strings.TrimSuffix(all[10], "\n") + "\u00a0", true, 1},
+		{"entry then U+2028", strings.TrimSuffix(all[10], "\n") + "\u2028", true, 1},
+		{"byte order mark alone", "\ufeff", false, 0},
+		{"CR and spaces", " \r ", false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := openStore(t)
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			writeFile(t, path, strings.Join(all[:10], "")+c.last)
+			opts := store.ImportOptions{FollowRewrites: true}
+			if f := mustImport(t, s, []string{path}, opts).Files[0]; (f.Torn != nil) != c.torn || f.Entries != 9 {
+				t.Fatalf("Import = %d entries, torn %v; want 9 entries, torn %v", f.Entries, f.Torn, c.torn)
+			}
+			appendFile(t, path, "\n"+strings.Join(all[10:], ""))
+			f := mustImport(t, s, []string{path}, opts).Files[0]
+			if f.Outcome != store.OutcomeGrown || f.Err != nil || f.Entries != len(all)-10 || len(f.Problems) != c.problems {
+				t.Fatalf("Import = %v, %v, %d entries, problems %v; want grown, %d entries, %d problems", f.Outcome, f.Err, f.Entries, f.Problems, len(all)-10, c.problems)
+			}
+			if c.problems > 0 && f.Problems[0].Line != 11 {
+				t.Errorf("Import skipped line %d; want line 11", f.Problems[0].Line)
+			}
+		})
+	}
+}
