@@ -102,6 +102,17 @@ type Database interface {
 	Close() error
 }
 
+// EntryChecker is implemented by a [Database] that cannot store every
+// entry the others can: the PostgreSQL engine, whose text holds neither a
+// NUL nor bytes that are not UTF-8. CheckEntry returns the
+// [*InvalidEntryError] the database's writes refuse e with, nil when it
+// can store e. An import asks it of each entry in the pass that checks a
+// file before any of it is written, so that the refusal names the file
+// and line and leaves nothing of the file half imported.
+type EntryChecker interface {
+	CheckEntry(e Entry) error
+}
+
 // DatabaseTx is one transaction of a [Database] (see its doc for the
 // rules every method follows). Reads see the transaction's own writes.
 type DatabaseTx interface {

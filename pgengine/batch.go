@@ -80,6 +80,13 @@ type batch struct {
 // run checks and places every entry, stores them, moves the branch to the
 // final leaf and notes each entry in the session's row.
 func (b *batch) run() error {
+	// Before any query: an id the database cannot hold as text would
+	// fail findStoredIDs' with a driver error naming no entry.
+	for i, e := range b.entries {
+		if err := storable(e); err != nil {
+			return fmt.Errorf("batch entry %d: %w", i+1, err)
+		}
+	}
 	if err := b.findStoredIDs(); err != nil {
 		return err
 	}
@@ -153,9 +160,6 @@ func (b *batch) findStoredIDs() error {
 func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error {
 	e := b.entries[i]
 	if err := e.Validate(); err != nil {
-		return err
-	}
-	if err := storable(e); err != nil {
 		return err
 	}
 	f := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role) // the settings too, as an Append's facts

@@ -80,6 +80,13 @@ func TestEntryWithNUL(t *testing.T) {
 	if err := st.AppendBatch(ctx, []sessiontree.Entry{good}); err != nil {
 		t.Errorf("AppendBatch(a NUL in a message's content) = %v; want it stored", err)
 	}
+	// On a session with entries the batch first looks up which of its ids
+	// the session holds: the NUL must be refused before that query, which
+	// the server fails naming no entry.
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{bad}); !errors.As(err, &inv) || inv.EntryID != bad.ID ||
+		errors.Is(err, sessiontree.ErrStorage) {
+		t.Errorf("AppendBatch(after an entry) = %v; want an invalid entry naming %q, no storage failure", err, bad.ID)
+	}
 	if log, err := st.Log(ctx, 0, 0); err != nil || len(log) != 1 || string(log[0].Raw) != string(good.Raw) {
 		t.Errorf("Log = %v, %v; want the good entry alone, byte for byte", log, err)
 	}

@@ -394,6 +394,13 @@ func storable(e sessiontree.Entry) error {
 	return nil
 }
 
+var _ sessiontree.EntryChecker = (*DB)(nil)
+
+// CheckEntry returns the error the database's writes refuse e with when
+// PostgreSQL cannot store it as it is ([storable]), nil when it can
+// ([sessiontree.EntryChecker]).
+func (db *DB) CheckEntry(e sessiontree.Entry) error { return storable(e) }
+
 // nulColumn names the first of e's values the engine stores as text of
 // its own (its id, parent, type, timestamp, target, the provider and
 // model of its usage row) that holds a NUL, "" when none does. A NUL in

@@ -41,6 +41,7 @@ func (fim *fileImport) storedRaw(id string) (string, error) {
 func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
 	known := knownIDs(maps.Clone(fim.seed))
+	storable := storableBy(fim.s.d)
 	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
 	if limit >= 0 {
 		n, hint = limit, limit
@@ -60,23 +61,51 @@ func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Rec
 		var skip *jsonl.LineError
 		switch r.Kind {
 		case jsonl.KindEntry:
-			e := r.Entry
-			fim.longest = max(fim.longest, len(e.Raw))
-			sum := rawHash(e.Raw)
-			if why, fatal := checkEntry(e, sum, known, fim.storedRaw); why != "" {
-				skip = &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
-				if fim.mode != jsonl.Lenient || fatal {
-					return &outcomeError{OutcomeFailed, skip}
-				}
-				break
+			if skip, err = fim.entryLine(r, known, storable); err != nil {
+				return err
 			}
-			known[e.ID] = sum
 		case jsonl.KindSkipped, jsonl.KindTorn:
 			skip = r.Err
 		}
 		if err := visit(r, skip); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// entryLine checks the entry a line of the file holds before the import
+// writes it: against the entries before it (checkEntry; known, which
+// takes it), and against what the database can store (storable, nil when
+// it takes any entry). It returns the line as damage to skip, or an
+// outcomeError ending the file's import: damage the mode refuses, or an
+// entry the database cannot store, named with the file's line before any
+// of the file is written.
+func (fim *fileImport) entryLine(r jsonl.Record, known knownIDs, storable func(sessiontree.Entry) error) (*jsonl.LineError, error) {
+	e := r.Entry
+	fim.longest = max(fim.longest, len(e.Raw))
+	if storable != nil {
+		if err := storable(e); err != nil {
+			return nil, &outcomeError{OutcomeFailed, &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: err}}
+		}
+	}
+	sum := rawHash(e.Raw)
+	if why, fatal := checkEntry(e, sum, known, fim.storedRaw); why != "" {
+		skip := &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
+		if fim.mode != jsonl.Lenient || fatal {
+			return nil, &outcomeError{OutcomeFailed, skip}
+		}
+		return skip, nil
+	}
+	known[e.ID] = sum
+	return nil, nil
+}
+
+// storableBy returns the check of an entry d makes before it stores one
+// ([sessiontree.EntryChecker]), nil when d takes any entry.
+func storableBy(d sessiontree.Database) func(sessiontree.Entry) error {
+	if c, ok := d.(sessiontree.EntryChecker); ok {
+		return c.CheckEntry
 	}
 	return nil
 }
