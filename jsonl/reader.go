@@ -492,8 +492,12 @@ func (r *reader) header(ctx context.Context, yield func(Record, error) bool) boo
 // JSON.parse refuses the line and pi drops the entry in it
 // (testdata/piedge/line-unicode-space), so it is a bad line here too.
 func lineJSON(line []byte) (trimmed []byte, blank bool) {
-	return trimJSONSpace(line), len(bytes.TrimFunc(line, isBlankSpace)) == 0
+	return trimJSONSpace(line), Blank(line)
 }
+
+// Blank reports whether a line is blank, white space alone as Unicode or
+// JavaScript sees it: a read skips it, as pi does.
+func Blank(line []byte) bool { return len(bytes.TrimFunc(line, isBlankSpace)) == 0 }
 
 // Torn reports whether line, a file's last line without its newline, is
 // torn: neither blank nor JSON, as [lineJSON] reads it. A read stops

@@ -177,8 +177,10 @@ func (fim *fileImport) matchEntries(sessionID string, stored []sessiontree.Entry
 // import left it torn (the file had bytes after the imported part) and a
 // newline now ends it while it still is not JSON: pi ends a torn last
 // line so when it opens a file, and skips it, as it skips every line that
-// is not JSON. The line is reported in the result's Problems; the import
-// goes on after it, and its record moves past it with the next commit.
+// is not JSON. The line is the first that is not blank (jsonl.Blank)
+// after the imported part, as the earlier read found it. It is reported
+// in the result's Problems; the import goes on after it, and its record
+// moves past it (and the blank lines before it) with the next commit.
 func (fim *fileImport) skipClosedTorn() error {
 	if !fim.follow || fim.rec.Size <= fim.rec.ImportedBytes {
 		return nil
@@ -187,18 +189,24 @@ func (fim *fileImport) skipClosedTorn() error {
 	if limit <= 0 {
 		limit = jsonl.DefaultMaxLineBytes
 	}
-	br := bufio.NewReader(io.NewSectionReader(fim.f, fim.start, limit+1))
+	br := bufio.NewReader(io.NewSectionReader(fim.f, fim.start, fim.rec.Size-fim.start+limit+1))
+	var blank []byte // the blank lines before it
+	blanks := 0
 	line, err := br.ReadBytes('\n')
-	if err != nil {
-		return nil // not ended by a newline: still torn, or longer than a line may be
+	for ; err == nil && jsonl.Blank(line); line, err = br.ReadBytes('\n') {
+		blank, blanks = append(blank, line...), blanks+1
 	}
-	if !jsonl.Torn(line) {
-		return nil // blank or JSON: the read takes it as it is
+	if err != nil || !jsonl.Torn(line) {
+		return nil // not ended by a newline (still torn, or longer than a line may be), or JSON
 	}
-	if _, err := fim.h.Write(line); err != nil {
-		return fmt.Errorf("hash: %w", err)
+	for _, b := range [][]byte{blank, line} {
+		if _, err := fim.h.Write(b); err != nil {
+			return fmt.Errorf("hash: %w", err)
+		}
 	}
 	pos := *fim.from
+	pos.Offset += int64(len(blank))
+	pos.Line += blanks
 	fim.skipped = append(fim.skipped, &jsonl.LineError{Path: fim.path, Line: pos.Line + 1, Offset: pos.Offset,
 		Err: &sessiontree.CorruptError{Reason: "a torn line its writer ended with a newline, skipped as pi skips it"}})
 	pos.Offset += int64(len(line))

@@ -209,11 +209,13 @@ func testImportClosedTornLineAsTheReaderSees(t *testing.T, openStore opener) {
 		last     string // the file's last line at the first import, without newline
 		torn     bool   // the reader's verdict on it
 		problems int    // lines skipped and reported when the import resumes
+		line     int    // the line skipped
 	}{
-		{"entry then a no-break space", strings.TrimSuffix(all[10], "\n") + "\u00a0", true, 1},
-		{"entry then U+2028", strings.TrimSuffix(all[10], "\n") + "\u2028", true, 1},
-		{"byte order mark alone", "\ufeff", false, 0},
-		{"CR and spaces", " \r ", false, 0},
+		{"entry then a no-break space", strings.TrimSuffix(all[10], "\n") + "\u00a0", true, 1, 11},
+		{"entry then U+2028", strings.TrimSuffix(all[10], "\n") + "\u2028", true, 1, 11},
+		{"byte order mark alone", "\ufeff", false, 0, 0},
+		{"CR and spaces", " \r ", false, 0, 0},
+		{"blank line, then an entry and a no-break space", "\n" + strings.TrimSuffix(all[10], "\n") + "\u00a0", true, 1, 12},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := openStore(t)
@@ -228,8 +230,11 @@ func testImportClosedTornLineAsTheReaderSees(t *testing.T, openStore opener) {
 			if f.Outcome != store.OutcomeGrown || f.Err != nil || f.Entries != len(all)-10 || len(f.Problems) != c.problems {
 				t.Fatalf("Import = %v, %v, %d entries, problems %v; want grown, %d entries, %d problems", f.Outcome, f.Err, f.Entries, f.Problems, len(all)-10, c.problems)
 			}
-			if c.problems > 0 && f.Problems[0].Line != 11 {
-				t.Errorf("Import skipped line %d; want line 11", f.Problems[0].Line)
+			if c.problems > 0 && f.Problems[0].Line != c.line {
+				t.Errorf("Import skipped line %d; want line %d", f.Problems[0].Line, c.line)
+			}
+			if f := mustImport(t, s, []string{path}, opts).Files[0]; f.Outcome != store.OutcomeUnchanged {
+				t.Errorf("Import again = %v, %v; want unchanged", f.Outcome, f.Err)
 			}
 		})
 	}
