@@ -92,8 +92,12 @@ func appendText(s sessiontree.Storage, text string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Append(context.Background(), sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: fields},
+	e, err := s.Append(context.Background(), sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: fields},
 		sessiontree.AppendOptions{})
+	if err != nil && e.ID != "" {
+		// Not wrapped: the refusal's checks fail on it.
+		return fmt.Errorf("append = entry %s, %v; want the zero Entry with the error", e.ID, err)
+	}
 	return err
 }
 
