@@ -89,6 +89,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
+	if err := db.fillHeaderChecksums(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("open %s: %w", db.name, err)
+	}
 	return db, nil
 }
 
