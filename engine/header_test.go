@@ -2,8 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
-	"io"
 	"path/filepath"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
-	"github.com/sessiontree/sessiontree/store"
 )
 
 // headerSums reads each session's header checksum, by id (-1 for none).
@@ -90,43 +87,4 @@ func headerOf(t *testing.T, db *engine.DB, id string) int64 {
 		t.Fatal(err)
 	}
 	return sessiontree.HeaderChecksum(meta)
-}
-
-// TestHeaderDamage changes each header column behind the engine's back:
-// Check reports the session (the whole database's check, when the id
-// itself changed), and an export, which writes its first line from those
-// columns, refuses it rather than write another header.
-func TestHeaderDamage(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for col, set := range map[string]string{
-		"id": `id = 's1x'`, "version": `version = 2`, "created_at": `created_at = '2026-01-01T00:00:00.000Z'`,
-		"cwd": `cwd = '/elsewhere'`, "parent_session": `parent_session = 'p'`, "header_checksum": `header_checksum = (header_checksum + 1) % 4294967296`,
-	} {
-		t.Run(col, func(t *testing.T) {
-			t.Parallel()
-			db := openDamaged(t)
-			if _, err := db.CreateSession(ctx, sessiontree.SessionMeta{ID: "s1", Cwd: "/w"}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := rawDB(t, db.Path()).Exec(`UPDATE sessions SET ` + set); err != nil {
-				t.Fatal(err)
-			}
-			id := "s1"
-			if col == "id" {
-				id = "s1x"
-			}
-			var ce *sessiontree.CorruptError
-			if err := db.Check(ctx, ""); !errors.As(err, &ce) {
-				t.Errorf("Check() with %s changed = %v; want a CorruptError", col, err)
-			}
-			if err := db.Check(ctx, id); !errors.As(err, &ce) {
-				t.Errorf("Check(%s) with %s changed = %v; want a CorruptError", id, col, err)
-			}
-			err := store.New(engine.NewDatabase(db)).Export(ctx, id, io.Discard, store.ExportOptions{})
-			if !errors.Is(err, sessiontree.ErrCorrupt) {
-				t.Errorf("Export(%s) with %s changed = %v; want ErrCorrupt", id, col, err)
-			}
-		})
-	}
 }

@@ -89,7 +89,7 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
-	if err := db.fillHeaderChecksums(ctx); err != nil {
+	if err := db.fillHeaderChecksums(ctx, headerFillBatch); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}

@@ -56,17 +56,18 @@ const headerFillBatch = 1000
 
 // fillHeaderChecksums gives the sessions listed in header_checksum_fill
 // (migration 18: those stored before it) the checksum of their header
-// columns, a batch per transaction, which takes them off the list, so
-// that an interrupted run goes on at the next Open. Open calls it after
-// the migrations; with nothing listed it costs one read.
-func (db *DB) fillHeaderChecksums(ctx context.Context) error {
+// columns, batch sessions per transaction (headerFillBatch), which takes
+// them off the list, so that an interrupted run goes on at the next Open.
+// Open calls it after the migrations; with nothing listed it costs one
+// read.
+func (db *DB) fillHeaderChecksums(ctx context.Context, batch int) error {
 	var pending bool
 	if err := db.db.GetContext(ctx, &pending, `SELECT EXISTS (SELECT 1 FROM header_checksum_fill)`); err != nil {
 		return fmt.Errorf("fill header checksums: %w", storageErr(err))
 	}
 	for done := !pending; !done; {
 		err := db.update(ctx, "fill header checksums", func(tx *sqlx.Tx) (err error) {
-			done, err = fillHeaderBatch(ctx, tx)
+			done, err = fillHeaderBatch(ctx, tx, batch)
 			return err
 		})
 		if err != nil {
@@ -76,18 +77,17 @@ func (db *DB) fillHeaderChecksums(ctx context.Context) error {
 	return nil
 }
 
-// fillHeaderBatch writes the checksums of the first headerFillBatch
-// sessions listed and takes them off the list; done when it took the
-// last. It holds the migrations' advisory lock, as redoNext does, so that
+// fillHeaderBatch writes the checksums of the first batch sessions
+// listed and takes them off the list; done when it took the last. It holds the migrations' advisory lock, as redoNext does, so that
 // no process opening the database at once returns before every listed
 // session has its checksum.
-func fillHeaderBatch(ctx context.Context, tx *sqlx.Tx) (done bool, err error) {
+func fillHeaderBatch(ctx context.Context, tx *sqlx.Tx, batch int) (done bool, err error) {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.AdvisoryLockKey); err != nil {
 		return false, err
 	}
 	var keys []int64
 	if err := tx.SelectContext(ctx, &keys, `DELETE FROM header_checksum_fill WHERE session IN
-		(SELECT session FROM header_checksum_fill ORDER BY session LIMIT $1) RETURNING session`, headerFillBatch); err != nil {
+		(SELECT session FROM header_checksum_fill ORDER BY session LIMIT $1) RETURNING session`, batch); err != nil {
 		return false, err
 	}
 	var rows []headerRow
@@ -103,5 +103,5 @@ func fillHeaderBatch(ctx context.Context, tx *sqlx.Tx) (done bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("write header checksums: %w", err)
 	}
-	return len(keys) < headerFillBatch, nil
+	return len(keys) < batch, nil
 }

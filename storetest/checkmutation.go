@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -41,7 +42,8 @@ import (
 // comes later, a torn last line, an id taken. Each damage is undone by
 // copying the table back from a copy made before it. The damages to the
 // session's header (HeaderColumns) all run, whatever the sample, and
-// each must be reported: none is harmless.
+// each must be reported: none is harmless, and an export of the session
+// must refuse it too (it would write another first line).
 
 // MutationFixtures are the files of the database RunCheckMutations
 // damages, under testdata, the first the session damaged: branches,
@@ -399,6 +401,9 @@ func (h *CheckMutationHarness) unchanged(t *testing.T, tb *MutationTable) bool {
 func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base checkAnswers, n *mutationTally) string {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	if p := exportRefused(ctx, h.DB, m); p != "" {
+		return p
+	}
 	if m.session != "" {
 		err := h.DB.Check(ctx, m.session)
 		if errors.Is(err, sessiontree.ErrCorrupt) {
@@ -436,6 +441,22 @@ func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base chec
 		return "Check reports nothing, and the reads answer otherwise (-before +damaged):\n" + diff
 	}
 	n.harmless++
+	return ""
+}
+
+// exportRefused says what is wrong with an export of the session whose
+// header damage m changed ("" when it is refused as corrupt, or m is
+// another damage): an export writes the file's first line from the
+// header columns, and must not write another header than the session's.
+// A changed id leaves no session to export.
+func exportRefused(ctx context.Context, db sessiontree.Database, m *mutation) string {
+	if !m.header || m.column == "sessions.id" {
+		return ""
+	}
+	err := store.New(db).Export(ctx, m.session, io.Discard, store.ExportOptions{})
+	if !errors.Is(err, sessiontree.ErrCorrupt) {
+		return fmt.Sprintf("an export of the session with its header damaged = %v, not ErrCorrupt", err)
+	}
 	return ""
 }
 
