@@ -60,7 +60,12 @@
 // verifies every entry's, and every read that hands out entries (paths,
 // the log, an entry, entries by type, the state) verifies those it reads,
 // so a row changed behind the engine's back is a
-// sessiontree.CorruptError naming the entry, not an entry. Entry types are open: an entry of a type the
+// sessiontree.CorruptError naming the entry, not an entry. So does a
+// session's header (its row's id, version, created_at, cwd and
+// parent_session, from which an export writes the file's first line):
+// its checksum ([sessiontree.HeaderChecksum], migration 25) is written by
+// the insert that creates the session, and [DB.Check] and an export
+// verify it. Entry types are open: an entry of a type the
 // engine does not know is stored and read like any other, follows the
 // append and leaf rules, and contributes nothing beyond being counted.
 // Stats add costs one record at a time in log order, as pi does, so that
