@@ -58,14 +58,10 @@ const headerFillBatch = 1000
 // (migration 18: those stored before it) the checksum of their header
 // columns, batch sessions per transaction (headerFillBatch), which takes
 // them off the list, so that an interrupted run goes on at the next Open.
-// Open calls it after the migrations; with nothing listed it costs one
-// read.
+// Open calls it after the migrations when any is listed
+// (afterMigrations).
 func (db *DB) fillHeaderChecksums(ctx context.Context, batch int) error {
-	var pending bool
-	if err := db.db.GetContext(ctx, &pending, `SELECT EXISTS (SELECT 1 FROM header_checksum_fill)`); err != nil {
-		return fmt.Errorf("fill header checksums: %w", storageErr(err))
-	}
-	for done := !pending; !done; {
+	for done := false; !done; {
 		err := db.update(ctx, "fill header checksums", func(tx *sqlx.Tx) (err error) {
 			done, err = fillHeaderBatch(ctx, tx, batch)
 			return err
