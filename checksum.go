@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"sync"
 )
 
@@ -56,4 +57,44 @@ func ChecksumProblem(raw []byte, sum int64, valid bool) string {
 		return fmt.Sprintf("the stored JSON does not match its checksum (%d bytes)", len(raw))
 	}
 	return ""
+}
+
+// HeaderChecksum returns the checksum an engine keeps of a session's
+// header (SQLite's migration 25, PostgreSQL's migration 18): the
+// CRC-32C of m's fields as the session's row holds them (id, version,
+// timestamp, cwd, parent session, "" for none) in that order, each
+// written as its length in decimal, a colon and its bytes, so that no
+// two headers give the same bytes.
+//
+// The row's columns are the header: an export writes its first line from
+// them (jsonl.HeaderLine), and the bytes of an imported file's header
+// are not kept (an import writes that line anew). The engine computes the
+// checksum once, from the header it stores when it creates the session;
+// nothing changes a header afterwards (a name is an entry; a fork is a
+// new session with a header of its own), so Check finds a column changed
+// behind the engine's back instead of an export writing another header.
+// The encoding is the checksum's own, not the header line's, so that a
+// change in what an export writes leaves the stored sums right.
+func HeaderChecksum(m SessionMeta) int64 {
+	var buf [128]byte
+	b := buf[:0]
+	for _, f := range [...]string{m.ID, strconv.Itoa(m.Version), m.CreatedAt, m.Cwd, m.ParentSession} {
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
+	}
+	return EntryChecksum(b)
+}
+
+// VerifyHeaderChecksum returns a *CorruptError when m, a session's
+// header as its row holds it, is not the header whose [HeaderChecksum]
+// sum is (or sum is NULL); nil when they agree.
+func VerifyHeaderChecksum(m SessionMeta, sum sql.NullInt64) error {
+	switch {
+	case !sum.Valid:
+		return &CorruptError{Reason: fmt.Sprintf("session %s: the header has no checksum", m.ID)}
+	case HeaderChecksum(m) != sum.Int64:
+		return &CorruptError{Reason: fmt.Sprintf("session %s: the header (id, version, timestamp, cwd, parent session) does not match its checksum", m.ID)}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package sessiontree_test
 import (
 	"database/sql"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
@@ -35,5 +36,40 @@ func TestEntryChecksum(t *testing.T) {
 		if !errors.Is(err, sessiontree.ErrCorrupt) || !errors.As(err, &ce) || ce.EntryID != "a" {
 			t.Errorf("VerifyChecksum(%s checksum) = %v; want a CorruptError naming entry a", name, err)
 		}
+	}
+}
+
+// TestHeaderChecksum pins the bytes HeaderChecksum sums (stored sums
+// must stay right), and checks that a letter moved from one field to the
+// next, or any field changed, gives another sum, which
+// VerifyHeaderChecksum reports.
+func TestHeaderChecksum(t *testing.T) {
+	m := sessiontree.SessionMeta{ID: "s1", Version: 3, CreatedAt: "t", Cwd: "/w"}
+	if got, want := sessiontree.HeaderChecksum(m), sessiontree.EntryChecksum([]byte("2:s11:31:t2:/w0:")); got != want {
+		t.Errorf("HeaderChecksum(%+v) = %#x; want %#x", m, got, want)
+	}
+	sum := sql.NullInt64{Int64: sessiontree.HeaderChecksum(m), Valid: true}
+	if err := sessiontree.VerifyHeaderChecksum(m, sum); err != nil {
+		t.Errorf("VerifyHeaderChecksum(matching) = %v; want nil", err)
+	}
+	for name, other := range map[string]sessiontree.SessionMeta{
+		"id":                    {ID: "s2", Version: 3, CreatedAt: "t", Cwd: "/w"},
+		"version":               {ID: "s1", Version: 2, CreatedAt: "t", Cwd: "/w"},
+		"timestamp":             {ID: "s1", Version: 3, CreatedAt: "u", Cwd: "/w"},
+		"cwd":                   {ID: "s1", Version: 3, CreatedAt: "t", Cwd: "/v"},
+		"parent session":        {ID: "s1", Version: 3, CreatedAt: "t", Cwd: "/w", ParentSession: "p"},
+		"a letter moved on":     {ID: "s", Version: 3, CreatedAt: "t", Cwd: "1/w"},
+		"cwd into parent":       {ID: "s1", Version: 3, CreatedAt: "t", Cwd: "/", ParentSession: "w"},
+		"timestamp into cwd":    {ID: "s1", Version: 3, CreatedAt: "", Cwd: "t/w"},
+		"version digits joined": {ID: "s1", Version: 31, CreatedAt: "", Cwd: "/w"},
+	} {
+		err := sessiontree.VerifyHeaderChecksum(other, sum)
+		var ce *sessiontree.CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, other.ID) {
+			t.Errorf("VerifyHeaderChecksum(%s changed) = %v; want a CorruptError naming session %s", name, err, other.ID)
+		}
+	}
+	if err := sessiontree.VerifyHeaderChecksum(m, sql.NullInt64{}); !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Errorf("VerifyHeaderChecksum(no checksum) = %v; want ErrCorrupt", err)
 	}
 }

@@ -158,7 +158,10 @@ type DatabaseTx interface {
 	// Export.
 
 	// ExportHead returns what an export of session id writes before its
-	// entries. A session that does not exist matches [ErrNotFound].
+	// entries. A session that does not exist matches [ErrNotFound]; an
+	// engine that keeps a [HeaderChecksum] refuses a header that does not
+	// match it with a [CorruptError], rather than export another header
+	// than the one the session was created with.
 	ExportHead(id string) (ExportHead, error)
 	// ReferencedLeaves returns the ids of session id's leaf entries that
 	// another entry names as its parent or target (only imported data

@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 24;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 25;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -95,6 +95,11 @@ CREATE TABLE schema_migrations (
 --                     are pending (migration 7, below);
 --   deleting          set by DeleteSession, the one state in which the
 --                     session's entries may be deleted.
+--   header_checksum   sessiontree.HeaderChecksum of the header columns
+--                     (id, version, created_at, cwd, parent_session),
+--                     written once, by the insert that creates the
+--                     session, and compared with them by Check, one row
+--                     (migration 25).
 -- pk is below 2^31 because entry keys are pk * 2^32 + seq. AUTOINCREMENT
 -- keeps a deleted session's pk from being reused.
 CREATE TABLE sessions (
@@ -130,7 +135,8 @@ CREATE TABLE sessions (
     branch_count     INTEGER NOT NULL DEFAULT 0,
     root_count       INTEGER NOT NULL DEFAULT 0,
     compaction_count INTEGER NOT NULL DEFAULT 0,
-    label_count      INTEGER NOT NULL DEFAULT 0
+    label_count      INTEGER NOT NULL DEFAULT 0,
+    header_checksum  INTEGER CHECK (header_checksum BETWEEN 0 AND 4294967295)
 );
 
 -- A working directory's sessions (issue 5's list). updated_at is left out

@@ -19,7 +19,8 @@ const qCheckEntries = `SELECT pk, session, seq, id, parent_id, parent_pk, type, 
        thinking_pk, model_pk, tools_pk, target_id, custom_type, role, CAST(raw AS BLOB), coalesce(canonical, 0), checksum
 FROM entries WHERE pk BETWEEN ?1 AND ?2 ORDER BY pk`
 
-const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at, deleting
+const qCheckSession = `SELECT pk, leaf_pk, leaf_id, leaf_depth, boundary_depth, name, first_user_text, updated_at, deleting,
+       id, version, created_at, cwd, coalesce(parent_session, ''), header_checksum
 FROM sessions WHERE id = ?1`
 
 const qCheckBranch = `SELECT depth, entry FROM branch WHERE session = ?1 ORDER BY depth`
@@ -29,7 +30,8 @@ const qSessionIDs = `SELECT id FROM sessions ORDER BY pk`
 // Check verifies a session, or the whole database when sessionID is "".
 //
 // A session's check (the command line's check SESSION) reads that
-// session and nothing else: its log replayed in append order against
+// session and nothing else: its header against its checksum (see
+// [sessiontree.HeaderChecksum]), its log replayed in append order against
 // what the engine keeps (each stored row's JSON matches its checksum (see
 // [sessiontree.EntryChecksum]) and the row agrees with the JSON, parents exist
 // earlier, depths, compaction boundaries and state pointers are what an
@@ -250,6 +252,21 @@ type storedSession struct {
 	updated             string
 	// deleting: marked as being deleted (see checkSession).
 	deleting bool
+	// header is the session's header, headerSum its checksum
+	// (migration 25).
+	header    sessiontree.SessionMeta
+	headerSum sql.NullInt64
+}
+
+// scan reads the row qCheckSession reads of session id.
+func (ss *storedSession) scan(r q, id string) error {
+	h := &ss.header
+	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first,
+		&ss.updated, &ss.deleting, &h.ID, &h.Version, &h.CreatedAt, &h.Cwd, &h.ParentSession, &ss.headerSum)
+	if err == sql.ErrNoRows {
+		return &SessionNotFoundError{ID: id}
+	}
+	return err
 }
 
 // replayed is a session's log as its check replayed it.
@@ -280,17 +297,16 @@ func corruptEntry(entry, format string, a ...any) error {
 // it (see [DB.Check]); withText also notes which entries have search text.
 func checkSession(r q, id string, withText bool) (*replayed, error) {
 	var ss storedSession
-	err := r.row(qCheckSession, args(id), &ss.pk, &ss.leafPK, &ss.leafID, &ss.leafDepth, &ss.boundary, &ss.name, &ss.first, &ss.updated, &ss.deleting)
-	if err == sql.ErrNoRows {
-		return nil, &SessionNotFoundError{ID: id}
-	}
-	if err != nil {
+	if err := ss.scan(r, id); err != nil {
 		return nil, err
 	}
 	if ss.deleting {
 		// A delete removes the row in the transaction that marks it, so
 		// a marked row is damage, which hides the session from every read.
 		return nil, corruptEntry("", "the session row is marked as being deleted, and is still there with its entries")
+	}
+	if err := sessiontree.VerifyHeaderChecksum(ss.header, ss.headerSum); err != nil {
+		return nil, err
 	}
 	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: sessiontree.UsageDays{}}
 	lo, hi := pkRange(ss.pk)

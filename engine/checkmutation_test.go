@@ -38,7 +38,7 @@ func TestCheckMutations(t *testing.T) {
 			return ""
 		},
 	}
-	h.Unverified, h.Short = storetest.HeaderColumns, storetest.MutationSample()
+	h.Short = storetest.MutationSample()
 	for _, tb := range []storetest.MutationTable{
 		{Name: "sessions", Session: "pk"}, {Name: "entries", Session: "session"}, {Name: "branch", Session: "session"},
 		{Name: "usage_days", Session: "session"}, {Name: "labels", Session: "session"},

@@ -56,6 +56,12 @@ func (x q) entryError(err error) error {
 // stored text's). It is NULL for NULL.
 const sqlChecksumFunc = "entry_checksum"
 
+// sqlHeaderChecksumFunc is sessiontree.HeaderChecksum as an SQL function
+// of a sessions row's header columns: header_checksum(id, version,
+// created_at, cwd, parent_session), parent_session NULL for none
+// (migration 25 fills the column of the sessions stored before it).
+const sqlHeaderChecksumFunc = "header_checksum"
+
 // sqlDerivedTextFunc is sessiontree.DerivedText as an SQL function of one
 // text, passed as CAST(text AS BLOB) so that it arrives whole past a NUL
 // (NULL for NULL): migration 18 applies it to the texts stored before the
@@ -79,7 +85,8 @@ func newDriver() (*sqlite.Driver, error) {
 // engine's migrations call: entry_checksum (migration 11), those of
 // migration 12 (see usage.go) and entry_search_text (migration 13, see
 // searchtext.go), derived_text (migration 18), entry_name and entry_label
-// (migration 22, see derivedfuncs.go), entry_indexed_text (migration 23). The engine's own connections have
+// (migration 22, see derivedfuncs.go), entry_indexed_text (migration 23)
+// and header_checksum (migration 25). The engine's own connections have
 // them; this is for a tool that applies package migrate's files on a
 // driver of its own.
 func RegisterFunctions(d *sqlite.Driver) error {
@@ -94,6 +101,9 @@ func RegisterFunctions(d *sqlite.Driver) error {
 	})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", sqlChecksumFunc, err)
+	}
+	if err := d.RegisterDeterministicScalarFunction(sqlHeaderChecksumFunc, 5, sqlHeaderChecksum); err != nil {
+		return fmt.Errorf("register %s: %w", sqlHeaderChecksumFunc, err)
 	}
 	err = d.RegisterDeterministicScalarFunction(sqlDerivedTextFunc, 1, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
 		switch v := a[0].(type) {
@@ -116,4 +126,28 @@ func RegisterFunctions(d *sqlite.Driver) error {
 		return err
 	}
 	return registerUsageFuncs(d)
+}
+
+// sqlHeaderChecksum is header_checksum's body: the texts may come as
+// text or blob, the version as an integer.
+func sqlHeaderChecksum(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+	var texts [4]string
+	for i, v := range []driver.Value{a[0], a[2], a[3], a[4]} {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			texts[i] = v
+		case []byte:
+			texts[i] = string(v)
+		default:
+			return nil, fmt.Errorf("%s: want a text, got %T", sqlHeaderChecksumFunc, v)
+		}
+	}
+	version, ok := a[1].(int64)
+	if !ok {
+		return nil, fmt.Errorf("%s: want an integer version, got %T", sqlHeaderChecksumFunc, a[1])
+	}
+	return sessiontree.HeaderChecksum(sessiontree.SessionMeta{
+		ID: texts[0], Version: int(version), CreatedAt: texts[1], Cwd: texts[2], ParentSession: texts[3],
+	}), nil
 }

@@ -60,7 +60,12 @@
 // verifies every entry's, and every read that hands out entries (paths,
 // the log, an entry, entries by type, the state) verifies those it reads,
 // so a row changed behind the engine's back is a
-// sessiontree.CorruptError naming the entry, not an entry. Entry types are open: an entry of a type the
+// sessiontree.CorruptError naming the entry, not an entry. So does a
+// session's header (its row's id, version, created_at, cwd and
+// parent_session, from which an export writes the file's first line):
+// its checksum ([sessiontree.HeaderChecksum], migration 25) is written by
+// the insert that creates the session, and [DB.Check] and an export
+// verify it. Entry types are open: an entry of a type the
 // engine does not know is stored and read like any other, follows the
 // append and leaf rules, and contributes nothing beyond being counted.
 // Stats add costs one record at a time in log order, as pi does, so that
@@ -134,8 +139,10 @@
 // [SearchText] of an entry, searchtext.go) and entry_indexed_text(type,
 // raw) (its [sessiontree.IndexedText]), derived_text(blob)
 // ([sessiontree.DerivedText]) and entry_name(raw) and entry_label(raw)
-// ([sessiontree.NameOf], [sessiontree.LabelOf], derivedfuncs.go):
-// migrations 11, 12, 18 and 20 to 24 fill or recompute older rows with them
+// ([sessiontree.NameOf], [sessiontree.LabelOf], derivedfuncs.go) and
+// header_checksum(id, version, created_at, cwd, parent_session) (the
+// [sessiontree.HeaderChecksum] of a session's header): migrations 11, 12,
+// 18 and 20 to 25 fill or recompute older rows with them
 // and the search_text view calls entry_indexed_text (migration 23),
 // so the engine's migrations must be applied through the engine (or
 // a connection given those functions, [RegisterFunctions]), and a

@@ -12,13 +12,19 @@ import (
 // ExportHead implements [sessiontree.DatabaseTx.ExportHead].
 func (tx *Tx) ExportHead(id string) (sessiontree.ExportHead, error) {
 	var h sessiontree.ExportHead
-	err := tx.tx.QueryRowContext(tx.ctx, `SELECT id, created_at, cwd, coalesce(parent_session, ''),
-       coalesce(leaf_id, ''), entry_count FROM sessions WHERE id = ? AND deleting = 0`, id).
-		Scan(&h.Meta.ID, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries)
+	var sum sql.NullInt64
+	err := tx.tx.QueryRowContext(tx.ctx, `SELECT id, version, created_at, cwd, coalesce(parent_session, ''),
+       coalesce(leaf_id, ''), entry_count, header_checksum FROM sessions WHERE id = ? AND deleting = 0`, id).
+		Scan(&h.Meta.ID, &h.Meta.Version, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, &SessionNotFoundError{ID: id}
 	}
-	return h, err
+	if err != nil {
+		return h, err
+	}
+	// The header is written from these columns: one changed behind the
+	// engine's back would give the file another first line.
+	return h, sessiontree.VerifyHeaderChecksum(h.Meta, sum)
 }
 
 // ReferencedLeaves implements [sessiontree.DatabaseTx.ReferencedLeaves].

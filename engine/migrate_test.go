@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -147,13 +148,22 @@ func TestOpenWaitsForAnotherMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
-	openDB(t, path, engine.Options{}).Close()
 	migs, err := migrate.Load(migrate.Files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := migs[len(migs)-1]
-	execOn(t, path, forgetMigration(t, path, last.Name)...)
+	// The database before the last migration (which may not run twice:
+	// migration 25 adds a column).
+	old, err := sqlx.Open(testdb.EngineDriver(), "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = migrate.Up(ctx, old, migrationsUpTo(t, last.Version-1), migrate.Options{ApplicationID: engine.ApplicationID})
+	old.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	conn, err := rawDB(t, path).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -62,20 +62,22 @@ func TestOpenCurrentOpensOneReader(t *testing.T) {
 // TestOpenCurrentChecksRecords checks that the fast open trusts the
 // header only with the records: a header at the latest version over
 // records that lack a migration takes the full open, which applies it.
+// The migration left out is 24, which computes usage days again and so
+// can run twice (the latest, 25, adds a column).
 func TestOpenCurrentChecksRecords(t *testing.T) {
 	ctx := context.Background()
 	db := openPath(t, filepath.Join(t.TempDir(), "s.db"))
-	latest := latestVersion()
+	const missing = 24
 	if err := db.update(ctx, true, func(w q) error {
-		_, err := w.exec(`DELETE FROM schema_migrations WHERE version = ?`, latest)
+		_, err := w.exec(`DELETE FROM schema_migrations WHERE version = ?`, missing)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	db = reopen(t, db)
 	var n int
-	if err := db.r.GetContext(ctx, &n, `SELECT count(*) FROM schema_migrations WHERE version = ?`, latest); err != nil || n != 1 {
-		t.Errorf("records of migration %d after Open = %d, %v; want 1 (applied again)", latest, n, err)
+	if err := db.r.GetContext(ctx, &n, `SELECT count(*) FROM schema_migrations WHERE version = ?`, missing); err != nil || n != 1 {
+		t.Errorf("records of migration %d after Open = %d, %v; want 1 (applied again)", missing, n, err)
 	}
 }
 

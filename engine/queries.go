@@ -8,8 +8,8 @@ import "strings"
 // (plain ?), which the driver binds without looking up names.
 
 const (
-	qInsertSession = `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6)`
+	qInsertSession = `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at, header_checksum)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`
 
 	qSessionByID = `SELECT pk, id, version, created_at, cwd, coalesce(parent_session, '')
 FROM sessions WHERE id = ?1 AND deleting = 0`

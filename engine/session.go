@@ -61,7 +61,7 @@ func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (
 
 func createSession(w q, meta sessiontree.SessionMeta) (*Storage, error) {
 	res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
-		nullString(meta.ParentSession), meta.CreatedAt)
+		nullString(meta.ParentSession), meta.CreatedAt, sessiontree.HeaderChecksum(meta))
 	if err != nil {
 		return nil, err
 	}

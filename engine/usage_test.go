@@ -456,7 +456,7 @@ func TestUsageDaysOfGoOnlyTimes(t *testing.T) {
 	db.Close()
 
 	upgraded := reopenAfter(t, path, `UPDATE usage_days SET day = '2026-12-03' WHERE day = ''`,
-		`DELETE FROM schema_migrations WHERE version >= 20`, `PRAGMA user_version = 19`)
+		`DELETE FROM schema_migrations WHERE version BETWEEN 20 AND 24`, `PRAGMA user_version = 19`)
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after opening = %v", err)
 	}

@@ -48,7 +48,7 @@ func TestUsageDaysOfV8Times(t *testing.T) {
 	db.Close()
 
 	upgraded := reopenAfter(t, path, append(undo,
-		`DELETE FROM schema_migrations WHERE version >= 24`, `PRAGMA user_version = 23`)...)
+		`DELETE FROM schema_migrations WHERE version = 24`, `PRAGMA user_version = 23`)...)
 	if err := upgraded.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after opening = %v", err)
 	}

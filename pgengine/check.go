@@ -13,8 +13,10 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// Check verifies session id (every session when id is "") against a
-// replay of its log by the root package's rules: the leaf (the leaf rule),
+// Check verifies session id (every session when id is ""): its header
+// columns against their checksum (sessiontree.HeaderChecksum), then what
+// the engine keeps against a replay of its log by the root package's
+// rules: the leaf (the leaf rule),
 // the materialized branch and the active path (sessiontree.WalkPath from
 // the leaf), the stats (sessiontree.Tally), the labels and the name; each
 // entry against its checksum and its search_text row against its text
@@ -112,6 +114,9 @@ func deleted(err error, id string) bool {
 // log, the leaf rule, labels, name) and compares what the engine keeps.
 // ctx carries the snapshot all its reads run in (withSnapshot).
 func (s *Storage) check1(ctx context.Context) error {
+	if err := s.checkHeader(ctx); err != nil {
+		return err
+	}
 	log, err := s.Log(ctx, 0, 0)
 	if err != nil {
 		return err

@@ -36,7 +36,7 @@ func TestCheckMutations(t *testing.T) {
 		Exec:     func(stmts ...string) error { return pgExecAll(conn, stmts) },
 		Query:    func(query string) ([]string, error) { return pgQueryColumn(conn, query) },
 		EntryKey: "seq", ParentKey: "parent_seq", BranchSeq: "seq",
-		Unverified: storetest.HeaderColumns, Short: storetest.MutationSample(),
+		Short: storetest.MutationSample(),
 	}
 	for _, tb := range []storetest.MutationTable{
 		{Name: "sessions", Session: "pk", Overriding: " OVERRIDING SYSTEM VALUE"}, {Name: "entries", Session: "session"},

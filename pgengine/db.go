@@ -85,11 +85,35 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))
 	}
-	if err := db.redoDerived(ctx); err != nil {
+	if err := db.afterMigrations(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
 	return db, nil
+}
+
+// afterMigrations does what the migrations leave to Go: the derived
+// values to compute again (redoDerived) and the header checksums to fill
+// (fillHeaderChecksums). With nothing to do, the common case, it costs
+// one read.
+func (db *DB) afterMigrations(ctx context.Context) error {
+	var pending struct {
+		Redo bool `db:"redo"`
+		Fill bool `db:"fill"`
+	}
+	if err := db.db.GetContext(ctx, &pending, `SELECT EXISTS (SELECT 1 FROM derived_redo) AS redo,
+		EXISTS (SELECT 1 FROM header_checksum_fill) AS fill`); err != nil {
+		return fmt.Errorf("after the migrations: %w", storageErr(err))
+	}
+	if pending.Redo {
+		if err := db.redoDerived(ctx); err != nil {
+			return err
+		}
+	}
+	if pending.Fill {
+		return db.fillHeaderChecksums(ctx, headerFillBatch)
+	}
+	return nil
 }
 
 // redact drops the password from a URL for messages. A key=value

@@ -13,7 +13,9 @@
 // search index (search_text) and the follows' watchers (the backends
 // listening for a session's appends, migration 6), and derived_redo, the
 // sessions whose derived values an older engine computed by rules since
-// fixed, which Open computes again (migrations 14 and 16). Triggers refuse to change or delete an entry
+// fixed, which Open computes again (migrations 14 and 16), and
+// header_checksum_fill, the sessions stored before migration 18 whose
+// header checksum Open computes. Triggers refuse to change or delete an entry
 // outside a session delete. A [DB] is a sessiontree.Database, the
 // contract package store runs on.
 //
@@ -28,7 +30,11 @@
 // the engines keeps the same sums: every write computes it, and Check and
 // every read that hands out entries (the log, an entry, entries by type,
 // paths, the state, RawEntries) verify it, so a row changed behind the
-// engine's back is a sessiontree.CorruptError naming the entry. An entry's search text is sessiontree.SearchText's.
+// engine's back is a sessiontree.CorruptError naming the entry. Each
+// session row carries its header's checksum (sessions.header_checksum,
+// migration 18, sessiontree.HeaderChecksum as on SQLite), written by the
+// insert that creates it and verified by Check and by an export, which
+// writes the file's first line from those columns (header.go). An entry's search text is sessiontree.SearchText's.
 //
 // # Cost
 //

@@ -26,16 +26,18 @@ func (tx *Tx) sessionKey(id string) (int64, error) {
 // ExportHead implements [sessiontree.DatabaseTx.ExportHead].
 func (tx *Tx) ExportHead(id string) (sessiontree.ExportHead, error) {
 	var h sessiontree.ExportHead
+	var sum sql.NullInt64
 	err := tx.tx.QueryRowContext(tx.ctx, `SELECT id, version, created_at, cwd, coalesce(parent_session, ''),
-		coalesce(leaf_id, ''), entry_count FROM sessions WHERE id = $1 AND NOT deleting`, id).
-		Scan(&h.Meta.ID, &h.Meta.Version, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries)
+		coalesce(leaf_id, ''), entry_count, header_checksum FROM sessions WHERE id = $1 AND NOT deleting`, id).
+		Scan(&h.Meta.ID, &h.Meta.Version, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
 		return h, fmt.Errorf("export %s: %w", id, storageErr(err))
 	}
-	return h, nil
+	// The header is written from these columns (header.go).
+	return h, sessiontree.VerifyHeaderChecksum(h.Meta, sum)
 }
 
 // referencedLeavesQuery reads the leaf entries of session $1 (the index

@@ -43,7 +43,8 @@ func readOnlyURLs(t *testing.T, u string) map[string]string {
 // database file that cannot be written does on SQLite; with a migration
 // pending Open fails with ErrReadOnly naming that migration (not
 // ErrStorage naming 0001_init.sql), and nothing is written; so it does
-// with derived values to compute again (derived_redo).
+// with derived values to compute again (derived_redo) or header sums to
+// fill (header_checksum_fill).
 func TestOpenCannotWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -95,17 +96,21 @@ func TestOpenCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	rw.Close()
-	// A session whose derived values are to be computed again, which a
-	// read-only Open cannot do either.
-	execAll(t, u, `INSERT INTO derived_redo SELECT pk FROM sessions`)
-	for name, ro := range urls {
-		rdb, err := pgengine.Open(ctx, ro, pgengine.Options{})
-		if err == nil {
-			rdb.Close()
+	// A session whose derived values are to be computed again, or whose
+	// header checksum is to be filled (migration 18), which a read-only
+	// Open cannot do either.
+	for what, list := range map[string]string{"derived values to compute again": "derived_redo", "a header sum to fill": "header_checksum_fill"} {
+		execAll(t, u, `INSERT INTO `+list+` SELECT pk FROM sessions`)
+		for name, ro := range urls {
+			rdb, err := pgengine.Open(ctx, ro, pgengine.Options{})
+			if err == nil {
+				rdb.Close()
+			}
+			if !errors.Is(err, sessiontree.ErrReadOnly) {
+				t.Errorf("%s: Open with %s = %v; want ErrReadOnly", name, what, err)
+			}
 		}
-		if !errors.Is(err, sessiontree.ErrReadOnly) {
-			t.Errorf("%s: Open with derived values to compute again = %v; want ErrReadOnly", name, err)
-		}
+		execAll(t, u, `DELETE FROM `+list)
 	}
 	openURL(t, u)
 }

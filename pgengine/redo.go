@@ -16,8 +16,8 @@ import (
 // from the entries of the sessions listed in derived_redo (migrations 14
 // and 16: those an older engine derived by rules since fixed): one session
 // per transaction, which takes it off the list, so that an interrupted run
-// goes on at the next Open. Open calls it after the migrations; with
-// nothing listed it costs one read.
+// goes on at the next Open. Open calls it after the migrations when any
+// is listed (afterMigrations).
 func (db *DB) redoDerived(ctx context.Context) error {
 	for {
 		var pending bool

@@ -55,9 +55,9 @@ func createSession(ctx context.Context, db *DB, tx *sqlx.Tx, meta sessiontree.Se
 	var pk int64
 	// A savepoint keeps the transaction usable after a refused id.
 	err := savepoint(ctx, tx, func() error {
-		return tx.GetContext(ctx, &pk, `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at, metadata)
-			VALUES ($1, $2, $3, $4, $5, $3, $6) RETURNING pk`,
-			meta.ID, meta.Version, meta.CreatedAt, meta.Cwd, nullString(meta.ParentSession), md)
+		return tx.GetContext(ctx, &pk, `INSERT INTO sessions (id, version, created_at, cwd, parent_session, updated_at, metadata, header_checksum)
+			VALUES ($1, $2, $3, $4, $5, $3, $6, $7) RETURNING pk`,
+			meta.ID, meta.Version, meta.CreatedAt, meta.Cwd, nullString(meta.ParentSession), md, sessiontree.HeaderChecksum(meta))
 	})
 	if isUniqueViolation(err) {
 		return nil, fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)

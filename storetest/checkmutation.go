@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +40,10 @@ import (
 // damage that keeps each row's checksum right, as an older writer's bug
 // would leave: parent links made a cycle, a parent that does not exist or
 // comes later, a torn last line, an id taken. Each damage is undone by
-// copying the table back from a copy made before it.
+// copying the table back from a copy made before it. The damages to the
+// session's header (HeaderColumns) all run, whatever the sample, and
+// each must be reported: none is harmless, and an export of the session
+// must refuse it too (it would write another first line).
 
 // MutationFixtures are the files of the database RunCheckMutations
 // damages, under testdata, the first the session damaged: branches,
@@ -128,12 +133,13 @@ type CheckMutationHarness struct {
 }
 
 // HeaderColumns are the columns of the sessions row holding the
-// session's header (pi's first line), which only that row holds: no
-// copy or checksum verifies them, so Check cannot tell a damaged one.
-var HeaderColumns = map[string]string{
-	"sessions.id": "the header's id", "sessions.version": "the header's version", "sessions.created_at": "the header's timestamp",
-	"sessions.cwd": "the header's cwd", "sessions.parent_session": "the header's parent session",
-}
+// session's header (pi's first line, which an export writes from them)
+// and its checksum (sessiontree.HeaderChecksum), by their names in both
+// engines' schemas. Only that row holds them, so only the checksum tells
+// a damaged one: their damages are never sampled out and must each be
+// reported by Check (a changed header is never harmless: an export would
+// write another first line).
+var HeaderColumns = []string{"id", "version", "created_at", "cwd", "parent_session", "header_checksum"}
 
 // MutationSample is CheckMutationHarness.Short for this run: one in 40
 // damages under the race detector (SQLite is many times slower there),
@@ -182,6 +188,9 @@ type mutation struct {
 	// namesEntry: the damage is to an entries row left in its place,
 	// which a report must name.
 	namesEntry bool
+	// header: the damage is to a column of HeaderColumns, which Check
+	// must report.
+	header bool
 }
 
 // mutationTally counts the damages by outcome.
@@ -205,7 +214,7 @@ func RunCheckMutations(t *testing.T, h CheckMutationHarness) {
 	muts := h.mutations(t)
 	all := len(muts)
 	if h.Short > 1 {
-		muts = oneIn(muts, h.Short)
+		muts = sample(muts, h.Short)
 	}
 	var n mutationTally
 	for i := range muts {
@@ -223,6 +232,13 @@ func RunCheckMutations(t *testing.T, h CheckMutationHarness) {
 	if diff := answersDiff(base, after); diff != "" {
 		t.Fatalf("answers after every damage was undone differ:\n%s", diff)
 	}
+}
+
+// sample is one in n of muts, and every damage to the header.
+func sample(muts []mutation, n int) []mutation {
+	header := func(m mutation) bool { return m.header }
+	rest := slices.DeleteFunc(slices.Clone(muts), header)
+	return append(slices.DeleteFunc(muts, func(m mutation) bool { return !m.header }), oneIn(rest, n)...)
 }
 
 // answersDiff is how b differs from a ("" when alike), costs compared
@@ -385,6 +401,9 @@ func (h *CheckMutationHarness) unchanged(t *testing.T, tb *MutationTable) bool {
 func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base checkAnswers, n *mutationTally) string {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	if p := exportRefused(ctx, h.DB, m); p != "" {
+		return p
+	}
 	if m.session != "" {
 		err := h.DB.Check(ctx, m.session)
 		if errors.Is(err, sessiontree.ErrCorrupt) {
@@ -411,6 +430,9 @@ func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base chec
 		n.last = err
 		return reportProblem(err, m.session)
 	}
+	if m.header {
+		return "Check reports nothing of a damaged header"
+	}
 	got, err := h.answers(ctx)
 	if err != nil {
 		return fmt.Sprintf("Check reports nothing, and the reads fail: %v", err)
@@ -419,6 +441,22 @@ func (h *CheckMutationHarness) judge(ctx context.Context, m *mutation, base chec
 		return "Check reports nothing, and the reads answer otherwise (-before +damaged):\n" + diff
 	}
 	n.harmless++
+	return ""
+}
+
+// exportRefused says what is wrong with an export of the session whose
+// header damage m changed ("" when it is refused as corrupt, or m is
+// another damage): an export writes the file's first line from the
+// header columns, and must not write another header than the session's.
+// A changed id leaves no session to export.
+func exportRefused(ctx context.Context, db sessiontree.Database, m *mutation) string {
+	if !m.header || m.column == "sessions.id" {
+		return ""
+	}
+	err := store.New(db).Export(ctx, m.session, io.Discard, store.ExportOptions{})
+	if !errors.Is(err, sessiontree.ErrCorrupt) {
+		return fmt.Sprintf("an export of the session with its header damaged = %v, not ErrCorrupt", err)
+	}
 	return ""
 }
 

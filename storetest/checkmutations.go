@@ -139,7 +139,8 @@ func (h *CheckMutationHarness) rowMutations(tb *MutationTable, r rowPick, key, o
 	column := ""
 	add := func(what string, stmts ...string) {
 		out = append(out, mutation{name: fmt.Sprintf("%s: %s row: %s", tb.Name, r.name, what), session: session, table: tb, stmts: stmts,
-			column: column, namesEntry: tb.Name == "entries" && column != "" && column != "entries.session"})
+			column: column, namesEntry: tb.Name == "entries" && column != "" && column != "entries.session",
+			header: tb.Name == "sessions" && slices.Contains(HeaderColumns, strings.TrimPrefix(column, "sessions."))})
 	}
 	upd := `UPDATE ` + tb.Name + ` SET `
 	for _, c := range tb.Columns {
