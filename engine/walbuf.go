@@ -26,7 +26,14 @@ import (
 // pwrite: when the commit's last frame is complete (its header carries
 // the database size, which only a commit frame does), or before anything
 // reads, syncs, truncates, sizes or closes the file, or when walBufMax
-// bytes are gathered.
+// bytes are gathered. A frame header written over the frame SQLite has
+// just read is not gathered: it is SQLite rewriting the checksums of a
+// transaction that wrote some of its frames again in place
+// (walRewriteChecksums, after the commit frame), and no page follows
+// the commit frame's header then; gathered, it would be dropped at the
+// end of the transaction, leaving the file a commit frame whose checksum
+// recovery refuses, and a crash would lose that commit and every later
+// one.
 //
 // What other connections and processes see does not change: a frame
 // becomes visible only when SQLite writes the wal-index header in shared
@@ -113,6 +120,7 @@ type walBuf struct {
 	off    int64
 	buf    []byte
 	commit bool    // the last write was a commit frame's header
+	read   int64   // the offset of the last read, if no write came since; -1 if one did
 	db     uintptr // the name of the connection's database file
 }
 
@@ -152,7 +160,7 @@ func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFl
 	}
 	switch {
 	case flags&sqlite3.SQLITE_OPEN_WAL != 0 && walIO.wrap(f.FpMethods, walMethods):
-		b := &walBuf{buf: make([]byte, 0, 64<<10), db: sqlite3.Xsqlite3_filename_database(tls, zName)}
+		b := &walBuf{buf: make([]byte, 0, 64<<10), read: -1, db: sqlite3.Xsqlite3_filename_database(tls, zName)}
 		walFiles.Store(pFile, b)
 		walOfDB.Store(b.db, b)
 		f.FpMethods = uintptr(unsafe.Pointer(&walIO.ours))
@@ -268,10 +276,19 @@ func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
 }
 
 // walWrite gathers a write that continues the gathered ones, and flushes
-// at the end of a commit frame.
+// at the end of a commit frame. A frame's header written over the frame
+// just read (its checksum rewritten) is written at once.
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	walWrites.Add(1)
 	b := bufOf(pFile)
+	rewrite := iAmt == walFrameHeader && iOfst == b.read
+	b.read = -1
+	if rewrite {
+		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+		return unixWrite(tls, pFile, zBuf, iAmt, iOfst)
+	}
 	commit := b.commit
 	if len(b.buf) > 0 && (iOfst != b.off+int64(len(b.buf)) || len(b.buf)+int(iAmt) > walBufMax) {
 		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
@@ -300,9 +317,11 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 // do unix's work.
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
-	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	b := bufOf(pFile)
+	if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	b.read = iOfst
 	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 

@@ -374,3 +374,57 @@ func TestWALTwoHandlesMixed(t *testing.T) {
 		}
 	}
 }
+
+// TestWALRewrittenChecksumsSurviveCrash: a transaction whose pages
+// spill into the log and are changed again before it commits has SQLite
+// write those pages again in place and then rewrite the checksums of
+// every frame from the first changed one to the commit frame
+// (walRewriteChecksums), the commit frame's header last. That header
+// must reach the file: recovery after a crash (the files as a killed
+// process leaves them, copied here while the handle is still open, with
+// no -shm file) checks the frames' checksums and stops at the first
+// wrong one, losing the commit and every one after it.
+func TestWALRewrittenChecksumsSurviveCrash(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w.db")
+	db := openWALDB(t, path)
+	st := groupSession(t, db)
+	if _, err := st.Append(ctx, userDraft("before"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
+		if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drafts := make([]sessiontree.Draft, 2000)
+	for i := range drafts {
+		drafts[i] = userDraft(fmt.Sprintf("spilled %d", i))
+	}
+	if _, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(path + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(crashed+suffix, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen, err := openWALDB(t, crashed).OpenSession(ctx, st.ID())
+	if err != nil {
+		t.Fatalf("the session after a crash: %v", err)
+	}
+	got, err := seen.Path(ctx, after.ID)
+	if err != nil || len(got) != len(drafts)+2 {
+		t.Fatalf("after a crash the session's path to its last entry holds %d entries, %v; want %d", len(got), err, len(drafts)+2)
+	}
+}
