@@ -108,10 +108,17 @@ var (
 	// walWrites counts the xWrite calls SQLite made on -wal files, and
 	// walSyscalls the writes that reached the kernel (see walStats).
 	walWrites, walSyscalls atomic.Int64
+	// walRewrites counts the frame headers written again (tests).
+	walRewrites atomic.Int64
 
 	// walFailFlushes makes that many of the next flushes fail with
 	// SQLITE_FULL, writing nothing, as a full disk does (tests only).
 	walFailFlushes atomic.Int32
+	// walAfterWrite, when set, runs after each write of a -wal file that
+	// reached the kernel, before SQLite goes on (to a sync, the next
+	// frames, the commit's end): a crash then leaves the files as they
+	// are at that moment (tests only).
+	walAfterWrite atomic.Pointer[func()]
 )
 
 // walBuf is one -wal file's gathered writes: buf holds the bytes of the
@@ -272,7 +279,11 @@ func (b *walBuf) drop() {
 // counts it (walStats).
 func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
 	walSyscalls.Add(1)
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
+	rc := (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
+	if after := walAfterWrite.Load(); after != nil && rc == sqlite3.SQLITE_OK {
+		(*after)()
+	}
+	return rc
 }
 
 // walWrite gathers a write that continues the gathered ones, and flushes
@@ -284,6 +295,7 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	rewrite := iAmt == walFrameHeader && iOfst == b.read
 	b.read = -1
 	if rewrite {
+		walRewrites.Add(1)
 		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
