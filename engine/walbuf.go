@@ -111,9 +111,10 @@ var (
 	// walRewrites counts the frame headers written again (tests).
 	walRewrites atomic.Int64
 
-	// walFailFlushes makes that many of the next flushes fail with
+	// walFailWrites makes that many of the next writes that would reach
+	// the kernel (flushes, and the writes made at once) fail with
 	// SQLITE_FULL, writing nothing, as a full disk does (tests only).
-	walFailFlushes atomic.Int32
+	walFailWrites atomic.Int32
 	// walAfterWrite, when set, runs after each write of a -wal file that
 	// reached the kernel, before SQLite goes on (to a sync, the next
 	// frames, the commit's end): a crash then leaves the files as they
@@ -261,10 +262,7 @@ func (b *walBuf) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if len(b.buf) == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	rc := int32(sqlite3.SQLITE_FULL)
-	if walFailFlushes.Load() <= 0 || walFailFlushes.Add(-1) < 0 {
-		rc = unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
-	}
+	rc := unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
 	b.drop()
 	return rc
 }
@@ -278,6 +276,9 @@ func (b *walBuf) drop() {
 // unixWrite hands n bytes at p to unix's xWrite, one system call, and
 // counts it (walStats).
 func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
+	if walFailWrites.Load() > 0 && walFailWrites.Add(-1) >= 0 {
+		return sqlite3.SQLITE_FULL
+	}
 	walSyscalls.Add(1)
 	rc := (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
 	if after := walAfterWrite.Load(); after != nil && rc == sqlite3.SQLITE_OK {

@@ -133,9 +133,9 @@ func TestWALFailedFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	walFailFlushes.Store(1)
+	walFailWrites.Store(1)
 	_, err = st.Append(ctx, userDraft("lost"), sessiontree.AppendOptions{})
-	walFailFlushes.Store(0)
+	walFailWrites.Store(0)
 	if !errors.Is(err, sessiontree.ErrDiskFull) {
 		t.Fatalf("append with the log's write failing = %v; want ErrDiskFull", err)
 	}
@@ -516,4 +516,76 @@ func crashedIDs(t *testing.T, db *DB, session string) []string {
 		ids[i] = e.ID
 	}
 	return ids
+}
+
+// TestWALFailedWriteMidTransaction: a batch whose pages spill into the
+// log (a write connection with a 20-page cache) meets a full disk at its
+// kth write of the log, for several k (a write of gathered frames, a
+// checksum rewritten): the batch fails with ErrDiskFull
+// and leaves nothing, the connection goes on (the next append follows
+// the last one acknowledged), and the files as a crash right then leaves
+// them open clean, without the batch.
+func TestWALFailedWriteMidTransaction(t *testing.T) {
+	ctx := context.Background()
+	drafts := make([]sessiontree.Draft, 600)
+	for i := range drafts {
+		drafts[i] = userDraft(fmt.Sprintf("batch %d", i))
+	}
+	t.Cleanup(func() { walAfterWrite.Store(nil); walFailWrites.Store(0) })
+	// The batch writes the log some 36 times: a few writes of gathered
+	// frames, then the headers of the frames it wrote again.
+	ks := []int{1, 2, 3, 4, 5, 8, 13, 21}
+	if testing.Short() {
+		ks = []int{1, 3, 5, 13}
+	}
+	for _, k := range ks {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db := openWALDB(t, path)
+		st := groupSession(t, db)
+		first, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
+			if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writes := 0
+		after := func() {
+			if writes++; writes == k-1 {
+				walFailWrites.Store(1)
+			}
+		}
+		if k == 1 {
+			walFailWrites.Store(1)
+		}
+		walAfterWrite.Store(&after)
+		_, err = st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+		walAfterWrite.Store(nil)
+		if !errors.Is(err, sessiontree.ErrDiskFull) {
+			t.Fatalf("batch failing at write %d of the log = %v (%d writes); want ErrDiskFull", k, err, writes)
+		}
+		walFailWrites.Store(0)
+		crashed := filepath.Join(t.TempDir(), "crashed.db")
+		for _, suffix := range []string{"", "-wal"} {
+			data, err := os.ReadFile(path + suffix)
+			if err == nil {
+				err = os.WriteFile(crashed+suffix, data, 0o600)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := crashedIDs(t, openWALDB(t, crashed), st.ID()); !slices.Equal(got, []string{first.ID}) {
+			t.Errorf("write %d failed: after a crash the session holds %d entries; want the 1 acknowledged", k, len(got))
+		}
+		e, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatalf("append after the batch failing at write %d: %v", k, err)
+		}
+		if got := crashedIDs(t, db, st.ID()); !slices.Equal(got, []string{first.ID, e.ID}) {
+			t.Errorf("write %d failed: the session holds %d entries; want the 2 acknowledged", k, len(got))
+		}
+	}
 }
