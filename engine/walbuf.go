@@ -33,7 +33,10 @@ import (
 // the commit frame's header then; gathered, it would be dropped at the
 // end of the transaction, leaving the file a commit frame whose checksum
 // recovery refuses, and a crash would lose that commit and every later
-// one.
+// one. (The frame just read may also be the one recovery found invalid
+// after the last commit, where the next commit writes its first frame:
+// its header is written at once too, and a commit frame's page, which
+// then follows, still ends the commit.)
 //
 // What other connections and processes see does not change: a frame
 // becomes visible only when SQLite writes the wal-index header in shared
@@ -289,18 +292,25 @@ func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
 
 // walWrite gathers a write that continues the gathered ones, and flushes
 // at the end of a commit frame. A frame's header written over the frame
-// just read (its checksum rewritten) is written at once.
+// just read (its checksum rewritten, or a frame recovery found invalid
+// written anew) is written at once.
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	walWrites.Add(1)
 	b := bufOf(pFile)
 	rewrite := iAmt == walFrameHeader && iOfst == b.read
 	b.read = -1
+	data := unsafe.Slice(at[byte](zBuf), iAmt)
 	if rewrite {
 		walRewrites.Add(1)
 		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
-		return unixWrite(tls, pFile, zBuf, iAmt, iOfst)
+		// Recovery reads frames too, the last one where the next commit
+		// writes its first frame. A commit frame's header written there
+		// is the commit's own, and its page, which follows, ends it.
+		rc := unixWrite(tls, pFile, zBuf, iAmt, iOfst)
+		b.commit = rc == sqlite3.SQLITE_OK && commitHeader(data)
+		return rc
 	}
 	commit := b.commit
 	if len(b.buf) > 0 && (iOfst != b.off+int64(len(b.buf)) || len(b.buf)+int(iAmt) > walBufMax) {
@@ -314,16 +324,21 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	if len(b.buf) == 0 {
 		b.off = iOfst
 	}
-	data := unsafe.Slice(at[byte](zBuf), iAmt)
 	b.buf = append(b.buf, data...)
 	switch {
 	case commit:
 		// The commit frame's page: the commit is complete.
 		return b.flush(tls, pFile)
-	case iAmt == walFrameHeader && binary.BigEndian.Uint32(data[4:8]) != 0:
+	case commitHeader(data):
 		b.commit = true
 	}
 	return sqlite3.SQLITE_OK
+}
+
+// commitHeader tells whether a write is a commit frame's header: a
+// frame header whose bytes 4..7, the database's size, are not 0.
+func commitHeader(data []byte) bool {
+	return len(data) == walFrameHeader && binary.BigEndian.Uint32(data[4:8]) != 0
 }
 
 // The other methods of walIO write out what the file gathered, then

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -586,6 +587,89 @@ func TestWALFailedWriteMidTransaction(t *testing.T) {
 		}
 		if got := crashedIDs(t, db, st.ID()); !slices.Equal(got, []string{first.ID, e.ID}) {
 			t.Errorf("write %d failed: the session holds %d entries; want the 2 acknowledged", k, len(got))
+		}
+	}
+}
+
+// TestWALOneFrameCommitAfterRecovery: a write connection that recovers
+// the log (a database opened after a crash, whose -wal file holds a
+// frame past its last commit, here one of zeros) last read that frame,
+// where its next commit writes its first frame. A commit of one page
+// then writes a commit frame's header there that is no rewritten
+// checksum: its page must reach the file too, for another connection
+// to read, and after a crash.
+func TestWALOneFrameCommitAfterRecovery(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	w := openRawWAL(t, path)
+	for _, stmt := range []string{
+		`CREATE TABLE one (x TEXT); INSERT INTO one VALUES ('old'); CREATE TABLE two (y TEXT)`,
+		`PRAGMA wal_checkpoint(TRUNCATE)`, // so that the log holds only the next commit
+		`INSERT INTO two VALUES ('other')`,
+	} {
+		if _, err := w.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyCrashed(t, path, crashed)
+	f, err := os.OpenFile(crashed+"-wal", os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = f.Write(make([]byte, walFrameHeader+pageSize))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRawWAL(t, crashed).ExecContext(ctx, `UPDATE one SET x = 'new'`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var x string
+	if err := other.QueryRowContext(ctx, `SELECT x FROM one`).Scan(&x); err != nil || x != "new" {
+		t.Fatalf("another connection reads %q, %v; want new", x, err)
+	}
+	again := filepath.Join(t.TempDir(), "again.db")
+	copyCrashed(t, crashed, again)
+	if err := openRawWAL(t, again).QueryRowContext(ctx, `SELECT x FROM one`).Scan(&x); err != nil || x != "new" {
+		t.Fatalf("after a crash the table holds %q, %v; want new", x, err)
+	}
+}
+
+// openRawWAL opens the SQLite database at path in WAL mode on one
+// connection through walVFS, as the engine's write connection, without
+// the engine.
+func openRawWAL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	if err := registerWALVFS(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?vfs="+walVFSName+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// copyCrashed copies the database at from and its -wal file to to, as a
+// crash leaves them (no -shm file).
+func copyCrashed(t *testing.T, from, to string) {
+	t.Helper()
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(from + suffix)
+		if err == nil {
+			err = os.WriteFile(to+suffix, data, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
