@@ -396,76 +396,93 @@ type crashPoint struct {
 // commit frame's: under NORMAL, a rewritten header gathered and dropped
 // left every later copy without the batch and the appends after it.
 func TestWALCrashAtEveryWrite(t *testing.T) {
-	ctx := context.Background()
 	batch := 1500
 	if testing.Short() || raceEnabled {
 		batch = 600
 	}
 	for _, sync := range []Synchronous{SyncNormal, SyncFull} {
-		path := filepath.Join(t.TempDir(), "w.db")
-		db, err := Open(ctx, path, Options{Synchronous: sync})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := groupSession(t, db)
-		first, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
-			if _, err := db.w.ExecContext(ctx, stmt); err != nil {
-				t.Fatal(err)
-			}
-		}
-		ids := []string{first.ID}
-		var points []crashPoint
-		inFlight := 0
-		after := func() {
-			p := crashPoint{acked: len(ids), inFlight: inFlight, synchrony: sync}
-			p.db, _ = os.ReadFile(path)
-			p.wal, _ = os.ReadFile(path + "-wal")
-			points = append(points, p)
-		}
-		walAfterWrite.Store(&after)
-		t.Cleanup(func() { walAfterWrite.Store(nil) })
-		for i := range 3 {
-			inFlight = 1
-			e, err := st.Append(ctx, userDraft(fmt.Sprintf("before %d", i)), sessiontree.AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, e.ID)
-		}
-		drafts := make([]sessiontree.Draft, batch)
-		for i := range drafts {
-			drafts[i] = userDraft(fmt.Sprintf("batch %d", i))
-		}
-		inFlight = len(drafts)
-		rewrites := walRewrites.Load()
-		added, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if walRewrites.Load() == rewrites {
-			t.Fatal("the batch wrote no frame again: the test does not test")
-		}
-		for _, e := range added {
-			ids = append(ids, e.ID)
-		}
-		for i := range 3 {
-			inFlight = 1
-			e, err := st.Append(ctx, userDraft(fmt.Sprintf("after %d", i)), sessiontree.AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, e.ID)
-		}
-		walAfterWrite.Store(nil)
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		checkCrashPoints(t, points, st.ID(), ids)
+		points, session, ids := writeThroughCrashes(t, sync, batch)
+		checkCrashPoints(t, points, session, ids)
 	}
+}
+
+// writeThroughCrashes writes, to a new database with synchronous sync,
+// three appends, a batch of batch entries that spills and writes frames
+// again, and three appends, taking a crash point at every write of the
+// log. It returns them, the session and the entries written.
+func writeThroughCrashes(t *testing.T, sync Synchronous, batch int) ([]crashPoint, string, []string) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db, err := Open(ctx, path, Options{Synchronous: sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // closed below unless the test fails first
+	st, first := spillingSession(t, db)
+	ids := []string{first.ID}
+	var points []crashPoint
+	inFlight := 0
+	after := func() {
+		p := crashPoint{acked: len(ids), inFlight: inFlight, synchrony: sync}
+		p.db, _ = os.ReadFile(path)
+		p.wal, _ = os.ReadFile(path + "-wal")
+		points = append(points, p)
+	}
+	walAfterWrite.Store(&after)
+	defer walAfterWrite.Store(nil)
+	appendThree := func(label string) {
+		for i := range 3 {
+			inFlight = 1
+			e, err := st.Append(ctx, userDraft(fmt.Sprintf("%s %d", label, i)), sessiontree.AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, e.ID)
+		}
+	}
+	appendThree("before")
+	drafts := make([]sessiontree.Draft, batch)
+	for i := range drafts {
+		drafts[i] = userDraft(fmt.Sprintf("batch %d", i))
+	}
+	inFlight = len(drafts)
+	rewrites := walRewrites.Load()
+	added, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if walRewrites.Load() == rewrites {
+		t.Fatal("the batch wrote no frame again: the test does not test")
+	}
+	for _, e := range added {
+		ids = append(ids, e.ID)
+	}
+	appendThree("after")
+	walAfterWrite.Store(nil)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return points, st.ID(), ids
+}
+
+// spillingSession makes a session in db with one entry, and leaves db's
+// write connection a page cache of 20 pages, so that a transaction of
+// more pages spills them into the log and SQLite writes some of them
+// again in place, then rewrites their checksums.
+func spillingSession(t *testing.T, db *DB) (*Storage, sessiontree.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	st := groupSession(t, db)
+	first, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
+		if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, first
 }
 
 // checkCrashPoints opens each crash point's files and checks them; one
@@ -555,16 +572,7 @@ func TestWALFailedWriteMidTransaction(t *testing.T) {
 	for _, k := range ks {
 		path := filepath.Join(t.TempDir(), "w.db")
 		db := openWALDB(t, path)
-		st := groupSession(t, db)
-		first, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
-			if _, err := db.w.ExecContext(ctx, stmt); err != nil {
-				t.Fatal(err)
-			}
-		}
+		st, first := spillingSession(t, db)
 		writes := 0
 		after := func() {
 			if writes++; writes == k-1 {
@@ -575,22 +583,14 @@ func TestWALFailedWriteMidTransaction(t *testing.T) {
 			walFailWrites.Store(1)
 		}
 		walAfterWrite.Store(&after)
-		_, err = st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+		_, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
 		walAfterWrite.Store(nil)
 		if !errors.Is(err, sessiontree.ErrDiskFull) {
 			t.Fatalf("batch failing at write %d of the log = %v (%d writes); want ErrDiskFull", k, err, writes)
 		}
 		walFailWrites.Store(0)
 		crashed := filepath.Join(t.TempDir(), "crashed.db")
-		for _, suffix := range []string{"", "-wal"} {
-			data, err := os.ReadFile(path + suffix)
-			if err == nil {
-				err = os.WriteFile(crashed+suffix, data, 0o600)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		copyCrashed(t, path, crashed)
 		if got := crashedIDs(t, openWALDB(t, crashed), st.ID()); !slices.Equal(got, []string{first.ID}) {
 			t.Errorf("write %d failed: after a crash the session holds %d entries; want the 1 acknowledged", k, len(got))
 		}

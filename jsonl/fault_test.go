@@ -63,6 +63,18 @@ func reopenStrict(t *testing.T, st *jsonl.Storage, ids ...string) {
 	}
 }
 
+// appendAndReopen appends a message to st, which must go through, then
+// reopens its file (reopenStrict), which must hold ids and that message.
+func appendAndReopen(t *testing.T, st *jsonl.Storage, ids ...string) sessiontree.Entry {
+	t.Helper()
+	e, err := st.Append(context.Background(), userDraft("kept"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopenStrict(t, st, append(ids, e.ID)...)
+	return e
+}
+
 // TestAppendShortWrite: an append whose write fails after any number of
 // its bytes (none, one, half, all but the newline) returns the error,
 // matching ErrStorage and the system's ENOSPC, leaves the file as it was
@@ -92,14 +104,9 @@ func TestAppendShortWrite(t *testing.T) {
 			if got := strings.Join(logIDs(t, st), " "); got != "a1 a2" {
 				t.Fatalf("after the failed append the session holds %s; want a1 a2", got)
 			}
-			e, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.ParentID != "a2" {
+			if e := appendAndReopen(t, st, "a1", "a2"); e.ParentID != "a2" {
 				t.Errorf("the append after the failed one has parent %q; want a2", e.ParentID)
 			}
-			reopenStrict(t, st, "a1", "a2", e.ID)
 		})
 	}
 }
@@ -121,11 +128,7 @@ func TestAppendSyncFails(t *testing.T) {
 	if got := readFile(t, path); got != before {
 		t.Fatalf("after the failed sync the file is %q; want it as it was", got)
 	}
-	e, err := st.Append(ctx, userDraft("synced"), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reopenStrict(t, st, "a1", "a2", e.ID)
+	appendAndReopen(t, st, "a1", "a2")
 }
 
 // TestAppendUndoFails: when the cut that takes a half-written line back
@@ -167,11 +170,7 @@ func TestAppendUndoFails(t *testing.T) {
 	if kept := readFile(t, tt.Sidecar); kept != torn {
 		t.Errorf("the sidecar holds %q; want %q", kept, torn)
 	}
-	e, err := again.Append(ctx, userDraft("after"), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reopenStrict(t, again, "a1", "a2", e.ID)
+	appendAndReopen(t, again, "a1", "a2")
 }
 
 // TestAppendBatchShortWrite: a batch whose third entry's write fails part
@@ -249,14 +248,10 @@ func TestNewlineWriteFails(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) || readFile(t, path) != content {
 		t.Fatalf("append with the newline's write failing = %v, file %q; want ENOSPC, the file as it was", err, readFile(t, path))
 	}
-	e, err := st.Append(ctx, userDraft("kept"), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	appendAndReopen(t, st, "a1")
 	if got := readFile(t, path); !strings.HasPrefix(got, content+"\n{") {
 		t.Errorf("the file after the append is %q; want the old line, one newline, the entry", got)
 	}
-	reopenStrict(t, st, "a1", e.ID)
 }
 
 // TestCreateHeaderWriteFails: a new file whose header's write fails part
