@@ -111,7 +111,8 @@ var (
 	// walWrites counts the xWrite calls SQLite made on -wal files, and
 	// walSyscalls the writes that reached the kernel (see walStats).
 	walWrites, walSyscalls atomic.Int64
-	// walRewrites counts the frame headers written again (tests).
+	// walRewrites counts the frame headers written at once over the
+	// frame just read: rewritten checksums, mostly (tests).
 	walRewrites atomic.Int64
 
 	// walFailWrites makes that many of the next writes that would reach
