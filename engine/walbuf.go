@@ -26,7 +26,17 @@ import (
 // pwrite: when the commit's last frame is complete (its header carries
 // the database size, which only a commit frame does), or before anything
 // reads, syncs, truncates, sizes or closes the file, or when walBufMax
-// bytes are gathered.
+// bytes are gathered. A frame header written over the frame SQLite has
+// just read is not gathered: it is SQLite rewriting the checksums of a
+// transaction that wrote some of its frames again in place
+// (walRewriteChecksums, after the commit frame), and no page follows
+// the commit frame's header then; gathered, it would be dropped at the
+// end of the transaction, leaving the file a commit frame whose checksum
+// recovery refuses, and a crash would lose that commit and every later
+// one. (The frame just read may also be the one recovery found invalid
+// after the last commit, where the next commit writes its first frame:
+// its header is written at once too, and a commit frame's page, which
+// then follows, still ends the commit.)
 //
 // What other connections and processes see does not change: a frame
 // becomes visible only when SQLite writes the wal-index header in shared
@@ -101,10 +111,19 @@ var (
 	// walWrites counts the xWrite calls SQLite made on -wal files, and
 	// walSyscalls the writes that reached the kernel (see walStats).
 	walWrites, walSyscalls atomic.Int64
+	// walRewrites counts the frame headers written at once over the
+	// frame just read: rewritten checksums, mostly (tests).
+	walRewrites atomic.Int64
 
-	// walFailFlushes makes that many of the next flushes fail with
+	// walFailWrites makes that many of the next writes that would reach
+	// the kernel (flushes, and the writes made at once) fail with
 	// SQLITE_FULL, writing nothing, as a full disk does (tests only).
-	walFailFlushes atomic.Int32
+	walFailWrites atomic.Int32
+	// walAfterWrite, when set, runs after each write of a -wal file that
+	// reached the kernel, before SQLite goes on (to a sync, the next
+	// frames, the commit's end): a crash then leaves the files as they
+	// are at that moment (tests only).
+	walAfterWrite atomic.Pointer[func()]
 )
 
 // walBuf is one -wal file's gathered writes: buf holds the bytes of the
@@ -113,6 +132,7 @@ type walBuf struct {
 	off    int64
 	buf    []byte
 	commit bool    // the last write was a commit frame's header
+	read   int64   // the offset of the last read, if no write came since; -1 if one did
 	db     uintptr // the name of the connection's database file
 }
 
@@ -152,7 +172,7 @@ func walOpen(tls *libc.TLS, _ uintptr, zName, pFile uintptr, flags int32, pOutFl
 	}
 	switch {
 	case flags&sqlite3.SQLITE_OPEN_WAL != 0 && walIO.wrap(f.FpMethods, walMethods):
-		b := &walBuf{buf: make([]byte, 0, 64<<10), db: sqlite3.Xsqlite3_filename_database(tls, zName)}
+		b := &walBuf{buf: make([]byte, 0, 64<<10), read: -1, db: sqlite3.Xsqlite3_filename_database(tls, zName)}
 		walFiles.Store(pFile, b)
 		walOfDB.Store(b.db, b)
 		f.FpMethods = uintptr(unsafe.Pointer(&walIO.ours))
@@ -246,10 +266,7 @@ func (b *walBuf) flush(tls *libc.TLS, pFile uintptr) int32 {
 	if len(b.buf) == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	rc := int32(sqlite3.SQLITE_FULL)
-	if walFailFlushes.Load() <= 0 || walFailFlushes.Add(-1) < 0 {
-		rc = unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
-	}
+	rc := unixWrite(tls, pFile, uintptr(unsafe.Pointer(&b.buf[0])), int32(len(b.buf)), b.off)
 	b.drop()
 	return rc
 }
@@ -263,15 +280,39 @@ func (b *walBuf) drop() {
 // unixWrite hands n bytes at p to unix's xWrite, one system call, and
 // counts it (walStats).
 func unixWrite(tls *libc.TLS, pFile, p uintptr, n int32, off int64) int32 {
+	if walFailWrites.Load() > 0 && walFailWrites.Add(-1) >= 0 {
+		return sqlite3.SQLITE_FULL
+	}
 	walSyscalls.Add(1)
-	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
+	rc := (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxWrite)))(tls, pFile, p, n, off)
+	if after := walAfterWrite.Load(); after != nil && rc == sqlite3.SQLITE_OK {
+		(*after)()
+	}
+	return rc
 }
 
 // walWrite gathers a write that continues the gathered ones, and flushes
-// at the end of a commit frame.
+// at the end of a commit frame. A frame's header written over the frame
+// just read (its checksum rewritten, or a frame recovery found invalid
+// written anew) is written at once.
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	walWrites.Add(1)
 	b := bufOf(pFile)
+	rewrite := iAmt == walFrameHeader && iOfst == b.read
+	b.read = -1
+	data := unsafe.Slice(at[byte](zBuf), iAmt)
+	if rewrite {
+		walRewrites.Add(1)
+		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+			return rc
+		}
+		// Recovery reads frames too, the last one where the next commit
+		// writes its first frame. A commit frame's header written there
+		// is the commit's own, and its page, which follows, ends it.
+		rc := unixWrite(tls, pFile, zBuf, iAmt, iOfst)
+		b.commit = rc == sqlite3.SQLITE_OK && commitHeader(data)
+		return rc
+	}
 	commit := b.commit
 	if len(b.buf) > 0 && (iOfst != b.off+int64(len(b.buf)) || len(b.buf)+int(iAmt) > walBufMax) {
 		if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
@@ -284,25 +325,32 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 	if len(b.buf) == 0 {
 		b.off = iOfst
 	}
-	data := unsafe.Slice(at[byte](zBuf), iAmt)
 	b.buf = append(b.buf, data...)
 	switch {
 	case commit:
 		// The commit frame's page: the commit is complete.
 		return b.flush(tls, pFile)
-	case iAmt == walFrameHeader && binary.BigEndian.Uint32(data[4:8]) != 0:
+	case commitHeader(data):
 		b.commit = true
 	}
 	return sqlite3.SQLITE_OK
+}
+
+// commitHeader tells whether a write is a commit frame's header: a
+// frame header whose bytes 4..7, the database's size, are not 0.
+func commitHeader(data []byte) bool {
+	return len(data) == walFrameHeader && binary.BigEndian.Uint32(data[4:8]) != 0
 }
 
 // The other methods of walIO write out what the file gathered, then
 // do unix's work.
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
-	if rc := bufOf(pFile).flush(tls, pFile); rc != sqlite3.SQLITE_OK {
+	b := bufOf(pFile)
+	if rc := b.flush(tls, pFile); rc != sqlite3.SQLITE_OK {
 		return rc
 	}
+	b.read = iOfst
 	return (*(*func(*libc.TLS, uintptr, uintptr, int32, int64) int32)(unsafe.Pointer(&walIO.orig.FxRead)))(tls, pFile, zBuf, iAmt, iOfst)
 }
 

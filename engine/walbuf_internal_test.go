@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -133,9 +134,9 @@ func TestWALFailedFlush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	walFailFlushes.Store(1)
+	walFailWrites.Store(1)
 	_, err = st.Append(ctx, userDraft("lost"), sessiontree.AppendOptions{})
-	walFailFlushes.Store(0)
+	walFailWrites.Store(0)
 	if !errors.Is(err, sessiontree.ErrDiskFull) {
 		t.Fatalf("append with the log's write failing = %v; want ErrDiskFull", err)
 	}
@@ -371,6 +372,317 @@ func TestWALTwoHandlesMixed(t *testing.T) {
 		}
 		if !slices.Equal(ids, want[i]) {
 			t.Errorf("handle %d's session holds %d entries; want its %d acknowledged", i, len(ids), len(want[i]))
+		}
+	}
+}
+
+// crashPoint is the database and -wal files as a crash right after one
+// of the log's writes leaves them, with what was acknowledged then.
+type crashPoint struct {
+	db, wal   []byte
+	acked     int // entries whose call had returned
+	inFlight  int // entries of the call running, which may or may not be there
+	synchrony Synchronous
+}
+
+// TestWALCrashAtEveryWrite: the files are copied at every write of the
+// log (between the gathered write and the sync that may follow it),
+// while appends, a batch whose pages spill into the log and are changed
+// again (a write connection with a 20-page cache) and appends after it
+// commit, with synchronous NORMAL and FULL. Every copy, opened as after a
+// crash, passes Check and holds exactly the entries acknowledged before
+// the copy, plus those of the call in flight, all or none. The batch
+// writes some frames again, so SQLite rewrites their checksums up to its
+// commit frame's: under NORMAL, a rewritten header gathered and dropped
+// left every later copy without the batch and the appends after it.
+func TestWALCrashAtEveryWrite(t *testing.T) {
+	batch := 1500
+	if testing.Short() || raceEnabled {
+		batch = 600
+	}
+	for _, sync := range []Synchronous{SyncNormal, SyncFull} {
+		points, session, ids := writeThroughCrashes(t, sync, batch)
+		checkCrashPoints(t, points, session, ids)
+	}
+}
+
+// writeThroughCrashes writes, to a new database with synchronous sync,
+// three appends, a batch of batch entries that spills and writes frames
+// again, and three appends, taking a crash point at every write of the
+// log. It returns them, the session and the entries written.
+func writeThroughCrashes(t *testing.T, sync Synchronous, batch int) ([]crashPoint, string, []string) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db, err := Open(ctx, path, Options{Synchronous: sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // closed below unless the test fails first
+	st, first := spillingSession(t, db)
+	ids := []string{first.ID}
+	var points []crashPoint
+	inFlight := 0
+	after := func() {
+		p := crashPoint{acked: len(ids), inFlight: inFlight, synchrony: sync}
+		p.db, _ = os.ReadFile(path)
+		p.wal, _ = os.ReadFile(path + "-wal")
+		points = append(points, p)
+	}
+	walAfterWrite.Store(&after)
+	defer walAfterWrite.Store(nil)
+	appendThree := func(label string) {
+		for i := range 3 {
+			inFlight = 1
+			e, err := st.Append(ctx, userDraft(fmt.Sprintf("%s %d", label, i)), sessiontree.AppendOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, e.ID)
+		}
+	}
+	appendThree("before")
+	drafts := make([]sessiontree.Draft, batch)
+	for i := range drafts {
+		drafts[i] = userDraft(fmt.Sprintf("batch %d", i))
+	}
+	inFlight = len(drafts)
+	rewrites := walRewrites.Load()
+	added, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if walRewrites.Load() == rewrites {
+		t.Fatal("the batch wrote no frame again: the test does not test")
+	}
+	for _, e := range added {
+		ids = append(ids, e.ID)
+	}
+	appendThree("after")
+	walAfterWrite.Store(nil)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return points, st.ID(), ids
+}
+
+// spillingSession makes a session in db with one entry, and leaves db's
+// write connection a page cache of 20 pages, so that a transaction of
+// more pages spills them into the log and SQLite writes some of them
+// again in place, then rewrites their checksums.
+func spillingSession(t *testing.T, db *DB) (*Storage, sessiontree.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	st := groupSession(t, db)
+	first, err := st.Append(ctx, userDraft("first"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`PRAGMA cache_size = 20`, `PRAGMA cache_spill = 20`} {
+		if _, err := db.w.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, first
+}
+
+// checkCrashPoints opens each crash point's files and checks them; one
+// in four and the last under the race detector, where it is many times
+// slower.
+func checkCrashPoints(t *testing.T, points []crashPoint, session string, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	stride, checked := 1, 0
+	if raceEnabled {
+		stride = 4
+	}
+	for i, p := range points {
+		if i%stride != 0 && i != len(points)-1 {
+			continue
+		}
+		checked++
+		path := filepath.Join(dir, fmt.Sprintf("crash%d.db", i))
+		if err := os.WriteFile(path, p.db, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+"-wal", p.wal, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatalf("synchronous %s, crash at write %d: open: %v", p.synchrony.pragma(), i, err)
+		}
+		if err := db.Check(ctx, ""); err != nil {
+			t.Errorf("synchronous %s, crash at write %d: Check() = %v", p.synchrony.pragma(), i, err)
+		}
+		got := crashedIDs(t, db, session)
+		if n := len(got); n != p.acked && n != p.acked+p.inFlight || !slices.Equal(got, ids[:n]) {
+			t.Errorf("synchronous %s, crash at write %d: the session holds %d entries (%v…); want the %d acknowledged, or %d with those in flight",
+				p.synchrony.pragma(), i, n, got[:min(n, 3)], p.acked, p.acked+p.inFlight)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d crash points of %d checked", checked, len(points))
+}
+
+// crashedIDs returns the ids of the session's entries in db.
+func crashedIDs(t *testing.T, db *DB, session string) []string {
+	t.Helper()
+	ctx := context.Background()
+	st, err := db.OpenSession(ctx, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := st.Log(ctx, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(log))
+	for i, e := range log {
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// TestWALFailedWriteMidTransaction: a batch whose pages spill into the
+// log (a write connection with a 20-page cache) meets a full disk at its
+// kth write of the log, for several k (a write of gathered frames, a
+// checksum rewritten): the batch fails with ErrDiskFull
+// and leaves nothing, the connection goes on (the next append follows
+// the last one acknowledged), and the files as a crash right then leaves
+// them open clean, without the batch.
+func TestWALFailedWriteMidTransaction(t *testing.T) {
+	ctx := context.Background()
+	drafts := make([]sessiontree.Draft, 600)
+	for i := range drafts {
+		drafts[i] = userDraft(fmt.Sprintf("batch %d", i))
+	}
+	t.Cleanup(func() { walAfterWrite.Store(nil); walFailWrites.Store(0) })
+	// The batch writes the log some 36 times: a few writes of gathered
+	// frames, then the headers of the frames it wrote again.
+	ks := []int{1, 2, 3, 4, 5, 8, 13, 21}
+	switch {
+	case raceEnabled:
+		ks = []int{3, 8} // one of each kind
+	case testing.Short():
+		ks = []int{1, 3, 5, 13}
+	}
+	for _, k := range ks {
+		path := filepath.Join(t.TempDir(), "w.db")
+		db := openWALDB(t, path)
+		st, first := spillingSession(t, db)
+		writes := 0
+		after := func() {
+			if writes++; writes == k-1 {
+				walFailWrites.Store(1)
+			}
+		}
+		if k == 1 {
+			walFailWrites.Store(1)
+		}
+		walAfterWrite.Store(&after)
+		_, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+		walAfterWrite.Store(nil)
+		if !errors.Is(err, sessiontree.ErrDiskFull) {
+			t.Fatalf("batch failing at write %d of the log = %v (%d writes); want ErrDiskFull", k, err, writes)
+		}
+		walFailWrites.Store(0)
+		crashed := filepath.Join(t.TempDir(), "crashed.db")
+		copyCrashed(t, path, crashed)
+		if got := crashedIDs(t, openWALDB(t, crashed), st.ID()); !slices.Equal(got, []string{first.ID}) {
+			t.Errorf("write %d failed: after a crash the session holds %d entries; want the 1 acknowledged", k, len(got))
+		}
+		e, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{})
+		if err != nil {
+			t.Fatalf("append after the batch failing at write %d: %v", k, err)
+		}
+		if got := crashedIDs(t, db, st.ID()); !slices.Equal(got, []string{first.ID, e.ID}) {
+			t.Errorf("write %d failed: the session holds %d entries; want the 2 acknowledged", k, len(got))
+		}
+	}
+}
+
+// TestWALOneFrameCommitAfterRecovery: a write connection that recovers
+// the log (a database opened after a crash, whose -wal file holds a
+// frame past its last commit, here one of zeros) last read that frame,
+// where its next commit writes its first frame. A commit of one page
+// then writes a commit frame's header there that is no rewritten
+// checksum: its page must reach the file too, for another connection
+// to read, and after a crash.
+func TestWALOneFrameCommitAfterRecovery(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	w := openRawWAL(t, path)
+	for _, stmt := range []string{
+		`CREATE TABLE one (x TEXT); INSERT INTO one VALUES ('old'); CREATE TABLE two (y TEXT)`,
+		`PRAGMA wal_checkpoint(TRUNCATE)`, // so that the log holds only the next commit
+		`INSERT INTO two VALUES ('other')`,
+	} {
+		if _, err := w.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	copyCrashed(t, path, crashed)
+	f, err := os.OpenFile(crashed+"-wal", os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = f.Write(make([]byte, walFrameHeader+pageSize))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRawWAL(t, crashed).ExecContext(ctx, `UPDATE one SET x = 'new'`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+crashed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var x string
+	if err := other.QueryRowContext(ctx, `SELECT x FROM one`).Scan(&x); err != nil || x != "new" {
+		t.Fatalf("another connection reads %q, %v; want new", x, err)
+	}
+	again := filepath.Join(t.TempDir(), "again.db")
+	copyCrashed(t, crashed, again)
+	if err := openRawWAL(t, again).QueryRowContext(ctx, `SELECT x FROM one`).Scan(&x); err != nil || x != "new" {
+		t.Fatalf("after a crash the table holds %q, %v; want new", x, err)
+	}
+}
+
+// openRawWAL opens the SQLite database at path in WAL mode on one
+// connection through walVFS, as the engine's write connection, without
+// the engine.
+func openRawWAL(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	if err := registerWALVFS(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?vfs="+walVFSName+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// copyCrashed copies the database at from and its -wal file to to, as a
+// crash leaves them (no -shm file).
+func copyCrashed(t *testing.T, from, to string) {
+	t.Helper()
+	for _, suffix := range []string{"", "-wal"} {
+		data, err := os.ReadFile(from + suffix)
+		if err == nil {
+			err = os.WriteFile(to+suffix, data, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

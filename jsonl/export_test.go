@@ -24,3 +24,27 @@ func Leases(f *os.File) bool {
 	release()
 	return held
 }
+
+// FileFaults replace the storage's calls that write, sync and cut its
+// files; a nil one is the operating system's.
+type FileFaults struct {
+	Write    func(f *os.File, b []byte) (int, error)
+	Sync     func(f *os.File) error
+	Truncate func(f *os.File, size int64) error
+}
+
+// SetFileFaults makes the storage write, sync and cut its files through
+// ff until the returned function restores the seam.
+func SetFileFaults(ff FileFaults) (restore func()) {
+	saved := fileIO
+	if ff.Write != nil {
+		fileIO.write = ff.Write
+	}
+	if ff.Sync != nil {
+		fileIO.sync = ff.Sync
+	}
+	if ff.Truncate != nil {
+		fileIO.truncate = ff.Truncate
+	}
+	return func() { fileIO = saved }
+}

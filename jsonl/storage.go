@@ -32,6 +32,15 @@ var now = time.Now
 // Test seams.
 var afterSizeCheck, afterRewrite func()
 
+// fileIO are the calls that write, sync and cut the files the storage
+// writes (the session file, an upgrade's new file): the operating
+// system's. A test seam, to fail them part way.
+var fileIO = struct {
+	write    func(f *os.File, b []byte) (int, error)
+	sync     func(f *os.File) error
+	truncate func(f *os.File, size int64) error
+}{(*os.File).Write, (*os.File).Sync, (*os.File).Truncate}
+
 // Options configure [Open] and [Create]. The zero value opens a file for
 // writing in [Recover] mode without syncing.
 type Options struct {
@@ -163,11 +172,11 @@ func Create(ctx context.Context, path string, meta sessiontree.SessionMeta, opts
 		_ = f.Close() // someone else locked it already: the file is theirs
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	if _, err := f.Write(line); err != nil {
+	if _, err := fileIO.write(f, line); err != nil {
 		return fail(fmt.Errorf("write header: %w: %w", sessiontree.ErrStorage, err))
 	}
 	if opts.Sync {
-		if err := f.Sync(); err != nil {
+		if err := fileIO.sync(f); err != nil {
 			return fail(fmt.Errorf("sync: %w: %w", sessiontree.ErrStorage, err))
 		}
 		if err := syncDir(filepath.Dir(path)); err != nil {
@@ -295,9 +304,9 @@ func writeSidecar(path string, data []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		_, err = f.Write(data)
+		_, err = fileIO.write(f, data)
 		if err == nil {
-			err = f.Sync()
+			err = fileIO.sync(f)
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -364,7 +373,7 @@ func (s *Storage) prepare() error {
 		s.size, s.tornAt = s.tornAt, -1
 	}
 	if s.needNewline {
-		n, err := s.f.Write([]byte{'\n'})
+		n, err := fileIO.write(s.f, []byte{'\n'})
 		s.size += int64(n)
 		if err != nil {
 			return fmt.Errorf("write %s: %w: %w", s.path, sessiontree.ErrStorage, err)
@@ -387,13 +396,13 @@ func (s *Storage) onAppend(ctx context.Context, e sessiontree.Entry) error {
 		s.buf = buf
 	}
 	before := s.size
-	n, err := s.f.Write(buf)
+	n, err := fileIO.write(s.f, buf)
 	if err != nil {
 		return s.undo(before, int64(n), fmt.Errorf("write entry %s to %s: %w: %w", e.ID, s.path, sessiontree.ErrStorage, err))
 	}
 	s.size += int64(n)
 	if s.opts.Sync && !s.inBatch {
-		if err := s.f.Sync(); err != nil {
+		if err := fileIO.sync(s.f); err != nil {
 			return s.undo(before, int64(n), fmt.Errorf("sync %s: %w: %w", s.path, sessiontree.ErrStorage, err))
 		}
 	}
@@ -462,7 +471,7 @@ func (s *Storage) cut(to, want int64) error {
 	if afterSizeCheck != nil {
 		afterSizeCheck()
 	}
-	if err := s.f.Truncate(to); err != nil {
+	if err := fileIO.truncate(s.f, to); err != nil {
 		return fmt.Errorf("truncate: %w: %w", sessiontree.ErrStorage, err)
 	}
 	return nil
@@ -544,7 +553,7 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	err := s.mem.AppendBatch(ctx, batch)
 	s.inBatch = false
 	if err == nil && s.opts.Sync && s.size != start {
-		if err = s.f.Sync(); err != nil {
+		if err = fileIO.sync(s.f); err != nil {
 			// The index holds the batch; the file may not. Stop writing.
 			s.broken = fmt.Errorf("sync %s: %w: %w (reopen the session)", s.path, sessiontree.ErrStorage, err)
 			err = s.broken
@@ -683,7 +692,7 @@ func (s *Storage) writeUpgraded(ctx context.Context, target string, perm fs.File
 	}
 	err = w.Flush()
 	if err == nil {
-		err = tmp.Sync()
+		err = fileIO.sync(tmp)
 	}
 	if err != nil {
 		return fail(fmt.Errorf("write %s: %w: %w", tmp.Name(), sessiontree.ErrStorage, err))
@@ -697,7 +706,7 @@ type countingWriter struct {
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
+	n, err := fileIO.write(c.w, p)
 	c.n += int64(n)
 	return n, err
 }

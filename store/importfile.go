@@ -46,7 +46,11 @@ func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Rec
 	if limit >= 0 {
 		n, hint = limit, limit
 	}
-	var src io.Reader = io.NewSectionReader(fim.f, fim.start, n)
+	var file io.ReaderAt = fim.f
+	if fim.tune.readFile != nil {
+		file = fim.tune.readFile(fim.f)
+	}
+	var src io.Reader = io.NewSectionReader(file, fim.start, n)
 	if tee != nil {
 		tee.r, src = src, tee
 	}

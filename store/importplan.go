@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
 
@@ -65,6 +66,9 @@ type importTuning struct {
 	// parsed, before the commit is built (the file's record, its hash):
 	// tests rewrite the file there.
 	afterParse func()
+	// readFile, when set, is what each read of a file's new part (a
+	// walk) reads it through, instead of the file: tests fail reads.
+	readFile func(f *os.File) io.ReaderAt
 }
 
 // withDefaults fills the fields left zero with their defaults.

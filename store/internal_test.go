@@ -1,5 +1,10 @@
 package store
 
+import (
+	"io"
+	"os"
+)
+
 // WithImportChunk returns opts making the import commit every n entries.
 func WithImportChunk(opts ImportOptions, n int) ImportOptions {
 	opts.tune.chunkEntries = n
@@ -50,5 +55,12 @@ func WithAfterGroup(opts ImportOptions, fn func(files int)) ImportOptions {
 // of a file takes are parsed, before the commit is built.
 func WithAfterParse(opts ImportOptions, fn func()) ImportOptions {
 	opts.tune.afterParse = fn
+	return opts
+}
+
+// WithReadFile returns opts making every read of a file's new part (a
+// walk over it) read through fn(f) instead of f.
+func WithReadFile(opts ImportOptions, fn func(f *os.File) io.ReaderAt) ImportOptions {
+	opts.tune.readFile = fn
 	return opts
 }
