@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sessiontree/sessiontree"
@@ -306,7 +305,7 @@ func groupKept(ctx context.Context, conn *pgx.Conn, g *groupCommit, rs []*pipeRe
 // holds, sends it and keeps each owner's row once committed.
 func commitGroup(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, g *groupCommit, ws []*pipedWrite, owners []*Storage) error {
 	queueGroup(b, &g.cols, ws)
-	err := runBatch(ctx, conn, b)
+	err := commitBatch(ctx, conn, b)
 	if g.refused(ctx, conn, ws[0], err) {
 		return errNotKept
 	}
@@ -319,9 +318,8 @@ func commitGroup(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, g *groupComm
 	return nil
 }
 
-// queueGroup queues in b a group's writes and COMMIT: the branch
-// cleared for each root, every entry in one statement, each session
-// row's write-back, COMMIT. (One write-back of every row, its values
+// queueGroup queues in b a group's writes: the branch cleared for each
+// root, every entry in one statement, each session row's write-back. (One write-back of every row, its values
 // given as arrays, took more of the server's time than the separate
 // ones: 165 µs a group of 3.75 rows against 33 µs a row.)
 func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
@@ -336,7 +334,6 @@ func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
 	for _, w := range ws {
 		b.Queue(w.save.sql, w.save.args...)
 	}
-	b.Queue("COMMIT")
 }
 
 // build builds r's entry under its session's locked row (nil: none, the
@@ -349,16 +346,15 @@ func (r *pipeReq) build(st *session) (sessiontree.Entry, *pipedWrite, error) {
 	return st.pipedAppend(r.d, r.opts)
 }
 
-// groupCommitErr is the error of a group's batch ending in COMMIT: one
-// the server reported aborted the transaction, which is rolled back, and
-// so did a failure before anything was sent; any other leaves the commit
-// unknown, a CommitError.
+// groupCommitErr is the error of a group's batch commitBatch did not
+// commit: a commit whose outcome is unknown, a CommitError, as it is;
+// any other aborted the transaction, or nothing was sent: it is rolled
+// back.
 func groupCommitErr(ctx context.Context, conn *pgx.Conn, err error) error {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) || pgconn.SafeToRetry(err) {
-		return errors.Join(err, rollback(ctx, conn))
+	if isUnknownCommit(err) {
+		return err
 	}
-	return &sqltx.CommitError{Err: err}
+	return errors.Join(err, rollback(ctx, conn))
 }
 
 // lockGroup begins the transaction on conn and locks the rows of the
