@@ -142,3 +142,28 @@ func TestGroupTerminatedAfterCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendRetriesConnectionDroppedIdle: the network drops the pool's
+// connections while they are idle (no error from the server: a proxy or
+// a NAT forgetting them), and the next append's batch has a statement
+// its connection has not prepared, so pgx's preparation (a Parse and a
+// Describe, which run nothing) is what meets the dropped connection.
+// Nothing was run: the append is tried again on a new connection and
+// stored once, not reported as a commit whose outcome is unknown.
+func TestAppendRetriesConnectionDroppedIdle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, direct, p := faultDB(t)
+	st := newStorage(t, proxied)
+	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.CutAll()
+	e, err := st.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Errorf("Append after the connections dropped = %v; want it tried again on a new one", err)
+	}
+	if log := logOf(t, direct, st.ID()); len(log) != 2 || log[1].ID != e.ID {
+		t.Errorf("the log holds %d entries; want 2, the second %s", len(log), e.ID)
+	}
+}

@@ -223,7 +223,10 @@ func runBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 // after it, a connection cut before the Sync's reply); the server's
 // error when it refused a statement before the COMMIT, or the COMMIT
 // with an ERROR (the transaction is aborted, not committed); the
-// connection's error when nothing was sent; else a CommitError, the
+// connection's error when nothing was sent, or when pgx's preparation of
+// the batch's new statements failed (a Parse and a Describe each, which
+// run nothing, sent before the batch: a connection dropped while idle
+// in the pool fails there); else a CommitError, the
 // outcome unknown: the connection failed after the batch was sent, or
 // the server ended it (FATAL) as it ran the COMMIT. The server runs a
 // batch's statements in order and answers each in turn, so an error that
@@ -238,12 +241,13 @@ func commitBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	}
 	err := runBatch(ctx, conn, b)
 	var pg *pgconn.PgError
+	var pre pgx.ErrPreprocessingBatch
 	switch {
 	case done || err == nil:
 		return nil
 	case errors.As(err, &pg) && (!reached || cmp.Or(pg.SeverityUnlocalized, pg.Severity) == "ERROR"):
 		return err
-	case !errors.As(err, &pg) && pgconn.SafeToRetry(err):
+	case !errors.As(err, &pg) && (pgconn.SafeToRetry(err) || errors.As(err, &pre)):
 		return err
 	}
 	return &sqltx.CommitError{Err: err}
