@@ -48,7 +48,9 @@
 // is retried inside, a bounded number of times ([Options.Attempts]), then
 // reported as [sessiontree.ErrConflict] or [sessiontree.ErrStorage]. A
 // connection lost during the commit is not retried (the write may have
-// happened): it is reported as ErrStorage. A commit whose reply arrived
+// happened): it is reported as [sessiontree.ErrCommitUnknown] with
+// ErrStorage, and so is a write whose context ended while its COMMIT was
+// on its way. A commit whose reply arrived
 // is the write's success, whatever the connection or the server does
 // next (commitBatch). Reads that take several
 // statements run in one REPEATABLE READ snapshot. An ordinary append is

@@ -2,9 +2,12 @@ package pgengine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
@@ -165,5 +168,130 @@ func TestAppendRetriesConnectionDroppedIdle(t *testing.T) {
 	}
 	if log := logOf(t, direct, st.ID()); len(log) != 2 || log[1].ID != e.ID {
 		t.Errorf("the log holds %d entries; want 2, the second %s", len(log), e.ID)
+	}
+}
+
+// wantUnknown fails t unless err says the commit's outcome is unknown.
+func wantUnknown(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, sessiontree.ErrCommitUnknown) || !errors.Is(err, sessiontree.ErrStorage) {
+		t.Errorf("%s = %v; want ErrCommitUnknown and ErrStorage", what, err)
+	}
+}
+
+// TestAppendCommitReplyLost: the connection is lost after the server
+// committed an append and before its reply: the append is not tried
+// again (stored once), its error says the outcome is unknown, and an
+// append of the draft again with its id is refused as the doc says.
+func TestAppendCommitReplyLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, direct, p := faultDB(t)
+	st := newStorage(t, proxied)
+	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := customDraft(1)
+	d.ID = "0000c0de"
+	p.SetFault(once(pgtest.Cut, committed))
+	_, err := st.Append(ctx, d, sessiontree.AppendOptions{})
+	p.SetFault(nil)
+	wantUnknown(t, "Append", err)
+	if _, err := st.Append(ctx, d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrConflict) {
+		t.Errorf("Append of the draft again = %v; want ErrConflict: it was stored", err)
+	}
+	if log := logOf(t, direct, st.ID()); len(log) != 2 || log[1].ID != d.ID {
+		t.Errorf("the log holds %d entries; want 2, the second %s", len(log), d.ID)
+	}
+}
+
+// TestAppendCancelledDuringCommit: the append's context ends while the
+// server's reply to its COMMIT is on its way (held by the proxy): the
+// append committed, and its error, which matches context.Canceled, says
+// the outcome is unknown, not that the append was cancelled.
+func TestAppendCancelledDuringCommit(t *testing.T) {
+	t.Parallel()
+	proxied, direct, p := faultDB(t)
+	st := newStorage(t, proxied)
+	if _, err := st.Append(context.Background(), customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p.SetFault(func(_ int, m pgtest.Message) pgtest.Action {
+		if committed(m) {
+			cancel()
+			time.Sleep(50 * time.Millisecond) // the reply arrives after the client gave up
+		}
+		return pgtest.Pass
+	})
+	_, err := st.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
+	p.SetFault(nil)
+	wantUnknown(t, "Append", err)
+	if log := logOf(t, direct, st.ID()); len(log) != 2 {
+		t.Errorf("the log holds %d entries; want 2", len(log))
+	}
+}
+
+// TestGroupCommitReplyLost: the same loss on a group's commit answers
+// every member that the outcome is unknown; none runs again alone, and
+// each session holds its entry once.
+func TestGroupCommitReplyLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, direct, p := faultDB(t)
+	sts := make([]*Storage, 3)
+	for i := range sts {
+		sts[i] = newStorage(t, proxied)
+		if _, err := sts[i].Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groupOf(proxied, 3)
+	p.SetFault(once(pgtest.Cut, committed))
+	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3)}
+	_, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 3))
+	p.SetFault(nil)
+	for i, st := range sts {
+		wantUnknown(t, fmt.Sprintf("append %d", i), errs[i])
+		if log := logOf(t, direct, st.ID()); len(log) != 2 {
+			t.Errorf("session %d holds %d entries; want 2", i, len(log))
+		}
+	}
+}
+
+// TestWriteCommitReplyLost: the same loss on the writes of the general
+// path (database/sql's transaction): a leaf move, a batch, a claim. Each
+// is stored once and says the outcome is unknown; a claim taken again
+// gets a fence above the one lost.
+func TestWriteCommitReplyLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, direct, p := faultDB(t)
+	st := newStorage(t, proxied)
+	first, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := func(what string, write func() error) {
+		t.Helper()
+		p.SetFault(once(pgtest.Cut, committed))
+		err := write()
+		p.SetFault(nil)
+		wantUnknown(t, what, err)
+	}
+	lost("SetLeaf", func() error { _, err := st.SetLeaf(ctx, first.ID, sessiontree.AppendOptions{}); return err })
+	e, err := sessiontree.BuildEntry(customDraft(1), "0000ba7c", first.ID, "2026-12-07T00:00:00.000Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost("AppendBatch", func() error { return st.AppendBatch(ctx, []sessiontree.Entry{e}) })
+	if log := logOf(t, direct, st.ID()); len(log) != 3 || log[1].Type != sessiontree.TypeLeaf || log[2].ID != e.ID {
+		t.Errorf("the log holds %d entries; want 3: the first, the leaf move, %s", len(log), e.ID)
+	}
+	lost("Claim", func() error { _, err := st.Claim(ctx, "agent", time.Minute); return err })
+	c, err := st.Claim(ctx, "agent", time.Minute)
+	if err != nil || c.Fence() != 2 {
+		t.Fatalf("Claim again = %v; want fence 2, above the lost claim's", err)
 	}
 }

@@ -172,7 +172,10 @@ func lostConnection(err error) bool {
 		errors.As(err, &ne) || pgconn.SafeToRetry(err)
 }
 
-// storageErr gives err a root sentinel: errors that already match one
+// storageErr gives err a root sentinel: a commit whose outcome is
+// unknown (a CommitError, whatever its cause: a lost connection, or the
+// write's context ended while the COMMIT was on its way) is
+// ErrCommitUnknown and ErrStorage; other errors that already match one
 // are kept, a deadlock or serialization failure is ErrConflict, a write
 // the server takes none of (a read-only transaction: a standby, a role or
 // database whose transactions default to read-only) or this role may not
@@ -180,6 +183,9 @@ func lostConnection(err error) bool {
 // file that cannot be written is on SQLite, and everything else from the
 // server or the connection is ErrStorage.
 func storageErr(err error) error {
+	if isUnknownCommit(err) && !errors.Is(err, sessiontree.ErrCommitUnknown) {
+		return fmt.Errorf("%w: %w: %w", sessiontree.ErrStorage, sessiontree.ErrCommitUnknown, err)
+	}
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
 		sessiontree.ErrEditRefused, sessiontree.ErrBadQuery, errors.ErrUnsupported, context.Canceled, context.DeadlineExceeded} {
