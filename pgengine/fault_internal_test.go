@@ -370,3 +370,34 @@ func TestAppendsUnderRandomFaults(t *testing.T) {
 	}
 	t.Logf("%d appends failed, %d of them with the outcome unknown; groups %d", failed, unknown, proxied.group.groups.Load())
 }
+
+// TestReadCommitReplyLost: the connection of a read that takes a
+// snapshot (a path, a View) is lost after the server ended the read-only
+// transaction and before its reply. Nothing was written and everything
+// was read: the read is tried again on a new connection, not failed as
+// a commit whose outcome is unknown.
+func TestReadCommitReplyLost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, _, p := faultDB(t)
+	st := newStorage(t, proxied)
+	e, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(once(pgtest.Cut, committed))
+	path, err := st.Path(ctx, e.ID)
+	if err != nil || len(path) != 1 {
+		t.Errorf("Path = %d entries, %v; want 1", len(path), err)
+	}
+	p.SetFault(once(pgtest.Terminate, committed))
+	var in sessiontree.SessionInfo
+	err = proxied.View(ctx, func(tx sessiontree.DatabaseTx) error {
+		var err error
+		in, err = tx.SessionInfo(st.ID())
+		return err
+	})
+	if err != nil || in.Entries != 1 {
+		t.Errorf("View(SessionInfo) = %+v, %v; want 1 entry", in, err)
+	}
+}

@@ -32,7 +32,10 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 }
 
 // view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
-// carries (withSnapshot), or a new one.
+// carries (withSnapshot), or a new one. The commit of a snapshot of its
+// own only ends it, writing nothing: one that fails is no write of
+// unknown outcome but its cause, tried again when the connection was
+// lost (readCommitErr).
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	if tx, ok := snapshotOf(ctx); ok {
 		if err := fn(tx); err != nil {
@@ -41,7 +44,17 @@ func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) e
 		return nil
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	return db.retry(ctx, op, func() error { return db.runTx(ctx, opts, fn) })
+	return db.retry(ctx, op, func() error { return readCommitErr(db.runTx(ctx, opts, fn)) })
+}
+
+// readCommitErr is the error of a read-only transaction: the cause of a
+// failed commit, which wrote nothing, rather than a CommitError.
+func readCommitErr(err error) error {
+	var ce *sqltx.CommitError
+	if errors.As(err, &ce) {
+		return ce.Err
+	}
+	return err
 }
 
 // snapshotKey is the context key of a read snapshot (withSnapshot).
@@ -158,7 +171,10 @@ func retryable(err error) bool {
 	return lostConnection(err)
 }
 
-// lostConnection reports whether err is a dropped or refused connection,
+// lostConnection reports whether err is a dropped or refused connection
+// (pgconn.ErrConnClosed too: pgx's error when a failure earlier in the
+// same operation closed the connection, as a read finding it dropped
+// while a statement was being sent does),
 // or the server going away: shutting down, restarting, or not yet
 // accepting connections (class 57P: admin_shutdown, crash_shutdown,
 // cannot_connect_now), or a connection exception (class 08).
@@ -169,6 +185,7 @@ func lostConnection(err error) bool {
 		return strings.HasPrefix(pg.Code, "57P") || strings.HasPrefix(pg.Code, "08")
 	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.As(err, &ne) || pgconn.SafeToRetry(err)
 }
 
