@@ -401,3 +401,36 @@ func TestReadCommitReplyLost(t *testing.T) {
 		t.Errorf("View(SessionInfo) = %+v, %v; want 1 entry", in, err)
 	}
 }
+
+// TestReadRetriesConnectionDropped: reads of one statement on the pool
+// (the leaf, an entry, the labels, the state, the log) each meet a
+// connection the network dropped while idle, and are tried again on a
+// new one.
+func TestReadRetriesConnectionDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, _, p := faultDB(t)
+	st := newStorage(t, proxied)
+	e, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		name string
+		read func() error
+	}{
+		{"Leaf", func() error { _, err := st.Leaf(ctx); return err }},
+		{"Entry", func() error { _, err := st.Entry(ctx, e.ID); return err }},
+		{"Labels", func() error { _, err := st.Labels(ctx); return err }},
+		{"State", func() error { _, err := st.State(ctx, e.ID); return err }},
+		{"Log", func() error { _, err := st.Log(ctx, 0, 0); return err }},
+	} {
+		if err := r.read(); err != nil { // a connection to the pool
+			t.Fatal(err)
+		}
+		p.CutAll()
+		if err := r.read(); err != nil {
+			t.Errorf("%s after the connections dropped = %v; want it tried again on a new one", r.name, err)
+		}
+	}
+}

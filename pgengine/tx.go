@@ -85,6 +85,18 @@ func (db *DB) reader(ctx context.Context) sqlx.ExtContext {
 	return db.db
 }
 
+// read runs fn, a read of one statement, on reader(ctx): in the snapshot
+// ctx carries, once (view tries the snapshot again); on the pool, tried
+// again when the connection is lost, as a write is before its commit: a
+// read writes nothing, and a connection the network dropped while idle
+// in the pool fails the first statement sent on it.
+func (db *DB) read(ctx context.Context, fn func(q sqlx.ExtContext) error) error {
+	if tx, ok := snapshotOf(ctx); ok {
+		return fn(tx)
+	}
+	return db.retry(ctx, "", func() error { return fn(db.db) })
+}
+
 // retry runs attempt until it succeeds, fails for good, or has been tried
 // Options.Attempts times, pausing a little longer each time.
 func (db *DB) retry(ctx context.Context, op string, attempt func() error) error {
