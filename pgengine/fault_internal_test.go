@@ -434,3 +434,28 @@ func TestReadRetriesConnectionDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendPoolerLostServerAfterCommit: between the engine and the
+// server a pooler (PgBouncer) loses its connection to the server after
+// the server ran an append's whole batch, COMMIT included, and answers
+// its own error (08P01) in place of the batch's first reply. The error
+// answers a statement before the COMMIT, but it is not the server's: the
+// outcome is unknown, and the append is not tried again (which stored
+// it a second time).
+func TestAppendPoolerLostServerAfterCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxied, direct, p := faultDB(t)
+	st := newStorage(t, proxied)
+	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The server answers the batch at its Sync, once every statement ran.
+	p.SetFault(once(pgtest.PoolerLost, func(m pgtest.Message) bool { return !m.FromClient && m.Tag == "BEGIN" }))
+	_, err := st.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
+	p.SetFault(nil)
+	wantUnknown(t, "Append", err)
+	if log := logOf(t, direct, st.ID()); len(log) > 2 {
+		t.Errorf("the log holds %d entries; want at most 2", len(log))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -230,7 +231,11 @@ func runBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 // outcome unknown: the connection failed after the batch was sent, or
 // the server ended it (FATAL) as it ran the COMMIT. The server runs a
 // batch's statements in order and answers each in turn, so an error that
-// answers a statement before the COMMIT means the COMMIT never ran.
+// answers a statement before the COMMIT means the COMMIT never ran;
+// but a connection exception (class 08) need not be the server's: a
+// pooler between (PgBouncer's "server conn crashed?", 08P01) answers it
+// in place of the replies it lost, however far the server got, so its
+// outcome is unknown too.
 func commitBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	var reached, done bool
 	b.Queue("COMMIT").Fn = func(br pgx.BatchResults) error {
@@ -245,7 +250,7 @@ func commitBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	switch {
 	case done || err == nil:
 		return nil
-	case errors.As(err, &pg) && (!reached || cmp.Or(pg.SeverityUnlocalized, pg.Severity) == "ERROR"):
+	case errors.As(err, &pg) && !isConnectionException(pg) && (!reached || cmp.Or(pg.SeverityUnlocalized, pg.Severity) == "ERROR"):
 		return err
 	case !errors.As(err, &pg) && (pgconn.SafeToRetry(err) || errors.As(err, &pre)):
 		return err
@@ -264,6 +269,10 @@ func (st *session) commitErr(ctx context.Context, conn *pgx.Conn, err error) err
 	}
 	return errors.Join(st.saveErr(insertErr(err)), rollback(ctx, conn))
 }
+
+// isConnectionException reports whether pg is of class 08, connection
+// exception.
+func isConnectionException(pg *pgconn.PgError) bool { return strings.HasPrefix(pg.Code, "08") }
 
 // isUnknownCommit reports whether err is a commit whose outcome is
 // unknown (commitBatch, sqltx.Run).

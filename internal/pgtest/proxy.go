@@ -64,6 +64,13 @@ const (
 	// the server is told to stop right after it did what the message
 	// reports. On a message from the client it is Cut.
 	Terminate
+	// PoolerLost drops a message to the client and everything after it,
+	// sends the error a connection pooler (PgBouncer) sends when it
+	// loses its connection to the server (ERROR, 08P01, "server conn
+	// crashed?") and closes the connection: the server may have run
+	// every statement the client sent, whatever reply the error takes
+	// the place of. On a message from the client it is Cut.
+	PoolerLost
 )
 
 // Fault decides what the proxy does with a message; conn numbers the
@@ -209,7 +216,12 @@ func (c *proxyConn) pipe(src, dst net.Conn, fromClient bool) {
 		case Terminate:
 			if !fromClient {
 				_, _ = dst.Write(raw)
-				_, _ = dst.Write(terminated())
+				_, _ = dst.Write(errorResponse("FATAL", "57P01", "terminating connection due to administrator command"))
+			}
+			return
+		case PoolerLost:
+			if !fromClient {
+				_, _ = dst.Write(errorResponse("ERROR", "08P01", "server conn crashed?"))
 			}
 			return
 		}
@@ -284,11 +296,11 @@ func isEncryptionRequest(raw []byte) bool {
 	return code == 80877103 || code == 80877104
 }
 
-// terminated is the ErrorResponse a backend sends as it is terminated.
-func terminated() []byte {
+// errorResponse is an ErrorResponse message of severity, code and
+// message.
+func errorResponse(severity, code, message string) []byte {
 	var body bytes.Buffer
-	for _, f := range [][2]string{{"S", "FATAL"}, {"V", "FATAL"}, {"C", "57P01"},
-		{"M", "terminating connection due to administrator command"}} {
+	for _, f := range [][2]string{{"S", severity}, {"V", severity}, {"C", code}, {"M", message}} {
 		body.WriteString(f[0])
 		body.WriteString(f[1])
 		body.WriteByte(0)
