@@ -301,8 +301,8 @@ func TestWriteCommitReplyLost(t *testing.T) {
 
 // TestAppendsUnderRandomFaults: writers append to their sessions at
 // once (alone and in groups) while the proxy cuts connections at random
-// points, either way, and ends some after a COMMIT's reply as a server
-// told to stop does. Afterwards every append acknowledged is stored
+// points, either way, ends some after a COMMIT's reply as a server told
+// to stop does, and answers some replies with a pooler's error. Afterwards every append acknowledged is stored
 // once, one whose error says the outcome is unknown at most once, and
 // every other failed append not at all; Check (the cleanup) finds the
 // counters and branches sound.
@@ -325,6 +325,8 @@ func TestAppendsUnderRandomFaults(t *testing.T) {
 			return pgtest.Cut
 		case x < 150 && committed(m):
 			return pgtest.Terminate
+		case x < 8 && !m.FromClient:
+			return pgtest.PoolerLost
 		}
 		return pgtest.Pass
 	})
