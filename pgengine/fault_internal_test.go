@@ -45,6 +45,29 @@ func faultDB(t *testing.T) (proxied, direct *DB, p *pgtest.Proxy) {
 	return proxied, direct, p
 }
 
+// faultSetup is a database of a test's own, opened through a fault proxy
+// and directly (faultDB), and a session of it with one entry, written
+// through the proxy.
+type faultSetup struct {
+	proxied, direct *DB
+	p               *pgtest.Proxy
+	st              *Storage
+	first           sessiontree.Entry
+}
+
+// faultSession makes a faultSetup for t.
+func faultSession(t *testing.T) faultSetup {
+	t.Helper()
+	var f faultSetup
+	f.proxied, f.direct, f.p = faultDB(t)
+	f.st = newStorage(t, f.proxied)
+	var err error
+	if f.first, err = f.st.Append(context.Background(), customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // once is a fault that answers act to the first message match accepts,
 // and passes every other.
 func once(act pgtest.Action, match func(m pgtest.Message) bool) pgtest.Fault {
@@ -89,11 +112,8 @@ func logOf(t *testing.T, db *DB, id string) []sessiontree.Entry {
 func TestAppendTerminatedAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st := f.direct, f.p, f.st
 	other, err := direct.OpenStorage(ctx, st.ID())
 	if err != nil {
 		t.Fatal(err)
@@ -117,25 +137,30 @@ func TestAppendTerminatedAfterCommit(t *testing.T) {
 	}
 }
 
+// faultGroup appends to n sessions of proxied, each with one entry, in
+// one group while f acts, and returns the sessions and the appends'
+// entries and errors.
+func faultGroup(t *testing.T, proxied *DB, p *pgtest.Proxy, n int, f pgtest.Fault) ([]*Storage, []sessiontree.Entry, []error) {
+	t.Helper()
+	sts, _ := groupSessions(t, proxied, n)
+	groupOf(proxied, n)
+	ds := make([]sessiontree.Draft, n)
+	for i := range ds {
+		ds[i] = customDraft(i + 1)
+	}
+	p.SetFault(f)
+	defer p.SetFault(nil)
+	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, n))
+	return sts, out, errs
+}
+
 // TestGroupTerminatedAfterCommit: the same fault on a group's commit.
 // Its members committed: none runs again alone (each would store its
 // entry a second time), and each is answered its entry.
 func TestGroupTerminatedAfterCommit(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	proxied, direct, p := faultDB(t)
-	sts := make([]*Storage, 4)
-	for i := range sts {
-		sts[i] = newStorage(t, proxied)
-		if _, err := sts[i].Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	groupOf(proxied, 4)
-	p.SetFault(once(pgtest.Terminate, committed))
-	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3), customDraft(4)}
-	out, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 4))
-	p.SetFault(nil)
+	sts, out, errs := faultGroup(t, proxied, p, 4, once(pgtest.Terminate, committed))
 	if g := proxied.group.groups.Load(); g != 1 {
 		t.Fatalf("%d groups; want the 4 appends in 1", g)
 	}
@@ -159,11 +184,8 @@ func TestGroupTerminatedAfterCommit(t *testing.T) {
 func TestAppendRetriesConnectionDroppedIdle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st := f.direct, f.p, f.st
 	p.CutAll()
 	e, err := st.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
 	if err != nil {
@@ -189,11 +211,8 @@ func wantUnknown(t *testing.T, what string, err error) {
 func TestAppendCommitReplyLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st := f.direct, f.p, f.st
 	d := customDraft(1)
 	d.ID = "0000c0de"
 	p.SetFault(once(pgtest.Cut, committed))
@@ -214,11 +233,8 @@ func TestAppendCommitReplyLost(t *testing.T) {
 // the outcome is unknown, not that the append was cancelled.
 func TestAppendCancelledDuringCommit(t *testing.T) {
 	t.Parallel()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	if _, err := st.Append(context.Background(), customDraft(0), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st := f.direct, f.p, f.st
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p.SetFault(func(_ int, m pgtest.Message) pgtest.Action {
@@ -241,20 +257,8 @@ func TestAppendCancelledDuringCommit(t *testing.T) {
 // each session holds its entry once.
 func TestGroupCommitReplyLost(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	proxied, direct, p := faultDB(t)
-	sts := make([]*Storage, 3)
-	for i := range sts {
-		sts[i] = newStorage(t, proxied)
-		if _, err := sts[i].Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	groupOf(proxied, 3)
-	p.SetFault(once(pgtest.Cut, committed))
-	ds := []sessiontree.Draft{customDraft(1), customDraft(2), customDraft(3)}
-	_, errs := appendEach(sts, ds, make([]sessiontree.AppendOptions, 3))
-	p.SetFault(nil)
+	sts, _, errs := faultGroup(t, proxied, p, 3, once(pgtest.Cut, committed))
 	for i, st := range sts {
 		wantUnknown(t, fmt.Sprintf("append %d", i), errs[i])
 		if log := logOf(t, direct, st.ID()); len(log) != 2 {
@@ -270,12 +274,8 @@ func TestGroupCommitReplyLost(t *testing.T) {
 func TestWriteCommitReplyLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	first, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st, first := f.direct, f.p, f.st, f.first
 	lost := func(what string, write func() error) {
 		t.Helper()
 		p.SetFault(once(pgtest.Cut, committed))
@@ -381,12 +381,8 @@ func TestAppendsUnderRandomFaults(t *testing.T) {
 func TestReadCommitReplyLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, _, p := faultDB(t)
-	st := newStorage(t, proxied)
-	e, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	proxied, p, st, e := f.proxied, f.p, f.st, f.first
 	p.SetFault(once(pgtest.Cut, committed))
 	path, err := st.Path(ctx, e.ID)
 	if err != nil || len(path) != 1 {
@@ -411,12 +407,8 @@ func TestReadCommitReplyLost(t *testing.T) {
 func TestReadRetriesConnectionDropped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, _, p := faultDB(t)
-	st := newStorage(t, proxied)
-	e, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	p, st, e := f.p, f.st, f.first
 	for _, r := range []struct {
 		name string
 		read func() error
@@ -447,11 +439,8 @@ func TestReadRetriesConnectionDropped(t *testing.T) {
 func TestAppendPoolerLostServerAfterCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	proxied, direct, p := faultDB(t)
-	st := newStorage(t, proxied)
-	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f := faultSession(t)
+	direct, p, st := f.direct, f.p, f.st
 	// The server answers the batch at its Sync, once every statement ran.
 	p.SetFault(once(pgtest.PoolerLost, func(m pgtest.Message) bool { return !m.FromClient && m.Tag == "BEGIN" }))
 	_, err := st.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
