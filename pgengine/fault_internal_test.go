@@ -450,3 +450,63 @@ func TestAppendPoolerLostServerAfterCommit(t *testing.T) {
 		t.Errorf("the log holds %d entries; want at most 2", len(log))
 	}
 }
+
+// TestQueuedAppendLeavesAtItsDeadline: an append (without a deadline)
+// leads, and the network stops delivering its batch, without a word: it
+// waits until the connection is cut. Appends to other sessions queued
+// behind it, each with a deadline, return at their deadlines, not once
+// the stalled append is done (the operating system gives up on such a
+// connection after many minutes); they were not stored.
+func TestQueuedAppendLeavesAtItsDeadline(t *testing.T) {
+	t.Parallel()
+	f := faultSession(t)
+	others, _ := groupSessions(t, f.proxied, 3)
+	stalled := make(chan struct{})
+	stall := once(pgtest.Stall, sending("INSERT INTO entries"))
+	f.p.SetFault(func(n int, m pgtest.Message) pgtest.Action {
+		a := stall(n, m)
+		if a == pgtest.Stall {
+			close(stalled)
+		}
+		return a
+	})
+	lead := make(chan error, 1)
+	go func() {
+		_, err := f.st.Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})
+		lead <- err
+	}()
+	<-stalled
+	errs := make(chan error, len(others))
+	for _, st := range others {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_, err := st.Append(ctx, customDraft(2), sessiontree.AppendOptions{})
+			errs <- err
+		}()
+	}
+	for range others {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("queued append = %v; want context.DeadlineExceeded", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("queued appends still wait for the stalled one, past their deadlines")
+		}
+	}
+	var err error
+	select {
+	case err = <-lead:
+		t.Errorf("the stalled append returned (%v) before its connection was cut", err)
+	default:
+		f.p.CutAll()
+		err = <-lead
+	}
+	wantUnknown(t, "stalled Append", err)
+	for i, st := range others {
+		if log := logOf(t, f.direct, st.ID()); len(log) != 1 {
+			t.Errorf("session %d holds %d entries; want its first alone", i, len(log))
+		}
+	}
+}

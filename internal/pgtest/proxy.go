@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -71,6 +72,11 @@ const (
 	// every statement the client sent, whatever reply the error takes
 	// the place of. On a message from the client it is Cut.
 	PoolerLost
+	// Stall drops the message and every later one on the connection,
+	// both ways, and keeps it open: a network path that stopped
+	// delivering without a word (a partition), which the client notices
+	// only by its own timeouts.
+	Stall
 )
 
 // Fault decides what the proxy does with a message; conn numbers the
@@ -178,6 +184,8 @@ type proxyConn struct {
 	// stmts maps the connection's prepared statements to their SQL;
 	// only the client-to-server goroutine uses it.
 	stmts map[string]string
+	// stalled is set once a fault stalled the connection (Stall).
+	stalled atomic.Bool
 }
 
 func (c *proxyConn) close() {
@@ -210,7 +218,13 @@ func (c *proxyConn) pipe(src, dst net.Conn, fromClient bool) {
 		if fromClient {
 			c.noteSQL(raw, &m)
 		}
+		if c.stalled.Load() {
+			continue
+		}
 		switch c.p.decide(c.n, m) {
+		case Stall:
+			c.stalled.Store(true)
+			continue
 		case Cut:
 			return
 		case Terminate:
