@@ -34,6 +34,15 @@ var (
 	// backend returns the operating system's error (syscall.ENOSPC) within
 	// ErrStorage.
 	ErrDiskFull = errors.New("disk full")
+	// ErrCommitUnknown is returned, together with [ErrStorage], when a
+	// write's commit was sent to a database server and the connection
+	// failed (or the write's context ended) before the server's answer:
+	// the write may have been stored or not, and it is not tried again
+	// inside, which could store it twice. A caller that tries an append
+	// again should give its draft an id ([Draft].ID): a second append of
+	// an entry that was stored is then refused with [ErrConflict]. Only
+	// the PostgreSQL engine returns it.
+	ErrCommitUnknown = errors.New("commit outcome unknown")
 	// ErrLocked is returned when another writer holds the session: the
 	// database's write lock for longer than the busy timeout, or a live
 	// writer claim (a [ClaimedError]).

@@ -54,7 +54,11 @@
 // is retried inside, a bounded number of times ([Options.Attempts]), then
 // reported as [sessiontree.ErrConflict] or [sessiontree.ErrStorage]. A
 // connection lost during the commit is not retried (the write may have
-// happened): it is reported as ErrStorage. Reads that take several
+// happened): it is reported as [sessiontree.ErrCommitUnknown] with
+// ErrStorage, and so is a write whose context ended while its COMMIT was
+// on its way. A commit whose reply arrived
+// is the write's success, whatever the connection or the server does
+// next (commitBatch). Reads that take several
 // statements run in one REPEATABLE READ snapshot. An ordinary append is
 // one round trip on pgx's own interface (pipe.go: BEGIN, the lock, the
 // insert, the row's write-back and COMMIT in one batch), built from the

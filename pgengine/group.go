@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/sessiontree/sessiontree"
@@ -31,7 +30,11 @@ import (
 // (NOWAIT, SKIP LOCKED): every append queued behind its group would wait
 // with it, whatever its session and its context. A member whose row
 // another transaction holds runs again alone once the lead is handed on,
-// and waits there.
+// and waits there. For the same reason an append still queued when its
+// context ends leaves the queue with the context's error (pipeReq.wait):
+// a group whose connection the network stopped answering holds the lead
+// until the operating system gives up on that connection, many minutes
+// later; one taken into a group waits for it.
 //
 // When every member's Storage kept its row (rowcache.go: the common case
 // of writers appending to their own sessions), the leader builds each
@@ -71,7 +74,19 @@ type pipeReq struct {
 	// wake receives once: true when the request is to lead the next
 	// group, false when it is answered.
 	wake chan bool
+	// state is where the request is (reqQueued, ...); it moves once
+	// out of reqQueued, by whichever comes first: a leader taking it,
+	// the lead handed to it, or its requester leaving (wait).
+	state atomic.Int32
 }
+
+// A pipeReq's states.
+const (
+	reqQueued    = iota // in the queue
+	reqTaken            // in a group: it is answered by the group
+	reqLeads            // handed the lead: it leads the next group
+	reqAbandoned        // left by its requester, whose context ended
+)
 
 // errAlone answers a group member that is to run again alone.
 var errAlone = errors.New("append runs alone")
@@ -100,14 +115,40 @@ type groupCommit struct {
 }
 
 // take removes and returns the first request queued for each session;
-// later ones of a session stay queued, in order.
+// later ones of a session stay queued, in order. Requests their
+// requesters left are removed and dropped.
 func (g *groupCommit) take() []*pipeReq {
 	seen := make(map[int64]bool)
-	return g.Take(func(r *pipeReq) bool {
-		first := !seen[r.s.pk]
-		seen[r.s.pk] = true
-		return first
+	rs := g.Take(func(r *pipeReq) bool {
+		if seen[r.s.pk] && r.state.Load() != reqAbandoned {
+			return false
+		}
+		if r.state.CompareAndSwap(reqQueued, reqTaken) || r.state.CompareAndSwap(reqLeads, reqTaken) {
+			seen[r.s.pk] = true
+		}
+		return true
 	})
+	return slices.DeleteFunc(rs, func(r *pipeReq) bool { return r.state.Load() == reqAbandoned })
+}
+
+// wait waits until r is answered (false) or handed the lead (true). A
+// request whose context ends while it is still queued leaves the queue
+// (the next leader drops it) and is answered with the context's error,
+// so that it does not wait past its deadline for a group that is not
+// its own (one whose connection the network stopped answering waits
+// for the operating system to give up on it); once taken into a group,
+// or handed the lead, it waits for that.
+func (r *pipeReq) wait() bool {
+	select {
+	case lead := <-r.wake:
+		return lead
+	case <-r.ctx.Done():
+	}
+	if r.state.CompareAndSwap(reqQueued, reqAbandoned) {
+		r.out, r.err = sessiontree.Entry{}, r.ctx.Err()
+		return false
+	}
+	return <-r.wake
 }
 
 // appendPiped appends d in a group of this DB's concurrent pipelined
@@ -115,7 +156,7 @@ func (g *groupCommit) take() []*pipeReq {
 func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
 	r := &pipeReq{ctx: ctx, s: s, d: d, opts: opts, wake: make(chan bool, 1)}
 	g := &s.db.group
-	if lead := g.Enqueue(r); lead || <-r.wake {
+	if lead := g.Enqueue(r); lead || r.wait() {
 		s.db.lead()
 	}
 	if errors.Is(r.err, errAlone) {
@@ -124,9 +165,17 @@ func (s *Storage) appendPiped(ctx context.Context, d sessiontree.Draft, opts ses
 	return r.out, r.err
 }
 
-// lead runs one group, hands the lead on and answers the group's
-// members; the leader's own request is among them.
+// lead runs groups while this goroutine leads: one, whose members
+// include the leader's own request, and another each time the request
+// it would hand the lead to was left by its requester.
 func (db *DB) lead() {
+	for db.leadOnce() {
+	}
+}
+
+// leadOnce runs one group, hands the lead on and answers the group's
+// members. It reports whether the lead stays with the caller.
+func (db *DB) leadOnce() (again bool) {
 	g := &db.group
 	g.Gather()
 	if g.beforeTake != nil {
@@ -134,26 +183,39 @@ func (db *DB) lead() {
 	}
 	rs := g.take()
 	ran := false
-	defer func() { db.finish(rs, ran) }()
-	db.runGroup(rs)
+	defer func() { again = db.finish(rs, ran) }()
+	if len(rs) > 0 {
+		db.runGroup(rs)
+	}
 	ran = true
+	return false
 }
 
 // finish hands the lead to the next request queued and wakes the
 // group's members. After a panic in the group (ran false) each is
-// answered with an error: nobody may wait forever for it.
-func (db *DB) finish(rs []*pipeReq, ran bool) {
+// answered with an error: nobody may wait forever for it. It reports
+// whether the lead stays with the caller: the next request was left by
+// its requester, who waits for no lead (the next group drops it).
+func (db *DB) finish(rs []*pipeReq, ran bool) (again bool) {
 	if !ran {
 		for _, r := range rs {
 			r.out, r.err = sessiontree.Entry{}, fmt.Errorf("%w: append: the group's transaction panicked", sessiontree.ErrStorage)
 		}
 	}
 	if next, ok := db.group.HandOff(); ok {
-		next.wake <- true
+		if next.state.CompareAndSwap(reqQueued, reqLeads) {
+			next.wake <- true
+		} else {
+			again = true
+		}
 	}
 	for _, r := range rs {
 		r.wake <- false
 	}
+	if again && !ran {
+		go db.lead() // this goroutine panics on
+	}
+	return again && ran
 }
 
 // runGroup runs rs, requests for different sessions: a lone one alone
@@ -306,7 +368,7 @@ func groupKept(ctx context.Context, conn *pgx.Conn, g *groupCommit, rs []*pipeRe
 // holds, sends it and keeps each owner's row once committed.
 func commitGroup(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, g *groupCommit, ws []*pipedWrite, owners []*Storage) error {
 	queueGroup(b, &g.cols, ws)
-	err := runBatch(ctx, conn, b)
+	err := commitBatch(ctx, conn, b)
 	if g.refused(ctx, conn, ws[0], err) {
 		return errNotKept
 	}
@@ -319,9 +381,8 @@ func commitGroup(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, g *groupComm
 	return nil
 }
 
-// queueGroup queues in b a group's writes and COMMIT: the branch
-// cleared for each root, every entry in one statement, each session
-// row's write-back, COMMIT. (One write-back of every row, its values
+// queueGroup queues in b a group's writes: the branch cleared for each
+// root, every entry in one statement, each session row's write-back. (One write-back of every row, its values
 // given as arrays, took more of the server's time than the separate
 // ones: 165 µs a group of 3.75 rows against 33 µs a row.)
 func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
@@ -336,7 +397,6 @@ func queueGroup(b *pgx.Batch, c *entryColumns, ws []*pipedWrite) {
 	for _, w := range ws {
 		b.Queue(w.save.sql, w.save.args...)
 	}
-	b.Queue("COMMIT")
 }
 
 // build builds r's entry under its session's locked row (nil: none, the
@@ -349,16 +409,15 @@ func (r *pipeReq) build(st *session) (sessiontree.Entry, *pipedWrite, error) {
 	return st.pipedAppend(r.d, r.opts)
 }
 
-// groupCommitErr is the error of a group's batch ending in COMMIT: one
-// the server reported aborted the transaction, which is rolled back, and
-// so did a failure before anything was sent; any other leaves the commit
-// unknown, a CommitError.
+// groupCommitErr is the error of a group's batch commitBatch did not
+// commit: a commit whose outcome is unknown, a CommitError, as it is;
+// any other aborted the transaction, or nothing was sent: it is rolled
+// back.
 func groupCommitErr(ctx context.Context, conn *pgx.Conn, err error) error {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) || pgconn.SafeToRetry(err) {
-		return errors.Join(err, rollback(ctx, conn))
+	if isUnknownCommit(err) {
+		return err
 	}
-	return &sqltx.CommitError{Err: err}
+	return errors.Join(err, rollback(ctx, conn))
 }
 
 // lockGroup begins the transaction on conn and locks the rows of the

@@ -41,6 +41,13 @@ func appendEach(sts []*Storage, ds []sessiontree.Draft, opts []sessiontree.Appen
 func groupFixture(t *testing.T, n int) (*DB, []*Storage, []sessiontree.Entry) {
 	t.Helper()
 	db := openTestDB(t, Options{})
+	sts, firsts := groupSessions(t, db, n)
+	return db, sts, firsts
+}
+
+// groupSessions is n sessions of db, each with one entry.
+func groupSessions(t *testing.T, db *DB, n int) ([]*Storage, []sessiontree.Entry) {
+	t.Helper()
 	sts, firsts := make([]*Storage, n), make([]sessiontree.Entry, n)
 	for i := range sts {
 		sts[i] = newStorage(t, db)
@@ -49,7 +56,7 @@ func groupFixture(t *testing.T, n int) (*DB, []*Storage, []sessiontree.Entry) {
 			t.Fatal(err)
 		}
 	}
-	return db, sts, firsts
+	return sts, firsts
 }
 
 // usageDraft is an assistant message with usage: input tokens, 1 output

@@ -1,8 +1,10 @@
 package pgengine
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -104,8 +106,7 @@ func (s *Storage) commitOn(ctx context.Context, conn *pgx.Conn, b *pgx.Batch, d 
 	for _, q := range w.statements() {
 		b.Queue(q.sql, q.args...)
 	}
-	b.Queue("COMMIT")
-	err := runBatch(ctx, conn, b)
+	err := commitBatch(ctx, conn, b)
 	if s.db.group.refused(ctx, conn, w, err) {
 		return e, errNotKept
 	}
@@ -216,20 +217,68 @@ func runBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 	return conn.SendBatch(ctx, b).Close()
 }
 
-// commitErr is the error of the batch ending in COMMIT. An error the
-// server reported aborted the transaction, which is rolled back: a taken
-// id, a claim's refusal, a serialization failure. Any other failure
-// after the batch was sent leaves the commit unknown: a CommitError,
-// never tried again.
+// commitBatch queues COMMIT after b's statements, sends b and reads
+// every result, and says what came of the commit: nil once the COMMIT's
+// reply arrived (the transaction committed, whatever the server or the
+// connection did next: a FATAL error as the server is stopped right
+// after it, a connection cut before the Sync's reply); the server's
+// error when it refused a statement before the COMMIT, or the COMMIT
+// with an ERROR (the transaction is aborted, not committed); the
+// connection's error when nothing was sent, or when pgx's preparation of
+// the batch's new statements failed (a Parse and a Describe each, which
+// run nothing, sent before the batch: a connection dropped while idle
+// in the pool fails there); else a CommitError, the
+// outcome unknown: the connection failed after the batch was sent, or
+// the server ended it (FATAL) as it ran the COMMIT. The server runs a
+// batch's statements in order and answers each in turn, so an error that
+// answers a statement before the COMMIT means the COMMIT never ran;
+// but a connection exception (class 08) need not be the server's: a
+// pooler between (PgBouncer's "server conn crashed?", 08P01) answers it
+// in place of the replies it lost, however far the server got, so its
+// outcome is unknown too.
+func commitBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
+	var reached, done bool
+	b.Queue("COMMIT").Fn = func(br pgx.BatchResults) error {
+		reached = true
+		_, err := br.Exec()
+		done = err == nil
+		return err
+	}
+	err := runBatch(ctx, conn, b)
+	var pg *pgconn.PgError
+	var pre pgx.ErrPreprocessingBatch
+	switch {
+	case done || err == nil:
+		return nil
+	case errors.As(err, &pg) && !isConnectionException(pg) && (!reached || cmp.Or(pg.SeverityUnlocalized, pg.Severity) == "ERROR"):
+		return err
+	case !errors.As(err, &pg) && (pgconn.SafeToRetry(err) || errors.As(err, &pre)):
+		return err
+	}
+	return &sqltx.CommitError{Err: err}
+}
+
+// commitErr is the error of a batch commitBatch did not commit: a
+// CommitError as it is (never tried again), a failure to send as it is;
+// a statement the server refused aborted the transaction, which is
+// rolled back: a taken id, a claim's refusal, a serialization failure.
 func (st *session) commitErr(ctx context.Context, conn *pgx.Conn, err error) error {
 	var pg *pgconn.PgError
-	if !errors.As(err, &pg) {
-		if pgconn.SafeToRetry(err) {
-			return err
-		}
-		return &sqltx.CommitError{Err: err}
+	if !errors.As(err, &pg) || isUnknownCommit(err) {
+		return err
 	}
 	return errors.Join(st.saveErr(insertErr(err)), rollback(ctx, conn))
+}
+
+// isConnectionException reports whether pg is of class 08, connection
+// exception.
+func isConnectionException(pg *pgconn.PgError) bool { return strings.HasPrefix(pg.Code, "08") }
+
+// isUnknownCommit reports whether err is a commit whose outcome is
+// unknown (commitBatch, sqltx.Run).
+func isUnknownCommit(err error) bool {
+	var ce *sqltx.CommitError
+	return errors.As(err, &ce)
 }
 
 // rollback ends conn's failed or unfinished transaction, even when ctx is

@@ -67,7 +67,9 @@ func (s *Storage) get(ctx context.Context, op string, dest any, query string, ar
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := sqlx.GetContext(ctx, s.db.reader(ctx), dest, query, append([]any{s.pk}, args...)...)
+	err := s.db.read(ctx, func(q sqlx.ExtContext) error {
+		return sqlx.GetContext(ctx, q, dest, query, append([]any{s.pk}, args...)...)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return &SessionNotFoundError{ID: s.meta.ID}
 	}
@@ -110,7 +112,10 @@ func (s *Storage) Labels(ctx context.Context) (map[string]string, error) {
 		Target string `db:"target_id"`
 		Label  string `db:"label"`
 	}
-	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &rows, `SELECT target_id, label FROM labels WHERE session = $1`, s.pk); err != nil {
+	err := s.db.read(ctx, func(q sqlx.ExtContext) error {
+		return sqlx.SelectContext(ctx, q, &rows, `SELECT target_id, label FROM labels WHERE session = $1`, s.pk)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("labels: %w", storageErr(err))
 	}
 	out := make(map[string]string, len(rows))
@@ -199,7 +204,10 @@ func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...a
 		return nil, err
 	}
 	var rows []row
-	if err := sqlx.SelectContext(ctx, s.db.reader(ctx), &rows, query, append([]any{s.pk}, args...)...); err != nil {
+	err := s.db.read(ctx, func(q sqlx.ExtContext) error {
+		return sqlx.SelectContext(ctx, q, &rows, query, append([]any{s.pk}, args...)...)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, storageErr(err))
 	}
 	return entriesOf(rows)
@@ -243,7 +251,9 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 		return st, err
 	}
 	var sr stateRows
-	err := s.db.reader(ctx).QueryRowxContext(ctx, stateQuery, s.pk, from).Scan(sr.dest()...)
+	err := s.db.read(ctx, func(q sqlx.ExtContext) error {
+		return q.QueryRowxContext(ctx, stateQuery, s.pk, from).Scan(sr.dest()...)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, &sessiontree.EntryNotFoundError{ID: from}
 	}

@@ -32,7 +32,10 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 }
 
 // view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
-// carries (withSnapshot), or a new one.
+// carries (withSnapshot), or a new one. The commit of a snapshot of its
+// own only ends it, writing nothing: one that fails is no write of
+// unknown outcome but its cause, tried again when the connection was
+// lost (readCommitErr).
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
 	if tx, ok := snapshotOf(ctx); ok {
 		if err := fn(tx); err != nil {
@@ -41,7 +44,17 @@ func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) e
 		return nil
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	return db.retry(ctx, op, func() error { return db.runTx(ctx, opts, fn) })
+	return db.retry(ctx, op, func() error { return readCommitErr(db.runTx(ctx, opts, fn)) })
+}
+
+// readCommitErr is the error of a read-only transaction: the cause of a
+// failed commit, which wrote nothing, rather than a CommitError.
+func readCommitErr(err error) error {
+	var ce *sqltx.CommitError
+	if errors.As(err, &ce) {
+		return ce.Err
+	}
+	return err
 }
 
 // snapshotKey is the context key of a read snapshot (withSnapshot).
@@ -70,6 +83,18 @@ func (db *DB) reader(ctx context.Context) sqlx.ExtContext {
 		return tx
 	}
 	return db.db
+}
+
+// read runs fn, a read of one statement, on reader(ctx): in the snapshot
+// ctx carries, once (view tries the snapshot again); on the pool, tried
+// again when the connection is lost, as a write is before its commit: a
+// read writes nothing, and a connection the network dropped while idle
+// in the pool fails the first statement sent on it.
+func (db *DB) read(ctx context.Context, fn func(q sqlx.ExtContext) error) error {
+	if tx, ok := snapshotOf(ctx); ok {
+		return fn(tx)
+	}
+	return db.retry(ctx, "", func() error { return fn(db.db) })
 }
 
 // retry runs attempt until it succeeds, fails for good, or has been tried
@@ -158,7 +183,10 @@ func retryable(err error) bool {
 	return lostConnection(err)
 }
 
-// lostConnection reports whether err is a dropped or refused connection,
+// lostConnection reports whether err is a dropped or refused connection
+// (pgconn.ErrConnClosed too: pgx's error when a failure earlier in the
+// same operation closed the connection, as a read finding it dropped
+// while a statement was being sent does),
 // or the server going away: shutting down, restarting, or not yet
 // accepting connections (class 57P: admin_shutdown, crash_shutdown,
 // cannot_connect_now), or a connection exception (class 08).
@@ -169,10 +197,14 @@ func lostConnection(err error) bool {
 		return strings.HasPrefix(pg.Code, "57P") || strings.HasPrefix(pg.Code, "08")
 	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.As(err, &ne) || pgconn.SafeToRetry(err)
 }
 
-// storageErr gives err a root sentinel: errors that already match one
+// storageErr gives err a root sentinel: a commit whose outcome is
+// unknown (a CommitError, whatever its cause: a lost connection, or the
+// write's context ended while the COMMIT was on its way) is
+// ErrCommitUnknown and ErrStorage; other errors that already match one
 // are kept, a deadlock or serialization failure is ErrConflict, a write
 // the server takes none of (a read-only transaction: a standby, a role or
 // database whose transactions default to read-only) or this role may not
@@ -180,6 +212,9 @@ func lostConnection(err error) bool {
 // file that cannot be written is on SQLite, and everything else from the
 // server or the connection is ErrStorage.
 func storageErr(err error) error {
+	if isUnknownCommit(err) && !errors.Is(err, sessiontree.ErrCommitUnknown) {
+		return fmt.Errorf("%w: %w: %w", sessiontree.ErrStorage, sessiontree.ErrCommitUnknown, err)
+	}
 	for _, s := range []error{sessiontree.ErrNotFound, sessiontree.ErrCorrupt, sessiontree.ErrInvalidEntry,
 		sessiontree.ErrConflict, sessiontree.ErrLocked, sessiontree.ErrStaleClaim, sessiontree.ErrStorage, sessiontree.ErrClosed,
 		sessiontree.ErrEditRefused, sessiontree.ErrBadQuery, errors.ErrUnsupported, context.Canceled, context.DeadlineExceeded} {

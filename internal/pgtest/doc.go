@@ -26,6 +26,15 @@
 // with [Cluster.Down] and starts it again with [Cluster.Up]; the other
 // tests' server is not disturbed.
 //
+// # Faults
+//
+// A [Proxy] sits between a client and the server and cuts connections at
+// chosen points of the protocol ([Fault]): a message dropped on its way,
+// the server's reply to a COMMIT lost, the error of a backend terminated
+// or of a pooler that lost the server in place of a reply. Tests of what
+// a client does when its connection fails mid-write use it; it starts no
+// server of its own.
+//
 // # Databases
 //
 // A [Template] is a database prepared once per test binary (migrated, for
@@ -41,5 +50,6 @@
 //
 // # Concurrency
 //
-// A [Template] is safe for concurrent use; Main runs once per binary.
+// A [Template] and a [Proxy] are safe for concurrent use; Main runs once
+// per binary.
 package pgtest
