@@ -3,6 +3,7 @@ package sessiontree
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -50,7 +51,9 @@ type Claim interface {
 	Renew(ctx context.Context) error
 	// Release ends the claim, so that another writer may claim the
 	// session at once; writes through it then fail with a
-	// [*StaleClaimError]. Releasing a stale claim fails so too.
+	// [*StaleClaimError]. Releasing a stale claim fails so too; releasing
+	// it again before anyone claims the session succeeds (a Release tried
+	// again after [ErrCommitUnknown]).
 	Release(ctx context.Context) error
 }
 
@@ -180,10 +183,19 @@ func (t *ClaimToken) Renew(row ClaimRow, session string, now time.Time) error {
 }
 
 // Release ends the claim, or fails with a [*StaleClaimError] when it is
-// no longer session's current claim.
+// no longer session's current claim. A claim already released (the row
+// still holds its fence, without a holder: no claim was taken since) is
+// released again without error, so that a Release tried again after its
+// commit's outcome was unknown (ErrCommitUnknown: it had committed)
+// succeeds as the first would have.
 func (t *ClaimToken) Release(row ClaimRow, session string) error {
 	res, err := row.Release(t.Holder, t.Fence)
-	return t.updated(row, session, res, err)
+	err = t.updated(row, session, res, err)
+	var stale *StaleClaimError
+	if errors.As(err, &stale) && stale.Current == "" && stale.CurrentFence == t.Fence {
+		return nil
+	}
+	return err
 }
 
 // updated says what an update of the claim's row (res, err) means: err;

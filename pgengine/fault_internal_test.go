@@ -268,9 +268,10 @@ func TestGroupCommitReplyLost(t *testing.T) {
 }
 
 // TestWriteCommitReplyLost: the same loss on the writes of the general
-// path (database/sql's transaction): a leaf move, a batch, a claim. Each
-// is stored once and says the outcome is unknown; a claim taken again
-// gets a fence above the one lost.
+// path (database/sql's transaction): a leaf move, a batch, a claim, its
+// release. Each is stored once and says the outcome is unknown; a claim
+// taken again gets a fence above the one lost; a release tried again
+// succeeds (the claim was released).
 func TestWriteCommitReplyLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -296,6 +297,10 @@ func TestWriteCommitReplyLost(t *testing.T) {
 	c, err := st.Claim(ctx, "agent", time.Minute)
 	if err != nil || c.Fence() != 2 {
 		t.Fatalf("Claim again = %v; want fence 2, above the lost claim's", err)
+	}
+	lost("Release", func() error { return c.Release(ctx) })
+	if err := c.Release(ctx); err != nil {
+		t.Errorf("Release again after its outcome was unknown = %v; want nil: it was released", err)
 	}
 }
 

@@ -254,6 +254,11 @@ func claimRelease(t *testing.T, h ClaimHarness) {
 	if err := a.Release(ctx); err != nil {
 		t.Fatalf("Release() = %v", err)
 	}
+	// Released again (a Release tried again after ErrCommitUnknown, when
+	// the first had committed): the claim is released, no error.
+	if err := a.Release(ctx); err != nil {
+		t.Errorf("Release() again = %v; want nil", err)
+	}
 	wantStale(t, "Append after Release", appendText(a, "after"), "", 1)
 	if err := appendText(st, "unclaimed"); err != nil {
 		t.Errorf("Append without a claim after Release = %v", err)

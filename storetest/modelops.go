@@ -422,6 +422,7 @@ func (r *modelRun) claimStep(k opKind, d *drawer) (string, error) {
 		}
 		return "Renew " + w.String(), err
 	}
+	allowed = r.m.releaseErrs(w, allowed)
 	err := wantResult(w.claim.Release(r.ctx), allowed)
 	if err == nil && len(allowed) == 0 {
 		r.m.claim.holder, r.m.claim.expires = "", time.Time{}

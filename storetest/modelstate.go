@@ -92,6 +92,16 @@ func (m *model) writeErrs(w *handle, now time.Time) []error {
 	return nil
 }
 
+// releaseErrs are the errors a Release through w may return, given
+// those of a write (writeErrs): none when w's claim is the one released
+// last and nobody claimed the session since (releasing it again).
+func (m *model) releaseErrs(w *handle, writeErrs []error) []error {
+	if !w.closed && !w.dead && w.claim != nil && m.claim.holder == "" && m.claim.fence == w.fence {
+		return nil
+	}
+	return writeErrs
+}
+
 // renewed renews the claim w wrote through, after a write that succeeded.
 func (m *model) renewed(w *handle, now time.Time) {
 	if w.claim != nil {
