@@ -58,7 +58,9 @@
 // ErrStorage, and so is a write whose context ended while its COMMIT was
 // on its way. A commit whose reply arrived
 // is the write's success, whatever the connection or the server does
-// next (commitBatch). Reads that take several
+// next (commitBatch); a batch is not sent on a connection the server is
+// already seen to have closed (a restart while it was idle), which is a
+// lost connection before the commit. Reads that take several
 // statements run in one REPEATABLE READ snapshot. An ordinary append is
 // one round trip on pgx's own interface (pipe.go: BEGIN, the lock, the
 // insert, the row's write-back and COMMIT in one batch), built from the

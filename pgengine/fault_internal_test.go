@@ -196,6 +196,32 @@ func TestAppendRetriesConnectionDroppedIdle(t *testing.T) {
 	}
 }
 
+// TestAppendRetriesPreparedConnectionDropped: as above, but the
+// connection has every statement of the append's batch prepared, so the
+// batch itself is what is sent on the connection the server closed (a
+// server restarted, no FATAL sent) while it was idle. The server's close
+// was there to see before the batch was sent: it never reached the
+// server, and the append is tried again, not reported as a commit whose
+// outcome is unknown.
+func TestAppendRetriesPreparedConnectionDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := faultSession(t)
+	for i := 1; i <= 2; i++ { // the kept row's batch prepared too
+		if _, err := f.st.Append(ctx, customDraft(i), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.p.CutAll()
+	e, err := f.st.Append(ctx, customDraft(3), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Errorf("Append after the connection was dropped = %v; want it tried again on a new one", err)
+	}
+	if log := logOf(t, f.direct, f.st.ID()); len(log) != 4 || log[3].ID != e.ID {
+		t.Errorf("the log holds %d entries; want 4, the last %s", len(log), e.ID)
+	}
+}
+
 // wantUnknown fails t unless err says the commit's outcome is unknown.
 func wantUnknown(t *testing.T, what string, err error) {
 	t.Helper()

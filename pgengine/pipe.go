@@ -3,7 +3,9 @@ package pgengine
 import (
 	"cmp"
 	"context"
+	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,6 +35,11 @@ import (
 // version, by lockQuery in a statement of its own (rowcache.go), whose
 // snapshot sees a writer the lock waited for; the general path is still
 // taken if lockQuery finds no leaf entry for a leaf the row names.
+
+// errServerClosed is commitBatch's answer for a connection the server
+// had closed before the batch was sent: a lost connection
+// (driver.ErrBadConn, which the pool drops too), nothing sent.
+var errServerClosed = fmt.Errorf("server closed the idle connection: %w", driver.ErrBadConn)
 
 // errNotPiped is the pipelined path's answer for an append it leaves to
 // the general path (nothing was written).
@@ -236,7 +243,20 @@ func runBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
 // pooler between (PgBouncer's "server conn crashed?", 08P01) answers it
 // in place of the replies it lost, however far the server got, so its
 // outcome is unknown too.
+//
+// A connection the server closed while it was idle in the pool (a server
+// restarted or crashed: no FATAL sent, and the pool pings a connection
+// only after a second idle) would take the batch without an error, its
+// bytes then dropped by the server's host, and fail at the reply: an
+// unknown outcome, though the server never read the batch. So the
+// server's close, when it is already there to read, is looked for first
+// (closedByServer): the connection is then closed and errServerClosed,
+// a lost connection with nothing sent, returned.
 func commitBatch(ctx context.Context, conn *pgx.Conn, b *pgx.Batch) error {
+	if closedByServer(conn.PgConn().Conn()) {
+		_ = conn.Close(ctx)
+		return errServerClosed
+	}
 	var reached, done bool
 	b.Queue("COMMIT").Fn = func(br pgx.BatchResults) error {
 		reached = true
