@@ -46,7 +46,8 @@ func (o Options) now() time.Time {
 type DB struct {
 	db     *sqlx.DB
 	url    string
-	name   string // the URL without its password, for messages
+	cfg    *pgx.ConnConfig // every connection's (connConfig), copied for each watch
+	name   string          // the URL without its password, for messages
 	opts   Options
 	closed atomic.Bool
 	// contended is the key of the session whose row lock the last
@@ -63,24 +64,19 @@ type DB struct {
 // database whose schema is newer than this code is refused
 // (migrate.ErrNewer). What an older engine derived from entries by rules
 // since fixed (usage rows counted on another day, names, labels,
-// breakdown keys) is computed again first (redoDerived).
+// breakdown keys) is computed again first (redoDerived). Every
+// connection it opens has a bound on a network that stops answering
+// (keepalives, TCP_USER_TIMEOUT: dial.go), which libpq's parameters in
+// url override.
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := connConfig(url)
 	if err != nil {
-		// pgx's message shows the URL with its password masked.
 		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
-	// The writes lock the rows they change and wait for them (update,
-	// the pipelined appends' BEGIN), which is READ COMMITTED's way:
-	// under a transaction snapshot, a server's or database's
-	// default_transaction_isolation, every wait for another writer
-	// would end in a serialization failure. The reads ask for their
-	// REPEATABLE READ snapshot themselves (view).
-	cfg.RuntimeParams["default_transaction_isolation"] = "read committed"
 	sqldb := stdlib.OpenDB(*cfg)
 	sqldb.SetMaxOpenConns(opts.maxConns())
 	sqldb.SetMaxIdleConns(opts.maxConns())
-	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, name: redact(url), opts: opts}
+	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, cfg: cfg, name: redact(url), opts: opts}
 	if _, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres}); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))

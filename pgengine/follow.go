@@ -91,7 +91,7 @@ func (w *watch) op() string { return "watch session " + w.s.meta.ID }
 
 // dial opens a listening connection and registers it.
 func (w *watch) dial(ctx context.Context) error {
-	c, err := pgx.Connect(ctx, w.s.db.url)
+	c, err := pgx.ConnectConfig(ctx, w.s.db.cfg.Copy())
 	if err != nil {
 		return err
 	}
