@@ -30,7 +30,10 @@
 // BEGIN, under the write lock, so two processes opening a fresh file at once
 // cannot both apply a step: the second finds it recorded and skips it. A
 // failing step rolls back whole: nothing of it, and no version record, is
-// left behind.
+// left behind. So [Up] may simply be called again after it failed, even
+// when a step's COMMIT had an unknown outcome (a connection lost before
+// its reply): a step that committed is found recorded and skipped
+// (pgengine.Open does so when its connection is lost).
 //
 // # Checks
 //

@@ -77,15 +77,28 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	sqldb.SetMaxOpenConns(opts.maxConns())
 	sqldb.SetMaxIdleConns(opts.maxConns())
 	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, cfg: cfg, name: redact(url), opts: opts}
-	if _, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres}); err != nil {
+	if err := db.migrate(ctx); err != nil {
 		_ = sqldb.Close()
-		return nil, fmt.Errorf("open %s: %w", db.name, storageErr(err))
+		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
 	if err := db.afterMigrations(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
 	}
 	return db, nil
+}
+
+// migrate brings the schema up to date (migrate.Up), tried again when a
+// connection is lost (lostConnection), as often as a write is: even at a
+// step's COMMIT, whose outcome is then unknown, since each step runs in
+// one transaction under the migrations' advisory lock and reads the
+// applied versions again under it, so a step that did commit is found
+// recorded and skipped, and one that did not is applied whole.
+func (db *DB) migrate(ctx context.Context) error {
+	return db.retryWhen(ctx, "", lostConnection, func() error {
+		_, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres})
+		return err
+	})
 }
 
 // afterMigrations does what the migrations leave to Go: the derived

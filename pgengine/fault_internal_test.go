@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/migrate"
 )
 
 // Connection faults at chosen points of the protocol (pgtest.Proxy):
@@ -541,3 +542,47 @@ func TestQueuedAppendLeavesAtItsDeadline(t *testing.T) {
 		}
 	}
 }
+
+// emptyDB gives a test an empty database, for Open to migrate.
+var emptyDB = pgtest.NewTemplate(func(context.Context, string) error { return nil })
+
+// TestOpenRetriesConnectionLostInMigration: Open migrating an empty
+// database through the proxy loses its connection at a step, either
+// before the step ran (a statement cut on its way) or after it committed
+// (its COMMIT's reply cut: an unknown outcome). Open tries again and
+// succeeds, the step that committed found recorded, not applied twice,
+// and the schema is the latest.
+func TestOpenRetriesConnectionLostInMigration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault pgtest.Fault
+	}{
+		{"statement cut", once(pgtest.Cut, sending("pg_advisory_xact_lock"))},
+		{"commit reply cut", once(pgtest.Cut, committed)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := emptyDB.Database(t)
+			p := pgtest.NewProxy(t, url)
+			p.SetFault(tc.fault)
+			db, err := Open(context.Background(), p.URL(url), Options{})
+			if err != nil {
+				t.Fatalf("Open with the connection lost in a migration = %v; want it tried again", err)
+			}
+			defer db.Close()
+			migs, err := migrate.Load(migrate.PostgresFiles)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := migrate.Postgres.Version(context.Background(), db.db); err != nil || v != migrate.Latest(migs) {
+				t.Errorf("version after Open = %d, %v; want %d", v, err, migrate.Latest(migs))
+			}
+			var n int
+			if err := db.db.GetContext(context.Background(), &n, `SELECT count(*) FROM `+migrate.Table); err != nil || n != len(migs) {
+				t.Errorf("migration records = %d, %v; want %d, one each", n, err, len(migs))
+			}
+		})
+	}
+}
+

@@ -97,9 +97,15 @@ func (db *DB) read(ctx context.Context, fn func(q sqlx.ExtContext) error) error 
 	return db.retry(ctx, "", func() error { return fn(db.db) })
 }
 
-// retry runs attempt until it succeeds, fails for good, or has been tried
-// Options.Attempts times, pausing a little longer each time.
+// retry runs attempt until it succeeds, fails for good (not retryable),
+// or has been tried Options.Attempts times, pausing a little longer each
+// time.
 func (db *DB) retry(ctx context.Context, op string, attempt func() error) error {
+	return db.retryWhen(ctx, op, retryable, attempt)
+}
+
+// retryWhen is retry with again deciding which errors are tried again.
+func (db *DB) retryWhen(ctx context.Context, op string, again func(error) bool, attempt func() error) error {
 	var pause backoff
 	for i := 1; ; i++ {
 		if err := db.check(ctx); err != nil {
@@ -112,7 +118,7 @@ func (db *DB) retry(ctx context.Context, op string, attempt func() error) error 
 		if ce := claimError(err); ce != nil {
 			return ce // it names the session, as on SQLite (claim.go)
 		}
-		if !retryable(err) || i >= db.opts.attempts() {
+		if !again(err) || i >= db.opts.attempts() {
 			return opErr(op, err)
 		}
 		if err := pause.wait(ctx); err != nil {
