@@ -585,4 +585,3 @@ func TestOpenRetriesConnectionLostInMigration(t *testing.T) {
 		})
 	}
 }
-
