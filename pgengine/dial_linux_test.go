@@ -89,3 +89,24 @@ func TestDialBoundsSilentConnection(t *testing.T) {
 		t.Errorf("connConfig with keepalives_idle=soon = nil; want an error")
 	}
 }
+
+// TestDialUnixSocket: the dialer connConfig gives dials a server's Unix
+// socket (a URL's host=/folder) as pgx's own does; setting TCP options on
+// it failed every connection with "operation not supported".
+func TestDialUnixSocket(t *testing.T) {
+	cfg, err := connConfig("postgres://u@/db?host=/tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/.s.PGSQL.5432"
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := cfg.DialFunc(context.Background(), "unix", path)
+	if err != nil {
+		t.Fatalf("dial %s: %v", path, err)
+	}
+	c.Close()
+}

@@ -7,9 +7,14 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Proxy is a TCP proxy between a client and the test server that reads
@@ -22,8 +27,8 @@ import (
 //
 // A Proxy is safe for concurrent use.
 type Proxy struct {
-	ln     net.Listener
-	target string // the server's host:port
+	ln              net.Listener
+	network, target string // how to reach the server: "tcp" and host:port, or "unix" and its socket
 
 	mu    sync.Mutex // guards fault and conns
 	fault Fault
@@ -88,15 +93,20 @@ type Fault func(conn int, m Message) Action
 // message until [Proxy.SetFault] says otherwise.
 func NewProxy(tb testing.TB, dbURL string) *Proxy {
 	tb.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil || u.Host == "" {
-		tb.Fatalf("proxy: a URL with a host and port is needed, not %q", dbURL)
+	cfg, err := pgconn.ParseConfig(dbURL)
+	if err != nil {
+		tb.Fatalf("proxy: %v", err)
+	}
+	network, target := "tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	if strings.HasPrefix(cfg.Host, "/") {
+		// A server's Unix socket (host=/folder in the URL), as CI's.
+		network, target = "unix", filepath.Join(cfg.Host, fmt.Sprintf(".s.PGSQL.%d", cfg.Port))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("proxy: %v", err)
 	}
-	p := &Proxy{ln: ln, target: u.Host, conns: make(map[*proxyConn]bool)}
+	p := &Proxy{ln: ln, network: network, target: target, conns: make(map[*proxyConn]bool)}
 	p.wg.Add(1)
 	go p.accept()
 	tb.Cleanup(p.stop)
@@ -112,6 +122,8 @@ func (p *Proxy) URL(dbURL string) string {
 	}
 	u.Host = p.ln.Addr().String()
 	q := u.Query()
+	q.Del("host") // a Unix socket's folder: the proxy is on TCP
+	q.Del("port")
 	q.Set("sslmode", "disable")
 	u.RawQuery = q.Encode()
 	return u.String()
@@ -149,7 +161,7 @@ func (p *Proxy) accept() {
 		if err != nil {
 			return
 		}
-		server, err := net.Dial("tcp", p.target)
+		server, err := net.Dial(p.network, p.target)
 		if err != nil {
 			_ = client.Close()
 			continue
