@@ -45,6 +45,16 @@ type importBatch struct {
 	group []*stagedFile
 	alone candidate // when group is nil
 	known *FileResult
+	// checked is alone opened, its first pass run ahead (checkAhead):
+	// whoever takes the batch closes it (discard, or its import).
+	checked *fileImport
+}
+
+// discard closes what the batch holds open, for a batch not imported.
+func (b importBatch) discard() {
+	if b.checked != nil {
+		b.checked.close()
+	}
 }
 
 // stagedFile is a small new file read and checked for a group: its
@@ -101,13 +111,16 @@ func (r *reader) take(c candidate) bool {
 		return false
 	default:
 	}
-	var sf *stagedFile
-	var known *FileResult
+	sf, alone := (*stagedFile)(nil), importBatch{alone: c}
 	if grouped(r.opts) && r.ctx.Err() == nil {
-		sf, known = r.s.stage(r.ctx, c, r.opts)
+		sf, alone = r.s.stage(r.ctx, c, r.opts)
 	}
 	if sf == nil {
-		return r.flush() && r.send(importBatch{alone: c, known: known})
+		if r.flush() && r.send(alone) {
+			return true
+		}
+		alone.discard()
+		return false
 	}
 	if len(r.group) == groupFiles || r.bytes+sf.consumed > groupBytes {
 		if !r.flush() {
@@ -135,31 +148,38 @@ func (r *reader) send(b importBatch) bool {
 	}
 }
 
-// stage reads and checks the file c for a group, or returns nil when it
-// is not for one: too large, imported before, damaged (in a way the mode
-// refuses or not), unreadable. A file left out is imported alone, which
-// says what it is, unless it is a file imported before and unchanged
-// since, whose result stage returns (known): importing it alone would
-// read its record again only to find that (a quarter more CPU for an
-// import of an unchanged folder, BenchmarkImport/small-again-ab).
-func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf *stagedFile, known *FileResult) {
+// stage reads and checks the file c for a group, or returns nil and the
+// batch importing it alone when it is not for one: too large, imported
+// before, damaged (in a way the mode refuses or not), unreadable. A file
+// left out is imported alone, which says what it is, unless it is a file
+// imported before and unchanged since, whose result stage returns
+// (known): importing it alone would read its record again only to find
+// that (a quarter more CPU for an import of an unchanged folder,
+// BenchmarkImport/small-again-ab). A new file larger than a chunk has the
+// first pass of its import run here (checked, see checkAhead).
+func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf *stagedFile, alone importBatch) {
+	alone.alone = c
 	if c.err != nil {
-		return nil, nil
+		return nil, alone
 	}
 	fim, err := s.openImport(ctx, gate{}, c.path, opts, nil, &FileResult{Path: c.path})
 	if fim == nil {
-		return nil, nil
+		return nil, alone
 	}
-	defer fim.close()
 	switch {
 	case err != nil:
-		return nil, nil
 	case fim.found:
-		return nil, fim.unchanged()
-	case fim.fi.Size() > groupFileBytes:
-		return nil, nil
+		alone.known = fim.unchanged()
+	case fim.fi.Size() > fim.tune.chunkBytes:
+		if fim.checkAhead() {
+			alone.checked = fim
+			return nil, alone
+		}
+	case fim.fi.Size() <= groupFileBytes:
+		sf = fim.stage(c)
 	}
-	return fim.stage(c), nil
+	fim.close()
+	return sf, alone
 }
 
 // unchanged returns the result of a file imported before and unchanged

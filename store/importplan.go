@@ -65,6 +65,12 @@ type importTuning struct {
 	// parsed, before the commit is built (the file's record, its hash):
 	// tests rewrite the file there.
 	afterParse func()
+	// aheadLine bounds the lines of a first pass run ahead (checkAhead).
+	aheadLine int
+	// afterAhead, when set, is called by the reader goroutine after it
+	// ran the first pass of a file ahead, with the file's path and
+	// whether the writer takes that pass.
+	afterAhead func(path string, kept bool)
 }
 
 // withDefaults fills the fields left zero with their defaults.
@@ -73,6 +79,7 @@ func (t importTuning) withDefaults() importTuning {
 	t.chunkBytes = cmp.Or(t.chunkBytes, 8<<20)
 	t.appendEntries = cmp.Or(t.appendEntries, 1024)
 	t.appendBytes = cmp.Or(t.appendBytes, 1<<20)
+	t.aheadLine = cmp.Or(t.aheadLine, aheadLineBytes)
 	return t
 }
 
@@ -112,6 +119,9 @@ type fileImport struct {
 	// skipped are lines skipped before the import's start (see
 	// skipClosedTorn), kept in the result's Problems.
 	skipped []*jsonl.LineError
+	// ahead is the first pass of twice run ahead of the writer
+	// (checkAhead), nil when it was not, or once it is taken.
+	ahead *checkedAhead
 }
 
 // unknownAt is an entry of a type this version does not know, and where
@@ -147,6 +157,10 @@ type attempt struct {
 	// import, or this one following a rewrite, committed since the
 	// attempt read the file's record.
 	again bool
+	// checked is the file opened and its first pass run ahead by the
+	// reader goroutine (checkAhead), for the first attempt; nil when
+	// the attempt opens the file itself.
+	checked *fileImport
 }
 
 // importFile imports one file (see importAttempt). Imports of the same
@@ -155,10 +169,13 @@ type attempt struct {
 // what the other import committed, which mostly leaves it nothing to do.
 // So imports of one folder running at once end as one import would, each
 // file imported once, and none reports the others' work as a conflict.
-func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport) FileResult {
+// checked, when not nil, is the file opened and checked ahead
+// (checkAhead), which the first attempt takes.
+func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, checked *fileImport) FileResult {
 	var prev *attempt
 	for n := 1; ; n++ {
-		a := &attempt{}
+		a := &attempt{checked: checked}
+		checked = nil
 		if prev != nil {
 			a.base = prev.res.Bytes
 		}
@@ -220,7 +237,7 @@ func (a *attempt) after(prev *attempt) {
 // commit ended.
 func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, a *attempt) FileResult {
 	res := FileResult{Path: path}
-	fim, err := s.openImport(ctx, g, path, opts, prog, &res)
+	fim, err := s.openAttempt(ctx, a, g, path, opts, prog, &res)
 	if fim == nil {
 		return a.finish(&res, nil, err)
 	}
@@ -253,6 +270,16 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 		res.Outcome = OutcomeUnchanged
 	}
 	return a.finish(&res, fim, nil)
+}
+
+// openAttempt opens the file at path for attempt a (openImport), or
+// takes the one the reader goroutine opened and checked (a.checked).
+func (s *Store) openAttempt(ctx context.Context, a *attempt, g gate, path string, opts ImportOptions, prog *progressReport, res *FileResult) (*fileImport, error) {
+	if fim := a.checked; fim != nil {
+		fim.adopt(g, prog, res)
+		return fim, nil
+	}
+	return s.openImport(ctx, g, path, opts, prog, res)
 }
 
 // openImport opens the file at path for its import, telling res, and
@@ -366,6 +393,12 @@ func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) err
 	if err := fim.header(h); err != nil {
 		return err
 	}
+	return fim.claim(tx)
+}
+
+// claim refuses the session taken from a new file's header (header) when
+// the store has it already, as tx sees the store.
+func (fim *fileImport) claim(tx sessiontree.DatabaseTx) error {
 	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || !taken {
 		return err
 	}
@@ -396,6 +429,9 @@ func (fim *fileImport) header(h jsonl.Header) error {
 // new part that fits in one chunk is read once (once), a larger one, or
 // one that turns out to hold more entries than a chunk, twice (twice).
 func (fim *fileImport) run() error {
+	if fim.ahead != nil {
+		return fim.twiceChecked()
+	}
 	if fim.fi.Size()-fim.start <= fim.tune.chunkBytes {
 		done, err := fim.once()
 		if err != nil || done {
@@ -565,8 +601,7 @@ func (fim *fileImport) check() (int64, error) {
 	end := fim.start
 	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
-			err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) error { return fim.takeHeader(tx, r.Header) })
-			if err != nil {
+			if err := fim.checkHeader(r.Header); err != nil {
 				return err
 			}
 		}

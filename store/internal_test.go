@@ -52,3 +52,19 @@ func WithAfterParse(opts ImportOptions, fn func()) ImportOptions {
 	opts.tune.afterParse = fn
 	return opts
 }
+
+// WithImportChunkBytes returns opts making the import commit every n
+// bytes of a file, and take a file larger than that for two passes.
+func WithImportChunkBytes(opts ImportOptions, n int64) ImportOptions {
+	opts.tune.chunkBytes = n
+	return opts
+}
+
+// WithAhead returns opts bounding the lines of a first pass run ahead by
+// the reader goroutine at n bytes (0: the default), and making fn, when
+// not nil, run after each such pass with the file and whether the writer
+// takes it. fn runs on the reader goroutine.
+func WithAhead(opts ImportOptions, n int, fn func(path string, kept bool)) ImportOptions {
+	opts.tune.aheadLine, opts.tune.afterAhead = n, fn
+	return opts
+}
