@@ -233,3 +233,41 @@ func openUnder(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestImportChunksStopWhenCommitFails writes to a file's session in the
+// store between the chunks of its import, while the next chunks are read
+// ahead: the import keeps the chunk committed before, reports the
+// conflict, and stops reading the file.
+func TestImportChunksStopWhenCommitFails(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.jsonl")
+	copyFile(t, filepath.Join(piDir, "session-009.jsonl"), path)
+	want := readIDs(t, path)
+	written := false
+	opts := store.WithImportChunk(store.ImportOptions{Progress: func(p store.ImportProgress) {
+		if p.File != "" && p.BytesDone > 0 && !written {
+			written = true
+			st, err := s.OpenSession(context.Background(), readHeaderID(t, path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			newBuilder(t, st).user("mine", "written in the store")
+		}
+	}}, 10)
+	f := mustImport(t, s, []string{path}, opts).Files[0]
+	if f.Outcome != store.OutcomeConflict || !errors.Is(f.Err, sessiontree.ErrConflict) || f.Entries != 10 || len(want) <= 20 {
+		t.Errorf("import: %v (%v), %d entries; want a conflict after the first chunk of 10 (of %d)", f.Outcome, f.Err, f.Entries, len(want))
+	}
+	if n := openUnder(t, dir); n != 0 {
+		t.Errorf("%d files of the folder open after the import; want none", n)
+	}
+	st, err := s.OpenSession(context.Background(), f.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(logOf(t, st)); len(got) != 11 || !slices.Equal(got[:10], want[:10]) {
+		t.Errorf("session holds %d entries; want the first 10 of the file and the one written", len(got))
+	}
+}

@@ -618,17 +618,66 @@ func (fim *fileImport) check() (int64, error) {
 }
 
 // commit is the second pass of twice: it reads the file again up to end
-// and commits it a chunk at a time.
+// and commits it a chunk at a time. A goroutine reads and gathers the
+// next chunk (gather) while this one commits the one before
+// (commitChunks): the parse of a chunk and the writes of the one before
+// take turns no more, which left the writer idle for most of a chunk's
+// parse (at most two chunks are held: one committed, one gathered). The
+// chunks committed are those before the first error either meets, as
+// when one goroutine read and committed them in turn.
 func (fim *fileImport) commit(end int64) error {
-	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start}
+	chunks, stop, gathered := make(chan gatheredChunk), make(chan struct{}), make(chan error, 1)
+	go func() {
+		defer close(chunks)
+		gathered <- fim.gather(end, chunks, stop)
+	}()
+	err := fim.commitChunks(chunks)
+	close(stop)
+	for range chunks { // the goroutine has finished once it is closed
+	}
+	return cmpErr(err, <-gathered)
+}
+
+// gather reads the file from the import's start up to end, checking it,
+// and sends its chunks to out, until stop is closed.
+func (fim *fileImport) gather(end int64, out chan<- gatheredChunk, stop <-chan struct{}) error {
+	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start, out: out, stop: stop}
 	if err := fim.walk(end-fim.start, c.tee, c.visit); err != nil {
 		return err
 	}
 	return c.flush(true)
 }
 
-// chunker is the second pass of a two-pass import: it gathers the
-// entries of a chunk and commits them.
+// commitChunks commits the chunks gather sends, in order.
+func (fim *fileImport) commitChunks(chunks <-chan gatheredChunk) error {
+	for c := range chunks {
+		if err := fim.chunk(c.entries, c.pos, c.consumed, c.h, c.final); err != nil {
+			return err
+		}
+		fim.res.Entries += len(c.entries)
+		fim.res.Bytes = c.consumed - fim.start
+		dropBatch(c.entries)
+		fim.progress(fim.res.Bytes)
+	}
+	return nil
+}
+
+// gatheredChunk is a chunk of a file read and checked, to commit: its
+// entries, where it ends (pos, consumed), the hash state after it, and
+// whether it is the file's last.
+type gatheredChunk struct {
+	entries  []sessiontree.Entry
+	pos      jsonl.Position
+	consumed int64
+	h        hash.Hash
+	final    bool
+}
+
+// errStopped ends a gather whose chunks are no longer committed.
+var errStopped = errors.New("the chunks are no longer committed")
+
+// chunker is the second pass of a two-pass import as it reads the file:
+// it gathers the entries of a chunk and hands them over to commit.
 type chunker struct {
 	fim        *fileImport
 	tee        *prefixHash // hashes the file as it is read
@@ -636,11 +685,18 @@ type chunker struct {
 	pos        jsonl.Position // where the chunk ends so far
 	consumed   int64
 	chunkStart int64
+	out        chan<- gatheredChunk
+	stop       <-chan struct{}
 }
 
-// visit takes one record of the walk, and commits the chunk once it is
-// full.
+// visit takes one record of the walk, and hands the chunk over once it
+// is full.
 func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	select {
+	case <-c.stop:
+		return errStopped
+	default:
+	}
 	if r.Kind == jsonl.KindTorn {
 		return nil
 	}
@@ -656,21 +712,20 @@ func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
 	return nil
 }
 
-// flush commits the chunk gathered; final says it is the file's last.
+// flush hands the chunk gathered over to be committed; final says it is
+// the file's last.
 func (c *chunker) flush(final bool) error {
-	fim := c.fim
-	fim.parsed()
+	c.fim.parsed()
 	h, err := c.tee.at(c.consumed)
 	if err != nil {
 		return err
 	}
-	if err := fim.chunk(c.batch, c.pos, c.consumed, h, final); err != nil {
-		return err
+	select {
+	case c.out <- gatheredChunk{entries: c.batch, pos: c.pos, consumed: c.consumed, h: h, final: final}:
+	case <-c.stop:
+		return errStopped
 	}
-	fim.res.Entries += len(c.batch)
-	fim.res.Bytes = c.consumed - fim.start
-	c.batch = dropBatch(c.batch)
-	fim.progress(fim.res.Bytes)
+	c.batch = make([]sessiontree.Entry, 0, len(c.batch))
 	return nil
 }
 
