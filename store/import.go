@@ -242,7 +242,10 @@ func (r ImportReport) Count(o Outcome) int {
 // the mode refuses rolls back, leaving nothing behind. A larger file is
 // read twice: the first pass checks everything new in it and writes
 // nothing, for the same guarantee; the second commits it in chunks,
-// every chunk one transaction together with the file's record. Small
+// every chunk one transaction together with the file's record, the next
+// chunk read and checked while one commits. The first pass of a new file
+// runs ahead, on another core, while the files before it are written;
+// only the store's answer about its header waits for its turn. Small
 // new files (up to 256 KiB, as most of a pi folder's are) go in groups of
 // up to 256 files or 4 MB, each group one transaction with every file's
 // session, entries and record: a goroutine reads, checks and hashes the

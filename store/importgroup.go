@@ -8,9 +8,11 @@ package store
 // read, parse, checks, SHA-256), and hands the writer the small new ones
 // in groups, each group one transaction; every other file is imported
 // alone, as before (importFile), except one imported before and unchanged
-// since, which the reader finds so itself. A group commits its files
-// whole, each with its record, so an import cut short resumes as it does
-// after a file's transaction.
+// since, which the reader finds so itself, and a new file larger than a
+// chunk, whose first pass the reader runs (importahead.go). The first
+// group is small and each after it larger, so that the writer starts
+// soon. A group commits its files whole, each with its record, so an
+// import cut short resumes as it does after a file's transaction.
 
 import (
 	"context"
