@@ -7,9 +7,12 @@ package store
 // (readAhead) runs it while the writer imports the files before it, on
 // the other core, instead of the writer waiting for it (the images
 // session of the bench's folder, 22 of its 28 MB, was checked on one core
-// while the writer sat idle). Only the store's answer about the file's
-// header (is its session taken? was the file recorded meanwhile?) waits
-// for the writer's turn: it depends on what the files before it wrote.
+// while the writer sat idle). A file it does not refuse then has its
+// second pass started too, when the writer is on small files, so that
+// its first chunk is read while they are written. Only the store's
+// answer about the file's header (is its session taken? was the file
+// recorded meanwhile?) waits for the writer's turn: it depends on what
+// the files before it wrote.
 
 import (
 	"cmp"
@@ -32,17 +35,31 @@ type checkedAhead struct {
 	end    int64 // how far the second pass is to read
 	err    error // why the file is refused, nil when it is not
 	header bool  // the pass took the session from the file's header
+	// gather is the second pass, when it was started ahead too.
+	gather *gathering
+}
+
+// stop stops the second pass started ahead, if any (c may be nil).
+func (c *checkedAhead) stop() {
+	if c != nil && c.gather != nil {
+		c.gather.end()
+		c.gather = nil
+	}
 }
 
 // checkAhead runs the first pass of the import of the new file fim opened,
-// for the writer to commit (twiceChecked), and tells whether the writer
-// may use it: not when the pass met a line longer than aheadLineBytes
+// and, when gather says so and the file is not refused, starts the
+// second, for the writer to commit (twiceChecked). It tells whether the
+// writer may use them: not when the pass met a line longer than aheadLineBytes
 // (and than the import's bound) or ctx is done, nor for an error other
 // than the file's refusal, which the writer's own pass then says.
-func (fim *fileImport) checkAhead() bool {
+func (fim *fileImport) checkAhead(gather bool) bool {
 	ok := fim.runAhead()
+	if ok && gather && fim.ahead.err == nil {
+		fim.ahead.gather = fim.gatherTo(fim.ahead.end)
+	}
 	if hook := fim.tune.afterAhead; hook != nil {
-		hook(fim.path, ok)
+		hook(fim.path, ok, ok && fim.ahead.gather != nil)
 	}
 	return ok
 }
@@ -82,8 +99,9 @@ func (fim *fileImport) checkHeader(h jsonl.Header) error {
 // twiceChecked is twice for a file whose first pass ran ahead: it asks
 // the store, now, what the pass would have asked at the header (in the
 // order takeHeader asks it), then ends as the pass did, with its refusal
-// or with the second pass. A file the store refuses ends as its first
-// pass would have at the header, with nothing of the rest noted.
+// or with the second pass (started ahead or now). A file the store
+// refuses ends as its first pass would have at the header, with nothing
+// of the rest noted.
 func (fim *fileImport) twiceChecked() error {
 	pre := fim.ahead
 	fim.ahead = nil
@@ -95,6 +113,7 @@ func (fim *fileImport) twiceChecked() error {
 			return fim.claim(tx)
 		})
 		if err != nil {
+			pre.stop()
 			fim.restart()
 			return err
 		}
@@ -102,7 +121,11 @@ func (fim *fileImport) twiceChecked() error {
 	if pre.err != nil {
 		return pre.err
 	}
-	return fim.commit(pre.end)
+	g := pre.gather
+	if g == nil {
+		g = fim.gatherTo(pre.end)
+	}
+	return fim.commitGathered(g)
 }
 
 // adopt makes fim, opened and checked ahead by the reader goroutine, the

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,8 +26,10 @@ import (
 const aheadChunk = 2 << 10
 
 // aheadFolder writes a folder of files larger than aheadChunk for the
-// first passes run ahead to meet what they could get wrong, and returns
-// it:
+// first passes run ahead to meet what they could get wrong, each after
+// two small files (aNs1, aNs2) that the caller imports first, so that
+// the writer is on small files when each is read and its second pass is
+// started ahead too. It returns the folder and the small files:
 //   - a0, a3, a5: good;
 //   - a1: a line that is not JSON in the middle, which Recover refuses
 //     (and Lenient skips), after a good file;
@@ -34,15 +38,24 @@ const aheadChunk = 2 << 10
 //     a conflict, whatever the mode;
 //   - a4: a line of 20 KiB, longer than the first pass ahead reads;
 //   - a6: a torn last line, left for later.
-func aheadFolder(t *testing.T) string {
+func aheadFolder(t *testing.T) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	g := newPiGen(11)
 	path := func(i int) string { return filepath.Join(dir, fmt.Sprintf("a%d.jsonl", i)) }
+	var small []string
 	for i := range 7 {
 		writePiFile(t, g, path(i), "/home/dev/ahead", 24, 0.3)
 		if fi, err := os.Stat(path(i)); err != nil || fi.Size() <= aheadChunk {
 			t.Fatalf("a%d: %v, %v; want a file of more than %d bytes", i, fi.Size(), err, aheadChunk)
+		}
+		for j := 1; j <= 2; j++ {
+			p := filepath.Join(dir, fmt.Sprintf("a%ds%d.jsonl", i, j))
+			writePiFile(t, g, p, "/home/dev/ahead", 1, 0.1)
+			if fi, err := os.Stat(p); err != nil || fi.Size() > aheadChunk {
+				t.Fatalf("%s: %v, %v; want a file of at most %d bytes", p, fi.Size(), err, aheadChunk)
+			}
+			small = append(small, p)
 		}
 	}
 	l := lines(t, path(1))
@@ -56,7 +69,7 @@ func aheadFolder(t *testing.T) string {
 	writeFile(t, path(4), strings.Join(l, ""))
 	l = lines(t, path(6))
 	writeFile(t, path(6), strings.Join(l, "")+`{"type":"message","id":"tor`)
-	return dir
+	return dir, small
 }
 
 // TestImportChecksAhead imports aheadFolder with the first passes run
@@ -64,37 +77,48 @@ func aheadFolder(t *testing.T) string {
 // each first pass run by the writer in its turn: the same report (each
 // file's outcome, its error naming the file and line, its problems), the
 // same records and sessions. Each first pass ran ahead but a4's, whose
-// long line made it give way to the writer; a refused file left nothing.
+// long line made it give way to the writer, and each second pass of a
+// file not refused: a2's (in Lenient) is stopped when the store refuses
+// its session. A refused file left nothing.
 func TestImportChecksAhead(t *testing.T) { onEngines(t, testImportChecksAhead) }
 
 func testImportChecksAhead(t *testing.T, openStore opener) {
-	dir := aheadFolder(t)
+	dir, small := aheadFolder(t)
 	for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Lenient} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			var mu sync.Mutex
-			kept := map[string]bool{}
-			ahead := store.WithAhead(store.ImportOptions{Mode: mode}, 16<<10, func(path string, ok bool) {
+			ran := map[string]string{}
+			ahead := store.WithAhead(store.ImportOptions{Mode: mode}, 16<<10, func(path string, kept, gathered bool) {
 				mu.Lock()
 				defer mu.Unlock()
-				kept[filepath.Base(path)] = ok
+				ran[filepath.Base(path)] = map[bool]string{false: "writer's", true: "kept"}[kept] + map[bool]string{true: ", gathered"}[gathered]
 			})
 			var reports [2]store.ImportReport
 			var stores [2]*store.Store
 			for i, opts := range []store.ImportOptions{ahead, store.WithoutGroups(ahead)} {
 				stores[i] = openStore(t)
+				mustImport(t, stores[i], small, store.ImportOptions{})
 				reports[i] = mustImport(t, stores[i], []string{dir}, store.WithImportChunkBytes(opts, aheadChunk))
 			}
 			if diff := cmp.Diff(summarize(reports[1]), summarize(reports[0])); diff != "" {
-				t.Errorf("report with first passes ahead (-alone +ahead):\n%s", diff)
+				t.Errorf("report with passes ahead (-alone +ahead):\n%s", diff)
 			}
-			want := map[string]bool{"a0.jsonl": true, "a1.jsonl": true, "a2.jsonl": true, "a3.jsonl": true, "a4.jsonl": false, "a5.jsonl": true, "a6.jsonl": true}
-			if diff := cmp.Diff(want, kept); diff != "" {
-				t.Errorf("first passes ahead, kept for the writer (-want +got):\n%s", diff)
+			refused := "kept"
+			if mode == jsonl.Lenient {
+				refused = "kept, gathered"
+			}
+			want := map[string]string{"a0.jsonl": "kept, gathered", "a1.jsonl": refused, "a2.jsonl": refused, "a3.jsonl": "kept, gathered",
+				"a4.jsonl": "writer's", "a5.jsonl": "kept, gathered", "a6.jsonl": "kept, gathered"}
+			if diff := cmp.Diff(want, ran); diff != "" {
+				t.Errorf("passes ahead (-want +got):\n%s", diff)
 			}
 			sameImports(t, stores, reports[0])
 		})
 	}
 	rep := mustImport(t, openStore(t), []string{dir}, store.WithImportChunkBytes(store.ImportOptions{}, aheadChunk))
+	if n := rep.Count(store.OutcomeNew); n != len(rep.Files)-2 {
+		t.Errorf("%d of %d files new; want all but a1 and a2", n, len(rep.Files))
+	}
 	checkAheadOutcomes(t, rep)
 }
 
@@ -160,13 +184,16 @@ func sameImports(t *testing.T, stores [2]*store.Store, rep store.ImportReport) {
 	}
 }
 
-// TestImportAheadCanceled cancels imports while first passes run ahead:
-// once a file's pass is done and waits for the writer, and while the
-// writer commits the file before another's pass. Each import stops with
+// TestImportAheadCanceled cancels imports while passes run ahead: once a
+// file's first pass is done and waits for the writer, once the first
+// file's second pass is started ahead too, and while the writer commits
+// the file before another's pass. Each import stops with
 // ctx's error, leaves no file open and nothing of a file it did not
 // report, and the next import imports the rest, every entry once.
+//
+// It is not parallel, so that no other test's import has goroutines
+// running when it looks for its own.
 func TestImportAheadCanceled(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	g := newPiGen(13)
 	var files []string
@@ -176,8 +203,15 @@ func TestImportAheadCanceled(t *testing.T) {
 	}
 	cases := map[string]func(cancel func()) store.ImportOptions{
 		"after a pass ahead": func(cancel func()) store.ImportOptions {
-			return store.WithAhead(store.ImportOptions{}, 0, func(path string, _ bool) {
+			return store.WithAhead(store.ImportOptions{}, 0, func(path string, _, _ bool) {
 				if path == files[1] {
+					cancel()
+				}
+			})
+		},
+		"after a file's passes ahead": func(cancel func()) store.ImportOptions {
+			return store.WithAhead(store.ImportOptions{}, 0, func(path string, _, gathered bool) {
+				if path == files[0] && gathered {
 					cancel()
 				}
 			})
@@ -197,6 +231,9 @@ func TestImportAheadCanceled(t *testing.T) {
 			}
 			if n := openUnder(t, dir); n != 0 {
 				t.Errorf("%d files of the folder open after the import; want none", n)
+			}
+			if stacks := importGoroutines(); stacks != "" {
+				t.Errorf("goroutines of the import left running:\n%s", stacks)
 			}
 			if len(rep.Files) == len(files) {
 				t.Fatalf("the canceled import reports all %d files; want fewer", len(files))
@@ -270,4 +307,26 @@ func TestImportChunksStopWhenCommitFails(t *testing.T) {
 	if got := ids(logOf(t, st)); len(got) != 11 || !slices.Equal(got[:10], want[:10]) {
 		t.Errorf("session holds %d entries; want the first 10 of the file and the one written", len(got))
 	}
+}
+
+// importGoroutines returns the stacks of the goroutines an import starts
+// (its reader, a file's second pass) still running, after a moment for
+// those ending to end; "" when there are none.
+func importGoroutines() string {
+	var found []string
+	for range 100 {
+		var b strings.Builder
+		pprof.Lookup("goroutine").WriteTo(&b, 2)
+		found = found[:0]
+		for _, g := range strings.Split(b.String(), "\n\n") {
+			if strings.Contains(g, "store.(*fileImport).gather") || strings.Contains(g, "store.(*Store).readAhead") {
+				found = append(found, g)
+			}
+		}
+		if len(found) == 0 {
+			return ""
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return strings.Join(found, "\n\n")
 }

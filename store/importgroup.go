@@ -87,7 +87,7 @@ func grouped(opts ImportOptions) bool {
 // channel it returns as batches (see importBatch), until done is closed.
 // The channel is closed once the goroutine has finished.
 func (s *Store) readAhead(ctx context.Context, files []candidate, opts ImportOptions, done <-chan struct{}) <-chan importBatch {
-	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done, limit: groupFirstFiles}
+	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done, limit: groupFirstFiles, chunk: opts.tune.withDefaults().chunkBytes}
 	go func() {
 		defer close(r.out)
 		for _, c := range files {
@@ -111,6 +111,11 @@ type reader struct {
 	group []*stagedFile
 	bytes int64 // of the group's files
 	limit int   // the files the group may hold (groupFirstFiles on)
+	chunk int64 // the import's chunk, in bytes
+	// large says whether each of the last two batches sent may be a
+	// file read in chunks: the writer may be on it, holding two chunks,
+	// and a file's second pass is started ahead only when it is not.
+	large [2]bool
 }
 
 // take reads file c and adds it to the group, or sends it alone (the
@@ -123,7 +128,7 @@ func (r *reader) take(c candidate) bool {
 	}
 	sf, alone := (*stagedFile)(nil), importBatch{alone: c}
 	if grouped(r.opts) && r.ctx.Err() == nil {
-		sf, alone = r.s.stage(r.ctx, c, r.opts)
+		sf, alone = r.s.stage(r.ctx, c, r.opts, !r.large[0] && !r.large[1])
 	}
 	if sf == nil {
 		if r.flush() && r.send(alone) {
@@ -157,6 +162,7 @@ func (r *reader) flush() bool {
 func (r *reader) send(b importBatch) bool {
 	select {
 	case r.out <- b:
+		r.large = [2]bool{b.group == nil && b.alone.size > r.chunk, r.large[0]}
 		return true
 	case <-r.done:
 		return false
@@ -171,8 +177,9 @@ func (r *reader) send(b importBatch) bool {
 // (known): importing it alone would read its record again only to find
 // that (a quarter more CPU for an import of an unchanged folder,
 // BenchmarkImport/small-again-ab). A new file larger than a chunk has the
-// first pass of its import run here (checked, see checkAhead).
-func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf *stagedFile, alone importBatch) {
+// first pass of its import run here (checked, see checkAhead), and its
+// second started when gather says so.
+func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions, gather bool) (sf *stagedFile, alone importBatch) {
 	alone.alone = c
 	if c.err != nil {
 		return nil, alone
@@ -186,7 +193,7 @@ func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf 
 	case fim.found:
 		alone.known = fim.unchanged()
 	case fim.fi.Size() > fim.tune.chunkBytes:
-		if fim.checkAhead() {
+		if fim.checkAhead(gather) {
 			alone.checked = fim
 			return nil, alone
 		}

@@ -68,9 +68,10 @@ type importTuning struct {
 	// aheadLine bounds the lines of a first pass run ahead (checkAhead).
 	aheadLine int
 	// afterAhead, when set, is called by the reader goroutine after it
-	// ran the first pass of a file ahead, with the file's path and
-	// whether the writer takes that pass.
-	afterAhead func(path string, kept bool)
+	// ran the first pass of a file ahead, with the file's path, whether
+	// the writer takes that pass, and whether the second pass was
+	// started ahead too.
+	afterAhead func(path string, kept, gathered bool)
 }
 
 // withDefaults fills the fields left zero with their defaults.
@@ -303,11 +304,13 @@ func (s *Store) openImport(ctx context.Context, g gate, path string, opts Import
 	})
 }
 
-// close closes the import's file. Nothing holds the file's entries once
+// close closes the import's file, once a second pass started ahead, if
+// any, no longer reads it. Nothing holds the file's entries once
 // it is closed: a huge one's memory goes back at once, before the next
 // file or the search index's catch-up, which has SQLite read the entry
 // again.
 func (fim *fileImport) close() {
+	fim.ahead.stop()
 	fim.f.Close()
 	lines.Dropped(fim.longest)
 }
@@ -626,16 +629,40 @@ func (fim *fileImport) check() (int64, error) {
 // chunks committed are those before the first error either meets, as
 // when one goroutine read and committed them in turn.
 func (fim *fileImport) commit(end int64) error {
-	chunks, stop, gathered := make(chan gatheredChunk), make(chan struct{}), make(chan error, 1)
+	return fim.commitGathered(fim.gatherTo(end))
+}
+
+// commitGathered commits the chunks g gathers, and stops it.
+func (fim *fileImport) commitGathered(g *gathering) error {
+	err := fim.commitChunks(g.chunks)
+	return cmpErr(err, g.end())
+}
+
+// gathering is a goroutine gathering a file's chunks (gather): it sends
+// them to chunks, until stop is closed, then its error to gathered.
+type gathering struct {
+	chunks   chan gatheredChunk
+	stop     chan struct{}
+	gathered chan error
+}
+
+// gatherTo starts a goroutine gathering the file's chunks up to end.
+func (fim *fileImport) gatherTo(end int64) *gathering {
+	g := &gathering{chunks: make(chan gatheredChunk), stop: make(chan struct{}), gathered: make(chan error, 1)}
 	go func() {
-		defer close(chunks)
-		gathered <- fim.gather(end, chunks, stop)
+		defer close(g.chunks)
+		g.gathered <- fim.gather(end, g.chunks, g.stop)
 	}()
-	err := fim.commitChunks(chunks)
-	close(stop)
-	for range chunks { // the goroutine has finished once it is closed
+	return g
+}
+
+// end stops the gathering, unless it has finished, waits for it and
+// returns its error. The chunks it gathered and no one took are dropped.
+func (g *gathering) end() error {
+	close(g.stop)
+	for range g.chunks { // the goroutine has finished once it is closed
 	}
-	return cmpErr(err, <-gathered)
+	return <-g.gathered
 }
 
 // gather reads the file from the import's start up to end, checking it,

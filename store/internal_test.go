@@ -62,9 +62,10 @@ func WithImportChunkBytes(opts ImportOptions, n int64) ImportOptions {
 
 // WithAhead returns opts bounding the lines of a first pass run ahead by
 // the reader goroutine at n bytes (0: the default), and making fn, when
-// not nil, run after each such pass with the file and whether the writer
-// takes it. fn runs on the reader goroutine.
-func WithAhead(opts ImportOptions, n int, fn func(path string, kept bool)) ImportOptions {
+// not nil, run after each such pass with the file, whether the writer
+// takes it and whether the second pass was started ahead too. fn runs on
+// the reader goroutine.
+func WithAhead(opts ImportOptions, n int, fn func(path string, kept, gathered bool)) ImportOptions {
 	opts.tune.aheadLine, opts.tune.afterAhead = n, fn
 	return opts
 }
