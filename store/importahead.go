@@ -9,7 +9,8 @@ package store
 // session of the bench's folder, 22 of its 28 MB, was checked on one core
 // while the writer sat idle). A file it does not refuse then has its
 // second pass started too, when the writer is on small files, so that
-// its first chunk is read while they are written. Only the store's
+// its first chunks (two at most, chunksHeld) are read while they are
+// written. Only the store's
 // answer about the file's header (is its session taken? was the file
 // recorded meanwhile?) waits for the writer's turn: it depends on what
 // the files before it wrote.

@@ -625,7 +625,10 @@ func (fim *fileImport) check() (int64, error) {
 // next chunk (gather) while this one commits the one before
 // (commitChunks): the parse of a chunk and the writes of the one before
 // take turns no more, which left the writer idle for most of a chunk's
-// parse (at most two chunks are held: one committed, one gathered). The
+// parse. At most chunksHeld chunks are held, gathered and not yet
+// committed: one committed while the next is gathered, or, when the
+// second pass started ahead (checkAhead), two gathered while the writer
+// is still on other files. The
 // chunks committed are those before the first error either meets, as
 // when one goroutine read and committed them in turn.
 func (fim *fileImport) commit(end int64) error {
@@ -634,24 +637,30 @@ func (fim *fileImport) commit(end int64) error {
 
 // commitGathered commits the chunks g gathers, and stops it.
 func (fim *fileImport) commitGathered(g *gathering) error {
-	err := fim.commitChunks(g.chunks)
+	err := fim.commitChunks(g)
 	return cmpErr(err, g.end())
 }
 
+// chunksHeld is how many chunks of a file its second pass holds at most,
+// gathered and not yet committed.
+const chunksHeld = 2
+
 // gathering is a goroutine gathering a file's chunks (gather): it sends
-// them to chunks, until stop is closed, then its error to gathered.
+// them to chunks, until stop is closed, then its error to gathered. A
+// chunk holds one of slots from its first entry until it is committed.
 type gathering struct {
 	chunks   chan gatheredChunk
+	slots    chan struct{}
 	stop     chan struct{}
 	gathered chan error
 }
 
 // gatherTo starts a goroutine gathering the file's chunks up to end.
 func (fim *fileImport) gatherTo(end int64) *gathering {
-	g := &gathering{chunks: make(chan gatheredChunk), stop: make(chan struct{}), gathered: make(chan error, 1)}
+	g := &gathering{chunks: make(chan gatheredChunk, chunksHeld-1), slots: make(chan struct{}, chunksHeld), stop: make(chan struct{}), gathered: make(chan error, 1)}
 	go func() {
 		defer close(g.chunks)
-		g.gathered <- fim.gather(end, g.chunks, g.stop)
+		g.gathered <- fim.gather(end, g)
 	}()
 	return g
 }
@@ -666,19 +675,35 @@ func (g *gathering) end() error {
 }
 
 // gather reads the file from the import's start up to end, checking it,
-// and sends its chunks to out, until stop is closed.
-func (fim *fileImport) gather(end int64, out chan<- gatheredChunk, stop <-chan struct{}) error {
-	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start, out: out, stop: stop}
+// and sends its chunks to g, until g is stopped.
+func (fim *fileImport) gather(end int64, g *gathering) error {
+	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start, g: g}
+	if err := c.reserve(); err != nil {
+		return err
+	}
 	if err := fim.walk(end-fim.start, c.tee, c.visit); err != nil {
 		return err
 	}
 	return c.flush(true)
 }
 
-// commitChunks commits the chunks gather sends, in order.
-func (fim *fileImport) commitChunks(chunks <-chan gatheredChunk) error {
-	for c := range chunks {
-		if err := fim.chunk(c.entries, c.pos, c.consumed, c.h, c.final); err != nil {
+// reserve waits for a slot for the chunk the chunker gathers next,
+// unless the gathering is stopped.
+func (c *chunker) reserve() error {
+	select {
+	case c.g.slots <- struct{}{}:
+		return nil
+	case <-c.g.stop:
+		return errStopped
+	}
+}
+
+// commitChunks commits the chunks g gathers, in order.
+func (fim *fileImport) commitChunks(g *gathering) error {
+	for c := range g.chunks {
+		err := fim.chunk(c.entries, c.pos, c.consumed, c.h, c.final)
+		<-g.slots
+		if err != nil {
 			return err
 		}
 		fim.res.Entries += len(c.entries)
@@ -712,15 +737,14 @@ type chunker struct {
 	pos        jsonl.Position // where the chunk ends so far
 	consumed   int64
 	chunkStart int64
-	out        chan<- gatheredChunk
-	stop       <-chan struct{}
+	g          *gathering // where the chunks go
 }
 
 // visit takes one record of the walk, and hands the chunk over once it
 // is full.
 func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
 	select {
-	case <-c.stop:
+	case <-c.g.stop:
 		return errStopped
 	default:
 	}
@@ -748,12 +772,15 @@ func (c *chunker) flush(final bool) error {
 		return err
 	}
 	select {
-	case c.out <- gatheredChunk{entries: c.batch, pos: c.pos, consumed: c.consumed, h: h, final: final}:
-	case <-c.stop:
+	case c.g.chunks <- gatheredChunk{entries: c.batch, pos: c.pos, consumed: c.consumed, h: h, final: final}:
+	case <-c.g.stop:
 		return errStopped
 	}
 	c.batch = make([]sessiontree.Entry, 0, len(c.batch))
-	return nil
+	if final {
+		return nil
+	}
+	return c.reserve()
 }
 
 // chunk commits entries, the file's bytes up to consumed (h: the hash
