@@ -10,10 +10,9 @@ package store
 // while the writer sat idle). A file it does not refuse then has its
 // second pass started too, when the writer is on small files, so that
 // its first chunks (two at most, chunksHeld) are read while they are
-// written. Only the store's
-// answer about the file's header (is its session taken? was the file
-// recorded meanwhile?) waits for the writer's turn: it depends on what
-// the files before it wrote.
+// written. Only the store's answer about the file's header (is its
+// session taken? was the file recorded meanwhile?) waits for the
+// writer's turn: it depends on what the files before it wrote.
 
 import (
 	"cmp"
