@@ -47,12 +47,13 @@ func (c *checkedAhead) stop() {
 	}
 }
 
-// checkAhead runs the first pass of the import of the new file fim opened,
-// and, when gather says so and the file is not refused, starts the
-// second, for the writer to commit (twiceChecked). It tells whether the
-// writer may use them: not when the pass met a line longer than aheadLineBytes
-// (and than the import's bound) or ctx is done, nor for an error other
-// than the file's refusal, which the writer's own pass then says.
+// checkAhead runs the first pass of the import of the new file fim
+// opened, and, when gather says so and the file is not refused, starts
+// the second, for the writer to commit (twiceChecked). It tells whether
+// the writer may use them: not when the pass met a line longer than
+// aheadLineBytes (and than the import's bound) or ctx is done, nor for
+// an error other than the file's refusal, which the writer's own pass
+// then says.
 func (fim *fileImport) checkAhead(gather bool) bool {
 	ok := fim.runAhead()
 	if ok && gather && fim.ahead.err == nil {
