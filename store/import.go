@@ -242,7 +242,10 @@ func (r ImportReport) Count(o Outcome) int {
 // the mode refuses rolls back, leaving nothing behind. A larger file is
 // read twice: the first pass checks everything new in it and writes
 // nothing, for the same guarantee; the second commits it in chunks,
-// every chunk one transaction together with the file's record. Small
+// every chunk one transaction together with the file's record, the next
+// chunk read and checked while one commits. The first pass of a new file
+// runs ahead, on another core, while the files before it are written;
+// only the store's answer about its header waits for its turn. Small
 // new files (up to 256 KiB, as most of a pi folder's are) go in groups of
 // up to 256 files or 4 MB, each group one transaction with every file's
 // session, entries and record: a goroutine reads, checks and hashes the
@@ -320,7 +323,8 @@ func (s *Store) Import(ctx context.Context, paths []string, opts ImportOptions) 
 	batches := s.readAhead(ctx, files, opts, done)
 	defer func() {
 		close(done)
-		for range batches { // the reader has finished once it is closed
+		for b := range batches { // the reader has finished once it is closed
+			b.discard()
 		}
 	}()
 	imp := &importRun{s: s, ctx: ctx, g: g, opts: opts, prog: prog, report: &report}
@@ -350,7 +354,7 @@ type importRun struct {
 // file alone. A non-nil error stops the import.
 func (imp *importRun) batch(b importBatch) error {
 	if b.group == nil {
-		return imp.alone(b.alone, b.known)
+		return imp.alone(b)
 	}
 	if err := imp.ctx.Err(); err != nil {
 		return fmt.Errorf("import: %w", err)
@@ -364,7 +368,7 @@ func (imp *importRun) batch(b importBatch) error {
 	}
 	for i, sf := range b.group {
 		if results[i] == nil {
-			if err := imp.alone(sf.c, nil); err != nil {
+			if err := imp.alone(importBatch{alone: sf.c}); err != nil {
 				return err
 			}
 			continue
@@ -377,21 +381,23 @@ func (imp *importRun) batch(b importBatch) error {
 	return nil
 }
 
-// alone imports file f alone (importFile), unless its result is known
-// already (see importBatch).
-func (imp *importRun) alone(f candidate, known *FileResult) error {
+// alone imports the file of batch b alone (importFile), unless its
+// result is known already (see importBatch).
+func (imp *importRun) alone(b importBatch) error {
+	f := b.alone
 	if err := imp.ctx.Err(); err != nil {
+		b.discard()
 		return fmt.Errorf("import: %w", err)
 	}
 	imp.prog.file(f.path, 0)
 	var res FileResult
 	switch {
-	case known != nil:
-		res = *known
+	case b.known != nil:
+		res = *b.known
 	case f.err != nil:
 		res = FileResult{Path: f.path, Outcome: OutcomeFailed, Err: f.err}
 	default:
-		res = imp.s.importFile(imp.ctx, imp.g, f.path, imp.opts, imp.prog)
+		res = imp.s.importFile(imp.ctx, imp.g, f.path, imp.opts, imp.prog, b.checked)
 	}
 	if lockHeld(res.Err) && res.Entries == 0 {
 		// NoWait and another process writing: the file was not

@@ -23,14 +23,18 @@ import (
 	"github.com/sessiontree/sessiontree/jsonl"
 )
 
-// storedRaw reads the JSON of entry id of the file's session as stored.
-func (fim *fileImport) storedRaw(id string) (string, error) {
-	var out string
-	err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) (err error) {
-		out, err = tx.EntryRaw(fim.rec.SessionID, id)
-		return err
-	})
-	return out, err
+// storedRaw returns a reader of the JSON of an entry of session sid (the
+// file's) as stored. It reads nothing of fim but the store, so a walk
+// may run beside the writer's commits (commit).
+func (fim *fileImport) storedRaw(sid string) func(id string) (string, error) {
+	return func(id string) (string, error) {
+		var out string
+		err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) (err error) {
+			out, err = tx.EntryRaw(sid, id)
+			return err
+		})
+		return out, err
+	}
 }
 
 // walk reads the file from the import's start (up to limit bytes of it,
@@ -40,7 +44,7 @@ func (fim *fileImport) storedRaw(id string) (string, error) {
 // not nil, the bytes read go through it, to be hashed.
 func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Record, skip *jsonl.LineError) error) error {
 	ctx := fim.ctx
-	known := knownIDs(maps.Clone(fim.seed))
+	known, raw := knownIDs(maps.Clone(fim.seed)), fim.storedRaw(fim.rec.SessionID)
 	storable := storableBy(fim.s.d)
 	n, hint := int64(math.MaxInt64-fim.start), fim.fi.Size()-fim.start
 	if limit >= 0 {
@@ -65,7 +69,7 @@ func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Rec
 		var skip *jsonl.LineError
 		switch r.Kind {
 		case jsonl.KindEntry:
-			if skip, err = fim.entryLine(r, known, storable); err != nil {
+			if skip, err = fim.entryLine(r, known, raw, storable); err != nil {
 				return err
 			}
 		case jsonl.KindSkipped, jsonl.KindTorn:
@@ -85,7 +89,7 @@ func (fim *fileImport) walk(limit int64, tee *prefixHash, visit func(r jsonl.Rec
 // outcomeError ending the file's import: damage the mode refuses, or an
 // entry the database cannot store, named with the file's line before any
 // of the file is written.
-func (fim *fileImport) entryLine(r jsonl.Record, known knownIDs, storable func(sessiontree.Entry) error) (*jsonl.LineError, error) {
+func (fim *fileImport) entryLine(r jsonl.Record, known knownIDs, raw func(id string) (string, error), storable func(sessiontree.Entry) error) (*jsonl.LineError, error) {
 	e := r.Entry
 	fim.longest = max(fim.longest, len(e.Raw))
 	if storable != nil {
@@ -94,7 +98,7 @@ func (fim *fileImport) entryLine(r jsonl.Record, known knownIDs, storable func(s
 		}
 	}
 	sum := rawHash(e.Raw)
-	if why, fatal := checkEntry(e, sum, known, fim.storedRaw); why != "" {
+	if why, fatal := checkEntry(e, sum, known, raw); why != "" {
 		skip := &jsonl.LineError{Path: fim.path, Line: r.Line, Offset: r.Offset, Err: &sessiontree.CorruptError{EntryID: e.ID, Reason: why}}
 		if fim.mode != jsonl.Lenient || fatal {
 			return nil, &outcomeError{OutcomeFailed, skip}

@@ -8,9 +8,11 @@ package store
 // read, parse, checks, SHA-256), and hands the writer the small new ones
 // in groups, each group one transaction; every other file is imported
 // alone, as before (importFile), except one imported before and unchanged
-// since, which the reader finds so itself. A group commits its files
-// whole, each with its record, so an import cut short resumes as it does
-// after a file's transaction.
+// since, which the reader finds so itself, and a new file larger than a
+// chunk, whose first pass the reader runs (importahead.go). The first
+// group is small and each after it larger, so that the writer starts
+// soon. A group commits its files whole, each with its record, so an
+// import cut short resumes as it does after a file's transaction.
 
 import (
 	"context"
@@ -35,6 +37,13 @@ const (
 	// read) bound the import's memory.
 	groupFiles       = 256
 	groupBytes int64 = 4 << 20
+	// The first group holds at most groupFirstFiles files (and as
+	// large a part of groupBytes), each group after it twice as many as
+	// the one before, up to groupFiles: the writer waits for the first
+	// group to be read, and 256 small files took the reader 38-45 ms
+	// (the bench's folder, on a loaded machine) while the writer sat
+	// idle. A few transactions more cost less than that.
+	groupFirstFiles = 16
 )
 
 // importBatch is what the reader hands the writer: a group of small new
@@ -45,6 +54,16 @@ type importBatch struct {
 	group []*stagedFile
 	alone candidate // when group is nil
 	known *FileResult
+	// checked is alone opened, its first pass run ahead (checkAhead):
+	// whoever takes the batch closes it (discard, or its import).
+	checked *fileImport
+}
+
+// discard closes what the batch holds open, for a batch not imported.
+func (b importBatch) discard() {
+	if b.checked != nil {
+		b.checked.close()
+	}
 }
 
 // stagedFile is a small new file read and checked for a group: its
@@ -68,7 +87,7 @@ func grouped(opts ImportOptions) bool {
 // channel it returns as batches (see importBatch), until done is closed.
 // The channel is closed once the goroutine has finished.
 func (s *Store) readAhead(ctx context.Context, files []candidate, opts ImportOptions, done <-chan struct{}) <-chan importBatch {
-	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done}
+	r := &reader{s: s, ctx: ctx, opts: opts, out: make(chan importBatch, 1), done: done, limit: groupFirstFiles, chunk: opts.tune.withDefaults().chunkBytes}
 	go func() {
 		defer close(r.out)
 		for _, c := range files {
@@ -91,6 +110,12 @@ type reader struct {
 	done  <-chan struct{}
 	group []*stagedFile
 	bytes int64 // of the group's files
+	limit int   // the files the group may hold (groupFirstFiles on)
+	chunk int64 // the import's chunk, in bytes
+	// large says whether each of the last two batches sent may be a
+	// file read in chunks: the writer may be on it, holding two chunks,
+	// and a file's second pass is started ahead only when it is not.
+	large [2]bool
 }
 
 // take reads file c and adds it to the group, or sends it alone (the
@@ -101,15 +126,18 @@ func (r *reader) take(c candidate) bool {
 		return false
 	default:
 	}
-	var sf *stagedFile
-	var known *FileResult
+	sf, alone := (*stagedFile)(nil), importBatch{alone: c}
 	if grouped(r.opts) && r.ctx.Err() == nil {
-		sf, known = r.s.stage(r.ctx, c, r.opts)
+		sf, alone = r.s.stage(r.ctx, c, r.opts, !r.large[0] && !r.large[1])
 	}
 	if sf == nil {
-		return r.flush() && r.send(importBatch{alone: c, known: known})
+		if r.flush() && r.send(alone) {
+			return true
+		}
+		alone.discard()
+		return false
 	}
-	if len(r.group) == groupFiles || r.bytes+sf.consumed > groupBytes {
+	if len(r.group) == r.limit || r.bytes+sf.consumed > groupBytes/groupFiles*int64(r.limit) {
 		if !r.flush() {
 			return false
 		}
@@ -118,9 +146,14 @@ func (r *reader) take(c candidate) bool {
 	return true
 }
 
-// flush sends the group gathered, if any.
+// flush sends the group gathered, if any; the next may be twice as
+// large.
 func (r *reader) flush() bool {
-	ok := len(r.group) == 0 || r.send(importBatch{group: r.group})
+	ok := true
+	if len(r.group) > 0 {
+		ok = r.send(importBatch{group: r.group})
+		r.limit = min(2*r.limit, groupFiles)
+	}
 	r.group, r.bytes = nil, 0
 	return ok
 }
@@ -129,37 +162,46 @@ func (r *reader) flush() bool {
 func (r *reader) send(b importBatch) bool {
 	select {
 	case r.out <- b:
+		r.large = [2]bool{b.group == nil && b.alone.size > r.chunk, r.large[0]}
 		return true
 	case <-r.done:
 		return false
 	}
 }
 
-// stage reads and checks the file c for a group, or returns nil when it
-// is not for one: too large, imported before, damaged (in a way the mode
-// refuses or not), unreadable. A file left out is imported alone, which
-// says what it is, unless it is a file imported before and unchanged
-// since, whose result stage returns (known): importing it alone would
-// read its record again only to find that (a quarter more CPU for an
-// import of an unchanged folder, BenchmarkImport/small-again-ab).
-func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions) (sf *stagedFile, known *FileResult) {
+// stage reads and checks the file c for a group, or returns nil and the
+// batch importing it alone when it is not for one: too large, imported
+// before, damaged (in a way the mode refuses or not), unreadable. A file
+// left out is imported alone, which says what it is, unless it is a file
+// imported before and unchanged since, whose result stage returns
+// (known): importing it alone would read its record again only to find
+// that (a quarter more CPU for an import of an unchanged folder,
+// BenchmarkImport/small-again-ab). A new file larger than a chunk has the
+// first pass of its import run here (checked, see checkAhead), and its
+// second started when gather says so.
+func (s *Store) stage(ctx context.Context, c candidate, opts ImportOptions, gather bool) (sf *stagedFile, alone importBatch) {
+	alone.alone = c
 	if c.err != nil {
-		return nil, nil
+		return nil, alone
 	}
 	fim, err := s.openImport(ctx, gate{}, c.path, opts, nil, &FileResult{Path: c.path})
 	if fim == nil {
-		return nil, nil
+		return nil, alone
 	}
-	defer fim.close()
 	switch {
 	case err != nil:
-		return nil, nil
 	case fim.found:
-		return nil, fim.unchanged()
-	case fim.fi.Size() > groupFileBytes:
-		return nil, nil
+		alone.known = fim.unchanged()
+	case fim.fi.Size() > fim.tune.chunkBytes:
+		if fim.checkAhead(gather) {
+			alone.checked = fim
+			return nil, alone
+		}
+	case fim.fi.Size() <= groupFileBytes:
+		sf = fim.stage(c)
 	}
-	return fim.stage(c), nil
+	fim.close()
+	return sf, alone
 }
 
 // unchanged returns the result of a file imported before and unchanged

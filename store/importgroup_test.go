@@ -223,3 +223,18 @@ func countEntries(t *testing.T, files []string) int {
 	}
 	return n
 }
+
+// The first group is small, so the writer soon has files to write, and
+// each group after it twice as large as the one before, up to 256 files.
+func TestImportGroupsGrow(t *testing.T) {
+	t.Parallel()
+	dir, files := groupFolder(t, 100)
+	var grouped []int
+	rep := mustImport(t, openStore(t), []string{dir}, store.WithAfterGroup(store.ImportOptions{}, func(n int) { grouped = append(grouped, n) }))
+	if rep.Count(store.OutcomeNew) != len(files) {
+		t.Fatalf("%d of %d files new", rep.Count(store.OutcomeNew), len(files))
+	}
+	if want := []int{16, 32, 52}; !slices.Equal(grouped, want) {
+		t.Errorf("groups of %v files; want %v", grouped, want)
+	}
+}

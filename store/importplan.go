@@ -69,6 +69,13 @@ type importTuning struct {
 	// readFile, when set, is what each read of a file's new part (a
 	// walk) reads it through, instead of the file: tests fail reads.
 	readFile func(f *os.File) io.ReaderAt
+	// aheadLine bounds the lines of a first pass run ahead (checkAhead).
+	aheadLine int
+	// afterAhead, when set, is called by the reader goroutine after it
+	// ran the first pass of a file ahead, with the file's path, whether
+	// the writer takes that pass, and whether the second pass was
+	// started ahead too.
+	afterAhead func(path string, kept, gathered bool)
 }
 
 // withDefaults fills the fields left zero with their defaults.
@@ -77,6 +84,7 @@ func (t importTuning) withDefaults() importTuning {
 	t.chunkBytes = cmp.Or(t.chunkBytes, 8<<20)
 	t.appendEntries = cmp.Or(t.appendEntries, 1024)
 	t.appendBytes = cmp.Or(t.appendBytes, 1<<20)
+	t.aheadLine = cmp.Or(t.aheadLine, aheadLineBytes)
 	return t
 }
 
@@ -116,6 +124,9 @@ type fileImport struct {
 	// skipped are lines skipped before the import's start (see
 	// skipClosedTorn), kept in the result's Problems.
 	skipped []*jsonl.LineError
+	// ahead is the first pass of twice run ahead of the writer
+	// (checkAhead), nil when it was not, or once it is taken.
+	ahead *checkedAhead
 }
 
 // unknownAt is an entry of a type this version does not know, and where
@@ -151,6 +162,10 @@ type attempt struct {
 	// import, or this one following a rewrite, committed since the
 	// attempt read the file's record.
 	again bool
+	// checked is the file opened and its first pass run ahead by the
+	// reader goroutine (checkAhead), for the first attempt; nil when
+	// the attempt opens the file itself.
+	checked *fileImport
 }
 
 // importFile imports one file (see importAttempt). Imports of the same
@@ -159,10 +174,13 @@ type attempt struct {
 // what the other import committed, which mostly leaves it nothing to do.
 // So imports of one folder running at once end as one import would, each
 // file imported once, and none reports the others' work as a conflict.
-func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport) FileResult {
+// checked, when not nil, is the file opened and checked ahead
+// (checkAhead), which the first attempt takes.
+func (s *Store) importFile(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, checked *fileImport) FileResult {
 	var prev *attempt
 	for n := 1; ; n++ {
-		a := &attempt{}
+		a := &attempt{checked: checked}
+		checked = nil
 		if prev != nil {
 			a.base = prev.res.Bytes
 		}
@@ -224,7 +242,7 @@ func (a *attempt) after(prev *attempt) {
 // commit ended.
 func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts ImportOptions, prog *progressReport, a *attempt) FileResult {
 	res := FileResult{Path: path}
-	fim, err := s.openImport(ctx, g, path, opts, prog, &res)
+	fim, err := s.openAttempt(ctx, a, g, path, opts, prog, &res)
 	if fim == nil {
 		return a.finish(&res, nil, err)
 	}
@@ -259,6 +277,16 @@ func (s *Store) importAttempt(ctx context.Context, g gate, path string, opts Imp
 	return a.finish(&res, fim, nil)
 }
 
+// openAttempt opens the file at path for attempt a (openImport), or
+// takes the one the reader goroutine opened and checked (a.checked).
+func (s *Store) openAttempt(ctx context.Context, a *attempt, g gate, path string, opts ImportOptions, prog *progressReport, res *FileResult) (*fileImport, error) {
+	if fim := a.checked; fim != nil {
+		fim.adopt(g, prog, res)
+		return fim, nil
+	}
+	return s.openImport(ctx, g, path, opts, prog, res)
+}
+
 // openImport opens the file at path for its import, telling res, and
 // reads the store's record of it. It returns nil and why when the file
 // cannot be opened; else the caller closes the import (close), also when
@@ -280,11 +308,13 @@ func (s *Store) openImport(ctx context.Context, g gate, path string, opts Import
 	})
 }
 
-// close closes the import's file. Nothing holds the file's entries once
+// close closes the import's file, once a second pass started ahead, if
+// any, no longer reads it. Nothing holds the file's entries once
 // it is closed: a huge one's memory goes back at once, before the next
 // file or the search index's catch-up, which has SQLite read the entry
 // again.
 func (fim *fileImport) close() {
+	fim.ahead.stop()
 	fim.f.Close()
 	lines.Dropped(fim.longest)
 }
@@ -370,6 +400,12 @@ func (fim *fileImport) takeHeader(tx sessiontree.DatabaseTx, h jsonl.Header) err
 	if err := fim.header(h); err != nil {
 		return err
 	}
+	return fim.claim(tx)
+}
+
+// claim refuses the session taken from a new file's header (header) when
+// the store has it already, as tx sees the store.
+func (fim *fileImport) claim(tx sessiontree.DatabaseTx) error {
 	if taken, err := tx.SessionExists(fim.meta.ID); err != nil || !taken {
 		return err
 	}
@@ -400,6 +436,9 @@ func (fim *fileImport) header(h jsonl.Header) error {
 // new part that fits in one chunk is read once (once), a larger one, or
 // one that turns out to hold more entries than a chunk, twice (twice).
 func (fim *fileImport) run() error {
+	if fim.ahead != nil {
+		return fim.twiceChecked()
+	}
 	if fim.fi.Size()-fim.start <= fim.tune.chunkBytes {
 		done, err := fim.once()
 		if err != nil || done {
@@ -569,8 +608,7 @@ func (fim *fileImport) check() (int64, error) {
 	end := fim.start
 	err := fim.walk(-1, nil, func(r jsonl.Record, skip *jsonl.LineError) error {
 		if r.Kind == jsonl.KindHeader {
-			err := fim.s.d.View(fim.ctx, func(tx sessiontree.DatabaseTx) error { return fim.takeHeader(tx, r.Header) })
-			if err != nil {
+			if err := fim.checkHeader(r.Header); err != nil {
 				return err
 			}
 		}
@@ -587,17 +625,115 @@ func (fim *fileImport) check() (int64, error) {
 }
 
 // commit is the second pass of twice: it reads the file again up to end
-// and commits it a chunk at a time.
+// and commits it a chunk at a time. A goroutine reads and gathers the
+// next chunk (gather) while this one commits the one before
+// (commitChunks): the parse of a chunk and the writes of the one before
+// take turns no more, which left the writer idle for most of a chunk's
+// parse. At most chunksHeld chunks are held, gathered and not yet
+// committed: one committed while the next is gathered, or, when the
+// second pass started ahead (checkAhead), two gathered while the writer
+// is still on other files. The
+// chunks committed are those before the first error either meets, as
+// when one goroutine read and committed them in turn.
 func (fim *fileImport) commit(end int64) error {
-	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start}
+	return fim.commitGathered(fim.gatherTo(end))
+}
+
+// commitGathered commits the chunks g gathers, and stops it.
+func (fim *fileImport) commitGathered(g *gathering) error {
+	err := fim.commitChunks(g)
+	return cmpErr(err, g.end())
+}
+
+// chunksHeld is how many chunks of a file its second pass holds at most,
+// gathered and not yet committed.
+const chunksHeld = 2
+
+// gathering is a goroutine gathering a file's chunks (gather): it sends
+// them to chunks, until stop is closed, then its error to gathered. A
+// chunk holds one of slots from its first entry until it is committed.
+type gathering struct {
+	chunks   chan gatheredChunk
+	slots    chan struct{}
+	stop     chan struct{}
+	gathered chan error
+}
+
+// gatherTo starts a goroutine gathering the file's chunks up to end.
+func (fim *fileImport) gatherTo(end int64) *gathering {
+	g := &gathering{chunks: make(chan gatheredChunk, chunksHeld-1), slots: make(chan struct{}, chunksHeld), stop: make(chan struct{}), gathered: make(chan error, 1)}
+	go func() {
+		defer close(g.chunks)
+		g.gathered <- fim.gather(end, g)
+	}()
+	return g
+}
+
+// end stops the gathering, unless it has finished, waits for it and
+// returns its error. The chunks it gathered and no one took are dropped.
+func (g *gathering) end() error {
+	close(g.stop)
+	for range g.chunks { // the goroutine has finished once it is closed
+	}
+	return <-g.gathered
+}
+
+// gather reads the file from the import's start up to end, checking it,
+// and sends its chunks to g, until g is stopped.
+func (fim *fileImport) gather(end int64, g *gathering) error {
+	c := &chunker{fim: fim, tee: fim.prefixHash(), pos: fim.resumeAt(), consumed: fim.start, chunkStart: fim.start, g: g}
+	if err := c.reserve(); err != nil {
+		return err
+	}
 	if err := fim.walk(end-fim.start, c.tee, c.visit); err != nil {
 		return err
 	}
 	return c.flush(true)
 }
 
-// chunker is the second pass of a two-pass import: it gathers the
-// entries of a chunk and commits them.
+// reserve waits for a slot for the chunk the chunker gathers next,
+// unless the gathering is stopped.
+func (c *chunker) reserve() error {
+	select {
+	case c.g.slots <- struct{}{}:
+		return nil
+	case <-c.g.stop:
+		return errStopped
+	}
+}
+
+// commitChunks commits the chunks g gathers, in order.
+func (fim *fileImport) commitChunks(g *gathering) error {
+	for c := range g.chunks {
+		err := fim.chunk(c.entries, c.pos, c.consumed, c.h, c.final)
+		<-g.slots
+		if err != nil {
+			return err
+		}
+		fim.res.Entries += len(c.entries)
+		fim.res.Bytes = c.consumed - fim.start
+		dropBatch(c.entries)
+		fim.progress(fim.res.Bytes)
+	}
+	return nil
+}
+
+// gatheredChunk is a chunk of a file read and checked, to commit: its
+// entries, where it ends (pos, consumed), the hash state after it, and
+// whether it is the file's last.
+type gatheredChunk struct {
+	entries  []sessiontree.Entry
+	pos      jsonl.Position
+	consumed int64
+	h        hash.Hash
+	final    bool
+}
+
+// errStopped ends a gather whose chunks are no longer committed.
+var errStopped = errors.New("the chunks are no longer committed")
+
+// chunker is the second pass of a two-pass import as it reads the file:
+// it gathers the entries of a chunk and hands them over to commit.
 type chunker struct {
 	fim        *fileImport
 	tee        *prefixHash // hashes the file as it is read
@@ -605,11 +741,17 @@ type chunker struct {
 	pos        jsonl.Position // where the chunk ends so far
 	consumed   int64
 	chunkStart int64
+	g          *gathering // where the chunks go
 }
 
-// visit takes one record of the walk, and commits the chunk once it is
-// full.
+// visit takes one record of the walk, and hands the chunk over once it
+// is full.
 func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
+	select {
+	case <-c.g.stop:
+		return errStopped
+	default:
+	}
 	if r.Kind == jsonl.KindTorn {
 		return nil
 	}
@@ -625,22 +767,24 @@ func (c *chunker) visit(r jsonl.Record, skip *jsonl.LineError) error {
 	return nil
 }
 
-// flush commits the chunk gathered; final says it is the file's last.
+// flush hands the chunk gathered over to be committed; final says it is
+// the file's last.
 func (c *chunker) flush(final bool) error {
-	fim := c.fim
-	fim.parsed()
+	c.fim.parsed()
 	h, err := c.tee.at(c.consumed)
 	if err != nil {
 		return err
 	}
-	if err := fim.chunk(c.batch, c.pos, c.consumed, h, final); err != nil {
-		return err
+	select {
+	case c.g.chunks <- gatheredChunk{entries: c.batch, pos: c.pos, consumed: c.consumed, h: h, final: final}:
+	case <-c.g.stop:
+		return errStopped
 	}
-	fim.res.Entries += len(c.batch)
-	fim.res.Bytes = c.consumed - fim.start
-	c.batch = dropBatch(c.batch)
-	fim.progress(fim.res.Bytes)
-	return nil
+	c.batch = make([]sessiontree.Entry, 0, len(c.batch))
+	if final {
+		return nil
+	}
+	return c.reserve()
 }
 
 // chunk commits entries, the file's bytes up to consumed (h: the hash

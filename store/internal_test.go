@@ -64,3 +64,20 @@ func WithReadFile(opts ImportOptions, fn func(f *os.File) io.ReaderAt) ImportOpt
 	opts.tune.readFile = fn
 	return opts
 }
+
+// WithImportChunkBytes returns opts making the import commit every n
+// bytes of a file, and take a file larger than that for two passes.
+func WithImportChunkBytes(opts ImportOptions, n int64) ImportOptions {
+	opts.tune.chunkBytes = n
+	return opts
+}
+
+// WithAhead returns opts bounding the lines of a first pass run ahead by
+// the reader goroutine at n bytes (0: the default), and making fn, when
+// not nil, run after each such pass with the file, whether the writer
+// takes it and whether the second pass was started ahead too. fn runs on
+// the reader goroutine.
+func WithAhead(opts ImportOptions, n int, fn func(path string, kept, gathered bool)) ImportOptions {
+	opts.tune.aheadLine, opts.tune.afterAhead = n, fn
+	return opts
+}
