@@ -268,6 +268,7 @@ func rowText(id string) string {
 }
 
 func TestBrowser(t *testing.T) {
+	t.Parallel() // with the other browser test: each starts a Chromium of its own and waits on it
 	st, ts := newServer(t)
 	p := newBrowser(t)
 	p.dir = artifacts(t)
