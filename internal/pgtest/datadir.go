@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +27,7 @@ func (c *Cluster) initData(ctx context.Context, data string) (copied bool, err e
 	tmpl := templateDir(c.bin)
 	if tmpl != "" {
 		if _, err := os.Stat(tmpl); err == nil {
-			if err := c.copyData(tmpl, data); err == nil {
+			if err := copyData(tmpl, data); err == nil {
 				return true, nil
 			}
 			_ = os.RemoveAll(data) // a template made unreadable: initdb instead
@@ -74,77 +73,32 @@ func keepTemplate(data, tmpl string) {
 		return
 	}
 	defer os.RemoveAll(stage)
-	if copyTree(data, filepath.Join(stage, "data"), nil) == nil {
+	if os.CopyFS(filepath.Join(stage, "data"), os.DirFS(data)) == nil {
 		_ = os.Rename(filepath.Join(stage, "data"), tmpl)
 	}
 }
 
 // copyData copies the template tmpl to data, owned by the user the
-// server runs as.
-func (c *Cluster) copyData(tmpl, data string) error {
-	var chown func(string) error
-	if os.Geteuid() == 0 {
-		uid, gid, err := serverUser()
-		if err != nil {
-			return err
-		}
-		chown = func(p string) error { return os.Lchown(p, uid, gid) }
-	}
-	if err := copyTree(tmpl, data, chown); err != nil {
+// server runs as; data is private to that user, as the server wants its
+// data folder.
+func copyData(tmpl, data string) error {
+	if err := os.CopyFS(data, os.DirFS(tmpl)); err != nil {
 		return fmt.Errorf("copy the template cluster: %w", err)
 	}
-	return nil
-}
-
-// copyTree copies the folder src, which holds only folders and regular
-// files (a cluster's data folder), to dst, which must not exist:
-// folders private to their owner (the server refuses a data folder
-// others can read), files with their permissions. chown, when not nil,
-// is called on each copy.
-func copyTree(src, dst string, chown func(string) error) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			err = os.Mkdir(to, 0o700)
-		case d.Type().IsRegular():
-			err = copyFile(p, to)
-		default:
-			err = fmt.Errorf("%s: not a folder or a regular file", p)
-		}
-		if err == nil && chown != nil {
-			err = chown(to)
-		}
+	if err := os.Chmod(data, 0o700); err != nil {
 		return err
+	}
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	uid, gid, err := serverUser()
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(data, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
 	})
-}
-
-// copyFile copies the regular file src to dst, a new file with src's
-// permissions.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
