@@ -18,9 +18,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/server"
 	"github.com/sessiontree/sessiontree/store"
 )
+
+// TestMain runs more tests at once than go test's default: the browser
+// tests mostly wait for their Chromium, the others for their requests.
+func TestMain(m *testing.M) { os.Exit(pgtest.RunWaiting(m)) }
 
 // The browser test drives the page in a real, headless Chromium against
 // the real server on a temporary store. Screenshots go to

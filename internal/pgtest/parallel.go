@@ -7,23 +7,29 @@ import (
 	"testing"
 )
 
-// waitFactor is how many parallel tests per CPU [WaitingParallel] allows.
+// waitFactor is how many parallel tests per CPU [MainWaiting] and
+// [RunWaiting] allow.
 const waitFactor = 4
 
 // MainWaiting is [Main] for a test binary whose parallel tests mostly
-// wait for the server (round trips, the server's own work): it calls
-// [WaitingParallel] first.
+// wait for the server (round trips, the server's own work): it lets
+// waitFactor times as many of them run at once as go test's default
+// (-test.parallel, GOMAXPROCS), unless -test.parallel was given.
 func MainWaiting(m *testing.M) int {
-	WaitingParallel()
+	waitingParallel()
 	return Main(m)
 }
 
-// WaitingParallel lets waitFactor times as many parallel tests run at
-// once as go test's default (-test.parallel, GOMAXPROCS), unless
-// -test.parallel was given: for a test binary whose parallel tests
-// mostly wait (for a server, a timer, another process). Call it from
-// TestMain, before m.Run.
-func WaitingParallel() {
+// RunWaiting is m.Run, with as many parallel tests at once as
+// [MainWaiting] allows, for a test binary that needs no server of its
+// own but whose parallel tests mostly wait (for timers, other processes).
+// Call it from TestMain: os.Exit(pgtest.RunWaiting(m)).
+func RunWaiting(m *testing.M) int {
+	waitingParallel()
+	return m.Run()
+}
+
+func waitingParallel() {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
