@@ -39,6 +39,7 @@ func refoldClass(t *testing.T) (stmt, class string) {
 // lower-casing that folded search_text before (strings.ToLower), as
 // PostgreSQL's regular expressions read the class.
 func TestRefoldClassIsFoldRunes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
 	_, class := refoldClass(t)

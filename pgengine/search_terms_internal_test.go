@@ -128,6 +128,7 @@ func countEqual(got, want map[string]int64) int {
 // phrase was its own term, a LIKE pg_trgm has no trigram of, which
 // read every row (EXPLAIN ANALYZE: 200 rows, 199 removed by the filter).
 func TestShortPhraseReadsItsMatches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
 	_, _, user := userSession(t, db)

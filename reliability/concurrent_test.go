@@ -184,6 +184,7 @@ func readerChild(ctx context.Context, spec childSpec) error {
 // session of one database, with reader processes checking what they see
 // all along; then the same with the leaf guard; on each engine.
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	writers, each, readers := pick(2, 4, 8), pick(15, 40, 400), pick(1, 2, 4)
 	for _, eng := range dbEngines {
 		for _, guard := range []bool{false, true} {
@@ -301,6 +302,7 @@ func runWriters(t *testing.T, path string, writers, each, readers int, guard boo
 // nothing; the other's entry is intact and a retry on the new leaf
 // succeeds. On each engine.
 func TestStaleWriterConflict(t *testing.T) {
+	t.Parallel()
 	for _, eng := range dbEngines {
 		t.Run(eng.name, func(t *testing.T) { staleWriterConflict(t, eng.target(t)) })
 	}
@@ -389,6 +391,7 @@ func tryLockChild(ctx context.Context, spec childSpec) error {
 // read-only open, the command line) are not blocked. Once the holder dies (SIGKILL: no
 // chance to unlock), the lock is gone with it and a writer gets in.
 func TestJSONLSecondWriterRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	st, err := jsonl.Create(ctx, path, sessiontree.SessionMeta{Cwd: "/lock"}, jsonl.Options{})

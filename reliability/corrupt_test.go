@@ -63,6 +63,7 @@ var words = []string{"parser", "lexer", "walker", "branch", "leaf", "compaction"
 // and Check then finds that the search index no longer holds what the
 // entry's text gives.
 func TestSilentCorruption(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		// damage is the raw SQL run on the victim's row (seq 20).

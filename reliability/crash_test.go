@@ -135,6 +135,7 @@ type crashStats struct {
 // transaction), the JSONL backend with and without Sync. See the package
 // doc for what this proves and what it does not.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	rounds := pick(5, 20, 100)
 	sqlite, postgres := &dbEngines[0], &dbEngines[1]
 	modes := []crashMode{

@@ -43,6 +43,7 @@ func fullDiskFiles(t *testing.T, dir string, n int) string {
 // as SQLite's code. What was committed before stays, whole: the database
 // checks clean and, with room again, the same import finishes the rest.
 func TestFullDiskReport(t *testing.T) {
+	t.Parallel()
 	// 60 files already fill the 256 KiB database, and the 1 MiB file
 	// system, partway (some files new, some failed), which is what the
 	// report must survive; the full run has the 200.
@@ -193,6 +194,7 @@ func onSmallDisk(t *testing.T, dir, script string, args ...string) (string, int)
 // open. No file is made beside the database, and with room again the
 // writes work.
 func TestFullDiskReads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "full")
 	if err := os.Mkdir(mnt, 0o700); err != nil {

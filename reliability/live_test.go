@@ -19,6 +19,7 @@ import (
 // as JSON lines; a claim refuses another holder and a plain append,
 // naming the holder, until it is released; tail exits 0 on SIGINT.
 func TestCLILive(t *testing.T) {
+	t.Parallel()
 	for _, eng := range dbEngines {
 		t.Run(eng.name, func(t *testing.T) { cliLive(t, eng.target(t)) })
 	}

@@ -80,7 +80,9 @@ func TestMain(m *testing.M) {
 		// start a PostgreSQL server of its own.
 		code = m.Run()
 	} else {
-		code = pgtest.Main(m) // a server for the postgres engine's tests
+		// A server for the postgres engine's tests; the parallel tests,
+		// mostly waiting for their child processes, run 4 per CPU.
+		code = pgtest.MainWaiting(m)
 	}
 	os.Exit(code)
 }

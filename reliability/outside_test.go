@@ -628,6 +628,7 @@ func TestLongLines(t *testing.T) {
 // TestListBeyondAPage lists more sessions than a page of the store's
 // List holds (MaxListLimit): `ls --limit N` shows N, not 1,000 silently.
 func TestListBeyondAPage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "s.db")
@@ -682,6 +683,7 @@ func TestListBeyondAPage(t *testing.T) {
 // Devices are only ever reached through links in the test's folder, so
 // that an export that replaces its path replaces a link of the test's.
 func TestExportThroughLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db, id := validDB(t, dir, "s.db")
 	want := cliOK(t, "", "--db", db, "export", id)
@@ -819,6 +821,7 @@ func repeatedStep(msg string) string {
 // missing file "open F: not found: open F: ..." (now "not found: open F:
 // no such file or directory").
 func TestErrorPrefixes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, id := validDB(t, dir, "s.db")

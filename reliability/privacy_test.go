@@ -138,6 +138,7 @@ func checkModes(t *testing.T, dir string, except ...string) (files, dirs int) {
 // shared-memory files) and exported or written session files are 0600,
 // the folders made for them 0700, whatever the umask.
 func TestFileModes(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "lib")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -217,6 +218,7 @@ func headerText(h string) string { return strings.ReplaceAll(h, "\x00", `\x00`) 
 // database must be unharmed. Every SQL statement being parameterized is shown by
 // behaviour, not by reading the code.
 func TestHostileStrings(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), `dir with 'quotes' "and" %25 ? # spaces`, "sessions.db")
 	s := openStore(t, path, store.Options{})
@@ -420,6 +422,7 @@ func hasHit(hits []store.Hit, sid string) bool {
 // SESSION arguments full of quotes and SQL go through the command's
 // arguments. Everything round-trips; nothing breaks.
 func TestHostileStringsCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "sessions.db")
 	evil := `'; DROP TABLE entries; --`

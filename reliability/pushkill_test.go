@@ -85,6 +85,7 @@ func pushSource(t *testing.T, sessions, entries int) (string, []string) {
 // the source's, byte for byte, and passes every check; at the end the
 // target holds every session whole, as one uninterrupted push leaves it.
 func TestPushKilled(t *testing.T) {
+	t.Parallel()
 	for _, e := range dbEngines {
 		t.Run("to-"+e.name, func(t *testing.T) {
 			t.Parallel()
@@ -173,6 +174,7 @@ func wantPrefixes(t *testing.T, src, target string, ids []string, whole bool) in
 // other's batches as its own progress), and the target holds every
 // session whole.
 func TestPushTwoAtOnce(t *testing.T) {
+	t.Parallel()
 	for _, e := range dbEngines {
 		t.Run("to-"+e.name, func(t *testing.T) {
 			t.Parallel()

@@ -329,6 +329,7 @@ func pi1File(name string) string {
 // files are there and the user's, SQLite can write the database, and
 // does.)
 func TestReadOnlyDatabase(t *testing.T) {
+	t.Parallel()
 	b := newBystander(t)
 	export, err := os.ReadFile(pi1File(roFile))
 	if err != nil {
@@ -473,6 +474,7 @@ func TestReadOnlyDatabase(t *testing.T) {
 // (this program before) left those 0400 files: the next writable open
 // gives them the database file's mode.
 func TestReadOnlyFileWritableAgain(t *testing.T) {
+	t.Parallel()
 	b := newBystander(t)
 	dir := b.folder(t, "writable-again")
 	db := filepath.Join(dir, "sessions.db")
@@ -529,6 +531,7 @@ func TestReadOnlyFileWritableAgain(t *testing.T) {
 // changed. With the link's folder read-only too, the read saw the
 // database file alone, without the -wal file's session, and said nothing.
 func TestReadOnlyThroughLink(t *testing.T) {
+	t.Parallel()
 	b := newBystander(t)
 	dir := b.folder(t, "target")
 	db := filepath.Join(dir, "sessions.db")

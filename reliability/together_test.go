@@ -63,6 +63,7 @@ func openNewChild(ctx context.Context, spec childSpec) error {
 // making as foreign, nor gives up on it as busy), each schema is made
 // once, and each database is sound.
 func TestConcurrentCreate(t *testing.T) {
+	t.Parallel()
 	procs, files := pick(6, 6, 8), pick(12, 60, 200)
 	if storetest.RaceEnabled && currentLevel() != levelFull {
 		files = 12 // each open takes ten times as long
@@ -153,6 +154,7 @@ func TestConcurrentCreate(t *testing.T) {
 // others, and the store holds each session once, with every entry of its
 // file, and passes the check.
 func TestConcurrentImports(t *testing.T) {
+	t.Parallel()
 	procs := pick(2, 4, 4)
 	src := filepath.Join(t.TempDir(), "sessions")
 	files := piFiles(t)

@@ -19,6 +19,7 @@ import (
 // first never shows the entry (no later event comes); the page must read
 // the graph once the stream is open.
 func TestBrowserStreamStart(t *testing.T) {
+	t.Parallel() // with the other browser test: each starts a Chromium of its own and waits on it
 	graphDone := make(chan struct{})
 	var graphOnce, appendOnce sync.Once
 	var b atomic.Pointer[sessionBuilder] // set once the server runs

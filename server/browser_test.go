@@ -18,9 +18,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/server"
 	"github.com/sessiontree/sessiontree/store"
 )
+
+// TestMain runs more tests at once than go test's default: the browser
+// tests mostly wait for their Chromium, the others for their requests.
+func TestMain(m *testing.M) { os.Exit(pgtest.RunWaiting(m)) }
 
 // The browser test drives the page in a real, headless Chromium against
 // the real server on a temporary store. Screenshots go to
@@ -268,6 +273,7 @@ func rowText(id string) string {
 }
 
 func TestBrowser(t *testing.T) {
+	t.Parallel() // with the other browser test: each starts a Chromium of its own and waits on it
 	st, ts := newServer(t)
 	p := newBrowser(t)
 	p.dir = artifacts(t)

@@ -12,6 +12,7 @@ import (
 // TestDeleteClaimed deletes a session another writer holds a live claim
 // on: 423 naming the holder, the session kept; ?force=1 deletes it.
 func TestDeleteClaimed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	f.call("POST", "/api/sessions", `{"id":"g"}`, 201)
 	ctx := context.Background()

@@ -105,6 +105,7 @@ func (f *fixture) openEvents(path string) io.ReadCloser {
 // imported file) reaches an EventSource whole: a CR ends a line of the
 // stream, so written as it is it cut the entry's data short.
 func TestEventsCarriageReturn(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	file := filepath.Join(t.TempDir(), "cr.jsonl")
 	lines := `{"type":"session","version":3,"id":"cr","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}` + "\n" +
@@ -135,6 +136,7 @@ func TestEventsCarriageReturn(t *testing.T) {
 // with U+FFFD where pi's reader puts it, as every other JSON answer does
 // (view.UTF8JSON): written as stored, the event's data was not text.
 func TestEventsUTF8(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	res, err := f.store.Import(context.Background(), []string{"../testdata/piedge/invalid-utf8.jsonl"}, store.ImportOptions{})
 	if err != nil || res.Files[0].Err != nil || res.Entries == 0 {
@@ -159,6 +161,7 @@ func TestEventsUTF8(t *testing.T) {
 // read, its handler polled the log for as long as the connection lived,
 // and the next request on that connection waited behind it for ever.
 func TestEventsHead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	srv, err := New(f.store, Options{Token: token, PollInterval: time.Millisecond})
 	if err != nil {
@@ -185,6 +188,7 @@ func TestEventsHead(t *testing.T) {
 // gone, so the new session's entries never came and the stream stayed
 // open, silent, for ever.
 func TestEventsSessionMadeAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	srv, err := New(f.store, Options{Token: token})
 	if err != nil {
@@ -215,6 +219,7 @@ func TestEventsSessionMadeAgain(t *testing.T) {
 // of the last event read, as a browser does: every entry comes exactly
 // once, in order.
 func TestEventsReconnect(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	const n = 60
 	done := make(chan error, 1)

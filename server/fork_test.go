@@ -39,6 +39,7 @@ func (f *fixture) sessionCount() int {
 // them, or one given empty) is a 4xx naming what is wrong that creates no
 // session.
 func TestForkPoints(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	e := f.entries // hello, hi, <script>..., all on one branch
 	f.call("POST", "/api/sessions/s1/leaf", `{"entryId":"`+e[1]+`"}`, 200)

@@ -15,6 +15,7 @@ import (
 // a request its client gave up on (a page navigating away) is neither
 // answered nor logged.
 func TestGuardLogs(t *testing.T) {
+	t.Parallel()
 	failure := errors.New("disk on fire")
 	for _, tc := range []struct {
 		name    string
@@ -57,6 +58,7 @@ func TestGuardLogs(t *testing.T) {
 // path and of the error (an id read from a damaged session) as text: ESC
 // ] 52 would set the clipboard, ESC [ 2J clear the screen.
 func TestGuardLogsTermText(t *testing.T) {
+	t.Parallel()
 	var logged bytes.Buffer
 	srv, err := New(nil, Options{Token: token, ErrorLog: log.New(&logged, "", 0)})
 	if err != nil {

@@ -174,6 +174,7 @@ func (s spec) checkAnswer(method, path string, r response) []string {
 // bad, and holds each answer to openapi.json: the status is listed for
 // the operation, the Content-Type too, and the body matches the schema.
 func TestOpenAPIDescribesAnswers(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	f, ids := graphFixture(t)
 	e := f.entries
@@ -256,6 +257,7 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 // TestSpecCheck checks the checker itself: each keyword it reads refuses
 // what it should, so that TestOpenAPIDescribesAnswers can fail.
 func TestSpecCheck(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	errSchema := map[string]any{"$ref": "#/components/schemas/Error"}
 	window := map[string]any{"$ref": "#/components/schemas/GraphWindow"}

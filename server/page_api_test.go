@@ -66,6 +66,7 @@ func (f *fixture) graph(query string, want int) graphAnswer {
 }
 
 func TestGraphWindow(t *testing.T) {
+	t.Parallel()
 	f, ids := graphFixture(t)
 	all := f.graph("", http.StatusOK)
 	// The three first messages and steps 0..10, then the fork at step 10:
@@ -158,6 +159,7 @@ func stripText(rows []view.GraphRow) []view.GraphRow {
 }
 
 func TestGraphRefusals(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, c := range []struct {
 		path string
@@ -183,6 +185,7 @@ func TestGraphRefusals(t *testing.T) {
 }
 
 func TestEntry(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	f.call("POST", "/api/sessions/s1/labels", fmt.Sprintf(`{"entryId":%q,"label":"<b>x</b>"}`, f.entries[0]), http.StatusCreated)
 	for _, c := range []struct {
@@ -223,6 +226,7 @@ func TestEntry(t *testing.T) {
 // server kept of the old: whether the new log is shorter than the old
 // one, or longer with entries that could hang under the old graph.
 func TestGraphOfASessionMadeAgain(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	msg := func(text string) string {
 		return fmt.Sprintf(`{"type":"message","message":{"role":"user","content":%q}}`, text)

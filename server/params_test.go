@@ -32,6 +32,7 @@ func (s spec) queryParams(op map[string]any) []string {
 // Each is a 400 in the error shape, its message naming the parameter, and
 // answered before the route does anything.
 func TestQueryRefusals(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	f := newFixture(t, Options{})
 	good := map[string]string{

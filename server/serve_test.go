@@ -15,6 +15,7 @@ import (
 )
 
 func TestIsLoopbackHost(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]bool{
 		"localhost": true, "app.localhost": true, "127.0.0.1": true, "127.1.2.3": true, "::1": true,
 		"0.0.0.0": false, "evil.example": false, "localhost.evil.example": false, "10.0.0.1": false, "": false,
@@ -26,6 +27,7 @@ func TestIsLoopbackHost(t *testing.T) {
 }
 
 func TestListenHosts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		addr      string
 		hosts     []string
@@ -52,6 +54,7 @@ func TestListenHosts(t *testing.T) {
 }
 
 func TestURL(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]string{
 		"127.0.0.1:7878": "http://127.0.0.1:7878/?token=a%2Bb",
 		"[::1]:80":       "http://[::1]:80/?token=a%2Bb",
@@ -68,6 +71,7 @@ func TestURL(t *testing.T) {
 }
 
 func TestNewRefuses(t *testing.T) {
+	t.Parallel()
 	if _, err := New(nil, Options{}); !errors.Is(err, ErrNoToken) {
 		t.Errorf("New without a token: %v; want ErrNoToken", err)
 	}
@@ -132,6 +136,7 @@ func TestServeShutdown(t *testing.T) {
 // with "a;b" the page's first load set a cookie that then failed, and
 // every file of the page was refused.
 func TestTokenCharacters(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, tok := range []string{"a;b", `a"b`, `a\b`, "a,b", "a b", " ab", "a\tb", "é-token", "a\x7fb"} {
 		if _, err := New(f.store, Options{Token: tok}); !errors.Is(err, ErrBadToken) {

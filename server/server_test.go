@@ -150,6 +150,7 @@ func errorCode(t testing.TB, r response) string {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	cookie := map[string]string{"Cookie": CookieName + "=" + token}
 	post := `{"name":"renamed"}`
@@ -203,6 +204,7 @@ func TestAuth(t *testing.T) {
 // TestTokenCookie checks that the first load with ?token= sets the
 // cookie, HttpOnly and SameSite=Strict, and that the cookie then works.
 func TestTokenCookie(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	r := f.do(request{method: "GET", path: "/?token=" + token})
 	if r.status != 200 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
@@ -220,6 +222,7 @@ func TestTokenCookie(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	const origin = "https://app.example"
 	f := newFixture(t, Options{CORSOrigin: origin})
 	pre := f.do(request{method: "OPTIONS", path: "/api/sessions/s1/entries", header: map[string]string{
@@ -249,6 +252,7 @@ func TestCORS(t *testing.T) {
 // Content-Type application/json and X-Content-Type-Options nosniff: a
 // browser must never take session text for a page.
 func TestJSONHeaders(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, path := range []string{"/api/openapi.json", "/api/sessions", "/api/sessions/s1", "/api/sessions/s1/tree",
 		"/api/sessions/s1/branch", "/api/sessions/s1/context", "/api/sessions/s1/entries", "/api/search?q=script",
@@ -269,6 +273,7 @@ func TestJSONHeaders(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, c := range []struct {
 		method, path, body string
@@ -331,6 +336,7 @@ func (f *fixture) logIDs() []string {
 }
 
 func TestAppendEntries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	leaf := f.entries[2]
 	r := f.call("POST", "/api/sessions/s1/entries", `{"ifLeaf":"`+leaf+`","entries":[
@@ -380,6 +386,7 @@ func TestAppendEntries(t *testing.T) {
 }
 
 func TestWrites(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	ctx := func() (c struct {
 		Messages []json.RawMessage
@@ -442,6 +449,7 @@ func TestWrites(t *testing.T) {
 }
 
 func TestListCursor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	for _, id := range []string{"a", "b", "c"} {
 		f.call("POST", "/api/sessions", `{"id":"`+id+`"}`, 201)
@@ -472,6 +480,7 @@ func TestListCursor(t *testing.T) {
 // TestEventsStart checks where a stream starts: after ?after=1, and a
 // deleted session ends the stream with an error event.
 func TestEventsStart(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -510,6 +519,7 @@ func TestEventsStart(t *testing.T) {
 // table to each other: every /api route is described, with the query
 // parameters it takes (besides the token), and nothing else.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	s := loadSpec(t)
 	if v, _ := s.doc["openapi"].(string); !strings.HasPrefix(v, "3.") {
 		t.Errorf("openapi = %q; want 3.x", v)
@@ -540,6 +550,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // as written in testdata, and the Python one, run against a live server,
 // appends its two messages and prints the context.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -573,6 +584,7 @@ func TestExamples(t *testing.T) {
 // TestBodyLimit checks that a body longer than Options.MaxBodyBytes is
 // refused with a 400 that says so, and nothing is written.
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{MaxBodyBytes: 200})
 	before := f.logIDs()
 	big := `{"entries":[{"type":"custom","customType":"x","data":"` + strings.Repeat("a", 300) + `"}]}`
@@ -590,6 +602,7 @@ func TestBodyLimit(t *testing.T) {
 // that named a deleted session could name another one next time ("s" the
 // session "s1" once "s" was gone), and that one was deleted too.
 func TestDeleteTakesAFullID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	f.call("POST", "/api/sessions", `{"id":"s"}`, 201)
 	f.call("DELETE", "/api/sessions/s", "", 200)
@@ -605,6 +618,7 @@ func TestDeleteTakesAFullID(t *testing.T) {
 // pi's "replacement must be null" (which it was), and beside "omit": true
 // it omits.
 func TestEditContentNull(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	r := f.call("POST", "/api/sessions/s1/edits", `{"entryId":"`+f.entries[0]+`","content":null}`, 400)
 	if !strings.Contains(r.body, "exactly one of") {
@@ -618,6 +632,7 @@ func TestEditContentNull(t *testing.T) {
 // leaf, but exported it is a second header, which pi skips (so it
 // disagreed on the leaf) and importing the file back refuses.
 func TestAppendSessionHeader(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	before := f.logIDs()
 	r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"session"}]}`, 400)
@@ -635,6 +650,7 @@ func TestAppendSessionHeader(t *testing.T) {
 // and that an id one can name is taken and reachable: they were stored,
 // and then every route with an entry id refused the entry.
 func TestAppendEntryIDs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	before := f.logIDs()
 	for _, id := range []string{"a b", `tab\tx`, `nul\u0000`, "root"} {
@@ -655,6 +671,7 @@ func TestAppendEntryIDs(t *testing.T) {
 // were stored as they came, and every answer holding them was then JSON
 // that a strict reader (Python's json.load) cannot read.
 func TestBodyUTF8(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	before := f.logIDs()
 	for _, c := range []struct{ path, body string }{
@@ -674,6 +691,7 @@ func TestBodyUTF8(t *testing.T) {
 // TestEventsResume checks that a reconnecting browser's Last-Event-ID
 // wins over the ?after of the URL it repeats.
 func TestEventsResume(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events?after=1", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -702,6 +720,7 @@ func TestEventsResume(t *testing.T) {
 // answers for an empty session or a leaf moved before the first entry,
 // guards the append as "" does: it must not write unguarded.
 func TestAppendIfLeafNull(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	f.call("POST", "/api/sessions", `{"id":"empty"}`, 201)
 	var info struct{ LeafID *string }
@@ -727,6 +746,7 @@ func TestAppendIfLeafNull(t *testing.T) {
 // API's own routes cannot name afterwards (a path, a file name, white
 // space), with a 400 naming it, and create nothing.
 func TestNewSessionIDs(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, Options{})
 	n := f.sessionCount()
 	for _, id := range []string{"a/b", `a\b`, "notes.JSONL", "two words", "tab\tid"} {

@@ -163,7 +163,10 @@ func TestWriteIndexChunkStale(t *testing.T) {
 // not written yet, on both engines: it starts where that one ends, in
 // the same session and then the next, and written out of order it is
 // refused (ErrConflict), in order both go in and nothing is pending.
-func TestNextIndexChunkAfter(t *testing.T) { onEngines(t, testNextIndexChunkAfter) }
+func TestNextIndexChunkAfter(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testNextIndexChunkAfter)
+}
 
 func testNextIndexChunkAfter(t *testing.T, openStore opener) {
 	ctx := context.Background()

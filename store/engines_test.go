@@ -14,7 +14,9 @@ import (
 // TestMain finds a PostgreSQL server for the tests that run on both
 // engines (internal/pgtest: one started for the binary when PostgreSQL is
 // installed; none skips them, except under CI=true, where it fails them).
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// Its parallel tests, half of them waiting for the server, run 4 per CPU
+// (pgtest.MainWaiting).
+func TestMain(m *testing.M) { os.Exit(pgtest.MainWaiting(m)) }
 
 // opener opens a new, empty store of one engine for a test; its cleanup
 // checks the whole database and closes it.

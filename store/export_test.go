@@ -31,7 +31,10 @@ func openJSONL(t testing.TB, path string) *jsonl.Storage {
 
 // Every pi fixture, imported and exported, opens in the JSONL backend
 // with pi's answers; a version-3 file comes back byte for byte.
-func TestExportRoundTrip(t *testing.T) { onEngines(t, testExportRoundTrip) }
+func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testExportRoundTrip)
+}
 
 func testExportRoundTrip(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -116,7 +119,10 @@ func lineIDs(t *testing.T, file string) (ids, types []string) {
 
 // A session whose leaf moved exports its leaf entries and reopens on the
 // same leaf.
-func TestExportLeafEntries(t *testing.T) { onEngines(t, testExportLeafEntries) }
+func TestExportLeafEntries(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testExportLeafEntries)
+}
 
 func testExportLeafEntries(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -212,7 +218,10 @@ func piContext(t *testing.T, byID map[string]sessiontree.Entry, leaf string) []s
 	return out
 }
 
-func TestExportForPi(t *testing.T) { onEngines(t, testExportForPi) }
+func TestExportForPi(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testExportForPi)
+}
 
 func testExportForPi(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -298,7 +307,10 @@ func testExportForPi(t *testing.T, openStore opener) {
 // as its parent, whether that child comes right after it or later in the
 // file (the PostgreSQL engine finds the two kinds by different indexes),
 // and drops the others.
-func TestExportForPiLeafEntryParents(t *testing.T) { onEngines(t, testExportForPiLeafEntryParents) }
+func TestExportForPiLeafEntryParents(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testExportForPiLeafEntryParents)
+}
 
 func testExportForPiLeafEntryParents(t *testing.T, openStore opener) {
 	s := openStore(t)
@@ -365,7 +377,10 @@ func TestExportPiRand(t *testing.T) {
 // and exported on one line, each break a space, as the JSONL backend
 // writes it: a break inside the line would cut the entry in two, which
 // pi skips as two bad lines and this project's reader refuses.
-func TestExportEntryWithLineBreaks(t *testing.T) { onEngines(t, testExportEntryWithLineBreaks) }
+func TestExportEntryWithLineBreaks(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testExportEntryWithLineBreaks)
+}
 
 func testExportEntryWithLineBreaks(t *testing.T, openStore opener) {
 	ctx := context.Background()

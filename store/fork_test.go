@@ -87,7 +87,10 @@ func rowsOf(log []sessiontree.Entry, src map[string]sessiontree.Entry) []row {
 	return out
 }
 
-func TestFork(t *testing.T) { onEngines(t, testFork) }
+func TestFork(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testFork)
+}
 
 func testFork(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -278,7 +281,10 @@ func testFork(t *testing.T, openStore opener) {
 
 // A compaction whose kept entry is a label that a path fork leaves out
 // keeps the entry after it instead, as pi does.
-func TestForkCompactionKeptLabel(t *testing.T) { onEngines(t, testForkCompactionKeptLabel) }
+func TestForkCompactionKeptLabel(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testForkCompactionKeptLabel)
+}
 
 func testForkCompactionKeptLabel(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -330,7 +336,10 @@ const forkFixture = "../testdata/pi1/fork-00.jsonl"
 // the same lines byte for byte, label ids aside; forked at the message
 // after the labels, that message re-chained onto the path and the labels
 // after it.
-func TestForkAsPi(t *testing.T) { onEngines(t, testForkAsPi) }
+func TestForkAsPi(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testForkAsPi)
+}
 
 func testForkAsPi(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -402,7 +411,10 @@ func testForkAsPi(t *testing.T, openStore opener) {
 // Labels are written again as written, the cleared ones not at all, in
 // the order of pi's label map: relabelling keeps a target's place,
 // clearing and labelling again moves it to the end.
-func TestForkLabelOrder(t *testing.T) { onEngines(t, testForkLabelOrder) }
+func TestForkLabelOrder(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testForkLabelOrder)
+}
 
 func testForkLabelOrder(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -445,7 +457,10 @@ func testForkLabelOrder(t *testing.T, openStore opener) {
 // that is not a string stays a number or a boolean, and a string keeps a
 // NUL (the label text the store derives takes it as a space). Labels from
 // testdata/piedge/labels-nonstring, plus a NUL.
-func TestForkLabelValues(t *testing.T) { onEngines(t, testForkLabelValues) }
+func TestForkLabelValues(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testForkLabelValues)
+}
 
 func testForkLabelValues(t *testing.T, openStore opener) {
 	ctx := context.Background()

@@ -78,7 +78,10 @@ func readIDsMode(t testing.TB, path string, mode jsonl.Mode) []string {
 	return out
 }
 
-func TestImportFixtures(t *testing.T) { onEngines(t, testImportFixtures) }
+func TestImportFixtures(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportFixtures)
+}
 
 func testImportFixtures(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -141,7 +144,10 @@ func testImportFixtures(t *testing.T, openStore opener) {
 // A file pi keeps appending to is imported in pieces: each import brings
 // exactly the lines added since, into the same session, which ends up as
 // if the whole file had been imported at once.
-func TestImportResumeAfterGrowth(t *testing.T) { onEngines(t, testImportResumeAfterGrowth) }
+func TestImportResumeAfterGrowth(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportResumeAfterGrowth)
+}
 
 func testImportResumeAfterGrowth(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -200,7 +206,10 @@ func testImportResumeAfterGrowth(t *testing.T, openStore opener) {
 	}
 }
 
-func TestImportConflicts(t *testing.T) { onEngines(t, testImportConflicts) }
+func TestImportConflicts(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportConflicts)
+}
 
 func testImportConflicts(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -278,7 +287,10 @@ func damaged(t *testing.T, dir, name string, edit func(l []string) []string) str
 // TestImportModes imports damaged files in each mode and holds the
 // outcome to what the JSONL backend makes of the same file in the same
 // mode: the same entries, the same lines reported.
-func TestImportModes(t *testing.T) { onEngines(t, testImportModes) }
+func TestImportModes(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportModes)
+}
 
 func testImportModes(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -519,7 +531,10 @@ func importRecordOf(t testing.TB, s *store.Store, path string) (int64, string) {
 // imported, whether the import hashed the file as it read it or read the
 // imported part again (a torn line left for later, a file too large for
 // one pass).
-func TestImportRecordsPrefixHash(t *testing.T) { onEngines(t, testImportRecordsPrefixHash) }
+func TestImportRecordsPrefixHash(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportRecordsPrefixHash)
+}
 
 func testImportRecordsPrefixHash(t *testing.T, openStore opener) {
 	dir := t.TempDir()
@@ -557,7 +572,10 @@ func testImportRecordsPrefixHash(t *testing.T, openStore opener) {
 // A file of one chunk is committed in one transaction: an import
 // canceled while it reads the file leaves nothing of it, and the next
 // import brings it whole.
-func TestImportOneChunkCanceled(t *testing.T) { onEngines(t, testImportOneChunkCanceled) }
+func TestImportOneChunkCanceled(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportOneChunkCanceled)
+}
 
 func testImportOneChunkCanceled(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -595,7 +613,10 @@ func testImportOneChunkCanceled(t *testing.T, openStore opener) {
 // A file found to hold more than a chunk once a one-pass import has
 // appended some of it is imported in two passes instead: the one pass
 // leaves nothing behind and progress never goes back.
-func TestImportOnePassGivesWay(t *testing.T) { onEngines(t, testImportOnePassGivesWay) }
+func TestImportOnePassGivesWay(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportOnePassGivesWay)
+}
 
 func testImportOnePassGivesWay(t *testing.T, openStore opener) {
 	s := openStore(t)
@@ -657,7 +678,10 @@ func TestImportProgressMayWrite(t *testing.T) {
 // A line pi appends while the import reads the file, after the reader
 // has passed the end, is new to the next import: the record keeps the
 // size the import found, not the one the file has by the commit.
-func TestImportLineAddedWhileImporting(t *testing.T) { onEngines(t, testImportLineAddedWhileImporting) }
+func TestImportLineAddedWhileImporting(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportLineAddedWhileImporting)
+}
 
 func testImportLineAddedWhileImporting(t *testing.T, openStore opener) {
 	s := openStore(t)
@@ -700,6 +724,7 @@ func checkSessionIDs(t *testing.T, s *store.Store, id string, want []string) {
 // the size its record says, yet a new entry. The next import brings it,
 // not "unchanged".
 func TestImportTornTailReplacedBySameSize(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
@@ -759,6 +784,7 @@ func TestImportTornTailReplacedBySameSize(t *testing.T) {
 // once the claim is released the next import brings the new lines. The
 // claim is no lock to wait for: it ends when its holder says.
 func TestImportGrownFileOfClaimedSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))

@@ -55,7 +55,10 @@ func summarize(rep store.ImportReport) []fileSummary {
 // same folder a file at a time: the same report, the same records, the
 // same sessions; and the small new files went in groups of several files
 // to a transaction.
-func TestImportGroups(t *testing.T) { onEngines(t, testImportGroups) }
+func TestImportGroups(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportGroups)
+}
 
 func testImportGroups(t *testing.T, openStore opener) {
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 // chunks; the file ends in bytes the import does not take (a torn line,
 // a blank line), so that the read reaches past what it commits.
 func TestImportHashesBytesParsed(t *testing.T) {
+	t.Parallel()
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	const was, now = `"content":"sqlite sqlite`, `"content":"SQLITE sqlite`
 	if !strings.Contains(all[1], was) {
@@ -84,6 +85,7 @@ func rewriteAt(t testing.TB, path string, off int, s string) {
 // holds the first, must say so (a conflict) instead of importing the
 // second as if it were a line of its own.
 func TestImportLastLineRunInto(t *testing.T) {
+	t.Parallel()
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
 	n := len(all)
 	unterminated := strings.Join(all[:n-1], "") + strings.TrimSuffix(all[n-1], "\n")

@@ -33,7 +33,10 @@ func mustCheck(t *testing.T, s *store.Store, id string) {
 
 // TestIndexCatchesUp: appends leave their entries pending, Check accepts
 // that, Index indexes exactly what is pending once, and a search finds it.
-func TestIndexCatchesUp(t *testing.T) { onEngines(t, testIndexCatchesUp) }
+func TestIndexCatchesUp(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testIndexCatchesUp)
+}
 
 func testIndexCatchesUp(t *testing.T, open opener) {
 	s := open(t)
@@ -61,7 +64,10 @@ func testIndexCatchesUp(t *testing.T, open opener) {
 
 // TestIndexInChunks: a backlog larger than a chunk is indexed in several
 // transactions, each reported, and the result is the same index.
-func TestIndexInChunks(t *testing.T) { onEngines(t, testIndexInChunks) }
+func TestIndexInChunks(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testIndexInChunks)
+}
 
 func testIndexInChunks(t *testing.T, open opener) {
 	s := open(t)
@@ -91,7 +97,10 @@ func testIndexInChunks(t *testing.T, open opener) {
 
 // TestIndexDeletePending: deleting a session whose newest entries are not
 // indexed yet removes what the index holds and nothing else.
-func TestIndexDeletePending(t *testing.T) { onEngines(t, testIndexDeletePending) }
+func TestIndexDeletePending(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testIndexDeletePending)
+}
 
 func testIndexDeletePending(t *testing.T, open opener) {
 	ctx := context.Background()
@@ -147,7 +156,10 @@ func TestIndexCheckFindsLostPending(t *testing.T) {
 // TestIndexWhileAppending: searches (each indexing what is pending) run
 // while another goroutine appends; no entry is indexed twice or missed,
 // and every search sees at least what was appended before it began.
-func TestIndexWhileAppending(t *testing.T) { onEngines(t, testIndexWhileAppending) }
+func TestIndexWhileAppending(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testIndexWhileAppending)
+}
 
 func testIndexWhileAppending(t *testing.T, open opener) {
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // it, asked for as the import asks: at the last offset consumed, while
 // the read goes on ahead of it.
 func TestPrefixHashAt(t *testing.T) {
+	t.Parallel()
 	text := bytes.Repeat([]byte("0123456789abcdef\n"), 300)
 	const start = 2 * 17
 	for _, tc := range []struct {
@@ -60,6 +61,7 @@ func TestPrefixHashAt(t *testing.T) {
 // the import consumes the line; then the state at the line's end, and at
 // the end of a last line without a newline.
 func TestPrefixHashKeepsNoLongLine(t *testing.T) {
+	t.Parallel()
 	long := append(bytes.Repeat([]byte("x"), 1<<20), '\n')
 	text := append(append([]byte("{}\n"), long...), "{}"...)
 	p := newPrefixHash(bytes.NewReader(text), sha256.New(), 0)

@@ -356,6 +356,7 @@ func testPushConflict(t *testing.T, from, to *store.Store) {
 // fails the session's push, saying so; it is not a claim on the session,
 // which PushClaimed reports.
 func TestPushLockedIsNotClaimed(t *testing.T) {
+	t.Parallel()
 	const id = "0198f2a4-5555-7000-8000-000000000015"
 	ctx := context.Background()
 	from := openStore(t)

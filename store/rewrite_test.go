@@ -19,7 +19,10 @@ import (
 // migrated, keys in another order) and more after them, or moved to a new
 // path, is followed and its new entries imported; a rewrite whose entries
 // differ stays a conflict, saying why, and leaves the session as it was.
-func TestImportFollowRewrites(t *testing.T) { onEngines(t, testImportFollowRewrites) }
+func TestImportFollowRewrites(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportFollowRewrites)
+}
 
 func testImportFollowRewrites(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -123,7 +126,10 @@ func testImportFollowRewrites(t *testing.T, openStore opener) {
 // when following rewrites, and without, since the line is the start of an
 // entry cut short, which the default mode skips wherever it is (a fresh
 // import of the whole file too).
-func TestImportFollowsClosedTornLine(t *testing.T) { onEngines(t, testImportFollowsClosedTornLine) }
+func TestImportFollowsClosedTornLine(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportFollowsClosedTornLine)
+}
 
 func testImportFollowsClosedTornLine(t *testing.T, openStore opener) {
 	all := lines(t, filepath.Join(piDir, "session-002.jsonl"))
@@ -160,7 +166,10 @@ func testImportFollowsClosedTornLine(t *testing.T, openStore opener) {
 // TestImportVersion1Migrated: a version-1 file that pi migrated (its
 // entries get new random ids) stays a conflict, saying how to import it
 // again; the session keeps what it holds.
-func TestImportVersion1Migrated(t *testing.T) { onEngines(t, testImportVersion1Migrated) }
+func TestImportVersion1Migrated(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportVersion1Migrated)
+}
 
 func testImportVersion1Migrated(t *testing.T, openStore opener) {
 	s := openStore(t)

@@ -16,7 +16,10 @@ import (
 // and "ÉX" find "Éxplain" and "éx" alike. Before the fix the SQLite
 // engine's scan (LIKE) ignored the case of ASCII letters only, so each
 // query found one of the two entries, while PostgreSQL found both.
-func TestSearchScanIgnoresCase(t *testing.T) { onEngines(t, testSearchScanIgnoresCase) }
+func TestSearchScanIgnoresCase(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchScanIgnoresCase)
+}
 
 func testSearchScanIgnoresCase(t *testing.T, open opener) {
 	s := open(t)
@@ -55,6 +58,7 @@ func testSearchScanIgnoresCase(t *testing.T, open opener) {
 // Before the fix, on SQLite, "µs" found no "12.5µs", "ας" no "σας" and
 // "İs" no "İstanbul".
 func TestSearchShortQueryFoldsAsIndex(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchShortQueryFoldsAsIndex)
 }
 
@@ -78,7 +82,10 @@ func testSearchShortQueryFoldsAsIndex(t *testing.T, open opener) {
 // shrinks from 2 bytes to 1 lower-cased, Ⱥ grows from 2 to 3) is marked
 // at its characters' own places: a snippet never cuts a character in
 // half.
-func TestSnippetKeepsCharactersWhole(t *testing.T) { onEngines(t, testSnippetKeepsCharactersWhole) }
+func TestSnippetKeepsCharactersWhole(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSnippetKeepsCharactersWhole)
+}
 
 func testSnippetKeepsCharactersWhole(t *testing.T, open opener) {
 	s := open(t)
@@ -106,6 +113,7 @@ func testSnippetKeepsCharactersWhole(t *testing.T, open opener) {
 // μ apart) found no match, so the snippet was the text's first 120
 // characters, without the match.
 func TestSnippetMarksWhatTheIndexFolds(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSnippetMarksWhatTheIndexFolds)
 }
 
@@ -128,7 +136,10 @@ func testSnippetMarksWhatTheIndexFolds(t *testing.T, open opener) {
 // PostgreSQL matched text lower-cased by Go (strings.ToLower), so
 // "σασ" and "5μs" found nothing there, and "ist" and "ᲐᲑᲒ" found what
 // SQLite does not.
-func TestSearchFoldsAsOneRule(t *testing.T) { onEngines(t, testSearchFoldsAsOneRule) }
+func TestSearchFoldsAsOneRule(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchFoldsAsOneRule)
+}
 
 func testSearchFoldsAsOneRule(t *testing.T, open opener) {
 	s := open(t)
@@ -155,6 +166,7 @@ func testSearchFoldsAsOneRule(t *testing.T, open opener) {
 // one way, so "k" and "S" missed "\u212a" and "ſ" there and found them on
 // PostgreSQL (TestSearchDifferential, seed 3).
 func TestSearchScanFindsKelvinAndLongS(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchScanFindsKelvinAndLongS)
 }
 

@@ -13,7 +13,10 @@ import (
 // finds, read NOT NEAR as NOT of that AND, and so dropped those entries
 // before the check: "lock NOT NEAR(lock wait)" found none of them there
 // and all of them on SQLite (TestSearchDifferential, seed 127).
-func TestSearchNotNear(t *testing.T) { onEngines(t, testSearchNotNear) }
+func TestSearchNotNear(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchNotNear)
+}
 
 func testSearchNotNear(t *testing.T, open opener) {
 	s := open(t)

@@ -27,7 +27,10 @@ import (
 // entries keep it, escaped in their JSON, and the texts derived from them
 // have a space for it (sessiontree.DerivedText), the same on both engines
 // (PostgreSQL's text refuses a NUL byte); the cleanup's Check agrees.
-func TestLiteralSearchWithNUL(t *testing.T) { onEngines(t, testLiteralSearchWithNUL) }
+func TestLiteralSearchWithNUL(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testLiteralSearchWithNUL)
+}
 
 func testLiteralSearchWithNUL(t *testing.T, open opener) {
 	ctx := context.Background()
@@ -77,7 +80,10 @@ func testLiteralSearchWithNUL(t *testing.T, open opener) {
 // PostgreSQL engine read the role with its json type, which refuses
 // such an escape, so every search hitting the entry failed, a storage
 // failure (TestSearchDifferential).
-func TestSearchHitWithLoneSurrogate(t *testing.T) { onEngines(t, testSearchHitWithLoneSurrogate) }
+func TestSearchHitWithLoneSurrogate(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchHitWithLoneSurrogate)
+}
 
 func testSearchHitWithLoneSurrogate(t *testing.T, open opener) {
 	s := open(t)
@@ -102,7 +108,10 @@ func testSearchHitWithLoneSurrogate(t *testing.T, open opener) {
 // both, where PostgreSQL's cannot: "a b" missed "a\u0000b" there (and
 // "é Å" found "é\u0000 Å"), a snippet held the NUL byte, and texts
 // holding such bytes ranked otherwise (TestSearchDifferential).
-func TestSearchTextAsIndexed(t *testing.T) { onEngines(t, testSearchTextAsIndexed) }
+func TestSearchTextAsIndexed(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchTextAsIndexed)
+}
 
 func testSearchTextAsIndexed(t *testing.T, open opener) {
 	s := open(t)

@@ -20,6 +20,7 @@ import (
 // scans (late, few, many), and "日本 late" found late where SQLite
 // refuses the query; the refusal was a storage failure on PostgreSQL.
 func TestSearchShortQuerySameOnEngines(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchShortQuerySameOnEngines)
 }
 
@@ -75,6 +76,7 @@ func manyTerms() string {
 // are not UTF-8: "qz" found the entry holding the output of a binary
 // file, and "qz OR words" too, on both engines.
 func TestSearchShortPhraseWithoutTerms(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchShortPhraseWithoutTerms)
 }
 
@@ -113,6 +115,7 @@ func checkHits(t *testing.T, s *store.Store, want map[string][]string) {
 // left holds in two entries, was still too common there: scanned (rank
 // 0), and refused inside "日本 late", where SQLite ranks and answers.
 func TestSearchShortQueryAfterDelete(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchShortQueryAfterDelete)
 }
 
@@ -153,6 +156,7 @@ func testSearchShortQueryAfterDelete(t *testing.T, open opener) {
 // and "\n" OR "zzz" none of those without a newline
 // (TestSearchDifferential, seed 13).
 func TestSearchScanNotInTheIndexedNewlines(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testSearchScanNotInTheIndexedNewlines)
 }
 

@@ -76,7 +76,10 @@ func hitKeys(hits []store.Hit) []string {
 
 // TestSearchFixtures searches the pi fixtures in English and Japanese and
 // holds each answer to the entries whose text contains the query.
-func TestSearchFixtures(t *testing.T) { onEngines(t, testSearchFixtures) }
+func TestSearchFixtures(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchFixtures)
+}
 
 func testSearchFixtures(t *testing.T, open opener) {
 	ctx := context.Background()
@@ -215,7 +218,10 @@ func testSearchFixtures(t *testing.T, open opener) {
 	}
 }
 
-func TestSearchMalformedQuery(t *testing.T) { onEngines(t, testSearchMalformedQuery) }
+func TestSearchMalformedQuery(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchMalformedQuery)
+}
 
 func testSearchMalformedQuery(t *testing.T, open opener) {
 	ctx := context.Background()
@@ -256,7 +262,10 @@ func testSearchMalformedQuery(t *testing.T, open opener) {
 
 // TestSearchIndexedText appends one entry of every kind with a word of
 // its own and finds each, while text that is not indexed is not found.
-func TestSearchIndexedText(t *testing.T) { onEngines(t, testSearchIndexedText) }
+func TestSearchIndexedText(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchIndexedText)
+}
 
 func testSearchIndexedText(t *testing.T, open opener) {
 	s := open(t)
@@ -300,7 +309,10 @@ func testSearchIndexedText(t *testing.T, open opener) {
 
 // Every search sees every write before it: appends, a move of the leaf,
 // forks, deletes.
-func TestSearchKeptCurrent(t *testing.T) { onEngines(t, testSearchKeptCurrent) }
+func TestSearchKeptCurrent(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testSearchKeptCurrent)
+}
 
 func testSearchKeptCurrent(t *testing.T, open opener) {
 	ctx := context.Background()

@@ -19,7 +19,10 @@ import (
 	"github.com/sessiontree/sessiontree/store"
 )
 
-func TestCreateAndInfo(t *testing.T) { onEngines(t, testCreateAndInfo) }
+func TestCreateAndInfo(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testCreateAndInfo)
+}
 
 func testCreateAndInfo(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -57,7 +60,10 @@ func testCreateAndInfo(t *testing.T, openStore opener) {
 	}
 }
 
-func TestOpenSessionByPrefix(t *testing.T) { onEngines(t, testOpenSessionByPrefix) }
+func TestOpenSessionByPrefix(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testOpenSessionByPrefix)
+}
 
 func testOpenSessionByPrefix(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -134,7 +140,10 @@ func listFixture(t *testing.T, s *store.Store, n int) []store.SessionInfo {
 	return all
 }
 
-func TestListPagingAndFilters(t *testing.T) { onEngines(t, testListPagingAndFilters) }
+func TestListPagingAndFilters(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testListPagingAndFilters)
+}
 
 func testListPagingAndFilters(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -234,7 +243,10 @@ func testListPagingAndFilters(t *testing.T, openStore opener) {
 	}
 }
 
-func TestDelete(t *testing.T) { onEngines(t, testDelete) }
+func TestDelete(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testDelete)
+}
 
 func testDelete(t *testing.T, openStore opener) {
 	ctx := context.Background()

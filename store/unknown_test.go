@@ -49,7 +49,10 @@ var wantUnknown = sessiontree.UnknownTypes{{Type: "future_thing", Count: 2}, {Ty
 
 // An imported file with unknown types exports byte for byte, in both
 // forms, and its result counts them once, in one pass and in two.
-func TestImportUnknownTypes(t *testing.T) { onEngines(t, testImportUnknownTypes) }
+func TestImportUnknownTypes(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportUnknownTypes)
+}
 
 func testImportUnknownTypes(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -99,7 +102,10 @@ func testImportUnknownTypes(t *testing.T, openStore opener) {
 
 // In lenient mode a skipped line of an unknown type is a problem, not
 // an entry: it is not counted as unknown.
-func TestImportUnknownTypeSkipped(t *testing.T) { onEngines(t, testImportUnknownTypeSkipped) }
+func TestImportUnknownTypeSkipped(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportUnknownTypeSkipped)
+}
 
 func testImportUnknownTypeSkipped(t *testing.T, openStore opener) {
 	s := openStore(t)
@@ -123,7 +129,10 @@ func writeDamaged(t *testing.T) string {
 }
 
 // Warnings names each session with unknown types once, with its file.
-func TestWarnings(t *testing.T) { onEngines(t, testWarnings) }
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testWarnings)
+}
 
 func testWarnings(t *testing.T, openStore opener) {
 	ctx := context.Background()
@@ -169,7 +178,10 @@ func testWarnings(t *testing.T, openStore opener) {
 // The files pi 1.6.0 wrote import without a warning (usage and
 // context_edit are known types) and export byte for byte; the export
 // reads in the JSONL backend with pi's answers.
-func TestImportExportPi1(t *testing.T) { onEngines(t, testImportExportPi1) }
+func TestImportExportPi1(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportExportPi1)
+}
 
 func testImportExportPi1(t *testing.T, openStore opener) {
 	ctx := context.Background()

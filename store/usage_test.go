@@ -14,7 +14,10 @@ import (
 // a day past the month's end, 24:00. On both engines they count on the
 // day Date gives, never on a date that does not exist, and every grouping
 // answers.
-func TestUsageDaysAsDateReads(t *testing.T) { onEngines(t, testUsageDaysAsDateReads) }
+func TestUsageDaysAsDateReads(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testUsageDaysAsDateReads)
+}
 
 func testUsageDaysAsDateReads(t *testing.T, openStore opener) {
 	s := openStore(t)
@@ -33,6 +36,7 @@ func testUsageDaysAsDateReads(t *testing.T, openStore opener) {
 // is not one does: listed first, only when no bound is given, the same on
 // both engines.
 func TestUsageDaysOutsideFourDigitYears(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testUsageDaysOutsideFourDigitYears)
 }
 
@@ -98,7 +102,10 @@ func checkUsageKeys(t *testing.T, s *store.Store, want map[sessiontree.UsageQuer
 // skipped as a non-numeric one is, instead of a total wrapped to another
 // number (SQLite) or an append refused for "bigint out of range"
 // (PostgreSQL).
-func TestUsageHugeNumbers(t *testing.T) { onEngines(t, testUsageHugeNumbers) }
+func TestUsageHugeNumbers(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testUsageHugeNumbers)
+}
 
 func testUsageHugeNumbers(t *testing.T, openStore opener) {
 	ctx := context.Background()

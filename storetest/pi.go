@@ -135,11 +135,43 @@ func PiFixtures(t testing.TB, dir string) []PiFixture {
 // session against pi's answers: id, cwd, entry count, leaf, name, context,
 // full branch, probes at other entries, labels and the tree.
 func RunPiFixtures(t *testing.T, dir string, open func(t testing.TB, fx PiFixture) sessiontree.Storage) {
-	for _, fx := range PiFixtures(t, dir) {
+	runPiFixtures(t, PiFixtures(t, dir), open)
+}
+
+// RunPiFixtureKinds is [RunPiFixtures], except that under go test -short
+// it checks one fixture of each kind only ([FixtureKinds]): for a slow
+// backend whose every fixture a faster one checks (the root package's
+// TestPiFixtures checks them all on the SQLite engine).
+func RunPiFixtureKinds(t *testing.T, dir string, open func(t testing.TB, fx PiFixture) sessiontree.Storage) {
+	fixtures := PiFixtures(t, dir)
+	if testing.Short() {
+		fixtures = FixtureKinds(fixtures)
+	}
+	runPiFixtures(t, fixtures, open)
+}
+
+func runPiFixtures(t *testing.T, fixtures []PiFixture, open func(t testing.TB, fx PiFixture) sessiontree.Storage) {
+	for _, fx := range fixtures {
 		t.Run(fx.Name, func(t *testing.T) {
 			CheckPi(t, open(t, fx), fx.Want)
 		})
 	}
+}
+
+// FixtureKinds returns the first fixture of each kind, in order: a
+// kind is a name without its trailing number (session-000, session-001
+// and so on are one kind; legacy-v1-linear is a kind of its own).
+func FixtureKinds(fixtures []PiFixture) []PiFixture {
+	seen := map[string]bool{}
+	var out []PiFixture
+	for _, fx := range fixtures {
+		kind := strings.TrimRight(fx.Name, "0123456789")
+		if !seen[kind] {
+			seen[kind] = true
+			out = append(out, fx)
+		}
+	}
+	return out
 }
 
 // CheckPi checks one opened session against pi's answers.

@@ -3,6 +3,7 @@ package watch_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +13,10 @@ import (
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/watch"
 )
+
+// TestMain runs more tests at once than go test's default: they mostly
+// wait for the watcher (settle times, rescans, a server's restart).
+func TestMain(m *testing.M) { os.Exit(pgtest.RunWaiting(m)) }
 
 // TestWatchRidesOutServerRestart imports into PostgreSQL, on a cluster
 // of the test's own, while the server is down: the import of lines pi

@@ -20,6 +20,7 @@ import (
 // while another store on the same database writes too; the summary says
 // what was done.
 func TestWatchFollowsFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t)
 	a := newSessionFile(t, filepath.Join(dir, "--app--", "a.jsonl"), "aaaa-session")
@@ -65,6 +66,7 @@ func TestWatchFollowsFiles(t *testing.T) {
 // reported while the file is live; once finished it comes in. A torn
 // line left alone past the settle time is reported, once.
 func TestWatchTornLine(t *testing.T) {
+	t.Parallel()
 	const settle = time.Second
 	_, _, a, w := watching(t, 1, watch.Options{Settle: settle})
 
@@ -101,6 +103,7 @@ func TestWatchTornLine(t *testing.T) {
 // to a last line without one when it opens the file. Nothing is reported
 // as a problem.
 func TestWatchRewrites(t *testing.T) {
+	t.Parallel()
 	_, _, a, w := watching(t, 4, watch.Options{})
 
 	lines, rewrite, done := a.rewriting()
@@ -139,6 +142,7 @@ func rewrittenSeen(w *running, path string) bool {
 // TestWatchDeletedAndMoved: a deleted file is forgotten and its session
 // stays; a file moved into another folder is followed at its new path.
 func TestWatchDeletedAndMoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t)
 	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
@@ -174,6 +178,7 @@ func TestWatchDeletedAndMoved(t *testing.T) {
 // TestWatchMissingFolder: a folder that does not exist yet is waited for,
 // then followed.
 func TestWatchMissingFolder(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "agent", "sessions")
 	s := openStore(t)
 	w := startWatch(t, s, []string{root}, watch.Options{})
@@ -190,6 +195,7 @@ func TestWatchMissingFolder(t *testing.T) {
 // used to end the wait of the other, then found by the rescan alone
 // (never with the rescan off).
 func TestWatchMissingFolders(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	ra, rb := filepath.Join(base, "a"), filepath.Join(base, "b")
 	s := openStore(t)
@@ -206,6 +212,7 @@ func TestWatchMissingFolders(t *testing.T) {
 // TestWatchResumes: a watch started again imports only what was written
 // while none ran.
 func TestWatchResumes(t *testing.T) {
+	t.Parallel()
 	dir, s, a, w := watching(t, 3, watch.Options{})
 	if sum := w.stop(); sum.Entries != 3 {
 		t.Errorf("first watch imported %d entries; want 3", sum.Entries)
@@ -221,6 +228,7 @@ func TestWatchResumes(t *testing.T) {
 // TestWatchRescan: with every file event lost, the rescan still finds a
 // file that grew, a new file in a new folder and a root that appeared.
 func TestWatchRescan(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir, late := filepath.Join(base, "sessions"), filepath.Join(base, "late")
 	s := openStore(t)
@@ -243,6 +251,7 @@ func TestWatchRescan(t *testing.T) {
 // TestWatchOneFile: a file given alone is followed; the other files of
 // its folder are not.
 func TestWatchOneFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t)
 	a := newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session")
@@ -262,6 +271,7 @@ func TestWatchOneFile(t *testing.T) {
 // imported from a file that still exists (a copy) is a conflict, reported
 // once after the settle time; the first file is still followed.
 func TestWatchReportsConflict(t *testing.T) {
+	t.Parallel()
 	dir, s, a, w := watching(t, 2, watch.Options{Settle: 50 * time.Millisecond})
 	copied, err := os.ReadFile(a.path)
 	if err != nil {
@@ -285,6 +295,7 @@ func TestWatchReportsConflict(t *testing.T) {
 // TestWatchManyWriters: files written at once, line by line, by writers
 // of their own lose no line.
 func TestWatchManyWriters(t *testing.T) {
+	t.Parallel()
 	const writers, lines = 6, 40
 	dir := t.TempDir()
 	s := openStore(t)
@@ -322,6 +333,7 @@ func TestWatchManyWriters(t *testing.T) {
 // TestWatchLinks: a link in the folder to a session file outside it is
 // not followed, as the import does not follow it.
 func TestWatchLinks(t *testing.T) {
+	t.Parallel()
 	dir, s, a, w := watching(t, 1, watch.Options{})
 	outside := newSessionFile(t, filepath.Join(t.TempDir(), "o.jsonl"), "oooo-session")
 	outside.add(1)
@@ -340,6 +352,7 @@ func TestWatchLinks(t *testing.T) {
 // files' sessions go on from where they were, a new file in it is
 // imported, and nothing is reported unsettled.
 func TestWatchFolderMoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := openStore(t)
 	a := newSessionFile(t, filepath.Join(dir, "proj", "deep", "a.jsonl"), "aaaa-session")
@@ -385,6 +398,7 @@ func TestWatchFolderMoved(t *testing.T) {
 // imported at the next rescan, without the file changing again, as pi's
 // last turn of a session is never followed by another write.
 func TestWatchRetriesRefusedImport(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s, a, w := watching(t, 1, watch.Options{Rescan: 50 * time.Millisecond})
 	claim := claimSession(t, s, a.id)
@@ -403,6 +417,7 @@ func TestWatchRetriesRefusedImport(t *testing.T) {
 // time), the retried import is reported as a problem once, not at every
 // rescan.
 func TestWatchRefusedImportReportedOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, s, a, w := watching(t, 1, watch.Options{Rescan: 100 * time.Millisecond, Settle: 10 * time.Millisecond})
 	claim := claimSession(t, s, a.id)
@@ -433,6 +448,7 @@ func TestWatchRefusedImportReportedOnce(t *testing.T) {
 // the settle time after it was seen, the conflict or the torn line long
 // gone.
 func TestWatchIssueGoneWithoutNewLines(t *testing.T) {
+	t.Parallel()
 	const settle = 200 * time.Millisecond
 	_, _, a, w := watching(t, 3, watch.Options{Settle: settle})
 
@@ -476,6 +492,7 @@ func TestWatchIssueGoneWithoutNewLines(t *testing.T) {
 // finds nothing new, and the refusal, gone, is not reported as a
 // problem once the settle time has passed.
 func TestWatchRefusalImportedElsewhere(t *testing.T) {
+	t.Parallel()
 	const settle = time.Second
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -14,10 +14,14 @@
 //     may create and drop databases on (.ci/run starts one and sets it);
 //   - otherwise, when PostgreSQL's programs are installed (initdb and
 //     pg_ctl under /usr/lib/postgresql/*/bin or on PATH), Main starts a
-//     throwaway cluster: initdb into a temporary folder (as the postgres
-//     user when the tests run as root, since the server refuses to run as
-//     root), a free port on 127.0.0.1, fsync off; it stops the server and
-//     removes the folder when the tests end;
+//     throwaway cluster: a temporary folder holding a copy of a template
+//     cluster (as the postgres user when the tests run as root, since the
+//     server refuses to run as root), a free port on 127.0.0.1, fsync off;
+//     it stops the server and removes the folder when the tests end. The
+//     template is initdb's folder, kept by the first cluster of a user
+//     and server version in the user's cache folder (sessiontree-pgtest):
+//     copying it takes half the time of initdb, which starts the server
+//     program several times. No server ever runs on the template;
 //   - otherwise there is no server: tests that need one are skipped, except
 //     under CI=true, where a missing server fails them.
 //

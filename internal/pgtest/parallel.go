@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// waitFactor is how many parallel tests per CPU [MainWaiting] allows.
+// waitFactor is how many parallel tests per CPU [MainWaiting] and
+// [RunWaiting] allow.
 const waitFactor = 4
 
 // MainWaiting is [Main] for a test binary whose parallel tests mostly
@@ -15,6 +16,20 @@ const waitFactor = 4
 // waitFactor times as many of them run at once as go test's default
 // (-test.parallel, GOMAXPROCS), unless -test.parallel was given.
 func MainWaiting(m *testing.M) int {
+	waitingParallel()
+	return Main(m)
+}
+
+// RunWaiting is m.Run, with as many parallel tests at once as
+// [MainWaiting] allows, for a test binary that needs no server of its
+// own but whose parallel tests mostly wait (for timers, other processes).
+// Call it from TestMain: os.Exit(pgtest.RunWaiting(m)).
+func RunWaiting(m *testing.M) int {
+	waitingParallel()
+	return m.Run()
+}
+
+func waitingParallel() {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
@@ -23,5 +38,4 @@ func MainWaiting(m *testing.M) int {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(waitFactor*runtime.GOMAXPROCS(0)))
 	}
-	return Main(m)
 }

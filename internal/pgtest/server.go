@@ -87,7 +87,8 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	data := filepath.Join(c.dir, "data")
-	if err := c.run(ctx, "initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+	copied, err := c.initData(ctx, data)
+	if err != nil {
 		return err
 	}
 	port, err := freePort()
@@ -95,11 +96,29 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, c.dir)
-	if err := c.pgctlStart(ctx); err != nil {
+	err = c.pgctlStart(ctx)
+	if err != nil && copied {
+		err = c.restartFromInitdb(ctx, data)
+	}
+	if err != nil {
 		return err
 	}
 	c.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return nil
+}
+
+// restartFromInitdb starts the server again from a folder initdb makes,
+// after a copy of the template failed to start: the template, damaged
+// since it was kept, is made again.
+func (c *Cluster) restartFromInitdb(ctx context.Context, data string) error {
+	_ = c.run(ctx, "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+	if err := errors.Join(os.RemoveAll(data), os.RemoveAll(templateDir(c.bin))); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	if _, err := c.initData(ctx, data); err != nil {
+		return err
+	}
+	return c.pgctlStart(ctx)
 }
 
 // pgctlStart starts the initialised server and waits until it accepts
@@ -154,16 +173,26 @@ func (c *Cluster) ownFolder() error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	u, err := user.Lookup("postgres")
+	uid, gid, err := serverUser()
 	if err != nil {
-		return fmt.Errorf("start postgres as root: no postgres user to run it as: %w", err)
+		return err
 	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
 	if err := os.Chown(c.dir, uid, gid); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}
 	return nil
+}
+
+// serverUser returns the ids of the postgres user, whom the server runs
+// as when the tests run as root.
+func serverUser() (uid, gid int, err error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return 0, 0, fmt.Errorf("start postgres as root: no postgres user to run it as: %w", err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ = strconv.Atoi(u.Gid)
+	return uid, gid, nil
 }
 
 // run runs one of PostgreSQL's programs, as the postgres user when root.
