@@ -153,8 +153,8 @@ func TestOpenWaitsForAnotherMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := migs[len(migs)-1]
-	// The database before the last migration (which may not run twice:
-	// migration 25 adds a column).
+	// The database before the last migration (the last may not run
+	// twice: migration 25 adds a column).
 	old, err := sqlx.Open(testdb.EngineDriver(), "file:"+path+"?_txlock=immediate&_pragma=journal_mode(WAL)")
 	if err != nil {
 		t.Fatal(err)

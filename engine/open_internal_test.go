@@ -63,7 +63,7 @@ func TestOpenCurrentOpensOneReader(t *testing.T) {
 // header only with the records: a header at the latest version over
 // records that lack a migration takes the full open, which applies it.
 // The migration left out is 24, which computes usage days again and so
-// can run twice (the latest, 25, adds a column).
+// can run twice (25 adds a column).
 func TestOpenCurrentChecksRecords(t *testing.T) {
 	ctx := context.Background()
 	db := openPath(t, filepath.Join(t.TempDir(), "s.db"))

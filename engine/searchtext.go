@@ -35,6 +35,12 @@ const sqlSearchTextFunc = "entry_search_text"
 // the index held before.
 const sqlIndexedTextFunc = "entry_indexed_text"
 
+// sqlDocSizeIsFunc is the SQL function migration 26 tells by which text
+// an entry went into the index: search_doc_size_is(sz, body) is 1 when
+// sz, the entry's document size in the index (entries_fts_docsize.sz, a
+// varint of its tokens), is the trigram count of body, else 0.
+const sqlDocSizeIsFunc = "search_doc_size_is"
+
 // registerSearchText gives d's connections entry_search_text(type, raw),
 // raw a blob (pass CAST(raw AS BLOB)): the SearchText of the entry as a
 // JSON array of it, or [] when the entry has none, for the search_text
@@ -54,7 +60,27 @@ func registerSearchText(d *sqlite.Driver) error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
+	err := d.RegisterDeterministicScalarFunction(sqlDocSizeIsFunc, 2, func(_ *sqlite.FunctionContext, a []driver.Value) (driver.Value, error) {
+		sz, ok1 := a[0].([]byte)
+		body, ok2 := a[1].(string)
+		if !ok1 || !ok2 {
+			return int64(0), nil
+		}
+		n, ok := varint(sz)
+		return boolInt(ok && n == uint64(trigrams([]byte(body)))), nil
+	})
+	if err != nil {
+		return fmt.Errorf("register %s: %w", sqlDocSizeIsFunc, err)
+	}
 	return nil
+}
+
+// boolInt is b as SQLite's boolean: 1 or 0.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // searchTextSQL is entry_search_text, or with indexed entry_indexed_text.

@@ -46,11 +46,29 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	dir := t.TempDir()
 	ids, want := corpusCopy(t, filepath.Join(dir, "fresh.db"))
 
+	oldPath := filepath.Join(dir, "old.db")
+	copyToFirstMigration(t, filepath.Join(dir, "fresh.db"), oldPath)
+
+	upgraded := openDB(t, oldPath, engine.Options{})
+	// The search index too: migration 4 built it from the rows it found.
+	if err := engine.NewDatabase(upgraded).Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the upgrade = %v", err)
+	}
+	if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
+		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
+	}
+}
+
+// copyToFirstMigration copies what migration 1's tables hold of the
+// database at fresh into a new database at old made by migration 1
+// alone, as the first engine left its sessions.
+func copyToFirstMigration(t *testing.T, fresh, oldPath string) {
+	t.Helper()
+	ctx := context.Background()
 	first, err := fs.ReadFile(migrate.Files, "0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldPath := filepath.Join(dir, "old.db")
 	old, err := sqlx.Open(testdb.EngineDriver(), "file:"+oldPath+"?_txlock=immediate&_pragma=journal_mode(WAL)")
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +78,7 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	if _, err := migrate.Up(ctx, old, fstest.MapFS{"0001_init.sql": {Data: first}}, migrate.Options{ApplicationID: engine.ApplicationID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := old.ExecContext(ctx, `ATTACH DATABASE ? AS fresh`, "file:"+filepath.Join(dir, "fresh.db")+"?mode=ro"); err != nil {
+	if _, err := old.ExecContext(ctx, `ATTACH DATABASE ? AS fresh`, "file:"+fresh+"?mode=ro"); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"sessions", "entries", "branch", "labels"} {
@@ -71,16 +89,6 @@ func TestUpgradeFromFirstMigrationAnswersAlike(t *testing.T) {
 	}
 	if _, err := old.ExecContext(ctx, `DETACH DATABASE fresh`); err != nil {
 		t.Fatal(err)
-	}
-	old.Close()
-
-	upgraded := openDB(t, oldPath, engine.Options{})
-	// The search index too: migration 4 built it from the rows it found.
-	if err := engine.NewDatabase(upgraded).Check(ctx, ""); err != nil {
-		t.Errorf("Check() after the upgrade = %v", err)
-	}
-	if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
-		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
 	}
 }
 
@@ -194,4 +202,53 @@ func makeCorpus(t *testing.T) {
 		t.Fatalf("the fixtures database left a -wal file when closed (%v): a copy of its file alone would not be whole", err)
 	}
 	corpus.data, corpus.ids, corpus.want, corpus.made = data, ids, want, true
+}
+
+// TestUpgradeReindexesEmptyParts: an entry with an empty part (a text,
+// a thinking, a command, an output, a content string, a tool call's
+// argument) went into the index before migration 10 with migration 4's
+// text, which gave the empty part its separator, where today's text
+// leaves it out; migration 26 puts such entries back with today's text,
+// so that Check, reading every document, finds the index as the view
+// gives it (before it: "its document in the search index has 3 tokens,
+// its text gives 2", or a document for an entry with no text).
+func TestUpgradeReindexesEmptyParts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.db")
+	parts := filepath.Join(dir, "parts.jsonl")
+	lines := []string{
+		`{"type":"session","version":3,"id":"0190e5c1-0000-7000-8000-0000000000e1","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/p"}`,
+		`{"type":"message","id":"m1","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":""},{"type":"text","text":"after an empty block"}],"timestamp":1}}`,
+		`{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-12-01T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":""},{"type":"text","text":"answer"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"","cwd":"/tmp"}}],"timestamp":2}}`,
+		`{"type":"custom_message","id":"m3","parentId":"m2","timestamp":"2026-12-01T10:00:03.000Z","customType":"note","content":["","a note"],"display":true}`,
+		`{"type":"message","id":"m4","parentId":"m3","timestamp":"2026-12-01T10:00:04.000Z","message":{"role":"bashExecution","command":"","output":"","exitCode":0,"timestamp":4}}`,
+		`{"type":"message","id":"m5","parentId":"m4","timestamp":"2026-12-01T10:00:05.000Z","message":{"role":"user","content":"","timestamp":5}}`,
+		`{"type":"message","id":"m6","parentId":"m5","timestamp":"2026-12-01T10:00:06.000Z","message":{"role":"user","content":"say \"\" twice","timestamp":6}}`,
+	}
+	if err := os.WriteFile(parts, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t, fresh, engine.Options{})
+	var ids []string
+	for _, f := range []string{"../testdata/piedge/stats-odd.jsonl", parts} {
+		ids = append(ids, storetest.ImportLenient(t, engine.NewDatabase(db), f))
+	}
+	want := storetest.ReadAnswers(t, engine.NewDatabase(db), ids)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oldPath := filepath.Join(dir, "old.db")
+	copyToFirstMigration(t, fresh, oldPath)
+
+	// Every document read: a handful here, under the sample's size, and
+	// lookups enough for all their trigrams.
+	upgraded := openDB(t, oldPath, engine.Options{CheckLookups: 1 << 20})
+	if err := engine.NewDatabase(upgraded).Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the upgrade = %v", err)
+	}
+	if diff := storetest.AnswersDiff(want, storetest.ReadAnswers(t, engine.NewDatabase(upgraded), ids)); diff != "" {
+		t.Errorf("answers after the upgrade (-fresh import +upgraded):\n%s", diff)
+	}
 }
