@@ -289,7 +289,7 @@ func resumeMemChild(ctx context.Context, spec childSpec) error {
 // MB and allocates far less than one tenth of the payloads, and the
 // command's whole process stays under 64 MB resident. Importing streams:
 // the import's peak memory does not grow with the file (a file four times
-// larger costs at most a few megabytes more), only with its longest line.
+// larger costs at most about a chunk more), only with its longest line.
 func TestBoundedMemory(t *testing.T) {
 	// The command is built without the race detector and imports fast,
 	// so these sizes do not shrink under it.
@@ -364,8 +364,12 @@ func TestBoundedMemory(t *testing.T) {
 		t.Errorf("the context is %d bytes of JSON: payloads leaked into it", big.contextJSONLength)
 	}
 	// Streaming: four times the file, nearly the same memory. The import
-	// holds one line and a batch of at most 8 MB, SQLite its page cache.
-	if grow := big.importPeak - small.importPeak; grow > 24<<20 {
+	// holds one line and two chunks of at most 8 MB (one committed while
+	// the next is read, store/importplan.go's chunksHeld), SQLite its page
+	// cache; the smaller file's two chunks are 8 and 4 MB, so the larger
+	// may hold a chunk's worth more, and the Go heap up to twice its live
+	// size before a collection (measured under a load of 6: 10-26 MB more).
+	if grow := big.importPeak - small.importPeak; grow > 32<<20 {
 		t.Errorf("import peak RSS grew by %.1f MB from a %d MB file to a %d MB one; want it independent of the file size",
 			mb(uint64(grow)), small.file>>20, big.file>>20)
 	}
