@@ -64,23 +64,15 @@ func registerSearchText(d *sqlite.Driver) error {
 		sz, ok1 := a[0].([]byte)
 		body, ok2 := a[1].(string)
 		if !ok1 || !ok2 {
-			return int64(0), nil
+			return false, nil
 		}
 		n, ok := varint(sz)
-		return boolInt(ok && n == uint64(trigrams([]byte(body)))), nil
+		return ok && n == uint64(trigrams([]byte(body))), nil // SQLite's 1 or 0
 	})
 	if err != nil {
 		return fmt.Errorf("register %s: %w", sqlDocSizeIsFunc, err)
 	}
 	return nil
-}
-
-// boolInt is b as SQLite's boolean: 1 or 0.
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // searchTextSQL is entry_search_text, or with indexed entry_indexed_text.
