@@ -149,9 +149,16 @@ func (sh *shape) reset(ctx context.Context, url string) bool {
 		return false
 	}
 	defer conn.Close(context.Background())
-	var ended bool
-	if err := conn.QueryRow(ctx, `SELECT coalesce(bool_and(pg_terminate_backend(pid, 30000)), true)
-		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&ended); err != nil || !ended {
+	// A backend that exits by itself between the listing and its
+	// pg_terminate_backend (the finished test's connection, closed just
+	// before) makes that call false: what counts is that none is left.
+	if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid, 30000)
+		FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		return false
+	}
+	var others int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil || others != 0 {
 		return false
 	}
 	var print string
