@@ -125,8 +125,8 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 		_ = tx.Rollback()
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+	if err := commitTx(ctx, tx); err != nil {
+		return err
 	}
 	return sc.Raw(func(dc any) error {
 		db.committed(dc.(*conn))
@@ -134,9 +134,36 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	})
 }
 
-// raw runs engine statements inside the transaction.
+// commitTx commits tx, begun under ctx. When ctx is done, database/sql
+// has rolled tx back (or is about to, on a goroutine of its own), so the
+// answer is ctx's error, never the "transaction has already been
+// committed or rolled back" that Commit gives once that rollback ran.
+func commitTx(ctx context.Context, tx *sqlx.Tx) error {
+	if err := ctx.Err(); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
+			return cerr
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// raw runs engine statements inside the transaction. Once tx.ctx is done
+// it runs none and returns the context's error: database/sql then rolls
+// the transaction back on a goroutine of its own, which takes the
+// connection between two calls (never during one: Raw holds it), and a
+// statement run after that rollback would run outside any transaction,
+// its reads missing the transaction's writes (a session just created
+// "not found") and its writes committed alone.
 func (tx *Tx) raw(fn func(w q) error) error {
 	return tx.sc.Raw(func(dc any) error {
+		if err := tx.ctx.Err(); err != nil {
+			return err
+		}
 		return fn(newQ(tx.ctx, tx.db, dc.(*conn), !tx.read))
 	})
 }
