@@ -1,0 +1,287 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree/internal/canceltest"
+	"github.com/sessiontree/sessiontree/internal/testdb"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// cancelPoints bounds how many points of an operation a sweep cancels
+// at: every one of a fixture's operation without -short (a few hundred
+// each), a spread of them with it.
+func cancelPoints() int {
+	if testing.Short() || storetest.RaceEnabled {
+		return 12
+	}
+	return 1 << 20
+}
+
+// cancelFixtures are the pi files the sweeps work on: branches, labels,
+// compactions, a version-1 file.
+func cancelFixtures(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, fx := range storetest.PiFixtures(t, piDir) {
+		switch fx.Name {
+		case "legacy-v1-compaction", "session-002", "session-003", "session-010":
+			out = append(out, fx.Path)
+		}
+	}
+	if len(out) != 4 {
+		t.Fatalf("cancel fixtures: found %d of 4", len(out))
+	}
+	return out
+}
+
+// importedStore is a database holding cancelFixtures, imported and not
+// yet indexed for search, made once per test binary.
+var importedStore = testdb.New(func(ctx context.Context, path string) error {
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		return err
+	}
+	_, ierr := s.Import(ctx, cancelFixtures(&testing.T{}), store.ImportOptions{})
+	return errors.Join(ierr, s.Close())
+})
+
+// storeContent returns every session of s as its export, by id.
+func storeContent(t testing.TB, s *store.Store) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	infos, err := s.ListN(ctx, store.ListOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, info := range infos {
+		var b bytes.Buffer
+		if err := s.Export(ctx, info.ID, &b, store.ExportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		out[info.ID] = b.String()
+	}
+	return out
+}
+
+// freshRun runs op on a new copy of the database made by tmpl, opened in
+// a new folder and closed again: the goroutines and files op started
+// must be gone then, and the database must pass Check. check, called
+// while the store is open, checks what op left.
+func freshRun(t *testing.T, tmpl *testdb.Template, op func(ctx context.Context, s *store.Store) error,
+	check func(s *store.Store, err error)) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		before := canceltest.Take()
+		path := filepath.Join(t.TempDir(), "sessions.db")
+		tmpl.CopyTo(t, path)
+		s, err := store.Open(context.Background(), path, afterTestCheck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = op(ctx, s)
+		check(s, err)
+		if cerr := s.Check(context.Background(), ""); cerr != nil {
+			t.Errorf("Check after a run that returned %v: %v", err, cerr)
+		}
+		if cerr := s.Close(); cerr != nil {
+			t.Fatal(cerr)
+		}
+		before.Settled(t, "after a run and Close")
+		return err
+	}
+}
+
+// TestCancelImport cancels a folder import at every point it checks its
+// context: the import answers the context's error, the reader goroutine
+// ends with it, and an import run again afterwards leaves the store as
+// an uncancelled import does.
+func TestCancelImport(t *testing.T) {
+	files := cancelFixtures(t)
+	var want map[string]string
+	canceltest.Sweep(t, cancelPoints(), freshRun(t, emptyStore,
+		func(ctx context.Context, s *store.Store) error {
+			_, err := s.Import(ctx, files, store.ImportOptions{})
+			return err
+		},
+		func(s *store.Store, err error) {
+			if err != nil {
+				if _, err := s.Import(context.Background(), files, store.ImportOptions{}); err != nil {
+					t.Fatalf("import again: %v", err)
+				}
+			}
+			got := storeContent(t, s)
+			if want == nil {
+				want = got
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("store after a cancelled import and another (-uncancelled +got):\n%s", diff)
+			}
+		}), func(int64, error) {})
+}
+
+// TestCancelPush cancels a push into an empty store at every point it
+// checks its context: a push run again then leaves the target as an
+// uncancelled push does, with the source's sessions.
+func TestCancelPush(t *testing.T) {
+	from := openStore(t)
+	mustImport(t, from, cancelFixtures(t), store.ImportOptions{})
+	want := storeContent(t, from)
+	canceltest.Sweep(t, cancelPoints(), freshRun(t, emptyStore,
+		func(ctx context.Context, to *store.Store) error {
+			_, err := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 7})
+			return err
+		},
+		func(to *store.Store, err error) {
+			if err != nil {
+				if _, err := store.Push(context.Background(), from, to, store.PushOptions{}); err != nil {
+					t.Fatalf("push again: %v", err)
+				}
+			}
+			if diff := cmp.Diff(want, storeContent(t, to)); diff != "" {
+				t.Errorf("target after a cancelled push and another (-source +target):\n%s", diff)
+			}
+		}), func(int64, error) {})
+}
+
+// TestCancelIndex cancels the search index's catch-up (Index, and a
+// Search, which catches it up first) at every point they check their
+// context: the index then catches up with the rest, and a search finds
+// what it finds after an uncancelled catch-up.
+func TestCancelIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		op   func(ctx context.Context, s *store.Store) error
+	}{
+		{"index", func(ctx context.Context, s *store.Store) error {
+			_, err := s.Index(ctx, store.IndexOptions{})
+			return err
+		}},
+		{"search", func(ctx context.Context, s *store.Store) error {
+			_, err := s.Search(ctx, "the", store.SearchOptions{})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want []string
+			canceltest.Sweep(t, cancelPoints(), freshRun(t, importedStore, tc.op,
+				func(s *store.Store, _ error) {
+					res, err := s.Search(context.Background(), "the", store.SearchOptions{Limit: store.MaxSearchLimit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, h := range res.Hits {
+						got = append(got, h.SessionID+" "+h.EntryID)
+					}
+					if want == nil {
+						want = got
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("search after a cancelled catch-up (-uncancelled +got):\n%s", diff)
+					}
+				}), func(int64, error) {})
+		})
+	}
+}
+
+// TestCancelForkExportCheck cancels a fork (of a path, of the whole
+// tree), an export (to a writer, to a file) and a check at every point
+// they check their context, on one store: a cancelled fork leaves no
+// session, a cancelled export to a file leaves the file as it was and no
+// temporary file, an export that completes writes what an uncancelled
+// one does, and nothing started is left running.
+func TestCancelForkExportCheck(t *testing.T) {
+	s := openStore(t)
+	mustImport(t, s, cancelFixtures(t), store.ImportOptions{})
+	ctx := context.Background()
+	infos, err := s.ListN(ctx, store.ListOptions{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := infos[0].ID
+	for _, info := range infos {
+		if info.Entries > 10 {
+			id = info.ID
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	const old = "what was there\n"
+	var want bytes.Buffer
+	if err := s.Export(ctx, id, &want, store.ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sessions := len(infos) // forks add to them
+	for _, tc := range []struct {
+		name  string
+		op    func(ctx context.Context) error
+		after func(err error)
+	}{
+		{"fork path", func(ctx context.Context) error {
+			_, err := s.Fork(ctx, id, store.ForkOptions{})
+			return err
+		}, nil},
+		{"fork tree", func(ctx context.Context) error {
+			_, err := s.Fork(ctx, id, store.ForkOptions{Tree: true})
+			return err
+		}, nil},
+		{"export", func(ctx context.Context) error {
+			var b bytes.Buffer
+			err := s.Export(ctx, id, &b, store.ExportOptions{})
+			if err == nil && b.String() != want.String() {
+				t.Errorf("Export wrote %d bytes; want the %d of an uncancelled export", b.Len(), want.Len())
+			}
+			return err
+		}, nil},
+		{"export file", func(ctx context.Context) error {
+			if err := os.WriteFile(out, []byte(old), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return s.ExportFile(ctx, id, out, store.ExportOptions{})
+		}, func(err error) {
+			wantFile := want.String()
+			if err != nil {
+				wantFile = old
+			}
+			got, rerr := os.ReadFile(out)
+			if rerr != nil || string(got) != wantFile {
+				t.Errorf("after ExportFile = %v, the file holds %d bytes (%v); want %d", err, len(got), rerr, len(wantFile))
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("after ExportFile = %v, the folder holds %d files; want 1", err, len(ents))
+			}
+		}},
+		{"check session", func(ctx context.Context) error { return s.Check(ctx, id) }, nil},
+		{"check database", func(ctx context.Context) error { return s.Check(ctx, "") }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var warm canceltest.Resources
+			canceltest.Sweep(t, cancelPoints(), tc.op, func(k int64, err error) {
+				if k == 0 {
+					warm = canceltest.Take()
+				} else {
+					warm.Settled(t, tc.name)
+				}
+				if tc.after != nil {
+					tc.after(err)
+				}
+				if err == nil && (tc.name == "fork path" || tc.name == "fork tree") {
+					sessions++
+				}
+				n, lerr := s.ListN(ctx, store.ListOptions{}, 0)
+				if lerr != nil || len(n) != sessions {
+					t.Errorf("after a run that returned %v: %d sessions (%v); want %d", err, len(n), lerr, sessions)
+				}
+			})
+		})
+	}
+}
