@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -19,13 +18,6 @@ const heartbeat = 15 * time.Second
 
 // eventsPage bounds the entries one poll sends.
 const eventsPage = 1000
-
-// streamWriteTimeout bounds how long an event stream waits for its client
-// to take what it writes (a poll's events, a heartbeat): a client that
-// stopped reading ends its stream then, rather than hold its handler,
-// session and connection for as long as it keeps the connection open. A
-// variable for the tests.
-var streamWriteTimeout = 4 * heartbeat
 
 // events streams the session's new entries as server-sent events, one
 // event per entry: "id: SEQ", "event: entry", "data: <the entry>". It
@@ -55,14 +47,7 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		// the connection's next request would wait behind it.
 		return nil
 	}
-	// The end of the request (the client gone, a shutdown) ends a write
-	// waiting for a client that stopped reading, which would never see it.
-	stop := context.AfterFunc(r.Context(), func() { _ = rc.SetWriteDeadline(time.Now()) })
-	defer stop()
 	bw := bufio.NewWriter(w)
-	if !startWrite(r, rc) {
-		return nil
-	}
 	// A first comment lets the client know the stream is open.
 	fmt.Fprint(bw, ": sessiontree events\n\n")
 	if bw.Flush() != nil || rc.Flush() != nil {
@@ -78,9 +63,6 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		case <-poll.C:
 		}
 		log, err := srv.newEntries(r, st, after)
-		if !startWrite(r, rc) {
-			return nil
-		}
 		if err != nil {
 			if r.Context().Err() == nil {
 				_, code := StatusOf(err)
@@ -105,14 +87,6 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 		}
 		lastSent = time.Now()
 	}
-}
-
-// startWrite gives the stream's next writes streamWriteTimeout, and
-// reports whether the request is still on: set after the request ended,
-// the deadline would undo the one its end set (see events).
-func startWrite(r *http.Request, rc *http.ResponseController) bool {
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	return r.Context().Err() == nil
 }
 
 // writeEvent writes one event: its id (none when ""), its type and data,

@@ -161,7 +161,9 @@ func (srv *Server) guard(rt route) http.Handler {
 		}
 		err := checkQuery(rt, r)
 		if err == nil {
-			err = rt.handle(w, r)
+			tw, stop := timed(w, r)
+			err = rt.handle(tw, r)
+			stop()
 		}
 		if err != nil {
 			if status, _ := StatusOf(err); status == http.StatusInternalServerError && !clientGone(r, err) {

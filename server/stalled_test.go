@@ -13,11 +13,12 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// stalledStream starts Serve over f's store and opens the event stream of
-// f's session from a client that never reads it, then appends far more
-// than the sockets' buffers hold, and returns once the stream's handler
-// is blocked writing. cancel stops Serve, whose error comes on served.
-func stalledStream(t *testing.T, f *fixture) (cancel func(), served <-chan error) {
+// stalledClient starts Serve over f's store and GETs path (of f's
+// session, a handler's) from a client that never reads the answer, after
+// (entries) or before (an event stream) appending far more than the
+// sockets' buffers hold. cancel stops Serve, whose error comes on
+// served.
+func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(), served <-chan error) {
 	t.Helper()
 	h, err := New(f.store, Options{Token: token, PollInterval: 10 * time.Millisecond})
 	if err != nil {
@@ -37,7 +38,13 @@ func stalledStream(t *testing.T, f *fixture) (cancel func(), served <-chan error
 	}
 	t.Cleanup(func() { c.Close() })
 	_ = c.(*net.TCPConn).SetReadBuffer(4096)
-	fmt.Fprintf(c, "GET /api/sessions/s1/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", ln.Addr(), token)
+	get := func() {
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", path, ln.Addr(), token)
+	}
+	if handler == "events" {
+		get()
+		waitHandlers(t, handler, func(_, running int) bool { return running == 1 }, "the stream to start")
+	}
 	st, err := f.store.OpenSession(context.Background(), f.session)
 	if err != nil {
 		t.Fatal(err)
@@ -50,30 +57,33 @@ func stalledStream(t *testing.T, f *fixture) (cancel func(), served <-chan error
 			t.Fatal(err)
 		}
 	}
-	waitStreams(t, func(blocked, _ int) bool { return blocked == 1 }, "the stream's handler blocked writing")
+	if handler != "events" {
+		get()
+	}
 	return cancel, done
 }
 
-// waitStreams waits until ok holds of the event streams' handlers running
-// (blocked of them in a write), failing with what after 10 s.
-func waitStreams(t *testing.T, ok func(blocked, running int) bool, what string) {
+// waitHandlers waits until ok holds of the goroutines running handler
+// (a method of Server; blocked of them in a write), failing with what
+// after 10 s.
+func waitHandlers(t *testing.T, handler string, ok func(blocked, running int) bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		blocked, running := streamHandlers()
+		blocked, running := handlers(handler)
 		if ok(blocked, running) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %d stream handlers running, %d blocked writing", what, running, blocked)
+			t.Fatalf("waiting for %s: %d %s handlers running, %d blocked writing", what, running, handler, blocked)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// streamHandlers counts the goroutines running an event stream, and those
-// of them blocked in a write to the connection.
-func streamHandlers() (blocked, running int) {
+// handlers counts the goroutines running handler, and those of them
+// blocked in a write to the connection.
+func handlers(handler string) (blocked, running int) {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -84,7 +94,7 @@ func streamHandlers() (blocked, running int) {
 		buf = make([]byte, 2*len(buf))
 	}
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if !strings.Contains(g, "server.(*Server).events(") {
+		if !strings.Contains(g, "server.(*Server)."+handler+"(") {
 			continue
 		}
 		running++
@@ -101,8 +111,18 @@ func streamHandlers() (blocked, running int) {
 // grace and Serve returned "context deadline exceeded", the handler still
 // blocked (holding its session and connection) after Serve had returned.
 func TestServeShutdownStalledStream(t *testing.T) {
+	for _, tc := range []struct{ path, handler string }{
+		{"/api/sessions/s1/events", "events"},
+		{"/api/sessions/s1/entries", "entries"},
+	} {
+		t.Run(tc.handler, func(t *testing.T) { shutdownStalled(t, tc.path, tc.handler) })
+	}
+}
+
+func shutdownStalled(t *testing.T, path, handler string) {
 	f := newFixture(t, Options{})
-	cancel, served := stalledStream(t, f)
+	cancel, served := stalledClient(t, f, path, handler)
+	waitHandlers(t, handler, func(blocked, _ int) bool { return blocked == 1 }, "the handler blocked writing")
 	cancel()
 	select {
 	case err := <-served:
@@ -112,17 +132,17 @@ func TestServeShutdownStalledStream(t *testing.T) {
 	case <-time.After(shutdownGrace + 10*time.Second):
 		t.Fatal("Serve did not return")
 	}
-	waitStreams(t, func(_, running int) bool { return running == 0 }, "the stream's handler to end")
+	waitHandlers(t, handler, func(_, running int) bool { return running == 0 }, "the handler to end")
 }
 
 // TestStalledStreamEnds checks that an event stream whose client stops
-// reading ends once a write has waited streamWriteTimeout, while the
+// reading ends once a write has waited writeTimeout, while the
 // server goes on: it used to block its handler, its session and its
 // connection for as long as the client kept the connection open.
 func TestStalledStreamEnds(t *testing.T) {
-	defer func(d time.Duration) { streamWriteTimeout = d }(streamWriteTimeout)
-	streamWriteTimeout = 200 * time.Millisecond
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 200 * time.Millisecond
 	f := newFixture(t, Options{})
-	stalledStream(t, f)
-	waitStreams(t, func(_, running int) bool { return running == 0 }, "the stream's handler to end")
+	stalledClient(t, f, "/api/sessions/s1/events", "events")
+	waitHandlers(t, "events", func(_, running int) bool { return running == 0 }, "the handler to end")
 }

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// writeTimeout bounds how long a write of a response waits for its client
+// to take it (a chunk of a body, an event stream's events or heartbeat):
+// a client that stopped reading ends its request then, rather than hold
+// its handler, session and connection for as long as it keeps the
+// connection open. A variable for the tests.
+var writeTimeout = 4 * heartbeat
+
+// writeChunk is how much of a body one deadline covers.
+const writeChunk = 256 << 10
+
+// timedWriter is a response whose writes have deadlines: writeTimeout
+// from each chunk's start while its request is on, and now once the
+// request has ended (the client gone, a shutdown), so that a write
+// waiting for a client that stopped reading ends then too; nothing else
+// would end it. mu guards ended and orders the deadlines set.
+type timedWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	mu    sync.Mutex
+	ended bool
+}
+
+// timed wraps w, the response to r; call the returned stop when the
+// handler returns.
+func timed(w http.ResponseWriter, r *http.Request) (*timedWriter, func() bool) {
+	tw := &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+	return tw, context.AfterFunc(r.Context(), tw.end)
+}
+
+func (tw *timedWriter) end() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.ended = true
+	_ = tw.rc.SetWriteDeadline(time.Now())
+}
+
+// Write writes p a chunk at a time, each with a fresh deadline.
+func (tw *timedWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		c := min(len(p), writeChunk)
+		tw.mu.Lock()
+		if !tw.ended {
+			_ = tw.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		}
+		tw.mu.Unlock()
+		k, err := tw.ResponseWriter.Write(p[:c])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		p = p[c:]
+	}
+	return n, nil
+}
+
+// Unwrap gives http.ResponseController the response's own methods (Flush).
+func (tw *timedWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
