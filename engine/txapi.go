@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
 // Tx is a transaction of a [DB], the engine's one transaction type: a
@@ -134,22 +135,15 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	})
 }
 
-// commitTx commits tx, begun under ctx. When ctx is done, database/sql
-// has rolled tx back (or is about to, on a goroutine of its own), so the
-// answer is ctx's error, never the "transaction has already been
-// committed or rolled back" that Commit gives once that rollback ran.
+// commitTx commits tx, begun under ctx, with [sqltx.Commit]: when ctx is
+// done, its error. On SQLite a COMMIT that fails committed nothing, so
+// its error is SQLite's, not a commit of unknown outcome.
 func commitTx(ctx context.Context, tx *sqlx.Tx) error {
-	if err := ctx.Err(); err != nil {
-		_ = tx.Rollback()
-		return err
+	err := sqltx.Commit(ctx, tx)
+	if ce := (*sqltx.CommitError)(nil); errors.As(err, &ce) {
+		return fmt.Errorf("commit: %w", ce.Err)
 	}
-	if err := tx.Commit(); err != nil {
-		if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
-			return cerr
-		}
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return err
 }
 
 // raw runs engine statements inside the transaction. Once tx.ctx is done

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/canceltest"
 	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
@@ -307,3 +309,85 @@ func TestCancelExportCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelPostgres cancels the PostgreSQL engine's long operations at
+// every point they check their context (a spread of them): a fork of a
+// path and of the whole tree, an export, a check of a session and of the
+// database, a push from SQLite into a new database. A cancelled fork or
+// push leaves nothing partial (no session; a push run again completes
+// it), and nothing started is left running.
+func TestCancelPostgres(t *testing.T) {
+	s := openPostgresStore(t)
+	mustImport(t, s, cancelFixtures(t), store.ImportOptions{})
+	ctx := context.Background()
+	id := largestSession(t, s)
+	want := storeContent(t, s)
+	sessions := len(want)
+	fork := func(tree bool) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			_, err := s.Fork(ctx, id, store.ForkOptions{Tree: tree})
+			if err == nil {
+				sessions++
+			}
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		op   func(ctx context.Context) error
+	}{
+		{"fork path", fork(false)},
+		{"fork tree", fork(true)},
+		{"export", func(ctx context.Context) error { return s.Export(ctx, id, io.Discard, store.ExportOptions{}) }},
+		{"check session", func(ctx context.Context) error { return s.Check(ctx, id) }},
+		{"check database", func(ctx context.Context) error { return s.Check(ctx, "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var warm canceltest.Resources
+			canceltest.Sweep(t, pgCancelPoints(), tc.op, func(k int64, err error) {
+				if k == 0 {
+					warm = canceltest.Take()
+				} else {
+					warm.Settled(t, tc.name)
+				}
+				n, lerr := s.ListN(ctx, store.ListOptions{}, 0)
+				if errors.Is(err, sessiontree.ErrCommitUnknown) && len(n) == sessions+1 {
+					sessions++ // cancelled while its COMMIT was on its way: it may have landed
+				}
+				if lerr != nil || len(n) != sessions {
+					t.Errorf("after a run that returned %v: %d sessions (%v); want %d", err, len(n), lerr, sessions)
+				}
+			})
+		})
+	}
+	t.Run("push", func(t *testing.T) {
+		from := openStore(t)
+		mustImport(t, from, cancelFixtures(t), store.ImportOptions{})
+		points := pgCancelPoints()
+		if testing.Short() {
+			points = 4 // a database made per run
+		}
+		canceltest.Sweep(t, points, func(ctx context.Context) error {
+			before := canceltest.Take()
+			to := openPostgresStore(t)
+			_, err := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 7})
+			if err != nil {
+				if _, err := store.Push(context.Background(), from, to, store.PushOptions{}); err != nil {
+					t.Fatalf("push again: %v", err)
+				}
+			}
+			if diff := cmp.Diff(want, storeContent(t, to)); diff != "" {
+				t.Errorf("target after a push that returned %v, and another (-source +target):\n%s", err, diff)
+			}
+			if cerr := to.Close(); cerr != nil {
+				t.Fatal(cerr)
+			}
+			before.Settled(t, "after a push and Close")
+			return err
+		}, func(int64, error) {})
+	})
+}
+
+// pgCancelPoints is cancelPoints for PostgreSQL, whose runs cost round
+// trips.
+func pgCancelPoints() int { return min(cancelPoints(), 60) }

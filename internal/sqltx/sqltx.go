@@ -3,6 +3,7 @@ package sqltx
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -37,10 +38,36 @@ func Run(ctx context.Context, db *sqlx.DB, opts *sql.TxOptions, fn func(tx *sqlx
 		}
 	}()
 	if err := fn(tx); err != nil {
+		return ended(ctx, err)
+	}
+	return Commit(ctx, tx)
+}
+
+// Commit commits tx, begun under ctx; a failed commit is a
+// [*CommitError], unless ctx is done: database/sql then rolls tx back (on
+// a goroutine of its own), so nothing was committed and the answer is
+// ctx's error, not Commit's "transaction has already been committed or
+// rolled back".
+func Commit(ctx context.Context, tx *sqlx.Tx) error {
+	if err := ctx.Err(); err != nil {
+		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if e := ended(ctx, err); e != err {
+			return e
+		}
 		return &CommitError{Err: err}
 	}
 	return nil
+}
+
+// ended returns ctx's error for err, the error of a statement or commit
+// of a transaction database/sql has rolled back because ctx is done
+// (sql.ErrTxDone), and err otherwise.
+func ended(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
+		return cerr
+	}
+	return err
 }

@@ -2,9 +2,11 @@ package sqltx_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite"
@@ -37,5 +39,51 @@ func TestRunCommitsOrRollsBack(t *testing.T) {
 	var n int
 	if err := db.Get(&n, `SELECT count(*) FROM t`); err != nil || n != 1 {
 		t.Errorf("rows = %d, %v; want 1: only the committed transaction's", n, err)
+	}
+}
+
+// TestRunCancelledMidway cancels Run's context while fn runs, and waits
+// until database/sql has rolled the transaction back (it does so on a
+// goroutine of its own): fn's statements then fail with sql.ErrTxDone,
+// and Run must answer the context's error, not that one (pgengine took
+// it for a storage failure: 'resolve session: storage failure: sql:
+// transaction has already been committed or rolled back'), and not a
+// *CommitError either when fn returns nil: the outcome is known, nothing
+// was committed.
+func TestRunCancelledMidway(t *testing.T) {
+	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, returnErr := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		err := sqltx.Run(ctx, db, nil, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (1)`); err != nil {
+				return err
+			}
+			cancel()
+			for {
+				_, err := tx.ExecContext(context.Background(), `SELECT 1`)
+				if errors.Is(err, sql.ErrTxDone) {
+					if returnErr {
+						return err
+					}
+					return nil
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+		var ce *sqltx.CommitError
+		if !errors.Is(err, context.Canceled) || errors.As(err, &ce) {
+			t.Errorf("Run with fn returning an error: %v = %v; want context.Canceled, no *CommitError", returnErr, err)
+		}
+	}
+	var n int
+	if err := db.Get(&n, `SELECT count(*) FROM t`); err != nil || n != 0 {
+		t.Errorf("rows = %d, %v; want none", n, err)
 	}
 }
