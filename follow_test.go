@@ -97,3 +97,18 @@ func TestFollowDeleted(t *testing.T) {
 	other := openEngine(t, path, false)
 	storetest.RunFollowDeleted(t, st, func() error { return other.DeleteSession(context.Background(), st.ID(), sessiontree.DeleteOptions{}) })
 }
+
+// TestFollowCancel stops a Follow of the SQLite engine at every point it
+// checks its context: its watch's goroutines are gone once it has
+// returned.
+func TestFollowCancel(t *testing.T) {
+	points := 200
+	if testing.Short() {
+		points = 12
+	}
+	st, err := openEngine(t, filepath.Join(t.TempDir(), "s.db"), true).CreateSession(context.Background(), sessiontree.SessionMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.RunFollowCancel(t, st, 1500, points)
+}

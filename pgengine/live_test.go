@@ -413,3 +413,14 @@ func TestFollowRidesOutRestart(t *testing.T) {
 		t.Errorf("Follow after cancel = %v; want the context's error", err)
 	}
 }
+
+// TestFollowCancel stops a Follow at every point it checks its context:
+// its LISTEN connection and goroutines are gone once it has returned.
+func TestFollowCancel(t *testing.T) {
+	t.Parallel()
+	points := 200
+	if testing.Short() {
+		points = 12
+	}
+	storetest.RunFollowCancel(t, newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{})), 1500, points)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/canceltest"
 )
 
 // AppendStep appends a custom entry numbered i to s, as a writer of a
@@ -148,4 +149,35 @@ func RunFollowDeleted(t *testing.T, st sessiontree.Storage, del func() error) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Follow did not end within 10 s of the session's deletion")
 	}
+}
+
+// RunFollowCancel stops a Follow of s at every point it checks its
+// context (a spread of at most points of them), following n entries
+// appended first: each Follow returns its context's error, and once it
+// has, nothing it started is left (the watch's goroutines and
+// connection).
+func RunFollowCancel(t *testing.T, s sessiontree.Storage, n, points int) {
+	t.Helper()
+	AppendSteps(t, s, 0, n, 0)
+	var warm canceltest.Resources
+	canceltest.Sweep(t, points, func(ctx context.Context) error {
+		stop := ctx.(*canceltest.Ctx).Stop
+		seen := 0
+		err := sessiontree.Follow(ctx, s, 0, func(sessiontree.Entry) error {
+			if seen++; seen == n {
+				stop()
+			}
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Follow = %v; want its context's error", err)
+		}
+		return nil // stopped, as every run is
+	}, func(k int64, _ error) {
+		if k == 0 {
+			warm = canceltest.Take()
+			return
+		}
+		warm.Settled(t, "after a stopped Follow")
+	})
 }
