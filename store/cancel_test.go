@@ -106,29 +106,42 @@ func freshRun(t *testing.T, tmpl *testdb.Template, op func(ctx context.Context, 
 // TestCancelImport cancels a folder import at every point it checks its
 // context: the import answers the context's error, the reader goroutine
 // ends with it, and an import run again afterwards leaves the store as
-// an uncancelled import does.
+// an uncancelled import does. The import runs as it does by default, with
+// files cut into chunks of a few entries (two passes, the first run ahead
+// by the reader goroutine, a commit per chunk), and each file alone.
 func TestCancelImport(t *testing.T) {
 	files := cancelFixtures(t)
-	var want map[string]string
-	canceltest.Sweep(t, cancelPoints(), freshRun(t, emptyStore,
-		func(ctx context.Context, s *store.Store) error {
-			_, err := s.Import(ctx, files, store.ImportOptions{})
-			return err
-		},
-		func(s *store.Store, err error) {
-			if err != nil {
-				if _, err := s.Import(context.Background(), files, store.ImportOptions{}); err != nil {
-					t.Fatalf("import again: %v", err)
-				}
-			}
-			got := storeContent(t, s)
-			if want == nil {
-				want = got
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("store after a cancelled import and another (-uncancelled +got):\n%s", diff)
-			}
-		}), func(int64, error) {})
+	for _, tc := range []struct {
+		name string
+		opts store.ImportOptions
+	}{
+		{"default", store.ImportOptions{}},
+		{"chunks", store.WithAppendBatch(store.WithImportChunk(store.WithImportChunkBytes(store.ImportOptions{}, 4096), 7), 3)},
+		{"alone", store.WithoutGroups(store.ImportOptions{})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want map[string]string
+			canceltest.Sweep(t, cancelPoints(), freshRun(t, emptyStore,
+				func(ctx context.Context, s *store.Store) error {
+					_, err := s.Import(ctx, files, tc.opts)
+					return err
+				},
+				func(s *store.Store, err error) {
+					if err != nil {
+						if _, err := s.Import(context.Background(), files, tc.opts); err != nil {
+							t.Fatalf("import again: %v", err)
+						}
+					}
+					got := storeContent(t, s)
+					if want == nil {
+						want = got
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("store after a cancelled import and another (-uncancelled +got):\n%s", diff)
+					}
+				}), func(int64, error) {})
+		})
+	}
 }
 
 // TestCancelPush cancels a push into an empty store at every point it
