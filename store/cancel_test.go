@@ -373,32 +373,51 @@ func TestCancelPostgres(t *testing.T) {
 			})
 		})
 	}
-	t.Run("push", func(t *testing.T) {
-		from := openStore(t)
-		mustImport(t, from, cancelFixtures(t), store.ImportOptions{})
-		points := pgCancelPoints()
-		if testing.Short() {
-			points = 4 // a database made per run
-		}
-		canceltest.Sweep(t, points, func(ctx context.Context) error {
-			before := canceltest.Take()
-			to := openPostgresStore(t)
+	// Writes into a new database each run: a push from SQLite, an import
+	// with its search index's catch-up.
+	from := openStore(t)
+	mustImport(t, from, cancelFixtures(t), store.ImportOptions{})
+	for _, tc := range []struct {
+		name string
+		op   func(ctx context.Context, to *store.Store) error
+	}{
+		{"push", func(ctx context.Context, to *store.Store) error {
 			_, err := store.Push(ctx, from, to, store.PushOptions{BatchEntries: 7})
-			if err != nil {
-				if _, err := store.Push(context.Background(), from, to, store.PushOptions{}); err != nil {
-					t.Fatalf("push again: %v", err)
-				}
-			}
-			if diff := cmp.Diff(want, storeContent(t, to)); diff != "" {
-				t.Errorf("target after a push that returned %v, and another (-source +target):\n%s", err, diff)
-			}
-			if cerr := to.Close(); cerr != nil {
-				t.Fatal(cerr)
-			}
-			before.Settled(t, "after a push and Close")
 			return err
-		}, func(int64, error) {})
-	})
+		}},
+		{"import", func(ctx context.Context, to *store.Store) error {
+			_, err := to.Import(ctx, cancelFixtures(t), store.ImportOptions{})
+			if err == nil {
+				_, err = to.Index(ctx, store.IndexOptions{})
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			points := pgCancelPoints()
+			if testing.Short() {
+				points = 3 // a database made per run
+			}
+			canceltest.Sweep(t, points, func(ctx context.Context) error {
+				before := canceltest.Take()
+				to := openPostgresStore(t)
+				err := tc.op(ctx, to)
+				if err != nil {
+					if err := tc.op(context.Background(), to); err != nil {
+						t.Fatalf("%s again: %v", tc.name, err)
+					}
+				}
+				if diff := cmp.Diff(want, storeContent(t, to)); diff != "" {
+					t.Errorf("target after a %s that returned %v, and another (-source +target):\n%s", tc.name, err, diff)
+				}
+				if cerr := to.Close(); cerr != nil {
+					t.Fatal(cerr)
+				}
+				before.Settled(t, "after a "+tc.name+" and Close")
+				return err
+			}, func(int64, error) {})
+		})
+	}
 }
 
 // pgCancelPoints is cancelPoints for PostgreSQL, whose runs cost round
