@@ -153,7 +153,8 @@ const settleWait = 5 * time.Second
 
 // Settled waits until the process holds no more than r, and fails t
 // (naming what) with the goroutines running when they do not end in
-// time.
+// time. The counts are the process's: a test that uses it must not run
+// in parallel with others (t.Parallel).
 func (r Resources) Settled(t testing.TB, what string) {
 	t.Helper()
 	deadline := time.Now().Add(settleWait)
