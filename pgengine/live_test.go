@@ -424,3 +424,17 @@ func TestFollowCancel(t *testing.T) {
 	}
 	storetest.RunFollowCancel(t, newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{})), 1500, points)
 }
+
+// TestCancelWrites runs storetest.RunWriteCancel: AppendAll (a pipelined
+// group's), AppendBatch and SetLeaf cancelled at each point they check
+// their context store all or nothing.
+func TestCancelWrites(t *testing.T) {
+	t.Parallel()
+	db, _ := openDB(t)
+	st := newSession(t, db)
+	points := 200
+	if testing.Short() {
+		points = 12
+	}
+	storetest.RunWriteCancel(t, st, func(ctx context.Context) error { return db.Check(ctx, st.ID()) }, points)
+}
