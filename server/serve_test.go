@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -90,18 +89,7 @@ func TestNewRefuses(t *testing.T) {
 // TestServeShutdown checks that Serve returns nil once its context is
 // done, ending an open event stream rather than waiting for it.
 func TestServeShutdown(t *testing.T) {
-	f := newFixture(t, Options{})
-	h, err := New(f.store, Options{Token: token, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, h) }()
+	ln, cancel, served := startServe(t, newFixture(t, Options{}))
 	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/api/sessions/s1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -114,15 +102,7 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatalf("stream opened with %q, %v", buf[:n], err)
 	}
 	start := time.Now()
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve after cancel = %v; want nil", err)
-		}
-	case <-time.After(shutdownGrace + 5*time.Second):
-		t.Fatal("Serve did not return")
-	}
+	stopServe(t, cancel, served)
 	if d := time.Since(start); d >= shutdownGrace {
 		t.Errorf("Serve waited %v for the event stream; want it ended at once", d)
 	}

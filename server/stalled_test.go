@@ -13,18 +13,16 @@ import (
 	"github.com/sessiontree/sessiontree"
 )
 
-// stalledClient starts Serve over f's store and GETs path (of f's
-// session, a handler's) from a client that never reads the answer, after
-// (entries) or before (an event stream) appending far more than the
-// sockets' buffers hold. cancel stops Serve, whose error comes on
-// served.
-func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(), served <-chan error) {
+// startServe runs Serve over f's store on a new loopback listener (event
+// streams polling every 10 ms) until cancel is called or t ends; Serve's
+// error comes on served.
+func startServe(t *testing.T, f *fixture) (ln net.Listener, cancel func(), served <-chan error) {
 	t.Helper()
 	h, err := New(f.store, Options{Token: token, PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +30,32 @@ func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, ln, h) }()
+	return ln, cancel, done
+}
+
+// stopServe cancels Serve's context and waits for it to return, which it
+// must with nil: a clean shutdown.
+func stopServe(t *testing.T, cancel func(), served <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve after cancel = %v; want nil", err)
+		}
+	case <-time.After(shutdownGrace + 10*time.Second):
+		t.Fatal("Serve did not return")
+	}
+}
+
+// stalledClient starts Serve over f's store and GETs path (of f's
+// session, a handler's) from a client that never reads the answer, after
+// (entries) or before (an event stream) appending far more than the
+// sockets' buffers hold. cancel stops Serve, whose error comes on
+// served.
+func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(), served <-chan error) {
+	t.Helper()
+	ln, cancel, done := startServe(t, f)
 	c, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -123,15 +147,7 @@ func shutdownStalled(t *testing.T, path, handler string) {
 	f := newFixture(t, Options{})
 	cancel, served := stalledClient(t, f, path, handler)
 	waitHandlers(t, handler, func(blocked, _ int) bool { return blocked == 1 }, "the handler blocked writing")
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve after cancel = %v; want nil", err)
-		}
-	case <-time.After(shutdownGrace + 10*time.Second):
-		t.Fatal("Serve did not return")
-	}
+	stopServe(t, cancel, served)
 	waitHandlers(t, handler, func(_, running int) bool { return running == 0 }, "the handler to end")
 }
 

@@ -123,7 +123,7 @@ func TestCancelImport(t *testing.T) {
 			if testing.Short() && tc.name != "chunks" {
 				t.Skip("the chunks' paths are the others' and more: without -short")
 			}
-			var want map[string]string
+			var want firstRun[map[string]string]
 			canceltest.Sweep(t, cancelPoints(), freshRun(t, emptyStore,
 				func(ctx context.Context, s *store.Store) error {
 					_, err := s.Import(ctx, files, tc.opts)
@@ -135,15 +135,28 @@ func TestCancelImport(t *testing.T) {
 							t.Fatalf("import again: %v", err)
 						}
 					}
-					got := storeContent(t, s)
-					if want == nil {
-						want = got
-					}
-					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("store after a cancelled import and another (-uncancelled +got):\n%s", diff)
-					}
+					want.check(t, storeContent(t, s), "store after a cancelled import and another")
 				}), func(int64, error) {})
 		})
+	}
+}
+
+// firstRun is what an operation's first run (the uncancelled one of a
+// sweep) left, which every later run must leave too.
+type firstRun[T any] struct {
+	v   T
+	set bool
+}
+
+// check takes got as the first run's, or compares it with it.
+func (f *firstRun[T]) check(t *testing.T, got T, what string) {
+	t.Helper()
+	if !f.set {
+		f.v, f.set = got, true
+		return
+	}
+	if diff := cmp.Diff(f.v, got); diff != "" {
+		t.Errorf("%s (-uncancelled +got):\n%s", what, diff)
 	}
 }
 
@@ -190,7 +203,7 @@ func TestCancelIndex(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var want []string
+			var want firstRun[[]string]
 			canceltest.Sweep(t, cancelPoints(), freshRun(t, importedStore, tc.op,
 				func(s *store.Store, _ error) {
 					res, err := s.Search(context.Background(), "the", store.SearchOptions{Limit: store.MaxSearchLimit})
@@ -201,12 +214,7 @@ func TestCancelIndex(t *testing.T) {
 					for _, h := range res.Hits {
 						got = append(got, h.SessionID+" "+h.EntryID)
 					}
-					if want == nil {
-						want = got
-					}
-					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("search after a cancelled catch-up (-uncancelled +got):\n%s", diff)
-					}
+					want.check(t, got, "search after a cancelled catch-up")
 				}), func(int64, error) {})
 		})
 	}

@@ -14,16 +14,24 @@ import (
 	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
-func TestRunCommitsOrRollsBack(t *testing.T) {
-	ctx := context.Background()
+// newTable opens a new database holding table t, closed when the test
+// ends.
+func newTable(t *testing.T) *sqlx.DB {
+	t.Helper()
 	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	if _, err := db.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+func TestRunCommitsOrRollsBack(t *testing.T) {
+	ctx := context.Background()
+	db := newTable(t)
 	insert := func(tx *sqlx.Tx) error { _, err := tx.Exec(`INSERT INTO t VALUES (1)`); return err }
 	if err := sqltx.Run(ctx, db, nil, insert); err != nil {
 		t.Fatal(err)
@@ -51,14 +59,7 @@ func TestRunCommitsOrRollsBack(t *testing.T) {
 // *CommitError either when fn returns nil: the outcome is known, nothing
 // was committed.
 func TestRunCancelledMidway(t *testing.T) {
-	db, err := sqlx.Open("sqlite", filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
-		t.Fatal(err)
-	}
+	db := newTable(t)
 	for _, returnErr := range []bool{true, false} {
 		ctx, cancel := context.WithCancel(context.Background())
 		err := sqltx.Run(ctx, db, nil, func(tx *sqlx.Tx) error {
