@@ -12,14 +12,14 @@ import (
 
 // RunWriteCancel cancels st's writes at every point they check their
 // context (a spread of at most points of them): an append of many drafts
-// in one transaction, a batch of built entries, a move of the leaf onto
-// an old branch. Each stores all of its entries or none, as its error
+// in one transaction (a [sessiontree.DatabaseSession]'s AppendAll), a
+// batch of built entries (a [sessiontree.BatchAppender]'s), a move of
+// the leaf onto an old branch. Each stores all of its entries or none, as its error
 // says (a write cancelled while its commit was on its way, which matches
 // sessiontree.ErrCommitUnknown, either), and check (the engine's check
 // of the session) passes after each.
-func RunWriteCancel(t *testing.T, st sessiontree.DatabaseSession, check func(ctx context.Context) error, points int) {
+func RunWriteCancel(t *testing.T, st sessiontree.Storage, check func(ctx context.Context) error, points int) {
 	t.Helper()
-	ctx := context.Background()
 	drafts := make([]sessiontree.Draft, 40)
 	for i := range drafts {
 		f, err := sessiontree.Fields("message", map[string]string{"role": "user", "content": fmt.Sprintf("m%d", i)})
@@ -28,27 +28,30 @@ func RunWriteCancel(t *testing.T, st sessiontree.DatabaseSession, check func(ctx
 		}
 		drafts[i] = sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: f}
 	}
-	first, err := st.AppendAll(ctx, drafts[:2], sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
+	first := AppendStep(t, st, 0)
+	type write struct {
 		name string
 		n    int // entries a run stores
 		op   func(ctx context.Context) error
-	}{
-		{"append all", len(drafts), func(ctx context.Context) error {
-			_, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	}
+	var writes []write
+	if ds, ok := st.(sessiontree.DatabaseSession); ok {
+		writes = append(writes, write{"append all", len(drafts), func(ctx context.Context) error {
+			_, err := ds.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
 			return err
-		}},
-		{"append batch", len(drafts), func(ctx context.Context) error {
-			return st.AppendBatch(ctx, builtEntries(t, st, drafts))
-		}},
+		}})
+	}
+	if ba, ok := st.(sessiontree.BatchAppender); ok {
+		writes = append(writes, write{"append batch", len(drafts), func(ctx context.Context) error {
+			return ba.AppendBatch(ctx, builtEntries(t, st, drafts))
+		}})
+	}
+	for _, tc := range append(writes, []write{
 		{"set leaf", 1, func(ctx context.Context) error {
-			_, err := st.SetLeaf(ctx, first[0].ID, sessiontree.AppendOptions{})
+			_, err := st.SetLeaf(ctx, first.ID, sessiontree.AppendOptions{})
 			return err
 		}},
-	} {
+	}...) {
 		t.Run(tc.name, func(t *testing.T) {
 			canceltest.Sweep(t, points, func(ctx context.Context) error {
 				before := logLen(t, st)
