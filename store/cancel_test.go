@@ -103,6 +103,15 @@ func freshRun(t *testing.T, tmpl *testdb.Template, op func(ctx context.Context, 
 	}
 }
 
+// checkCut checks the database a write cut short by err left: what it
+// committed before is whole.
+func checkCut(t *testing.T, s *store.Store, err error) {
+	t.Helper()
+	if cerr := s.Check(context.Background(), ""); cerr != nil {
+		t.Errorf("Check after a run that returned %v: %v", err, cerr)
+	}
+}
+
 // TestCancelImport cancels a folder import at every point it checks its
 // context: the import answers the context's error, the reader goroutine
 // ends with it, and an import run again afterwards leaves the store as
@@ -131,6 +140,7 @@ func TestCancelImport(t *testing.T) {
 				},
 				func(s *store.Store, err error) {
 					if err != nil {
+						checkCut(t, s, err)
 						if _, err := s.Import(context.Background(), files, tc.opts); err != nil {
 							t.Fatalf("import again: %v", err)
 						}
@@ -174,6 +184,7 @@ func TestCancelPush(t *testing.T) {
 		},
 		func(to *store.Store, err error) {
 			if err != nil {
+				checkCut(t, to, err)
 				if _, err := store.Push(context.Background(), from, to, store.PushOptions{}); err != nil {
 					t.Fatalf("push again: %v", err)
 				}
@@ -413,6 +424,7 @@ func TestCancelPostgres(t *testing.T) {
 				to := openPostgresStore(t)
 				err := tc.op(ctx, to)
 				if err != nil {
+					checkCut(t, to, err)
 					if err := tc.op(context.Background(), to); err != nil {
 						t.Fatalf("%s again: %v", tc.name, err)
 					}
