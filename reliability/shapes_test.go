@@ -119,3 +119,40 @@ func TestShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestManySessions (limits): 10,000 sessions in one store (200 with
+// -short), imported from as many files: every one is listed, a word of
+// one is found in it alone, and the database checks clean.
+func TestManySessions(t *testing.T) {
+	n := 10_000
+	if testing.Short() {
+		n = 200
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	files := filepath.Join(dir, "files")
+	if err := os.Mkdir(files, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		id := fmt.Sprintf("01a40000-0000-7000-8000-%012d", i)
+		body := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p%d"}`+"\n"+
+			`{"type":"message","id":"00000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"word%dx"}}`+"\n",
+			id, i%50, i)
+		if err := os.WriteFile(filepath.Join(files, fmt.Sprintf("%05d_%s.jsonl", i, id)), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStore(t, filepath.Join(dir, "sessions.db"), store.Options{})
+	if _, err := s.Import(ctx, []string{files}, store.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := s.ListN(ctx, store.ListOptions{}, 0)
+	if err != nil || len(infos) != n {
+		t.Fatalf("ListN: %d sessions, %v; want %d", len(infos), err, n)
+	}
+	res, err := s.Search(ctx, fmt.Sprintf("word%dx", n-7), store.SearchOptions{})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].SessionID != fmt.Sprintf("01a40000-0000-7000-8000-%012d", n-7) {
+		t.Errorf("Search: %+v, %v; want one hit, in session %d", res.Hits, err, n-7)
+	}
+}
