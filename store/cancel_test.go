@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -231,31 +230,48 @@ func TestCancelIndex(t *testing.T) {
 	}
 }
 
-// TestCancelFork cancels a fork, of a path and of the whole tree, at
-// every point it checks its context: a cancelled fork leaves no session,
-// and the sessions there were are as they were.
+// TestCancelFork cancels a fork (of a path, of the whole tree) and a
+// delete of the largest session at every point they check their context:
+// a cancelled one leaves the sessions there were as they were; one that
+// completes adds a session, or removes it.
 func TestCancelFork(t *testing.T) {
-	for _, tree := range []bool{false, true} {
-		t.Run(fmt.Sprintf("tree=%v", tree), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		added int // sessions a run that completes adds
+		op    func(ctx context.Context, s *store.Store, id string) error
+	}{
+		{"fork path", 1, func(ctx context.Context, s *store.Store, id string) error {
+			_, err := s.Fork(ctx, id, store.ForkOptions{})
+			return err
+		}},
+		{"fork tree", 1, func(ctx context.Context, s *store.Store, id string) error {
+			_, err := s.Fork(ctx, id, store.ForkOptions{Tree: true})
+			return err
+		}},
+		{"delete", -1, func(ctx context.Context, s *store.Store, id string) error {
+			_, err := s.Delete(ctx, id)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			var want map[string]string
 			canceltest.Sweep(t, cancelPoints(), freshRun(t, importedStore,
 				func(ctx context.Context, s *store.Store) error {
 					if want == nil {
 						want = storeContent(t, s)
 					}
-					_, err := s.Fork(ctx, largestSession(t, s), store.ForkOptions{Tree: tree})
-					return err
+					return tc.op(ctx, s, largestSession(t, s))
 				},
 				func(s *store.Store, err error) {
 					got := storeContent(t, s)
 					if err == nil {
-						if len(got) != len(want)+1 {
-							t.Errorf("after a fork: %d sessions; want %d", len(got), len(want)+1)
+						if len(got) != len(want)+tc.added {
+							t.Errorf("after a %s: %d sessions; want %d", tc.name, len(got), len(want)+tc.added)
 						}
 						return
 					}
 					if diff := cmp.Diff(want, got); diff != "" {
-						t.Errorf("store after a cancelled fork (-before +after):\n%s", diff)
+						t.Errorf("store after a cancelled %s (-before +after):\n%s", tc.name, diff)
 					}
 				}), func(int64, error) {})
 		})
