@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/canceltest"
 	"github.com/sessiontree/sessiontree/internal/childenv"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
@@ -437,4 +438,34 @@ func TestCancelWrites(t *testing.T) {
 		points = 12
 	}
 	storetest.RunWriteCancel(t, st, func(ctx context.Context) error { return db.Check(ctx, st.ID()) }, points)
+}
+
+// emptyDatabase is a database without the engine's schema, for Opens
+// that migrate it.
+var emptyDatabase = pgtest.NewTemplate(func(context.Context, string) error { return nil })
+
+// TestCancelOpen cancels Open at every point it checks its context (a
+// spread of them), on a new database (its migrations) and on a migrated
+// one: a cancelled Open returns the context's error and leaves no
+// connection or goroutine behind, and the database opens afterwards and
+// checks clean.
+func TestCancelOpen(t *testing.T) {
+	// Not parallel: it counts the process's goroutines and files.
+	points := 60
+	if testing.Short() {
+		points = 4
+	}
+	for _, tmpl := range []*pgtest.Template{emptyDatabase, pgtest.Migrated} {
+		canceltest.Sweep(t, points, func(ctx context.Context) error {
+			url := tmpl.Database(t)
+			before := canceltest.Take()
+			db, err := pgengine.Open(ctx, url, pgengine.Options{})
+			if err == nil {
+				err = db.Close()
+			}
+			before.Settled(t, "after Open and Close")
+			openURL(t, url) // its cleanup checks the database and closes it
+			return err
+		}, func(int64, error) {})
+	}
 }
