@@ -419,11 +419,11 @@ func TestFollowRidesOutRestart(t *testing.T) {
 // its LISTEN connection and goroutines are gone once it has returned.
 func TestFollowCancel(t *testing.T) {
 	// Not parallel: it counts the process's goroutines and files.
-	points := 200
+	points, n := 200, 1500 // more than Follow reads at once
 	if testing.Short() {
-		points = 12
+		points, n = 6, 100
 	}
-	storetest.RunFollowCancel(t, newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{})), 1500, points)
+	storetest.RunFollowCancel(t, newSession(t, openWith(t, pgtest.Migrated.Database(t), pgengine.Options{})), n, points)
 }
 
 // TestCancelWrites runs storetest.RunWriteCancel: AppendAll (a pipelined
@@ -451,11 +451,11 @@ var emptyDatabase = pgtest.NewTemplate(func(context.Context, string) error { ret
 // checks clean.
 func TestCancelOpen(t *testing.T) {
 	// Not parallel: it counts the process's goroutines and files.
-	points := 60
+	points, tmpls := 60, []*pgtest.Template{emptyDatabase, pgtest.Migrated}
 	if testing.Short() {
-		points = 4
+		points, tmpls = 3, tmpls[1:] // migrating costs a second a run
 	}
-	for _, tmpl := range []*pgtest.Template{emptyDatabase, pgtest.Migrated} {
+	for _, tmpl := range tmpls {
 		canceltest.Sweep(t, points, func(ctx context.Context) error {
 			url := tmpl.Database(t)
 			before := canceltest.Take()
