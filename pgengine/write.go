@@ -424,7 +424,7 @@ func nulColumn(e sessiontree.Entry) string {
 // gave is a conflict; a generated one is errIDTaken, tried again.
 func (st *session) idErr(d sessiontree.Draft, e sessiontree.Entry, err error) error {
 	if errors.Is(err, errIDTaken) && d.ID != "" {
-		return fmt.Errorf("entry id %s already used: %w", e.ID, sessiontree.ErrConflict)
+		return &sessiontree.IDTakenError{ID: e.ID}
 	}
 	return err
 }
