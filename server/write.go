@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
@@ -83,13 +84,26 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewID(req.ID); err != nil {
 		return err
 	}
-	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: req.Cwd,
+	cwd, err := bodyCwd(req.Cwd)
+	if err != nil {
+		return err
+	}
+	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: cwd,
 		ParentSession: req.ParentSession, Metadata: req.Metadata})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	return srv.writeInfo(w, r.Context(), http.StatusCreated, st)
+}
+
+// bodyCwd reads the "cwd" member of a create's or a fork's body as
+// [absCwd] takes a cwd; "" stays "" (none given).
+func bodyCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return "", nil
+	}
+	return absCwd(`body: "cwd" `+strconv.Quote(cwd), cwd)
 }
 
 // deleteSession is `rm`: it answers {"deleted": 1}. It takes a full id
@@ -344,8 +358,11 @@ func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 		if err := checkNewID(req.ID); err != nil {
 			return err
 		}
-		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
-		var err error
+		cwd, err := bodyCwd(req.Cwd)
+		if err != nil {
+			return err
+		}
+		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: cwd}
 		if opts.At, err = forkPoint(r.Context(), st, "at", req.At); err != nil {
 			return err
 		}
