@@ -143,7 +143,7 @@ straight from the file, read-only, without importing it.`,
   sessiontree import               # import pi's sessions folder
   sessiontree ls
   sessiontree tree 0198f2a4
-  sessiontree edit 0198f2a4 5a9bd914 --omit  # hide a tool output from the model
+  sessiontree edit 0198f2a4 d86f4b07 --omit  # hide an entry from the model
   sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

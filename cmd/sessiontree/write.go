@@ -315,9 +315,9 @@ messages and custom messages can be edited). A text replacement of an
 assistant message or a tool result is stored as one text block. Edits
 count on the branch they are appended to, like any entry. A session file
 given by path is read-only: import it to edit it.`,
-		Example: `  sessiontree edit 0198f2a4 5a9bd914 --omit
-  sessiontree edit 0198f2a4 5a9bd914 --content "[tool output removed: it held a secret]"
-  sessiontree edit 0198f2a4 5a9bd914 --content-json '[{"type":"text","text":"(redacted)"}]'`,
+		Example: `  sessiontree edit 0198f2a4 d86f4b07 --omit
+  sessiontree edit 0198f2a4 d86f4b07 --content "[tool output removed: it held a secret]"
+  sessiontree edit 0198f2a4 d86f4b07 --content-json '[{"type":"text","text":"(redacted)"}]'`,
 		Args:              args(2, 2, "two arguments (SESSION ENTRY)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
