@@ -138,7 +138,13 @@ search across sessions.
 
 A SESSION argument is a full session id, a unique prefix of one (as with git
 commit hashes), or the path of a .jsonl session file, which is then read
-straight from the file, read-only, without importing it.`,
+straight from the file, read-only, without importing it.
+
+The exit status is 0 on success, 1 when the command failed (an error on
+stderr, or problems a command reports: a check's, an import's failed
+files, a push's conflicts), and 2 when it was called wrongly: an unknown
+command or flag, a wrong number of arguments, a flag value it does not
+take.`,
 		Example: `  sessiontree demo                 # a sample session, to see the model at work
   sessiontree import               # import pi's sessions folder
   sessiontree ls
