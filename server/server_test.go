@@ -812,3 +812,30 @@ func TestNewSessionCwd(t *testing.T) {
 		t.Errorf("refused cwds left %d sessions; want %d", got, n)
 	}
 }
+
+// TestAmbiguousPrefix checks that an id prefix that names several
+// entries is answered as one that names several sessions: 400, naming
+// the matches, on every route that takes an entry. It was 404, as if no
+// entry had it, while the same mistake with a session was 400.
+func TestAmbiguousPrefix(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"x","id":"ab1"},{"type":"custom","customType":"x","id":"ab2"}]}`, 201)
+	f.call("POST", "/api/sessions", `{"id":"s1x"}`, 201)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/api/sessions/s", ""},
+		{"GET", "/api/sessions/s1/branch?from=ab", ""},
+		{"GET", "/api/sessions/s1/context?from=ab", ""},
+		{"GET", "/api/sessions/s1/entries/ab", ""},
+		{"GET", "/api/sessions/s1/graph?focus=ab", ""},
+		{"POST", "/api/sessions/s1/labels", `{"entryId":"ab","label":"l"}`},
+		{"POST", "/api/sessions/s1/leaf", `{"entryId":"ab"}`},
+		{"POST", "/api/sessions/s1/edits", `{"entryId":"ab","omit":true}`},
+		{"POST", "/api/sessions/s1/fork", `{"at":"ab"}`},
+	} {
+		r := f.do(request{method: c.method, path: c.path, body: c.body, bearer: token})
+		if r.status != 400 || errorCode(t, r) != CodeBadRequest || !strings.Contains(r.body, "ambiguous") {
+			t.Errorf("%s %s %s = %d %s; want 400 saying the prefix is ambiguous", c.method, c.path, c.body, r.status, r.body)
+		}
+	}
+}

@@ -313,14 +313,13 @@ func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
 		if req.Omit == (req.Content != nil) {
 			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
 		}
-		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
-		if err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
+		id, err := cli.ParseEntryArg(req.EntryID, false)
+		if err != nil {
 			return err
 		}
+		target, err := cli.EditTarget(r.Context(), st, id)
 		if err != nil {
-			// EditContext reports a missing entry itself, after a bad
-			// replacement, in pi's order (as the command does).
-			target = req.EntryID
+			return err
 		}
 		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(r.Context(), target, req.Content)
 		return writeEntry(w, e, err)

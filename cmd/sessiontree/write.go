@@ -335,18 +335,17 @@ given by path is read-only: import it to edit it.`,
 			if err != nil {
 				return err
 			}
-			target, err := entry(ctx, st, args[1], false)
-			var missing *sessiontree.EntryNotFoundError
-			if errors.As(err, &missing) {
-				// EditContext reports a missing entry itself, after a bad
-				// replacement, in pi's order.
-				target, err = args[1], nil
+			id, err := cli.ParseEntryArg(args[1], false)
+			if err != nil {
+				return usageError{err}
 			}
+			target, err := cli.EditTarget(ctx, st, id)
 			if err != nil {
 				return err
 			}
 			e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(ctx, target, repl)
 			var refused *sessiontree.EditRefusedError
+			var missing *sessiontree.EntryNotFoundError
 			switch {
 			case errors.As(err, &refused):
 				return refused // pi's message alone
