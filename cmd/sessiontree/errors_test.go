@@ -43,6 +43,8 @@ func TestErrors(t *testing.T) {
 		{"bad flag", []string{"tree", "01a237bc-c4aa", "--bogus"}, 2, `^sessiontree: unknown flag: --bogus$`},
 		{"bad global flag", []string{"--nope", "ls"}, 2, `^sessiontree: unknown flag: --nope$`},
 		{"bad flag value", []string{"ls", "--limit", "many"}, 2, `^sessiontree: invalid argument "many" for "--limit" flag`},
+		{"bad max-line", []string{"--max-line", "12XB", "ls"}, 2, `^sessiontree: invalid argument "12XB" for "--max-line" flag: size "12XB" is not a positive whole number`},
+		{"empty max-line", []string{"--max-line", "", "ls"}, 2, `^sessiontree: invalid argument "" for "--max-line" flag`},
 		{"negative limit", []string{"ls", "--limit", "-3"}, 2, `^sessiontree: --limit must not be negative, got -3$`},
 		{"negative search limit", []string{"search", "x", "--limit", "-1"}, 2, `^sessiontree: --limit must not be negative, got -1$`},
 		{"no argument", []string{"tree"}, 2, `^sessiontree: tree takes one argument \(SESSION\), got 0 arguments$`},

@@ -165,7 +165,7 @@ take.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().Var((*nonEmpty)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
-	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
+	root.PersistentFlags().Var((*sizeFlag)(&a.maxLineFlag), "max-line",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
 		newImportCommand(a),
@@ -223,6 +223,26 @@ func (p *nonEmpty) Set(s string) error {
 
 // Type names the value in the help.
 func (p *nonEmpty) Type() string { return "string" }
+
+// sizeFlag is the value of a flag that takes a size, as 512MiB or bytes
+// (cli.ParseSize): checked when given, so that a wrong one is a usage
+// error of every command, not only of those that come to use it.
+type sizeFlag string
+
+// String returns the value.
+func (p *sizeFlag) String() string { return string(*p) }
+
+// Set takes a size, refusing anything else ("" too).
+func (p *sizeFlag) Set(s string) error {
+	if _, err := cli.ParseSize(s); err != nil {
+		return err
+	}
+	*p = sizeFlag(s)
+	return nil
+}
+
+// Type names the value in the help.
+func (p *sizeFlag) Type() string { return "string" }
 
 // refuseUnknownTopics makes cobra's help and completion commands refuse
 // an argument that names nothing, as a usage error: left to themselves,
