@@ -130,7 +130,7 @@ summary. Started again, it imports only what is new.`,
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse files with any damage")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "skip damaged lines, as pi does")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON: the counts, and the files that failed, hold unknown entry types or had damage tolerated")
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait for another process writing to the database to finish")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "fail at once when another process is writing to the database")
 	cmd.Flags().BoolVar(&follow, "watch", false, "keep importing what pi writes until interrupted")
