@@ -143,8 +143,9 @@ straight from the file, read-only, without importing it.
 The exit status is 0 on success, 1 when the command failed (an error on
 stderr, or problems a command reports: a check's, an import's failed
 files, a push's conflicts), and 2 when it was called wrongly: an unknown
-command or flag, a wrong number of arguments, a flag value it does not
-take.`,
+command or flag, a wrong number of arguments, an argument or a flag value
+it cannot take (an empty or malformed id, a size or a date it cannot
+read). A session or entry that is not there is 1.`,
 		Example: `  sessiontree demo                 # a sample session, to see the model at work
   sessiontree import               # import pi's sessions folder
   sessiontree ls
