@@ -45,6 +45,7 @@ func TestErrors(t *testing.T) {
 		{"bad flag value", []string{"ls", "--limit", "many"}, 2, `^sessiontree: invalid argument "many" for "--limit" flag`},
 		{"bad max-line", []string{"--max-line", "12XB", "ls"}, 2, `^sessiontree: invalid argument "12XB" for "--max-line" flag: size "12XB" is not a positive whole number`},
 		{"empty max-line", []string{"--max-line", "", "ls"}, 2, `^sessiontree: invalid argument "" for "--max-line" flag`},
+		{"empty token", []string{"serve", "--token", "", "--addr", "nowhere"}, 2, `^sessiontree: invalid argument "" for "--token" flag: empty`},
 		{"negative limit", []string{"ls", "--limit", "-3"}, 2, `^sessiontree: --limit must not be negative, got -3$`},
 		{"negative search limit", []string{"search", "x", "--limit", "-1"}, 2, `^sessiontree: --limit must not be negative, got -1$`},
 		{"no argument", []string{"tree"}, 2, `^sessiontree: tree takes one argument \(SESSION\), got 0 arguments$`},
