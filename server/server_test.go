@@ -768,6 +768,15 @@ func TestNewSessionIDs(t *testing.T) {
 	f.call("POST", "/api/sessions", `{"id":"mine-1"}`, 201)
 	f.call("POST", "/api/sessions/s1/fork", `{"id":"mine-2"}`, 201)
 	f.call("GET", "/api/sessions/mine-2", "", 200)
+	// An id in use is a 409 that says so, in words of the API, not of
+	// the engine's SQL (it was "constraint failed: UNIQUE constraint
+	// failed: sessions.id (2067)" on SQLite).
+	for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
+		r := f.call("POST", path, `{"id":"mine-1"}`, 409)
+		if !strings.Contains(r.body, "session mine-1 already exists") || strings.Contains(r.body, "constraint") {
+			t.Errorf("POST %s with an id in use answered %s; want it to say the session already exists", path, r.body)
+		}
+	}
 }
 
 // TestNewSessionCwd checks that the cwd a create or a fork records is the
