@@ -106,35 +106,39 @@ func runExample(t *testing.T, base, line string) {
 	t.Cleanup(func() { sharedStores.close(t, db) })
 	vars := map[string]string{}
 	for _, cmd := range strings.Split(line, "&&") {
-		var stdin string
+		stdin := ""
 		for _, seg := range splitOutside(cmd, '|') {
-			words := shellWords(t, seg, vars)
-			if len(words) == 0 {
-				continue
-			}
-			assign := ""
-			if name, rest, ok := strings.Cut(words[0], "=$("); ok {
-				assign, words[0] = name, rest
-			}
-			switch words[0] {
-			case "echo":
-				stdin = strings.Join(words[1:], " ") + "\n"
-				continue
-			case "sessiontree":
-			default:
-				continue
-			}
-			args := exampleArgs(t, dir, db, words[1:])
-			r := runCmd(t, stdin, args...)
-			if r.code != 0 {
-				t.Fatalf("%s\nran sessiontree %s: exit %d, stderr %q", line, strings.Join(args, " "), r.code, r.stderr)
-			}
-			if assign != "" {
-				vars[assign] = strings.TrimSpace(r.stdout)
-			}
-			stdin = ""
+			stdin = runSegment(t, dir, db, line, shellWords(t, seg, vars), stdin, vars)
 		}
 	}
+}
+
+// runSegment runs one command of a pipeline of line and returns the
+// next one's stdin: echo's words are it; sessiontree runs on stdin
+// (VAR=$(sessiontree ...) sets vars[VAR] to what it printed); any other
+// command is not run.
+func runSegment(t *testing.T, dir, db, line string, words []string, stdin string, vars map[string]string) string {
+	assign := ""
+	if len(words) > 0 {
+		if name, rest, ok := strings.Cut(words[0], "=$("); ok {
+			assign, words[0] = name, rest
+		}
+	}
+	switch {
+	case len(words) > 0 && words[0] == "echo":
+		return strings.Join(words[1:], " ") + "\n"
+	case len(words) == 0 || words[0] != "sessiontree":
+		return ""
+	}
+	args := exampleArgs(t, dir, db, words[1:])
+	r := runCmd(t, stdin, args...)
+	if r.code != 0 {
+		t.Fatalf("%s\nran sessiontree %s: exit %d, stderr %q", line, strings.Join(args, " "), r.code, r.stderr)
+	}
+	if assign != "" {
+		vars[assign] = strings.TrimSpace(r.stdout)
+	}
+	return ""
 }
 
 // exampleArgs makes an example's arguments run in dir: --db is db unless
@@ -143,7 +147,7 @@ func runExample(t *testing.T, base, line string) {
 func exampleArgs(t *testing.T, dir, db string, words []string) []string {
 	args := []string{"--db", db}
 	for i, w := range words {
-		if w == ">" || strings.HasPrefix(w, ">") {
+		if strings.HasPrefix(w, ">") {
 			break
 		}
 		output := i > 0 && (words[i-1] == "-o" || words[i-1] == "--chart")
@@ -161,6 +165,9 @@ func exampleArgs(t *testing.T, dir, db string, words []string) []string {
 	return args
 }
 
+// fileArg is an argument that names a file by its extension.
+var fileArg = regexp.MustCompile(`\.(jsonl|md|html|svg|db)$`)
+
 // examplePath maps a path of an example into dir.
 func examplePath(dir, w string) (string, bool) {
 	switch {
@@ -168,7 +175,7 @@ func examplePath(dir, w string) (string, bool) {
 		return filepath.Join(dir, "home", w[2:]), true
 	case strings.HasPrefix(w, "/tmp/"):
 		return filepath.Join(dir, w[1:]), true
-	case !strings.HasPrefix(w, "-") && regexp.MustCompile(`\.(jsonl|md|html|svg|db)$`).MatchString(w):
+	case !strings.HasPrefix(w, "-") && fileArg.MatchString(w):
 		return filepath.Join(dir, w), true
 	}
 	return "", false
