@@ -148,8 +148,8 @@ it cannot take (an empty or malformed id, a size or a date it cannot
 read). A session or entry that is not there is 1.`,
 		Example: `  sessiontree demo                 # a sample session, to see the model at work
   sessiontree import               # import pi's sessions folder
-  sessiontree ls
-  sessiontree tree 0198f2a4
+  sessiontree ls                   # the sessions, with the ids the others take
+  sessiontree tree 0198f2a4        # a session by a unique prefix of its id
   sessiontree edit 0198f2a4 d86f4b07 --omit  # hide an entry from the model
   sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		SilenceUsage:  true,
