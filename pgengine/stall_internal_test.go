@@ -1,0 +1,137 @@
+package pgengine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pgtest"
+)
+
+// TestClaimLeaseExpiresWhileHolderStalled: a claim's holder writes, and
+// the network stops delivering its write without a word (pgtest's
+// Stall) at each point of the write: before its row lock reaches the
+// server, while it holds the lock (its lease's renewal or its insert on
+// the way), its COMMIT on the way, the COMMIT's reply on the way. Its
+// lease runs out meanwhile; another process then takes the session and
+// writes, waiting for the row lock where the stalled write holds it,
+// until the connection is cut (what the stalled client's TCP timeout
+// does, 30 s later in life). The two writers never interleave: the
+// stalled write fails (its claim stale when tried again, or its outcome
+// unknown at the COMMIT), is stored at most once and only before the
+// taker's entry, and the holder's next write is refused as stale.
+func TestClaimLeaseExpiresWhileHolderStalled(t *testing.T) {
+	t.Parallel()
+	for _, point := range []struct {
+		name  string
+		match func(pgtest.Message) bool
+	}{
+		{"lock", sending("FOR UPDATE OF s")},
+		{"renewal", sending("UPDATE claims SET expires_ms")},
+		{"insert", sending("INSERT INTO entries")},
+		{"commit", func(m pgtest.Message) bool { return m.FromClient && strings.EqualFold(m.SQL, "commit") }},
+		{"commit reply", committed},
+	} {
+		t.Run(point.name, func(t *testing.T) {
+			t.Parallel()
+			stalledHolder(t, point.match)
+		})
+	}
+}
+
+// stalledHolder runs TestClaimLeaseExpiresWhileHolderStalled's case of
+// the stall at the first message match accepts.
+func stalledHolder(t *testing.T, match func(pgtest.Message) bool) {
+	ctx := context.Background()
+	const ttl = 200 * time.Millisecond
+	f := faultSession(t)
+	held, err := f.st.Claim(ctx, "stalled", ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := make(chan struct{})
+	stall := once(pgtest.Stall, match)
+	f.p.SetFault(func(n int, m pgtest.Message) pgtest.Action {
+		a := stall(n, m)
+		if a == pgtest.Stall {
+			close(stalled)
+		}
+		return a
+	})
+	holderErr := make(chan error, 1)
+	go func() {
+		_, err := held.Append(ctx, customDraft(1), sessiontree.AppendOptions{})
+		holderErr <- err
+	}()
+	select {
+	case <-stalled:
+	case err := <-holderErr:
+		t.Fatalf("the holder's append returned %v before the stall", err)
+	}
+	time.Sleep(ttl + 50*time.Millisecond) // the lease runs out
+	taken := make(chan error, 1)
+	go func() { taken <- takeAndWrite(ctx, f.direct, f.st.ID()) }()
+	time.Sleep(100 * time.Millisecond)
+	f.p.CutAll()
+	for _, ch := range []chan error{taken, holderErr} {
+		select {
+		case err := <-ch:
+			if ch == taken && err != nil {
+				t.Fatalf("taker: %v", err)
+			}
+			if ch == holderErr {
+				t.Logf("stalled holder's append: %v", err)
+			}
+			if ch == holderErr && !errors.Is(err, sessiontree.ErrStaleClaim) && !errors.Is(err, sessiontree.ErrCommitUnknown) {
+				t.Errorf("stalled holder's append = %v; want ErrStaleClaim or ErrCommitUnknown", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("still waiting 20 s after the connection was cut")
+		}
+	}
+	wantOrder(t, logOf(t, f.direct, f.st.ID()))
+	if _, err := held.Append(ctx, customDraft(3), sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrStaleClaim) {
+		t.Errorf("the holder's next append = %v; want ErrStaleClaim", err)
+	}
+}
+
+// takeAndWrite claims session id on db once the stalled holder's lease
+// ran out, and appends through the claim.
+func takeAndWrite(ctx context.Context, db *DB, id string) error {
+	st, err := db.OpenStorage(ctx, id)
+	if err != nil {
+		return err
+	}
+	c, err := st.Claim(ctx, "taker", time.Minute)
+	if err != nil {
+		return err
+	}
+	if c.Fence() != 2 {
+		return errors.New("the taker's claim is not the second")
+	}
+	_, err = c.Append(ctx, customDraft(2), sessiontree.AppendOptions{})
+	return err
+}
+
+// wantOrder wants the log to hold the first entry, the stalled write
+// (customDraft(1)) at most once and only before the taker's
+// (customDraft(2)), which it holds once.
+func wantOrder(t *testing.T, log []sessiontree.Entry) {
+	t.Helper()
+	var got []int
+	for _, e := range log[1:] {
+		var step struct{ Data int }
+		if err := json.Unmarshal(e.Raw, &step); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, step.Data)
+	}
+	if len(got) == 1 && got[0] == 2 || len(got) == 2 && got[0] == 1 && got[1] == 2 {
+		return
+	}
+	t.Errorf("the log's writes after the first hold %v; want [2], or [1 2]", got)
+}
