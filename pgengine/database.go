@@ -153,6 +153,24 @@ func openStorage(ctx context.Context, db *DB, q sqlx.QueryerContext, id string) 
 // lock_timeout.
 const codeLockNotAvailable = "55P03"
 
+// codeQueryCanceled is PostgreSQL's cancel of a statement: the server's
+// statement_timeout (or an administrator's pg_cancel_backend; pgx ends a
+// statement whose context ended otherwise, by the socket's deadline).
+const codeQueryCanceled = "57014"
+
+// lockWaitErr is the error of a statement that waits for a session row's
+// lock: one the server ended for waiting longer than its statement_timeout
+// allows is the session held by another writer too long, as lock_timeout's
+// refusal (55P03) is, and matches sessiontree.ErrLocked, as a wait past
+// SQLite's busy timeout does, rather than a storage failure.
+func lockWaitErr(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == codeQueryCanceled {
+		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
+	}
+	return err
+}
+
 // isLockNotAvailable reports whether err is a lock TryUpdate did not get.
 func isLockNotAvailable(err error) bool {
 	var pg *pgconn.PgError
