@@ -47,15 +47,21 @@ const (
 	fleetSeedEnv  = "SESSIONTREE_FLEET_SEED"
 )
 
-// fleetSpec is what a client is to do.
+// fleetSpec is what a client is to do: Workers goroutines on its pool,
+// Ops operations each.
 type fleetSpec struct {
-	URL    string
-	Seed   uint64
-	Client int
-	Ops    int
-	Shared []string
-	Dir    string // for its export and import files
-	Out    string // a child writes its log here
+	URL     string
+	Seed    uint64
+	Client  int
+	Workers int
+	Ops     int
+	Shared  []string
+	Dir     string // for its export and import files
+	Out     string // a child writes its log here
+	// Faulty is a client whose connections go through a proxy cutting
+	// some (fleetFaults): its failures of storage are no problem, and an
+	// append may fail with its outcome unknown.
+	Faulty bool
 }
 
 // fleetWrite is a write a client made: the session, the marker its text
@@ -70,16 +76,20 @@ type fleetGrant struct {
 	Fence           int64
 }
 
-// fleetLog is what a client saw.
+// fleetLog is what a client saw: writes acknowledged, refused (by a
+// claim), failed (by a fault, before the commit) and of unknown outcome
+// (a fault at the commit).
 type fleetLog struct {
-	Acked, Refused []fleetWrite
-	Grants         []fleetGrant
-	Ops            map[string]int
-	Problems       []string
+	Acked, Refused, Failed, Unknown []fleetWrite
+	Grants                          []fleetGrant
+	Ops                             map[string]int
+	Problems                        []string
 }
 
-// TestFleet runs the fleet: under -short 3 clients (one a child process)
-// of 25 operations each, else 5 (two children) of 150.
+// TestFleet runs the fleet: under -short 3 clients (one a child process,
+// one through a proxy cutting connections), two workers each of 15
+// operations; else 5 clients (two children, one through the proxy) of
+// three workers of 100.
 func TestFleet(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(fleetChildEnv) != "" {
@@ -93,24 +103,50 @@ func TestFleet(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (%s=%d runs these operations again)", seed, fleetSeedEnv, seed)
-	clients, children, ops := 3, 1, 25
+	clients, children, workers, ops := 3, 1, 2, 15
 	if !testing.Short() {
-		clients, children, ops = 5, 2, 150
+		clients, children, workers, ops = 5, 2, 3, 100
 	}
 	url := pgtest.Migrated.Database(t)
 	shared := fleetShared(t, url, 3)
+	p := pgtest.NewProxy(t, url)
+	p.SetFault(fleetFaults(seed))
 	logs := make([]fleetLog, clients)
 	var wg sync.WaitGroup
 	for c := range clients {
-		spec := fleetSpec{URL: url, Seed: seed + uint64(c), Client: c, Ops: ops, Shared: shared, Dir: t.TempDir()}
-		if c < children {
+		spec := fleetSpec{URL: url, Seed: seed + uint64(c), Client: c, Workers: workers, Ops: ops, Shared: shared, Dir: t.TempDir()}
+		switch {
+		case c < children:
 			wg.Go(func() { logs[c] = fleetChild(t, spec) })
-			continue
+		case c == clients-1:
+			spec.URL, spec.Faulty = p.URL(url), true
+			fallthrough
+		default:
+			wg.Go(func() { logs[c] = runFleetClient(context.Background(), spec) })
 		}
-		wg.Go(func() { logs[c] = runFleetClient(context.Background(), spec) })
 	}
 	wg.Wait()
+	p.SetFault(nil)
 	verifyFleet(t, url, shared, logs)
+}
+
+// fleetFaults cuts 1 connection in 200 at a message either way, and
+// ends 1 in 20 right after the server's reply to a COMMIT (a server
+// told to stop).
+func fleetFaults(seed uint64) pgtest.Fault {
+	var mu sync.Mutex
+	r := rand.New(rand.NewPCG(seed, 2))
+	return func(_ int, m pgtest.Message) pgtest.Action {
+		mu.Lock()
+		defer mu.Unlock()
+		switch x := r.IntN(1000); {
+		case x < 5:
+			return pgtest.Cut
+		case x < 50 && !m.FromClient && m.Tag == "COMMIT":
+			return pgtest.Terminate
+		}
+		return pgtest.Pass
+	}
 }
 
 // fleetShared creates n sessions for every client to write.
@@ -179,6 +215,7 @@ func TestFleetChild(t *testing.T) {
 // fleetClient is one client of the fleet.
 type fleetClient struct {
 	spec  fleetSpec
+	id    int // client and worker: 10 * client + worker
 	rng   *rand.Rand
 	s     *store.Store
 	db    *pgengine.DB
@@ -189,17 +226,38 @@ type fleetClient struct {
 }
 
 // runFleetClient opens its own pool on the database and runs spec's
-// operations.
+// workers on it.
 func runFleetClient(ctx context.Context, spec fleetSpec) fleetLog {
-	c := &fleetClient{spec: spec, rng: rand.New(rand.NewPCG(spec.Seed, 1)), acked: map[string][]string{},
-		log: fleetLog{Ops: map[string]int{}}}
 	s, err := store.OpenPostgres(ctx, spec.URL, store.Options{})
 	if err != nil {
-		c.problem("open: %v", err)
-		return c.log
+		return fleetLog{Problems: []string{fmt.Sprintf("client %d: open: %v", spec.Client, err)}}
 	}
 	defer s.Close()
-	c.s, c.db = s, s.Database().(*pgengine.DB)
+	cs := make([]*fleetClient, spec.Workers)
+	var wg sync.WaitGroup
+	for w := range cs {
+		cs[w] = &fleetClient{spec: spec, id: 10*spec.Client + w, rng: rand.New(rand.NewPCG(spec.Seed, uint64(w))),
+			s: s, db: s.Database().(*pgengine.DB), acked: map[string][]string{}, log: fleetLog{Ops: map[string]int{}}}
+		wg.Go(func() { cs[w].run(ctx) })
+	}
+	wg.Wait()
+	log := fleetLog{Ops: map[string]int{}}
+	for _, c := range cs {
+		log.Acked = append(log.Acked, c.log.Acked...)
+		log.Refused = append(log.Refused, c.log.Refused...)
+		log.Failed = append(log.Failed, c.log.Failed...)
+		log.Unknown = append(log.Unknown, c.log.Unknown...)
+		log.Grants = append(log.Grants, c.log.Grants...)
+		log.Problems = append(log.Problems, c.log.Problems...)
+		for op, n := range c.log.Ops {
+			log.Ops[op] += n
+		}
+	}
+	return log
+}
+
+// run runs the worker's operations.
+func (c *fleetClient) run(ctx context.Context) {
 	ops := []struct {
 		name string
 		run  func(context.Context)
@@ -209,31 +267,41 @@ func runFleetClient(ctx context.Context, spec fleetSpec) fleetLog {
 		{"batch", c.batch}, {"fork", c.fork}, {"export", c.export}, {"import", c.importCopy},
 		{"check", c.check}, {"search", c.search}, {"delete", c.deleteThrowaway}, {"open", c.reopen},
 	}
-	c.create(ctx)
-	for range spec.Ops {
+	for len(c.own) == 0 {
+		c.create(ctx) // a faulty client's may fail
+	}
+	for range c.spec.Ops {
 		op := ops[c.rng.IntN(len(ops))]
 		c.log.Ops[op.name]++
 		op.run(ctx)
 	}
-	return c.log
 }
 
 func (c *fleetClient) problem(format string, args ...any) {
-	c.log.Problems = append(c.log.Problems, fmt.Sprintf("client %d: ", c.spec.Client)+fmt.Sprintf(format, args...))
+	c.log.Problems = append(c.log.Problems, fmt.Sprintf("client %d, worker %d: ", c.id/10, c.id%10)+fmt.Sprintf(format, args...))
+}
+
+// failed notes err, the failure of an operation, as a problem, unless
+// the client's connections are cut (Faulty) and err is a failure of
+// storage.
+func (c *fleetClient) failed(err error, format string, args ...any) {
+	if !c.spec.Faulty || !errors.Is(err, sessiontree.ErrStorage) {
+		c.problem(format+": %v", append(args, err)...)
+	}
 }
 
 // marker returns the next marker of the client's texts: fixed width, so
 // that no marker holds another.
 func (c *fleetClient) marker() string {
 	c.n++
-	return fmt.Sprintf("q%dx%05dz", c.spec.Client, c.n)
+	return fmt.Sprintf("q%02dx%05dz", c.id, c.n)
 }
 
 // create creates a session of the client's own.
 func (c *fleetClient) create(ctx context.Context) string {
 	st, err := c.db.CreateSession(ctx, sessiontree.SessionMeta{ID: "fleet-" + c.marker(), Cwd: "/fleet"})
 	if err != nil {
-		c.problem("create session: %v", err)
+		c.failed(err, "create session")
 		return ""
 	}
 	c.own = append(c.own, st.ID())
@@ -246,7 +314,7 @@ func (c *fleetClient) pick(ids []string) string { return ids[c.rng.IntN(len(ids)
 func (c *fleetClient) storage(ctx context.Context, id string) *pgengine.Storage {
 	st, err := c.db.OpenStorage(ctx, id)
 	if err != nil {
-		c.problem("open session %s: %v", id, err)
+		c.failed(err, "open session %s", id)
 		return nil
 	}
 	return st
@@ -267,9 +335,22 @@ func (c *fleetClient) write(ctx context.Context, st sessiontree.Storage, id, mar
 	case refusal(err):
 		c.log.Refused = append(c.log.Refused, w)
 	default:
-		c.problem("append %s to %s: %v", marker, id, err)
+		c.unwritten(err, w)
 	}
 	return false
+}
+
+// unwritten logs w, a write that failed with err: of unknown outcome or
+// failed when the client's connections are cut, else a problem.
+func (c *fleetClient) unwritten(err error, w fleetWrite) {
+	switch {
+	case c.spec.Faulty && errors.Is(err, sessiontree.ErrCommitUnknown):
+		c.log.Unknown = append(c.log.Unknown, w)
+	case c.spec.Faulty && errors.Is(err, sessiontree.ErrStorage):
+		c.log.Failed = append(c.log.Failed, w)
+	default:
+		c.problem("append %s to %s: %v", w.Marker, w.Session, err)
+	}
 }
 
 func never(error) bool { return false }
@@ -308,7 +389,7 @@ func (c *fleetClient) claimAndWrite(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		c.problem("claim %s: %v", id, err)
+		c.failed(err, "claim %s", id)
 		return
 	}
 	c.log.Grants = append(c.log.Grants, fleetGrant{Session: id, Holder: holder, Fence: cl.Fence()})
@@ -322,7 +403,7 @@ func (c *fleetClient) claimAndWrite(ctx context.Context) {
 	}
 	if c.rng.IntN(3) > 0 {
 		if err := cl.Release(ctx); err != nil && !stale(err) {
-			c.problem("release %s: %v", id, err)
+			c.failed(err, "release %s", id)
 		}
 	}
 }
@@ -343,7 +424,9 @@ func (c *fleetClient) batch(ctx context.Context) {
 	}
 	got, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
 	if err != nil {
-		c.problem("append batch to %s: %v", id, err)
+		for _, m := range marks {
+			c.unwritten(err, fleetWrite{Session: id, Marker: m})
+		}
 		return
 	}
 	for i, e := range got {
@@ -359,13 +442,13 @@ func (c *fleetClient) fork(ctx context.Context) {
 	src := c.pick(slices.Concat(c.own, c.spec.Shared))
 	f, err := c.s.Fork(ctx, src, store.ForkOptions{ID: "fleet-" + c.marker()})
 	if err != nil {
-		c.problem("fork %s: %v", src, err)
+		c.failed(err, "fork %s", src)
 		return
 	}
 	c.own = append(c.own, f.ID())
 	log, err := f.Log(ctx, 0, 0)
 	if err != nil {
-		c.problem("fork %s: log: %v", f.ID(), err)
+		c.failed(err, "fork %s: log", f.ID())
 		return
 	}
 	c.holdsAll("fork of "+src, src, entryRaws(log))
@@ -395,7 +478,7 @@ func (c *fleetClient) holdsAll(what, src string, raws []string) {
 func (c *fleetClient) exported(ctx context.Context, id string) []byte {
 	var buf bytes.Buffer
 	if err := c.s.Export(ctx, id, &buf, store.ExportOptions{}); err != nil {
-		c.problem("export %s: %v", id, err)
+		c.failed(err, "export %s", id)
 		return nil
 	}
 	seen := map[string]bool{"": true}
@@ -446,8 +529,12 @@ func (c *fleetClient) importCopy(ctx context.Context) {
 		c.problem("%v", err)
 		return
 	}
-	if _, err := c.s.Import(ctx, []string{path}, store.ImportOptions{}); err != nil {
-		c.problem("import %s: %v", path, err)
+	rep, err := c.s.Import(ctx, []string{path}, store.ImportOptions{})
+	if err == nil && rep.Count(store.OutcomeNew) != 1 {
+		err = rep.Files[0].Err
+	}
+	if err != nil {
+		c.failed(err, "import %s", path)
 		return
 	}
 	st := c.storage(ctx, id)
@@ -455,15 +542,16 @@ func (c *fleetClient) importCopy(ctx context.Context) {
 		return
 	}
 	c.own = append(c.own, id)
-	if stats, err := st.Stats(ctx); err != nil || stats.Entries != int64(bytes.Count(rest, []byte("\n"))) {
-		c.problem("imported %s: %d entries (%v); the file has %d", id, stats.Entries, err, bytes.Count(rest, []byte("\n")))
+	stats, err := st.Stats(ctx)
+	if n := int64(bytes.Count(rest, []byte("\n"))); err != nil || stats.Entries != n {
+		c.failed(err, "imported %s: %d entries; the file has %d", id, stats.Entries, n)
 	}
 }
 
 func (c *fleetClient) check(ctx context.Context) {
 	id := c.pick(slices.Concat(c.own, c.spec.Shared))
 	if err := c.s.Check(ctx, id); err != nil {
-		c.problem("check %s: %v", id, err)
+		c.failed(err, "check %s", id)
 	}
 }
 
@@ -475,7 +563,7 @@ func (c *fleetClient) search(ctx context.Context) {
 	w := c.log.Acked[c.rng.IntN(len(c.log.Acked))]
 	res, err := c.s.Search(ctx, w.Marker, store.SearchOptions{SessionID: w.Session, Literal: true})
 	if err != nil {
-		c.problem("search %s: %v", w.Marker, err)
+		c.failed(err, "search %s", w.Marker)
 		return
 	}
 	for _, h := range res.Hits {
@@ -489,18 +577,21 @@ func (c *fleetClient) search(ctx context.Context) {
 // deleteThrowaway writes a session and deletes it: it must be gone.
 func (c *fleetClient) deleteThrowaway(ctx context.Context) {
 	id := c.create(ctx)
+	if id == "" {
+		return
+	}
 	c.own = c.own[:len(c.own)-1]
 	if st := c.storage(ctx, id); st != nil {
-		m := c.marker()
-		if c.write(ctx, st, id, m, m, never) {
-			c.log.Acked = c.log.Acked[:len(c.log.Acked)-1] // deleted: not looked for
+		if _, err := st.Append(ctx, userDraft(c.marker()), sessiontree.AppendOptions{}); err != nil {
+			c.failed(err, "append to %s", id)
 		}
 	}
 	if n, err := c.s.Delete(ctx, id); err != nil || n != 1 {
-		c.problem("delete %s = %d, %v", id, n, err)
+		c.failed(err, "delete %s = %d", id, n)
+		return
 	}
 	if _, err := c.db.OpenStorage(ctx, id); !errors.Is(err, sessiontree.ErrNotFound) {
-		c.problem("session %s deleted: open = %v, want ErrNotFound", id, err)
+		c.failed(err, "session %s deleted: open, want ErrNotFound", id)
 	}
 }
 
@@ -509,7 +600,7 @@ func (c *fleetClient) deleteThrowaway(ctx context.Context) {
 func (c *fleetClient) reopen(ctx context.Context) {
 	s, err := store.OpenPostgres(ctx, c.spec.URL, store.Options{})
 	if err != nil {
-		c.problem("open again: %v", err)
+		c.failed(err, "open again")
 		return
 	}
 	if err := s.Close(); err != nil {
@@ -544,6 +635,7 @@ func verifyFleet(t *testing.T, url string, shared []string, logs []fleetLog) {
 	}
 	grants := map[string]string{}
 	ops := map[string]int{}
+	unknown, failed := 0, 0
 	for _, l := range logs {
 		for _, p := range l.Problems {
 			t.Error(p)
@@ -552,6 +644,7 @@ func verifyFleet(t *testing.T, url string, shared []string, logs []fleetLog) {
 			ops[op] += n
 		}
 		verifyWrites(t, read, l)
+		unknown, failed = unknown+len(l.Unknown), failed+len(l.Failed)
 		for _, g := range l.Grants {
 			key := fmt.Sprintf("%s fence %d", g.Session, g.Fence)
 			if h, ok := grants[key]; ok {
@@ -563,11 +656,12 @@ func verifyFleet(t *testing.T, url string, shared []string, logs []fleetLog) {
 	for _, id := range shared {
 		verifyClaimOrder(t, id, read(id), grants)
 	}
-	t.Logf("operations %v; %d claims granted", ops, len(grants))
+	t.Logf("operations %v; %d claims granted; %d appends failed, %d of unknown outcome", ops, len(grants), failed, unknown)
 }
 
 // verifyWrites wants each write l acknowledged stored once with its
-// bytes, and none it saw refused.
+// bytes, each of unknown outcome at most once, and none it saw refused
+// or failed.
 func verifyWrites(t *testing.T, read func(string) []sessiontree.Entry, l fleetLog) {
 	t.Helper()
 	count := func(w fleetWrite) (n int, raw string) {
@@ -583,9 +677,14 @@ func verifyWrites(t *testing.T, read func(string) []sessiontree.Entry, l fleetLo
 			t.Errorf("acknowledged %s in %s: stored %d times, as %s; want once, as %s", w.Marker, w.Session, n, raw, w.Raw)
 		}
 	}
-	for _, w := range l.Refused {
+	for _, w := range l.Unknown {
+		if n, _ := count(w); n > 1 {
+			t.Errorf("%s in %s, of unknown outcome: stored %d times", w.Marker, w.Session, n)
+		}
+	}
+	for _, w := range slices.Concat(l.Refused, l.Failed) {
 		if n, _ := count(w); n != 0 {
-			t.Errorf("refused %s in %s: stored %d times", w.Marker, w.Session, n)
+			t.Errorf("refused or failed %s in %s: stored %d times", w.Marker, w.Session, n)
 		}
 	}
 }
