@@ -36,8 +36,16 @@ func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // View implements [sessiontree.Database.View]: fn runs in one read-only
 // REPEATABLE READ snapshot, which neither blocks nor waits for writers.
+// It runs once: fn may act outside the transaction (an export writes its
+// file as it reads), so a connection lost once fn began fails the View
+// (ErrStorage), where a connection lost before (at BEGIN) is tried again.
 func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.view(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+	ran := false
+	again := func(err error) bool { return !ran && retryable(err) }
+	return db.viewWhen(ctx, "", again, func(tx *sqlx.Tx) error {
+		ran = true
+		return fn(&Tx{ctx: ctx, db: db, tx: tx})
+	})
 }
 
 // Update implements [sessiontree.Database.Update]. Unlike the SQLite
