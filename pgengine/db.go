@@ -104,14 +104,18 @@ func (db *DB) migrate(ctx context.Context) error {
 // afterMigrations does what the migrations leave to Go: the derived
 // values to compute again (redoDerived) and the header checksums to fill
 // (fillHeaderChecksums). With nothing to do, the common case, it costs
-// one read.
+// one read (tried again when its connection is lost, as every read of
+// one statement on the pool is).
 func (db *DB) afterMigrations(ctx context.Context) error {
 	var pending struct {
 		Redo bool `db:"redo"`
 		Fill bool `db:"fill"`
 	}
-	if err := db.db.GetContext(ctx, &pending, `SELECT EXISTS (SELECT 1 FROM derived_redo) AS redo,
-		EXISTS (SELECT 1 FROM header_checksum_fill) AS fill`); err != nil {
+	err := db.read(ctx, func(q sqlx.ExtContext) error {
+		return sqlx.GetContext(ctx, q, &pending, `SELECT EXISTS (SELECT 1 FROM derived_redo) AS redo,
+			EXISTS (SELECT 1 FROM header_checksum_fill) AS fill`)
+	})
+	if err != nil {
 		return fmt.Errorf("after the migrations: %w", storageErr(err))
 	}
 	if pending.Redo {
