@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,12 +78,27 @@ type fleetGrant struct {
 	Fence           int64
 }
 
+// fleetSnapshot is what a fork or an export read of a session: its
+// first N entries, whose JSON, a line each, has the SHA-256 Sum.
+type fleetSnapshot struct {
+	What, Session string
+	N             int
+	Sum           string
+}
+
+// snapshotSum is the Sum of a fleetSnapshot of raws.
+func snapshotSum(raws []string) string {
+	h := sha256.Sum256([]byte(strings.Join(raws, "\n")))
+	return hex.EncodeToString(h[:])
+}
+
 // fleetLog is what a client saw: writes acknowledged, refused (by a
 // claim), failed (by a fault, before the commit) and of unknown outcome
 // (a fault at the commit).
 type fleetLog struct {
 	Acked, Refused, Failed, Unknown []fleetWrite
 	Grants                          []fleetGrant
+	Snapshots                       []fleetSnapshot
 	Ops                             map[string]int
 	Problems                        []string
 }
@@ -248,6 +265,7 @@ func runFleetClient(ctx context.Context, spec fleetSpec) fleetLog {
 		log.Failed = append(log.Failed, c.log.Failed...)
 		log.Unknown = append(log.Unknown, c.log.Unknown...)
 		log.Grants = append(log.Grants, c.log.Grants...)
+		log.Snapshots = append(log.Snapshots, c.log.Snapshots...)
 		log.Problems = append(log.Problems, c.log.Problems...)
 		for op, n := range c.log.Ops {
 			log.Ops[op] += n
@@ -463,8 +481,10 @@ func entryRaws(log []sessiontree.Entry) []string {
 }
 
 // holdsAll reports a problem for each marker the client had written to
-// session src that raws, what what holds of it, misses.
+// session src that raws, what what holds of it, misses, and logs the
+// snapshot, which must be the start of src's log (verifySnapshots).
 func (c *fleetClient) holdsAll(what, src string, raws []string) {
+	c.log.Snapshots = append(c.log.Snapshots, fleetSnapshot{What: what, Session: src, N: len(raws), Sum: snapshotSum(raws)})
 	all := strings.Join(raws, "\n")
 	for _, m := range c.acked[src] {
 		if !strings.Contains(all, m) {
@@ -656,6 +676,9 @@ func verifyFleet(t *testing.T, url string, shared []string, logs []fleetLog) {
 	for _, id := range shared {
 		verifyClaimOrder(t, id, read(id), grants)
 	}
+	for _, l := range logs {
+		verifySnapshots(t, read, l.Snapshots)
+	}
 	t.Logf("operations %v; %d claims granted; %d appends failed, %d of unknown outcome", ops, len(grants), failed, unknown)
 }
 
@@ -685,6 +708,19 @@ func verifyWrites(t *testing.T, read func(string) []sessiontree.Entry, l fleetLo
 	for _, w := range slices.Concat(l.Refused, l.Failed) {
 		if n, _ := count(w); n != 0 {
 			t.Errorf("refused or failed %s in %s: stored %d times", w.Marker, w.Session, n)
+		}
+	}
+}
+
+// verifySnapshots wants each fork and export the clients made hold the
+// first entries of its session's log as it ends: one state of the
+// session, committed.
+func verifySnapshots(t *testing.T, read func(string) []sessiontree.Entry, snaps []fleetSnapshot) {
+	t.Helper()
+	for _, sn := range snaps {
+		log := read(sn.Session)
+		if len(log) < sn.N || snapshotSum(entryRaws(log[:sn.N])) != sn.Sum {
+			t.Errorf("%s: its %d entries are not the first of the session's %d", sn.What, sn.N, len(log))
 		}
 	}
 }
