@@ -29,18 +29,22 @@ import (
 )
 
 // The fleet test: several clients, each its own pgengine.Open of one
-// database (as machines of a fleet are; some in child processes), run
-// random mixes of operations at once on their own sessions and on
-// shared ones: appends (alone, in batches, through claims taken with
-// leases short enough to expire mid-write), forks, exports, imports,
-// Check, search, deletes, and Opens (the migrations' fast path). Each
-// client logs what it was told: every write acknowledged, every write
-// refused, every claim granted. At the end the database must hold each
-// acknowledged entry exactly once with its bytes and no refused one;
-// Check finds it sound, each session's counters agree with its log, no
-// fence was granted twice, and in each shared session's log the writes
-// made under claims run in the order of their fences (two holders never
-// both wrote under a claim at once). The seed of the operations is
+// database (as machines of a fleet are; some in child processes, one
+// through a proxy cutting connections), open it at once at an older
+// migration, then run random mixes of operations at once on their own
+// sessions and on shared ones: appends (alone, in batches, through
+// claims taken with leases short enough to expire mid-write), forks,
+// exports, imports, Check (of a session and of the whole database),
+// search, deletes, and Opens (the migrations' fast path). Each client
+// logs what it was told: every write acknowledged, refused, failed or of
+// unknown outcome, every claim granted, what each fork and export read.
+// At the end the database must hold each acknowledged entry exactly once
+// with its bytes, each of unknown outcome at most once, no refused or
+// failed one; Check finds it sound, each session's counters agree with
+// its log, no fence was granted twice, in each shared session's log the
+// writes made under claims run in the order of their fences (two holders
+// never both wrote under a claim at once), and each fork and export is
+// the start of its session's log. The seed of the operations is
 // printed; SESSIONTREE_FLEET_SEED runs one again (the schedule of the
 // clients is the scheduler's).
 
@@ -126,6 +130,10 @@ func TestFleet(t *testing.T) {
 	}
 	url := pgtest.Migrated.Database(t)
 	shared := fleetShared(t, url, 3)
+	// The clients open the database at once at migration 17: each
+	// migrates it, or waits for another that does, and the shared
+	// sessions' header sums are filled before any Open returns.
+	execAll(t, url, beforeHeaderChecksum...)
 	p := pgtest.NewProxy(t, url)
 	p.SetFault(fleetFaults(seed))
 	logs := make([]fleetLog, clients)
@@ -283,7 +291,7 @@ func (c *fleetClient) run(ctx context.Context) {
 		{"append own", c.appendOwn}, {"append own", c.appendOwn}, {"append shared", c.appendShared},
 		{"append shared", c.appendShared}, {"claim", c.claimAndWrite}, {"claim", c.claimAndWrite},
 		{"batch", c.batch}, {"fork", c.fork}, {"export", c.export}, {"import", c.importCopy},
-		{"check", c.check}, {"search", c.search}, {"delete", c.deleteThrowaway}, {"open", c.reopen},
+		{"check", c.check}, {"check all", c.checkAll}, {"search", c.search}, {"delete", c.deleteThrowaway}, {"open", c.reopen},
 	}
 	for len(c.own) == 0 {
 		c.create(ctx) // a faulty client's may fail
@@ -572,6 +580,14 @@ func (c *fleetClient) check(ctx context.Context) {
 	id := c.pick(slices.Concat(c.own, c.spec.Shared))
 	if err := c.s.Check(ctx, id); err != nil {
 		c.failed(err, "check %s", id)
+	}
+}
+
+// checkAll checks the whole database, while the fleet writes, deletes
+// and creates sessions.
+func (c *fleetClient) checkAll(ctx context.Context) {
+	if err := c.s.Check(ctx, ""); err != nil {
+		c.failed(err, "check the database")
 	}
 }
 
