@@ -81,6 +81,20 @@ func once(act pgtest.Action, match func(m pgtest.Message) bool) pgtest.Fault {
 	}
 }
 
+// signalling is once(act, match) that also closes the channel it
+// returns when it acts.
+func signalling(act pgtest.Action, match func(m pgtest.Message) bool) (pgtest.Fault, <-chan struct{}) {
+	acted := make(chan struct{})
+	f := once(act, match)
+	return func(n int, m pgtest.Message) pgtest.Action {
+		a := f(n, m)
+		if a != pgtest.Pass {
+			close(acted)
+		}
+		return a
+	}, acted
+}
+
 // committed matches the server's reply to a COMMIT that committed.
 func committed(m pgtest.Message) bool { return !m.FromClient && m.Tag == "COMMIT" }
 
@@ -493,15 +507,8 @@ func TestQueuedAppendLeavesAtItsDeadline(t *testing.T) {
 	t.Parallel()
 	f := faultSession(t)
 	others, _ := groupSessions(t, f.proxied, 3)
-	stalled := make(chan struct{})
-	stall := once(pgtest.Stall, sending("INSERT INTO entries"))
-	f.p.SetFault(func(n int, m pgtest.Message) pgtest.Action {
-		a := stall(n, m)
-		if a == pgtest.Stall {
-			close(stalled)
-		}
-		return a
-	})
+	stall, stalled := signalling(pgtest.Stall, sending("INSERT INTO entries"))
+	f.p.SetFault(stall)
 	lead := make(chan error, 1)
 	go func() {
 		_, err := f.st.Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})

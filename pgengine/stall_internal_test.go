@@ -53,15 +53,8 @@ func stalledHolder(t *testing.T, match func(pgtest.Message) bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stalled := make(chan struct{})
-	stall := once(pgtest.Stall, match)
-	f.p.SetFault(func(n int, m pgtest.Message) pgtest.Action {
-		a := stall(n, m)
-		if a == pgtest.Stall {
-			close(stalled)
-		}
-		return a
-	})
+	stall, stalled := signalling(pgtest.Stall, match)
+	f.p.SetFault(stall)
 	holderErr := make(chan error, 1)
 	go func() {
 		_, err := held.Append(ctx, customDraft(1), sessiontree.AppendOptions{})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -27,10 +28,7 @@ import (
 func TestExportConnectionLost(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Migrated.Database(t)
-	p := pgtest.NewProxy(t, url)
-	db := openURL(t, p.URL(url))
-	st := newSession(t, db)
+	db, p, st := proxiedSession(t)
 	for _, text := range []string{"a", "b"} {
 		if _, err := st.Append(ctx, userDraft(text), sessiontree.AppendOptions{}); err != nil {
 			t.Fatal(err)
@@ -76,10 +74,7 @@ func TestExportConnectionLost(t *testing.T) {
 func TestViewFunctionRunsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.Migrated.Database(t)
-	p := pgtest.NewProxy(t, url)
-	db := openURL(t, p.URL(url))
-	st := newSession(t, db)
+	db, p, st := proxiedSession(t)
 	var runs atomic.Int32
 	p.SetFault(func(_ int, m pgtest.Message) pgtest.Action {
 		if !m.FromClient && m.Tag == "COMMIT" && runs.Load() == 1 {
@@ -96,4 +91,14 @@ func TestViewFunctionRunsOnce(t *testing.T) {
 	if err != nil || runs.Load() != 1 {
 		t.Errorf("View with its COMMIT's reply followed by a FATAL = %v, its function run %d times; want nil, once", err, runs.Load())
 	}
+}
+
+// proxiedSession opens a database of t's own through a proxy, and
+// creates a session in it.
+func proxiedSession(t *testing.T) (*pgengine.DB, *pgtest.Proxy, *pgengine.Storage) {
+	t.Helper()
+	url := pgtest.Migrated.Database(t)
+	p := pgtest.NewProxy(t, url)
+	db := openURL(t, p.URL(url))
+	return db, p, newSession(t, db)
 }
