@@ -128,3 +128,70 @@ func wantOrder(t *testing.T, log []sessiontree.Entry) {
 	}
 	t.Errorf("the log's writes after the first hold %v; want [2], or [1 2]", got)
 }
+
+// TestStalledWriterFreesSession: a writer lost while its transaction
+// holds a session's row lock (a machine of the fleet powered off, cut
+// off, or frozen mid-append) left the lock held until the server noticed
+// the client gone: with the server's defaults, its TCP keepalive gives
+// up after more than two hours, and every other writer to the session
+// waited that long; a client frozen with its network up, never. Every
+// connection the engine opens now asks the server for the client's
+// TCP bounds on its side too (keepalives, tcp_user_timeout: read back
+// here by SHOW when the connection is TCP; TestDialBoundsSilentConnection
+// checks what is asked) and for idle_in_transaction_session_timeout (a
+// minute unless the URL says otherwise), which the proxy can show: a
+// write stalled between two statements of its transaction (AppendAll's
+// way; its backend idle in the transaction) is ended by the server, the
+// lock goes, and another writer goes on; the stalled write is not
+// stored.
+func TestStalledWriterFreesSession(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.Migrated.Database(t)
+	wantServerBounds(t, openTestURL(t, url, Options{}))
+	p := pgtest.NewProxy(t, url)
+	stalledDB := openTestURL(t, p.URL(url)+"&idle_in_transaction_session_timeout=300", Options{})
+	st := newStorage(t, stalledDB)
+	if _, err := st.Append(ctx, customDraft(0), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stall, stalled := signalling(pgtest.Stall, sending("INSERT INTO entries"))
+	p.SetFault(stall)
+	go st.AppendAll(ctx, []sessiontree.Draft{customDraft(1)}, sessiontree.AppendOptions{}) // ends when the proxy does
+	<-stalled
+	other, err := openTestURL(t, url, Options{}).OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := other.Append(wait, customDraft(2), sessiontree.AppendOptions{}); err != nil {
+		t.Fatalf("append beside a stalled writer holding the session = %v", err)
+	}
+	log := logOf(t, other.db, st.ID())
+	if len(log) != 2 {
+		t.Errorf("the log holds %d entries; want the first and the other writer's", len(log))
+	}
+}
+
+// wantServerBounds wants db's connections to hold the bounds
+// serverBounds asks for: the TCP ones on a TCP connection (a server
+// keeps none on a Unix socket).
+func wantServerBounds(t *testing.T, db *DB) {
+	t.Helper()
+	var got struct {
+		TCP      bool   `db:"tcp"`
+		Idle     string `db:"idle"`
+		KeepIdle string `db:"keep_idle"`
+		User     string `db:"user_timeout"`
+	}
+	err := db.db.GetContext(context.Background(), &got, `SELECT inet_server_addr() IS NOT NULL AS tcp,
+		current_setting('idle_in_transaction_session_timeout') AS idle,
+		current_setting('tcp_keepalives_idle') AS keep_idle, current_setting('tcp_user_timeout') AS user_timeout`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Idle != "1min" || got.TCP && (got.KeepIdle != "15" || got.User != "30000") {
+		t.Errorf("a connection's bounds = %+v; want idle in transaction 1min, and on TCP keepalive idle 15, user timeout 30000 ms", got)
+	}
+}
