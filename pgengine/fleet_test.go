@@ -591,19 +591,24 @@ func (c *fleetClient) checkAll(ctx context.Context) {
 	}
 }
 
-// search looks for a marker the client wrote and must find its entry.
+// search looks for a marker the client wrote, in its session or in
+// every session, and must find its entry.
 func (c *fleetClient) search(ctx context.Context) {
 	if len(c.log.Acked) == 0 {
 		return
 	}
 	w := c.log.Acked[c.rng.IntN(len(c.log.Acked))]
-	res, err := c.s.Search(ctx, w.Marker, store.SearchOptions{SessionID: w.Session, Literal: true})
+	opts := store.SearchOptions{SessionID: w.Session, Literal: true, Limit: store.MaxSearchLimit}
+	if c.rng.IntN(2) == 0 {
+		opts.SessionID = "" // every session's pending entries indexed first
+	}
+	res, err := c.s.Search(ctx, w.Marker, opts)
 	if err != nil {
 		c.failed(err, "search %s", w.Marker)
 		return
 	}
 	for _, h := range res.Hits {
-		if h.EntryID == w.ID {
+		if h.EntryID == w.ID && h.SessionID == w.Session {
 			return
 		}
 	}
