@@ -569,7 +569,7 @@ func TestOpenRetriesConnectionLostInMigration(t *testing.T) {
 		name  string
 		fault pgtest.Fault
 	}{
-		{"statement cut", once(pgtest.Cut, sending("pg_advisory_xact_lock"))},
+		{"statement cut", once(pgtest.Cut, sending("advisory_xact_lock"))},
 		{"commit reply cut", once(pgtest.Cut, committed)},
 		{"after the migrations", once(pgtest.Cut, sending("EXISTS (SELECT 1 FROM derived_redo)"))},
 	} {

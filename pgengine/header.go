@@ -95,7 +95,7 @@ func (db *DB) fillHeaderChecksums(ctx context.Context, batch int) error {
 // no process opening the database at once returns before every listed
 // session has its checksum.
 func fillHeaderBatch(ctx context.Context, tx *sqlx.Tx, batch int) (done bool, err error) {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.AdvisoryLockKey); err != nil {
+	if err := migrate.LockPostgres(ctx, tx); err != nil {
 		return false, err
 	}
 	var keys []int64

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
 	"github.com/sessiontree/sessiontree/pgengine"
 )
 
@@ -54,6 +55,64 @@ func TestLockWaitTimeoutIsErrLocked(t *testing.T) {
 		} {
 			if err := write(); !errors.Is(err, sessiontree.ErrLocked) || errors.Is(err, sessiontree.ErrStorage) {
 				t.Errorf("%s: %s = %v; want ErrLocked, not ErrStorage", bound, what, err)
+			}
+		}
+	}
+}
+
+// TestOpenWaitsForMigrationsUnderTimeouts: Open waits for another
+// process's migration (its advisory lock, here held by a transaction of
+// the test's own) as long as its context allows, whatever bound the
+// server's lock_timeout or statement_timeout sets on the role's
+// statements, as the SQLite engine waits for another process's
+// migration past its busy timeout: a migration of a large database takes
+// minutes, and every other machine of the fleet failed to open meanwhile
+// ('migration 0019_...: lock: ... canceling statement due to lock
+// timeout'). So does the header sums' fill after the migrations, which
+// takes the same lock. A migration's own statements are not bounded by
+// them either: they run once, as long as they need.
+func TestOpenWaitsForMigrationsUnderTimeouts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	newSession(t, db)
+	for _, pending := range []struct {
+		name  string
+		stmts []string
+	}{
+		{"migration 19", append(beforeHeaderChecksum[:2:2], `DELETE FROM schema_migrations WHERE version = 19`)},
+		{"header sums", []string{`UPDATE sessions SET header_checksum = NULL`, `INSERT INTO header_checksum_fill SELECT pk FROM sessions`}},
+	} {
+		execAll(t, url, pending.stmts...)
+		holder := connect(t, url)
+		tx, err := holder.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.AdvisoryLockKey); err != nil {
+			t.Fatal(err)
+		}
+		opened := make(chan error, 2)
+		for _, bound := range []string{"statement_timeout=100", "lock_timeout=100"} {
+			go func() {
+				db, err := pgengine.Open(ctx, url+"&"+bound, pgengine.Options{})
+				if err == nil {
+					err = db.Close()
+				}
+				opened <- err
+			}()
+		}
+		select {
+		case err := <-opened:
+			t.Fatalf("%s: Open returned (%v) while another process held the migrations' lock", pending.name, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := <-opened; err != nil {
+				t.Errorf("%s: Open once the lock was free = %v", pending.name, err)
 			}
 		}
 	}
