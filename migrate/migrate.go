@@ -152,12 +152,23 @@ const AdvisoryLockKey = 0x73747265
 // statement's wait (lock_timeout, statement_timeout: a role's or a
 // database's settings) ended the wait: every process opening the database
 // while another migrated it failed, where a SQLite step waits past its
-// busy timeout (step).
+// busy timeout (step). It also lifts statement_timeout for the rest of
+// tx: what runs under the lock (a migration, work left to Go after the
+// migrations) runs once and as long as it needs; under a bound shorter
+// than a large database's migration, no process could ever migrate it.
+// lock_timeout stays: a step's DDL queued for a table lock behind a long
+// transaction holds up every other statement on the table, which a
+// DBA's lock_timeout is there to end.
 func LockPostgres(ctx context.Context, tx sqlx.QueryerContext) error {
 	var pause time.Duration
 	for {
-		var got bool
-		if err := sqlx.GetContext(ctx, tx, &got, `SELECT pg_try_advisory_xact_lock($1)`, AdvisoryLockKey); err != nil || got {
+		var got struct {
+			Lifted string `db:"lifted"`
+			Got    bool   `db:"got"`
+		}
+		err := sqlx.GetContext(ctx, tx, &got, `SELECT set_config('statement_timeout', '0', true) AS lifted,
+			pg_try_advisory_xact_lock($1) AS got`, AdvisoryLockKey)
+		if err != nil || got.Got {
 			return err
 		}
 		pause = min(max(2*pause, 5*time.Millisecond), 200*time.Millisecond)

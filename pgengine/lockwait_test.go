@@ -70,7 +70,8 @@ func TestLockWaitTimeoutIsErrLocked(t *testing.T) {
 // ('migration 0019_...: lock: ... canceling statement due to lock
 // timeout'). So does the header sums' fill after the migrations, which
 // takes the same lock. A migration's own statements are not bounded by
-// them either: they run once, as long as they need.
+// statement_timeout either: they run once, as long as they need (under
+// load, migration 19's statements took longer than the bound here).
 func TestOpenWaitsForMigrationsUnderTimeouts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -93,7 +94,7 @@ func TestOpenWaitsForMigrationsUnderTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		opened := make(chan error, 2)
-		for _, bound := range []string{"statement_timeout=100", "lock_timeout=100"} {
+		for _, bound := range []string{"statement_timeout=300", "lock_timeout=300"} {
 			go func() {
 				db, err := pgengine.Open(ctx, url+"&"+bound, pgengine.Options{})
 				if err == nil {
