@@ -3,6 +3,7 @@ package pgengine_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestLockWaitTimeoutIsErrLocked(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM sessions FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
+	var wg sync.WaitGroup // the writes wait at once
 	for _, bound := range []string{"statement_timeout=100", "lock_timeout=100"} {
 		other := openWith(t, url+"&"+bound, pgengine.Options{})
 		s, err := other.OpenStorage(ctx, st.ID())
@@ -53,11 +55,14 @@ func TestLockWaitTimeoutIsErrLocked(t *testing.T) {
 				return other.Update(ctx, func(tx sessiontree.DatabaseTx) error { _, err := tx.SessionInfo(st.ID()); return err })
 			},
 		} {
-			if err := write(); !errors.Is(err, sessiontree.ErrLocked) || errors.Is(err, sessiontree.ErrStorage) {
-				t.Errorf("%s: %s = %v; want ErrLocked, not ErrStorage", bound, what, err)
-			}
+			wg.Go(func() {
+				if err := write(); !errors.Is(err, sessiontree.ErrLocked) || errors.Is(err, sessiontree.ErrStorage) {
+					t.Errorf("%s: %s = %v; want ErrLocked, not ErrStorage", bound, what, err)
+				}
+			})
 		}
 	}
+	wg.Wait()
 }
 
 // TestOpenWaitsForMigrationsUnderTimeouts: Open waits for another
