@@ -58,7 +58,11 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // until the commit, as it does in the SQLite engine's transaction.
 // A lock is waited for as long as ctx allows. A deadlock, a serialization
 // failure or a connection lost before the commit runs fn again, a bounded
-// number of times ([Options.Attempts]).
+// number of times ([Options.Attempts]). fn should not keep the
+// transaction waiting between its statements: the server ends one left
+// idle for a minute (idle_in_transaction_session_timeout, unless the URL
+// sets another: dial.go), so that a client lost mid-write frees the
+// sessions it locked.
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
 	return db.update(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
 }
