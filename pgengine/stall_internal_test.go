@@ -124,14 +124,7 @@ func takeAndWrite(ctx context.Context, db *DB, id string) error {
 // (customDraft(2)), which it holds once.
 func wantOrder(t *testing.T, log []sessiontree.Entry) {
 	t.Helper()
-	var got []int
-	for _, e := range log[1:] {
-		var step struct{ Data int }
-		if err := json.Unmarshal(e.Raw, &step); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, step.Data)
-	}
+	got := steps(t, log[1:])
 	if len(got) == 1 && got[0] == 2 || len(got) == 2 && got[0] == 1 && got[1] == 2 {
 		return
 	}
@@ -179,12 +172,8 @@ func TestStalledWriterFreesSession(t *testing.T) {
 		t.Fatalf("append beside a stalled writer holding the session = %v", err)
 	}
 	stored := map[int]int{}
-	for _, e := range logOf(t, other.db, st.ID()) {
-		var step struct{ Data int }
-		if err := json.Unmarshal(e.Raw, &step); err != nil {
-			t.Fatal(err)
-		}
-		stored[step.Data]++
+	for _, d := range steps(t, logOf(t, other.db, st.ID())) {
+		stored[d]++
 	}
 	if stored[0] != 1 || stored[2] != 1 || stored[1] > 1 {
 		t.Errorf("the log holds entries %v (data: times); want the first and the other writer's once, the stalled one at most once", stored)
@@ -211,4 +200,18 @@ func wantServerBounds(t *testing.T, db *DB) {
 	if got.Idle != "1min" || got.TCP && (got.KeepIdle != "15" || got.User != "30000") {
 		t.Errorf("a connection's bounds = %+v; want idle in transaction 1min, and on TCP keepalive idle 15, user timeout 30000 ms", got)
 	}
+}
+
+// steps are the data of log's entries, customDraft's.
+func steps(t *testing.T, log []sessiontree.Entry) []int {
+	t.Helper()
+	var out []int
+	for _, e := range log {
+		var step struct{ Data int }
+		if err := json.Unmarshal(e.Raw, &step); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, step.Data)
+	}
+	return out
 }
