@@ -104,7 +104,7 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 }
 
 // lockErr is the error of a lockQuery that failed: no row is a missing
-// session.
+// session, a wait past the server's bound ErrLocked (lockWaitErr).
 func (s *Storage) lockErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		return &SessionNotFoundError{ID: s.meta.ID}
@@ -112,7 +112,7 @@ func (s *Storage) lockErr(err error) error {
 	if isLockNotAvailable(err) {
 		s.db.contended.Store(s.pk) // for WaitForLock
 	}
-	return err
+	return lockWaitErr(err)
 }
 
 // sessionOf is the write's session from its locked row. A row whose
