@@ -44,7 +44,7 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 	again := func(err error) bool { return !ran && retryable(err) }
 	return db.viewWhen(ctx, "", again, func(tx *sqlx.Tx) error {
 		ran = true
-		return fn(&Tx{ctx: ctx, db: db, tx: tx})
+		return callers(fn(&Tx{ctx: ctx, db: db, tx: tx}))
 	})
 }
 
@@ -64,7 +64,7 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // sets another: dial.go), so that a client lost mid-write frees the
 // sessions it locked.
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
+	return db.update(ctx, "", func(tx *sqlx.Tx) error { return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})) })
 }
 
 // TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
@@ -79,7 +79,7 @@ func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) 
 		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
 			return err
 		}
-		return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})
+		return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}))
 	})
 }
 

@@ -247,7 +247,37 @@ func storageErr(err error) error {
 	case pg.Code == codeReadOnlyTx || pg.Code == codeNoPrivilege:
 		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
 	}
+	var ce callerError
+	if errors.As(err, &ce) && !fromServer(err) {
+		return err // the caller's own refusal, no storage failure
+	}
 	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
+}
+
+// callerError is an error the function given to [DB.View], [DB.Update]
+// or [DB.TryUpdate] returned: storageErr leaves it as it is, unless it
+// holds an error of the server or the connection (fn's statements fail
+// as the engine's own do). A caller's refusal inside its transaction,
+// such as a fork before an entry that is not a user message, is then no
+// storage failure, as on SQLite.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+func (e callerError) Unwrap() error { return e.err }
+
+// callers marks err, returned by a caller's function, as a callerError.
+func callers(err error) error {
+	if err == nil {
+		return nil
+	}
+	return callerError{err}
+}
+
+// fromServer reports whether err holds an error of the server, the
+// connection or the transaction.
+func fromServer(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) || lostConnection(err) || errors.Is(err, sql.ErrTxDone) || errors.Is(err, sql.ErrConnDone)
 }
 
 // isUniqueViolation reports whether err is a unique constraint refusal.
