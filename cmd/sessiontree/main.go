@@ -152,6 +152,8 @@ read). A session or entry that is not there is 1.`,
   sessiontree tree 0198f2a4        # a session by a unique prefix of its id
   sessiontree edit 0198f2a4 d86f4b07 --omit  # hide an entry from the model
   sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
+		// A placeholder: --version prints buildVersion, read only then.
+		Version:       "-",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Any argument that is not a command is a usage error; no argument
@@ -165,6 +167,7 @@ read). A session or entry that is not there is 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetVersionTemplate("sessiontree {{buildVersion}}\n")
 	root.PersistentFlags().Var((*nonEmpty)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
 	root.PersistentFlags().Var((*sizeFlag)(&a.maxLineFlag), "max-line",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
