@@ -2,8 +2,12 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,4 +51,74 @@ func TestCheckpointerConnectsOnFirstCheckpoint(t *testing.T) {
 			t.Fatalf("database file still %d bytes after writing %d pages: no checkpoint ran", size(), checkpointPages*3/2)
 		}
 	}
+}
+
+// TestLogStartsOverUnderReaders: readers that always hold a snapshot (two
+// of them, one of this DB's pool and one of another handle on the file,
+// as another process, each holding its transaction readerHold, started
+// half of it apart) while one session appends. A PASSIVE checkpoint then
+// never finds the whole log copied back, since some reader always reads
+// an older snapshot, and a RESTART that waits restartWait never outlasts
+// the readers; without more the -wal file grew by every page written
+// (15,999 frames of 16,000 written). The checkpointer must still make the
+// log start over: its RESTART waits longer each time one fails, so the
+// log grows by a few times restartAt before one succeeds (up to 7,900
+// frames seen at a load of 10), and then starts over.
+func TestLogStartsOverUnderReaders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	db := openPath(t, path)
+	other := openPath(t, path)
+	st := groupSession(t, db)
+	const restartAt = checkpointPages
+	db.startCheckpointer()
+	db.cp.restartAt.Store(restartAt)
+	const readerHold = 20 * time.Millisecond
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i, r := range []*DB{db, other} {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * readerHold / 2)
+			for !stop.Load() {
+				if err := holdSnapshot(ctx, r, readerHold); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	defer wg.Wait()
+	defer stop.Store(true)
+	var longest int64
+	text := strings.Repeat("steady ", 400)
+	for db.cp.written.Load() < 24*restartAt {
+		if _, err := st.Append(ctx, userDraft(text), sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			longest = max(longest, fi.Size())
+		}
+	}
+	const frame = 24 + pageSize
+	if longest > 12*restartAt*frame {
+		t.Errorf("the log grew to %d frames while %d pages were written under readers; want at most %d", longest/frame, db.cp.written.Load(), 12*restartAt)
+	}
+	t.Logf("%d pages written, the log at most %d frames long", db.cp.written.Load(), longest/frame)
+}
+
+// holdSnapshot reads in a transaction of db's read pool that it holds for
+// d.
+func holdSnapshot(ctx context.Context, db *DB, d time.Duration) error {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		return err
+	}
+	time.Sleep(d)
+	return nil
 }
