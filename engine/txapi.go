@@ -90,7 +90,10 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	}
 	defer sc.Close()
 	if !wait {
-		if _, err := sc.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		// Not under ctx: the driver returns the error of a context that
+		// ended as a statement ran even when it ran, and the connection
+		// would go back to its pool without its busy timeout.
+		if _, err := sc.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`); err != nil {
 			return err
 		}
 	}
