@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // TestCancelledBeginLeavesNoTransaction: a context that ends while BEGIN
@@ -65,6 +68,74 @@ func TestCancelledTryUpdateKeepsBusyTimeout(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("try %d: the write connection's busy_timeout is %d after a TryUpdate whose context ended; want %d", i, got, want)
+		}
+	}
+}
+
+// TestEndedTransactionReportsContext: database/sql rolls a transaction
+// back as soon as its context ends, while the function given to Update or
+// View still runs. What the function does after that must not run
+// outside the transaction (a read of another snapshot, a session it made
+// found missing), and Update and View must report the context's error,
+// not what the statements or the commit met then ("session ... not
+// found", an ErrNotFound, for a session the same transaction made;
+// "commit: sql: transaction has already been committed or rolled back",
+// an ErrStorage, for one whose outcome is plain).
+func TestEndedTransactionReportsContext(t *testing.T) {
+	t.Parallel()
+	db := openPath(t, filepath.Join(t.TempDir(), "c.db"))
+	bg := context.Background()
+	a, err := db.CreateSession(bg, sessiontree.SessionMeta{Cwd: "/work/ended"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// endThen ends ctx and waits for database/sql's rollback.
+	endThen := func(cancel context.CancelFunc) {
+		cancel()
+		time.Sleep(50 * time.Millisecond)
+	}
+	tests := []struct {
+		name string
+		run  func(ctx context.Context, cancel context.CancelFunc) error
+	}{
+		{"update reads its own session", func(ctx context.Context, cancel context.CancelFunc) error {
+			return db.Update(ctx, func(tx *Tx) error {
+				if _, err := tx.CreateSession(sessiontree.SessionMeta{ID: "made-in-tx", Cwd: "/work/ended"}); err != nil {
+					return err
+				}
+				endThen(cancel)
+				_, err := tx.OpenSession("made-in-tx")
+				return err
+			})
+		}},
+		{"update commits", func(ctx context.Context, cancel context.CancelFunc) error {
+			return db.Update(ctx, func(tx *Tx) error {
+				if _, err := tx.CreateSession(sessiontree.SessionMeta{ID: "made-in-tx", Cwd: "/work/ended"}); err != nil {
+					return err
+				}
+				endThen(cancel)
+				return nil
+			})
+		}},
+		{"view reads again", func(ctx context.Context, cancel context.CancelFunc) error {
+			return db.readView(ctx, func(tx *Tx) error {
+				if _, err := tx.OpenSession(a.ID()); err != nil {
+					return err
+				}
+				endThen(cancel)
+				_, err := tx.OpenSession(a.ID())
+				return err
+			})
+		}},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithCancel(bg)
+		err := tt.run(ctx, cancel)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s, its context ended: %v; want context.Canceled", tt.name, err)
+		}
+		if _, err := db.OpenSession(bg, "made-in-tx"); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("%s: the session the transaction made: %v; want ErrNotFound", tt.name, err)
 		}
 	}
 }
