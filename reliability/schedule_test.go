@@ -406,13 +406,37 @@ func (sc *schedule) childLine(line string) {
 	sc.led.ack(f[1], f[2], f[3], m)
 }
 
-// forker forks a shared session and reads the fork, which must be one
-// tree (each entry's parent before it); now and then it deletes an
-// earlier fork, which must then be gone.
+// ending returns ctx, or one time in four a context that ends 0-2 ms
+// in, and whether it is one.
+func ending(ctx context.Context, rng *rand.Rand) (context.Context, context.CancelFunc, bool) {
+	if rng.IntN(4) > 0 {
+		return ctx, func() {}, false
+	}
+	c, cancel := context.WithTimeout(ctx, time.Duration(rng.IntN(2000))*time.Microsecond)
+	return c, cancel, true
+}
+
+// endedBy tells whether err is the error of c, a context that ended.
+func endedBy(c context.Context, err error) bool {
+	return c.Err() != nil && errors.Is(err, c.Err())
+}
+
+// forker forks a shared session, under a context that may end, and reads
+// the fork: one tree, each entry's parent before it; a fork that failed
+// must not exist. Now and then it deletes an earlier fork.
 func (sc *schedule) forker(ctx context.Context, rng *rand.Rand) {
 	src := sc.sessions[rng.IntN(len(sc.sessions))]
-	fork, err := sc.s.Fork(ctx, src, store.ForkOptions{Tree: rng.IntN(2) == 0})
-	if err != nil {
+	id := fmt.Sprintf("0190c000-0000-7000-8000-%012x", rng.Uint64()>>16)
+	fctx, cancel, _ := ending(ctx, rng)
+	fork, err := sc.s.Fork(fctx, src, store.ForkOptions{ID: id, Tree: rng.IntN(2) == 0})
+	cancel()
+	switch {
+	case err != nil && endedBy(fctx, err):
+		if _, err := sc.s.OpenSession(ctx, id); !errors.Is(err, sessiontree.ErrNotFound) {
+			sc.fail("a fork of %s whose context ended failed, and then open %s = %v; want ErrNotFound", src, id, err)
+		}
+		return
+	case err != nil:
 		sc.fail("fork %s: %v", src, err)
 		return
 	}
@@ -431,22 +455,35 @@ func (sc *schedule) forker(ctx context.Context, rng *rand.Rand) {
 	}
 	sc.led.mu.Lock()
 	sc.led.forks = append(sc.led.forks, fork.ID())
-	victim := ""
-	if len(sc.led.forks) > 1 && rng.IntN(2) == 0 {
-		k := rng.IntN(len(sc.led.forks) - 1)
-		victim = sc.led.forks[k]
-		sc.led.forks = append(sc.led.forks[:k], sc.led.forks[k+1:]...)
-	}
 	sc.led.mu.Unlock()
-	if victim == "" {
-		return
+	if rng.IntN(2) == 0 {
+		sc.deleteFork(ctx, rng)
 	}
-	if n, err := sc.s.Delete(ctx, victim); err != nil || n != 1 {
+}
+
+// deleteFork deletes a fork, under a context that may end: a delete that
+// failed must have deleted nothing.
+func (sc *schedule) deleteFork(ctx context.Context, rng *rand.Rand) {
+	sc.led.mu.Lock()
+	k := rng.IntN(len(sc.led.forks))
+	victim := sc.led.forks[k]
+	sc.led.mu.Unlock()
+	dctx, cancel, _ := ending(ctx, rng)
+	n, err := sc.s.Delete(dctx, victim)
+	cancel()
+	switch {
+	case err != nil && endedBy(dctx, err):
+		if _, err := sc.s.OpenSession(ctx, victim); err != nil {
+			sc.fail("a delete of %s whose context ended failed, and then open = %v; want the session", victim, err)
+		}
+		return
+	case err != nil || n != 1:
 		sc.fail("delete fork %s = %d, %v; want 1", victim, n, err)
 		return
 	}
 	sc.led.mu.Lock()
 	sc.led.deleted[victim] = true
+	sc.led.forks = slices.DeleteFunc(sc.led.forks, func(id string) bool { return id == victim })
 	sc.led.mu.Unlock()
 	if _, err := sc.s.OpenSession(ctx, victim); !errors.Is(err, sessiontree.ErrNotFound) {
 		sc.fail("open the deleted fork %s: %v; want ErrNotFound", victim, err)
@@ -499,9 +536,7 @@ func (sc *schedule) importer(ctx context.Context, rng *rand.Rand) {
 			sc.fail("%v", err)
 			return
 		}
-		rep, err := sc.s.Import(ctx, []string{path}, store.ImportOptions{})
-		if err != nil || len(rep.Files) != 1 || rep.Files[0].Err != nil {
-			sc.fail("import %s (round %d): %+v, %v", path, round, rep.Files, err)
+		if !sc.importFile(ctx, rng, path) {
 			return
 		}
 		for _, l := range lines[1:] {
@@ -513,6 +548,28 @@ func (sc *schedule) importer(ctx context.Context, rng *rand.Rand) {
 			sc.led.ackEntry(sid, e, "")
 		}
 	}
+}
+
+// importFile imports the file at path, under a context that may end;
+// an import that failed so is done again, and must then import the
+// rest.
+func (sc *schedule) importFile(ctx context.Context, rng *rand.Rand, path string) bool {
+	ictx, cancel, _ := ending(ctx, rng)
+	defer cancel()
+	for _, c := range []context.Context{ictx, ctx} {
+		rep, err := sc.s.Import(c, []string{path}, store.ImportOptions{})
+		if err == nil && len(rep.Files) == 1 {
+			err = rep.Files[0].Err
+		}
+		if err == nil {
+			return true
+		}
+		if c == ctx || !endedBy(ictx, err) {
+			sc.fail("import %s: %+v, %v", path, rep.Files, err)
+			return false
+		}
+	}
+	return false
 }
 
 // checker checks the whole store, or one session.
@@ -530,7 +587,10 @@ func (sc *schedule) checker(ctx context.Context, rng *rand.Rand) {
 // entry stored before: a search sees every committed entry.
 func (sc *schedule) searcher(ctx context.Context, rng *rand.Rand) {
 	if rng.IntN(3) == 0 {
-		if _, err := sc.s.Index(ctx, store.IndexOptions{}); err != nil {
+		ictx, cancel, _ := ending(ctx, rng)
+		_, err := sc.s.Index(ictx, store.IndexOptions{})
+		cancel()
+		if err != nil && !endedBy(ictx, err) {
 			sc.fail("index while others write: %v", err)
 			return
 		}
