@@ -217,11 +217,18 @@ type ledger struct {
 	marked  []markedEntry
 	exports []exportTaken
 	deleted map[string]bool
-	forks   []string
+	forks   []string            // the forks not deleted
+	forked  map[string]forkMade // every fork made, by id
 	lost    int // writes that failed cleanly
 }
 
 type markedEntry struct{ marker, session, id string }
+
+// forkMade is a fork made while others wrote.
+type forkMade struct {
+	src  string
+	tree bool
+}
 
 // exportTaken is a session's export taken while others wrote: its
 // header line and entry lines.
@@ -231,7 +238,7 @@ type exportTaken struct {
 }
 
 func newLedger() *ledger {
-	return &ledger{acked: map[string]map[string]string{}, deleted: map[string]bool{}}
+	return &ledger{acked: map[string]map[string]string{}, deleted: map[string]bool{}, forked: map[string]forkMade{}}
 }
 
 // ack records an entry stored.
@@ -428,7 +435,8 @@ func (sc *schedule) forker(ctx context.Context, rng *rand.Rand) {
 	src := sc.sessions[rng.IntN(len(sc.sessions))]
 	id := fmt.Sprintf("0190c000-0000-7000-8000-%012x", rng.Uint64()>>16)
 	fctx, cancel, _ := ending(ctx, rng)
-	fork, err := sc.s.Fork(fctx, src, store.ForkOptions{ID: id, Tree: rng.IntN(2) == 0})
+	tree := rng.IntN(2) == 0
+	fork, err := sc.s.Fork(fctx, src, store.ForkOptions{ID: id, Tree: tree})
 	cancel()
 	switch {
 	case err != nil && endedBy(fctx, err):
@@ -455,6 +463,7 @@ func (sc *schedule) forker(ctx context.Context, rng *rand.Rand) {
 	}
 	sc.led.mu.Lock()
 	sc.led.forks = append(sc.led.forks, fork.ID())
+	sc.led.forked[fork.ID()] = forkMade{src: src, tree: tree}
 	sc.led.mu.Unlock()
 	if rng.IntN(2) == 0 {
 		sc.deleteFork(ctx, rng)
@@ -688,6 +697,11 @@ func (sc *schedule) verify(ctx context.Context) {
 	for _, ex := range sc.led.exports {
 		verifyExport(t, ex, logs[ex.session])
 	}
+	for id, f := range sc.led.forked {
+		if !sc.led.deleted[id] {
+			verifyFork(t, id, f, logs[id], logs[f.src])
+		}
+	}
 	if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +719,7 @@ func (sc *schedule) verify(ctx context.Context) {
 		}
 	}
 	t.Logf("%d sessions, %d entries acknowledged, %d writes failed cleanly, %d exports (%d by the command) and %d forks taken while writing, %d sessions deleted",
-		len(logs), sc.acked(), sc.led.lost, len(sc.led.exports), byCommand, len(sc.led.forks)+len(sc.led.deleted), len(sc.led.deleted))
+		len(logs), sc.acked(), sc.led.lost, len(sc.led.exports), byCommand, len(sc.led.forked), len(sc.led.deleted))
 }
 
 func (sc *schedule) acked() int {
@@ -785,6 +799,36 @@ func verifyExport(t *testing.T, ex exportTaken, log []sessiontree.Entry) {
 		if !bytes.Equal(l, log[i].Raw) {
 			t.Errorf("%s of %s: line %d is %s; the log's entry %d is %s: not a prefix of the log", ex.by, ex.session, i+2, head(l), i+1, head(log[i].Raw))
 			return
+		}
+	}
+}
+
+// verifyFork wants a fork made while others wrote to be of one state of
+// its source: a whole-tree fork a prefix of the source's final log, byte
+// for byte; a path fork's entries, but for its fresh label entries,
+// entries of the source.
+func verifyFork(t *testing.T, id string, f forkMade, log, src []sessiontree.Entry) {
+	t.Helper()
+	if f.tree {
+		if len(log) > len(src) {
+			t.Errorf("tree fork %s of %s holds %d entries; the source %d", id, f.src, len(log), len(src))
+			return
+		}
+		for i, e := range log {
+			if !bytes.Equal(e.Raw, src[i].Raw) {
+				t.Errorf("tree fork %s of %s: entry %d is %s; the source's is %s: not a prefix of the source", id, f.src, i+1, head(e.Raw), head(src[i].Raw))
+				return
+			}
+		}
+		return
+	}
+	inSrc := map[string]bool{}
+	for _, e := range src {
+		inSrc[e.ID] = true
+	}
+	for _, e := range log {
+		if e.Type != sessiontree.TypeLabel && !inSrc[e.ID] {
+			t.Errorf("path fork %s of %s holds entry %s, which the source does not", id, f.src, e.ID)
 		}
 	}
 }
