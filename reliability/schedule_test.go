@@ -219,7 +219,7 @@ type ledger struct {
 	deleted map[string]bool
 	forks   []string            // the forks not deleted
 	forked  map[string]forkMade // every fork made, by id
-	lost    int // writes that failed cleanly
+	lost    int                 // writes that failed cleanly
 }
 
 type markedEntry struct{ marker, session, id string }
