@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -279,7 +280,9 @@ type schedule struct {
 	writes   int      // how many writes each writer makes
 	seed     uint64
 	led      *ledger
-	stop     atomic.Bool // set when the writers are done
+	stop     atomic.Bool  // set when the writers are done
+	cmdMarks atomic.Int64 // markers made for sessiontree append
+	cmdRuns  atomic.Int64 // sessiontree commands run
 	errs     chan error
 }
 
@@ -656,26 +659,70 @@ func (sc *schedule) lister(ctx context.Context, _ *rand.Rand) {
 	}
 }
 
-// command runs the sessiontree command, another process: a check or an
-// export, every 100 ms or so.
+// command runs the sessiontree command, another process, every 100 ms
+// or so: a check, an export, a search (which indexes first) or an
+// append.
 func (sc *schedule) command(_ context.Context, rng *rand.Rand) {
 	time.Sleep(time.Duration(50+rng.IntN(100)) * time.Millisecond)
 	if sc.stop.Load() {
 		return
 	}
-	if rng.IntN(2) == 0 {
+	src := sc.sessions[rng.IntN(len(sc.sessions))]
+	sc.cmdRuns.Add(1)
+	switch rng.IntN(4) {
+	case 0:
 		if r := runCLI(sc.t, "", "--db", sc.path, "check"); r.code != 0 || !strings.HasPrefix(r.stdout, "ok:") {
 			sc.fail("sessiontree check while others write: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
+	case 1:
+		r := runCLI(sc.t, "", "--db", sc.path, "export", src)
+		if r.code != 0 {
+			sc.fail("sessiontree export %s while others write: exit %d\n%s", src, r.code, r.stderr)
+			return
+		}
+		sc.keepExport(src, "sessiontree export", []byte(r.stdout))
+	case 2:
+		sc.commandSearch(rng)
+	default:
+		sc.commandAppend(src, rng)
+	}
+}
+
+// commandSearch searches with sessiontree search for an entry stored
+// before, which it must find, alone.
+func (sc *schedule) commandSearch(rng *rand.Rand) {
+	m, ok := sc.led.someMarked(rng)
+	if !ok || m.session == sc.doomed {
 		return
 	}
-	src := sc.sessions[rng.IntN(len(sc.sessions))]
-	r := runCLI(sc.t, "", "--db", sc.path, "export", src)
-	if r.code != 0 {
-		sc.fail("sessiontree export %s while others write: exit %d\n%s", src, r.code, r.stderr)
+	r := runCLI(sc.t, "", "--db", sc.path, "search", m.marker, "--literal", "--session", m.session, "--json")
+	var hits []store.Hit
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &hits) != nil || len(hits) != 1 || hits[0].EntryID != m.id {
+		sc.fail("sessiontree search %s --session %s while others write: exit %d, %s%s; want entry %s", m.marker, m.session, r.code, r.stdout, r.stderr, m.id)
+	}
+}
+
+// commandAppend appends 1-3 messages to session src with sessiontree
+// append, which prints each one's id once committed. They are recorded
+// by their marker ("marker:" and it in place of a digest: the command
+// does not print the JSON it stored).
+func (sc *schedule) commandAppend(src string, rng *rand.Rand) {
+	var in strings.Builder
+	var markers []string
+	for range 1 + rng.IntN(3) {
+		m := fmt.Sprintf("zqcmd%dzq", sc.cmdMarks.Add(1))
+		markers = append(markers, m)
+		fmt.Fprintf(&in, `{"type":"message","message":%s}`+"\n", userMessage("command "+m))
+	}
+	r := runCLI(sc.t, in.String(), "--db", sc.path, "append", src)
+	ids := strings.Fields(r.stdout)
+	if r.code != 0 || len(ids) != len(markers) {
+		sc.fail("sessiontree append %s while others write: exit %d, %d ids for %d entries\n%s%s", src, r.code, len(ids), len(markers), r.stdout, r.stderr)
 		return
 	}
-	sc.keepExport(src, "sessiontree export", []byte(r.stdout))
+	for i, id := range ids {
+		sc.led.ack(src, id, "marker:"+markers[i], markers[i])
+	}
 }
 
 // verify opens the store again and holds it to the ledger.
@@ -718,8 +765,8 @@ func (sc *schedule) verify(ctx context.Context) {
 			byCommand++
 		}
 	}
-	t.Logf("%d sessions, %d entries acknowledged, %d writes failed cleanly, %d exports (%d by the command) and %d forks taken while writing, %d sessions deleted",
-		len(logs), sc.acked(), sc.led.lost, len(sc.led.exports), byCommand, len(sc.led.forked), len(sc.led.deleted))
+	t.Logf("%d sessions, %d entries acknowledged, %d writes failed cleanly, %d exports (%d by the command) and %d forks taken while writing, %d sessions deleted, %d sessiontree commands run",
+		len(logs), sc.acked(), sc.led.lost, len(sc.led.exports), byCommand, len(sc.led.forked), len(sc.led.deleted), sc.cmdRuns.Load())
 }
 
 func (sc *schedule) acked() int {
@@ -743,9 +790,14 @@ func (sc *schedule) verifySession(ctx context.Context, s *store.Store, sid strin
 	messages := 0
 	for _, e := range log {
 		sum, ok := want[e.ID]
+		marker, byCommand := strings.CutPrefix(sum, "marker:")
 		switch {
 		case !ok:
 			t.Errorf("session %s holds entry %s, which no append acknowledged: %s", sid, e.ID, head(e.Raw))
+		case byCommand:
+			if !bytes.Contains(e.Raw, []byte(marker)) {
+				t.Errorf("session %s: entry %s, appended by the command with %s, is %s", sid, e.ID, marker, head(e.Raw))
+			}
 		case sum != digest(e.Raw):
 			t.Errorf("session %s: entry %s is not what was stored: %s", sid, e.ID, head(e.Raw))
 		}
