@@ -122,3 +122,61 @@ func holdSnapshot(ctx context.Context, db *DB, d time.Duration) error {
 	time.Sleep(d)
 	return nil
 }
+
+// TestLogBoundedUnderShortWriters: while one handle keeps the database
+// open (a server, a follower), others each open it, append five entries
+// and close, as the sessiontree command's appends do. None writes a
+// checkpoint's worth, so none wakes its checkpointer, and SQLite's own
+// checkpoint at close runs only for the last connection to the file: the
+// -wal file grew by every page they wrote (2,900 frames after 80 of
+// them). Each must leave the log copied back at Close, so that it starts
+// over and stays short.
+func TestLogBoundedUnderShortWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	first := openPath(t, path)
+	id := groupSession(t, first).ID()
+	reader := openPath(t, path)
+	if _, err := reader.OpenSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	writers := 80
+	if raceEnabled {
+		writers = 30
+	}
+	text := strings.Repeat("short ", 700)
+	var longest int64
+	for range writers {
+		w, err := Open(ctx, path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := w.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if _, err := st.Append(ctx, userDraft(text), sessiontree.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			longest = max(longest, fi.Size())
+		}
+	}
+	const frame = 24 + pageSize
+	if longest > checkpointPages*frame {
+		t.Errorf("the log grew to %d frames under %d writers of five appends each while another handle kept the database open; want at most %d", longest/frame, writers, checkpointPages)
+	}
+	t.Logf("%d writers: the log at most %d frames long", writers, longest/frame)
+	if st, err := reader.OpenSession(ctx, id); err != nil {
+		t.Fatal(err)
+	} else if log, err := st.Log(ctx, 0, 0); err != nil || len(log) != 5*writers {
+		t.Fatalf("the reader sees %d entries, %v; want %d", len(log), err, 5*writers)
+	}
+}
