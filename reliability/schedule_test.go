@@ -825,6 +825,9 @@ func (sc *schedule) verifySession(ctx context.Context, s *store.Store, sid strin
 	if err != nil || in.Entries != int64(len(log)) || in.Messages != int64(messages) {
 		t.Errorf("Info(%s) = %d entries, %d messages, %v; the log holds %d and %d", sid, in.Entries, in.Messages, err, len(log), messages)
 	}
+	if stats, err := st.Stats(ctx); err != nil || stats.Entries != int64(len(log)) || stats.TotalMessages != int64(messages) {
+		t.Errorf("Stats() of %s = %d entries, %d messages, %v; the log holds %d and %d", sid, stats.Entries, stats.TotalMessages, err, len(log), messages)
+	}
 	if leaf, err := st.Leaf(ctx); err != nil || leaf != in.Leaf {
 		t.Errorf("session %s: Leaf() = %s, %v; Info says %s", sid, leaf, err, in.Leaf)
 	}
