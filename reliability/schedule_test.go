@@ -753,6 +753,9 @@ func (sc *schedule) verify(ctx context.Context) {
 		}
 		logs[sid] = sc.verifySession(ctx, s, sid, want)
 	}
+	for _, sid := range sc.sessions {
+		verifyAppendRule(t, sid, logs[sid])
+	}
 	sc.verifyList(ctx, s, logs)
 	for _, ex := range sc.led.exports {
 		verifyExport(t, ex, logs[ex.session])
@@ -897,6 +900,34 @@ func verifyFork(t *testing.T, id string, f forkMade, log, src []sessiontree.Entr
 	for _, e := range log {
 		if e.Type != sessiontree.TypeLabel && !inSrc[e.ID] {
 			t.Errorf("path fork %s of %s holds entry %s, which the source does not", id, f.src, e.ID)
+		}
+	}
+}
+
+// verifyAppendRule wants each entry of a session the writers shared to
+// have been appended under the leaf of the entries before it (in the
+// log's order, which is the commits'): a writer of this process or the
+// other that appended under a leaf it remembered from before another's
+// commit would show here, and nowhere else (the tree is still a tree).
+// The leaf is the last entry appended, or the target of a leaf entry.
+func verifyAppendRule(t *testing.T, sid string, log []sessiontree.Entry) {
+	t.Helper()
+	leaf := ""
+	for i, e := range log {
+		if e.ParentID != leaf {
+			t.Errorf("session %s: entry %d (%s, %s) has parent %q; the leaf then was %q", sid, i+1, e.ID, e.Type, e.ParentID, leaf)
+			return
+		}
+		leaf = e.ID
+		if e.Type == sessiontree.TypeLeaf {
+			var f struct {
+				TargetID *string `json:"targetId"`
+			}
+			if err := json.Unmarshal(e.Raw, &f); err != nil || f.TargetID == nil {
+				t.Errorf("session %s: leaf entry %s: %s, %v", sid, e.ID, head(e.Raw), err)
+				return
+			}
+			leaf = *f.TargetID
 		}
 	}
 }
