@@ -177,13 +177,36 @@ func (w *scheduleWriter) apply(ctx context.Context, st sessiontree.DatabaseSessi
 	case r < 85 && len(known) > 0:
 		e, err = st.SetLeaf(ctx, known[w.rng.IntN(len(known))], sessiontree.AppendOptions{})
 		return "move leaf", []sessiontree.Entry{e}, nil, err
-	case r < 92:
+	case r < 90:
 		e, err = sess.AppendCompaction(ctx, sessiontree.Compaction{Summary: "summary " + w.marker(), TokensBefore: 1000})
 		return "compaction", []sessiontree.Entry{e}, nil, err
+	case r < 95 && len(known) > 0:
+		return "refused batch", nil, nil, w.refusedBatch(ctx, st, known)
 	default:
 		e, err = sess.SetName(ctx, "name "+w.marker())
 		return "name", []sessiontree.Entry{e}, nil, err
 	}
+}
+
+// refusedBatch appends a batch whose last draft takes an id the session
+// holds: refused with ErrConflict after its first drafts were written,
+// which in a group of appends makes the group run again with each append
+// in a savepoint (engine/group.go). Nothing of it may stay, and the
+// others' appends must; it returns the refusal, or another error for
+// write to judge.
+func (w *scheduleWriter) refusedBatch(ctx context.Context, st sessiontree.DatabaseSession, known []string) error {
+	drafts := make([]sessiontree.Draft, 1+w.rng.IntN(3))
+	for i := range drafts {
+		drafts[i] = sessiontree.Draft{Type: sessiontree.TypeMessage,
+			Fields: []byte(`{"message":` + string(userMessage("refused "+w.marker())) + `}`)}
+	}
+	drafts = append(drafts, sessiontree.Draft{Type: sessiontree.TypeMessage, ID: known[w.rng.IntN(len(known))],
+		Fields: []byte(`{"message":` + string(userMessage("taken id")) + `}`)})
+	stored, err := st.AppendAll(ctx, drafts, sessiontree.AppendOptions{})
+	if errors.Is(err, sessiontree.ErrConflict) || endedBy(ctx, err) || errors.Is(err, sessiontree.ErrNotFound) {
+		return err // write tells which is expected (the doomed session gone)
+	}
+	return fmt.Errorf("a batch ending in a taken id = %d entries, %v; want ErrConflict", len(stored), err)
 }
 
 // scheduleChild makes spec.N random writes to the sessions of spec.Tag
