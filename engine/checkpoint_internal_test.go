@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,9 +135,30 @@ func holdSnapshot(ctx context.Context, db *DB, d time.Duration) error {
 // checkpoint at close runs only for the last connection to the file: the
 // -wal file grew by every page they wrote (2,900 frames after 80 of
 // them). Each must leave the log copied back at Close, so that it starts
-// over and stays short.
+// over and stays short; and when the handle kept open always holds a
+// snapshot, which keeps a copy back from making the log start over, the
+// log must still start over once it is restartAt long (here 1,000; it
+// grew by 1,800 frames every 50 writers).
 func TestLogBoundedUnderShortWriters(t *testing.T) {
 	t.Parallel()
+	for _, readers := range []bool{false, true} {
+		t.Run(fmt.Sprintf("readers=%v", readers), func(t *testing.T) {
+			t.Parallel()
+			longest, writers := shortWriters(t, readers)
+			const frame = 24 + pageSize
+			if longest > 2*checkpointPages*frame {
+				t.Errorf("the log grew to %d frames under %d writers of five appends each while another handle kept the database open; want at most %d", longest/frame, writers, 2*checkpointPages)
+			}
+			t.Logf("%d writers: the log at most %d frames long", writers, longest/frame)
+		})
+	}
+}
+
+// shortWriters opens and closes a database many times, appending five
+// entries each time, while another handle keeps it open and, with
+// readers, always holds a snapshot; it returns the longest -wal file
+// seen, and how many writers there were.
+func shortWriters(t *testing.T, readers bool) (longest int64, writers int) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "w.db")
 	first := openPath(t, path)
@@ -146,17 +168,35 @@ func TestLogBoundedUnderShortWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Close()
-	writers := 80
+	if readers {
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+				for !stop.Load() {
+					if err := holdSnapshot(ctx, reader, 20*time.Millisecond); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		defer wg.Wait()
+		defer stop.Store(true)
+	}
+	writers = 100
 	if raceEnabled {
-		writers = 30
+		writers = 40
 	}
 	text := strings.Repeat("short ", 700)
-	var longest int64
 	for range writers {
 		w, err := Open(ctx, path, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		w.startCheckpointer()
+		w.cp.restartAt.Store(checkpointPages)
 		st, err := w.OpenSession(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -173,14 +213,10 @@ func TestLogBoundedUnderShortWriters(t *testing.T) {
 			longest = max(longest, fi.Size())
 		}
 	}
-	const frame = 24 + pageSize
-	if longest > checkpointPages*frame {
-		t.Errorf("the log grew to %d frames under %d writers of five appends each while another handle kept the database open; want at most %d", longest/frame, writers, checkpointPages)
-	}
-	t.Logf("%d writers: the log at most %d frames long", writers, longest/frame)
 	if st, err := reader.OpenSession(ctx, id); err != nil {
 		t.Fatal(err)
 	} else if log, err := st.Log(ctx, 0, 0); err != nil || len(log) != 5*writers {
 		t.Fatalf("the reader sees %d entries, %v; want %d", len(log), err, 5*writers)
 	}
+	return longest, writers
 }
