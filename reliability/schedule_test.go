@@ -791,6 +791,14 @@ func (sc *schedule) verify(ctx context.Context) {
 	if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	var backlog int64
+	err := s.Database().View(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		backlog, err = tx.IndexBacklog()
+		return err
+	})
+	if err != nil || backlog != 0 {
+		t.Errorf("after Index, %d entries are left to index, %v; want none", backlog, err)
+	}
 	for i, m := range sc.led.marked {
 		if i%max(1, len(sc.led.marked)/pick(50, 200, 2000)) == 0 && !sc.led.deleted[m.session] {
 			if err := searchFinds(ctx, s, m); err != nil {
