@@ -75,22 +75,7 @@ func TestLogStartsOverUnderReaders(t *testing.T) {
 	const restartAt = checkpointPages
 	db.startCheckpointer()
 	db.cp.restartAt.Store(restartAt)
-	const readerHold = 20 * time.Millisecond
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for i, r := range []*DB{db, other} {
-		wg.Go(func() {
-			time.Sleep(time.Duration(i) * readerHold / 2)
-			for !stop.Load() {
-				if err := holdSnapshot(ctx, r, readerHold); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	defer wg.Wait()
-	defer stop.Store(true)
+	defer holdSnapshots(t, db, other)()
 	var longest int64
 	text := strings.Repeat("steady ", 400)
 	written := int64(24 * restartAt)
@@ -110,6 +95,32 @@ func TestLogStartsOverUnderReaders(t *testing.T) {
 		t.Errorf("the log grew to %d frames while %d pages were written under readers; want at most %d", longest/frame, db.cp.written.Load(), 12*restartAt)
 	}
 	t.Logf("%d pages written, the log at most %d frames long", db.cp.written.Load(), longest/frame)
+}
+
+// readerHold is how long holdSnapshots's readers hold a snapshot.
+const readerHold = 20 * time.Millisecond
+
+// holdSnapshots starts a reader on each of dbs, each always holding a
+// snapshot readerHold long, started half of it apart, so that some
+// snapshot is always held; stop ends them.
+func holdSnapshots(t *testing.T, dbs ...*DB) (stop func()) {
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for i, db := range dbs {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * readerHold / 2)
+			for !done.Load() {
+				if err := holdSnapshot(context.Background(), db, readerHold); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		done.Store(true)
+		wg.Wait()
+	}
 }
 
 // holdSnapshot reads in a transaction of db's read pool that it holds for
@@ -169,21 +180,7 @@ func shortWriters(t *testing.T, readers bool) (longest int64, writers int) {
 	}
 	first.Close()
 	if readers {
-		var stop atomic.Bool
-		var wg sync.WaitGroup
-		for i := range 2 {
-			wg.Go(func() {
-				time.Sleep(time.Duration(i) * 10 * time.Millisecond)
-				for !stop.Load() {
-					if err := holdSnapshot(ctx, reader, 20*time.Millisecond); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		defer wg.Wait()
-		defer stop.Store(true)
+		defer holdSnapshots(t, reader, reader)()
 	}
 	writers = 100
 	if raceEnabled {
