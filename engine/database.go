@@ -112,7 +112,7 @@ func (db *DB) viewTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx, read: true})
+	return ended(ctx, fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx, read: true}))
 }
 
 // NewSession implements [sessiontree.DatabaseTx.NewSession].

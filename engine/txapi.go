@@ -90,7 +90,10 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	}
 	defer sc.Close()
 	if !wait {
-		if _, err := sc.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		// Not under ctx: the driver returns the error of a context that
+		// ended as a statement ran even when it ran, and the connection
+		// would go back to its pool without its busy timeout.
+		if _, err := sc.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`); err != nil {
 			return err
 		}
 	}
@@ -123,10 +126,10 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	}()
 	if err := fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx}); err != nil {
 		_ = tx.Rollback()
-		return err
+		return ended(ctx, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", ended(ctx, err))
 	}
 	return sc.Raw(func(dc any) error {
 		db.committed(dc.(*conn))
@@ -134,11 +137,31 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	})
 }
 
-// raw runs engine statements inside the transaction.
+// raw runs engine statements inside the transaction. database/sql rolls
+// the transaction back as soon as its context ends, on the connection's
+// lock, which Raw holds: with the context not ended when Raw has the
+// lock, the rollback waits for fn, and fn's statements (those bounded to
+// a few rows run without the context's cancellation) run in the
+// transaction; with it ended, they would run outside it, each in a
+// snapshot of its own, so raw refuses with the context's error.
 func (tx *Tx) raw(fn func(w q) error) error {
 	return tx.sc.Raw(func(dc any) error {
+		if err := tx.ctx.Err(); err != nil {
+			return err
+		}
 		return fn(newQ(tx.ctx, tx.db, dc.(*conn), !tx.read))
 	})
+}
+
+// ended returns ctx's error in place of err when ctx has ended and err is
+// database/sql's for a transaction it has already ended (it rolls a
+// transaction back as soon as its context ends): the transaction was
+// rolled back because ctx ended, which is what the caller must learn.
+func ended(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, sql.ErrTxDone) {
+		return ctx.Err()
+	}
+	return err
 }
 
 var sqlTxReadOnly = sql.TxOptions{ReadOnly: true}
