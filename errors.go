@@ -40,7 +40,8 @@ var (
 	// the write may have been stored or not, and it is not tried again
 	// inside, which could store it twice. A caller that tries an append
 	// again should give its draft an id ([Draft].ID): a second append of
-	// an entry that was stored is then refused with [ErrConflict]. Only
+	// an entry that was stored is then refused with an [IDTakenError],
+	// which matches [ErrConflict]; so is a batch sent again. Only
 	// the PostgreSQL engine returns it.
 	ErrCommitUnknown = errors.New("commit outcome unknown")
 	// ErrLocked is returned when another writer holds the session: the
@@ -90,6 +91,22 @@ func (e *CorruptError) Error() string {
 
 // Is makes errors.Is(err, ErrCorrupt) true.
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// IDTakenError refuses an entry whose id the session held before the
+// write: a [Draft] that gives its own id, or an entry of a batch
+// ([BatchAppender]), as when a write whose outcome was unknown
+// ([ErrCommitUnknown]) is sent again. The stored data is sound; only
+// the write conflicts with it. It matches [ErrConflict] with errors.Is.
+// (An id twice in one batch or one file is a [CorruptError].)
+type IDTakenError struct {
+	// ID is the entry id the session holds.
+	ID string
+}
+
+func (e *IDTakenError) Error() string { return "entry id " + e.ID + " already used" }
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *IDTakenError) Is(target error) bool { return target == ErrConflict }
 
 // InvalidEntryError reports why an entry was refused. It matches
 // [ErrInvalidEntry] with errors.Is.

@@ -15,6 +15,10 @@ import (
 // main is, statement for statement, the body of Example (comments aside),
 // which runs with its output checked. An edit of one without the other
 // fails here.
+//
+// The README's other examples are run where their runner is: its shell
+// lines (and every command's --help examples) by cmd/sessiontree's
+// TestDocExamples, its Python and TypeScript by server's TestExamples.
 func TestReadmeGoExample(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	if err != nil {

@@ -63,7 +63,8 @@ type Storage interface {
 	NewEntryID(ctx context.Context) (string, error)
 	// Append adds an entry under the current leaf (the append rule) and
 	// makes it the leaf. It fills in the id and timestamp when the draft
-	// has none, refuses an id already used with [ErrConflict], refuses
+	// has none, refuses an id already used with an [IDTakenError]
+	// (it matches [ErrConflict]), refuses
 	// d.Type == TypeLeaf and malformed fields with [ErrInvalidEntry].
 	Append(ctx context.Context, d Draft, opts AppendOptions) (Entry, error)
 	// AppendUnder is Append of an entry under parent ("" for a new root)
@@ -115,7 +116,10 @@ type StateReader interface {
 // entries are validated (the fields their types require, unique ids,
 // parents that exist earlier in the session or in the batch; a type this
 // package does not know is kept as it is) and stored in order in one
-// transaction; the leaf then follows the leaf rule over them.
+// transaction; the leaf then follows the leaf rule over them. An id the
+// session held before the batch is refused with an [IDTakenError] (a
+// batch sent again conflicts), one twice in the batch with a
+// [CorruptError], as in a file.
 type BatchAppender interface {
 	AppendBatch(ctx context.Context, entries []Entry) error
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sessiontree/sessiontree/store"
@@ -112,15 +111,6 @@ func childImport(ctx context.Context, req importRequest, rep *importReply) error
 	}
 	rep.PeakRSS = procStatus("VmHWM")
 	return errors.Join(err, cerr, s.Close())
-}
-
-// processCPU is the process's user and system time so far.
-func processCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
 // runWait sums the time every thread of the process has waited, runnable,

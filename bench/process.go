@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sessiontree/sessiontree"
@@ -250,11 +249,7 @@ func timeProcess(ctx context.Context, keep bool, bin string, args ...string) ([]
 	if err := cmd.Run(); err != nil {
 		return nil, 0, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // KiB on Linux
-	}
-	return out.Bytes(), rss, nil
+	return out.Bytes(), peakRSS(cmd.ProcessState), nil
 }
 
 // timeCommands runs every command once untimed (to warm the page cache),

@@ -101,9 +101,9 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		_, err := w.exec(query, buf[:entryParams*n]...)
 		if isUniqueID(err) {
 			// An id stored before the batch: find which one.
-			for _, e := range entries[flushed : flushed+n] {
+			for i, e := range entries[flushed : flushed+n] {
 				if k, _ := w.node(s.pk, e.ID); k != nil {
-					return &sessiontree.CorruptError{EntryID: e.ID, Reason: "duplicate id"}
+					return fmt.Errorf("entry %d: %w", flushed+i+1, &sessiontree.IDTakenError{ID: e.ID})
 				}
 			}
 		}
@@ -188,7 +188,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 		local[e.ID] = i
 		buf = entryArgs(buf, s.pk, seq, e, f, parentOf[i], n)
 		if err := flush(false); err != nil {
-			return fail(err)
+			return err // of the rows sent, which the error names
 		}
 		if err := w.label(s.pk, e, f, n.pk); err != nil {
 			return fail(err)

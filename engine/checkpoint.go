@@ -35,33 +35,90 @@ const checkpointPages = 1000
 // of commits (a fleet of agents) that moment never comes, and PASSIVE
 // checkpoints alone let the log grow without bound: 1.3 GB in 3 s of
 // BenchmarkFleet, every commit writing pages of the file the kernel had
-// never cached. So once the log holds restartFrames frames, all of them
-// copied back, the checkpointer also runs a RESTART checkpoint, holding
+// never cached. So once the log holds restartFrames frames, the
+// checkpointer also runs a RESTART checkpoint, holding
 // the write connection meanwhile so that this process's writers leave it
 // the write lock: it copies what the last commits added, waits for the
 // readers of the log to move on, and leaves the log to start over at the
 // next commit. It waits at most restartWait for a lock (another
 // process's writer, a reader of an old snapshot), the time the appends
 // wait for it then, and otherwise leaves it to the next wake-up.
+//
+// Readers that always hold a snapshot (a server, searches, exports, in
+// this process or others, each overlapping the one before) leave no
+// moment when the whole log is copied back: a PASSIVE checkpoint stops at
+// the oldest reader's snapshot. The RESTART is then tried anyway, since it
+// waits for those readers (readers that begin meanwhile read the file
+// alone), but a reader that holds its snapshot longer than the wait
+// outlasts it every time, and the log grew by every page written. So each
+// RESTART that fails waits twice as long the next time, up to
+// restartWaitMax, and one that succeeds halves it, down to restartWait:
+// the appends pay a longer wait only while readers keep the log from
+// starting over.
 const (
-	restartFrames = 8 * checkpointPages
-	restartWait   = 5 * time.Millisecond
+	restartFrames  = 8 * checkpointPages
+	restartWait    = 5 * time.Millisecond
+	restartWaitMax = 320 * time.Millisecond
 )
 
 // checkpoint runs a PASSIVE checkpoint on c, then a RESTART one when the
-// log is restartAt frames long or more, all copied back (see
-// restartFrames). Errors (another process checkpointing, a lock held
-// longer than restartWait: busy) leave the work to the next wake-up.
-func (db *DB) checkpoint(ctx context.Context, c *conn, restartAt int64) {
-	var busy, frames, copied int64
-	err := c.row(ctx, `PRAGMA wal_checkpoint(PASSIVE)`, nil, &busy, &frames, &copied)
-	if err != nil || frames < restartAt || copied < frames {
+// log is restartAt frames long or more (see restartFrames), waiting for
+// its locks as long as cp says. Errors (another process checkpointing, a
+// lock held longer than the wait: busy) leave the work to the next
+// wake-up.
+func (db *DB) checkpoint(ctx context.Context, c *conn, cp *checkpointer) {
+	if !longLog(ctx, c, cp.restartAt.Load()) {
 		return
 	}
+	if err := cp.waitOn(ctx, c); err != nil {
+		return
+	}
+	ok := false
 	_ = withConn(ctx, db.w.DB, func(*conn) error {
-		_, err := c.exec(ctx, `PRAGMA wal_checkpoint(RESTART)`)
-		return err
+		ok = restart(ctx, c)
+		return nil
 	})
+	cp.restarted(ok)
+}
+
+// longLog runs a PASSIVE checkpoint on c and tells whether the log holds
+// restartAt frames or more: a RESTART is due.
+func longLog(ctx context.Context, c *conn, restartAt int64) bool {
+	var busy, frames, copied int64
+	err := c.row(ctx, `PRAGMA wal_checkpoint(PASSIVE)`, nil, &busy, &frames, &copied)
+	return err == nil && frames >= restartAt
+}
+
+// restart runs a RESTART checkpoint on c, waiting for its locks as long
+// as c's busy timeout, and tells whether the log is to start over.
+func restart(ctx context.Context, c *conn) bool {
+	var busy, frames, copied int64
+	err := c.row(ctx, `PRAGMA wal_checkpoint(RESTART)`, nil, &busy, &frames, &copied)
+	return err == nil && busy == 0
+}
+
+// waitOn sets c's busy timeout to the wait of the next RESTART
+// checkpoint, when it changed.
+func (cp *checkpointer) waitOn(ctx context.Context, c *conn) error {
+	if cp.wait == cp.waitSet {
+		return nil
+	}
+	if _, err := c.exec(ctx, `PRAGMA busy_timeout = `+strconv.FormatInt(cp.wait.Milliseconds(), 10)); err != nil {
+		return err
+	}
+	cp.waitSet = cp.wait
+	return nil
+}
+
+// restarted sets the next RESTART checkpoint's wait: half the last, down
+// to restartWait, after one that succeeded; twice the last, up to
+// restartWaitMax, after one that did not (see restartWaitMax).
+func (cp *checkpointer) restarted(ok bool) {
+	if ok {
+		cp.wait = max(cp.wait/2, restartWait)
+	} else {
+		cp.wait = min(2*cp.wait, restartWaitMax)
+	}
 }
 
 // checkpointer runs the checkpoints of a DB. It starts with the first
@@ -83,6 +140,10 @@ type checkpointer struct {
 	written atomic.Int64
 	// restartAt is restartFrames; tests make it smaller.
 	restartAt atomic.Int64
+	// wait is how long the next RESTART checkpoint waits for a lock,
+	// waitSet the busy timeout its connection has (0: none set yet);
+	// only the checkpointer's goroutine touches them.
+	wait, waitSet time.Duration
 }
 
 // startCheckpointer starts the goroutine that runs the checkpoints, once,
@@ -99,6 +160,7 @@ func newCheckpointer(db *DB) *checkpointer {
 	cp := &checkpointer{wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	cp.ctx, cp.cancel = context.WithCancel(context.Background())
 	cp.restartAt.Store(restartFrames)
+	cp.wait = restartWait
 	cp.done.Add(1)
 	go func() {
 		defer cp.done.Done()
@@ -122,16 +184,11 @@ func newCheckpointer(db *DB) *checkpointer {
 					if err != nil {
 						continue // as a failed checkpoint: the next wake-up tries again
 					}
-					c = dc.(*conn)
 					// Only a RESTART checkpoint waits (PASSIVE never
-					// does), and no longer than restartWait.
-					if _, err := c.exec(context.Background(), `PRAGMA busy_timeout = `+strconv.FormatInt(restartWait.Milliseconds(), 10)); err != nil {
-						c.Close()
-						c = nil
-						continue
-					}
+					// does), as long as cp.wait (see waitOn).
+					c, cp.waitSet = dc.(*conn), 0
 				}
-				db.checkpoint(cp.ctx, c, cp.restartAt.Load())
+				db.checkpoint(cp.ctx, c, cp)
 			}
 		}
 	}()
@@ -164,12 +221,41 @@ func (db *DB) committed(c *conn) {
 }
 
 // stopCheckpointer stops the goroutine and waits for it; none starts
-// afterwards.
+// afterwards. Then, when the write connection has written pages since
+// the last checkpoint, it runs a PASSIVE one on it.
+//
+// A process that writes less than a checkpoint's worth never wakes its
+// checkpointer, and SQLite checkpoints at close only when the last
+// connection to the database, of any process, closes. So while one
+// process keeps the database open (a server, a follower, an agent that
+// reads), commands that each append a few entries and exit left every
+// page they wrote in the log, which grew by all of them (22,000 frames,
+// 86 MB, after 600 processes of five appends each). The checkpoint at
+// Close copies what this process's commits left, and what others left
+// before them, as the last connection's close does when nobody else has
+// the database open; the next writer then starts the log over. When
+// readers always hold a snapshot that would not be enough (the log grew
+// by 1,800 frames every 50 such processes), so once the log holds
+// restartAt frames the checkpoint at Close is also a RESTART, which
+// waits restartWaitMax at most for them: a process that lives less long
+// than a checkpoint's worth of writes cannot learn the wait the
+// checkpointer would (see restartWaitMax), and only a long log costs it.
 func (db *DB) stopCheckpointer() {
 	db.cpOnce.Do(func() {})
-	if db.cp != nil {
-		close(db.cp.stop)
-		db.cp.cancel()
-		db.cp.done.Wait()
+	if db.cp == nil {
+		return
 	}
+	close(db.cp.stop)
+	db.cp.cancel()
+	db.cp.done.Wait()
+	ctx := context.Background()
+	_ = withConn(ctx, db.w.DB, func(c *conn) error {
+		if db.cp.pages == 0 || !longLog(ctx, c, db.cp.restartAt.Load()) {
+			return nil
+		}
+		if _, err := c.exec(ctx, `PRAGMA busy_timeout = `+strconv.FormatInt(restartWaitMax.Milliseconds(), 10)); err == nil {
+			restart(ctx, c)
+		}
+		return nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/sqltx"
 )
 
 // Database is a [DB] seen through the engine-neutral contract
@@ -112,7 +113,7 @@ func (db *DB) viewTx(ctx context.Context, fn func(tx *Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	return fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx, read: true})
+	return sqltx.Ended(ctx, fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx, read: true}))
 }
 
 // NewSession implements [sessiontree.DatabaseTx.NewSession].

@@ -114,7 +114,8 @@
 // commit's frames to the kernel in one write instead of two per frame
 // (walbuf.go). A DB checkpoints the log in a goroutine of its own rather
 // than in the commit that fills it, and makes the log start over even
-// while writers never pause (see checkpoint.go). Moving the leaf walks up runs of consecutive entries
+// while writers never pause and readers always hold a snapshot (see
+// checkpoint.go). Moving the leaf walks up runs of consecutive entries
 // rather than one entry at a time (see branch.go). See bench_test.go.
 //
 // # Read-only databases

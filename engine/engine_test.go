@@ -778,8 +778,8 @@ func TestBatchValidation(t *testing.T) {
 		{"missing parent", []sessiontree.Entry{e("c", "b"), e("d", "zz")}, sessiontree.ErrCorrupt},
 		{"parent later in the batch", []sessiontree.Entry{e("c", "d"), e("d", "b")}, sessiontree.ErrCorrupt},
 		{"duplicate in batch", []sessiontree.Entry{e("c", "b"), e("c", "b")}, sessiontree.ErrCorrupt},
-		{"duplicate of stored", append(append([]sessiontree.Entry(nil), many[:150]...), e("a", "n001")), sessiontree.ErrCorrupt},
-		{"duplicate of stored in a full chunk", append(append([]sessiontree.Entry(nil), many[:10]...), append([]sessiontree.Entry{e("b", "n009")}, many[10:]...)...), sessiontree.ErrCorrupt},
+		{"duplicate of stored", append(append([]sessiontree.Entry(nil), many[:150]...), e("a", "n001")), sessiontree.ErrConflict},
+		{"duplicate of stored in a full chunk", append(append([]sessiontree.Entry(nil), many[:10]...), append([]sessiontree.Entry{e("b", "n009")}, many[10:]...)...), sessiontree.ErrConflict},
 		{"invalid", []sessiontree.Entry{labelWithoutTarget("x", "b")}, sessiontree.ErrInvalidEntry},
 		{"fields not its JSON", []sessiontree.Entry{{Type: "future_thing", ID: "x", ParentID: "b", Timestamp: "t", Raw: json.RawMessage(`{}`)}}, sessiontree.ErrInvalidEntry},
 	}

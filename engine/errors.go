@@ -67,10 +67,14 @@ func isBusy(err error) bool {
 }
 
 // isUniqueID reports a UNIQUE failure of (session, id) in entries.
-func isUniqueID(err error) bool {
+func isUniqueID(err error) bool { return isUniqueOn(err, "entries.id") }
+
+// isUniqueOn reports a UNIQUE failure of column, as SQLite names it
+// ("sessions.id").
+func isUniqueOn(err error, column string) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE &&
-		strings.Contains(se.Error(), "entries.id")
+		strings.Contains(se.Error(), column)
 }
 
 // translate maps database errors to the sessiontree sentinels, keeping the

@@ -62,6 +62,9 @@ func (db *DB) CreateSession(ctx context.Context, meta sessiontree.SessionMeta) (
 func createSession(w q, meta sessiontree.SessionMeta) (*Storage, error) {
 	res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
 		nullString(meta.ParentSession), meta.CreatedAt, sessiontree.HeaderChecksum(meta))
+	if isUniqueOn(err, "sessions.id") {
+		return nil, fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)
+	}
 	if err != nil {
 		return nil, err
 	}

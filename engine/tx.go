@@ -89,8 +89,8 @@ func (db *DB) update(ctx context.Context, keep bool, fn func(w q) error) error {
 }
 
 func (db *DB) updateOnce(ctx context.Context, c *conn, keep bool, fn func(w q) error) (err error) {
-	if _, err := c.exec(ctx, qBeginImmediate); err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if err := c.begin(ctx, qBeginImmediate); err != nil {
+		return err
 	}
 	// The heads remembered are those this connection wrote; the data
 	// version tells whether anyone else has written since.
@@ -131,6 +131,21 @@ func (db *DB) updateOnce(ctx context.Context, c *conn, keep bool, fn func(w q) e
 	return nil
 }
 
+// begin runs the BEGIN statement query on c. The driver returns the
+// error of a context that ended while a statement ran even when the
+// statement did run, so a BEGIN that failed may have begun: on any error
+// the transaction, if one is open, is rolled back, so that the connection
+// never goes back to its pool inside one (where every later BEGIN on it
+// failed, and the write connection kept the file's write lock from other
+// processes).
+func (c *conn) begin(ctx context.Context, query string) error {
+	if _, err := c.exec(ctx, query); err != nil {
+		c.rollback()
+		return fmt.Errorf("begin: %w", err)
+	}
+	return nil
+}
+
 // rollback ends the connection's transaction, if one is open. A
 // connection that cannot be rolled back is marked broken, so that the
 // pool discards it rather than hand out a connection inside a
@@ -157,8 +172,8 @@ func (db *DB) view(ctx context.Context, fn func(r q) error) error {
 
 // inView runs fn in a read transaction on c.
 func inView(ctx context.Context, c *conn, fn func(c *conn) error) error {
-	if _, err := c.exec(ctx, qBegin); err != nil {
-		return fmt.Errorf("begin: %w", err)
+	if err := c.begin(ctx, qBegin); err != nil {
+		return err
 	}
 	defer c.rollback()
 	return fn(c)

@@ -91,7 +91,10 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	}
 	defer sc.Close()
 	if !wait {
-		if _, err := sc.ExecContext(ctx, `PRAGMA busy_timeout = 0`); err != nil {
+		// Not under ctx: the driver returns the error of a context that
+		// ended as a statement ran even when it ran, and the connection
+		// would go back to its pool without its busy timeout.
+		if _, err := sc.ExecContext(context.WithoutCancel(ctx), `PRAGMA busy_timeout = 0`); err != nil {
 			return err
 		}
 	}
@@ -124,10 +127,10 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	}()
 	if err := fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx}); err != nil {
 		_ = tx.Rollback()
-		return err
+		return sqltx.Ended(ctx, err)
 	}
-	if err := commitTx(ctx, tx); err != nil {
-		return err
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", sqltx.Ended(ctx, err))
 	}
 	return sc.Raw(func(dc any) error {
 		db.committed(dc.(*conn))
@@ -135,24 +138,13 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 	})
 }
 
-// commitTx commits tx, begun under ctx, with [sqltx.Commit]: when ctx is
-// done, its error. On SQLite a COMMIT that fails committed nothing, so
-// its error is SQLite's, not a commit of unknown outcome.
-func commitTx(ctx context.Context, tx *sqlx.Tx) error {
-	err := sqltx.Commit(ctx, tx)
-	if ce := (*sqltx.CommitError)(nil); errors.As(err, &ce) {
-		return fmt.Errorf("commit: %w", ce.Err)
-	}
-	return err
-}
-
-// raw runs engine statements inside the transaction. Once tx.ctx is done
-// it runs none and returns the context's error: database/sql then rolls
-// the transaction back on a goroutine of its own, which takes the
-// connection between two calls (never during one: Raw holds it), and a
-// statement run after that rollback would run outside any transaction,
-// its reads missing the transaction's writes (a session just created
-// "not found") and its writes committed alone.
+// raw runs engine statements inside the transaction. database/sql rolls
+// the transaction back as soon as its context ends, on the connection's
+// lock, which Raw holds: with the context not ended when Raw has the
+// lock, the rollback waits for fn, and fn's statements (those bounded to
+// a few rows run without the context's cancellation) run in the
+// transaction; with it ended, they would run outside it, each in a
+// snapshot of its own, so raw refuses with the context's error.
 func (tx *Tx) raw(fn func(w q) error) error {
 	return tx.sc.Raw(func(dc any) error {
 		if err := tx.ctx.Err(); err != nil {

@@ -307,7 +307,7 @@ func (s *Storage) insertNew(w q, h head, ownID string, pre *built, build builder
 		n, err := w.insert(s.pk, h.count+1, e, &f, h.leaf, ancestorDepth)
 		if isUniqueID(err) {
 			if ownID != "" {
-				return e, f, n, fmt.Errorf("entry id %s already used: %w", e.ID, sessiontree.ErrConflict)
+				return e, f, n, &sessiontree.IDTakenError{ID: e.ID}
 			}
 			continue
 		}

@@ -222,7 +222,7 @@ func (s *Storage) appendLocked(ctx context.Context, d sessiontree.Draft, opts se
 	if id == "" {
 		id = sessiontree.NewEntryID(s.taken)
 	} else if s.taken(id) {
-		return sessiontree.Entry{}, fmt.Errorf("entry id %s already used: %w", id, sessiontree.ErrConflict)
+		return sessiontree.Entry{}, &sessiontree.IDTakenError{ID: id}
 	}
 	ts := d.Timestamp
 	if ts == "" {
@@ -275,7 +275,7 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 	defer s.mu.Unlock()
 	mark := len(s.entries)
 	for i, e := range entries {
-		f, err := s.checkBatchEntry(e)
+		f, err := s.checkBatchEntry(e, mark)
 		if err != nil {
 			s.rollback(mark)
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
@@ -289,10 +289,15 @@ func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) 
 }
 
 // checkBatchEntry validates e and checks it against the session by the
-// root package's replay, and returns its effects.
-func (s *Storage) checkBatchEntry(e sessiontree.Entry) (sessiontree.Effects, error) {
+// root package's replay, and returns its effects. An id among the mark
+// entries stored before the batch is taken; one earlier in the batch is
+// the replay's duplicate.
+func (s *Storage) checkBatchEntry(e sessiontree.Entry, mark int) (sessiontree.Effects, error) {
 	if err := e.Validate(); err != nil {
 		return sessiontree.Effects{}, err
+	}
+	if pos, ok := s.byID[e.ID]; ok && pos < mark {
+		return sessiontree.Effects{}, &sessiontree.IDTakenError{ID: e.ID}
 	}
 	f := sessiontree.EffectsOf(e, "")
 	return f, sessiontree.CheckEntry(e, &f, (*earlier)(s))

@@ -27,7 +27,7 @@
 //
 // Each pending migration runs with its version record in one
 // BEGIN IMMEDIATE transaction (on PostgreSQL: a transaction that first
-// takes an advisory lock, pg_advisory_xact_lock, held until it ends). The applied versions are read again after
+// takes an advisory lock, held until it ends: [LockPostgres]). The applied versions are read again after
 // BEGIN, under the write lock, so two processes opening a fresh file at once
 // cannot both apply a step: the second finds it recorded and skips it. A
 // failing step rolls back whole: nothing of it, and no version record, is

@@ -144,6 +144,42 @@ const (
 // time.
 const AdvisoryLockKey = 0x73747265
 
+// LockPostgres takes the migrations' advisory lock (AdvisoryLockKey) in
+// tx, a PostgreSQL transaction, until it ends, waiting for another
+// process that holds it as long as ctx allows. It tries the lock
+// (pg_try_advisory_xact_lock) and pauses between tries, up to 200 ms,
+// rather than waiting in the server, where a bound the server sets on a
+// statement's wait (lock_timeout, statement_timeout: a role's or a
+// database's settings) ended the wait: every process opening the database
+// while another migrated it failed, where a SQLite step waits past its
+// busy timeout (step). It also lifts statement_timeout for the rest of
+// tx: what runs under the lock (a migration, work left to Go after the
+// migrations) runs once and as long as it needs; under a bound shorter
+// than a large database's migration, no process could ever migrate it.
+// lock_timeout stays: a step's DDL queued for a table lock behind a long
+// transaction holds up every other statement on the table, which a
+// DBA's lock_timeout is there to end.
+func LockPostgres(ctx context.Context, tx sqlx.QueryerContext) error {
+	var pause time.Duration
+	for {
+		var got struct {
+			Lifted string `db:"lifted"`
+			Got    bool   `db:"got"`
+		}
+		err := sqlx.GetContext(ctx, tx, &got, `SELECT set_config('statement_timeout', '0', true) AS lifted,
+			pg_try_advisory_xact_lock($1) AS got`, AdvisoryLockKey)
+		if err != nil || got.Got {
+			return err
+		}
+		pause = min(max(2*pause, 5*time.Millisecond), 200*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
 // tableExists is the query telling whether the records table exists.
 func (d Dialect) tableExists() string {
 	if d == Postgres {
@@ -468,7 +504,7 @@ func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opt
 	if opts.Dialect == Postgres {
 		// Processes migrating at once queue here; the records are read
 		// again below, after the lock.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, AdvisoryLockKey); err != nil {
+		if err := LockPostgres(ctx, tx); err != nil {
 			return false, 0, fmt.Errorf("migration %s: lock: %w", m.Name, err)
 		}
 	}

@@ -81,7 +81,14 @@ func customChain(t testing.TB, prefix string, n int) []sessiontree.Entry {
 // opts, closed when t ends.
 func openTestDB(t testing.TB, opts Options) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), pgtest.Migrated.Database(t), opts)
+	return openTestURL(t, pgtest.Migrated.Database(t), opts)
+}
+
+// openTestURL opens the database at url for t with opts, closed when t
+// ends.
+func openTestURL(t testing.TB, url string, opts Options) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

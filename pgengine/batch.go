@@ -162,6 +162,9 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 	if err := e.Validate(); err != nil {
 		return err
 	}
+	if b.storedIDs[e.ID] {
+		return &sessiontree.IDTakenError{ID: e.ID}
+	}
 	f := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role) // the settings too, as an Append's facts
 	if err := replay.Next(e, &f, batchEarlier{b}); err != nil {
 		return err
@@ -280,9 +283,11 @@ SELECT seq FROM up WHERE depth = $3`
 // the batch's so far and the session's stored ones.
 type batchEarlier struct{ b *batch }
 
+// Taken answers for the batch only: placeEntry refuses an id stored
+// before it first.
 func (e batchEarlier) Taken(id string) bool {
 	_, ok := e.b.local[id]
-	return ok || e.b.storedIDs[id]
+	return ok
 }
 
 func (e batchEarlier) Exists(id string) (bool, error) {

@@ -144,7 +144,7 @@ func TestAppendBatchRefuses(t *testing.T) {
 		want  error
 		entry string // in the message
 	}{
-		{"id stored before", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "a2", "n1")}, sessiontree.ErrCorrupt, "a2"},
+		{"id stored before", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "a2", "n1")}, sessiontree.ErrConflict, "a2"},
 		{"id twice in batch", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "n1", "a4")}, sessiontree.ErrCorrupt, "n1"},
 		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrCorrupt, "n1"},
 		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrCorrupt, "n1"},

@@ -99,7 +99,7 @@ func (s *Storage) claimTx(ctx context.Context, op string, fn func(tx *sqlx.Tx) e
 			return &SessionNotFoundError{ID: s.meta.ID}
 		}
 		if err != nil {
-			return err
+			return lockWaitErr(err)
 		}
 		return fn(tx)
 	})

@@ -36,8 +36,16 @@ func (tx *Tx) Context() context.Context { return tx.ctx }
 
 // View implements [sessiontree.Database.View]: fn runs in one read-only
 // REPEATABLE READ snapshot, which neither blocks nor waits for writers.
+// It runs once: fn may act outside the transaction (an export writes its
+// file as it reads), so a connection lost once fn began fails the View
+// (ErrStorage), where a connection lost before (at BEGIN) is tried again.
 func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.view(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx}) })
+	ran := false
+	again := func(err error) bool { return !ran && retryable(err) }
+	return db.viewWhen(ctx, "", again, func(tx *sqlx.Tx) error {
+		ran = true
+		return callers(fn(&Tx{ctx: ctx, db: db, tx: tx}))
+	})
 }
 
 // Update implements [sessiontree.Database.Update]. Unlike the SQLite
@@ -50,9 +58,13 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // until the commit, as it does in the SQLite engine's transaction.
 // A lock is waited for as long as ctx allows. A deadlock, a serialization
 // failure or a connection lost before the commit runs fn again, a bounded
-// number of times ([Options.Attempts]).
+// number of times ([Options.Attempts]). fn should not keep the
+// transaction waiting between its statements: the server ends one left
+// idle for a minute (idle_in_transaction_session_timeout, unless the URL
+// sets another: dial.go), so that a client lost mid-write frees the
+// sessions it locked.
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "", func(tx *sqlx.Tx) error { return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}) })
+	return db.update(ctx, "", func(tx *sqlx.Tx) error { return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})) })
 }
 
 // TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
@@ -67,7 +79,7 @@ func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) 
 		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
 			return err
 		}
-		return fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})
+		return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}))
 	})
 }
 
@@ -152,6 +164,24 @@ func openStorage(ctx context.Context, db *DB, q sqlx.QueryerContext, id string) 
 // codeLockNotAvailable is PostgreSQL's refusal of a lock under NOWAIT or
 // lock_timeout.
 const codeLockNotAvailable = "55P03"
+
+// codeQueryCanceled is PostgreSQL's cancel of a statement: the server's
+// statement_timeout (or an administrator's pg_cancel_backend; pgx ends a
+// statement whose context ended otherwise, by the socket's deadline).
+const codeQueryCanceled = "57014"
+
+// lockWaitErr is the error of a statement that waits for a session row's
+// lock: one the server ended for waiting longer than its statement_timeout
+// allows is the session held by another writer too long, as lock_timeout's
+// refusal (55P03) is, and matches sessiontree.ErrLocked, as a wait past
+// SQLite's busy timeout does, rather than a storage failure.
+func lockWaitErr(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == codeQueryCanceled {
+		return fmt.Errorf("%w: %w", sessiontree.ErrLocked, err)
+	}
+	return err
+}
 
 // isLockNotAvailable reports whether err is a lock TryUpdate did not get.
 func isLockNotAvailable(err error) bool {

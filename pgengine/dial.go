@@ -24,11 +24,27 @@ import (
 // keepalives_idle, keepalives_interval (s) and keepalives_count override
 // them; pgx would send them to the server as settings of the session,
 // which it refuses, so they are read here (dialConfig).
+//
+// The server is asked for the same bounds on its side of the connection
+// (its settings tcp_keepalives_idle, _interval, _count and
+// tcp_user_timeout, whatever libpq's parameters made them here): a
+// client lost while its transaction holds a session's row lock (a
+// machine of the fleet powered off or cut off mid-append) otherwise
+// keeps the lock, and every other writer to the session waiting, until
+// the server's operating system gives up on the connection, after more
+// than two hours of keepalive by default. A client that is there but
+// stopped (frozen, or its network path still taking what it is sent)
+// with a transaction open is bounded by idleInTransaction
+// (idle_in_transaction_session_timeout, unless the URL sets it): the
+// server ends that session and its locks go.
 const (
 	tcpUserTimeout    = 30 * time.Second
 	keepaliveIdle     = 15 * time.Second
 	keepaliveInterval = 5 * time.Second
 	keepaliveCount    = 3
+	// idleInTransaction is twice the TCP bound: no transaction of the
+	// engine waits that long for its client between statements.
+	idleInTransaction = time.Minute
 )
 
 // connConfig parses url as pgx does, then sets its dialer (dialConfig)
@@ -85,5 +101,23 @@ func dialConfig(cfg *pgx.ConnConfig) error {
 	}
 	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: -1, KeepAliveConfig: ka, Control: userTimeoutControl(user)}
 	cfg.DialFunc = d.DialContext
+	serverBounds(cfg, ka, user)
 	return nil
+}
+
+// serverBounds asks the server for the bounds of the connection's other
+// side: the keepalives ka and user timeout user the client's side has
+// (a server ignores them on a Unix socket), and idleInTransaction unless
+// cfg (the URL) sets it.
+func serverBounds(cfg *pgx.ConnConfig, ka net.KeepAliveConfig, user time.Duration) {
+	p := cfg.RuntimeParams
+	if ka.Enable {
+		p["tcp_keepalives_idle"] = strconv.Itoa(int(ka.Idle / time.Second))
+		p["tcp_keepalives_interval"] = strconv.Itoa(int(ka.Interval / time.Second))
+		p["tcp_keepalives_count"] = strconv.Itoa(ka.Count)
+	}
+	p["tcp_user_timeout"] = strconv.FormatInt(user.Milliseconds(), 10)
+	if _, ok := p["idle_in_transaction_session_timeout"]; !ok {
+		p["idle_in_transaction_session_timeout"] = strconv.FormatInt(idleInTransaction.Milliseconds(), 10)
+	}
 }

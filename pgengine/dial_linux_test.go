@@ -3,6 +3,7 @@ package pgengine
 import (
 	"context"
 	"net"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -15,14 +16,16 @@ type sockopts struct {
 }
 
 // dialedOpts dials a listener of its own with the dialer connConfig
-// gives dbURL and reads back the socket's options.
+// gives dbURL and reads back the socket's options, which the server is
+// asked to give its side too (serverBounds: its settings of the same
+// meaning; libpq's names are never sent).
 func dialedOpts(t *testing.T, dbURL string) sockopts {
 	t.Helper()
 	cfg, err := connConfig(dbURL)
 	if err != nil {
 		t.Fatalf("connConfig(%q) = %v", dbURL, err)
 	}
-	for _, p := range []string{"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout"} {
+	for _, p := range []string{"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count"} {
 		if v, ok := cfg.RuntimeParams[p]; ok {
 			t.Errorf("connConfig(%q) sends the server %s=%s; want it read by the dialer alone", dbURL, p, v)
 		}
@@ -56,6 +59,21 @@ func dialedOpts(t *testing.T, dbURL string) sockopts {
 		get(int(fd), unix.IPPROTO_TCP, unix.TCP_KEEPCNT, &o.count)
 	}); err != nil || gerr != nil {
 		t.Fatalf("getsockopt: %v, %v", err, gerr)
+	}
+	server := sockopts{keepalive: o.keepalive}
+	for _, p := range []struct {
+		name string
+		to   *int
+	}{{"tcp_user_timeout", &server.userTimeoutMs}, {"tcp_keepalives_idle", &server.idle},
+		{"tcp_keepalives_interval", &server.interval}, {"tcp_keepalives_count", &server.count}} {
+		*p.to, _ = strconv.Atoi(cfg.RuntimeParams[p.name])
+	}
+	want := o
+	if o.keepalive == 0 {
+		want.idle, want.interval, want.count = 0, 0, 0 // the server keeps its own
+	}
+	if server != want {
+		t.Errorf("connConfig(%q) asks the server for %+v; want %+v, the client's", dbURL, server, want)
 	}
 	return o
 }

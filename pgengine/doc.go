@@ -14,8 +14,9 @@
 // listening for a session's appends, migration 6), and derived_redo, the
 // sessions whose derived values an older engine computed by rules since
 // fixed, which Open computes again (migrations 14 and 16), and
-// header_checksum_fill, the sessions stored before migration 18 whose
-// header checksum Open computes. Triggers refuse to change or delete an entry
+// header_checksum_fill, the sessions stored before migration 18, or
+// created since by an older engine (migration 19), whose header checksum
+// Open computes. Triggers refuse to change or delete an entry
 // outside a session delete. A [DB] is a sessiontree.Database, the
 // contract package store runs on.
 //

@@ -27,9 +27,10 @@ func (tx *Tx) sessionKey(id string) (int64, error) {
 func (tx *Tx) ExportHead(id string) (sessiontree.ExportHead, error) {
 	var h sessiontree.ExportHead
 	var sum sql.NullInt64
+	var unsummed bool
 	err := tx.tx.QueryRowContext(tx.ctx, `SELECT id, version, created_at, cwd, coalesce(parent_session, ''),
-		coalesce(leaf_id, ''), entry_count, header_checksum FROM sessions WHERE id = $1 AND NOT deleting`, id).
-		Scan(&h.Meta.ID, &h.Meta.Version, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries, &sum)
+		coalesce(leaf_id, ''), entry_count, header_checksum, `+headerUnsummed+` FROM sessions WHERE id = $1 AND NOT deleting`, id).
+		Scan(&h.Meta.ID, &h.Meta.Version, &h.Meta.CreatedAt, &h.Meta.Cwd, &h.Meta.ParentSession, &h.Leaf, &h.Entries, &sum, &unsummed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, &SessionNotFoundError{ID: id}
 	}
@@ -37,7 +38,7 @@ func (tx *Tx) ExportHead(id string) (sessiontree.ExportHead, error) {
 		return h, fmt.Errorf("export %s: %w", id, storageErr(err))
 	}
 	// The header is written from these columns (header.go).
-	return h, sessiontree.VerifyHeaderChecksum(h.Meta, sum)
+	return h, verifyHeader(h.Meta, sum, unsummed)
 }
 
 // referencedLeavesQuery reads the leaf entries of session $1 (the index

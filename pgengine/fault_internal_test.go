@@ -81,6 +81,20 @@ func once(act pgtest.Action, match func(m pgtest.Message) bool) pgtest.Fault {
 	}
 }
 
+// signalling is once(act, match) that also closes the channel it
+// returns when it acts.
+func signalling(act pgtest.Action, match func(m pgtest.Message) bool) (pgtest.Fault, <-chan struct{}) {
+	acted := make(chan struct{})
+	f := once(act, match)
+	return func(n int, m pgtest.Message) pgtest.Action {
+		a := f(n, m)
+		if a != pgtest.Pass {
+			close(acted)
+		}
+		return a
+	}, acted
+}
+
 // committed matches the server's reply to a COMMIT that committed.
 func committed(m pgtest.Message) bool { return !m.FromClient && m.Tag == "COMMIT" }
 
@@ -493,15 +507,8 @@ func TestQueuedAppendLeavesAtItsDeadline(t *testing.T) {
 	t.Parallel()
 	f := faultSession(t)
 	others, _ := groupSessions(t, f.proxied, 3)
-	stalled := make(chan struct{})
-	stall := once(pgtest.Stall, sending("INSERT INTO entries"))
-	f.p.SetFault(func(n int, m pgtest.Message) pgtest.Action {
-		a := stall(n, m)
-		if a == pgtest.Stall {
-			close(stalled)
-		}
-		return a
-	})
+	stall, stalled := signalling(pgtest.Stall, sending("INSERT INTO entries"))
+	f.p.SetFault(stall)
 	lead := make(chan error, 1)
 	go func() {
 		_, err := f.st.Append(context.Background(), customDraft(1), sessiontree.AppendOptions{})
@@ -549,17 +556,22 @@ var emptyDB = pgtest.NewTemplate(func(context.Context, string) error { return ni
 // TestOpenRetriesConnectionLostInMigration: Open migrating an empty
 // database through the proxy loses its connection at a step, either
 // before the step ran (a statement cut on its way) or after it committed
-// (its COMMIT's reply cut: an unknown outcome). Open tries again and
-// succeeds, the step that committed found recorded, not applied twice,
-// and the schema is the latest.
+// (its COMMIT's reply cut: an unknown outcome), or at its read, after
+// the migrations, of what they left to Go (afterMigrations: a read of
+// one statement on the pool, tried again as every other is; Open failed
+// with 'after the migrations: storage failure: ... connection reset by
+// peer', met by TestFleet's client behind the cutting proxy). Open tries
+// again and succeeds, the step that committed found recorded, not
+// applied twice, and the schema is the latest.
 func TestOpenRetriesConnectionLostInMigration(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault pgtest.Fault
 	}{
-		{"statement cut", once(pgtest.Cut, sending("pg_advisory_xact_lock"))},
+		{"statement cut", once(pgtest.Cut, sending("advisory_xact_lock"))},
 		{"commit reply cut", once(pgtest.Cut, committed)},
+		{"after the migrations", once(pgtest.Cut, sending("EXISTS (SELECT 1 FROM derived_redo)"))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

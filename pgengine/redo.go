@@ -40,7 +40,7 @@ func (db *DB) redoDerived(ctx context.Context) error {
 // last one off, so that none returns from Open before every value is
 // right.
 func redoNext(ctx context.Context, tx *sqlx.Tx) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, migrate.AdvisoryLockKey); err != nil {
+	if err := migrate.LockPostgres(ctx, tx); err != nil {
 		return err
 	}
 	var session int64

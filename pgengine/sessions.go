@@ -223,7 +223,7 @@ func deleteSession(ctx context.Context, tx *sqlx.Tx, id string, now time.Time, o
 		return &SessionNotFoundError{ID: id}
 	}
 	if err != nil {
-		return err
+		return lockWaitErr(err)
 	}
 	if err := sessiontree.CheckDelete(claimRow{ctx, tx, pk}, id, opts, now); err != nil {
 		return err
@@ -293,5 +293,5 @@ func (tx *Tx) rowRead(dest any, columns, id string) error {
 			tx.db.contended.Store(pk)
 		}
 	}
-	return err
+	return lockWaitErr(err)
 }

@@ -32,11 +32,15 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 }
 
 // view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
-// carries (withSnapshot), or a new one. The commit of a snapshot of its
-// own only ends it, writing nothing: one that fails is no write of
-// unknown outcome but its cause, tried again when the connection was
-// lost (readCommitErr).
+// carries (withSnapshot), or a new one, tried again (fn run again) when
+// it fails as retry says. The commit of a snapshot of its own only ends
+// it (readCommitErr).
 func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	return db.viewWhen(ctx, op, retryable, fn)
+}
+
+// viewWhen is view with again deciding which errors run fn again.
+func (db *DB) viewWhen(ctx context.Context, op string, again func(error) bool, fn func(tx *sqlx.Tx) error) error {
 	if tx, ok := snapshotOf(ctx); ok {
 		if err := fn(tx); err != nil {
 			return opErr(op, err)
@@ -44,15 +48,19 @@ func (db *DB) view(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) e
 		return nil
 	}
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	return db.retry(ctx, op, func() error { return readCommitErr(db.runTx(ctx, opts, fn)) })
+	return db.retryWhen(ctx, op, again, func() error { return readCommitErr(db.runTx(ctx, opts, fn)) })
 }
 
-// readCommitErr is the error of a read-only transaction: the cause of a
-// failed commit, which wrote nothing, rather than a CommitError.
+// readCommitErr is the error of a read-only transaction: nil when only
+// its commit failed (a sqltx.CommitError, the connection lost at the
+// COMMIT): the commit of a read-only transaction writes nothing, and fn
+// read all it read in its snapshot, so it succeeded. Running fn again
+// instead, as before, ran a DB.View's function twice, and an export
+// wrote its file twice over.
 func readCommitErr(err error) error {
 	var ce *sqltx.CommitError
 	if errors.As(err, &ce) {
-		return ce.Err
+		return nil
 	}
 	return err
 }
@@ -239,7 +247,37 @@ func storageErr(err error) error {
 	case pg.Code == codeReadOnlyTx || pg.Code == codeNoPrivilege:
 		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
 	}
+	var ce callerError
+	if errors.As(err, &ce) && !fromServer(err) {
+		return err // the caller's own refusal, no storage failure
+	}
 	return fmt.Errorf("%w: %w", sessiontree.ErrStorage, err)
+}
+
+// callerError is an error the function given to [DB.View], [DB.Update]
+// or [DB.TryUpdate] returned: storageErr leaves it as it is, unless it
+// holds an error of the server or the connection (fn's statements fail
+// as the engine's own do). A caller's refusal inside its transaction,
+// such as a fork before an entry that is not a user message, is then no
+// storage failure, as on SQLite.
+type callerError struct{ err error }
+
+func (e callerError) Error() string { return e.err.Error() }
+func (e callerError) Unwrap() error { return e.err }
+
+// callers marks err, returned by a caller's function, as a callerError.
+func callers(err error) error {
+	if err == nil {
+		return nil
+	}
+	return callerError{err}
+}
+
+// fromServer reports whether err holds an error of the server, the
+// connection or the transaction.
+func fromServer(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) || lostConnection(err) || errors.Is(err, sql.ErrTxDone) || errors.Is(err, sql.ErrConnDone)
 }
 
 // isUniqueViolation reports whether err is a unique constraint refusal.

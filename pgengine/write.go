@@ -104,7 +104,7 @@ func (s *Storage) lock(ctx context.Context, tx *sqlx.Tx) (*session, error) {
 }
 
 // lockErr is the error of a lockQuery that failed: no row is a missing
-// session.
+// session, a wait past the server's bound ErrLocked (lockWaitErr).
 func (s *Storage) lockErr(err error) error {
 	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
 		return &SessionNotFoundError{ID: s.meta.ID}
@@ -112,7 +112,7 @@ func (s *Storage) lockErr(err error) error {
 	if isLockNotAvailable(err) {
 		s.db.contended.Store(s.pk) // for WaitForLock
 	}
-	return err
+	return lockWaitErr(err)
 }
 
 // sessionOf is the write's session from its locked row. A row whose
@@ -424,7 +424,7 @@ func nulColumn(e sessiontree.Entry) string {
 // gave is a conflict; a generated one is errIDTaken, tried again.
 func (st *session) idErr(d sessiontree.Draft, e sessiontree.Entry, err error) error {
 	if errors.Is(err, errIDTaken) && d.ID != "" {
-		return fmt.Errorf("entry id %s already used: %w", e.ID, sessiontree.ErrConflict)
+		return &sessiontree.IDTakenError{ID: e.ID}
 	}
 	return err
 }

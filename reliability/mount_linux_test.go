@@ -14,3 +14,11 @@ func remountReadOnly(dir string) error {
 
 // unmount unmounts dir.
 func unmount(dir string) { _ = syscall.Unmount(dir, 0) }
+
+// bindReadOnly mounts dir src again on dst, read-only (root only).
+func bindReadOnly(src, dst string) error {
+	if err := syscall.Mount(src, dst, "", syscall.MS_BIND, ""); err != nil {
+		return err
+	}
+	return syscall.Mount(src, dst, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
+}

@@ -7,7 +7,7 @@
 //
 // # The API
 //
-// The routes live in one table ([Server.routes]); /api/openapi.json
+// The routes live in one table (Server.routes); /api/openapi.json
 // describes them, and tests hold the document to the table and to what
 // every route answers (status, Content-Type, body). The body of every GET is exactly what the matching command
 // prints with --json (compact): both call the same function of package

@@ -28,12 +28,16 @@ const (
 
 // StatusOf returns the HTTP status and error code for err, told apart
 // with errors.Is from the library's sentinels: a missing session or
-// entry is 404, a stale ifLeaf or a used id 409, a session another writer
-// holds 423, a malformed request, entry, query or edit 400 (a fork
-// before an entry that is not a user message too), a read-only database
-// 403, anything else 500.
+// entry is 404, a stale ifLeaf or a used id 409, a session another
+// writer holds 423, a malformed request, entry, query or edit 400 (a
+// fork before an entry that is not a user message too, and an id prefix
+// several sessions or entries start with), a read-only database 403,
+// anything else 500.
 func StatusOf(err error) (int, string) {
+	var ambiguous *cli.AmbiguousEntryError
 	switch {
+	case errors.As(err, &ambiguous): // an ErrNotFound, but as a session's
+		return http.StatusBadRequest, CodeBadRequest
 	case errors.Is(err, sessiontree.ErrNotFound):
 		return http.StatusNotFound, CodeNotFound
 	case errors.Is(err, sessiontree.ErrConflict):

@@ -122,23 +122,40 @@ func (srv *Server) newEntries(r *http.Request, st sessiontree.DatabaseSession, a
 	return log, err
 }
 
-// eventsStart returns the sequence number an event stream starts after.
+// eventsStart returns the sequence number an event stream starts after:
+// the one asked for (eventsCursor), which the log must reach (past its
+// end no entry would ever come: a 400 says so), else the log's end.
 func (srv *Server) eventsStart(r *http.Request, st sessiontree.DatabaseSession) (int64, error) {
-	// A reconnecting browser repeats the URL it first opened, so its
-	// Last-Event-ID, which is later, wins over ?after.
-	if s := r.Header.Get("Last-Event-ID"); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("Last-Event-ID %q: want an entry's sequence number: %w", s, ErrBadRequest)
-		}
-		return n, nil
-	}
-	if _, ok := param(r, "after"); ok {
-		return intParam(r, "after", 0)
-	}
 	in, err := srv.store.Info(r.Context(), st.ID())
 	if err != nil {
 		return 0, err
 	}
-	return in.Entries, nil
+	n, given, err := eventsCursor(r)
+	switch {
+	case err != nil:
+		return 0, err
+	case given == "":
+		return in.Entries, nil
+	case n > in.Entries:
+		return 0, fmt.Errorf("%s %d: the session's log has %d entries: %w", given, n, in.Entries, ErrBadRequest)
+	}
+	return n, nil
+}
+
+// eventsCursor reads where a stream is asked to start, and what asked
+// it ("" for neither): a reconnecting browser repeats the URL it first
+// opened, so its Last-Event-ID, which is later, wins over ?after.
+func eventsCursor(r *http.Request) (int64, string, error) {
+	if s := r.Header.Get("Last-Event-ID"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 0 {
+			return 0, "", fmt.Errorf("Last-Event-ID %q: want an entry's sequence number: %w", s, ErrBadRequest)
+		}
+		return n, "Last-Event-ID", nil
+	}
+	if _, ok := param(r, "after"); !ok {
+		return 0, "", nil
+	}
+	n, err := intParam(r, "after", 0)
+	return n, "after", err
 }

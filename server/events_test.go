@@ -263,3 +263,42 @@ func TestEventsReconnect(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsStartBeyondLog checks that a stream asked to start after an
+// entry the log does not have (?after= or Last-Event-ID past its end, a
+// cursor of another session or of one deleted and made again) is a 400
+// that says so: it was a stream that stayed silent, since the entries
+// appended next had sequence numbers below the start. After the last
+// entry is where a stream of what comes next starts, and is taken.
+func TestEventsStartBeyondLog(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{}) // three entries
+	for _, c := range []struct {
+		query, lastEventID string
+		status             int
+	}{
+		{"?after=4", "", 400},
+		{"", "9", 400},
+		{"?after=3", "", 200},
+		{"", "3", 200},
+	} {
+		req, _ := http.NewRequest("GET", f.url+"/api/sessions/s1/events"+c.query, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if c.lastEventID != "" {
+			req.Header.Set("Last-Event-ID", c.lastEventID)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != c.status {
+			t.Errorf("events%s (Last-Event-ID %q) = %d; want %d", c.query, c.lastEventID, resp.StatusCode, c.status)
+		} else if c.status == 400 {
+			body, _ := io.ReadAll(resp.Body)
+			if !strings.Contains(string(body), "3 entries") {
+				t.Errorf("events%s (Last-Event-ID %q) answered %s; want it to say the log has 3 entries", c.query, c.lastEventID, body)
+			}
+		}
+		resp.Body.Close()
+	}
+}

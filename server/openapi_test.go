@@ -212,6 +212,8 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 		{"GET", "/api/search?q=step", ""},
 		{"GET", "/api/search?q=step&session=" + sid + "&literal=1", ""},
 		{"GET", "/api/search?q=%22x", ""},
+		{"GET", "/api/search?q=step&session=nope", ""},
+		{"GET", "/api/sessions/nope/events", ""},
 		{"GET", "/api/sessions/" + sid + "/events?after=x", ""},
 		{"POST", "/api/sessions", `{"cwd":"/tmp/new","metadata":{"k":1}}`},
 		{"POST", "/api/sessions", `{"id":"empty"}`},
@@ -251,6 +253,49 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 		for _, bad := range s.checkAnswer(req.method, req.path, f.do(req)) {
 			t.Error(bad)
 		}
+	}
+}
+
+// TestOpenAPIRequestBodies holds every write to what openapi.json says
+// of its body: a body marked required is refused when empty, one that is
+// not is taken empty (its defaults); a body without a member the schema
+// requires is refused, and so is one with a member the schema does not
+// have. Each refusal is a 400 in the error shape.
+func TestOpenAPIRequestBodies(t *testing.T) {
+	t.Parallel()
+	s := loadSpec(t)
+	f := newFixture(t, Options{})
+	for tmpl, ops := range s.doc["paths"].(map[string]any) {
+		for method, op := range ops.(map[string]any) {
+			o, isOp := op.(map[string]any) // not the path's "parameters"
+			body, ok := o["requestBody"].(map[string]any)
+			if !isOp || !ok {
+				continue
+			}
+			method = strings.ToUpper(method)
+			path := strings.ReplaceAll(tmpl, "{id}", f.session)
+			sch := s.resolve(body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any))
+			r := f.do(request{method: method, path: path, bearer: token})
+			if required := body["required"] == true; required != (r.status == 400) {
+				t.Errorf("%s %s with no body = %d %s; openapi.json has the body required: %v", method, path, r.status, r.body, required)
+			}
+			if len(asSlice(sch["required"])) > 0 {
+				refused(t, f, method, path, `{}`)
+			}
+			if sch["additionalProperties"] == false {
+				refused(t, f, method, path, `{"notAMember":1}`)
+			}
+		}
+	}
+}
+
+// refused sends a write and fails unless it is answered 400 in the
+// error shape.
+func refused(t *testing.T, f *fixture, method, path, body string) {
+	t.Helper()
+	r := f.do(request{method: method, path: path, body: body, bearer: token})
+	if r.status != 400 || errorCode(t, r) != CodeBadRequest {
+		t.Errorf("%s %s %s = %d %s; want 400", method, path, body, r.status, r.body)
 	}
 }
 

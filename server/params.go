@@ -93,22 +93,29 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	return false, fmt.Errorf("%s=%q: want 1 or 0: %w", name, s, ErrBadRequest)
 }
 
-// cwdParam reads the cwd filter, "" when absent. It takes an absolute
-// path only: a relative one would be resolved against the server's
-// working directory, which is not the caller's (the command resolves
-// --cwd against the caller's). It is made a cwd as pi records it as the
-// command makes --cwd (store.AbsCwd).
+// cwdParam reads the cwd filter, "" when absent, as [absCwd] takes it.
 func cwdParam(r *http.Request) (string, error) {
 	cwd, ok := param(r, "cwd")
 	if !ok {
 		return "", nil
 	}
+	return absCwd("cwd="+strconv.Quote(cwd), cwd)
+}
+
+// absCwd is the rule for a cwd the API is given, where names it: the cwd
+// filter and the cwd a create or a fork records, so that a session is
+// listed by the path it was created with. It takes an absolute path only:
+// a relative one would be resolved against the server's working
+// directory, which is not the caller's (the command resolves --cwd
+// against the caller's). It is made a cwd as pi records it, as the
+// command makes --cwd (store.AbsCwd).
+func absCwd(where, cwd string) (string, error) {
 	if !filepath.IsAbs(cwd) {
-		return "", fmt.Errorf("cwd=%q: want an absolute path: the server's working directory is not the caller's: %w", cwd, ErrBadRequest)
+		return "", fmt.Errorf("%s: want an absolute path: the server's working directory is not the caller's: %w", where, ErrBadRequest)
 	}
 	abs, err := store.AbsCwd(cwd)
 	if err != nil {
-		return "", fmt.Errorf("cwd=%q: %w", cwd, ErrBadRequest)
+		return "", fmt.Errorf("%s: %w", where, ErrBadRequest)
 	}
 	return abs, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -767,4 +768,83 @@ func TestNewSessionIDs(t *testing.T) {
 	f.call("POST", "/api/sessions", `{"id":"mine-1"}`, 201)
 	f.call("POST", "/api/sessions/s1/fork", `{"id":"mine-2"}`, 201)
 	f.call("GET", "/api/sessions/mine-2", "", 200)
+	// An id in use is a 409 that says so, in words of the API, not of
+	// the engine's SQL (it was "constraint failed: UNIQUE constraint
+	// failed: sessions.id (2067)" on SQLite).
+	for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
+		r := f.call("POST", path, `{"id":"mine-1"}`, 409)
+		if !strings.Contains(r.body, "session mine-1 already exists") || strings.Contains(r.body, "constraint") {
+			t.Errorf("POST %s with an id in use answered %s; want it to say the session already exists", path, r.body)
+		}
+	}
+}
+
+// TestNewSessionCwd checks that the cwd a create or a fork records is the
+// one ?cwd= lists it by: a folder given with a trailing slash, a "..", or
+// through a symbolic link is recorded as pi records a cwd (store.AbsCwd),
+// as ?cwd= reads it, so the session is listed by the path it was created
+// with; a relative cwd is refused with a 400 naming it, as ?cwd= refuses
+// one (the server's working directory is not the caller's), and nothing
+// is created.
+func TestNewSessionCwd(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	for i, cwd := range []string{real + "/", link, real + "/../real", "/elsewhere/x/"} {
+		body, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("c%d", i), "cwd": cwd})
+		path := "/api/sessions"
+		if i%2 == 1 {
+			path = "/api/sessions/s1/fork"
+		}
+		f.call("POST", path, string(body), 201)
+		list := f.call("GET", "/api/sessions?cwd="+url.QueryEscape(cwd), "", 200).body
+		if !strings.Contains(list, fmt.Sprintf(`"id":"c%d"`, i)) {
+			t.Errorf("POST %s %s, then ?cwd=%s lists %s; want the new session", path, body, cwd, list)
+		}
+	}
+	n := f.sessionCount()
+	for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
+		r := f.do(request{method: "POST", path: path, body: `{"cwd":"work/here"}`, bearer: token})
+		if r.status != 400 || !strings.Contains(r.body, `work/here`) {
+			t.Errorf("POST %s with a relative cwd = %d %s; want 400 naming it", path, r.status, r.body)
+		}
+	}
+	if got := f.sessionCount(); got != n {
+		t.Errorf("refused cwds left %d sessions; want %d", got, n)
+	}
+}
+
+// TestAmbiguousPrefix checks that an id prefix that names several
+// entries is answered as one that names several sessions: 400, naming
+// the matches, on every route that takes an entry. It was 404, as if no
+// entry had it, while the same mistake with a session was 400.
+func TestAmbiguousPrefix(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"x","id":"ab1"},{"type":"custom","customType":"x","id":"ab2"}]}`, 201)
+	f.call("POST", "/api/sessions", `{"id":"s1x"}`, 201)
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/api/sessions/s", ""},
+		{"GET", "/api/sessions/s1/branch?from=ab", ""},
+		{"GET", "/api/sessions/s1/context?from=ab", ""},
+		{"GET", "/api/sessions/s1/entries/ab", ""},
+		{"GET", "/api/sessions/s1/graph?focus=ab", ""},
+		{"POST", "/api/sessions/s1/labels", `{"entryId":"ab","label":"l"}`},
+		{"POST", "/api/sessions/s1/leaf", `{"entryId":"ab"}`},
+		{"POST", "/api/sessions/s1/edits", `{"entryId":"ab","omit":true}`},
+		{"POST", "/api/sessions/s1/fork", `{"at":"ab"}`},
+	} {
+		r := f.do(request{method: c.method, path: c.path, body: c.body, bearer: token})
+		if r.status != 400 || errorCode(t, r) != CodeBadRequest || !strings.Contains(r.body, "ambiguous") {
+			t.Errorf("%s %s %s = %d %s; want 400 saying the prefix is ambiguous", c.method, c.path, c.body, r.status, r.body)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
@@ -83,13 +84,26 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewID(req.ID); err != nil {
 		return err
 	}
-	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: req.Cwd,
+	cwd, err := bodyCwd(req.Cwd)
+	if err != nil {
+		return err
+	}
+	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: cwd,
 		ParentSession: req.ParentSession, Metadata: req.Metadata})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	return srv.writeInfo(w, r.Context(), http.StatusCreated, st)
+}
+
+// bodyCwd reads the "cwd" member of a create's or a fork's body as
+// [absCwd] takes a cwd; "" stays "" (none given).
+func bodyCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return "", nil
+	}
+	return absCwd(`body: "cwd" `+strconv.Quote(cwd), cwd)
 }
 
 // deleteSession is `rm`: it answers {"deleted": 1}. It takes a full id
@@ -299,14 +313,13 @@ func (srv *Server) editContext(w http.ResponseWriter, r *http.Request) error {
 		if req.Omit == (req.Content != nil) {
 			return fmt.Errorf(`body: give exactly one of "omit": true and "content": %w`, ErrBadRequest)
 		}
-		target, err := resolveEntry(r.Context(), st, req.EntryID, false)
-		if err != nil && !errors.Is(err, sessiontree.ErrNotFound) {
+		id, err := cli.ParseEntryArg(req.EntryID, false)
+		if err != nil {
 			return err
 		}
+		target, err := cli.EditTarget(r.Context(), st, id)
 		if err != nil {
-			// EditContext reports a missing entry itself, after a bad
-			// replacement, in pi's order (as the command does).
-			target = req.EntryID
+			return err
 		}
 		e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(r.Context(), target, req.Content)
 		return writeEntry(w, e, err)
@@ -344,8 +357,11 @@ func (srv *Server) fork(w http.ResponseWriter, r *http.Request) error {
 		if err := checkNewID(req.ID); err != nil {
 			return err
 		}
-		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: req.Cwd}
-		var err error
+		cwd, err := bodyCwd(req.Cwd)
+		if err != nil {
+			return err
+		}
+		opts := store.ForkOptions{Tree: req.Tree, ID: req.ID, Cwd: cwd}
 		if opts.At, err = forkPoint(r.Context(), st, "at", req.At); err != nil {
 			return err
 		}

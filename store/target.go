@@ -73,8 +73,9 @@ type Target struct {
 // PostgreSQL database (its Location has the scheme in lower case); a
 // file:// URL (no host, or localhost) names the SQLite file at its path;
 // anything else of the form scheme://... is refused with an
-// [*UnknownSchemeError]; everything else is a SQLite file path, relative
-// or absolute. A scheme has two letters or more, so a Windows path such
+// [*UnknownSchemeError]; a PostgreSQL URL that lacks a slash
+// (postgres:/host/db) is refused too; everything else is a SQLite file
+// path, relative or absolute. A scheme has two letters or more, so a Windows path such
 // as C:\x or C://x is a path. An empty target is refused.
 func ParseTarget(target string) (Target, error) {
 	if target == "" {
@@ -82,7 +83,7 @@ func ParseTarget(target string) (Target, error) {
 	}
 	scheme, ok := urlScheme(target)
 	if !ok {
-		return Target{Engine: EngineSQLite, Location: target}, nil
+		return pathTarget(target)
 	}
 	switch scheme = strings.ToLower(scheme); scheme {
 	case "postgres", "postgresql":
@@ -93,6 +94,19 @@ func ParseTarget(target string) (Target, error) {
 		return fileTarget(target)
 	}
 	return Target{}, &UnknownSchemeError{Scheme: scheme}
+}
+
+// pathTarget is the SQLite file at path, but for a PostgreSQL URL that
+// lacks a slash (postgres:/host/db), which is refused, not taken for a
+// file in a folder "postgres:" that an import would make.
+func pathTarget(path string) (Target, error) {
+	lower := strings.ToLower(path)
+	for _, scheme := range []string{"postgres:", "postgresql:"} {
+		if strings.HasPrefix(lower, scheme) {
+			return Target{}, fmt.Errorf("database %s: a PostgreSQL URL starts with %s//: %w", path, scheme, ErrBadOptions)
+		}
+	}
+	return Target{Engine: EngineSQLite, Location: path}, nil
 }
 
 // urlScheme returns the scheme of a target of the form scheme://...: two

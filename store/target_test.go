@@ -53,7 +53,11 @@ func TestParseTargetRefuses(t *testing.T) {
 			t.Errorf("ParseTarget(%q) scheme = %q; want %q", in, use.Scheme, want)
 		}
 	}
-	for _, in := range []string{"", "file://otherhost/x.db", "file:///x.db?mode=ro", "file://"} {
+	// A PostgreSQL URL missing a slash is refused, not taken for a file
+	// path ("postgres:/db.internal/s": an import made a SQLite file in a
+	// folder "postgres:").
+	for _, in := range []string{"", "file://otherhost/x.db", "file:///x.db?mode=ro", "file://",
+		"postgres:/db.internal/sessions", "postgres:db.internal/sessions", "PostgreSQL:/h/d", "postgres:"} {
 		if _, err := store.ParseTarget(in); !errors.Is(err, store.ErrBadOptions) {
 			t.Errorf("ParseTarget(%q) = %v; want ErrBadOptions", in, err)
 		}

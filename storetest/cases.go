@@ -77,8 +77,9 @@ var _ = register("DraftWithOwnIDAndDuplicate", func(t *testing.T, h Harness) {
 	if e.ID != d.ID || e.Timestamp != d.Timestamp {
 		t.Errorf("Append(%+v) = %q at %q; want the draft's id and time", d, e.ID, e.Timestamp)
 	}
-	if _, err := f.st.Append(f.ctx, d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrConflict) {
-		t.Errorf("Append(duplicate id) error = %v; want ErrConflict", err)
+	var taken *sessiontree.IDTakenError
+	if _, err := f.st.Append(f.ctx, d, sessiontree.AppendOptions{}); !errors.Is(err, sessiontree.ErrConflict) || !errors.As(err, &taken) || taken.ID != d.ID {
+		t.Errorf("Append(duplicate id) error = %v; want an IDTakenError for %s (ErrConflict)", err, d.ID)
 	}
 	bad := []sessiontree.Draft{
 		{Type: sessiontree.TypeLeaf, Fields: json.RawMessage(`{"targetId":null}`)},
@@ -1098,4 +1099,42 @@ var _ = register("EditContextRefusals", func(t *testing.T, h Harness) {
 	}
 	// The compaction's snapshot of the system message comes first.
 	f.wantTexts(sessiontree.ContextOptions{}, "system:be brief", "compactionSummary:S", "user:short", "assistant:short", "user:three")
+})
+
+var _ = register("BatchAgainIsConflict", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	ba, ok := f.st.(sessiontree.BatchAppender)
+	if !ok {
+		t.Skip("the backend takes no batches")
+	}
+	batch := batchChain(t, "again", "", 3)
+	if err := ba.AppendBatch(f.ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	// A batch sent again (a retry after an unknown commit) conflicts with
+	// what is stored, as an Append of a stored id does: the data is not
+	// corrupt, and the error names the first stored entry.
+	for _, again := range []struct {
+		entries []sessiontree.Entry
+		stored  string
+	}{
+		{batch, "again0000"},
+		{batch[2:], "again0002"},
+		{append(batchChain(t, "fresh", "again0002", 1), batch[1]), "again0001"},
+	} {
+		err := ba.AppendBatch(f.ctx, again.entries)
+		var taken *sessiontree.IDTakenError
+		if !errors.Is(err, sessiontree.ErrConflict) || errors.Is(err, sessiontree.ErrCorrupt) || !errors.As(err, &taken) || taken.ID != again.stored {
+			t.Errorf("AppendBatch(%d entries, %s stored) = %v; want an IDTakenError for %s (ErrConflict, not ErrCorrupt)", len(again.entries), again.stored, err, again.stored)
+		}
+	}
+	if n := f.count(); n != 3 {
+		t.Errorf("after the refused batches the log has %d entries; want 3", n)
+	}
+	// Twice the same id inside one batch is bad data, as in a file.
+	dup := batchChain(t, "dup", "again0002", 1)
+	dup = append(dup, batchChain(t, "dup", dup[0].ID, 1)...) // dup0000 again
+	if err := ba.AppendBatch(f.ctx, dup); !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Errorf("AppendBatch(an id twice) = %v; want ErrCorrupt", err)
+	}
 })

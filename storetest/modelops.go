@@ -256,9 +256,13 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 		entries = append(entries, e)
 		// A backend may check every entry's fields, or its targets,
 		// before the tree: any entry's refusal may come first.
-		if err := e.Validate(); err != nil {
+		switch err := e.Validate(); {
+		case err != nil:
 			allowed = append(allowed, err)
-		} else {
+		case r.m.taken(e.ID):
+			// Stored before the batch: a conflict, not bad data.
+			allowed = append(allowed, &sessiontree.IDTakenError{ID: e.ID})
+		default:
 			f := sessiontree.EffectsOf(e, "")
 			for _, err := range []error{sessiontree.CheckParent(e, scratch.earlier()),
 				sessiontree.CheckTarget(&f, scratch.earlier()), scratch.add(e)} {

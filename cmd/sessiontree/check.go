@@ -33,7 +33,11 @@ The whole database's check also runs the database-wide checks, which read
 every page of the file: SQLite's integrity check (which covers the search
 index's own structure) and its foreign keys; then it checks every session
 and the search index against all the entries' text. --deep runs those
-database-wide checks with a session's check too.
+database-wide checks with a session's check too. On PostgreSQL a
+session's check is its header against its checksum, its rows' columns
+against their JSON, the replay and its search rows, and the whole
+database's adds rows of sessions that no longer exist and sessions left
+half deleted; the page-level checks are SQLite's.
 
 A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is

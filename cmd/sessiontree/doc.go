@@ -1,6 +1,7 @@
 // Command sessiontree imports, browses, queries and edits the session trees
-// of LLM coding agents: pi's session files and the SQLite database this
-// project keeps them in. Run `sessiontree help` for the commands.
+// of LLM coding agents: pi's session files and the database this project
+// keeps them in, a SQLite file or a PostgreSQL database, and serves them
+// as a web page and an HTTP API. Run `sessiontree help` for the commands.
 //
 // The command only parses flags and wires: sessions come from package
 // store (the database) or package jsonl (a file given by path), output is

@@ -138,13 +138,22 @@ search across sessions.
 
 A SESSION argument is a full session id, a unique prefix of one (as with git
 commit hashes), or the path of a .jsonl session file, which is then read
-straight from the file, read-only, without importing it.`,
+straight from the file, read-only, without importing it.
+
+The exit status is 0 on success, 1 when the command failed (an error on
+stderr, or problems a command reports: a check's, an import's failed
+files, a push's conflicts), and 2 when it was called wrongly: an unknown
+command or flag, a wrong number of arguments, an argument or a flag value
+it cannot take (an empty or malformed id, a size or a date it cannot
+read). A session or entry that is not there is 1.`,
 		Example: `  sessiontree demo                 # a sample session, to see the model at work
   sessiontree import               # import pi's sessions folder
-  sessiontree ls
-  sessiontree tree 0198f2a4
-  sessiontree edit 0198f2a4 5a9bd914 --omit  # hide a tool output from the model
+  sessiontree ls                   # the sessions, with the ids the others take
+  sessiontree tree 0198f2a4        # a session by a unique prefix of its id
+  sessiontree edit 0198f2a4 d86f4b07 --omit  # hide an entry from the model
   sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
+		// A placeholder: --version prints buildVersion, read only then.
+		Version:       "-",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Any argument that is not a command is a usage error; no argument
@@ -158,8 +167,9 @@ straight from the file, read-only, without importing it.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetVersionTemplate("sessiontree {{buildVersion}}\n")
 	root.PersistentFlags().Var((*nonEmpty)(&a.dbFlag), "db", "database: a SQLite file path or a postgres:// URL (default $SESSIONTREE_DB, else sessions.db in the user's data directory)")
-	root.PersistentFlags().StringVar(&a.maxLineFlag, "max-line", "",
+	root.PersistentFlags().Var((*sizeFlag)(&a.maxLineFlag), "max-line",
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
 		newImportCommand(a),
@@ -217,6 +227,26 @@ func (p *nonEmpty) Set(s string) error {
 
 // Type names the value in the help.
 func (p *nonEmpty) Type() string { return "string" }
+
+// sizeFlag is the value of a flag that takes a size, as 512MiB or bytes
+// (cli.ParseSize): checked when given, so that a wrong one is a usage
+// error of every command, not only of those that come to use it.
+type sizeFlag string
+
+// String returns the value.
+func (p *sizeFlag) String() string { return string(*p) }
+
+// Set takes a size, refusing anything else ("" too).
+func (p *sizeFlag) Set(s string) error {
+	if _, err := cli.ParseSize(s); err != nil {
+		return err
+	}
+	*p = sizeFlag(s)
+	return nil
+}
+
+// Type names the value in the help.
+func (p *sizeFlag) Type() string { return "string" }
 
 // refuseUnknownTopics makes cobra's help and completion commands refuse
 // an argument that names nothing, as a usage error: left to themselves,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +189,14 @@ func TestSentenceTermText(t *testing.T) {
 	}
 	if want := "session \uFFFD[2Jab\uFFFD not found"; got2 != want {
 		t.Errorf("sentence = %q; want %q", got2, want)
+	}
+}
+
+// TestVersion: --version prints what the binary was built from and the
+// Go release, and exits 0.
+func TestVersion(t *testing.T) {
+	out := ok(t, "--version")
+	if !strings.HasPrefix(out, "sessiontree ") || !strings.Contains(out, runtime.Version()) || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version printed %q; want one line: sessiontree, the build, %s", out, runtime.Version())
 	}
 }

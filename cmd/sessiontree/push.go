@@ -15,14 +15,16 @@ import (
 // into this database): the same copy, store.Push, in two directions.
 func newPushCommands(a *app) []*cobra.Command {
 	return []*cobra.Command{
-		newTransferCommand(a, "push", "to", "pushed", "Copy sessions from this database to another"),
-		newTransferCommand(a, "pull", "from", "pulled", "Copy sessions from another database into this one"),
+		newTransferCommand(a, "push", "to", "pushed", "Copy sessions from this database to another",
+			"  sessiontree push --to postgres://team-db/sessions\n  sessiontree push --to ~/backup.db 0198f2a4 --json"),
+		newTransferCommand(a, "pull", "from", "pulled", "Copy sessions from another database into this one",
+			"  sessiontree pull --from ~/laptop.db 0198f2a4\n  sessiontree pull --from postgres://team-db/sessions"),
 	}
 }
 
 // newTransferCommand makes push or pull: dir is the flag naming the other
-// database ("to" or "from").
-func newTransferCommand(a *app, name, dir, verb, short string) *cobra.Command {
+// database ("to" or "from"); example is its help's examples.
+func newTransferCommand(a *app, name, dir, verb, short, example string) *cobra.Command {
 	var other string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -36,7 +38,7 @@ interrupted one continues where it stopped. A session that was written to
 on both sides since they last met is a conflict and is left alone, as is a
 session another writer holds a claim on. The exit status is 1 when any
 session was not copied in full.`,
-		Example: "  sessiontree push --to postgres://team-db/sessions\n  sessiontree pull --from ~/laptop.db 0198f2a4",
+		Example: example,
 		Args:    args(0, -1, "session ids"),
 		RunE: func(cmd *cobra.Command, ids []string) error {
 			if other == "" {

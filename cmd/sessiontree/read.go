@@ -77,7 +77,8 @@ With --json: an object with id, cwd, name (null if none), leafId (null if
 none), entryCount, messageCount and firstMessage (as pi's session list gives
 them: every message entry counted, system messages included; the text of
 the first user message with text, else "(no messages)"), createdAt,
-updatedAt, parentSession (null if none), version, branches, roots,
+updatedAt (the last entry's time, null if none), parentSession (null if
+none), version, branches, roots,
 compactions, labels and stats: pi's /session totals {userMessages,
 assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
 output, cacheRead, cacheWrite, total}, cost, breakdown [{key, cost,
@@ -319,7 +320,7 @@ text is searched.`,
 	f := cmd.Flags()
 	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "only sessions of this working directory")
 	f.Var((*nonEmpty)(&session), "session", "only this session (id or unique prefix)")
-	f.IntVar(&opts.Limit, "limit", store.DefaultSearchLimit, "show at most this many hits")
+	f.IntVar(&opts.Limit, "limit", store.DefaultSearchLimit, fmt.Sprintf("show at most this many hits (0: %d, at most %d)", store.DefaultSearchLimit, store.MaxSearchLimit))
 	f.BoolVar(&opts.Literal, "literal", false, "take QUERY as plain words, not the query language")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array of hits")
 	return cmd
@@ -346,7 +347,7 @@ func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries 
 // (store.AbsCwd), for the commands that list (ls, search).
 func checkFilterFlags(limit int, cwd *string) error {
 	if limit < 0 {
-		return usagef("--limit must be positive, got %d", limit)
+		return usagef("--limit must not be negative, got %d", limit)
 	}
 	if *cwd == "" {
 		return nil

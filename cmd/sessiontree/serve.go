@@ -95,7 +95,7 @@ change every session. Pages of other sites may not call the API unless
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", defaultServeAddr, "address to listen on (another than loopback lets other machines in)")
 	f.BoolVar(&open, "open", false, "open the page in a browser")
-	f.StringVar(&token, "token", "", "the token requests must carry (default $"+tokenEnv+", else a random one)")
+	f.Var((*nonEmpty)(&token), "token", "the token requests must carry (default $"+tokenEnv+", else a random one)")
 	f.StringVar(&cors, "cors", "", "let pages of this origin (as https://app.example) call the API")
 	return cmd
 }

@@ -130,7 +130,7 @@ summary. Started again, it imports only what is new.`,
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse files with any damage")
 	cmd.Flags().BoolVar(&lenient, "lenient", false, "skip damaged lines, as pi does")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary and every file's result as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON: the counts, and the files that failed, hold unknown entry types or had damage tolerated")
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait for another process writing to the database to finish")
 	cmd.Flags().BoolVar(&noWait, "no-wait", false, "fail at once when another process is writing to the database")
 	cmd.Flags().BoolVar(&follow, "watch", false, "keep importing what pi writes until interrupted")
@@ -315,9 +315,9 @@ messages and custom messages can be edited). A text replacement of an
 assistant message or a tool result is stored as one text block. Edits
 count on the branch they are appended to, like any entry. A session file
 given by path is read-only: import it to edit it.`,
-		Example: `  sessiontree edit 0198f2a4 5a9bd914 --omit
-  sessiontree edit 0198f2a4 5a9bd914 --content "[tool output removed: it held a secret]"
-  sessiontree edit 0198f2a4 5a9bd914 --content-json '[{"type":"text","text":"(redacted)"}]'`,
+		Example: `  sessiontree edit 0198f2a4 d86f4b07 --omit
+  sessiontree edit 0198f2a4 d86f4b07 --content "[tool output removed: it held a secret]"
+  sessiontree edit 0198f2a4 d86f4b07 --content-json '[{"type":"text","text":"(redacted)"}]'`,
 		Args:              args(2, 2, "two arguments (SESSION ENTRY)"),
 		ValidArgsFunction: a.completeSessions(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -335,18 +335,17 @@ given by path is read-only: import it to edit it.`,
 			if err != nil {
 				return err
 			}
-			target, err := entry(ctx, st, args[1], false)
-			var missing *sessiontree.EntryNotFoundError
-			if errors.As(err, &missing) {
-				// EditContext reports a missing entry itself, after a bad
-				// replacement, in pi's order.
-				target, err = args[1], nil
+			id, err := cli.ParseEntryArg(args[1], false)
+			if err != nil {
+				return usageError{err}
 			}
+			target, err := cli.EditTarget(ctx, st, id)
 			if err != nil {
 				return err
 			}
 			e, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).EditContext(ctx, target, repl)
 			var refused *sessiontree.EditRefusedError
+			var missing *sessiontree.EntryNotFoundError
 			switch {
 			case errors.As(err, &refused):
 				return refused // pi's message alone

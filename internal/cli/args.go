@@ -106,6 +106,20 @@ func (e *AmbiguousEntryError) Error() string {
 // Is makes errors.Is(err, sessiontree.ErrNotFound) true.
 func (e *AmbiguousEntryError) Is(target error) bool { return target == sessiontree.ErrNotFound }
 
+// EditTarget returns the entry a context edit of the ENTRY argument id
+// targets, as [ResolveEntry] finds it, but for an entry that is not
+// there: then it is id itself, for [sessiontree.Session.EditContext] to
+// report after a bad replacement, in pi's order. A prefix several
+// entries start with is an error, as everywhere.
+func EditTarget(ctx context.Context, st sessiontree.Storage, id string) (string, error) {
+	target, err := ResolveEntry(ctx, st, id)
+	var missing *sessiontree.EntryNotFoundError
+	if errors.As(err, &missing) {
+		return id, nil
+	}
+	return target, err
+}
+
 // maxEntryMatches bounds the ids an [AmbiguousEntryError] lists.
 const maxEntryMatches = 5
 

@@ -4,8 +4,8 @@
 // the [CommitError] of a commit whose outcome is unknown, and the answer
 // of a transaction whose context ended: database/sql rolls it back then,
 // and its statements and commit fail with sql.ErrTxDone, which Run and
-// [Commit] (the SQLite engine's commit too) answer with the context's
-// error. The statements and any retry are its callers'.
+// [Ended] (the SQLite engine's transactions' rule too) answer with the
+// context's error. The statements and any retry are its callers'.
 //
 // # Concurrency
 //

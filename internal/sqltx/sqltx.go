@@ -38,23 +38,23 @@ func Run(ctx context.Context, db *sqlx.DB, opts *sql.TxOptions, fn func(tx *sqlx
 		}
 	}()
 	if err := fn(tx); err != nil {
-		return ended(ctx, err)
+		return Ended(ctx, err)
 	}
-	return Commit(ctx, tx)
+	return commit(ctx, tx)
 }
 
-// Commit commits tx, begun under ctx; a failed commit is a
+// commit commits tx, begun under ctx; a failed commit is a
 // [*CommitError], unless ctx is done: database/sql then rolls tx back (on
 // a goroutine of its own), so nothing was committed and the answer is
 // ctx's error, not Commit's "transaction has already been committed or
 // rolled back".
-func Commit(ctx context.Context, tx *sqlx.Tx) error {
+func commit(ctx context.Context, tx *sqlx.Tx) error {
 	if err := ctx.Err(); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		if e := ended(ctx, err); e != err {
+		if e := Ended(ctx, err); e != err {
 			return e
 		}
 		return &CommitError{Err: err}
@@ -62,10 +62,12 @@ func Commit(ctx context.Context, tx *sqlx.Tx) error {
 	return nil
 }
 
-// ended returns ctx's error for err, the error of a statement or commit
-// of a transaction database/sql has rolled back because ctx is done
-// (sql.ErrTxDone), and err otherwise.
-func ended(ctx context.Context, err error) error {
+// Ended returns ctx's error for err when err is database/sql's for a
+// transaction it has ended already (sql.ErrTxDone: it rolls a
+// transaction back as soon as its context ends) and ctx has ended: the
+// transaction was rolled back because ctx ended, which is what the
+// caller must learn. Otherwise it returns err.
+func Ended(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
 		return cerr
 	}
