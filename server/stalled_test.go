@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
@@ -69,6 +71,17 @@ func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(
 		get()
 		waitHandlers(t, handler, func(_, running int) bool { return running == 1 }, "the stream to start")
 	}
+	appendLarge(t, f)
+	if handler != "events" {
+		get()
+	}
+	return cancel, done
+}
+
+// appendLarge appends 64 messages of 512 KiB to f's session: 32 MiB, far
+// more than the sockets' buffers hold.
+func appendLarge(t *testing.T, f *fixture) {
+	t.Helper()
 	st, err := f.store.OpenSession(context.Background(), f.session)
 	if err != nil {
 		t.Fatal(err)
@@ -76,15 +89,11 @@ func stalledClient(t *testing.T, f *fixture, path, handler string) (cancel func(
 	defer st.Close()
 	sess := sessiontree.NewSession(st, sessiontree.SessionOptions{})
 	text, _ := json.Marshal(map[string]string{"role": "user", "content": strings.Repeat("stalled ", 64<<10)})
-	for range 64 { // 32 MiB
+	for range 64 {
 		if _, err := sess.AppendMessage(context.Background(), text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if handler != "events" {
-		get()
-	}
-	return cancel, done
 }
 
 // waitHandlers waits until ok holds of the goroutines running handler
@@ -135,6 +144,8 @@ func handlers(handler string) (blocked, running int) {
 // grace and Serve returned "context deadline exceeded", the handler still
 // blocked (holding its session and connection) after Serve had returned.
 func TestServeShutdownStalledStream(t *testing.T) {
+	defer func(d time.Duration) { endGrace = d }(endGrace)
+	endGrace = 100 * time.Millisecond // the stalled writes end then, not 2.5 s after the shutdown
 	for _, tc := range []struct{ path, handler string }{
 		{"/api/sessions/s1/events", "events"},
 		{"/api/sessions/s1/entries", "entries"},
@@ -161,4 +172,31 @@ func TestStalledStreamEnds(t *testing.T) {
 	f := newFixture(t, Options{})
 	stalledClient(t, f, "/api/sessions/s1/events", "events")
 	waitHandlers(t, "events", func(_, running int) bool { return running == 0 }, "the handler to end")
+}
+
+// TestServeShutdownFinishesAnswer checks that a shutdown lets an answer
+// being written to a client that reads it finish (within Serve's grace):
+// the end of the request gives its writes endGrace, not none.
+func TestServeShutdownFinishesAnswer(t *testing.T) {
+	f := newFixture(t, Options{})
+	appendLarge(t, f)
+	ln, cancel, served := startServe(t, f)
+	req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/api/sessions/s1/entries", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	go cancel()
+	rest, err := io.ReadAll(resp.Body)
+	var entries []json.RawMessage
+	if err != nil || json.Unmarshal(append(first, rest...), &entries) != nil || len(entries) != 3+64 {
+		t.Errorf("answer read across a shutdown: %d bytes, %v; want the 67 entries whole", 1+len(rest), err)
+	}
+	stopServe(t, func() {}, served)
 }

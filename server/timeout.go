@@ -14,14 +14,21 @@ import (
 // connection open. A variable for the tests.
 var writeTimeout = 4 * heartbeat
 
+// endGrace is how long the writes of a request that has ended (its
+// client gone, a shutdown) may still take: a client reading takes the
+// rest of its answer within Serve's grace, and a write waiting for one
+// that stopped reading ends before that grace does, so the shutdown is
+// clean. A variable for the tests.
+var endGrace = shutdownGrace / 2
+
 // writeChunk is how much of a body one deadline covers.
 const writeChunk = 256 << 10
 
 // timedWriter is a response whose writes have deadlines: writeTimeout
-// from each chunk's start while its request is on, and now once the
-// request has ended (the client gone, a shutdown), so that a write
-// waiting for a client that stopped reading ends then too; nothing else
-// would end it. mu guards ended and orders the deadlines set.
+// from each chunk's start while its request is on, and endGrace from the
+// request's end (the client gone, a shutdown), so that a write waiting
+// for a client that stopped reading ends then too; nothing else would end
+// it. mu guards ended and orders the deadlines set.
 type timedWriter struct {
 	http.ResponseWriter
 	rc    *http.ResponseController
@@ -40,7 +47,7 @@ func (tw *timedWriter) end() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	tw.ended = true
-	_ = tw.rc.SetWriteDeadline(time.Now())
+	_ = tw.rc.SetWriteDeadline(time.Now().Add(endGrace))
 }
 
 // Write writes p a chunk at a time, each with a fresh deadline.
