@@ -45,6 +45,11 @@ func createSession(ctx context.Context, db *DB, tx *sqlx.Tx, meta sessiontree.Se
 	if err := sessiontree.CheckSessionMeta(meta); err != nil {
 		return nil, fmt.Errorf("create session %q: %w", meta.ID, err)
 	}
+	for _, f := range []struct{ name, value string }{{"id", meta.ID}, {"cwd", meta.Cwd}} {
+		if reason := tooLongKey(f.value); reason != "" {
+			return nil, fmt.Errorf("create session: %w", &sessiontree.InvalidSessionMetaError{Field: f.name, Reason: reason})
+		}
+	}
 	var md any // NULL: none
 	if metadata != nil {
 		if !json.Valid(metadata) {

@@ -391,7 +391,27 @@ func storable(e sessiontree.Entry) error {
 	if name := nulColumn(e); name != "" {
 		return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its " + name + " holds a NUL, which a PostgreSQL database cannot store (a SQLite one can)"}
 	}
+	for _, c := range []struct{ name, value string }{{"id", e.ID}, {"parentId", e.ParentID}} {
+		if reason := tooLongKey(c.value); reason != "" {
+			return &sessiontree.InvalidEntryError{EntryID: e.ID, Reason: "its " + c.name + " " + reason}
+		}
+	}
 	return nil
+}
+
+// maxKeyBytes is the longest id or working directory the engine stores:
+// the server's indexes on them take at most about 2,700 bytes a row
+// (what the value compresses to), and refuse a longer one with an error
+// naming no entry.
+const maxKeyBytes = 2048
+
+// tooLongKey says why value, an indexed text, is refused when it is
+// longer than maxKeyBytes; "" when it is not.
+func tooLongKey(value string) string {
+	if len(value) <= maxKeyBytes {
+		return ""
+	}
+	return fmt.Sprintf("is %d bytes, longer than a PostgreSQL database indexes (%d; a SQLite one takes it)", len(value), maxKeyBytes)
 }
 
 var _ sessiontree.EntryChecker = (*DB)(nil)
