@@ -430,13 +430,31 @@ func (tw *treeWriter) draw(e sessiontree.Entry, lane int, active bool) {
 // lane: "|\ \ \" with n-1 arms.
 func (tw *treeWriter) fork(lane, n int) {
 	tw.buf = append(tw.buf[:0], '|')
-	for i := range tw.visible(n - 1) {
+	shown := tw.visible(n - 1)
+	for i := range shown {
 		if i > 0 {
 			tw.buf = append(tw.buf, ' ')
 		}
 		tw.buf = append(tw.buf, '\\')
 	}
+	tw.buf = appendMore(tw.buf, n-1-shown)
 	tw.line(lane, string(tw.buf))
+}
+
+// maxLanes is the most lane pipes, or fork arms, a line drawn without a
+// width shows: past it the line shows maxLanes and the count of the
+// others ("+N"), so the tree's output follows its entries, not its lanes
+// (a fork of 200,000 branches would put that many pipes on every line
+// after it: about 40 GB).
+const maxLanes = 64
+
+// appendMore appends the count of the lanes or arms a line does not
+// show, " +N", when there are any.
+func appendMore(b []byte, n int) []byte {
+	if n <= 0 {
+		return b
+	}
+	return fmt.Appendf(b, " +%d", n)
 }
 
 // lanePipes is a run of lane pipes written at once.
@@ -457,8 +475,12 @@ func (tw *treeWriter) line(lane int, rest string) {
 		tw.w.WriteByte('\n')
 		return
 	}
-	for ; lane > 0; lane -= len(lanePipes) / 2 {
-		tw.w.WriteString(lanePipes[:2*min(lane, len(lanePipes)/2)])
+	shown := tw.visible(lane)
+	for n := shown; n > 0; n -= len(lanePipes) / 2 {
+		tw.w.WriteString(lanePipes[:2*min(n, len(lanePipes)/2)])
+	}
+	if lane > shown {
+		fmt.Fprintf(tw.w, "+%d ", lane-shown)
 	}
 	tw.w.WriteString(rest)
 	tw.w.WriteByte('\n')
@@ -466,12 +488,13 @@ func (tw *treeWriter) line(lane int, rest string) {
 
 // visible caps a count of two-column marks (lane pipes, fork arms) to the
 // number that can still show in opts.Width, plus one so that a line that
-// overflows still does and is cut at the same column.
+// overflows still does and is cut at the same column; without a width, to
+// maxLanes.
 func (tw *treeWriter) visible(n int) int {
 	if tw.opts.Width > 0 {
 		return min(n, tw.opts.Width/2+2)
 	}
-	return n
+	return min(n, maxLanes)
 }
 
 // entryLine is an entry's text in the tree and branch views: short id, the

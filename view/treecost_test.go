@@ -71,3 +71,26 @@ func TestTreeLineCostFollowsOutput(t *testing.T) {
 		}
 	}
 }
+
+// countingWriter counts the bytes written to it.
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }
+
+// TestTreeOutputFollowsEntries holds the tree's output without a width
+// (into a pipe or a file) to its entries: past maxLanes lanes a line
+// draws maxLanes pipes and the count of the others, so a fork of 200,000
+// branches is not 200,000 pipes on every line after it (about 40 GB).
+func TestTreeOutputFollowsEntries(t *testing.T) {
+	perEntry := func(d view.SessionData) float64 {
+		var w countingWriter
+		if err := view.WriteTreeData(&w, d, view.TreeOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		return float64(w.n) / float64(len(d.Log))
+	}
+	a, b := perEntry(combData(t, 200)), perEntry(combData(t, 1600))
+	if b > 1.5*a {
+		t.Errorf("%.0f bytes of tree per entry 1600 lanes wide, %.0f 200 lanes wide; want about the same", b, a)
+	}
+}

@@ -119,7 +119,8 @@ first words. Entries on the active path (the leaf's ancestors) are drawn "*",
 others "o", and the leaf is marked (leaf). At a fork the newest branch keeps
 the lane and older ones open lanes to its right. Long runs of plain entries
 are folded into one "~" line, and leaf entries (moves of the leaf) are
-hidden, unless --all.
+hidden, unless --all. On a terminal lines are cut to its width; into a pipe
+or a file a line shows at most 64 lanes and counts the others ("+N").
 
 An entry that a context edit (see sessiontree edit) changes in what the model
 sees at the leaf is marked (omitted) when the model no longer sees it, or
