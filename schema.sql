@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 26;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 27;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -138,6 +138,16 @@ CREATE TABLE sessions (
     label_count      INTEGER NOT NULL DEFAULT 0,
     header_checksum  INTEGER CHECK (header_checksum BETWEEN 0 AND 4294967295)
 );
+
+-- A session an engine from before migration 25 inserts (no sum) gets its
+-- sum from its columns as it goes in (migration 27); an engine older than
+-- that defines no header_checksum() and cannot create sessions here.
+CREATE TRIGGER sessions_header_unsummed AFTER INSERT ON sessions
+WHEN NEW.header_checksum IS NULL
+BEGIN
+    UPDATE sessions SET header_checksum = header_checksum(NEW.id, NEW.version, NEW.created_at, NEW.cwd, NEW.parent_session)
+    WHERE pk = NEW.pk;
+END;
 
 -- A working directory's sessions (issue 5's list). updated_at is left out
 -- on purpose: every append changes it, and an index on it would cost each

@@ -144,7 +144,7 @@
 // header_checksum(id, version, created_at, cwd, parent_session) (the
 // [sessiontree.HeaderChecksum] of a session's header) and
 // search_doc_size_is(sz, body) (whether an index document's size is
-// body's trigram count): migrations 11, 12, 18 and 20 to 26 fill or
+// body's trigram count): migrations 11, 12, 18 and 20 to 27 fill or
 // recompute older rows with them
 // and the search_text view calls entry_indexed_text (migration 23),
 // so the engine's migrations must be applied through the engine (or

@@ -15,7 +15,7 @@
 // version is the numeric prefix (positive, unique). The engine's migrations
 // are embedded in [Files]; tests pass an fstest.MapFS. A migration is SQL
 // alone; what SQLite cannot compute it gets from SQL functions of the
-// connection: migrations 11, 12, 13, 18, 20 to 26 call entry_checksum, the
+// connection: migrations 11, 12, 13, 18, 20 to 27 call entry_checksum, the
 // usage functions, entry_search_text, derived_text, entry_name,
 // entry_label, entry_indexed_text, header_checksum and
 // search_doc_size_is, which the engine

@@ -394,9 +394,10 @@ func TestSearchMigrationBackfill(t *testing.T) {
 		`DROP TRIGGER labels_count_insert`, `DROP TRIGGER labels_count_delete`, `DROP INDEX entries_roots`,
 		`ALTER TABLE sessions DROP COLUMN branch_count`, `ALTER TABLE sessions DROP COLUMN root_count`,
 		`ALTER TABLE sessions DROP COLUMN compaction_count`, `ALTER TABLE sessions DROP COLUMN label_count`,
-		// And 25's, after 15's; 26 goes again too, after 4's index.
-		`ALTER TABLE sessions DROP COLUMN header_checksum`,
-		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10, 13, 15, 19, 23, 25, 26)`,
+		// And 25's, after 15's (27's trigger first); 26 goes again too,
+		// after 4's index.
+		`DROP TRIGGER sessions_header_unsummed`, `ALTER TABLE sessions DROP COLUMN header_checksum`,
+		`DELETE FROM schema_migrations WHERE version BETWEEN 3 AND 5 OR version IN (7, 8, 9, 10, 13, 15, 19, 23, 25, 26, 27)`,
 	} {
 		if _, err := raw.Exec(stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
