@@ -47,6 +47,7 @@ func register(b backend) bool {
 
 // TestConformance runs the one conformance suite over every backend.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) { storetest.Run(t, b.harness()) })
 	}
@@ -55,6 +56,7 @@ func TestConformance(t *testing.T) {
 // TestPiFixtures checks every backend against pi's own answers: the files
 // pi 0.73.1 wrote (testdata/pi) and those pi 1.6.0 wrote (testdata/pi1).
 func TestPiFixtures(t *testing.T) {
+	t.Parallel()
 	for _, b := range backends {
 		for _, dir := range []string{"testdata/pi", "testdata/pi1"} {
 			t.Run(b.name+"/"+filepath.Base(dir), func(t *testing.T) {
@@ -68,6 +70,7 @@ func TestPiFixtures(t *testing.T) {
 // tricky files of testdata/piedge that read cleanly (jsonl's
 // TestPiEdgeFiles covers the damaged ones, which no backend loads).
 func TestPiEdgeFixtures(t *testing.T) {
+	t.Parallel()
 	runCleanPiFixtures(t, storetest.PiFixtures(t, "testdata/piedge"), 30)
 }
 
@@ -77,6 +80,7 @@ func TestPiEdgeFixtures(t *testing.T) {
 // read cleanly (jsonl's TestPiRandFiles covers the few without a final
 // newline).
 func TestPiRandFixtures(t *testing.T) {
+	t.Parallel()
 	runCleanPiFixtures(t, storetest.PiRandFixtures(t, "testdata/pirand"), 15)
 }
 

@@ -26,6 +26,7 @@ import (
 // TestFactsAgreeWithReaders compares the facts of every entry of the pi
 // fixtures with the per-reader results.
 func TestFactsAgreeWithReaders(t *testing.T) {
+	t.Parallel()
 	all := fixtureEntries(t)
 	if len(all) < 500 {
 		t.Fatalf("only %d fixture entries", len(all))

@@ -17,6 +17,7 @@ import (
 // engine's watch (the writer on another connection pool of the file) and
 // through polling (the memory backend).
 func TestFollow(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		before int // entries there before Follow starts

@@ -16,7 +16,10 @@ import (
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain finds a server for the PostgreSQL tests (internal/pgtest).
+// They run in parallel, each on a database of its own, mostly waiting for
+// the server: 4 per CPU (pgtest.MainWaiting).
+func TestMain(m *testing.M) { os.Exit(pgtest.MainWaiting(m)) }
 
 // emptyPostgres is a database with nothing in it.
 var emptyPostgres = pgtest.NewTemplate(func(context.Context, string) error { return nil })
@@ -35,6 +38,7 @@ var pgOpts = migrate.Options{Dialect: migrate.Postgres}
 
 // TestPostgresFiles applies the PostgreSQL engine's own migrations, twice.
 func TestPostgresFiles(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openPostgres(t)
 	migs, err := migrate.Load(migrate.PostgresFiles)
@@ -58,6 +62,7 @@ func TestPostgresFiles(t *testing.T) {
 }
 
 func TestPostgresFailingStepLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openPostgres(t)
 	files := fstest.MapFS{
@@ -77,6 +82,7 @@ func TestPostgresFailingStepLeavesNothing(t *testing.T) {
 }
 
 func TestPostgresRefusesNewerAndEdited(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := openPostgres(t)
 	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer);`)}}
@@ -98,6 +104,7 @@ func TestPostgresRefusesNewerAndEdited(t *testing.T) {
 // TestPostgresConcurrentUp: processes migrating at once apply each step
 // once (the advisory lock).
 func TestPostgresConcurrentUp(t *testing.T) {
+	t.Parallel()
 	concurrentUps(t, emptyPostgres.Database(t))
 }
 
@@ -108,6 +115,7 @@ func TestPostgresConcurrentUp(t *testing.T) {
 // applied while it waited, so the process applied them again and failed
 // ("already exists").
 func TestPostgresConcurrentUpUnderRepeatableRead(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := emptyPostgres.Database(t)
 	admin, err := sqlx.Open("pgx", dsn)
@@ -168,6 +176,7 @@ func concurrentUps(t *testing.T, url string) {
 // the first one's write (creating the records table if missing) failed
 // naming 0001, applied long ago.
 func TestPostgresReadOnlyNamesPending(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	url := emptyPostgres.Database(t)
 	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer);`)}}

@@ -43,9 +43,17 @@ func TestRefoldClassIsFoldRunes(t *testing.T) {
 	ctx := context.Background()
 	db := openTestDB(t, Options{})
 	_, class := refoldClass(t)
+	// Under -short the server reads planes 0 and 1 only, a ninth of the
+	// code points (1.2 s of its CPU for all of them): every character
+	// FoldRune folds otherwise is there, or got would lack it; only a
+	// character of the class beyond them is left to the full run.
+	last := unicode.MaxRune
+	if testing.Short() {
+		last = 0x1FFFF
+	}
 	var got []int64
-	err := db.db.SelectContext(ctx, &got, `SELECT c FROM generate_series(128, 1114111) c
-WHERE (c < 55296 OR c > 57343) AND chr(c) ~ (`+class+`) ORDER BY c`)
+	err := db.db.SelectContext(ctx, &got, `SELECT c FROM generate_series(128, $1::int) c
+WHERE (c < 55296 OR c > 57343) AND chr(c) ~ (`+class+`) ORDER BY c`, last)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,10 @@ func aheadFolder(t *testing.T) (string, []string) {
 // long line made it give way to the writer, and each second pass of a
 // file not refused: a2's (in Lenient) is stopped when the store refuses
 // its session. A refused file left nothing.
-func TestImportChecksAhead(t *testing.T) { onEngines(t, testImportChecksAhead) }
+func TestImportChecksAhead(t *testing.T) {
+	t.Parallel()
+	onEngines(t, testImportChecksAhead)
+}
 
 func testImportChecksAhead(t *testing.T, openStore opener) {
 	dir, small := aheadFolder(t)

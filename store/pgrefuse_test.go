@@ -41,6 +41,7 @@ func nulLines(n, bad int) []string {
 // ("invalid byte sequence for encoding UTF8: 0x00") naming no entry and
 // no line. A SQLite database stores the file whole.
 func TestImportEntryTheDatabaseCannotStore(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testImportEntryTheDatabaseCannotStore)
 }
 

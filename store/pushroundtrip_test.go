@@ -12,6 +12,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // sumOrder compares costs, sums of floats, up to the order of their
@@ -22,16 +23,25 @@ var sumOrder = cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) <= 1e
 // into SQLite, pushes it to PostgreSQL and from there to another SQLite
 // database: each session reads the same on all three, its export is the
 // same bytes and the usage report is the same (but for
-// testdata/piedge/invalid-utf8, which PostgreSQL cannot store).
+// testdata/piedge/invalid-utf8, which PostgreSQL cannot store). Under
+// -short it pushes one file of testdata/pi of each kind
+// (storetest.FixturePathKinds: session-000 of the twelve session-NNN)
+// and every edge case of testdata/piedge.
 func TestPushRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src, pg, back := openStore(t), openPostgresStore(t), openStore(t)
 	var paths []string
-	for _, glob := range []string{"../testdata/pi/*.jsonl", "../testdata/piedge/*.jsonl"} {
-		m, err := filepath.Glob(glob)
+	for _, dir := range []struct {
+		glob  string
+		kinds bool // under -short, one file of each kind
+	}{{"../testdata/pi/*.jsonl", true}, {"../testdata/piedge/*.jsonl", false}} {
+		m, err := filepath.Glob(dir.glob)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if dir.kinds && testing.Short() {
+			m = storetest.FixturePathKinds(m)
 		}
 		for _, p := range m {
 			// PostgreSQL stores an entry as text, which cannot hold

@@ -208,6 +208,7 @@ func testImportVersion1Migrated(t *testing.T, openStore opener) {
 // for JSON once closed and refused the import; a byte order mark alone,
 // a blank line to the reader and pi, was reported as a torn line skipped.
 func TestImportClosedTornLineAsTheReaderSees(t *testing.T) {
+	t.Parallel()
 	onEngines(t, testImportClosedTornLineAsTheReaderSees)
 }
 

@@ -162,13 +162,29 @@ func runPiFixtures(t *testing.T, fixtures []PiFixture, open func(t testing.TB, f
 // kind is a name without its trailing number (session-000, session-001
 // and so on are one kind; legacy-v1-linear is a kind of its own).
 func FixtureKinds(fixtures []PiFixture) []PiFixture {
+	return firstOfKinds(fixtures, func(fx PiFixture) string { return fx.Name })
+}
+
+// FixturePathKinds is [FixtureKinds] for the paths of fixture files: the
+// first path of each kind, in order, a kind being the file's base name
+// without its extension and trailing number.
+func FixturePathKinds(paths []string) []string {
+	return firstOfKinds(paths, func(p string) string {
+		base := filepath.Base(p)
+		return strings.TrimSuffix(base, filepath.Ext(base))
+	})
+}
+
+// firstOfKinds returns the first of xs of each kind, in order, the kind
+// of x being the name of x without its trailing number.
+func firstOfKinds[T any](xs []T, name func(T) string) []T {
 	seen := map[string]bool{}
-	var out []PiFixture
-	for _, fx := range fixtures {
-		kind := strings.TrimRight(fx.Name, "0123456789")
+	var out []T
+	for _, x := range xs {
+		kind := strings.TrimRight(name(x), "0123456789")
 		if !seen[kind] {
 			seen[kind] = true
-			out = append(out, fx)
+			out = append(out, x)
 		}
 	}
 	return out

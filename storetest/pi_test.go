@@ -24,3 +24,15 @@ func TestFixtureKinds(t *testing.T) {
 		t.Errorf("FixtureKinds names (-want +got):\n%s", diff)
 	}
 }
+
+// TestFixturePathKinds: one path of each kind, the first, in order; a
+// kind is the base name without its extension and trailing number, so
+// that files of two folders can be of one kind.
+func TestFixturePathKinds(t *testing.T) {
+	in := []string{"pi/legacy-v1-linear.jsonl", "pi/session-000.jsonl", "pi/session-011.jsonl",
+		"piedge/bom.jsonl", "piedge/version-0.jsonl", "piedge/version-4.jsonl", "other/session-3.jsonl", "long-line.jsonl"}
+	want := []string{"pi/legacy-v1-linear.jsonl", "pi/session-000.jsonl", "piedge/bom.jsonl", "piedge/version-0.jsonl", "long-line.jsonl"}
+	if diff := cmp.Diff(want, storetest.FixturePathKinds(in)); diff != "" {
+		t.Errorf("FixturePathKinds (-want +got):\n%s", diff)
+	}
+}
