@@ -32,7 +32,8 @@ prints with --json). It prints the URL to open, with its token:
 http://127.0.0.1:7878/?token=TOKEN. Stop it with Ctrl-C.
 
 Every request needs the token: scripts send "Authorization: Bearer TOKEN"
-(writes must), the page keeps it in a cookie from its first load. The token
+(writes must); the page's first load sets a cookie for its reads, which is
+not the token and lets a browser read, never write. The token
 is random unless --token or $` + tokenEnv + ` sets it. serve listens on this
 machine only (loopback) unless --addr names another address, which it warns
 about: anyone who can reach that address and learns the token can read and
