@@ -334,6 +334,11 @@ func TestErrors(t *testing.T) {
 		{"GET", "/api/sessions?cursor=!!", "", 400, CodeBadRequest},
 		{"GET", "/api/search", "", 400, CodeBadRequest},
 		{"GET", "/api/search?q=%22unclosed", "", 400, CodeBadRequest},
+		// Longer than store.MaxQueryBytes: a search's work grows as the
+		// square of its words (a second for 100 KB, minutes for a URL's
+		// 1 MB).
+		{"GET", "/api/search?q=" + strings.Repeat("hello+", 1+store.MaxQueryBytes/6), "", 400, CodeBadRequest},
+		{"GET", "/api/search?literal=1&q=" + strings.Repeat("hello+", 1+store.MaxQueryBytes/6), "", 400, CodeBadRequest},
 		{"GET", "/api/search?q=hello&cwd=work", "", 400, CodeBadRequest},
 		{"GET", "/api/sessions?cwd=./work", "", 400, CodeBadRequest},
 		{"GET", "/api/sessions?cwd=%zz", "", 400, CodeBadRequest},
