@@ -17,17 +17,25 @@ import (
 // once asked to stop.
 const shutdownGrace = 5 * time.Second
 
+// idleTimeout is how long [Serve] keeps a connection open between
+// requests; a variable for tests.
+var idleTimeout = 2 * time.Minute
+
 // Serve answers requests on ln with h until ctx is done, then shuts down:
 // it stops accepting, ends event streams (their request contexts are
 // cancelled) and waits up to 5 s for other requests to finish. It
-// returns nil after a clean shutdown.
+// returns nil after a clean shutdown. A connection left idle between
+// requests for 2 minutes is closed.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	base, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStreams()
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// Not ReadTimeout: a read deadline passing cancels the request's
+		// context, which would end every event stream.
+		IdleTimeout: idleTimeout,
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -143,5 +145,44 @@ func TestTokenCharacters(t *testing.T) {
 			}
 		}
 		ts.Close()
+	}
+}
+
+// TestServeClosesIdleConnection checks that Serve closes a kept-alive
+// connection left idle for idleTimeout: without it anyone who can reach
+// the address, token or not, kept a connection (a socket and a
+// goroutine) open as long as they liked after one request answered 401,
+// and could so hold as many as the process may open files.
+func TestServeClosesIdleConnection(t *testing.T) {
+	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
+	idleTimeout = 100 * time.Millisecond
+	f := newFixture(t, Options{})
+	ln, cancel, served := startServe(t, f)
+	defer stopServe(t, cancel, served)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Close {
+		t.Fatalf("GET without a token = %d, close %v; want 401 and the connection kept", resp.StatusCode, resp.Close)
+	}
+	// Not a bound on the server's time: only how long to wait before
+	// failing the test.
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("read of the idle connection = %v; want EOF, closed by the server", err)
 	}
 }
