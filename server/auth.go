@@ -1,7 +1,9 @@
 package server
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
@@ -11,7 +13,8 @@ import (
 	"strings"
 )
 
-// CookieName is the cookie that carries the token for the page's reads.
+// CookieName is the cookie that lets the page read: it holds a value
+// made from the token (see [cookieValue]), not the token itself.
 const CookieName = "sessiontree_token"
 
 // NewToken returns a random token: 32 bytes from crypto/rand, base64url.
@@ -25,7 +28,8 @@ func NewToken() (string, error) {
 
 // authorized checks the request's token and answers 401 or 403 when it
 // does not pass. Writes need the Authorization header; reads may use the
-// cookie or the token query parameter instead, which sets the cookie.
+// cookie or the token query parameter instead, which sets the cookie to
+// [cookieValue] of the token.
 func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		token, ok := strings.CutPrefix(auth, "Bearer ")
@@ -39,14 +43,14 @@ func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	query := r.URL.Query().Get("token")
 	cookieOK := false
 	if c, err := r.Cookie(CookieName); err == nil {
-		cookieOK = srv.tokenMatches(c.Value)
+		cookieOK = secretMatches(c.Value, srv.cookie)
 	}
 	switch {
 	case !read && (cookieOK || query != ""):
 		writeErrorCode(w, http.StatusForbidden, CodeForbidden, "a write needs the token in an Authorization: Bearer header; a cookie or a URL is not enough")
 		return false
 	case read && query != "" && srv.tokenMatches(query):
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: query, Path: "/",
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: srv.cookie, Path: "/",
 			HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		return true
 	case read && query == "" && cookieOK:
@@ -73,7 +77,26 @@ func checkToken(token string) error {
 }
 
 func (srv *Server) tokenMatches(token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), []byte(srv.opts.Token)) == 1
+	return secretMatches(token, srv.opts.Token)
+}
+
+// secretMatches compares a secret a request gave with ours in constant
+// time (a different length shows, the bytes do not).
+func secretMatches(got, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// cookieValue is what the page's cookie holds for token: an HMAC of it,
+// which [Server.authorized] takes for reads alone and which is not a
+// token. A browser sends a host's cookies to every port of it (cookies
+// ignore ports), so another server on this machine that the browser
+// visits gets the cookie; holding the token, it could then write as the
+// Authorization header. The token itself stays in the page's
+// sessionStorage, which is kept per origin, port included.
+func cookieValue(token string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("sessiontree read cookie"))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // hostAllowed reports whether a Host header names this server: localhost

@@ -30,8 +30,10 @@
 //
 // Every request needs the token ([Options.Token]): as
 // "Authorization: Bearer TOKEN", or, for reads only, the cookie the
-// first load of a page with ?token=TOKEN sets (HttpOnly, SameSite=Strict)
-// or that query parameter itself. Writes need the header, so another site
+// first load of a page with ?token=TOKEN sets (HttpOnly, SameSite=Strict;
+// it holds a value made from the token, good for reads alone, since a
+// browser sends it to every port of the host) or that query parameter
+// itself. Writes need the header, so another site
 // cannot make a browser post into a user's sessions with its cookie; the
 // page, which cannot read its HttpOnly cookie, takes the token for its
 // writes from the ?token= of the URL it was opened with. A request under

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html/template"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,17 +18,25 @@ import (
 // once asked to stop.
 const shutdownGrace = 5 * time.Second
 
+// idleTimeout is how long [Serve] keeps a connection open between
+// requests; a variable for tests.
+var idleTimeout = 2 * time.Minute
+
 // Serve answers requests on ln with h until ctx is done, then shuts down:
 // it stops accepting, ends event streams (their request contexts are
 // cancelled) and waits up to 5 s for other requests to finish. It
-// returns nil after a clean shutdown.
+// returns nil after a clean shutdown. A connection left idle between
+// requests for 2 minutes is closed.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	base, stopStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopStreams()
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		// Not ReadTimeout: a read deadline passing cancels the request's
+		// context, which would end every event stream.
+		IdleTimeout: idleTimeout,
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -93,20 +102,57 @@ func ListenHosts(addr string) (hosts []string, public bool, err error) {
 }
 
 // OpenBrowser asks the desktop to open u in a browser (xdg-open, open,
-// or the Windows URL handler) and returns without waiting for it.
-func OpenBrowser(u string) error {
+// or the Windows URL handler) and returns without waiting for it. The
+// browser is given a page in a file only this user may read, which sends
+// it on to u, not u itself: u holds the token, and a command line is
+// seen by every user of the machine (ps) as long as the browser it
+// started runs. cleanup removes the file; call it once the server stops.
+func OpenBrowser(u string) (cleanup func(), err error) {
+	page, err := redirectPage(u)
+	if err != nil {
+		return nil, fmt.Errorf("open a browser: %w", err)
+	}
+	cleanup = func() { _ = os.Remove(page) }
 	var cmd *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":
-		cmd = exec.Command("open", u)
+		cmd = exec.Command("open", page)
 	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", u)
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", page)
 	default:
-		cmd = exec.Command("xdg-open", u)
+		cmd = exec.Command("xdg-open", page)
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("open a browser: %w", err)
+		cleanup()
+		return nil, fmt.Errorf("open a browser: %w", err)
 	}
 	go func() { _ = cmd.Wait() }() // reap it; its exit status says nothing useful
-	return nil
+	return cleanup, nil
+}
+
+// redirectTemplate is the page [OpenBrowser] opens: it sends the browser
+// on to the URL at once, and links to it.
+var redirectTemplate = template.Must(template.New("open").Parse(`<!DOCTYPE html>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="0;url={{.}}">
+<title>sessiontree</title>
+<p><a href="{{.}}">Open sessiontree</a></p>
+`))
+
+// redirectPage writes the page sending a browser on to u into a new file
+// of the temporary folder (mode 0600) and returns its path.
+func redirectPage(u string) (path string, err error) {
+	f, err := os.CreateTemp("", "sessiontree-open-*.html")
+	if err != nil {
+		return "", err
+	}
+	err = redirectTemplate.Execute(f, template.URL(u))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }

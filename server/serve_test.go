@@ -1,12 +1,17 @@
 package server
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -143,5 +148,96 @@ func TestTokenCharacters(t *testing.T) {
 			}
 		}
 		ts.Close()
+	}
+}
+
+// TestServeClosesIdleConnection checks that Serve closes a kept-alive
+// connection left idle for idleTimeout: without it anyone who can reach
+// the address, token or not, kept a connection (a socket and a
+// goroutine) open as long as they liked after one request answered 401,
+// and could so hold as many as the process may open files.
+func TestServeClosesIdleConnection(t *testing.T) {
+	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
+	idleTimeout = 100 * time.Millisecond
+	f := newFixture(t, Options{})
+	ln, cancel, served := startServe(t, f)
+	defer stopServe(t, cancel, served)
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Close {
+		t.Fatalf("GET without a token = %d, close %v; want 401 and the connection kept", resp.StatusCode, resp.Close)
+	}
+	// Not a bound on the server's time: only how long to wait before
+	// failing the test.
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("read of the idle connection = %v; want EOF, closed by the server", err)
+	}
+}
+
+// TestOpenBrowserHidesToken checks that the browser's command line does
+// not hold the URL's token, which every user of the machine can read
+// (ps, /proc/PID/cmdline) while the browser runs: it is given a file of
+// this user's alone that sends it on to the URL.
+func TestOpenBrowserHidesToken(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the fake browser is an xdg-open shell script")
+	}
+	bin, out := t.TempDir(), filepath.Join(t.TempDir(), "args")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + out + ".tmp && /bin/mv " + out + ".tmp " + out + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "xdg-open"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	const secret = "s3cretT0ken"
+	u := "http://127.0.0.1:7878/?token=" + secret
+	cleanup, err := OpenBrowser(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup) // also when the test fails; a second call does nothing
+	var args []byte
+	for range 500 { // the script runs on its own; at most 10 s
+		if args, err = os.ReadFile(out); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("the browser was not started: %v", err)
+	}
+	if strings.Contains(string(args), secret) {
+		t.Fatalf("the browser's command line %q holds the token", args)
+	}
+	page := strings.TrimSpace(string(args))
+	info, err := os.Stat(page)
+	if err != nil {
+		t.Fatalf("the browser was given %q, not a file: %v", page, err)
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		t.Errorf("%s has mode %v: others may read it", page, info.Mode().Perm())
+	}
+	b, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(b), `url=`+u+`"`) || !strings.Contains(string(b), `href="`+u+`"`) {
+		t.Errorf("%s = %q, %v; want a page sending the browser on to %s", page, b, err, u)
+	}
+	cleanup()
+	if _, err := os.Stat(page); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after cleanup: %v; want it removed", page, err)
 	}
 }

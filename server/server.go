@@ -57,7 +57,9 @@ var (
 type Server struct {
 	store *store.Store
 	opts  Options
-	mux   *http.ServeMux
+	// cookie is the page's cookie value, [cookieValue] of the token.
+	cookie string
+	mux    *http.ServeMux
 	// files serves the web page's files.
 	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
@@ -84,7 +86,7 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
+	srv := &Server{store: s, opts: opts, cookie: cookieValue(opts.Token), mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}

@@ -153,7 +153,7 @@ func errorCode(t testing.TB, r response) string {
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	cookie := map[string]string{"Cookie": CookieName + "=" + token}
+	cookie := f.pageCookie()
 	post := `{"name":"renamed"}`
 	for _, c := range []struct {
 		name string
@@ -212,13 +212,57 @@ func TestTokenCookie(t *testing.T) {
 		t.Fatalf("GET /?token= = %d %s", r.status, r.header.Get("Content-Type"))
 	}
 	c := r.header.Get("Set-Cookie")
-	for _, want := range []string{CookieName + "=" + token, "HttpOnly", "SameSite=Strict", "Path=/"} {
+	for _, want := range []string{CookieName + "=", "HttpOnly", "SameSite=Strict", "Path=/"} {
 		if !strings.Contains(c, want) {
 			t.Errorf("Set-Cookie %q lacks %q", c, want)
 		}
 	}
 	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("page's Content-Security-Policy = %q", csp)
+	}
+}
+
+// pageCookie loads the page with ?token= and answers the Cookie header
+// the browser then sends with every request.
+func (f *fixture) pageCookie() map[string]string {
+	f.t.Helper()
+	r := f.do(request{method: "GET", path: "/?token=" + token})
+	resp := http.Response{Header: r.header}
+	for _, c := range resp.Cookies() {
+		if c.Name == CookieName {
+			return map[string]string{"Cookie": c.Name + "=" + c.Value}
+		}
+	}
+	f.t.Fatalf("GET /?token= = %d, set no %s cookie", r.status, CookieName)
+	return nil
+}
+
+// TestCookieIsNotTheToken checks that the page's cookie lets a browser
+// read and nothing more: a browser sends a cookie of a host to every port
+// of it (cookies ignore ports), so whatever else listens on this machine
+// and the browser visits gets it, and it must not be the token, which
+// writes.
+func TestCookieIsNotTheToken(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	cookie := f.pageCookie()
+	value := strings.TrimPrefix(cookie["Cookie"], CookieName+"=")
+	if strings.Contains(value, token) {
+		t.Fatalf("the cookie %q holds the token", value)
+	}
+	if r := f.do(request{method: "GET", path: "/api/sessions", header: cookie}); r.status != 200 {
+		t.Errorf("read with the cookie = %d %s; want 200", r.status, r.body)
+	}
+	post := `{"name":"renamed"}`
+	for _, req := range []request{
+		{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: value},
+		{method: "DELETE", path: "/api/sessions/s1", bearer: value},
+		{method: "GET", path: "/api/sessions", bearer: value},
+		{method: "GET", path: "/api/sessions?token=" + url.QueryEscape(value)},
+	} {
+		if r := f.do(req); r.status != 401 {
+			t.Errorf("%s %s with the cookie's value as the token = %d %s; want 401", req.method, req.path, r.status, r.body)
+		}
 	}
 }
 
@@ -290,6 +334,11 @@ func TestErrors(t *testing.T) {
 		{"GET", "/api/sessions?cursor=!!", "", 400, CodeBadRequest},
 		{"GET", "/api/search", "", 400, CodeBadRequest},
 		{"GET", "/api/search?q=%22unclosed", "", 400, CodeBadRequest},
+		// Longer than store.MaxQueryBytes: a search's work grows as the
+		// square of its words (a second for 100 KB, minutes for a URL's
+		// 1 MB).
+		{"GET", "/api/search?q=" + strings.Repeat("hello+", 1+store.MaxQueryBytes/6), "", 400, CodeBadRequest},
+		{"GET", "/api/search?literal=1&q=" + strings.Repeat("hello+", 1+store.MaxQueryBytes/6), "", 400, CodeBadRequest},
 		{"GET", "/api/search?q=hello&cwd=work", "", 400, CodeBadRequest},
 		{"GET", "/api/sessions?cwd=./work", "", 400, CodeBadRequest},
 		{"GET", "/api/sessions?cwd=%zz", "", 400, CodeBadRequest},

@@ -83,3 +83,21 @@ func TestParseQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBoundsQuery checks that a query of MaxQueryBytes (besides the
+// space around it) parses, and that a longer one is a QueryError in both
+// languages.
+func TestParseBoundsQuery(t *testing.T) {
+	words := strings.Repeat("word ", MaxQueryBytes/5)
+	atLimit := " " + words + strings.Repeat("x", MaxQueryBytes-len(strings.TrimSpace(words))-1) + " "
+	for _, literal := range []bool{false, true} {
+		if _, err := parse(atLimit, literal); err != nil {
+			t.Errorf("parse(%d bytes, literal %v) = %v; want it parsed", len(strings.TrimSpace(atLimit)), literal, err)
+		}
+		var qe *QueryError
+		_, err := parse(atLimit+"y", literal)
+		if !errors.As(err, &qe) || !errors.Is(err, ErrBadQuery) || !strings.Contains(qe.Reason, "at most 4096") {
+			t.Errorf("parse(%d bytes, literal %v) = %v; want a QueryError saying the bound", MaxQueryBytes+1, literal, err)
+		}
+	}
+}

@@ -66,6 +66,12 @@ const (
 	MaxSearchLimit     = 1000
 )
 
+// MaxQueryBytes bounds a search query: a longer one is a [*QueryError].
+// A search's work grows as the square of its words (100 KB of words took
+// a second over three entries, and the server's URL may hold 1 MB); a
+// query of this size takes at most about 0.1 s over a few entries.
+const MaxQueryBytes = 4096
+
 // Hit is one entry a search found.
 type Hit struct {
 	// SessionID and EntryID say where the hit is.
@@ -139,8 +145,8 @@ const maxExpansion = 256
 // With [SearchOptions.Literal] the query is plain words, each searched
 // as is.
 //
-// A query that cannot be parsed is a [*QueryError] (matching
-// [ErrBadQuery]) saying what is wrong and where.
+// A query that cannot be parsed, or longer than [MaxQueryBytes], is a
+// [*QueryError] (matching [ErrBadQuery]) saying what is wrong and where.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (SearchResult, error) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -206,6 +212,9 @@ type searcher struct {
 func parse(query string, literal bool) (sessiontree.MatchQuery, error) {
 	q := strings.TrimSpace(query)
 	var m sessiontree.MatchQuery
+	if len(q) > MaxQueryBytes {
+		return m, &QueryError{Query: query, Reason: fmt.Sprintf("%d bytes long: at most %d", len(q), MaxQueryBytes)}
+	}
 	if literal {
 		if m = literalQuery(q); len(m.Sub) == 0 && m.Kind == sessiontree.MatchAnd {
 			q = "" // nothing but NUL bytes

@@ -32,14 +32,15 @@ prints with --json). It prints the URL to open, with its token:
 http://127.0.0.1:7878/?token=TOKEN. Stop it with Ctrl-C.
 
 Every request needs the token: scripts send "Authorization: Bearer TOKEN"
-(writes must), the page keeps it in a cookie from its first load. The token
+(writes must); the page's first load sets a cookie for its reads, which is
+not the token and lets a browser read, never write. The token
 is random unless --token or $` + tokenEnv + ` sets it. serve listens on this
 machine only (loopback) unless --addr names another address, which it warns
 about: anyone who can reach that address and learns the token can read and
 change every session. Pages of other sites may not call the API unless
 --cors names their origin.`,
 		Example: `  sessiontree serve --open
-  sessiontree serve --addr 127.0.0.1:0 --token "$(cat ~/.sessiontree-token)"
+  SESSIONTREE_TOKEN="$(cat ~/.sessiontree-token)" sessiontree serve --addr 127.0.0.1:0
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:7878/api/sessions`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,8 +86,11 @@ change every session. Pages of other sites may not call the API unless
 			u := server.URL(ln.Addr(), token)
 			fmt.Fprintf(a.stdout, "serving %s at %s\n", s.Path(), u)
 			if open {
-				if err := server.OpenBrowser(u); err != nil {
+				cleanup, err := server.OpenBrowser(u)
+				if err != nil {
 					fmt.Fprintf(a.stderr, "warning: %v; open the URL yourself\n", err)
+				} else {
+					defer cleanup()
 				}
 			}
 			return server.Serve(ctx, ln, h)
