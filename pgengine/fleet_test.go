@@ -26,6 +26,7 @@ import (
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // The fleet test: several clients, each its own pgengine.Open of one
@@ -125,7 +126,11 @@ func TestFleet(t *testing.T) {
 	}
 	t.Logf("seed %d (%s=%d runs these operations again)", seed, fleetSeedEnv, seed)
 	clients, children, workers, ops := 3, 1, 2, 15
-	if !testing.Short() {
+	switch {
+	case testing.Short():
+	case storetest.RaceEnabled: // CI's run: the detector makes each op several times dearer
+		clients, children, workers, ops = 4, 2, 3, 30
+	default:
 		clients, children, workers, ops = 5, 2, 3, 100
 	}
 	url := pgtest.Migrated.Database(t)

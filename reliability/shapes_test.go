@@ -46,16 +46,13 @@ func writeShape(t *testing.T, path string, n int, star bool) string {
 }
 
 // TestShapes (limits): a linear chain of 1,000,000 entries and an entry
-// with 200,000 children (10,000 and 2,500 with -short) import, check,
-// export byte for byte, draw as a tree, give their context and branch,
-// and fork, with no recursion in Go over the tree's depth or width.
-// A star's tree is drawn cut to a terminal's width: uncut, its lines
-// hold a lane per open branch, and 200,000 branches draw some 40 GB.
+// with 200,000 children in the full run (100,000 and 20,000 in CI's,
+// 10,000 and 2,500 with -short; a sixteenth under the race detector)
+// import, check, export byte for byte, draw as a tree, give their context
+// and branch, and fork, with no recursion in Go over the tree's depth or
+// width. A star's tree is drawn cut to a terminal's width.
 func TestShapes(t *testing.T) {
-	chain, star := 1_000_000, 200_000
-	if testing.Short() {
-		chain, star = 10_000, 2_500
-	}
+	chain, star := pickSize(10_000, 100_000, 1_000_000), pickSize(2_500, 20_000, 200_000)
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openStore(t, filepath.Join(dir, "sessions.db"), store.Options{})
@@ -120,14 +117,12 @@ func TestShapes(t *testing.T) {
 	}
 }
 
-// TestManySessions (limits): 10,000 sessions in one store (200 with
-// -short), imported from as many files: every one is listed, a word of
+// TestManySessions (limits): 10,000 sessions in one store in the full
+// run (2,000 in CI's, 200 with -short; a sixteenth under the race
+// detector), imported from as many files: every one is listed, a word of
 // one is found in it alone, and the database checks clean.
 func TestManySessions(t *testing.T) {
-	n := 10_000
-	if testing.Short() {
-		n = 200
-	}
+	n := pickSize(200, 2_000, 10_000)
 	ctx := context.Background()
 	dir := t.TempDir()
 	files := filepath.Join(dir, "files")
