@@ -30,8 +30,11 @@ func TestCancelWrites(t *testing.T) {
 // goroutine behind, and the database opens afterwards and checks clean.
 func TestCancelOpen(t *testing.T) {
 	points := 400
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		points = 12
+	case storetest.RaceEnabled:
+		points = 60 // spread over the run's checks; 400 took 63 s in CI's run
 	}
 	for _, fresh := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fresh=%v", fresh), func(t *testing.T) {
