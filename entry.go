@@ -489,7 +489,9 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 
 // Fields builds the Fields of a [Draft] from name/value pairs, marshalling
 // each value with encoding/json (json.RawMessage values are kept as they
-// are). Pairs whose value is nil are left out.
+// are). Pairs whose value is nil are left out. A value that is not JSON
+// (a json.RawMessage that does not parse, one encoding/json refuses) makes
+// a malformed entry: a [*InvalidEntryError] naming the field.
 func Fields(pairs ...any) (json.RawMessage, error) {
 	if len(pairs)%2 != 0 {
 		return nil, fmt.Errorf("fields: odd number of arguments")
@@ -510,7 +512,7 @@ func Fields(pairs ...any) (json.RawMessage, error) {
 		buf = append(buf, ':')
 		var err error
 		if buf, err = appendValue(buf, pairs[i+1]); err != nil {
-			return nil, fmt.Errorf("fields: %s: %w", name, err)
+			return nil, &InvalidEntryError{Reason: fmt.Sprintf("%q: %v", name, err)}
 		}
 	}
 	return append(buf, '}'), nil

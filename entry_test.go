@@ -1,12 +1,14 @@
 package sessiontree_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/memory"
 )
 
 func TestDecodeEntry(t *testing.T) {
@@ -152,5 +154,47 @@ func TestUsageKeysAreCaseSensitive(t *testing.T) {
 	es := sessiontree.StatsOf(e)
 	if u := es.Usage; !es.HasUsage || u.Input != 1 || u.Output != 2 || u.Cost != 0.5 {
 		t.Errorf("StatsOf(e).Usage = %+v, %v; want input 1, output 2, cost 0.5", u, es.HasUsage)
+	}
+}
+
+// TestTypedAppendsRefuseMalformedJSONAsInvalidEntry: every typed append of
+// Session takes some of its fields as raw JSON; a value that is not JSON
+// is a malformed entry, refused as Append refuses one, with an error
+// matching ErrInvalidEntry and naming the field, and nothing is written.
+// They returned a plain error ("fields: message: invalid JSON ..."), which
+// no errors.Is could tell from a storage failure.
+func TestTypedAppendsRefuseMalformedJSONAsInvalidEntry(t *testing.T) {
+	ctx := context.Background()
+	st, err := memory.New(sessiontree.SessionMeta{Cwd: "/w"}, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	defer s.Close()
+	bad := json.RawMessage(`{"role":`)
+	calls := map[string]func() error{
+		"message": func() error { _, err := s.AppendMessage(ctx, bad); return err },
+		"data":    func() error { _, err := s.AppendCustom(ctx, "c", bad); return err },
+		"usage":   func() error { _, err := s.AppendUsage(ctx, sessiontree.UsageRecord{Usage: bad}); return err },
+		"details": func() error {
+			_, err := s.AppendCompaction(ctx, sessiontree.Compaction{Summary: "s", Details: bad})
+			return err
+		},
+		"content": func() error {
+			_, err := s.AppendCustomMessage(ctx, sessiontree.CustomMessage{CustomType: "c", Content: bad})
+			return err
+		},
+	}
+	for field, call := range calls {
+		err := call()
+		if !errors.Is(err, sessiontree.ErrInvalidEntry) || !strings.Contains(err.Error(), `"`+field+`"`) {
+			t.Errorf("append with malformed %s: error = %v; want ErrInvalidEntry naming %q", field, err, field)
+		}
+	}
+	if _, err := s.MoveTo(ctx, "", &sessiontree.BranchSummary{Summary: "s", Details: bad}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("MoveTo with malformed details: error = %v; want ErrInvalidEntry", err)
+	}
+	if log, err := st.Log(ctx, 0, 0); err != nil || len(log) != 0 {
+		t.Errorf("log = %d entries, %v; want none written", len(log), err)
 	}
 }

@@ -269,7 +269,7 @@ func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSumm
 	f, err := Fields("fromId", from, "summary", summary.Summary, "details", summary.Details,
 		"usage", summary.Usage, "fromHook", summary.FromHook)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
 	d := Draft{Type: TypeBranchSummary, Timestamp: FormatTime(s.opts.Now()), Fields: f}
 	e, err := s.store.AppendUnder(ctx, target, d, IfLeaf(left))
