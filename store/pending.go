@@ -50,12 +50,12 @@ func (sr *searcher) readPending() error {
 }
 
 // match runs a match query over the pending entries read, newest
-// first, up to RankWindow of them, as searcher.match does over the index.
-func (p *pendingScan) match(ctx context.Context, match sessiontree.MatchQuery) ([]int64, error) {
+// first, up to window of them, as searcher.match does over the index.
+func (p *pendingScan) match(ctx context.Context, match sessiontree.MatchQuery, window int) ([]int64, error) {
 	if p.idx == nil {
 		return nil, nil
 	}
-	return p.idx.MatchKeys(ctx, match, RankWindow)
+	return p.idx.MatchKeys(ctx, match, window)
 }
 
 // close drops the scratch index.

@@ -122,8 +122,9 @@ const maxExpansion = 256
 // missing. An index catch-up that fails for want of room
 // (sessiontree.ErrDiskFull) does not fail the search either.
 //
-// Ranking: the newest [RankWindow] matching entries (all of them, when fewer
-// match) are scored by the query's words and phrases in their text, as
+// Ranking: the newest [RankWindow] matching entries, or the newest
+// [SearchOptions.Limit] when it is larger (all of them, when fewer
+// match), are scored by the query's words and phrases in their text, as
 // BM25 does without its inverse document frequency: more occurrences
 // score higher, with diminishing returns, and a long text lower than a
 // short one with as many; ties go to the newer entry. The bound keeps a
@@ -393,10 +394,16 @@ func asciiLower(s string) string {
 }
 
 // RankWindow is how many matching entries, newest first, a search
-// ranks (see [Store.Search]).
+// ranks (see [Store.Search]) at least: a search asked for more hits ranks
+// as many as it was asked for.
 const RankWindow = 300
 
-// match runs a match query. It takes the newest RankWindow matches, which
+// window is how many of the newest matches a search ranks: RankWindow,
+// or its limit when that is larger, so that a limit up to MaxSearchLimit
+// is met whenever that many entries match.
+func (sr *searcher) window() int { return max(RankWindow, sr.limit) }
+
+// match runs a match query. It takes the newest window() matches, which
 // FTS5 finds by walking its index in rowid order and stopping there, and
 // ranks them by score. FTS5's own bm25() is not used: it counts every
 // entry that contains each phrase of the query (for the inverse document
@@ -414,18 +421,18 @@ func (sr *searcher) match(match sessiontree.MatchQuery) ([]Hit, error) {
 	if isNothing(match) {
 		return []Hit{}, nil
 	}
-	keys, err := sr.tx.MatchKeys(sr.scope, match, RankWindow)
+	keys, err := sr.tx.MatchKeys(sr.scope, match, sr.window())
 	if err != nil {
 		return nil, sr.queryError(err)
 	}
-	more, err := sr.pend.match(sr.ctx, match)
+	more, err := sr.pend.match(sr.ctx, match, sr.window())
 	if err != nil {
 		return nil, sr.queryError(err)
 	}
 	if len(more) > 0 {
 		keys = append(keys, more...)
 		slices.SortFunc(keys, func(a, b int64) int { return cmp.Compare(b, a) })
-		keys = keys[:min(len(keys), RankWindow)]
+		keys = keys[:min(len(keys), sr.window())]
 	}
 	if len(keys) == 0 {
 		return []Hit{}, nil

@@ -123,15 +123,14 @@ func testSearchFixtures(t *testing.T, open opener) {
 				want := containing(texts, tc.text)
 				got := hitKeys(hits)
 				switch {
-				case len(want) <= store.RankWindow:
+				case len(want) <= tc.opts.Limit:
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Errorf("Search(%q) (-entries containing %q +hits):\n%s", tc.query, tc.text, diff)
 					}
 				default:
-					// The newest RankWindow of them (or, scanned, up to
-					// the limit).
-					if len(got) != store.RankWindow && len(got) != tc.opts.Limit {
-						t.Errorf("Search(%q) gave %d hits of %d matches; want %d", tc.query, len(got), len(want), store.RankWindow)
+					// The best of the newest matches, up to the limit.
+					if len(got) != tc.opts.Limit {
+						t.Errorf("Search(%q) gave %d hits of %d matches; want %d", tc.query, len(got), len(want), tc.opts.Limit)
 					}
 					for _, k := range got {
 						if _, ok := slices.BinarySearch(want, k); !ok {
