@@ -353,6 +353,26 @@ func CheckDraft(d Draft) error {
 	return checkEntryType(d.Type, d.ID)
 }
 
+// CheckDraftFields is [CheckDraft] and the check of the fields the
+// draft's type requires ([Entry.Validate]'s rules), made on the draft
+// alone: what Append refuses of a draft, found before a backend makes up
+// an id for it, so that a caller reading drafts (an input line, a
+// request's entries) can name the one at fault. It returns a
+// [*InvalidEntryError] naming d.ID ("" when the draft has none), nil for
+// a draft Append's checks take. Fields must be a JSON object, as a
+// draft's are.
+func CheckDraftFields(d Draft) error {
+	if err := CheckDraft(d); err != nil {
+		return err
+	}
+	rules := requiredFields[d.Type]
+	if len(rules) == 0 {
+		return nil
+	}
+	m := readMembers(d.Fields)
+	return checkRequired(Entry{Type: d.Type, ID: d.ID}, rules, &m)
+}
+
 // checkEntryType refuses the types no entry of a session may have, with a
 // [*InvalidEntryError] naming entry id: none (a session file's reader
 // refuses a line without one), and a session header (type "session"),

@@ -198,3 +198,32 @@ func TestTypedAppendsRefuseMalformedJSONAsInvalidEntry(t *testing.T) {
 		t.Errorf("log = %d entries, %v; want none written", len(log), err)
 	}
 }
+
+// TestCheckDraftFieldsAgreesWithBuildEntry: what CheckDraftFields refuses
+// of a draft is what a backend refuses when it appends it: CheckDraft,
+// then BuildEntry.
+func TestCheckDraftFieldsAgreesWithBuildEntry(t *testing.T) {
+	for _, d := range []sessiontree.Draft{
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":{"role":"user"}}`)},
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":"hi"}`)},
+		{Type: sessiontree.TypeMessage},
+		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p","modelId":"m"}`)},
+		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p","modelId":7}`)},
+		{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":null}`)},
+		{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":"a"}`)},
+		{Type: sessiontree.TypeBranchSummary, Fields: json.RawMessage(`{"summary":"s"}`)},
+		{Type: sessiontree.TypeActiveToolsChange, Fields: json.RawMessage(`{"activeToolNames":{}}`)},
+		{Type: sessiontree.TypeUsage, Fields: json.RawMessage(`{}`)},
+		{Type: "future_thing"},
+		{Type: "session"},
+	} {
+		built := sessiontree.CheckDraft(d)
+		if built == nil {
+			_, built = sessiontree.BuildEntry(d, "i", "", "2026-01-01T00:00:00.000Z")
+		}
+		checked := sessiontree.CheckDraftFields(d)
+		if (built == nil) != (checked == nil) || (checked != nil && !errors.Is(checked, sessiontree.ErrInvalidEntry)) {
+			t.Errorf("%s %s: CheckDraftFields = %v; BuildEntry = %v", d.Type, d.Fields, checked, built)
+		}
+	}
+}

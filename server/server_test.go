@@ -424,6 +424,12 @@ func TestAppendEntries(t *testing.T) {
 	if !strings.Contains(r.body, "entries[1]") || !strings.Contains(r.body, "parentId") {
 		t.Errorf("bad draft error = %s; want it to name entries[1] and parentId", r.body)
 	}
+	// So is one whose type's fields are wrong, which the store would
+	// have refused naming an id it made up for it.
+	r = f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"a"},{"type":"custom","customType":"b"},{"type":"message","message":"hi"}]}`, 400)
+	if !strings.Contains(r.body, "entries[2]") || !strings.Contains(r.body, `\"message\" must be an object`) {
+		t.Errorf("bad draft error = %s; want it to name entries[2] and its message", r.body)
+	}
 	f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"leaf","targetId":null}]}`, 400)
 	if after := f.logIDs(); !slices.Equal(after, before) {
 		t.Errorf("refused appends changed the log: %d entries, had %d", len(after), len(before))

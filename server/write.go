@@ -146,7 +146,8 @@ type appendRequest struct {
 // parseDrafts reads the drafts of an append request: each one as
 // `sessiontree append` reads a line ([cli.ParseDraft]), after its
 // insignificant white space is removed, since a stored entry is one line,
-// and checked as every backend checks it ([sessiontree.CheckDraft]).
+// and checked as every backend checks it, its type's fields included
+// ([sessiontree.CheckDraftFields]).
 // An error names the draft by its index and matches
 // [sessiontree.ErrInvalidEntry].
 func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
@@ -160,7 +161,7 @@ func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 		if err != nil {
 			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
 		}
-		if err := sessiontree.CheckDraft(d); err != nil {
+		if err := sessiontree.CheckDraftFields(d); err != nil {
 			return nil, fmt.Errorf("entries[%d]: %w", i, err)
 		}
 		drafts = append(drafts, d)

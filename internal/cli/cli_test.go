@@ -196,6 +196,11 @@ func TestReadDrafts(t *testing.T) {
 		{`{"type":"message","id":""}`, `"id"`},
 		{`[1,2]`, "object"},
 		{`{"type":"message"`, ""},
+		// The fields a type requires, checked before the store makes an
+		// id up for the entry, so that the error names the line.
+		{`{"type":"message","message":"hi"}`, `"message" must be an object`},
+		{`{"type":"model_change","provider":"p"}`, `"modelId"`},
+		{`{"type":"label","targetId":5}`, `"targetId"`},
 	}
 	for _, b := range bad {
 		var err error

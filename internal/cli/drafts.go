@@ -95,7 +95,9 @@ func ParseDraft(line []byte) (sessiontree.Draft, error) {
 
 // ReadDrafts yields the entries of r, one JSON object per line (blank
 // lines are skipped), with their line numbers. A line that is not an entry
-// yields an [*InputError] and ends the sequence; so does a read error.
+// (ParseDraft), or that lacks a field its type requires
+// ([sessiontree.CheckDraftFields]), yields an [*InputError] and ends the
+// sequence; so does a read error.
 // Lines are read one at a time, so a caller can append each before the
 // next arrives.
 //
@@ -130,6 +132,9 @@ func ReadDrafts(ctx context.Context, r io.Reader, maxLine int) iter.Seq2[session
 				continue
 			}
 			d, perr := ParseDraft(bytes.TrimSpace(line))
+			if perr == nil {
+				perr = sessiontree.CheckDraftFields(d)
+			}
 			if perr != nil {
 				yield(sessiontree.Draft{}, &InputError{Line: n, Err: perr})
 				return
