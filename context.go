@@ -10,8 +10,10 @@ import (
 )
 
 // Context is what the model sees: the messages projected from the active
-// path and the state in effect at its leaf. It marshals to pi's shape,
-// {"messages", "thinkingLevel", "model", "activeToolNames"}.
+// path and the state in effect at its leaf. It marshals to the shape of
+// pi's buildSessionContext, {"messages", "thinkingLevel", "model"}, plus
+// "activeToolNames" (the latest active_tools_change, null without one),
+// which pi 1.6.0's has not.
 type Context struct {
 	// Messages are agent message objects, in order.
 	Messages []json.RawMessage `json:"messages"`

@@ -23,11 +23,13 @@ type Options struct {
 	Postgres pgengine.Options
 }
 
-// Store is a database of many sessions: the SQLite engine plus what an
-// application needs around it (listing, forking, importing and exporting
-// pi's files, full-text search). A Store is safe for concurrent use, also
-// with other processes using the same file; see package engine for how
-// writers serialize.
+// Store is a database of many sessions: an engine (SQLite, [Open], or
+// PostgreSQL, [OpenPostgres]; [OpenURL] picks one) plus what an application
+// needs around it (listing, forking, importing and exporting pi's files,
+// full-text search). Its sessions are [sessiontree.DatabaseSession]s: wrap
+// one in [sessiontree.NewSession] for the typed API. A Store is safe for
+// concurrent use, also with other processes using the same database; see
+// packages engine and pgengine for how writers serialize.
 type Store struct {
 	d sessiontree.Database
 	// db is the SQLite engine underneath, nil under another engine, for
