@@ -41,7 +41,10 @@
 //
 // Paged GETs (the session list, the entries) answer the body the command
 // prints and put the next page's cursor in the X-Next-Cursor header
-// ([NextCursorHeader]), absent on the last page. The
+// ([NextCursorHeader]): the list's is absent on its last page; the
+// entries' is there whenever the page is full, since the log grows, so a
+// full page that ends the log has one, whose page is empty until more is
+// appended. The
 // Host header must name a loopback address, localhost, or one of
 // [Options.Hosts] (against DNS rebinding); a request whose Origin is
 // another site's is refused unless it is [Options.CORSOrigin]. Responses
