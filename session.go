@@ -120,6 +120,9 @@ type Compaction struct {
 	// model after the summary.
 	FirstKeptEntryID string
 	// RetainedTail are messages kept inline instead (the newer harness).
+	// pi 1.6.0 does not know them: it reads such a compaction as keeping
+	// nothing, so the model it builds from an exported file lacks them
+	// (FirstKeptEntryID reads the same everywhere).
 	RetainedTail []json.RawMessage
 	TokensBefore int64
 	Details      json.RawMessage
