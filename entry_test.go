@@ -207,6 +207,8 @@ func TestCheckDraftFieldsAgreesWithBuildEntry(t *testing.T) {
 		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":{"role":"user"}}`)},
 		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":"hi"}`)},
 		{Type: sessiontree.TypeMessage},
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":{"role":"user"},"message":"x"}`)},
+		{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":"x","message":{"role":"user"}}`)},
 		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p","modelId":"m"}`)},
 		{Type: sessiontree.TypeModelChange, Fields: json.RawMessage(`{"provider":"p","modelId":7}`)},
 		{Type: sessiontree.TypeLabel, Fields: json.RawMessage(`{"targetId":null}`)},
