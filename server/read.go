@@ -32,11 +32,13 @@ func (srv *Server) open(r *http.Request) (sessiontree.DatabaseSession, error) {
 }
 
 // checkSessionID refuses an id (or prefix) that the routes' {id} cannot
-// name: empty, with white space or a control character, or one the
-// command would take for a file path; what says where it was given.
+// name: empty, with white space or a control character, one the command
+// would take for a file path, or a dot segment ("." or ".."), which a
+// URL's resolution removes (fetch and curl send /api/sessions/.. as
+// /api/); what says where it was given.
 func checkSessionID(what, id string) error {
-	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) {
-		return fmt.Errorf(`%s %q: want an id without white space, control characters, "/" or "\", not ending in .jsonl: %w`, what, id, ErrBadRequest)
+	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) || id == "." || id == ".." {
+		return fmt.Errorf(`%s %q: want an id without white space, control characters, "/" or "\", not ending in .jsonl, not "." or "..": %w`, what, id, ErrBadRequest)
 	}
 	return nil
 }

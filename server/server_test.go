@@ -800,12 +800,14 @@ func TestAppendIfLeafNull(t *testing.T) {
 
 // TestNewSessionIDs checks that create and fork refuse an id that the
 // API's own routes cannot name afterwards (a path, a file name, white
-// space), with a 400 naming it, and create nothing.
+// space, a dot segment, which a URL's resolution removes: fetch and curl
+// sent GET /api/sessions/.. as GET /api/, and Go's mux redirected it
+// there), with a 400 naming it, and create nothing.
 func TestNewSessionIDs(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	n := f.sessionCount()
-	for _, id := range []string{"a/b", `a\b`, "notes.JSONL", "two words", "tab\tid"} {
+	for _, id := range []string{"a/b", `a\b`, "notes.JSONL", "two words", "tab\tid", ".", ".."} {
 		body, _ := json.Marshal(map[string]string{"id": id})
 		for _, path := range []string{"/api/sessions", "/api/sessions/s1/fork"} {
 			r := f.do(request{method: "POST", path: path, body: string(body), bearer: token})
