@@ -13,7 +13,13 @@
 // and labels nothing, as in pi), keeps the entries in an in-memory index
 // (a [memory.Storage]) and sets the leaf by the leaf rule. A file pi wrote
 // has no leaf entries, so its leaf is its last entry; a file this package
-// wrote reopens on the leaf it had.
+// wrote reopens on the leaf it had. pi 1.6.0 knows no leaf entries: it
+// resumes a file on its last line whatever that is, so a file whose last
+// line is a leaf entry (Storage.SetLeaf, sessiontree.Session.MoveTo
+// without a summary, with nothing appended since) resumes in pi where the
+// leaf was before the move; the next append ends that. A session to hand
+// to pi as it is goes through a database's export with
+// store.ExportOptions.ForPi.
 //
 // # Old versions
 //
