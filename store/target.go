@@ -73,8 +73,9 @@ type Target struct {
 // PostgreSQL database (its Location has the scheme in lower case); a
 // file:// URL (no host, or localhost) names the SQLite file at its path;
 // anything else of the form scheme://... is refused with an
-// [*UnknownSchemeError]; a PostgreSQL URL that lacks a slash
-// (postgres:/host/db) is refused too; everything else is a SQLite file
+// [*UnknownSchemeError]; a PostgreSQL or file URL that lacks a slash
+// (postgres:/host/db, file:/tmp/s.db, SQLite's file:s.db) is refused too
+// (matching [ErrBadOptions]); everything else is a SQLite file
 // path, relative or absolute. A scheme has two letters or more, so a Windows path such
 // as C:\x or C://x is a path. An empty target is refused.
 func ParseTarget(target string) (Target, error) {
@@ -96,15 +97,21 @@ func ParseTarget(target string) (Target, error) {
 	return Target{}, &UnknownSchemeError{Scheme: scheme}
 }
 
-// pathTarget is the SQLite file at path, but for a PostgreSQL URL that
-// lacks a slash (postgres:/host/db), which is refused, not taken for a
-// file in a folder "postgres:" that an import would make.
+// pathTarget is the SQLite file at path, but for a URL of a scheme this
+// package reads that lacks a slash, which is refused, not taken for a file
+// in a folder that an import would make: a PostgreSQL URL
+// (postgres:/host/db, folder "postgres:"), a file URL (file:/tmp/s.db,
+// folders "file:/tmp") or SQLite's URI filename (file:s.db, which SQLite
+// reads as s.db, a file "file:s.db" here).
 func pathTarget(path string) (Target, error) {
 	lower := strings.ToLower(path)
 	for _, scheme := range []string{"postgres:", "postgresql:"} {
 		if strings.HasPrefix(lower, scheme) {
 			return Target{}, fmt.Errorf("database %s: a PostgreSQL URL starts with %s//: %w", path, scheme, ErrBadOptions)
 		}
+	}
+	if strings.HasPrefix(lower, "file:") {
+		return Target{}, fmt.Errorf("database %s: a file URL starts with file:// (file:///home/me/sessions.db); or give the path itself: %w", path, ErrBadOptions)
 	}
 	return Target{Engine: EngineSQLite, Location: path}, nil
 }

@@ -55,9 +55,12 @@ func TestParseTargetRefuses(t *testing.T) {
 	}
 	// A PostgreSQL URL missing a slash is refused, not taken for a file
 	// path ("postgres:/db.internal/s": an import made a SQLite file in a
-	// folder "postgres:").
+	// folder "postgres:"); so is a file URL missing one, or SQLite's URI
+	// filename ("file:/tmp/s.db" made the folders file:/tmp under the
+	// working directory, "file:s.db" a file named so).
 	for _, in := range []string{"", "file://otherhost/x.db", "file:///x.db?mode=ro", "file://",
-		"postgres:/db.internal/sessions", "postgres:db.internal/sessions", "PostgreSQL:/h/d", "postgres:"} {
+		"postgres:/db.internal/sessions", "postgres:db.internal/sessions", "PostgreSQL:/h/d", "postgres:",
+		"file:/tmp/s.db", "file:s.db", "FILE:s.db?mode=ro", "file:"} {
 		if _, err := store.ParseTarget(in); !errors.Is(err, store.ErrBadOptions) {
 			t.Errorf("ParseTarget(%q) = %v; want ErrBadOptions", in, err)
 		}
