@@ -37,11 +37,15 @@ func (srv *Server) open(r *http.Request) (sessiontree.DatabaseSession, error) {
 // URL's resolution removes (fetch and curl send /api/sessions/.. as
 // /api/); what says where it was given.
 func checkSessionID(what, id string) error {
-	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) || id == "." || id == ".." {
+	if _, err := cli.ParseSessionArg(id); err != nil || cli.IsSessionFile(id) || dotSegment(id) {
 		return fmt.Errorf(`%s %q: want an id without white space, control characters, "/" or "\", not ending in .jsonl, not "." or "..": %w`, what, id, ErrBadRequest)
 	}
 	return nil
 }
+
+// dotSegment reports whether id is "." or "..", which a route's {id} or
+// {entry} cannot be: a URL's resolution removes such a path segment.
+func dotSegment(id string) bool { return id == "." || id == ".." }
 
 // checkNewID refuses the id asked for a new session when the routes could
 // not name the session afterwards; "" (a fresh id) passes.

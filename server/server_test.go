@@ -702,14 +702,16 @@ func TestAppendSessionHeader(t *testing.T) {
 
 // TestAppendEntryIDs checks that a draft's id that no ENTRY argument
 // can name afterwards (white space, a control character, "root", which
-// names before the first entry) is refused with a 400 naming the draft,
+// names before the first entry), or that the route of an entry cannot (a
+// dot segment, which a URL's resolution removes), is refused with a 400
+// naming the draft,
 // and that an id one can name is taken and reachable: they were stored,
 // and then every route with an entry id refused the entry.
 func TestAppendEntryIDs(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	before := f.logIDs()
-	for _, id := range []string{"a b", `tab\tx`, `nul\u0000`, "root"} {
+	for _, id := range []string{"a b", `tab\tx`, `nul\u0000`, "root", ".", ".."} {
 		r := f.call("POST", "/api/sessions/s1/entries", `{"entries":[{"type":"custom","customType":"c","id":"`+id+`"}]}`, 400)
 		if !strings.Contains(r.body, "entries[0]") || !strings.Contains(r.body, `\"id\"`) {
 			t.Errorf("draft id %s answered %s; want it to name entries[0] and its id", id, r.body)

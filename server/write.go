@@ -158,6 +158,9 @@ func parseDrafts(raw []json.RawMessage) ([]sessiontree.Draft, error) {
 			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
 		}
 		d, err := cli.ParseDraft(line.Bytes())
+		if err == nil && dotSegment(d.ID) {
+			err = fmt.Errorf(`"id" %q: the route of an entry cannot name a dot segment`, d.ID)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("entries[%d]: %w", i, &sessiontree.InvalidEntryError{Reason: err.Error()})
 		}
