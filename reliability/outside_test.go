@@ -838,7 +838,7 @@ func TestErrorPrefixes(t *testing.T) {
 		want  string
 	}{
 		{dup + dup, []string{"append", id}, "append message: entry id d0000001 already used"},
-		{`{"type":"message"}` + "\n", []string{"append", id}, "append message: invalid entry"},
+		{`{"type":"message"}` + "\n", []string{"append", id}, "input line 1: invalid entry: message entry without"},
 		{"", []string{"tree", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl: no such file or directory"},
 		{"", []string{"label", id, "ffffffff", "x"}, "Entry ffffffff not found"},
 		{"", []string{"goto", id, "ffffffff"}, "Entry ffffffff not found"},
