@@ -204,3 +204,73 @@ func TestPostgresReadOnlyNamesPending(t *testing.T) {
 		t.Errorf("Version after = %d, %v; want 1", v, err)
 	}
 }
+
+// TestPostgresStepDeadlockTriedAgain: a step that another session's
+// locks deadlock is tried again, not reported. The advisory lock
+// serializes migrating processes, not the other sessions of the
+// database: here a transaction holds table b and then asks for a, while
+// the step holds a and asks for b. The server ends the step's
+// transaction (40P01, deadlock detected; its deadlock_timeout is the
+// shorter), which rolls it back whole, so trying it again is safe; the
+// other transaction then commits and the step's next attempt applies.
+func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := emptyPostgres.Database(t)
+	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer); CREATE TABLE b (x integer);`)}}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["deadlock_timeout"] = "500ms"
+	cfg.RuntimeParams["application_name"] = "migrating"
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	defer db.Close()
+	if _, err := migrate.Up(ctx, db, files, pgOpts); err != nil {
+		t.Fatal(err)
+	}
+	other, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '1min'; LOCK TABLE b IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`LOCK TABLE a IN ACCESS EXCLUSIVE MODE; LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := migrate.Up(ctx, db, files, pgOpts)
+		done <- err
+	}()
+	// Once the step holds a and waits for b, ask for a: a deadlock.
+	for waiting := false; !waiting; {
+		err := other.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s USING (pid)
+			WHERE s.application_name = 'migrating' AND l.relation = 'b'::regclass AND NOT l.granted)`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Up returned (%v) before it waited for table b", err)
+		default:
+		}
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatalf("the other transaction's lock of a: %v; want the step to be the deadlock's victim", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Up whose step met a deadlock = %v; want the step tried again", err)
+	}
+	if v, err := migrate.Postgres.Version(ctx, db); err != nil || v != 2 {
+		t.Errorf("Version = %d, %v; want 2", v, err)
+	}
+}
