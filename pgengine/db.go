@@ -102,12 +102,12 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 // rather than as the first statement sent (reading the migration
 // records). The connection stays in the pool for the migrations.
 func (db *DB) connect(ctx context.Context) error {
-	return db.retryWhen(ctx, "connect to the server at "+serverAddr(db.cfg), lostConnection, func() error {
+	return db.retryWhen(ctx, "", lostConnection, func() error {
 		c, err := db.db.Conn(ctx)
-		if err == nil {
-			err = c.Close()
+		if err != nil {
+			return fmt.Errorf("connect to the server at %s: %w", serverAddr(db.cfg), err)
 		}
-		return err
+		return c.Close()
 	})
 }
 
