@@ -184,16 +184,20 @@ func (db *DB) afterMigrations(ctx context.Context) error {
 	return nil
 }
 
-// redact drops the password from a URL for messages. A key=value
-// connection string is not shown at all: it may hold one too.
+// redact drops the passwords from a URL for messages: the role's (in
+// the user part or as a parameter) and the client key's (sslpassword). A
+// key=value connection string is not shown at all: it may hold them too.
 func redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" {
 		return "PostgreSQL database"
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	q := u.Query()
+	for _, secret := range []string{"password", "sslpassword"} {
+		if q.Has(secret) {
+			q.Set(secret, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
