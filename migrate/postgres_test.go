@@ -208,11 +208,14 @@ func TestPostgresReadOnlyNamesPending(t *testing.T) {
 // TestPostgresStepDeadlockTriedAgain: a step that another session's
 // locks deadlock is tried again, not reported. The advisory lock
 // serializes migrating processes, not the other sessions of the
-// database: here a transaction holds table b and then asks for a, while
-// the step holds a and asks for b. The server ends the step's
-// transaction (40P01, deadlock detected; its deadlock_timeout is the
-// shorter), which rolls it back whole, so trying it again is safe; the
-// other transaction then commits and the step's next attempt applies.
+// database: here a transaction holds table b and waits for a, while the
+// step holds a and then asks for b. The server ends the step's
+// transaction (40P01, deadlock detected: the step waits last, and its
+// deadlock_timeout is the shorter), which rolls it back whole, so trying
+// it again is safe; the other transaction then commits and the step's
+// next attempt applies. A gate (an advisory lock of a third connection)
+// holds the step between its two locks until the other transaction
+// waits, so the order of the waits does not depend on timing.
 func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -222,18 +225,18 @@ func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.RuntimeParams["deadlock_timeout"] = "500ms"
+	cfg.RuntimeParams["deadlock_timeout"] = "100ms"
 	cfg.RuntimeParams["application_name"] = "migrating"
 	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
 	defer db.Close()
 	if _, err := migrate.Up(ctx, db, files, pgOpts); err != nil {
 		t.Fatal(err)
 	}
-	other, err := pgx.Connect(ctx, url)
-	if err != nil {
+	gate, other := connectPostgres(t, url), connectPostgres(t, url)
+	const gateKey = 42
+	if _, err := gate.Exec(ctx, `SELECT pg_advisory_lock($1)`, gateKey); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close(ctx)
 	tx, err := other.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -242,26 +245,25 @@ func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '1min'; LOCK TABLE b IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`LOCK TABLE a IN ACCESS EXCLUSIVE MODE; LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
+	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`LOCK TABLE a IN ACCESS EXCLUSIVE MODE; SELECT pg_advisory_xact_lock(42);
+LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
 	done := make(chan error, 1)
 	go func() {
 		_, err := migrate.Up(ctx, db, files, pgOpts)
 		done <- err
 	}()
-	// Once the step holds a and waits for b, ask for a: a deadlock.
-	for waiting := false; !waiting; {
-		err := other.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s USING (pid)
-			WHERE s.application_name = 'migrating' AND l.relation = 'b'::regclass AND NOT l.granted)`).Scan(&waiting)
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("Up returned (%v) before it waited for table b", err)
-		default:
-		}
+	waitFor(t, gate, done, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s USING (pid)
+		WHERE s.application_name = 'migrating' AND l.locktype = 'advisory' AND NOT l.granted)`)
+	locked := make(chan error, 1)
+	go func() {
+		_, err := tx.Exec(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`)
+		locked <- err
+	}()
+	waitFor(t, gate, done, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'a'::regclass AND NOT granted)`)
+	if _, err := gate.Exec(ctx, `SELECT pg_advisory_unlock($1)`, gateKey); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if err := <-locked; err != nil {
 		t.Fatalf("the other transaction's lock of a: %v; want the step to be the deadlock's victim", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -272,5 +274,32 @@ func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
 	}
 	if v, err := migrate.Postgres.Version(ctx, db); err != nil || v != 2 {
 		t.Errorf("Version = %d, %v; want 2", v, err)
+	}
+}
+
+// connectPostgres opens a connection of the test's own to url.
+func connectPostgres(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// waitFor polls query, a boolean, on conn until it is true; done ending
+// first (Up returned) fails the test.
+func waitFor(t *testing.T, conn *pgx.Conn, done <-chan error, query string) {
+	t.Helper()
+	for ok := false; !ok; {
+		if err := conn.QueryRow(context.Background(), query).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Up returned (%v) before %s", err, query)
+		default:
+		}
 	}
 }
