@@ -1,12 +1,12 @@
 package sessiontree
 
-import "fmt"
-
 // This file is the one owner of the tree rules (DESIGN.md sections 1, 3
 // and 4): what an entry does to its session when the log is replayed in
 // order. Every backend's load, append and batch, the engine's Check and
 // the CLI's file check go through it, so a new entry rule is one change
 // here.
+
+import "fmt"
 
 // Effects is what one entry does to its session beyond being stored, read
 // from its JSON by [EffectsOf]: the state settings it sets, where it cuts
