@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"strings"
@@ -232,17 +233,29 @@ func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
 	if _, err := migrate.Up(ctx, db, files, pgOpts); err != nil {
 		t.Fatal(err)
 	}
-	gate, other := connectPostgres(t, url), connectPostgres(t, url)
-	const gateKey = 42
-	if _, err := gate.Exec(ctx, `SELECT pg_advisory_lock($1)`, gateKey); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := other.Begin(ctx)
+	others, err := sqlx.Open("pgx", url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	if _, err := tx.Exec(ctx, `SET LOCAL deadlock_timeout = '1min'; LOCK TABLE b IN ACCESS EXCLUSIVE MODE`); err != nil {
+	defer others.Close()
+	gate, err := others.Conn(ctx) // a connection of its own: it holds a session-level lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gate.Close()
+	const gateKey = 42
+	if _, err := gate.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, gateKey); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := others.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below
+	if _, err := tx.ExecContext(ctx, `SET LOCAL deadlock_timeout = '1min'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE b IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`LOCK TABLE a IN ACCESS EXCLUSIVE MODE; SELECT pg_advisory_xact_lock(42);
@@ -256,17 +269,17 @@ LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
 		WHERE s.application_name = 'migrating' AND l.locktype = 'advisory' AND NOT l.granted)`)
 	locked := make(chan error, 1)
 	go func() {
-		_, err := tx.Exec(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`)
+		_, err := tx.ExecContext(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`)
 		locked <- err
 	}()
 	waitFor(t, gate, done, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'a'::regclass AND NOT granted)`)
-	if _, err := gate.Exec(ctx, `SELECT pg_advisory_unlock($1)`, gateKey); err != nil {
+	if _, err := gate.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, gateKey); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-locked; err != nil {
 		t.Fatalf("the other transaction's lock of a: %v; want the step to be the deadlock's victim", err)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -277,23 +290,12 @@ LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
 	}
 }
 
-// connectPostgres opens a connection of the test's own to url.
-func connectPostgres(t *testing.T, url string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
-
 // waitFor polls query, a boolean, on conn until it is true; done ending
 // first (Up returned) fails the test.
-func waitFor(t *testing.T, conn *pgx.Conn, done <-chan error, query string) {
+func waitFor(t *testing.T, conn *sql.Conn, done <-chan error, query string) {
 	t.Helper()
 	for ok := false; !ok; {
-		if err := conn.QueryRow(context.Background(), query).Scan(&ok); err != nil {
+		if err := conn.QueryRowContext(context.Background(), query).Scan(&ok); err != nil {
 			t.Fatal(err)
 		}
 		select {
