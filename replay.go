@@ -6,6 +6,8 @@ package sessiontree
 // the CLI's file check go through it, so a new entry rule is one change
 // here.
 
+import "fmt"
+
 // Effects is what one entry does to its session beyond being stored, read
 // from its JSON by [EffectsOf]: the state settings it sets, where it cuts
 // the path, the target it needs, the label and name it sets, the entry a
@@ -230,29 +232,56 @@ func (r *Replayer) Next(e Entry, f *Effects, earlier Earlier) error {
 // CheckEntry checks entry e, whose effects are f, against the entries earlier
 // knows, as [Replayer.Next] does, without applying it.
 func CheckEntry(e Entry, f *Effects, earlier Earlier) error {
+	return checkEntry(e, f, earlier, CheckParent)
+}
+
+// CheckBatchEntry is [CheckEntry] for an entry a caller gives to a
+// write with its parent named (a [BatchAppender]'s batch): a parent
+// earlier does not know is the caller's mistake, not damage, so it is
+// refused with an [EntryNotFoundError] naming the parent (it matches
+// [ErrNotFound], as [Storage.AppendUnder] of a missing parent does),
+// wrapped with e's id, not with a [CorruptError].
+func CheckBatchEntry(e Entry, f *Effects, earlier Earlier) error {
+	return checkEntry(e, f, earlier, givenParent)
+}
+
+// checkEntry is CheckEntry with parent the rule for e's parent.
+func checkEntry(e Entry, f *Effects, earlier Earlier, parent func(Entry, Earlier) error) error {
 	if earlier.Taken(e.ID) {
 		return &CorruptError{EntryID: e.ID, Reason: "duplicate id"}
 	}
-	if err := CheckParent(e, earlier); err != nil {
+	if err := parent(e, earlier); err != nil {
 		return err
 	}
 	return CheckTarget(f, earlier)
 }
 
 // CheckParent refuses entry e when it has a parent earlier does not know,
-// with a [CorruptError] naming e.
+// with a [CorruptError] naming e: the rule for data read (a file, a
+// stored log).
 func CheckParent(e Entry, earlier Earlier) error {
+	ok, err := parentExists(e, earlier)
+	if err == nil && !ok {
+		err = &CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
+	}
+	return err
+}
+
+// givenParent is CheckBatchEntry's rule for e's parent.
+func givenParent(e Entry, earlier Earlier) error {
+	ok, err := parentExists(e, earlier)
+	if err == nil && !ok {
+		err = fmt.Errorf("parent of %s: %w", e.ID, &EntryNotFoundError{ID: e.ParentID})
+	}
+	return err
+}
+
+// parentExists reports whether e is a root or earlier knows its parent.
+func parentExists(e Entry, earlier Earlier) (bool, error) {
 	if e.ParentID == "" {
-		return nil
+		return true, nil
 	}
-	ok, err := earlier.Exists(e.ParentID)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return &CorruptError{EntryID: e.ID, Reason: "parent " + e.ParentID + " does not exist"}
-	}
-	return nil
+	return earlier.Exists(e.ParentID)
 }
 
 // CheckTarget checks the target of a label or leaf entry, with effects f,

@@ -119,7 +119,9 @@ type StateReader interface {
 // transaction; the leaf then follows the leaf rule over them. An id the
 // session held before the batch is refused with an [IDTakenError] (a
 // batch sent again conflicts), one twice in the batch with a
-// [CorruptError], as in a file.
+// [CorruptError], as in a file. A parent neither stored nor earlier in
+// the batch is the caller's mistake, not damage: an [EntryNotFoundError]
+// naming it ([CheckBatchEntry]), where a file's is a [CorruptError].
 type BatchAppender interface {
 	AppendBatch(ctx context.Context, entries []Entry) error
 }

@@ -23,9 +23,24 @@ func assistant(text string) json.RawMessage {
 	return b
 }
 
-// Build appends the sample conversation to s and returns the ids it
-// labelled, by label.
-func Build(ctx context.Context, s *sessiontree.Session) (map[string]string, error) {
+// SessionID is the id of the session `sessiontree demo` creates. It is
+// fixed, as the ids of [Build]'s entries are, so that the examples of
+// the README and of the commands' --help, which name the sample session
+// and its entries (0198f2a4, c04e9a55, d86f4b07), work as written on the
+// session a user just made with the demo. They are the ids of the sample
+// file view/testdata/demo.jsonl, which the commands' tests read.
+const SessionID = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
+
+// entryIDs are the ids of Build's entries, in the order it appends them:
+// the sample file's ids of the same entries.
+var entryIDs = []string{"3f9a0c12", "8b21d4e7", "c04e9a55", "17ad3b90", "e25c61f8", "5d8e0a3c", "a9f3172b",
+	"2c6b8e04", "f1047d9a", "6e3a25c1", "4a1ce8d2", "d86f4b07", "09be5a63", "73c2e19f"}
+
+// Build appends the sample conversation to st, its entries under the
+// fixed ids of the sample file (so st must not hold them), and returns
+// the ids it labelled, by label.
+func Build(ctx context.Context, st sessiontree.Storage) (map[string]string, error) {
+	s := sessiontree.NewSession(&fixedIDs{Storage: st, ids: entryIDs}, sessiontree.SessionOptions{})
 	b := builder{ctx: ctx, s: s}
 	b.do(func() (sessiontree.Entry, error) { return s.AppendModelChange(ctx, "anthropic", "claude-sonnet-4-5") })
 	b.do(func() (sessiontree.Entry, error) { return s.AppendThinkingLevel(ctx, "medium") })
@@ -70,4 +85,28 @@ func (b *builder) do(f func() (sessiontree.Entry, error)) string {
 
 func (b *builder) msg(m json.RawMessage) string {
 	return b.do(func() (sessiontree.Entry, error) { return b.s.AppendMessage(b.ctx, m) })
+}
+
+// fixedIDs is a Storage that gives each entry appended without an id the
+// next of ids (and, once they run out, lets the storage choose one).
+type fixedIDs struct {
+	sessiontree.Storage
+	ids []string
+}
+
+func (f *fixedIDs) Append(ctx context.Context, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	f.give(&d)
+	return f.Storage.Append(ctx, d, opts)
+}
+
+func (f *fixedIDs) AppendUnder(ctx context.Context, parent string, d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
+	f.give(&d)
+	return f.Storage.AppendUnder(ctx, parent, d, opts)
+}
+
+// give gives d the next id, when it has none and one is left.
+func (f *fixedIDs) give(d *sessiontree.Draft) {
+	if d.ID == "" && len(f.ids) > 0 {
+		d.ID, f.ids = f.ids[0], f.ids[1:]
+	}
 }

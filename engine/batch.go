@@ -141,9 +141,10 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 			return err
 		}
 		fail := func(err error) error { return fmt.Errorf("entry %d: %w", i+1, err) }
-		if err := replay.Next(e, &f.Effects, earlier); err != nil {
+		if err := sessiontree.CheckBatchEntry(e, &f.Effects, earlier); err != nil {
 			return fail(err)
 		}
+		replay.Apply(e, &f.Effects)
 		parentIdx[i] = -1
 		if e.ParentID != "" {
 			if j, ok := local[e.ParentID]; ok {

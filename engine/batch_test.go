@@ -91,7 +91,7 @@ func TestLargeBatchRefusals(t *testing.T) {
 		{"invalid in a later chunk", invalidAt(n / 2), sessiontree.ErrInvalidEntry, n/2 + 1},
 		{"invalid last", invalidAt(n - 1), sessiontree.ErrInvalidEntry, n},
 		{"invalid after refused entries", dupEarlyInvalidLate, sessiontree.ErrInvalidEntry, n},
-		{"missing parent late", missingParent, sessiontree.ErrCorrupt, n - 9},
+		{"missing parent late", missingParent, sessiontree.ErrNotFound, n - 9},
 	}
 	for _, tt := range tests {
 		check := func(how string, err error, st *engine.Storage, want int) {

@@ -775,8 +775,8 @@ func TestBatchValidation(t *testing.T) {
 		batch []sessiontree.Entry
 		want  error
 	}{
-		{"missing parent", []sessiontree.Entry{e("c", "b"), e("d", "zz")}, sessiontree.ErrCorrupt},
-		{"parent later in the batch", []sessiontree.Entry{e("c", "d"), e("d", "b")}, sessiontree.ErrCorrupt},
+		{"missing parent", []sessiontree.Entry{e("c", "b"), e("d", "zz")}, sessiontree.ErrNotFound},
+		{"parent later in the batch", []sessiontree.Entry{e("c", "d"), e("d", "b")}, sessiontree.ErrNotFound},
 		{"duplicate in batch", []sessiontree.Entry{e("c", "b"), e("c", "b")}, sessiontree.ErrCorrupt},
 		{"duplicate of stored", append(append([]sessiontree.Entry(nil), many[:150]...), e("a", "n001")), sessiontree.ErrConflict},
 		{"duplicate of stored in a full chunk", append(append([]sessiontree.Entry(nil), many[:10]...), append([]sessiontree.Entry{e("b", "n009")}, many[10:]...)...), sessiontree.ErrConflict},

@@ -354,8 +354,8 @@ func TestAppendBatchAllOrNothing(t *testing.T) {
 		return e
 	}
 	bad := []sessiontree.Entry{entry("b0000001", root.ID), entry("b0000002", "b0000001"), entry("b0000003", "nothere0")}
-	if err := st.AppendBatch(ctx, bad); !errors.Is(err, sessiontree.ErrCorrupt) {
-		t.Errorf("AppendBatch(missing parent) error = %v; want ErrCorrupt", err)
+	if err := st.AppendBatch(ctx, bad); !errors.Is(err, sessiontree.ErrNotFound) || errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Errorf("AppendBatch(missing parent) error = %v; want ErrNotFound (the caller's mistake, not damage)", err)
 	}
 	if got := readFile(t, path); got != before {
 		t.Errorf("failed batch left lines in the file:\n%s", strings.TrimPrefix(got, before))

@@ -267,7 +267,8 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 
 // AppendBatch appends entries that carry their own ids, parents and
 // timestamps, checking each: valid fields, an unused id, a parent and a
-// target that exist. On error nothing of the batch is kept.
+// target that exist ([sessiontree.CheckBatchEntry]). On error nothing of
+// the batch is kept.
 func (s *Storage) AppendBatch(ctx context.Context, entries []sessiontree.Entry) error {
 	if err := s.lock(ctx); err != nil {
 		return err
@@ -300,7 +301,7 @@ func (s *Storage) checkBatchEntry(e sessiontree.Entry, mark int) (sessiontree.Ef
 		return sessiontree.Effects{}, &sessiontree.IDTakenError{ID: e.ID}
 	}
 	f := sessiontree.EffectsOf(e, "")
-	return f, sessiontree.CheckEntry(e, &f, (*earlier)(s))
+	return f, sessiontree.CheckBatchEntry(e, &f, (*earlier)(s))
 }
 
 // rollback drops every entry from position mark on and rebuilds the

@@ -54,5 +54,8 @@
 // parameter _txlock=immediate of modernc.org/sqlite). A step that finds
 // the write lock busy past the connection's busy timeout is tried again
 // until the context is done, as a PostgreSQL step waits for the advisory
-// lock: another process's step may take longer than any busy timeout.
+// lock: another process's step may take longer than any busy timeout. A
+// PostgreSQL step that another session's locks deadlock (or that fails
+// to serialize) is rolled back by the server and tried again, a bounded
+// number of times.
 package migrate

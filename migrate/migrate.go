@@ -470,20 +470,49 @@ func (d Dialect) stepTxOptions() *sql.TxOptions {
 // connection's busy timeout is tried again until ctx is done: the lock's
 // holder is most likely another process applying a migration, which on
 // a large database takes longer than any busy timeout, and waiting for
-// it is what PostgreSQL's advisory lock does. The step rolled back whole.
+// it is what PostgreSQL's advisory lock does. On PostgreSQL a step that
+// failed as a deadlock or a serialization failure (another session's
+// locks: the advisory lock serializes migrating processes only) is tried
+// again, up to pgStepAttempts times. Either way the step rolled back
+// whole, so trying it again is safe.
 func step(ctx context.Context, db *sqlx.DB, m Migration, migs []Migration, opts Options) (applied bool, version int64, err error) {
-	const pause = 20 * time.Millisecond
-	for {
+	pause := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
 		applied, version, err = stepOnce(ctx, db, m, migs, opts)
-		if opts.Dialect != SQLite || !lockBusy(err) {
+		if !tryAgain(opts.Dialect, err, attempt) {
 			return applied, version, err
+		}
+		waiting := "waiting for the write lock"
+		if opts.Dialect == Postgres {
+			waiting = "waiting to try again after a deadlock or serialization failure"
 		}
 		select {
 		case <-ctx.Done():
-			return false, 0, fmt.Errorf("migration %s: waiting for the write lock: %w", m.Name, ctx.Err())
+			return false, 0, fmt.Errorf("migration %s: %s: %w", m.Name, waiting, ctx.Err())
 		case <-time.After(pause):
 		}
+		if opts.Dialect == Postgres {
+			pause *= 2 // let the other sessions go first
+		}
 	}
+}
+
+// pgStepAttempts bounds the attempts of a PostgreSQL step that keeps
+// meeting deadlocks or serialization failures.
+const pgStepAttempts = 5
+
+// tryAgain reports whether a step of dialect d that failed with err on
+// its attempt-th try is to be tried again (step).
+func tryAgain(d Dialect, err error, attempt int) bool {
+	if d == SQLite {
+		return lockBusy(err)
+	}
+	var coded interface{ SQLState() string }
+	if attempt >= pgStepAttempts || !errors.As(err, &coded) {
+		return false
+	}
+	code := coded.SQLState()
+	return code == "40P01" || code == "40001" // deadlock_detected, serialization_failure
 }
 
 // stepOnce is one attempt of step.

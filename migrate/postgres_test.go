@@ -2,6 +2,7 @@ package migrate_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"strings"
@@ -202,5 +203,105 @@ func TestPostgresReadOnlyNamesPending(t *testing.T) {
 	}
 	if v, err := migrate.Postgres.Version(ctx, rw); err != nil || v != 1 {
 		t.Errorf("Version after = %d, %v; want 1", v, err)
+	}
+}
+
+// TestPostgresStepDeadlockTriedAgain: a step that another session's
+// locks deadlock is tried again, not reported. The advisory lock
+// serializes migrating processes, not the other sessions of the
+// database: here a transaction holds table b and waits for a, while the
+// step holds a and then asks for b. The server ends the step's
+// transaction (40P01, deadlock detected: the step waits last, and its
+// deadlock_timeout is the shorter), which rolls it back whole, so trying
+// it again is safe; the other transaction then commits and the step's
+// next attempt applies. A gate (an advisory lock of a third connection)
+// holds the step between its two locks until the other transaction
+// waits, so the order of the waits does not depend on timing.
+func TestPostgresStepDeadlockTriedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := emptyPostgres.Database(t)
+	files := fstest.MapFS{"0001_a.sql": {Data: []byte(`CREATE TABLE a (x integer); CREATE TABLE b (x integer);`)}}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RuntimeParams["deadlock_timeout"] = "100ms"
+	cfg.RuntimeParams["application_name"] = "migrating"
+	db := sqlx.NewDb(stdlib.OpenDB(*cfg), "pgx")
+	defer db.Close()
+	if _, err := migrate.Up(ctx, db, files, pgOpts); err != nil {
+		t.Fatal(err)
+	}
+	others, err := sqlx.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer others.Close()
+	gate, err := others.Conn(ctx) // a connection of its own: it holds a session-level lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gate.Close()
+	const gateKey = 42
+	if _, err := gate.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, gateKey); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := others.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below
+	if _, err := tx.ExecContext(ctx, `SET LOCAL deadlock_timeout = '1min'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE b IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	files["0002_b.sql"] = &fstest.MapFile{Data: []byte(`LOCK TABLE a IN ACCESS EXCLUSIVE MODE; SELECT pg_advisory_xact_lock(42);
+LOCK TABLE b IN ACCESS EXCLUSIVE MODE; ALTER TABLE a ADD COLUMN y integer;`)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := migrate.Up(ctx, db, files, pgOpts)
+		done <- err
+	}()
+	waitFor(t, gate, done, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity s USING (pid)
+		WHERE s.application_name = 'migrating' AND l.locktype = 'advisory' AND NOT l.granted)`)
+	locked := make(chan error, 1)
+	go func() {
+		_, err := tx.ExecContext(ctx, `LOCK TABLE a IN ACCESS EXCLUSIVE MODE`)
+		locked <- err
+	}()
+	waitFor(t, gate, done, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE relation = 'a'::regclass AND NOT granted)`)
+	if _, err := gate.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, gateKey); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-locked; err != nil {
+		t.Fatalf("the other transaction's lock of a: %v; want the step to be the deadlock's victim", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Up whose step met a deadlock = %v; want the step tried again", err)
+	}
+	if v, err := migrate.Postgres.Version(ctx, db); err != nil || v != 2 {
+		t.Errorf("Version = %d, %v; want 2", v, err)
+	}
+}
+
+// waitFor polls query, a boolean, on conn until it is true; done ending
+// first (Up returned) fails the test.
+func waitFor(t *testing.T, conn *sql.Conn, done <-chan error, query string) {
+	t.Helper()
+	for ok := false; !ok; {
+		if err := conn.QueryRowContext(context.Background(), query).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("Up returned (%v) before %s", err, query)
+		default:
+		}
 	}
 }

@@ -166,9 +166,10 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 		return &sessiontree.IDTakenError{ID: e.ID}
 	}
 	f := sessiontree.EffectsOf(e, sessiontree.MessageInfoOf(e).Role) // the settings too, as an Append's facts
-	if err := replay.Next(e, &f, batchEarlier{b}); err != nil {
+	if err := sessiontree.CheckBatchEntry(e, &f, batchEarlier{b}); err != nil {
 		return err
 	}
+	replay.Apply(e, &f)
 	var parent *sessiontree.Placement
 	b.parents[i] = -1
 	if e.ParentID != "" {

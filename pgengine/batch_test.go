@@ -146,8 +146,8 @@ func TestAppendBatchRefuses(t *testing.T) {
 	}{
 		{"id stored before", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "a2", "n1")}, sessiontree.ErrConflict, "a2"},
 		{"id twice in batch", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "n1", "a4")}, sessiontree.ErrCorrupt, "n1"},
-		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrCorrupt, "n1"},
-		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrCorrupt, "n1"},
+		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrNotFound, "n1"},
+		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrNotFound, "n1"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

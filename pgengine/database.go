@@ -64,7 +64,14 @@ func (db *DB) View(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error
 // sets another: dial.go), so that a client lost mid-write frees the
 // sessions it locked.
 func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
-	return db.update(ctx, "", func(tx *sqlx.Tx) error { return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})) })
+	return db.update(ctx, "", db.writeTx(ctx, fn))
+}
+
+// writeTx is the function of a [DB.Update] or [DB.TryUpdate] running
+// fn in a write Tx over the transaction, fn's error marked as its
+// (callers).
+func (db *DB) writeTx(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) func(tx *sqlx.Tx) error {
+	return func(tx *sqlx.Tx) error { return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true})) }
 }
 
 // TryUpdate implements [sessiontree.Database.TryUpdate]: Update where
@@ -75,11 +82,12 @@ func (db *DB) Update(ctx context.Context, fn func(tx sessiontree.DatabaseTx) err
 // fn did and return an error matching [sessiontree.ErrLocked].
 // [DB.WaitForLock] then waits for the session met.
 func (db *DB) TryUpdate(ctx context.Context, fn func(tx sessiontree.DatabaseTx) error) error {
+	write := db.writeTx(ctx, fn)
 	return db.update(ctx, "", func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = 1`); err != nil {
 			return err
 		}
-		return callers(fn(&Tx{ctx: ctx, db: db, tx: tx, write: true}))
+		return write(tx)
 	})
 }
 

@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -78,6 +81,10 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	sqldb.SetMaxOpenConns(opts.maxConns())
 	sqldb.SetMaxIdleConns(opts.maxConns())
 	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, cfg: cfg, name: redact(url), opts: opts}
+	if err := db.connect(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("open %s: %w", db.name, err)
+	}
 	if err := db.migrate(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("open %s: %w", db.name, err)
@@ -89,6 +96,31 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// connect makes the pool's first connection, tried again as a lost one
+// is, so that a server that cannot be reached, or that refuses the role
+// or has no such database, fails the Open as that, naming the server,
+// rather than as the first statement sent (reading the migration
+// records). The connection stays in the pool for the migrations.
+func (db *DB) connect(ctx context.Context) error {
+	return db.retryWhen(ctx, "", lostConnection, func() error {
+		c, err := db.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("connect to the server at %s: %w", serverAddr(db.cfg), err)
+		}
+		return c.Close()
+	})
+}
+
+// serverAddr names the server cfg connects to: host:port, or the socket
+// file of a host that is a folder.
+func serverAddr(cfg *pgx.ConnConfig) string {
+	port := strconv.Itoa(int(cfg.Port))
+	if strings.HasPrefix(cfg.Host, "/") {
+		return cfg.Host + "/.s.PGSQL." + port
+	}
+	return net.JoinHostPort(cfg.Host, port)
+}
+
 // migrate brings the schema up to date (migrate.Up), tried again when a
 // connection is lost (lostConnection), as often as a write is: even at a
 // step's COMMIT, whose outcome is then unknown, since each step runs in
@@ -98,9 +130,25 @@ func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 func (db *DB) migrate(ctx context.Context) error {
 	return db.retryWhen(ctx, "", lostConnection, func() error {
 		_, err := migrate.Up(ctx, db.db, migrate.PostgresFiles, migrate.Options{Dialect: migrate.Postgres})
+		if isLockNotAvailable(err) {
+			err = &migrationLockError{err}
+		}
 		return err
 	})
 }
+
+// migrationLockError is a migration step whose statement waited for a
+// table lock longer than the server's lock_timeout allows: another
+// transaction holds a table the step changes. It matches
+// sessiontree.ErrLocked (open again once that transaction ends), whose
+// own words, about a session held by another writer, would mislead.
+type migrationLockError struct{ err error }
+
+func (e *migrationLockError) Error() string {
+	return "the schema migration waited for a lock longer than the server's lock_timeout allows (another transaction holds a table it changes): " + e.err.Error()
+}
+
+func (e *migrationLockError) Unwrap() []error { return []error{sessiontree.ErrLocked, e.err} }
 
 // afterMigrations does what the migrations leave to Go: the derived
 // values to compute again (redoDerived) and the header checksums to fill
@@ -136,16 +184,20 @@ func (db *DB) afterMigrations(ctx context.Context) error {
 	return nil
 }
 
-// redact drops the password from a URL for messages. A key=value
-// connection string is not shown at all: it may hold one too.
+// redact drops the passwords from a URL for messages: the role's (in
+// the user part or as a parameter) and the client key's (sslpassword). A
+// key=value connection string is not shown at all: it may hold them too.
 func redact(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" {
 		return "PostgreSQL database"
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
+	q := u.Query()
+	for _, secret := range []string{"password", "sslpassword"} {
+		if q.Has(secret) {
+			q.Set(secret, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {

@@ -127,7 +127,7 @@ func (db *DB) retryWhen(ctx context.Context, op string, again func(error) bool, 
 			return ce // it names the session, as on SQLite (claim.go)
 		}
 		if !again(err) || i >= db.opts.attempts() {
-			return opErr(op, causeOf(ctx, err))
+			return opErr(op, sqltx.EndedBy(ctx, err, brokenByEnd))
 		}
 		if err := pause.wait(ctx); err != nil {
 			return err
@@ -135,17 +135,13 @@ func (db *DB) retryWhen(ctx context.Context, op string, again func(error) bool, 
 	}
 }
 
-// causeOf is err, given up on, with ctx's error first when ctx ended and
-// err is the connection that ending broke (database/sql closes a
-// connection whose statement's context ends, and the next call on it
-// fails as a bad connection): the caller cancelled, the storage did not
-// fail. A commit whose outcome is unknown stays so (storageErr).
-func causeOf(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !isUnknownCommit(err) && lostConnection(err) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
-}
+// brokenByEnd reports whether err, met once the context ended, is the
+// connection that ending broke (database/sql closes a connection whose
+// statement's context ends, and the next call on it fails as a bad
+// connection): retryWhen then answers the context's error
+// (sqltx.EndedBy), the caller cancelled, the storage did not fail. A
+// commit whose outcome is unknown stays so (storageErr).
+func brokenByEnd(err error) bool { return !isUnknownCommit(err) && lostConnection(err) }
 
 // backoff is the pause between attempts: 5 ms, doubled each time, up to
 // max when max is set.

@@ -76,6 +76,9 @@ func TestRedact(t *testing.T) {
 		{"postgres://u@h/db?password=secret&sslmode=disable", "postgres://u@h/db?password=xxxxx&sslmode=disable"},
 		{"host=h password=secret", "PostgreSQL database"},
 		{"postgres://h/db", "postgres://h/db"},
+		// The password of the client's key (libpq's and pgx's sslpassword)
+		// is as secret as the role's.
+		{"postgres://u@h/db?sslmode=verify-full&sslpassword=secret", "postgres://u@h/db?sslmode=verify-full&sslpassword=xxxxx"},
 	}
 	for _, tt := range tests {
 		if got := redact(tt.in); got != tt.want {

@@ -80,8 +80,9 @@ type hostileFile struct {
 	is       error // the error also matches this (besides ErrCorrupt)
 	// batch is what the engine's batch append says to the entries that
 	// parse one by one (header and unparsable lines left out): nil
-	// accepts them, else the error it matches; skipBatch when there is
-	// nothing to say.
+	// accepts them, else the error it matches (a parent missing from a
+	// batch is the caller's ErrNotFound, not the file's ErrCorrupt);
+	// skipBatch when there is nothing to say.
 	batch     error
 	skipBatch bool
 	// check runs more checks on the session as loaded (outcome loads)
@@ -99,16 +100,16 @@ func hostileFiles() []hostileFile {
 		{name: "cycle of two", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", "bbbbbbbb"), hMsg("bbbbbbbb", "aaaaaaaa"))
 		}, outcome: skipped, line: 2, want: "cycle in parent ids: aaaaaaaa -> bbbbbbbb -> aaaaaaaa",
-			lenient: "parent bbbbbbbb does not exist before this line", imported: "parent bbbbbbbb does not exist before this line", batch: sessiontree.ErrCorrupt},
+			lenient: "parent bbbbbbbb does not exist before this line", imported: "parent bbbbbbbb does not exist before this line", batch: sessiontree.ErrNotFound},
 		{name: "cycle of three after a root", content: func() []byte {
 			return hLines(hHeader, hMsg("rrrrrrrr", ""), hMsg("aaaaaaaa", "cccccccc"), hMsg("bbbbbbbb", "aaaaaaaa"), hMsg("cccccccc", "bbbbbbbb"))
-		}, outcome: skipped, line: 3, want: "cycle in parent ids", lenient: "parent cccccccc does not exist", imported: "parent cccccccc does not exist", batch: sessiontree.ErrCorrupt},
+		}, outcome: skipped, line: 3, want: "cycle in parent ids", lenient: "parent cccccccc does not exist", imported: "parent cccccccc does not exist", batch: sessiontree.ErrNotFound},
 		{name: "missing parent", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", ""), hMsg("bbbbbbbb", "zzzzzzzz"), hMsg("cccccccc", "aaaaaaaa"))
-		}, outcome: skipped, line: 3, want: "parent zzzzzzzz does not exist", batch: sessiontree.ErrCorrupt},
+		}, outcome: skipped, line: 3, want: "parent zzzzzzzz does not exist", batch: sessiontree.ErrNotFound},
 		{name: "parentId equal to own id", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", ""), hMsg("bbbbbbbb", "bbbbbbbb"))
-		}, outcome: skipped, line: 3, want: "its own parent", imported: "parent bbbbbbbb does not exist", batch: sessiontree.ErrCorrupt},
+		}, outcome: skipped, line: 3, want: "its own parent", imported: "parent bbbbbbbb does not exist", batch: sessiontree.ErrNotFound},
 		{name: "identical duplicate lines", content: func() []byte {
 			return hLines(hHeader, hMsg("aaaaaaaa", ""), hMsg("bbbbbbbb", "aaaaaaaa"), hMsg("bbbbbbbb", "aaaaaaaa"), hMsg("cccccccc", "bbbbbbbb"))
 		}, outcome: skipped, line: 4, want: "duplicate of line 3", imported: "duplicate of an earlier line", batch: sessiontree.ErrCorrupt},

@@ -1138,3 +1138,42 @@ var _ = register("BatchAgainIsConflict", func(t *testing.T, h Harness) {
 		t.Errorf("AppendBatch(an id twice) = %v; want ErrCorrupt", err)
 	}
 })
+
+var _ = register("BatchUnknownParentIsCallerError", func(t *testing.T, h Harness) {
+	f := newFixture(t, h)
+	ba, ok := f.st.(sessiontree.BatchAppender)
+	if !ok {
+		t.Skip("the backend takes no batches")
+	}
+	if err := ba.AppendBatch(f.ctx, batchChain(t, "kept", "", 2)); err != nil {
+		t.Fatal(err)
+	}
+	// A batch naming a parent the session does not hold is the caller's
+	// mistake, as an AppendUnder of a missing parent is: the stored data
+	// is sound, so the error is an EntryNotFoundError naming the parent
+	// (ErrNotFound), not ErrCorrupt. So is a parent that comes later in
+	// the batch, after its child.
+	later := batchChain(t, "late", "", 2)
+	later[0], later[1] = later[1], later[0]
+	for _, tc := range []struct {
+		what    string
+		entries []sessiontree.Entry
+		parent  string
+	}{
+		{"a missing parent", batchChain(t, "orphan", "nosuch00", 2), "nosuch00"},
+		{"a missing parent after a good entry", append(batchChain(t, "good", "kept0001", 1), batchChain(t, "orphan", "nosuch01", 1)...), "nosuch01"},
+		{"a parent later in the batch", later, "late0000"},
+	} {
+		err := ba.AppendBatch(f.ctx, tc.entries)
+		var nf *sessiontree.EntryNotFoundError
+		if !errors.Is(err, sessiontree.ErrNotFound) || errors.Is(err, sessiontree.ErrCorrupt) || !errors.As(err, &nf) || nf.ID != tc.parent {
+			t.Errorf("AppendBatch(%s) = %v; want an EntryNotFoundError for %s (ErrNotFound, not ErrCorrupt)", tc.what, err, tc.parent)
+		}
+	}
+	if n := f.count(); n != 2 {
+		t.Errorf("after the refused batches the log has %d entries; want 2", n)
+	}
+	if leaf, _ := f.st.Leaf(f.ctx); leaf != "kept0001" {
+		t.Errorf("Leaf() after the refused batches = %q; want kept0001", leaf)
+	}
+})

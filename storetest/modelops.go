@@ -264,7 +264,7 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 			allowed = append(allowed, &sessiontree.IDTakenError{ID: e.ID})
 		default:
 			f := sessiontree.EffectsOf(e, "")
-			for _, err := range []error{sessiontree.CheckParent(e, scratch.earlier()),
+			for _, err := range []error{sessiontree.CheckBatchEntry(e, &f, scratch.earlier()),
 				sessiontree.CheckTarget(&f, scratch.earlier()), scratch.add(e)} {
 				if err != nil {
 					allowed = append(allowed, err)

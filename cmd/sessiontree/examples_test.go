@@ -11,9 +11,9 @@ import (
 
 // TestDocExamples runs the command lines a user copies: every line of
 // the README's sh blocks and every command's --help examples that runs
-// sessiontree, against a database holding the demo session (0198f2a4,
-// whose entry ids the examples use) and session-010, each line on a
-// fresh copy of it. Each sessiontree command of the line must exit 0: a
+// sessiontree, against a database holding the session `sessiontree demo`
+// made (0198f2a4, whose entry ids the examples use: what a user who just
+// ran the demo has) and session-010, each line on a fresh copy of it. Each sessiontree command of the line must exit 0: a
 // flag, an argument or an entry the docs name that the command does not
 // take fails here. A pipe's other commands (jq, less, xargs) are not run;
 // echo's text is the command's stdin. Left out are the commands that run
@@ -25,7 +25,8 @@ import (
 func TestDocExamples(t *testing.T) {
 	t.Parallel()
 	base := newDB(t)
-	ok(t, "--db", base, "import", demoFile, "../../testdata/pi/session-010.jsonl")
+	ok(t, "--db", base, "demo")
+	ok(t, "--db", base, "import", "../../testdata/pi/session-010.jsonl")
 	sharedStores.close(t, base)
 	for _, ex := range docExamples(t) {
 		t.Run(ex.where, func(t *testing.T) {
@@ -108,7 +109,7 @@ func runExample(t *testing.T, base, line string) {
 	for _, cmd := range strings.Split(line, "&&") {
 		stdin := ""
 		for _, seg := range splitOutside(cmd, '|') {
-			stdin = runSegment(t, dir, db, line, shellWords(t, seg, vars), stdin, vars)
+			stdin = runSegment(t, dir, base, db, line, shellWords(t, seg, vars), stdin, vars)
 		}
 	}
 }
@@ -117,7 +118,7 @@ func runExample(t *testing.T, base, line string) {
 // next one's stdin: echo's words are it; sessiontree runs on stdin
 // (VAR=$(sessiontree ...) sets vars[VAR] to what it printed); any other
 // command is not run.
-func runSegment(t *testing.T, dir, db, line string, words []string, stdin string, vars map[string]string) string {
+func runSegment(t *testing.T, dir, base, db, line string, words []string, stdin string, vars map[string]string) string {
 	assign := ""
 	if len(words) > 0 {
 		if name, rest, ok := strings.Cut(words[0], "=$("); ok {
@@ -130,7 +131,7 @@ func runSegment(t *testing.T, dir, db, line string, words []string, stdin string
 	case len(words) == 0 || words[0] != "sessiontree":
 		return ""
 	}
-	args := exampleArgs(t, dir, db, words[1:])
+	args := exampleArgs(t, dir, base, db, words[1:])
 	r := runCmd(t, stdin, args...)
 	if r.code != 0 {
 		t.Fatalf("%s\nran sessiontree %s: exit %d, stderr %q", line, strings.Join(args, " "), r.code, r.stderr)
@@ -143,8 +144,9 @@ func runSegment(t *testing.T, dir, db, line string, words []string, stdin string
 
 // exampleArgs makes an example's arguments run in dir: --db is db unless
 // the example names one, paths are taken into dir, and an input file
-// (a .jsonl, a .db, a folder to import) that is not there is made.
-func exampleArgs(t *testing.T, dir, db string, words []string) []string {
+// (a .jsonl, a .db, a folder to import) that is not there is made, a
+// database as a copy of base.
+func exampleArgs(t *testing.T, dir, base, db string, words []string) []string {
 	args := []string{"--db", db}
 	for i, w := range words {
 		if strings.HasPrefix(w, ">") {
@@ -153,7 +155,7 @@ func exampleArgs(t *testing.T, dir, db string, words []string) []string {
 		output := i > 0 && (words[i-1] == "-o" || words[i-1] == "--chart")
 		if p, ok := examplePath(dir, w); ok {
 			if !output {
-				makeInput(t, p, words[0] == "import")
+				makeInput(t, p, base, words[0] == "import")
 			}
 			w = p
 		}
@@ -182,10 +184,11 @@ func examplePath(dir, w string) (string, bool) {
 }
 
 // makeInput makes the input an example names where it is missing: a
-// .jsonl file as the demo session (for an import, a session the database
-// lacks), a .db as a database holding the demo session, any other path
-// to import as a folder holding a session the database lacks.
-func makeInput(t *testing.T, p string, importing bool) {
+// .jsonl file as the demo session's file (for an import, a session the
+// database lacks), a .db as a copy of base, the database holding the
+// demo session, any other path to import as a folder holding a session
+// the database lacks.
+func makeInput(t *testing.T, p, base string, importing bool) {
 	if _, err := os.Stat(p); err == nil {
 		return
 	}
@@ -197,8 +200,7 @@ func makeInput(t *testing.T, p string, importing bool) {
 	case strings.HasSuffix(p, ".jsonl"):
 		writeCopy(t, src, p)
 	case strings.HasSuffix(p, ".db"):
-		ok(t, "--db", p, "import", demoFile)
-		sharedStores.close(t, p)
+		writeCopy(t, base, p)
 	case importing:
 		writeCopy(t, src, filepath.Join(p, "session.jsonl"))
 	}

@@ -253,6 +253,21 @@ func TestDemo(t *testing.T) {
 		t.Errorf("ls after demo does not list the demo session:\n%s", ls)
 	}
 	ok(t, "check")
+	// The demo's ids are fixed, those the docs name: a second demo into
+	// the same database shows the one made before, as it is (here with
+	// an entry omitted since), saying so and how to make it again.
+	if !strings.Contains(out, "Created session 0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81 ") {
+		t.Errorf("demo output does not name the demo session 0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81:\n%s", out)
+	}
+	ok(t, "edit", "0198f2a4", "d86f4b07", "--omit")
+	again := ok(t, "demo")
+	if !strings.Contains(again, db+" holds the demo session 0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81 already") ||
+		!strings.Contains(again, "sessiontree rm 0198f2a4") || !strings.Contains(again, "(omitted)") || strings.Contains(again, "Created session") {
+		t.Errorf("a second demo printed:\n%s\nwant the demo made before, with its edit, and how to make it again", again)
+	}
+	if info := ok(t, "info", "0198f2a4", "--json"); !strings.Contains(info, `"entryCount":15`) {
+		t.Errorf("info of the demo after a second demo:\n%s\nwant its 14 entries and the edit", info)
+	}
 }
 
 // TestSearch finds text across sessions and marks hits off the active

@@ -67,8 +67,15 @@ func commit(ctx context.Context, tx *sqlx.Tx) error {
 // transaction back as soon as its context ends) and ctx has ended: the
 // transaction was rolled back because ctx ended, which is what the
 // caller must learn. Otherwise it returns err.
-func Ended(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && errors.Is(err, sql.ErrTxDone) {
+func Ended(ctx context.Context, err error) error { return EndedBy(ctx, err, nil) }
+
+// EndedBy is [Ended] with broke telling more errors that ctx's ending
+// causes (nil: none): a driver's, say, for a connection database/sql
+// closed because the context ended, whose next call fails as a bad
+// connection. It is the one rule of both: once ctx has ended, such an
+// error is answered with ctx's error, which is what happened.
+func EndedBy(ctx context.Context, err error, broke func(error) bool) error {
+	if cerr := ctx.Err(); cerr != nil && (errors.Is(err, sql.ErrTxDone) || broke != nil && broke(err)) {
 		return cerr
 	}
 	return err

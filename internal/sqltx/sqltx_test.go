@@ -88,3 +88,31 @@ func TestRunCancelledMidway(t *testing.T) {
 		t.Errorf("rows = %d, %v; want none", n, err)
 	}
 }
+
+// TestEndedBy: once the context has ended, sql.ErrTxDone and the errors
+// broke accepts are answered with the context's error; other errors, and
+// any error while the context lives, are kept.
+func TestEndedBy(t *testing.T) {
+	broken := errors.New("bad connection")
+	other := errors.New("syntax error")
+	isBroken := func(err error) bool { return errors.Is(err, broken) }
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		ctx       context.Context
+		err, want error
+	}{
+		{ended, sql.ErrTxDone, context.Canceled},
+		{ended, broken, context.Canceled},
+		{ended, other, other},
+		{context.Background(), broken, broken},
+		{context.Background(), sql.ErrTxDone, sql.ErrTxDone},
+	} {
+		if got := sqltx.EndedBy(tc.ctx, tc.err, isBroken); got != tc.want { //nolint:errorlint // the very value
+			t.Errorf("EndedBy(ctx ended: %v, %v) = %v; want %v", tc.ctx.Err() != nil, tc.err, got, tc.want)
+		}
+	}
+	if got := sqltx.Ended(ended, broken); got != broken { //nolint:errorlint // the very value
+		t.Errorf("Ended(ended, %v) = %v; want it kept: Ended knows sql.ErrTxDone alone", broken, got)
+	}
+}
