@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,8 +301,9 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	// Reloaded, the page reads with the cookie and writes with the token
-	// the tab kept.
+	checkOtherPort(t, p, ts)
+
+	// Reloaded, the page reads and writes with the token the tab kept.
 	hostile, hostileEntry := hostileSession(t, st)
 	p.do("reload the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS("#list li")))
 	p.wait("the session list", `document.querySelectorAll("#list .session-item").length === 2`)
@@ -445,6 +447,54 @@ func TestBrowser(t *testing.T) {
 	p.click("show more sessions", "#list .more-sessions")
 	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 124 && !document.querySelector("#list .more-sessions")`)
 
+}
+
+// checkOtherPort visits, in the tab that opened the page, a page that
+// another program serves on another port of the same host, and checks
+// that it can read no session: the browser sends it the host's cookies
+// (cookies ignore ports), and none of them reads; and the browser's
+// fetches of the API from there, with its cookies, are refused.
+func checkOtherPort(t *testing.T, p *browserPage, ts *httptest.Server) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []*http.Cookie
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Cookies()...)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><title>another program</title>")
+	}))
+	defer other.Close()
+	p.do("visit another port", chromedp.Navigate(other.URL+"/"))
+	for _, mode := range []string{"cors", "no-cors"} {
+		ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+		answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+			`fetch(%s, {mode: %s, credentials: "include"}).then(r => r.text(), e => "refused: " + e.message)`,
+			js(ts.URL+"/api/sessions"), js(mode)), chromedp.EvalAwaitPromise))
+		cancel()
+		if err != nil {
+			t.Fatalf("fetch from another port: %v", err)
+		}
+		if strings.Contains(answer, `"id"`) {
+			t.Errorf("a %s fetch from another port read the sessions: %.100s", mode, answer)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range got {
+		t.Errorf("another port of the host got the cookie %s=%s", c.Name, c.Value)
+		req, _ := http.NewRequest("GET", ts.URL+"/api/sessions", nil)
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET /api/sessions with the cookie %s another port got = %d; want 401", c.Name, resp.StatusCode)
+		}
+	}
 }
 
 // checkGraph checks what the tree of realSession shows.

@@ -47,8 +47,8 @@ var (
 	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
 	ErrBadOrigin = errors.New("not an origin")
 	// ErrBadToken is matched when Options.Token holds a character that
-	// the cookie, the Authorization header or the page cannot carry as
-	// it is (see [checkToken]).
+	// the Authorization header or the page cannot carry as it is (see
+	// [checkToken]).
 	ErrBadToken = errors.New("a token is printable ASCII without space, quote, comma, semicolon or backslash")
 )
 
@@ -57,9 +57,7 @@ var (
 type Server struct {
 	store *store.Store
 	opts  Options
-	// cookie is the page's cookie value, [cookieValue] of the token.
-	cookie string
-	mux    *http.ServeMux
+	mux   *http.ServeMux
 	// files serves the web page's files.
 	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
@@ -86,7 +84,7 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, cookie: cookieValue(opts.Token), mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
@@ -152,10 +150,14 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv.mux.ServeHTTP(w, r)
 }
 
-// guard wraps a route with the token check and the error answer.
+// guard wraps a route with the token check and the error answer. The
+// API's routes need the token; the page's files, the same for everyone
+// and holding no session, do not (the browser fetches its scripts and
+// style without the page's header, and no cookie carries the token).
 func (srv *Server) guard(rt route) http.Handler {
+	api := strings.HasPrefix(rt.pattern, "/api/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !srv.authorized(w, r) {
+		if api && !srv.authorized(w, r) {
 			return
 		}
 		if r.Body != nil {
@@ -214,6 +216,9 @@ func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	if _, err := r.Cookie(staleCookie); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: staleCookie, Path: "/", MaxAge: -1})
+	}
 	srv.files.ServeHTTP(w, r)
 	return nil
 }

@@ -31,14 +31,15 @@ sessions, and the JSON API it uses, which any program can call (GET
 prints with --json). It prints the URL to open, with its token:
 http://127.0.0.1:7878/?token=TOKEN. Stop it with Ctrl-C.
 
-Every request needs the token: scripts send "Authorization: Bearer TOKEN"
-(writes must); the page's first load sets a cookie for its reads, which is
-not the token and lets a browser read, never write. The token
+Every API request needs the token: scripts send "Authorization: Bearer
+TOKEN" (a read may give ?token=TOKEN instead; writes must send the header),
+and so does the page, which keeps the token in its tab, never in a cookie
+(a browser sends a host's cookies to every port of it). The token
 is random unless --token or $` + tokenEnv + ` sets it. serve listens on this
 machine only (loopback) unless --addr names another address, which it warns
 about: anyone who can reach that address and learns the token can read and
-change every session. Pages of other sites may not call the API unless
---cors names their origin.`,
+change every session. Pages of other sites, or of other ports of this host,
+may not call the API unless --cors names their origin.`,
 		Example: `  sessiontree serve --open
   SESSIONTREE_TOKEN="$(cat ~/.sessiontree-token)" sessiontree serve --addr 127.0.0.1:0
   curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:7878/api/sessions`,

@@ -299,7 +299,7 @@ func TestServeCommand(t *testing.T) {
 }
 
 // TestServeRefusesToken checks that serve refuses, as a usage error
-// naming the flag, a token the page's cookie could not carry.
+// naming the flag, a token the page's header could not carry.
 func TestServeRefusesToken(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)
