@@ -39,6 +39,10 @@
 // EventSource cannot send a header); its files, the same for everyone,
 // need no token. A request under /api/ that no route takes is a JSON 404.
 //
+// A request's body must all come within [Options.BodyTimeout] (a 408
+// otherwise, [ErrTimeout]), and at most [Options.MaxStreams] event
+// streams are served at once (the next is a 503, [ErrBusy]).
+//
 // Paged GETs (the session list, the entries) answer the body the command
 // prints and put the next page's cursor in the X-Next-Cursor header
 // ([NextCursorHeader]), absent on the last page. The
@@ -52,5 +56,6 @@
 // # Concurrency
 //
 // A [Server] is safe for concurrent use; it holds no state of its own
-// beyond its options, and the store serializes writers.
+// beyond its options, a cache of the page's graphs and the slots of its
+// event streams, and the store serializes writers.
 package server

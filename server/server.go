@@ -35,6 +35,12 @@ type Options struct {
 	PollInterval time.Duration
 	// MaxBodyBytes bounds a request body; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request's body may take to come,
+	// from when its headers have; 0 means [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+	// MaxStreams bounds the event streams served at once; 0 means
+	// [DefaultMaxStreams].
+	MaxStreams int
 	// ErrorLog receives the errors answered with status 500, which are
 	// the server's own failures; nil means the standard logger.
 	ErrorLog *log.Logger
@@ -52,6 +58,15 @@ var (
 	ErrBadToken = errors.New("a token is printable ASCII without space, quote, comma, semicolon or backslash")
 )
 
+// Defaults of [Options].
+const (
+	// DefaultBodyTimeout is Options.BodyTimeout's default: 64 MiB, the
+	// largest body, at about 1 MB/s.
+	DefaultBodyTimeout = time.Minute
+	// DefaultMaxStreams is Options.MaxStreams' default.
+	DefaultMaxStreams = 64
+)
+
 // Server answers the API and serves the page over one store. Make one
 // with [New]; it is an http.Handler.
 type Server struct {
@@ -62,6 +77,8 @@ type Server struct {
 	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
 	graphs graphCache
+	// streams holds a token for each event stream being served.
+	streams chan struct{}
 }
 
 // New returns a server over s.
@@ -81,10 +98,17 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 64 << 20
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files()),
+		streams: make(chan struct{}, opts.MaxStreams)}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
@@ -140,6 +164,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The first URL holds the token: no page may send it on as a referrer.
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	srv.timeBody(w, r)
 	if !srv.hostAllowed(r.Host) {
 		writeErrorCode(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("host %q is not served: use the address sessiontree serve printed", r.Host))
 		return

@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -72,3 +76,45 @@ func (tw *timedWriter) Write(p []byte) (int, error) {
 
 // Unwrap gives http.ResponseController the response's own methods (Flush).
 func (tw *timedWriter) Unwrap() http.ResponseWriter { return tw.ResponseWriter }
+
+// timeBody gives the request's body, if it has one, a read deadline:
+// Options.BodyTimeout from now, its headers read. Without it a client
+// that sent its body a byte now and then, or stopped, held its handler
+// and connection as long as it liked, token or not (the server reads the
+// rest of a short body before it answers, a 401 too). The deadline is
+// lifted once the body is read to its end: the connection then waits for
+// its client to go, and a deadline passing would end the request. A
+// request without a body, an event stream's, has no deadline.
+func (srv *Server) timeBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(srv.opts.BodyTimeout)) != nil {
+		return // a response without a connection (a test's recorder)
+	}
+	r.Body = &timedBody{ReadCloser: r.Body, rc: rc, timeout: srv.opts.BodyTimeout}
+}
+
+// timedBody is a request's body under a read deadline; see
+// [Server.timeBody].
+type timedBody struct {
+	io.ReadCloser
+	rc      *http.ResponseController
+	timeout time.Duration
+	lifted  bool
+}
+
+// Read reads the body, lifting the deadline at its end and saying what a
+// deadline passed means.
+func (b *timedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	switch {
+	case err == io.EOF && !b.lifted:
+		b.lifted = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = fmt.Errorf("the body did not all come within %v: %w", b.timeout, ErrTimeout)
+	}
+	return n, err
+}
