@@ -2,12 +2,15 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -161,4 +164,66 @@ func openStream(t *testing.T, f *fixture, path string) *http.Response {
 		t.Fatalf("the stream began %q, %v; want a comment", line, err)
 	}
 	return resp
+}
+
+// TestTruncatedBody checks that a body that ends before its length (the
+// client closed its side of the connection) is a 400 saying so, not a
+// 500 "read body: unexpected EOF" logged as the server's own failure, and
+// that nothing is written.
+func TestTruncatedBody(t *testing.T) {
+	t.Parallel()
+	logged := &lockedBuffer{}
+	f := newFixture(t, Options{ErrorLog: log.New(logged, "", 0)})
+	before := f.logIDs()
+	body := `{"entries":[{"type":"message","message":{"role":"user","content":"cut"}}]}`
+	for _, chunked := range []bool{false, true} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		length, half := fmt.Sprintf("Content-Length: %d\r\n", len(body)), body[:len(body)/2]
+		if chunked {
+			length, half = "Transfer-Encoding: chunked\r\n", fmt.Sprintf("%x\r\n%s\r\n", len(half), half)
+		}
+		fmt.Fprintf(conn, "POST /api/sessions/s1/entries HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n%s\r\n%s", token, length, half)
+		if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("chunked %v: no answer to a cut body: %v", chunked, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		r := response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+		if r.status != http.StatusBadRequest || errorCode(t, r) != CodeBadRequest || !strings.Contains(r.body, "ended") {
+			t.Errorf("chunked %v: a cut body = %d %s; want 400 saying it ended early", chunked, r.status, r.body)
+		}
+	}
+	if s := logged.String(); s != "" {
+		t.Errorf("a cut body was logged as the server's failure: %q", s)
+	}
+	if after := f.logIDs(); !slices.Equal(after, before) {
+		t.Errorf("a cut body changed the log")
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's writes from the
+// server's goroutines and the test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
