@@ -126,16 +126,7 @@ func TestStreamLimit(t *testing.T) {
 // and returns the answer.
 func refusedStream(t *testing.T, f *fixture, path string) response {
 	t.Helper()
-	req, _ := http.NewRequest("GET", f.url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("GET %s past the bound = %d; want 503", path, resp.StatusCode)
-	}
+	resp := getStream(t, f, path, http.StatusServiceUnavailable)
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -147,21 +138,28 @@ func refusedStream(t *testing.T, f *fixture, path string) response {
 // failing the test unless it is a 200.
 func openStream(t *testing.T, f *fixture, path string) *http.Response {
 	t.Helper()
+	resp := getStream(t, f, path, http.StatusOK)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, ":") {
+		t.Fatalf("the stream began %q, %v; want a comment", line, err)
+	}
+	return resp
+}
+
+// getStream GETs path with the token, failing the test unless the
+// answer's status is want; the test's end closes the answer (else the
+// server's Close waits for a stream).
+func getStream(t *testing.T, f *fixture, path string, want int) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequest("GET", f.url+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { resp.Body.Close() }) // else the server's Close waits for the stream
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		t.Fatalf("GET %s = %d %s; want 200", path, resp.StatusCode, b)
-	}
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, ":") {
-		t.Fatalf("the stream began %q, %v; want a comment", line, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != want {
+		t.Fatalf("GET %s = %d; want %d", path, resp.StatusCode, want)
 	}
 	return resp
 }
