@@ -100,6 +100,9 @@ func newBrowser(t testing.TB) *browserPage {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		// A name of another site that resolves to this machine, as DNS
+		// rebinding makes one (checkOtherPort).
+		chromedp.Flag("host-resolver-rules", "MAP "+reboundHost+" 127.0.0.1"),
 	}
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
@@ -449,13 +452,23 @@ func TestBrowser(t *testing.T) {
 
 }
 
+// reboundHost is a name the browser resolves to 127.0.0.1.
+const reboundHost = "rebound.test"
+
 // checkOtherPort visits, in the tab that opened the page, a page that
 // another program serves on another port of the same host, and checks
 // that it can read no session: the browser sends it the host's cookies
 // (cookies ignore ports), and none of them reads; and the browser's
-// fetches of the API from there, with its cookies, are refused.
+// fetches of the API from there, with its cookies, are refused. Then it
+// opens the server under another site's name that resolves to it (DNS
+// rebinding), which gets nothing, not even the page.
 func checkOtherPort(t *testing.T, p *browserPage, ts *httptest.Server) {
 	t.Helper()
+	rebound := strings.Replace(ts.URL, "127.0.0.1", reboundHost, 1) + "/"
+	p.do("open the server by a rebound name", chromedp.Navigate(rebound))
+	if body := eval[string](p, "rebound page", `document.body.textContent`); !strings.Contains(body, "is not served") {
+		t.Errorf("the server under the name %s answered %.100q; want a 403 naming the host", reboundHost, body)
+	}
 	var mu sync.Mutex
 	var got []*http.Cookie
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
