@@ -420,6 +420,16 @@ func TestBrowser(t *testing.T) {
 	checkEscaped(t, p, hostileEntry)
 	p.shot("6-hostile")
 
+	// The open session deleted by another process: its stream's error
+	// event says so, and the page is no longer live.
+	if _, err := st.Delete(context.Background(), hostile); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the stream's error shown", `document.querySelector("#status").textContent.startsWith("live updates: ") && !document.querySelector("#live").classList.contains("on")`)
+	if got := eval[string](p, "status", `document.querySelector("#status").textContent`); !strings.Contains(got, hostile) {
+		t.Errorf("status after the open session was deleted = %q; want it to name the session", got)
+	}
+
 	// A long session: the page holds a window of rows, not all of them,
 	// and scrolling brings the others.
 	long := bigSession(t, st, 3000)
@@ -448,7 +458,7 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the list's first page shows %d sessions; want 100", n)
 	}
 	p.click("show more sessions", "#list .more-sessions")
-	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 124 && !document.querySelector("#list .more-sessions")`)
+	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 123 && !document.querySelector("#list .more-sessions")`)
 
 }
 
