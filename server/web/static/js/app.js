@@ -232,8 +232,8 @@ async function afterWrite() {
 const OPEN_WAIT = 5000;
 
 // listen follows the session's events: an agent appending shows on screen.
-// A stream opened without an event id (the first, or the browser's
-// reconnection before any event came) starts at the end of the log as it
+// A stream opened without an event id (the first, or one opened again
+// before any event came) starts at the end of the log as it
 // is then, so what was loaded before is reloaded on each open after the
 // first; listen resolves once the stream is open, has failed, or OPEN_WAIT
 // has passed, for the caller to load the session then.
