@@ -61,6 +61,24 @@ func TestSlowBody(t *testing.T) {
 // the test fails if none comes within 10 s.
 func slowPost(t *testing.T, f *fixture, path, auth, body string, chunked bool) (*http.Response, time.Duration) {
 	t.Helper()
+	start := time.Now()
+	conn := startSlowPost(t, f, path, auth, body, chunked)
+	// Not a bound on the server's time: only how long to wait before
+	// failing the test.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a slow body after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp, time.Since(start)
+}
+
+// startSlowPost sends the headers of a POST of body to path and then its
+// body, a byte every 50 ms, stopping halfway; the test's end closes the
+// connection.
+func startSlowPost(t *testing.T, f *fixture, path, auth, body string, chunked bool) net.Conn {
+	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +88,6 @@ func slowPost(t *testing.T, f *fixture, path, auth, body string, chunked bool) (
 	if chunked {
 		length = "Transfer-Encoding: chunked\r\n"
 	}
-	start := time.Now()
 	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: application/json\r\n%s\r\n", path, auth, length)
 	go func() {
 		for i := range len(body) / 2 {
@@ -84,15 +101,7 @@ func slowPost(t *testing.T, f *fixture, path, auth, body string, chunked bool) (
 			time.Sleep(50 * time.Millisecond)
 		}
 	}()
-	// Not a bound on the server's time: only how long to wait before
-	// failing the test.
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("no answer to a slow body after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp, time.Since(start)
+	return conn
 }
 
 // TestStreamLimit checks that the server serves at most
@@ -224,4 +233,22 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestServeShutdownSlowBody checks that Serve shuts down cleanly, and at
+// once, while a client is sending a body slowly: the handler waited in
+// its read of the body, which the request's end did not stop, so Serve
+// waited out its grace and returned "context deadline exceeded".
+func TestServeShutdownSlowBody(t *testing.T) {
+	f := newFixture(t, Options{})
+	ln, cancel, served := startServe(t, f)
+	f.url = "http://" + ln.Addr().String()
+	startSlowPost(t, f, "/api/sessions/s1/entries", "Authorization: Bearer "+token+"\r\n", strings.Repeat(" ", 1000)+"{}", false)
+	waitHandlers(t, "appendEntries", func(_, running int) bool { return running == 1 }, "the handler reading the body")
+	start := time.Now()
+	stopServe(t, cancel, served)
+	if d := time.Since(start); d >= shutdownGrace {
+		t.Errorf("Serve waited %v for the body; want it stopped at once", d)
+	}
+	waitHandlers(t, "appendEntries", func(_, running int) bool { return running == 0 }, "the handler to end")
 }

@@ -164,7 +164,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The first URL holds the token: no page may send it on as a referrer.
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
-	srv.timeBody(w, r)
+	defer srv.timeBody(w, r)()
 	if !srv.hostAllowed(r.Host) {
 		writeErrorCode(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("host %q is not served: use the address sessiontree serve printed", r.Host))
 		return
