@@ -1,9 +1,7 @@
 package server
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
@@ -13,9 +11,12 @@ import (
 	"strings"
 )
 
-// CookieName is the cookie that lets the page read: it holds a value
-// made from the token (see [cookieValue]), not the token itself.
-const CookieName = "sessiontree_token"
+// staleCookie is the cookie earlier versions of the page read with (an
+// HMAC of the token). No cookie authorizes anything now: a browser sends
+// a host's cookies to every port of it, so any other server on this
+// machine that the browser visits got the cookie and could read every
+// session with it. The page deletes one a browser still holds.
+const staleCookie = "sessiontree_token"
 
 // NewToken returns a random token: 32 bytes from crypto/rand, base64url.
 func NewToken() (string, error) {
@@ -27,9 +28,9 @@ func NewToken() (string, error) {
 }
 
 // authorized checks the request's token and answers 401 or 403 when it
-// does not pass. Writes need the Authorization header; reads may use the
-// cookie or the token query parameter instead, which sets the cookie to
-// [cookieValue] of the token.
+// does not pass: "Authorization: Bearer TOKEN", or for reads the token
+// query parameter. No cookie counts (see [staleCookie]): the page sends
+// the header on every request, its event stream included.
 func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	if auth := r.Header.Get("Authorization"); auth != "" {
 		token, ok := strings.CutPrefix(auth, "Bearer ")
@@ -41,19 +42,11 @@ func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	}
 	read := r.Method == http.MethodGet || r.Method == http.MethodHead
 	query := r.URL.Query().Get("token")
-	cookieOK := false
-	if c, err := r.Cookie(CookieName); err == nil {
-		cookieOK = secretMatches(c.Value, srv.cookie)
-	}
 	switch {
-	case !read && (cookieOK || query != ""):
-		writeErrorCode(w, http.StatusForbidden, CodeForbidden, "a write needs the token in an Authorization: Bearer header; a cookie or a URL is not enough")
+	case query != "" && !read:
+		writeErrorCode(w, http.StatusForbidden, CodeForbidden, "a write needs the token in an Authorization: Bearer header; a URL is not enough")
 		return false
-	case read && query != "" && srv.tokenMatches(query):
-		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: srv.cookie, Path: "/",
-			HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		return true
-	case read && query == "" && cookieOK:
+	case query != "" && srv.tokenMatches(query):
 		return true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="sessiontree"`)
@@ -62,11 +55,10 @@ func (srv *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// checkToken refuses a token that would not come back whole: a cookie
-// drops a quote, a comma, a semicolon, a backslash, a control or a
-// non-ASCII character (and the page's files, read with the cookie only,
-// were then refused), a header trims surrounding space, and the page
-// cannot send a non-ASCII one in its Authorization header.
+// checkToken refuses a token that would not come back whole: a header
+// trims surrounding space and cannot carry a control, the page cannot
+// send a non-ASCII one in its Authorization header, and a quote, a comma,
+// a semicolon or a backslash is syntax to HTTP's header lists.
 func checkToken(token string) error {
 	for i, r := range token {
 		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`",;\`, r) {
@@ -84,19 +76,6 @@ func (srv *Server) tokenMatches(token string) bool {
 // time (a different length shows, the bytes do not).
 func secretMatches(got, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
-}
-
-// cookieValue is what the page's cookie holds for token: an HMAC of it,
-// which [Server.authorized] takes for reads alone and which is not a
-// token. A browser sends a host's cookies to every port of it (cookies
-// ignore ports), so another server on this machine that the browser
-// visits gets the cookie; holding the token, it could then write as the
-// Authorization header. The token itself stays in the page's
-// sessionStorage, which is kept per origin, port included.
-func cookieValue(token string) string {
-	mac := hmac.New(sha256.New, []byte(token))
-	mac.Write([]byte("sessiontree read cookie"))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // hostAllowed reports whether a Host header names this server: localhost
@@ -133,10 +112,16 @@ func IsLoopbackHost(host string) bool {
 // cors answers cross-origin requests: a request from Options.CORSOrigin
 // gets the headers that let a browser read the answer (and a preflight
 // is answered at once); a request from any other origin is refused. A
-// request without an Origin (a script, curl) or from this server's own
-// origin passes. It reports whether the request should go on.
+// request from this server's own origin passes, and one without an
+// Origin (a script, curl) unless the browser says another site or
+// another port of this host sent it ([otherSite]). It reports whether
+// the request should go on.
 func (srv *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
+	if origin == "" && otherSite(r) {
+		writeErrorCode(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("a request a page of another site sent (Sec-Fetch-Site: %s) may not call this server", r.Header.Get("Sec-Fetch-Site")))
+		return false
+	}
 	if origin == "" || sameOrigin(origin, r.Host) {
 		return true
 	}
@@ -158,6 +143,17 @@ func (srv *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	return true
+}
+
+// otherSite reports whether a browser says that a page of another
+// origin made the request without naming itself in an Origin header (a
+// GET by an <img>, a <script>, a no-cors fetch): Sec-Fetch-Site
+// "cross-site", or "same-site", which a page on another port of this
+// host is. Following a link (a navigation) is not refused: it shows the
+// page, with the browser's own origin after it.
+func otherSite(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return (site == "cross-site" || site == "same-site") && r.Header.Get("Sec-Fetch-Mode") != "navigate"
 }
 
 // sameOrigin reports whether origin is this server's own, the one the

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,6 +100,9 @@ func newBrowser(t testing.TB) *browserPage {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		// A name of another site that resolves to this machine, as DNS
+		// rebinding makes one (checkOtherPort).
+		chromedp.Flag("host-resolver-rules", "MAP "+reboundHost+" 127.0.0.1"),
 	}
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
@@ -300,8 +304,9 @@ func TestBrowser(t *testing.T) {
 		}
 	}
 
-	// Reloaded, the page reads with the cookie and writes with the token
-	// the tab kept.
+	checkOtherPort(t, p, ts)
+
+	// Reloaded, the page reads and writes with the token the tab kept.
 	hostile, hostileEntry := hostileSession(t, st)
 	p.do("reload the page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitReady(chromedp.CSS("#list li")))
 	p.wait("the session list", `document.querySelectorAll("#list .session-item").length === 2`)
@@ -415,6 +420,16 @@ func TestBrowser(t *testing.T) {
 	checkEscaped(t, p, hostileEntry)
 	p.shot("6-hostile")
 
+	// The open session deleted by another process: its stream's error
+	// event says so, and the page is no longer live.
+	if _, err := st.Delete(context.Background(), hostile); err != nil {
+		t.Fatal(err)
+	}
+	p.wait("the stream's error shown", `document.querySelector("#status").textContent.startsWith("live updates: ") && !document.querySelector("#live").classList.contains("on")`)
+	if got := eval[string](p, "status", `document.querySelector("#status").textContent`); !strings.Contains(got, hostile) {
+		t.Errorf("status after the open session was deleted = %q; want it to name the session", got)
+	}
+
 	// A long session: the page holds a window of rows, not all of them,
 	// and scrolling brings the others.
 	long := bigSession(t, st, 3000)
@@ -443,8 +458,66 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the list's first page shows %d sessions; want 100", n)
 	}
 	p.click("show more sessions", "#list .more-sessions")
-	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 124 && !document.querySelector("#list .more-sessions")`)
+	p.wait("the next page", `document.querySelectorAll("#list .session-item").length === 123 && !document.querySelector("#list .more-sessions")`)
 
+}
+
+// reboundHost is a name the browser resolves to 127.0.0.1.
+const reboundHost = "rebound.test"
+
+// checkOtherPort visits, in the tab that opened the page, a page that
+// another program serves on another port of the same host, and checks
+// that it can read no session: the browser sends it the host's cookies
+// (cookies ignore ports), and none of them reads; and the browser's
+// fetches of the API from there, with its cookies, are refused. Then it
+// opens the server under another site's name that resolves to it (DNS
+// rebinding), which gets nothing, not even the page.
+func checkOtherPort(t *testing.T, p *browserPage, ts *httptest.Server) {
+	t.Helper()
+	rebound := strings.Replace(ts.URL, "127.0.0.1", reboundHost, 1) + "/"
+	p.do("open the server by a rebound name", chromedp.Navigate(rebound))
+	if body := eval[string](p, "rebound page", `document.body.textContent`); !strings.Contains(body, "is not served") {
+		t.Errorf("the server under the name %s answered %.100q; want a 403 naming the host", reboundHost, body)
+	}
+	var mu sync.Mutex
+	var got []*http.Cookie
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Cookies()...)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><title>another program</title>")
+	}))
+	defer other.Close()
+	p.do("visit another port", chromedp.Navigate(other.URL+"/"))
+	for _, mode := range []string{"cors", "no-cors"} {
+		ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
+		answer, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(
+			`fetch(%s, {mode: %s, credentials: "include"}).then(r => r.text(), e => "refused: " + e.message)`,
+			js(ts.URL+"/api/sessions"), js(mode)), chromedp.EvalAwaitPromise))
+		cancel()
+		if err != nil {
+			t.Fatalf("fetch from another port: %v", err)
+		}
+		if strings.Contains(answer, `"id"`) {
+			t.Errorf("a %s fetch from another port read the sessions: %.100s", mode, answer)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range got {
+		t.Errorf("another port of the host got the cookie %s=%s", c.Name, c.Value)
+		req, _ := http.NewRequest("GET", ts.URL+"/api/sessions", nil)
+		req.AddCookie(&http.Cookie{Name: c.Name, Value: c.Value})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("GET /api/sessions with the cookie %s another port got = %d; want 401", c.Name, resp.StatusCode)
+		}
+	}
 }
 
 // checkGraph checks what the tree of realSession shows.

@@ -28,16 +28,20 @@
 //
 // # Security
 //
-// Every request needs the token ([Options.Token]): as
-// "Authorization: Bearer TOKEN", or, for reads only, the cookie the
-// first load of a page with ?token=TOKEN sets (HttpOnly, SameSite=Strict;
-// it holds a value made from the token, good for reads alone, since a
-// browser sends it to every port of the host) or that query parameter
-// itself. Writes need the header, so another site
-// cannot make a browser post into a user's sessions with its cookie; the
-// page, which cannot read its HttpOnly cookie, takes the token for its
-// writes from the ?token= of the URL it was opened with. A request under
-// /api/ that no route takes is a JSON 404.
+// Every request to the API needs the token ([Options.Token]): as
+// "Authorization: Bearer TOKEN", or, for reads only, as the token query
+// parameter. Writes need the header, so that a URL (a link, a log line)
+// never writes. No cookie authorizes anything: a browser sends a host's
+// cookies to every port of it, so any other program listening on this
+// machine would get one. The page takes the token from the ?token= of
+// the URL it was opened with, keeps it in its tab and sends the header on
+// every request, its event stream included (read with fetch, since
+// EventSource cannot send a header); its files, the same for everyone,
+// need no token. A request under /api/ that no route takes is a JSON 404.
+//
+// A request's body must all come within [Options.BodyTimeout] (a 408
+// otherwise, [ErrTimeout]), and at most [Options.MaxStreams] event
+// streams are served at once (the next is a 503, [ErrBusy]).
 //
 // Paged GETs (the session list, the entries) answer the body the command
 // prints and put the next page's cursor in the X-Next-Cursor header
@@ -47,11 +51,14 @@
 // appended. The
 // Host header must name a loopback address, localhost, or one of
 // [Options.Hosts] (against DNS rebinding); a request whose Origin is
-// another site's is refused unless it is [Options.CORSOrigin]. Responses
+// another site's (or another port's of this host) is refused unless it is
+// [Options.CORSOrigin], and so is one without an Origin that the browser
+// says another site or port sent (Sec-Fetch-Site). Responses
 // carry X-Content-Type-Options: nosniff and are not cached.
 //
 // # Concurrency
 //
 // A [Server] is safe for concurrent use; it holds no state of its own
-// beyond its options, and the store serializes writers.
+// beyond its options, a cache of the page's graphs and the slots of its
+// event streams, and the store serializes writers.
 package server

@@ -15,6 +15,14 @@ import (
 // not the JSON the route takes, a parameter out of range.
 var ErrBadRequest = errors.New("bad request")
 
+// ErrTimeout is matched by the error of a request whose body did not all
+// come within Options.BodyTimeout; it is answered 408.
+var ErrTimeout = errors.New("request timeout")
+
+// ErrBusy is matched by the error of an event stream refused because
+// Options.MaxStreams are open; it is answered 503.
+var ErrBusy = errors.New("server busy")
+
 // Error codes of the API's error bodies, one per status.
 const (
 	CodeBadRequest   = "bad_request"
@@ -23,6 +31,8 @@ const (
 	CodeNotFound     = "not_found"
 	CodeConflict     = "conflict"
 	CodeLocked       = "locked"
+	CodeTimeout      = "timeout"
+	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
 )
 
@@ -31,7 +41,8 @@ const (
 // entry is 404, a stale ifLeaf or a used id 409, a session another
 // writer holds 423, a malformed request, entry, query or edit 400 (a
 // fork before an entry that is not a user message too, and an id prefix
-// several sessions or entries start with), a read-only database 403,
+// several sessions or entries start with), a read-only database 403, a
+// body too slow 408, an event stream past the server's bound 503,
 // anything else 500.
 func StatusOf(err error) (int, string) {
 	var ambiguous *cli.AmbiguousEntryError
@@ -46,6 +57,10 @@ func StatusOf(err error) (int, string) {
 		return http.StatusLocked, CodeLocked
 	case errors.Is(err, sessiontree.ErrReadOnly):
 		return http.StatusForbidden, CodeForbidden
+	case errors.Is(err, ErrTimeout):
+		return http.StatusRequestTimeout, CodeTimeout
+	case errors.Is(err, ErrBusy):
+		return http.StatusServiceUnavailable, CodeUnavailable
 	case errors.Is(err, ErrBadRequest), errors.Is(err, sessiontree.ErrInvalidEntry),
 		errors.Is(err, sessiontree.ErrEditRefused), errors.Is(err, store.ErrAmbiguous),
 		errors.Is(err, store.ErrBadQuery), errors.Is(err, store.ErrBadCursor),

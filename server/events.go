@@ -28,6 +28,11 @@ const eventsPage = 1000
 // stream ends when the client goes, the server shuts down, or the session
 // is deleted (an "error" event says so).
 func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
+	release, err := srv.takeStream(w)
+	if err != nil {
+		return err
+	}
+	defer release()
 	st, err := srv.open(r)
 	if err != nil {
 		return err
@@ -86,6 +91,20 @@ func (srv *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil // the client has gone
 		}
 		lastSent = time.Now()
+	}
+}
+
+// takeStream takes one of the Options.MaxStreams slots of the event
+// streams served at once, or refuses (ErrBusy, a 503 telling the client
+// to try again in a few seconds) when none is free. Call release when
+// the stream ends.
+func (srv *Server) takeStream(w http.ResponseWriter) (release func(), err error) {
+	select {
+	case srv.streams <- struct{}{}:
+		return func() { <-srv.streams }, nil
+	default:
+		w.Header().Set("Retry-After", "5")
+		return nil, fmt.Errorf("%d event streams are open, as many as this server serves at once (serve --max-streams): %w", cap(srv.streams), ErrBusy)
 	}
 }
 

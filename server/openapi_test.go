@@ -246,7 +246,7 @@ func TestOpenAPIDescribesAnswers(t *testing.T) {
 	// Refusals of the token, the host and the origin, on a read and a write.
 	for _, req := range []request{
 		{method: "GET", path: "/api/sessions"},
-		{method: "POST", path: "/api/sessions/" + sid + "/name", body: `{"name":"x"}`, header: f.pageCookie()},
+		{method: "POST", path: "/api/sessions/" + sid + "/name?token=" + token, body: `{"name":"x"}`},
 		{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://evil.example"}},
 		{method: "GET", path: "/api/sessions/" + sid, bearer: token, header: map[string]string{"Host": "evil.example"}},
 	} {

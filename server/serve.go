@@ -34,7 +34,8 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Not ReadTimeout: a read deadline passing cancels the request's
-		// context, which would end every event stream.
+		// context, which would end every event stream. A body has its
+		// own deadline (Server.timeBody).
 		IdleTimeout: idleTimeout,
 		BaseContext: func(net.Listener) context.Context { return base },
 	}

@@ -35,6 +35,12 @@ type Options struct {
 	PollInterval time.Duration
 	// MaxBodyBytes bounds a request body; 0 means 64 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request's body may take to come,
+	// from when its headers have; 0 means [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+	// MaxStreams bounds the event streams served at once; 0 means
+	// [DefaultMaxStreams].
+	MaxStreams int
 	// ErrorLog receives the errors answered with status 500, which are
 	// the server's own failures; nil means the standard logger.
 	ErrorLog *log.Logger
@@ -47,9 +53,18 @@ var (
 	// ErrBadOrigin is matched when Options.CORSOrigin is not an origin.
 	ErrBadOrigin = errors.New("not an origin")
 	// ErrBadToken is matched when Options.Token holds a character that
-	// the cookie, the Authorization header or the page cannot carry as
-	// it is (see [checkToken]).
+	// the Authorization header or the page cannot carry as it is (see
+	// [checkToken]).
 	ErrBadToken = errors.New("a token is printable ASCII without space, quote, comma, semicolon or backslash")
+)
+
+// Defaults of [Options].
+const (
+	// DefaultBodyTimeout is Options.BodyTimeout's default: 64 MiB, the
+	// largest body, at about 1 MB/s.
+	DefaultBodyTimeout = time.Minute
+	// DefaultMaxStreams is Options.MaxStreams' default.
+	DefaultMaxStreams = 64
 )
 
 // Server answers the API and serves the page over one store. Make one
@@ -57,13 +72,13 @@ var (
 type Server struct {
 	store *store.Store
 	opts  Options
-	// cookie is the page's cookie value, [cookieValue] of the token.
-	cookie string
-	mux    *http.ServeMux
+	mux   *http.ServeMux
 	// files serves the web page's files.
 	files http.Handler
 	// graphs keeps the page's graphs of the sessions looked at last.
 	graphs graphCache
+	// streams holds a token for each event stream being served.
+	streams chan struct{}
 }
 
 // New returns a server over s.
@@ -83,10 +98,17 @@ func New(s *store.Store, opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 64 << 20
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	if opts.ErrorLog == nil {
 		opts.ErrorLog = log.Default()
 	}
-	srv := &Server{store: s, opts: opts, cookie: cookieValue(opts.Token), mux: http.NewServeMux(), files: http.FileServerFS(web.Files())}
+	srv := &Server{store: s, opts: opts, mux: http.NewServeMux(), files: http.FileServerFS(web.Files()),
+		streams: make(chan struct{}, opts.MaxStreams)}
 	for _, rt := range srv.routes() {
 		srv.mux.Handle(strings.TrimSpace(rt.method+" "+rt.pattern), srv.guard(rt))
 	}
@@ -142,6 +164,7 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The first URL holds the token: no page may send it on as a referrer.
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")
+	defer srv.timeBody(w, r)()
 	if !srv.hostAllowed(r.Host) {
 		writeErrorCode(w, http.StatusForbidden, CodeForbidden, fmt.Sprintf("host %q is not served: use the address sessiontree serve printed", r.Host))
 		return
@@ -152,10 +175,14 @@ func (srv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	srv.mux.ServeHTTP(w, r)
 }
 
-// guard wraps a route with the token check and the error answer.
+// guard wraps a route with the token check and the error answer. The
+// API's routes need the token; the page's files, the same for everyone
+// and holding no session, do not (the browser fetches its scripts and
+// style without the page's header, and no cookie carries the token).
 func (srv *Server) guard(rt route) http.Handler {
+	api := strings.HasPrefix(rt.pattern, "/api/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !srv.authorized(w, r) {
+		if api && !srv.authorized(w, r) {
 			return
 		}
 		if r.Body != nil {
@@ -214,6 +241,9 @@ func (srv *Server) page(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	if _, err := r.Cookie(staleCookie); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: staleCookie, Path: "/", MaxAge: -1})
+	}
 	srv.files.ServeHTTP(w, r)
 	return nil
 }

@@ -3,6 +3,9 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -153,25 +156,22 @@ func errorCode(t testing.TB, r response) string {
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	cookie := f.pageCookie()
+	cookie := map[string]string{"Cookie": staleCookie + "=" + staleCookieValue(token)}
 	post := `{"name":"renamed"}`
-	for _, c := range []struct {
-		name string
-		req  request
-		want int
-	}{
+	for _, c := range []authCase{
 		{"no token", request{method: "GET", path: "/api/sessions"}, 401},
 		{"wrong bearer", request{method: "GET", path: "/api/sessions", bearer: "nope"}, 401},
 		{"bearer", request{method: "GET", path: "/api/sessions", bearer: token}, 200},
 		{"not bearer", request{method: "GET", path: "/api/sessions", header: map[string]string{"Authorization": "Basic " + token}}, 401},
-		{"cookie read", request{method: "GET", path: "/api/sessions", header: cookie}, 200},
-		{"wrong cookie", request{method: "GET", path: "/api/sessions", header: map[string]string{"Cookie": CookieName + "=x"}}, 401},
+		{"stale cookie read", request{method: "GET", path: "/api/sessions", header: cookie}, 401},
+		{"token as cookie", request{method: "GET", path: "/api/sessions", header: map[string]string{"Cookie": staleCookie + "=" + token}}, 401},
 		{"query read", request{method: "GET", path: "/api/sessions?token=" + token}, 200},
 		{"wrong query", request{method: "GET", path: "/api/sessions?token=x"}, 401},
-		{"page without token", request{method: "GET", path: "/"}, 401},
-		{"cookie-only write", request{method: "POST", path: "/api/sessions/s1/name", body: post, header: cookie}, 403},
+		{"page without token", request{method: "GET", path: "/"}, 200},
+		{"script without token", request{method: "GET", path: "/js/api.js"}, 200},
+		{"cookie-only write", request{method: "POST", path: "/api/sessions/s1/name", body: post, header: cookie}, 401},
 		{"query-only write", request{method: "POST", path: "/api/sessions/s1/name?token=" + token, body: post}, 403},
-		{"cookie-only delete", request{method: "DELETE", path: "/api/sessions/s1", header: cookie}, 403},
+		{"cookie-only delete", request{method: "DELETE", path: "/api/sessions/s1", header: cookie}, 401},
 		{"no-token write", request{method: "POST", path: "/api/sessions/s1/name", body: post}, 401},
 		{"wrong-token write", request{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: "nope"}, 401},
 		{"cross-origin read", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://evil.example"}}, 403},
@@ -181,18 +181,7 @@ func TestAuth(t *testing.T) {
 		{"localhost host", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Host": "localhost:7878"}}, 200},
 		{"ipv6 loopback host", request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Host": "[::1]:7878"}}, 200},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			r := f.do(c.req)
-			if r.status != c.want {
-				t.Fatalf("%s %s = %d %s; want %d", c.req.method, c.req.path, r.status, r.body, c.want)
-			}
-			if c.want >= 400 {
-				errorCode(t, r)
-			}
-			if r.header.Get("Access-Control-Allow-Origin") != "" {
-				t.Errorf("CORS header %q without --cors", r.header.Get("Access-Control-Allow-Origin"))
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { c.check(t, f) })
 	}
 	// The name was written once, by the same-origin write with the header.
 	var info struct{ Name string }
@@ -202,68 +191,55 @@ func TestAuth(t *testing.T) {
 	}
 }
 
-// TestTokenCookie checks that the first load with ?token= sets the
-// cookie, HttpOnly and SameSite=Strict, and that the cookie then works.
-func TestTokenCookie(t *testing.T) {
+// TestNoCookie checks that no cookie lets anyone read: a browser sends
+// a host's cookies to every port of it (cookies ignore ports), so any
+// other server on this machine that the browser visits got the cookie
+// the page's first load set, and read every session with it (an HMAC of
+// the token, good for reads). Loading the page sets no cookie now (it
+// deletes one an earlier version set), and a cookie authorizes nothing.
+func TestNoCookie(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	r := f.do(request{method: "GET", path: "/?token=" + token})
+	stale := &http.Cookie{Name: staleCookie, Value: staleCookieValue(token)}
+	r := f.do(request{method: "GET", path: "/?token=" + token, header: map[string]string{"Cookie": stale.String()}})
 	if r.status != 200 || !strings.Contains(r.header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /?token= = %d %s", r.status, r.header.Get("Content-Type"))
-	}
-	c := r.header.Get("Set-Cookie")
-	for _, want := range []string{CookieName + "=", "HttpOnly", "SameSite=Strict", "Path=/"} {
-		if !strings.Contains(c, want) {
-			t.Errorf("Set-Cookie %q lacks %q", c, want)
-		}
 	}
 	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("page's Content-Security-Policy = %q", csp)
 	}
-}
-
-// pageCookie loads the page with ?token= and answers the Cookie header
-// the browser then sends with every request.
-func (f *fixture) pageCookie() map[string]string {
-	f.t.Helper()
-	r := f.do(request{method: "GET", path: "/?token=" + token})
-	resp := http.Response{Header: r.header}
-	for _, c := range resp.Cookies() {
-		if c.Name == CookieName {
-			return map[string]string{"Cookie": c.Name + "=" + c.Value}
+	// What the browser then sends to every port of the host: the
+	// cookies set, and the stale one, deleted or not (as a browser that
+	// ignores the deletion does).
+	sent, deleted := []*http.Cookie{stale}, false
+	for _, c := range (&http.Response{Header: r.header}).Cookies() {
+		if c.Name == staleCookie && c.MaxAge < 0 {
+			deleted = true
+			continue
+		}
+		t.Errorf("the page's load set the cookie %s", c)
+		sent = append(sent, c)
+	}
+	if !deleted {
+		t.Errorf("the page's load left the stale cookie %s", stale)
+	}
+	for _, c := range sent {
+		// The stream starting past the log is a 400 once authorized, not
+		// a stream that never ends.
+		for _, path := range []string{"/api/sessions", "/api/sessions/s1/context", "/api/sessions/s1/events?after=99"} {
+			if r := f.do(request{method: "GET", path: path, header: map[string]string{"Cookie": c.Name + "=" + c.Value}}); r.status != 401 {
+				t.Errorf("GET %s with the cookie %s = %d %.100s; want 401", path, c, r.status, r.body)
+			}
 		}
 	}
-	f.t.Fatalf("GET /?token= = %d, set no %s cookie", r.status, CookieName)
-	return nil
 }
 
-// TestCookieIsNotTheToken checks that the page's cookie lets a browser
-// read and nothing more: a browser sends a cookie of a host to every port
-// of it (cookies ignore ports), so whatever else listens on this machine
-// and the browser visits gets it, and it must not be the token, which
-// writes.
-func TestCookieIsNotTheToken(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t, Options{})
-	cookie := f.pageCookie()
-	value := strings.TrimPrefix(cookie["Cookie"], CookieName+"=")
-	if strings.Contains(value, token) {
-		t.Fatalf("the cookie %q holds the token", value)
-	}
-	if r := f.do(request{method: "GET", path: "/api/sessions", header: cookie}); r.status != 200 {
-		t.Errorf("read with the cookie = %d %s; want 200", r.status, r.body)
-	}
-	post := `{"name":"renamed"}`
-	for _, req := range []request{
-		{method: "POST", path: "/api/sessions/s1/name", body: post, bearer: value},
-		{method: "DELETE", path: "/api/sessions/s1", bearer: value},
-		{method: "GET", path: "/api/sessions", bearer: value},
-		{method: "GET", path: "/api/sessions?token=" + url.QueryEscape(value)},
-	} {
-		if r := f.do(req); r.status != 401 {
-			t.Errorf("%s %s with the cookie's value as the token = %d %s; want 401", req.method, req.path, r.status, r.body)
-		}
-	}
+// staleCookieValue is the value of the cookie the page's first load set
+// before, an HMAC of the token.
+func staleCookieValue(token string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte("sessiontree read cookie"))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 func TestCORS(t *testing.T) {
@@ -290,6 +266,69 @@ func TestCORS(t *testing.T) {
 	}
 	if r := f.do(request{method: "GET", path: "/api/sessions", bearer: token, header: map[string]string{"Origin": "https://other.example"}}); r.status != 403 {
 		t.Errorf("GET from another origin = %d; want 403", r.status)
+	}
+}
+
+// TestOtherOrigins sends what a browser sends for a page of another
+// origin (another site, another port of this host, a name rebound to
+// this machine) and checks that each is refused before it reaches a
+// route: a preflight gets no CORS headers, a request naming its origin
+// is refused, and so is a GET without an Origin (an <img>, a <script>, a
+// no-cors fetch) that Sec-Fetch-Site says another site or port sent, even
+// with the token. Following a link to the page is not refused.
+func TestOtherOrigins(t *testing.T) {
+	t.Parallel()
+	const allowed = "https://app.example"
+	f := newFixture(t, Options{CORSOrigin: allowed})
+	u, _ := url.Parse(f.url)
+	otherPort := "http://" + u.Hostname() + ":1"
+	pre := func(origin string) map[string]string {
+		return map[string]string{"Origin": origin, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "authorization"}
+	}
+	noCors := func(site string) map[string]string {
+		return map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}
+	}
+	read := "/api/sessions/s1/context"
+	for _, c := range []authCase{
+		{"preflight of another site", request{method: "OPTIONS", path: read, header: pre("https://evil.example")}, 403},
+		{"preflight of another port", request{method: "OPTIONS", path: read, header: pre(otherPort)}, 403},
+		{"preflight of the allowed origin", request{method: "OPTIONS", path: read, header: pre(allowed)}, 204},
+		{"read of another port", request{method: "GET", path: read, bearer: token, header: map[string]string{"Origin": otherPort, "Sec-Fetch-Site": "same-site"}}, 403},
+		{"read of a null origin", request{method: "GET", path: read, bearer: token, header: map[string]string{"Origin": "null"}}, 403},
+		{"no-cors read of another site", request{method: "GET", path: read + "?token=" + token, header: noCors("cross-site")}, 403},
+		{"no-cors read of another port", request{method: "GET", path: read + "?token=" + token, header: noCors("same-site")}, 403},
+		{"script of another port", request{method: "GET", path: "/js/api.js", header: noCors("same-site")}, 403},
+		{"read of the page itself", request{method: "GET", path: read, bearer: token, header: map[string]string{"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors"}}, 200},
+		{"read of the allowed origin", request{method: "GET", path: read, bearer: token, header: map[string]string{"Origin": allowed, "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "cors"}}, 200},
+		{"a link from another site", request{method: "GET", path: "/", header: map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}}, 200},
+		{"a rebound name", request{method: "GET", path: read, bearer: token, header: map[string]string{"Host": "evil.example:" + u.Port()}}, 403},
+		{"the page on a rebound name", request{method: "GET", path: "/", header: map[string]string{"Host": "evil.example:" + u.Port()}}, 403},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.check(t, f) })
+	}
+}
+
+// authCase is a request and the status it must get.
+type authCase struct {
+	name string
+	req  request
+	want int
+}
+
+// check sends the request and fails unless it gets the status wanted; a
+// refusal in the error shape and without CORS headers, and any answer
+// to a request without an Origin without them too.
+func (c authCase) check(t *testing.T, f *fixture) {
+	t.Helper()
+	r := f.do(c.req)
+	if r.status != c.want {
+		t.Fatalf("%s %s = %d %.100s; want %d", c.req.method, c.req.path, r.status, r.body, c.want)
+	}
+	if c.want >= 400 {
+		errorCode(t, r)
+	}
+	if a := r.header.Get("Access-Control-Allow-Origin"); a != "" && (c.want >= 400 || c.req.header["Origin"] == "") {
+		t.Errorf("answered %d with Access-Control-Allow-Origin %q", r.status, a)
 	}
 }
 

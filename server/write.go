@@ -25,6 +25,9 @@ func decodeBody(r *http.Request, v any) error {
 	switch {
 	case errors.As(err, &tooBig):
 		return fmt.Errorf("body: longer than %d bytes: %w", tooBig.Limit, ErrBadRequest)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The client's, not the server's: it closed before the end.
+		return fmt.Errorf("body: ended after %d bytes, before its end came: %w", len(body), ErrBadRequest)
 	case err != nil:
 		return fmt.Errorf("read body: %w", err)
 	case len(bytes.TrimSpace(body)) == 0:

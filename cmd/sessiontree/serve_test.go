@@ -298,8 +298,22 @@ func TestServeCommand(t *testing.T) {
 	}
 }
 
+// TestServeRefusesLimits checks that serve refuses, as a usage error
+// naming the flag, a bound that would not bound: New takes 0 for its
+// default, which --max-streams 0 must not silently mean.
+func TestServeRefusesLimits(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	for _, flag := range [][]string{{"--body-timeout", "0s"}, {"--body-timeout", "-1s"}, {"--max-streams", "0"}, {"--max-streams", "-3"}} {
+		r := runCmd(t, "", append([]string{"--db", db, "serve", "--addr", "127.0.0.1:0"}, flag...)...)
+		if r.code != 2 || !strings.HasPrefix(r.stderr, "sessiontree: "+flag[0]+" ") {
+			t.Errorf("serve %s %s: exit %d, stderr %q; want 2 and a line naming the flag", flag[0], flag[1], r.code, r.stderr)
+		}
+	}
+}
+
 // TestServeRefusesToken checks that serve refuses, as a usage error
-// naming the flag, a token the page's cookie could not carry.
+// naming the flag, a token the page's header could not carry.
 func TestServeRefusesToken(t *testing.T) {
 	t.Parallel()
 	db := newDB(t)

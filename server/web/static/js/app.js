@@ -13,7 +13,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   session: "", // the open session's id
   entry: "", // the selected entry's id
-  events: null, // the open session's EventSource
+  events: null, // closes the open session's event stream
 };
 
 // status shows a message (an error in red) in the header.
@@ -232,14 +232,13 @@ async function afterWrite() {
 const OPEN_WAIT = 5000;
 
 // listen follows the session's events: an agent appending shows on screen.
-// A stream opened without an event id (the first, or the browser's
-// reconnection before any event came) starts at the end of the log as it
+// A stream opened without an event id (the first, or one opened again
+// before any event came) starts at the end of the log as it
 // is then, so what was loaded before is reloaded on each open after the
 // first; listen resolves once the stream is open, has failed, or OPEN_WAIT
 // has passed, for the caller to load the session then.
 function listen(id) {
-  if (state.events) state.events.close();
-  const es = new EventSource(api.eventsURL(id));
+  if (state.events) state.events();
   // One update at a time: entries that come during one make one more,
   // so an agent writing fast costs a redraw per answer, not per entry.
   let running = false, again = false;
@@ -258,10 +257,6 @@ function listen(id) {
       update();
     }
   }, 150);
-  es.onmessage = update;
-  es.addEventListener("entry", update);
-  es.addEventListener("entries", update);
-  state.events = es;
   let loaded = false; // a load may have read the log before this open
   return new Promise((resolve) => {
     const release = () => {
@@ -269,15 +264,30 @@ function listen(id) {
       resolve();
     };
     setTimeout(release, OPEN_WAIT);
-    es.onopen = () => {
-      $("live").classList.add("on");
-      if (loaded) update();
-      release();
-    };
-    es.onerror = () => {
-      $("live").classList.remove("on");
-      release();
-    };
+    state.events = api.events(id, {
+      open: () => {
+        $("live").classList.add("on");
+        if (loaded) update();
+        release();
+      },
+      event: (type, data) => {
+        if (type !== "error") return update();
+        // The stream's last event: the session is gone.
+        $("live").classList.remove("on");
+        let message = data;
+        try {
+          message = JSON.parse(data).error.message;
+        } catch {
+          // shown as it came
+        }
+        if (state.session === id) status(`live updates: ${message}`, true);
+      },
+      error: (err, final) => {
+        $("live").classList.remove("on");
+        if (final && state.session === id) status(`live updates: ${err.message}`, true);
+        release();
+      },
+    });
   });
 }
 
