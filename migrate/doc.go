@@ -18,7 +18,8 @@
 // connection: migrations 11, 12, 13, 18, 20 to 27 call entry_checksum, the
 // usage functions, entry_search_text, derived_text, entry_name,
 // entry_label, entry_indexed_text, header_checksum and
-// search_doc_size_is, which the engine
+// search_doc_size_is, and the triggers of migration 28 (the schema
+// fence) sessiontree_upgrade_needed, which the engine
 // defines on its connections
 // (engine.RegisterFunctions), so [Files] applies through the engine or a
 // connection given those functions.
