@@ -1,0 +1,38 @@
+-- The schema fence: from this migration on, a program older than the
+-- database's schema may not write to it.
+--
+-- Open refuses a newer schema, but a process of the fleet that opened the
+-- database before a newer one migrated it (a server, an agent on a
+-- machine the upgrade has not reached) kept its connections and wrote by
+-- its own rules: one from before migrations 14 to 17 kept usage on the
+-- day an older rule gave, names and labels by older rules; each newer
+-- Check called those sessions corrupt, for good, and info and the usage
+-- report answered wrong until then.
+--
+-- Every write of a session's derived values writes its sessions row (an
+-- append its counters, the search index's catch-up indexed_count, a
+-- delete the row itself), so a trigger there refuses any statement that
+-- inserts, updates or deletes sessions rows, and with it the
+-- transaction, unless the connection says it is a program's that knows
+-- this schema: pgengine sets sessiontree.schema, a setting of the
+-- session, to the latest migration it knows on every connection it opens
+-- (pgengine/fence.go); an engine from before this migration sets none.
+-- Its write fails with SQLSTATE ST003 and a message saying to upgrade,
+-- before anything is stored; its reads go on. Once per statement, not per
+-- row. A later migration that changes a rule by which the engine derives
+-- values moves the fence: it creates the trigger again with its own
+-- version.
+CREATE FUNCTION schema_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    known text := current_setting('sessiontree.schema', true);
+BEGIN
+    IF known IS NULL OR known !~ '^[0-9]{1,9}$' OR known::integer < TG_ARGV[0]::integer THEN
+        RAISE EXCEPTION 'the database has schema %, newer than this program (%): upgrade sessiontree to write to it',
+            TG_ARGV[0], coalesce('schema ' || nullif(known, ''), 'older than schema 20')
+            USING ERRCODE = 'ST003';
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER sessions_schema_fence BEFORE INSERT OR UPDATE OR DELETE ON sessions
+    FOR EACH STATEMENT EXECUTE FUNCTION schema_fence('20');

@@ -1,0 +1,120 @@
+package pgengine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/migrate"
+)
+
+// TestSchemaFenceRefusesOlderWriter writes to a database the current
+// engine opened as an engine from before the schema fence does, on a
+// connection that tells no schema: an append of a session_info entry
+// whose name an engine from before migration 16 trimmed by Go's rule
+// (" x\u0085 " named "x", where pi's trim keeps the U+0085), a new
+// session and a delete. Each is refused whole (SQLSTATE ST003, saying to
+// upgrade), so Check stays clean. Before the fence the append committed,
+// and every Check after called the session corrupt ('the name is x; a
+// replay of the log gives x\u0085'), for good.
+func TestSchemaFenceRefusesOlderWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t) // its cleanup checks every session
+	st := newSession(t, db)
+	first, err := st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := connectOlder(t, url)
+	var pk int64
+	if err := old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&pk); err != nil {
+		t.Fatal(err) // an older engine's reads go on
+	}
+	raw := fmt.Sprintf(`{"type":"session_info","id":"b2","parentId":%q,"timestamp":"2026-03-01T10:00:00.000Z","name":" x\u0085 "}`, first.ID)
+	writes := map[string][]string{
+		"append": {
+			fmt.Sprintf(`INSERT INTO entries (session, seq, id, parent_id, type, timestamp, depth, start_depth, raw)
+				VALUES (%d, 2, 'b2', '%s', 'session_info', '2026-03-01T10:00:00.000Z', 2, 1, '%s')`, pk, first.ID, raw),
+			fmt.Sprintf(`INSERT INTO branch (session, depth, seq) VALUES (%d, 2, 2)`, pk),
+			fmt.Sprintf(`UPDATE sessions SET entry_count = 2, leaf_seq = 2, leaf_id = 'b2', leaf_depth = 2, name = 'x' WHERE pk = %d`, pk),
+		},
+		"create": {`INSERT INTO sessions (id, version, created_at, cwd, updated_at) VALUES ('older', 3, '2026-03-01T10:00:00.000Z', '/w', '2026-03-01T10:00:00.000Z')`},
+		"delete": {fmt.Sprintf(`UPDATE sessions SET deleting = true WHERE pk = %d`, pk)},
+	}
+	for name, stmts := range writes {
+		err := execTx(ctx, old, stmts)
+		var pg *pgconn.PgError
+		if !errors.As(err, &pg) || pg.Code != "ST003" || !strings.Contains(pg.Message, "upgrade sessiontree") {
+			t.Errorf("an older engine's %s = %v; want the schema fence's refusal (ST003), saying to upgrade", name, err)
+		}
+	}
+	if s, err := st.Stats(ctx); err != nil || s.Entries != 1 {
+		t.Errorf("Stats() = %+v, %v; want 1 entry, none of the older engine's", s, err)
+	}
+	if _, err := db.OpenStorage(ctx, "older"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("OpenStorage(the older engine's session) = %v; want ErrNotFound", err)
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the older engine's writes = %v", err)
+	}
+}
+
+// execTx runs stmts on conn in one transaction, rolled back at the
+// first error.
+func execTx(ctx context.Context, conn *pgx.Conn, stmts []string) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// TestSchemaFenceNewerSchema moves the fence past this engine, as a
+// later migration changing a rule of derived values will (migration
+// 20's trigger, made again with the next version), while the engine has
+// the database open: its writes fail with migrate.ErrNewer, storing
+// nothing, and its reads go on.
+func TestSchemaFenceNewerSchema(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	st := newSession(t, db)
+	if _, err := st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fence, err := fs.ReadFile(migrate.PostgresFiles, "0020_schema_fence.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := fmt.Sprintf("('%d')", latestSchema(t)+1)
+	_, trigger, _ := strings.Cut(string(fence), "CREATE TRIGGER")
+	execAll(t, url, `DROP TRIGGER sessions_schema_fence ON sessions`,
+		"CREATE TRIGGER"+strings.Replace(trigger, "('20')", next, 1))
+	_, err = st.Append(ctx, userDraft("two"), sessiontree.AppendOptions{})
+	if !errors.Is(err, migrate.ErrNewer) || !strings.Contains(err.Error(), "upgrade sessiontree") {
+		t.Errorf("Append() after a newer migration = %v; want migrate.ErrNewer, saying to upgrade", err)
+	}
+	if _, err := db.CreateSession(ctx, sessiontree.SessionMeta{ID: "later"}); !errors.Is(err, migrate.ErrNewer) {
+		t.Errorf("CreateSession() after a newer migration = %v; want migrate.ErrNewer", err)
+	}
+	if err := db.DeleteSession(ctx, st.ID(), sessiontree.DeleteOptions{}); !errors.Is(err, migrate.ErrNewer) {
+		t.Errorf("DeleteSession() after a newer migration = %v; want migrate.ErrNewer", err)
+	}
+	if s, err := st.Stats(ctx); err != nil || s.Entries != 1 {
+		t.Errorf("Stats() = %+v, %v; want 1 entry, the refused append's not stored", s, err)
+	}
+}
