@@ -100,10 +100,10 @@ func TestSchemaFenceNewerSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := fmt.Sprintf("('%d')", latestSchema(t)+1)
+	next := fmt.Sprint(latestSchema(t) + 1)
 	_, trigger, _ := strings.Cut(string(fence), "CREATE TRIGGER")
-	execAll(t, url, `DROP TRIGGER sessions_schema_fence ON sessions`,
-		"CREATE TRIGGER"+strings.Replace(trigger, "('20')", next, 1))
+	later := strings.Replace(trigger, "('20')", "('"+next+"')", 1)
+	execAll(t, url, `DROP TRIGGER sessions_schema_fence ON sessions`, "CREATE TRIGGER"+later)
 	_, err = st.Append(ctx, userDraft("two"), sessiontree.AppendOptions{})
 	if !errors.Is(err, migrate.ErrNewer) || !strings.Contains(err.Error(), "upgrade sessiontree") {
 		t.Errorf("Append() after a newer migration = %v; want migrate.ErrNewer, saying to upgrade", err)

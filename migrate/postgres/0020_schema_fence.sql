@@ -18,10 +18,13 @@
 -- session, to the latest migration it knows on every connection it opens
 -- (pgengine/fence.go); an engine from before this migration sets none.
 -- Its write fails with SQLSTATE ST003 and a message saying to upgrade,
--- before anything is stored; its reads go on. Once per statement, not per
--- row. A later migration that changes a rule by which the engine derives
--- values moves the fence: it creates the trigger again with its own
--- version.
+-- before anything is stored; its reads go on. Once per statement, not
+-- per row: about 2 us of the server's time (an UPDATE of one sessions
+-- row, 5,000 in a loop, 10 rounds: median 12.7 us with the trigger, 10.5
+-- without; a WHEN on the trigger in place of the IF cost more, 17.4, its
+-- expression prepared again for every statement). A later migration that
+-- changes a rule by which the engine derives values moves the fence: it
+-- creates the trigger again with its own version.
 CREATE FUNCTION schema_fence() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     known text := current_setting('sessiontree.schema', true);
