@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
+	"github.com/sessiontree/sessiontree/internal/oldbuild"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -143,5 +144,41 @@ func TestSchemaFenceNewerSchema(t *testing.T) {
 	}
 	if n := entryCount(t, st); n != 1 {
 		t.Errorf("entries = %d; want 1, the refused append's not stored", n)
+	}
+}
+
+// TestSchemaFenceStopsOlderBuild runs a real engine from before migration
+// 19 (oldbuild.BeforeShapeInGo, schema 18) beside this one on one file:
+// it opens the file first and writes, this engine migrates it and
+// writes, then the older one writes again. Its append and its new
+// session are refused ('no such function: sessiontree_upgrade_needed'),
+// and Check is clean. Before the fence they committed, with the tree's
+// counts (the trigger that kept them was gone) and the usage by day
+// (kept on the day an older time rule gave) wrong, and every Check after
+// called the session corrupt.
+func TestSchemaFenceStopsOlderBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older engine")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
+	path := filepath.Join(t.TempDir(), "s.db")
+	old.Must("open sqlite " + path)
+	old.Must("create older")
+	old.Must("write older")
+
+	db := openDB(t, path, engine.Options{}) // migrates; its cleanup checks every session
+	st := newSession(t, db)
+	if _, err := st.Append(ctx, userDraft("newer"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"write older", "create older2"} {
+		if got := old.Do(cmd); !strings.Contains(got, "no such function: sessiontree_upgrade_needed") {
+			t.Errorf("older engine: %s = %s; want it refused: no such function: sessiontree_upgrade_needed", cmd, got)
+		}
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the older engine's writes = %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/oldbuild"
 	"github.com/sessiontree/sessiontree/migrate"
 )
 
@@ -116,5 +117,40 @@ func TestSchemaFenceNewerSchema(t *testing.T) {
 	}
 	if s, err := st.Stats(ctx); err != nil || s.Entries != 1 {
 		t.Errorf("Stats() = %+v, %v; want 1 entry, the refused append's not stored", s, err)
+	}
+}
+
+// TestSchemaFenceStopsOlderBuild runs a real engine of an older commit
+// (oldbuild.BeforeShapeInGo, PostgreSQL schema 6) beside this one on one
+// database: it connects first and writes, this engine migrates the
+// database and writes, then the older one writes again. Its append and
+// its new session are refused (ST003, saying to upgrade), and Check is
+// clean. Before the fence they committed, with the name trimmed by Go's
+// rule and the usage kept on the day an older time rule gave, and every
+// Check after called the session corrupt.
+func TestSchemaFenceStopsOlderBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an older engine")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
+	url := emptyDatabase.Database(t)
+	old.Must("open pg " + url)
+	old.Must("create older")
+	old.Must("write older")
+
+	db := openURL(t, url) // migrates; its cleanup checks every session
+	st := newSession(t, db)
+	if _, err := st.Append(ctx, userDraft("newer"), sessiontree.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"write older", "create older2"} {
+		if got := old.Do(cmd); !strings.Contains(got, "upgrade sessiontree to write to it (SQLSTATE ST003)") {
+			t.Errorf("older engine: %s = %s; want the schema fence's refusal (ST003)", cmd, got)
+		}
+	}
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the older engine's writes = %v", err)
 	}
 }
