@@ -39,14 +39,8 @@ func TestSchemaFenceRefusesOlderWriter(t *testing.T) {
 	if err := old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&pk); err != nil {
 		t.Fatal(err) // an older engine's reads go on
 	}
-	raw := fmt.Sprintf(`{"type":"session_info","id":"b2","parentId":%q,"timestamp":"2026-03-01T10:00:00.000Z","name":" x\u0085 "}`, first.ID)
 	writes := map[string][]string{
-		"append": {
-			fmt.Sprintf(`INSERT INTO entries (session, seq, id, parent_id, type, timestamp, depth, start_depth, raw)
-				VALUES (%d, 2, 'b2', '%s', 'session_info', '2026-03-01T10:00:00.000Z', 2, 1, '%s')`, pk, first.ID, raw),
-			fmt.Sprintf(`INSERT INTO branch (session, depth, seq) VALUES (%d, 2, 2)`, pk),
-			fmt.Sprintf(`UPDATE sessions SET entry_count = 2, leaf_seq = 2, leaf_id = 'b2', leaf_depth = 2, name = 'x' WHERE pk = %d`, pk),
-		},
+		"append": olderNameAppend(pk, first.ID),
 		"create": {`INSERT INTO sessions (id, version, created_at, cwd, updated_at) VALUES ('older', 3, '2026-03-01T10:00:00.000Z', '/w', '2026-03-01T10:00:00.000Z')`},
 		"delete": {fmt.Sprintf(`UPDATE sessions SET deleting = true WHERE pk = %d`, pk)},
 	}
@@ -65,6 +59,64 @@ func TestSchemaFenceRefusesOlderWriter(t *testing.T) {
 	}
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after the older engine's writes = %v", err)
+	}
+}
+
+// olderNameAppend is an older engine's append, to session pk under entry
+// parent (its first), of a session_info entry naming it " x\u0085 ": its
+// entry, its branch row and its sessions row with the name as an engine
+// from before migration 16 derived it, trimmed by Go's rule ("x", where
+// pi's trim keeps the U+0085).
+func olderNameAppend(pk int64, parent string) []string {
+	raw := fmt.Sprintf(`{"type":"session_info","id":"b2","parentId":%q,"timestamp":"2026-03-01T10:00:00.000Z","name":" x\u0085 "}`, parent)
+	return []string{
+		fmt.Sprintf(`INSERT INTO entries (session, seq, id, parent_id, parent_seq, type, timestamp, depth, start_depth, raw, checksum)
+			VALUES (%d, 2, 'b2', '%s', 1, 'session_info', '2026-03-01T10:00:00.000Z', 2, 1, '%s', %d)`,
+			pk, parent, raw, sessiontree.EntryChecksum([]byte(raw))),
+		fmt.Sprintf(`INSERT INTO branch (session, depth, seq) VALUES (%d, 2, 2)`, pk),
+		fmt.Sprintf(`UPDATE sessions SET entry_count = 2, leaf_seq = 2, leaf_id = 'b2', leaf_depth = 2, name = 'x',
+			updated_at = '2026-03-01T10:00:00.000Z' WHERE pk = %d`, pk),
+	}
+}
+
+// TestSchemaFenceRepairsOlderWrites: an older engine's append that went in
+// before the fence, by a rule since changed (olderNameAppend: a name
+// trimmed by Go's rule, after migration 16 had computed the names again),
+// which Check calls corrupt, is computed again by the Open that applies
+// migration 20, and Check passes. Before, nothing listed the session
+// again, and every Check called it corrupt, for good.
+func TestSchemaFenceRepairsOlderWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t) // its cleanup checks every session
+	st := newSession(t, db)
+	first, err := st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	execAll(t, url, `DROP TRIGGER sessions_schema_fence ON sessions`, `DROP FUNCTION schema_fence()`,
+		`DELETE FROM schema_migrations WHERE version = 20`)
+	old := connectOlder(t, url)
+	var pk int64
+	if err := old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&pk); err != nil {
+		t.Fatal(err)
+	}
+	if err := execTx(ctx, old, olderNameAppend(pk, first.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), "the name is x;") {
+		t.Fatalf("Check() of the older engine's append = %v; want ErrCorrupt, the name", err)
+	}
+	newer := openURL(t, url)
+	if err := newer.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after the Open that applied migration 20 = %v", err)
+	}
+	again, err := newer.OpenStorage(ctx, st.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, err := again.Name(ctx); err != nil || name != "x\u0085" {
+		t.Errorf("Name() = %q, %v; want %q, by pi's trim", name, err, "x\u0085")
 	}
 }
 

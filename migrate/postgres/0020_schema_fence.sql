@@ -39,3 +39,43 @@ END $$;
 
 CREATE TRIGGER sessions_schema_fence BEFORE INSERT OR UPDATE OR DELETE ON sessions
     FOR EACH STATEMENT EXECUTE FUNCTION schema_fence('20');
+
+-- What an older process wrote before the fence, by rules since changed,
+-- is computed again: the sessions migrations 14, 16 and 17 listed for
+-- Open to compute again (those where the older and the newer rule can
+-- differ: usage by day of times an older rule read otherwise, names with
+-- U+FEFF or U+0085, labels not written as one compact string, breakdown
+-- keys and numbers read otherwise) are listed again, since such a process
+-- may have written more of them after those migrations ran; Open
+-- computes them again (pgengine/redo.go) before it returns, and Check,
+-- which called them corrupt, passes them. After the trigger above, in
+-- this transaction: its lock waits for the writes under way, and no older
+-- write comes in after this reads the tables.
+INSERT INTO derived_redo (session)
+SELECT session FROM usage_days
+WHERE CASE WHEN day !~ '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$' OR left(day, 4) = '0000' THEN true
+      ELSE to_char((left(day, 8) || '01')::date + (right(day, 2)::int - 1), 'YYYY-MM-DD') <> day END
+UNION
+SELECT session FROM entries
+WHERE timestamp ~ '^[^T]*T[0-9]:|,|[+-](24:?[0-9][0-9]|[0-9][0-9]:?60)$'
+   OR timestamp ~ '^(\+00)?00[0-9][0-9][^ ]* |^-000000|24:00:00\.000'
+UNION
+SELECT session FROM entries
+WHERE type = 'session_info'
+  AND (strpos(raw, U&'\FEFF') > 0 OR strpos(raw, U&'\0085') > 0 OR raw ~* '\\u(feff|0085)')
+UNION
+SELECT session FROM entries
+WHERE type = 'label' AND (raw !~ '"label":"' OR raw ~ '"label":.*"label":' OR strpos(raw, '\u') > 0)
+UNION
+SELECT session FROM usage_days
+WHERE bucket LIKE 'undefined/%' OR bucket LIKE '%/undefined'
+   OR input NOT BETWEEN -1073741824 AND 1073741824 OR output NOT BETWEEN -1073741824 AND 1073741824
+   OR cache_read NOT BETWEEN -1073741824 AND 1073741824 OR cache_write NOT BETWEEN -1073741824 AND 1073741824
+   OR cost NOT BETWEEN -1073741824 AND 1073741824
+UNION
+SELECT pk FROM sessions WHERE strpos(usage_buckets, 'undefined') > 0
+UNION
+SELECT session FROM entries
+WHERE type = 'message' AND strpos(raw, '"responseModel"') > 0
+  AND (raw !~ '"responseModel":"[^"]' OR raw ~ '"responseModel".*"responseModel"')
+ON CONFLICT (session) DO NOTHING;
