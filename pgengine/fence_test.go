@@ -14,6 +14,7 @@ import (
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/oldbuild"
 	"github.com/sessiontree/sessiontree/migrate"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // TestSchemaFenceRefusesOlderWriter writes to a database the current
@@ -28,19 +29,10 @@ import (
 func TestSchemaFenceRefusesOlderWriter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, url := openDB(t) // its cleanup checks every session
-	st := newSession(t, db)
-	first, err := st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := connectOlder(t, url)
-	var pk int64
-	if err := old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&pk); err != nil {
-		t.Fatal(err) // an older engine's reads go on
-	}
+	b := besideOlder(t, false)
+	db, st, old, pk := b.db, b.st, b.old, b.pk
 	writes := map[string][]string{
-		"append": olderNameAppend(pk, first.ID),
+		"append": olderNameAppend(pk, b.first),
 		"create": {`INSERT INTO sessions (id, version, created_at, cwd, updated_at) VALUES ('older', 3, '2026-03-01T10:00:00.000Z', '/w', '2026-03-01T10:00:00.000Z')`},
 		"delete": {fmt.Sprintf(`UPDATE sessions SET deleting = true WHERE pk = %d`, pk)},
 	}
@@ -88,20 +80,9 @@ func olderNameAppend(pk int64, parent string) []string {
 func TestSchemaFenceRepairsOlderWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, url := openDB(t) // its cleanup checks every session
-	st := newSession(t, db)
-	first, err := st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	execAll(t, url, `DROP TRIGGER sessions_schema_fence ON sessions`, `DROP FUNCTION schema_fence()`,
-		`DELETE FROM schema_migrations WHERE version = 20`)
-	old := connectOlder(t, url)
-	var pk int64
-	if err := old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, st.ID()).Scan(&pk); err != nil {
-		t.Fatal(err)
-	}
-	if err := execTx(ctx, old, olderNameAppend(pk, first.ID)); err != nil {
+	b := besideOlder(t, true)
+	db, st, url := b.db, b.st, b.url
+	if err := execTx(ctx, b.old, olderNameAppend(b.pk, b.first)); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Check(ctx, st.ID()); !errors.Is(err, sessiontree.ErrCorrupt) || !strings.Contains(err.Error(), "the name is x;") {
@@ -118,6 +99,42 @@ func TestSchemaFenceRepairsOlderWrites(t *testing.T) {
 	if name, err := again.Name(ctx); err != nil || name != "x\u0085" {
 		t.Errorf("Name() = %q, %v; want %q, by pi's trim", name, err, "x\u0085")
 	}
+}
+
+// beside is a database with a session of one entry, and a connection
+// to it as an engine from before the schema fence has.
+type beside struct {
+	db    *pgengine.DB // the current engine's; its cleanup checks every session
+	url   string
+	st    *pgengine.Storage
+	first string    // the id of the session's entry
+	old   *pgx.Conn // the older engine's connection
+	pk    int64     // the session's key, as the older engine reads it
+}
+
+// besideOlder makes a beside; with unfenced, the database as before
+// migration 20 (its trigger and record taken back), where an older
+// engine's writes went in.
+func besideOlder(t *testing.T, unfenced bool) beside {
+	t.Helper()
+	ctx := context.Background()
+	b := beside{}
+	b.db, b.url = openDB(t)
+	b.st = newSession(t, b.db)
+	e, err := b.st.Append(ctx, userDraft("one"), sessiontree.AppendOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.first = e.ID
+	if unfenced {
+		execAll(t, b.url, `DROP TRIGGER sessions_schema_fence ON sessions`, `DROP FUNCTION schema_fence()`,
+			`DELETE FROM schema_migrations WHERE version = 20`)
+	}
+	b.old = connectOlder(t, b.url)
+	if err := b.old.QueryRow(ctx, `SELECT pk FROM sessions WHERE id = $1`, b.st.ID()).Scan(&b.pk); err != nil {
+		t.Fatal(err) // an older engine's reads go on
+	}
+	return b
 }
 
 // execTx runs stmts on conn in one transaction, rolled back at the
