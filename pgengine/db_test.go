@@ -222,7 +222,7 @@ func connectKnowing(t testing.TB, url string, known int64) *pgx.Conn {
 		t.Fatal(err)
 	}
 	if known > 0 {
-		cfg.RuntimeParams["sessiontree.schema"] = strconv.FormatInt(known, 10)
+		cfg.RuntimeParams[migrate.SchemaSetting] = strconv.FormatInt(known, 10)
 	}
 	conn, err := pgx.ConnectConfig(context.Background(), cfg)
 	if err != nil {

@@ -19,12 +19,11 @@ import (
 // the session's row, so the fence sits there.
 //
 // A connection says which schema its program knows in the setting
-// schemaSetting, sent with the connection's other settings when it
-// starts (no round trip); an engine from before migration 20 sends none.
-// A later migration that changes a rule of derived values creates the
-// trigger again with its own version: this engine's writes then fail
+// migrate.SchemaSetting, sent with the connection's other settings when
+// it starts (no round trip); an engine from before migration 20 sends
+// none. A later migration that changes a rule of derived values creates
+// the trigger again with its own version: this engine's writes then fail
 // with codeSchemaFence, which storageErr makes migrate.ErrNewer.
-const schemaSetting = "sessiontree.schema"
 
 // codeSchemaFence is the error schema_fence raises (migration 20).
 const codeSchemaFence = "ST003"
@@ -41,5 +40,5 @@ var knownSchema = sync.OnceValue(func() int64 {
 // sayKnownSchema sets cfg's connections to tell the fence the schema
 // this engine knows.
 func sayKnownSchema(cfg *pgx.ConnConfig) {
-	cfg.RuntimeParams[schemaSetting] = strconv.FormatInt(knownSchema(), 10)
+	cfg.RuntimeParams[migrate.SchemaSetting] = strconv.FormatInt(knownSchema(), 10)
 }
