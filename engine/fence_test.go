@@ -178,6 +178,11 @@ func TestSchemaFenceStopsOlderBuild(t *testing.T) {
 			t.Errorf("older engine: %s = %s; want it refused: no such function: sessiontree_upgrade_needed", cmd, got)
 		}
 	}
+	// The older process, still running, holds no lock its refused
+	// writes took.
+	if _, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{}); err != nil {
+		t.Errorf("Append() beside the refused older engine = %v", err)
+	}
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after the older engine's writes = %v", err)
 	}

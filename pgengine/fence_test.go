@@ -219,6 +219,11 @@ func TestSchemaFenceStopsOlderBuild(t *testing.T) {
 			t.Errorf("older engine: %s = %s; want the schema fence's refusal (ST003)", cmd, got)
 		}
 	}
+	// The older process, still running, holds no lock its refused
+	// writes took.
+	if _, err := st.Append(ctx, userDraft("after"), sessiontree.AppendOptions{}); err != nil {
+		t.Errorf("Append() beside the refused older engine = %v", err)
+	}
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after the older engine's writes = %v", err)
 	}
