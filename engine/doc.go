@@ -102,8 +102,14 @@
 // before migration 28 fails with "no such function:
 // sessiontree_upgrade_needed"; this one, once a later migration that
 // changes a rule of derived values moves the fence, with [ErrNewer].
-// Nothing is stored of a refused write, reads go on, and a process
-// opened again (upgraded) writes as before.
+// Nothing is stored of a refused write, reads go on (a search with
+// entries to index first excepted), and a process opened again
+// (upgraded) writes as before. What an older engine wrote before the
+// fence by rules since changed (a process from before migration 19
+// appending after it: the tree's counts; before 20 to 24: usage by day)
+// is not computed again here, unlike PostgreSQL's migration 20: Check
+// reports the session, and a copy of it into another database
+// (`sessiontree push`) computes its values afresh.
 //
 // # Writer claims and watching
 //
