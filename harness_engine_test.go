@@ -99,7 +99,7 @@ func loadEngineUnchecked(t testing.TB, meta sessiontree.SessionMeta, entries []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open(testdb.EngineDriver(), "file:"+db.Path()+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

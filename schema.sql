@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 27;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 28;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -147,6 +147,31 @@ WHEN NEW.header_checksum IS NULL
 BEGIN
     UPDATE sessions SET header_checksum = header_checksum(NEW.id, NEW.version, NEW.created_at, NEW.cwd, NEW.parent_session)
     WHERE pk = NEW.pk;
+END;
+
+-- The schema fence (migration 28): every write of a session's derived
+-- values writes its sessions row, and these refuse it, with its
+-- transaction, on a connection of a program older than the schema.
+-- sessiontree_upgrade_needed(N) is the engine's SQL function (engine/fence.go):
+-- 1 when the program knows no schema N. An engine from before migration
+-- 28 does not define it ('no such function'). A migration that changes a
+-- rule of derived values creates them again with its own version.
+CREATE TRIGGER sessions_fence_insert BEFORE INSERT ON sessions
+WHEN sessiontree_upgrade_needed(28)
+BEGIN
+    SELECT RAISE(ABORT, 'the database has schema 28, newer than this program: upgrade sessiontree to write to it');
+END;
+
+CREATE TRIGGER sessions_fence_update BEFORE UPDATE ON sessions
+WHEN sessiontree_upgrade_needed(28)
+BEGIN
+    SELECT RAISE(ABORT, 'the database has schema 28, newer than this program: upgrade sessiontree to write to it');
+END;
+
+CREATE TRIGGER sessions_fence_delete BEFORE DELETE ON sessions
+WHEN sessiontree_upgrade_needed(28)
+BEGIN
+    SELECT RAISE(ABORT, 'the database has schema 28, newer than this program: upgrade sessiontree to write to it');
 END;
 
 -- A working directory's sessions (issue 5's list). updated_at is left out

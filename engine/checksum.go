@@ -85,8 +85,10 @@ func newDriver() (*sqlite.Driver, error) {
 // engine's migrations call: entry_checksum (migration 11), those of
 // migration 12 (see usage.go) and entry_search_text (migration 13, see
 // searchtext.go), derived_text (migration 18), entry_name and entry_label
-// (migration 22, see derivedfuncs.go), entry_indexed_text (migration 23)
-// and header_checksum (migration 25). The engine's own connections have
+// (migration 22, see derivedfuncs.go), entry_indexed_text (migration 23),
+// header_checksum (migration 25) and sessiontree_upgrade_needed, which the
+// schema fence's triggers call on every write (migration 28, see
+// fence.go): without it no sessions row can be written. The engine's own connections have
 // them; this is for a tool that applies package migrate's files on a
 // driver of its own.
 func RegisterFunctions(d *sqlite.Driver) error {
@@ -123,6 +125,9 @@ func RegisterFunctions(d *sqlite.Driver) error {
 		return err
 	}
 	if err := registerDerivedFuncs(d); err != nil {
+		return err
+	}
+	if err := registerFenceFunc(d); err != nil {
 		return err
 	}
 	return registerUsageFuncs(d)

@@ -91,6 +91,26 @@
 // query-only connections and, under WAL, never wait for writers; a read
 // of several statements (a path) sees one snapshot.
 //
+// # Version skew
+//
+// [Open] refuses a database whose schema is newer than this engine
+// ([ErrNewer]). A process that opened the database before a newer one
+// migrated it keeps its connections, so from migration 28 on the schema
+// carries a fence (fence.go): triggers on the sessions row, which every
+// write of derived values writes, refuse the write and its transaction
+// on the connection of an engine older than the schema. An engine from
+// before migration 28 fails with "no such function:
+// sessiontree_upgrade_needed"; this one, once a later migration that
+// changes a rule of derived values moves the fence, with [ErrNewer].
+// Nothing is stored of a refused write, reads go on (a search with
+// entries to index first excepted), and a process opened again
+// (upgraded) writes as before. What an older engine wrote before the
+// fence by rules since changed (a process from before migration 19
+// appending after it: the tree's counts; before 20 to 24: usage by day)
+// is not computed again here, unlike PostgreSQL's migration 20: Check
+// reports the session, and a copy of it into another database
+// (`sessiontree push`) computes its values afresh.
+//
 // # Writer claims and watching
 //
 // [Storage.Claim] gives one writer a fenced, expiring claim on a session
@@ -145,12 +165,13 @@
 // [sessiontree.HeaderChecksum] of a session's header) and
 // search_doc_size_is(sz, body) (whether an index document's size is
 // body's trigram count): migrations 11, 12, 18 and 20 to 27 fill or
-// recompute older rows with them
+// recompute older rows with them, the schema fence's triggers call
+// sessiontree_upgrade_needed(n) (migration 28)
 // and the search_text view calls entry_indexed_text (migration 23),
 // so the engine's migrations must be applied through the engine (or
 // a connection given those functions, [RegisterFunctions]), and a
-// connection of another program cannot read that view or delete a
-// session's entries (whose trigger reads it). A checksum guards against damage, not
+// connection of another program cannot read that view, delete a
+// session's entries (whose trigger reads it) or write a sessions row. A checksum guards against damage, not
 // against a deliberate edit: whoever can write the file can write a
 // matching checksum.
 package engine

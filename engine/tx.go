@@ -35,7 +35,7 @@ func newQ(ctx context.Context, db *DB, c *conn, write bool) q {
 // row runs a query expected to return one row and scans it into dest;
 // sql.ErrNoRows reports none.
 func (x q) row(query string, args []any, dest ...any) error {
-	return x.c.row(x.short, query, args, dest...)
+	return x.fenced(x.c.row(x.short, query, args, dest...))
 }
 
 // rows runs a query; close the rows.
@@ -44,10 +44,21 @@ func (x q) rows(query string, args ...any) (*rows, error) {
 }
 
 func (x q) exec(query string, args ...any) (driver.Result, error) {
+	ctx := x.ctx
 	if x.bounded {
-		return x.c.exec(x.short, query, args...)
+		ctx = x.short
 	}
-	return x.c.exec(x.ctx, query, args...)
+	res, err := x.c.exec(ctx, query, args...)
+	return res, x.fenced(err)
+}
+
+// fenced is err of a statement of a write transaction, [ErrNewer] when
+// the schema fence refused it (see fenced).
+func (x q) fenced(err error) error {
+	if err == nil || !x.write {
+		return err
+	}
+	return fenced(x.short, err, func(ctx context.Context) (v int64, err error) { return v, x.c.row(ctx, qUserVersion, nil, &v) })
 }
 
 func args(a ...any) []any { return a }

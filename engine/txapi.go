@@ -126,6 +126,7 @@ func (db *DB) updateTx(ctx context.Context, wait bool, fn func(tx *Tx) error) er
 		}
 	}()
 	if err := fn(&Tx{ctx: ctx, db: db, sc: sc, tx: tx}); err != nil {
+		err = fenced(ctx, err, func(ctx context.Context) (v int64, err error) { return v, tx.GetContext(ctx, &v, qUserVersion) })
 		_ = tx.Rollback()
 		return sqltx.Ended(ctx, err)
 	}

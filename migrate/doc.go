@@ -18,7 +18,8 @@
 // connection: migrations 11, 12, 13, 18, 20 to 27 call entry_checksum, the
 // usage functions, entry_search_text, derived_text, entry_name,
 // entry_label, entry_indexed_text, header_checksum and
-// search_doc_size_is, which the engine
+// search_doc_size_is, and the triggers of migration 28 (the schema
+// fence) sessiontree_upgrade_needed, which the engine
 // defines on its connections
 // (engine.RegisterFunctions), so [Files] applies through the engine or a
 // connection given those functions.
@@ -46,6 +47,25 @@
 // application_id in the first step and refuses a database that carries
 // another ([ErrForeign]). [Pending] makes the same checks without writing,
 // for a database that cannot be written, and lists what Up would apply.
+//
+// # The schema fence
+//
+// [Up] refuses a newer schema when a program opens the database, but a
+// process that opened it before a newer one migrated it keeps its
+// connections. So a migration that changes a rule by which the engines
+// derive values from entries (a session's counters, usage by day, names,
+// labels, the search text, header sums) must also stop the engines that
+// predate it from writing: it moves the schema fence to its own version,
+// in the same step. On SQLite it creates again the triggers
+// sessions_fence_insert, _update and _delete (migration 28) with its
+// version as sessiontree_upgrade_needed's argument and in their message;
+// on PostgreSQL the trigger sessions_schema_fence (migration 20) with its
+// version as schema_fence's argument, which the engine compares with the
+// setting sessiontree.schema its connections send. Every write of derived
+// values writes its session's row, where the triggers are. Engines older
+// than the fence fail their writes whole; the migration computes again
+// (SQLite) or lists for Open to compute again (PostgreSQL's derived_redo)
+// what they may have written by the older rule before it.
 //
 // # Concurrency
 //

@@ -137,6 +137,14 @@ const (
 	Postgres
 )
 
+// SchemaSetting is the setting of a PostgreSQL session that tells the
+// schema fence (migration 20 of [PostgresFiles]) the latest migration the
+// program writing knows: a statement writing sessions rows is refused
+// unless it is at least the fence's version. pgengine sends it with every
+// connection; [Up] sets it to each step's version for the step's
+// transaction.
+const SchemaSetting = "sessiontree.schema"
+
 // AdvisoryLockKey is the pg_advisory_xact_lock key [Up] takes on
 // PostgreSQL: "stre" (0x73747265), the SQLite files' application_id.
 // What an engine does once after the migrations, in several
@@ -561,6 +569,13 @@ func stepTx(ctx context.Context, tx *sqlx.Tx, m Migration, migs []Migration, opt
 	}
 	if slices.ContainsFunc(recs, func(r record) bool { return r.Version == m.Version }) {
 		return false, version, nil
+	}
+	if opts.Dialect == Postgres {
+		// The step knows its own schema: the fence lets its writes of
+		// sessions rows through, whatever connection runs it.
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('`+SchemaSetting+`', $1, true)`, strconv.FormatInt(m.Version, 10)); err != nil {
+			return false, 0, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return false, 0, fmt.Errorf("migration %s: %w", m.Name, err)

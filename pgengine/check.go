@@ -25,34 +25,55 @@ import (
 // its first user text against what the writes compute (placeEntry). A
 // mismatch is a [sessiontree.CorruptError]. The whole database's check
 // also reports a session row marked deleting (which only damage leaves)
-// and rows of a session that has no sessions row (checkOrphans). It reads each session whole,
-// one at a time: it is for tests and repair tools, not a request path.
+// and rows of a session that has no sessions row (checkOrphans), and
+// reports every damaged session, each problem an error of its own,
+// joined (errors.Join), as the SQLite engine's does. It reads each
+// session whole, one at a time: it is for tests and repair tools, not a
+// request path.
 func (db *DB) Check(ctx context.Context, id string) error {
 	if err := db.check(ctx); err != nil {
 		return err
 	}
-	ids := []string{id}
-	if id == "" {
-		ids = nil
-		// Sessions marked deleting too: a delete removes the row it
-		// marks, so a marked row is damage (checkSession).
-		if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions ORDER BY pk`); err != nil {
-			return fmt.Errorf("check: %w", storageErr(err))
+	if id != "" {
+		if err := db.checkSession(ctx, id); err != nil {
+			return fmt.Errorf("check session %s: %w", id, err)
 		}
-		if err := db.checkOrphans(ctx); err != nil {
+		return nil
+	}
+	return db.checkAll(ctx)
+}
+
+// checkAll is the whole database's check: every session's, each
+// damaged one a problem of its own (joined, as the SQLite engine's),
+// and the orphans'.
+func (db *DB) checkAll(ctx context.Context) error {
+	// Sessions marked deleting too: a delete removes the row it marks,
+	// so a marked row is damage (checkSession).
+	var ids []string
+	if err := db.db.SelectContext(ctx, &ids, `SELECT id FROM sessions ORDER BY pk`); err != nil {
+		return fmt.Errorf("check: %w", storageErr(err))
+	}
+	var problems []error
+	if err := db.checkOrphans(ctx); err != nil {
+		if !errors.Is(err, sessiontree.ErrCorrupt) {
 			return fmt.Errorf("check: %w", err)
 		}
+		problems = append(problems, fmt.Errorf("check: %w", err))
 	}
 	for _, one := range ids {
 		err := db.checkSession(ctx, one)
-		if id == "" && deleted(err, one) {
+		if deleted(err, one) {
 			continue // deleted since the listing: not damage
 		}
 		if err != nil {
-			return fmt.Errorf("check session %s: %w", one, err)
+			err = fmt.Errorf("check session %s: %w", one, err)
+			if !errors.Is(err, sessiontree.ErrCorrupt) {
+				return err
+			}
+			problems = append(problems, err)
 		}
 	}
-	return nil
+	return errors.Join(problems...)
 }
 
 // checkSession checks session id in one snapshot (check1). A session

@@ -3,6 +3,7 @@ package pgengine_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -200,12 +201,45 @@ func newSession(t testing.TB, db *pgengine.DB) *pgengine.Storage {
 // connect opens a connection of the test's own, behind the engine's back.
 func connect(t testing.TB, url string) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
+	return connectKnowing(t, url, latestSchema(t))
+}
+
+// connectOlder opens a connection as an engine from before the schema
+// fence (migration 20) did: it tells no schema.
+func connectOlder(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	return connectKnowing(t, url, 0)
+}
+
+// connectKnowing opens a connection of the test's own that tells the
+// schema fence it knows schema known (none when 0), as an engine of that
+// version does. connect's know the latest: the tests write through them
+// as a tool of this version could.
+func connectKnowing(t testing.TB, url string, known int64) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if known > 0 {
+		cfg.RuntimeParams[migrate.SchemaSetting] = strconv.FormatInt(known, 10)
+	}
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
+}
+
+// latestSchema is the latest PostgreSQL migration.
+func latestSchema(t testing.TB) int64 {
+	t.Helper()
+	migs, err := migrate.Names(migrate.PostgresFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrate.Latest(migs)
 }
 
 // TestCheckFindsDamage: Check compares the stored leaf, branch and

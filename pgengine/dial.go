@@ -47,8 +47,8 @@ const (
 	idleInTransaction = time.Minute
 )
 
-// connConfig parses url as pgx does, then sets its dialer (dialConfig)
-// and the session's isolation: the config of every connection a DB
+// connConfig parses url as pgx does, then sets its dialer (dialConfig),
+// the session's isolation and the schema it knows (sayKnownSchema): the config of every connection a DB
 // opens, its pool's and its watches'.
 func connConfig(url string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(url)
@@ -66,6 +66,7 @@ func connConfig(url string) (*pgx.ConnConfig, error) {
 	// would end in a serialization failure. The reads ask for their
 	// REPEATABLE READ snapshot themselves (view).
 	cfg.RuntimeParams["default_transaction_isolation"] = "read committed"
+	sayKnownSchema(cfg)
 	return cfg, nil
 }
 

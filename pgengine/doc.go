@@ -13,12 +13,18 @@
 // search index (search_text) and the follows' watchers (the backends
 // listening for a session's appends, migration 6), and derived_redo, the
 // sessions whose derived values an older engine computed by rules since
-// fixed, which Open computes again (migrations 14 and 16), and
+// fixed, which Open computes again (migrations 14, 16, and 20 for what
+// older processes wrote before the fence), and
 // header_checksum_fill, the sessions stored before migration 18, or
 // created since by an older engine (migration 19), whose header checksum
 // Open computes. Triggers refuse to change or delete an entry
-// outside a session delete. A [DB] is a sessiontree.Database, the
-// contract package store runs on.
+// outside a session delete, and (the schema fence, migration 20,
+// fence.go) any write of sessions rows by a connection whose program is
+// older than the schema: a process that connected before a newer one
+// migrated the database, which would derive values by older rules. Its
+// write fails whole (SQLSTATE ST003, migrate.ErrNewer from this engine
+// once a later migration moves the fence). A [DB] is a
+// sessiontree.Database, the contract package store runs on.
 //
 // # Rules
 //

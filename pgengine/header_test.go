@@ -2,10 +2,13 @@ package pgengine_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/pgengine"
@@ -38,8 +41,9 @@ func TestHeaderChecksumMigration(t *testing.T) {
 // beforeHeaderChecksum takes a database back to before migration 18 (and
 // 19, which lists the sessions an older engine creates).
 var beforeHeaderChecksum = []string{`DROP TRIGGER sessions_header_unsummed ON sessions`, `DROP FUNCTION list_unsummed_header()`,
+	`DROP TRIGGER sessions_schema_fence ON sessions`, `DROP FUNCTION schema_fence()`,
 	`ALTER TABLE sessions DROP COLUMN header_checksum`, `DROP TABLE header_checksum_fill`,
-	`DELETE FROM schema_migrations WHERE version IN (18, 19)`}
+	`DELETE FROM schema_migrations WHERE version IN (18, 19, 20)`}
 
 // oldInsert creates a session as the engine did before migration 18,
 // which knows no header checksum: what a process of the fleet not yet
@@ -53,11 +57,13 @@ const oldInsert = `INSERT INTO sessions (id, version, created_at, cwd, parent_se
 // once: none returns before the older write is done (migration 18 waits
 // for it, the others for the migrations' lock), then all do, with every
 // session's header summed, the older write's new session included. The
-// older process goes on creating sessions, which it writes without a
-// sum: those must not read as damaged (Check, an export) while a newer
-// process is open, and the next Open sums them. Before migration 19 the
-// newer processes' Check called each such session corrupt ('the header
-// has no checksum') and refused to export it, for good.
+// older process's write went in before the migrations: its session is
+// summed and reads sound (Check, an export). Then the older process
+// tries to create another session: since the schema fence (migration
+// 20) that is refused (SQLSTATE ST003), nothing stored. Before migration
+// 19 the newer processes' Check called each session such a process
+// created corrupt ('the header has no checksum') and refused to export
+// it, for good; migration 19 listed them for the next Open to sum.
 func TestUpgradeBesideOldClient(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -69,7 +75,7 @@ func TestUpgradeBesideOldClient(t *testing.T) {
 		}
 	}
 	execAll(t, url, beforeHeaderChecksum...)
-	old := connect(t, url)
+	old := connectOlder(t, url)
 	tx, err := old.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -106,16 +112,20 @@ func TestUpgradeBesideOldClient(t *testing.T) {
 			t.Fatalf("Open beside an older process: %v", err)
 		}
 	}
-	if _, err := old.Exec(ctx, oldInsert, "old-after"); err != nil {
-		t.Fatal(err)
+	var pg *pgconn.PgError
+	if _, err := old.Exec(ctx, oldInsert, "old-after"); !errors.As(err, &pg) || pg.Code != "ST003" {
+		t.Errorf("an older process's new session after the migrations: %v; want the schema fence's refusal (ST003)", err)
 	}
 	newer := openURL(t, url) // its cleanup checks every session
 	if err := newer.Check(ctx, ""); err != nil {
 		t.Errorf("Check with an older process's session = %v", err)
 	}
 	s := store.New(newer)
-	if err := s.Export(ctx, "old-after", io.Discard, store.ExportOptions{}); err != nil {
+	if err := s.Export(ctx, "old-during", io.Discard, store.ExportOptions{}); err != nil {
 		t.Errorf("export of an older process's session = %v", err)
+	}
+	if _, err := newer.OpenStorage(ctx, "old-after"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("OpenStorage(the refused session) = %v; want ErrNotFound", err)
 	}
 	openURL(t, url)
 	var unsummed int

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/sqltx"
+	"github.com/sessiontree/sessiontree/migrate"
 )
 
 // update runs fn in a write transaction (READ COMMITTED: fn locks the rows
@@ -231,7 +232,9 @@ func lostConnection(err error) bool {
 // the server takes none of (a read-only transaction: a standby, a role or
 // database whose transactions default to read-only) or this role may not
 // make (insufficient privilege) is ErrReadOnly, as a write to a database
-// file that cannot be written is on SQLite, and everything else from the
+// file that cannot be written is on SQLite, one the schema fence refuses
+// (a newer program migrated the database since this one opened it:
+// fence.go) is migrate.ErrNewer, and everything else from the
 // server or the connection is ErrStorage.
 func storageErr(err error) error {
 	if isUnknownCommit(err) && !errors.Is(err, sessiontree.ErrCommitUnknown) {
@@ -254,6 +257,8 @@ func storageErr(err error) error {
 		return fmt.Errorf("%w: %w", sessiontree.ErrConflict, err)
 	case pg.Code == codeReadOnlyTx || pg.Code == codeNoPrivilege:
 		return fmt.Errorf("%w: %w", sessiontree.ErrReadOnly, err)
+	case pg.Code == codeSchemaFence:
+		return fmt.Errorf("%w: %w", migrate.ErrNewer, err)
 	}
 	var ce callerError
 	if errors.As(err, &ce) && !fromServer(err) {

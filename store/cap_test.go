@@ -150,7 +150,7 @@ func TestIndexedTextCapMigration(t *testing.T) {
 
 	// Make it the database migration 9 left: the old view, its whole text
 	// indexed, migration 10 not applied.
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	raw, err := sql.Open(testdb.EngineDriver(), "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
