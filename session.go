@@ -397,7 +397,8 @@ func (s *Session) AppendUsage(ctx context.Context, u UsageRecord) (Entry, error)
 func (s *Session) EditContext(ctx context.Context, target string, replacement json.RawMessage) (Entry, error) {
 	content := bytes.TrimSpace(replacement)
 	if replacement != nil && (len(content) == 0 || content[0] != '"' && content[0] != '[' || jsonx.Valid(content) != nil) {
-		return Entry{}, fmt.Errorf("edit context: %w", &EditRefusedError{TargetID: target, Reason: EditBadReplacement})
+		return Entry{}, fmt.Errorf("edit context: %w",
+			&EditRefusedError{TargetID: target, Reason: EditBadReplacement, Null: string(content) == "null"})
 	}
 	t, err := s.store.Entry(ctx, target)
 	if err != nil {

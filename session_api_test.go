@@ -1,0 +1,78 @@
+package sessiontree_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/memory"
+)
+
+// newMemorySession returns a Session over an empty memory backend.
+func newMemorySession(t testing.TB, opts sessiontree.SessionOptions) *sessiontree.Session {
+	t.Helper()
+	st, err := memory.New(sessiontree.SessionMeta{Cwd: "/w"}, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sessiontree.NewSession(st, opts)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestEmptyEntryIDMessage: an empty entry id is not found, and the
+// message says the id is empty instead of pi's "Entry  not found".
+func TestEmptyEntryIDMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newMemorySession(t, sessiontree.SessionOptions{})
+	for name, call := range map[string]func() error{
+		"SetLabel":    func() error { _, err := s.SetLabel(ctx, "", "x"); return err },
+		"Entry":       func() error { _, err := s.Entry(ctx, ""); return err },
+		"EditContext": func() error { _, err := s.EditContext(ctx, "", nil); return err },
+	} {
+		err := call()
+		if !errors.Is(err, sessiontree.ErrNotFound) || !strings.HasSuffix(err.Error(), "entry id is empty") {
+			t.Errorf("%s(\"\") = %v; want ErrNotFound saying the entry id is empty", name, err)
+		}
+	}
+	if got := (&sessiontree.EntryNotFoundError{ID: "ab12"}).Error(); got != "Entry ab12 not found" {
+		t.Errorf("EntryNotFoundError{ab12} = %q; want pi's message", got)
+	}
+}
+
+// TestEditContextNullMessage: a JSON null replacement is refused as pi
+// refuses it, with a message that says it was null and what to pass
+// instead, not pi's "must be null or ..."; other bad replacements keep
+// pi's message.
+func TestEditContextNullMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newMemorySession(t, sessiontree.SessionOptions{})
+	u, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		repl string
+		null bool
+		want string
+	}{
+		{"null", true, "replacement is JSON null"},
+		{" null ", true, "replacement is JSON null"},
+		{"5", false, "Context edit replacement must be null or contain string/array content"},
+	} {
+		_, err := s.EditContext(ctx, u.ID, json.RawMessage(c.repl))
+		var re *sessiontree.EditRefusedError
+		if !errors.As(err, &re) || re.Reason != sessiontree.EditBadReplacement || re.Null != c.null ||
+			!strings.Contains(err.Error(), c.want) {
+			t.Errorf("EditContext(%q) = %v; want EditBadReplacement saying %q", c.repl, err, c.want)
+		}
+		if c.null && strings.Contains(err.Error(), "must be null") {
+			t.Errorf("EditContext(%q) = %v; the message contradicts itself", c.repl, err)
+		}
+	}
+}
