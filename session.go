@@ -260,7 +260,8 @@ func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSumm
 		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
 	if summary == nil {
-		if _, err := s.store.SetLeaf(ctx, target, IfLeaf(left)); err != nil {
+		opts := AppendOptions{IfLeaf: &left, Timestamp: FormatTime(s.opts.Now())}
+		if _, err := s.store.SetLeaf(ctx, target, opts); err != nil {
 			return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 		}
 		return "", nil

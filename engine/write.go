@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -527,7 +528,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d.Timestamp = s.now()
+	d.Timestamp = cmp.Or(opts.Timestamp, s.now())
 	var out sessiontree.Entry
 	err = s.write(ctx, opts, true, func(w q, h head) error {
 		to, err := w.target(s.pk, target)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -261,7 +262,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d.Timestamp = sessiontree.FormatTime(now())
+	d.Timestamp = cmp.Or(opts.Timestamp, sessiontree.FormatTime(now()))
 	return s.appendLocked(ctx, d, opts, s.replay.Leaf)
 }
 

@@ -259,6 +259,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
+	d.Timestamp = opts.Timestamp // empty: appendDraft stamps now
 	return s.appendDraft(ctx, d, opts)
 }
 
