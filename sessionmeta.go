@@ -52,3 +52,38 @@ func CheckSessionMeta(m SessionMeta) error {
 func StorableSessionID(id string) bool {
 	return CheckSessionMeta(SessionMeta{ID: id}) == nil
 }
+
+// CheckNewSessionID is the rule for an id a caller asks for when making a
+// new session (package store's Create and Fork, a new JSONL file): pi 1.6.0's
+// (assertValidSessionId: letters, digits, '.', '_' and '-', starting and
+// ending with a letter or digit), and not ending in ".jsonl" in any case,
+// which the command takes for a file path, so that pi can resume the
+// session and the command and the HTTP API can name it. It returns an
+// [InvalidSessionMetaError] naming the id, nil for "" (a fresh UUID v7).
+// Only new ids are checked: an id a store or a file already holds is read
+// and imported as it is.
+func CheckNewSessionID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if !piSessionID(id) || strings.HasSuffix(strings.ToLower(id), ".jsonl") {
+		return &InvalidSessionMetaError{Field: "id", Reason: fmt.Sprintf(
+			`%q: want letters, digits, ".", "_" and "-", starting and ending with a letter or digit, not ending in ".jsonl"`, id)}
+	}
+	return nil
+}
+
+// piSessionID reports whether id matches pi's
+// ^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$.
+func piSessionID(id string) bool {
+	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	if id == "" || !alnum(id[0]) || !alnum(id[len(id)-1]) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !alnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
