@@ -44,6 +44,17 @@ func NewSession(store Storage, opts SessionOptions) *Session {
 // Storage returns the storage under the session.
 func (s *Session) Storage() Storage { return s.store }
 
+// ID returns the session id, without I/O: from a storage that knows its
+// own (an ID() string method: a [DatabaseSession], and the memory and
+// JSONL backends), "" from one that does not, whose [Session.Meta] has
+// it.
+func (s *Session) ID() string {
+	if st, ok := s.store.(interface{ ID() string }); ok {
+		return st.ID()
+	}
+	return ""
+}
+
 // Close closes the storage.
 func (s *Session) Close() error { return s.store.Close() }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
 )
 
@@ -74,5 +76,36 @@ func TestEditContextNullMessage(t *testing.T) {
 		if c.null && strings.Contains(err.Error(), "must be null") {
 			t.Errorf("EditContext(%q) = %v; the message contradicts itself", c.repl, err)
 		}
+	}
+}
+
+// TestSessionID: a Session tells its id without I/O on the memory and
+// JSONL backends (the database engines' in package store's tests).
+func TestSessionID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mem, err := memory.New(sessiontree.SessionMeta{ID: "mem-1"}, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	file, err := jsonl.Create(ctx, path, sessiontree.SessionMeta{ID: "file-1"}, jsonl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for want, st := range map[string]sessiontree.Storage{"mem-1": mem, "file-1": file} {
+		s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+		if got := s.ID(); got != want {
+			t.Errorf("ID() = %q; want %q", got, want)
+		}
+		_ = s.Close()
+	}
+	reopened, err := jsonl.Open(ctx, path, jsonl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reopened.Close()
+	if got := sessiontree.NewSession(reopened, sessiontree.SessionOptions{}).ID(); got != "file-1" {
+		t.Errorf("ID() after a reopen = %q; want file-1", got)
 	}
 }

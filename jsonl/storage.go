@@ -329,6 +329,9 @@ func writeSidecar(path string, data []byte) (string, error) {
 // File returns the path of the session file.
 func (s *Storage) File() string { return s.path }
 
+// ID returns the session id, the header's, which never changes.
+func (s *Storage) ID() string { return s.header.ID }
+
 // Header returns the file's header as it was read (or written, for a
 // created file); its Version is the version found in the file.
 func (s *Storage) Header() Header { return s.header }

@@ -168,6 +168,10 @@ func (s *Storage) Meta(ctx context.Context) (sessiontree.SessionMeta, error) {
 	return s.meta, nil
 }
 
+// ID returns the session id, as Meta gives it, without taking a lock:
+// the metadata never changes.
+func (s *Storage) ID() string { return s.meta.ID }
+
 // Leaf returns the current leaf.
 func (s *Storage) Leaf(ctx context.Context) (string, error) {
 	if err := s.rlock(ctx); err != nil {

@@ -154,3 +154,33 @@ func TestCreateRefusesIDsPiRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestResume: Resume opens a session by its id or a unique prefix as a
+// typed Session, whose ID is the session's; no such session is
+// ErrNotFound.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, openStore opener) {
+		ctx := context.Background()
+		s := openStore(t)
+		mustCreate(t, s, store.CreateOptions{ID: "resume-me", Cwd: "/w"}).Close()
+		for _, arg := range []string{"resume-me", "resu"} {
+			sess, err := s.Resume(ctx, arg, sessiontree.SessionOptions{})
+			if err != nil {
+				t.Fatalf("Resume(%q) = %v", arg, err)
+			}
+			if sess.ID() != "resume-me" {
+				t.Errorf("Resume(%q).ID() = %q; want resume-me", arg, sess.ID())
+			}
+			if _, err := sess.SetName(ctx, "n"); err != nil {
+				t.Errorf("SetName after Resume(%q) = %v", arg, err)
+			}
+			if err := sess.Close(); err != nil {
+				t.Errorf("Close() = %v", err)
+			}
+		}
+		if _, err := s.Resume(ctx, "nope", sessiontree.SessionOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Resume(nope) = %v; want ErrNotFound", err)
+		}
+	})
+}

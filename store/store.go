@@ -139,6 +139,17 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (sessiontree
 	return s.d.OpenSession(ctx, id)
 }
 
+// Resume opens a session by its id or a unique prefix, as
+// [Store.OpenSession] does, for the typed API: the returned Session's
+// Close closes the session.
+func (s *Store) Resume(ctx context.Context, idOrPrefix string, opts sessiontree.SessionOptions) (*sessiontree.Session, error) {
+	st, err := s.OpenSession(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return sessiontree.NewSession(st, opts), nil
+}
+
 // fullIDLen is the length of a session id as pi makes them (a UUID).
 const fullIDLen = 36
 
