@@ -19,6 +19,8 @@ import (
 type Session struct {
 	store Storage
 	opts  SessionOptions
+	// guard is the leaf every write must find, nil for none (IfLeaf).
+	guard *string
 }
 
 // SessionOptions configure a [Session]. The zero value works.
@@ -39,6 +41,35 @@ func NewSession(store Storage, opts SessionOptions) *Session {
 		opts.Now = time.Now
 	}
 	return &Session{store: store, opts: opts}
+}
+
+// IfLeaf returns the session guarded on leaf ("" for an empty leaf):
+// each write through it, typed or not, happens only if the current leaf
+// is leaf, and otherwise fails with a [ConflictError] and writes nothing,
+// as [AppendOptions.IfLeaf] guards a write to the storage. A write that
+// reads the leaf first ([Session.MoveTo], [Session.AppendCompaction],
+// [Session.EditContext]) takes leaf for it instead. Since a write moves
+// the leaf, guard the next write on the entry it returned:
+//
+//	e, err := s.IfLeaf(leaf).AppendMessage(ctx, m)
+//	...
+//	_, err = s.IfLeaf(e.ID).AppendMessage(ctx, reply)
+//
+// The guarded session shares s's storage and options (its Close closes
+// the storage); s itself is not guarded.
+func (s *Session) IfLeaf(leaf string) *Session {
+	g := *s
+	g.guard = &leaf
+	return &g
+}
+
+// leaf is the leaf a write that reads it first works from: the guard's
+// when the session has one, else the storage's.
+func (s *Session) leaf(ctx context.Context) (string, error) {
+	if s.guard != nil {
+		return *s.guard, nil
+	}
+	return s.store.Leaf(ctx)
 }
 
 // Storage returns the storage under the session.
@@ -81,7 +112,11 @@ func (s *Session) Label(ctx context.Context, id string) (string, error) {
 func (s *Session) Stats(ctx context.Context) (Stats, error) { return s.store.Stats(ctx) }
 
 // Append appends an entry of any non-leaf type with the given fields.
+// Without a guard in opts it takes the session's ([Session.IfLeaf]).
 func (s *Session) Append(ctx context.Context, t EntryType, fields json.RawMessage, opts AppendOptions) (Entry, error) {
+	if opts.IfLeaf == nil {
+		opts.IfLeaf = s.guard
+	}
 	d := Draft{Type: t, Timestamp: FormatTime(s.opts.Now()), Fields: fields}
 	e, err := s.store.Append(ctx, d, opts)
 	if err != nil {
@@ -186,7 +221,7 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, er
 // systemSnapshot returns the leaf and the replay of the system messages
 // in the context there (nil when it holds none), stamped with now.
 func (s *Session) systemSnapshot(ctx context.Context, now time.Time) (string, json.RawMessage, error) {
-	leaf, err := s.store.Leaf(ctx)
+	leaf, err := s.leaf(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -266,7 +301,7 @@ type BranchSummary struct {
 // happens with it or not at all. It returns the summary's id ("" without
 // a summary).
 func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
-	left, err := s.store.Leaf(ctx)
+	left, err := s.leaf(ctx)
 	if err != nil {
 		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
@@ -416,7 +451,7 @@ func (s *Session) EditContext(ctx context.Context, target string, replacement js
 	if err != nil {
 		return Entry{}, fmt.Errorf("edit context: %w", err)
 	}
-	leaf, err := s.store.Leaf(ctx)
+	leaf, err := s.leaf(ctx)
 	if err != nil {
 		return Entry{}, fmt.Errorf("edit context: %w", err)
 	}

@@ -109,3 +109,61 @@ func TestSessionID(t *testing.T) {
 		t.Errorf("ID() after a reopen = %q; want file-1", got)
 	}
 }
+
+// TestSessionIfLeaf: every write of a session guarded on a leaf that is
+// no longer the leaf is refused with a ConflictError naming both, and
+// writes nothing; guarded on the leaf, each goes through.
+func TestSessionIfLeaf(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newMemorySession(t, sessiontree.SessionOptions{})
+	u, err := s.IfLeaf("").AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"one"}`))
+	if err != nil {
+		t.Fatalf("IfLeaf(\"\").AppendMessage on an empty session = %v", err)
+	}
+	a, err := s.IfLeaf(u.ID).AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"two"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := s.IfLeaf(u.ID) // the leaf is a now
+	writes := map[string]func(*sessiontree.Session) error{
+		"AppendMessage": func(g *sessiontree.Session) error {
+			_, err := g.AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"x"}`))
+			return err
+		},
+		"AppendModelChange": func(g *sessiontree.Session) error { _, err := g.AppendModelChange(ctx, "p", "m"); return err },
+		"AppendCustom":      func(g *sessiontree.Session) error { _, err := g.AppendCustom(ctx, "c", nil); return err },
+		"SetLabel":          func(g *sessiontree.Session) error { _, err := g.SetLabel(ctx, u.ID, "l"); return err },
+		"SetName":           func(g *sessiontree.Session) error { _, err := g.SetName(ctx, "n"); return err },
+		"AppendUsage":       func(g *sessiontree.Session) error { _, err := g.AppendUsage(ctx, sessiontree.UsageRecord{Kind: "k"}); return err },
+		"AppendCompaction": func(g *sessiontree.Session) error {
+			_, err := g.AppendCompaction(ctx, sessiontree.Compaction{Summary: "s"})
+			return err
+		},
+		"EditContext": func(g *sessiontree.Session) error { _, err := g.EditContext(ctx, u.ID, nil); return err },
+		"MoveTo":      func(g *sessiontree.Session) error { _, err := g.MoveTo(ctx, u.ID, nil); return err },
+		"MoveTo summary": func(g *sessiontree.Session) error {
+			_, err := g.MoveTo(ctx, u.ID, &sessiontree.BranchSummary{Summary: "s"})
+			return err
+		},
+	}
+	for name, write := range writes {
+		err := write(stale)
+		var ce *sessiontree.ConflictError
+		if !errors.As(err, &ce) || ce.Want != u.ID || ce.Got != a.ID {
+			t.Errorf("%s guarded on a stale leaf = %v; want a ConflictError (want %s, got %s)", name, err, u.ID, a.ID)
+		}
+	}
+	if st, _ := s.Stats(ctx); st.Entries != 2 {
+		t.Errorf("after refused writes the log has %d entries; want 2", st.Entries)
+	}
+	for name, write := range writes {
+		leaf, err := s.Leaf(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := write(s.IfLeaf(leaf)); err != nil {
+			t.Errorf("%s guarded on the leaf = %v", name, err)
+		}
+	}
+}
