@@ -135,7 +135,10 @@ func TestSessionIfLeaf(t *testing.T) {
 		"AppendCustom":      func(g *sessiontree.Session) error { _, err := g.AppendCustom(ctx, "c", nil); return err },
 		"SetLabel":          func(g *sessiontree.Session) error { _, err := g.SetLabel(ctx, u.ID, "l"); return err },
 		"SetName":           func(g *sessiontree.Session) error { _, err := g.SetName(ctx, "n"); return err },
-		"AppendUsage":       func(g *sessiontree.Session) error { _, err := g.AppendUsage(ctx, sessiontree.UsageRecord{Kind: "k"}); return err },
+		"AppendUsage": func(g *sessiontree.Session) error {
+			_, err := g.AppendUsage(ctx, sessiontree.UsageRecord{Kind: "k"})
+			return err
+		},
 		"AppendCompaction": func(g *sessiontree.Session) error {
 			_, err := g.AppendCompaction(ctx, sessiontree.Compaction{Summary: "s"})
 			return err
