@@ -87,3 +87,50 @@ func piSessionID(id string) bool {
 	}
 	return true
 }
+
+// LastChange is the time a session last changed, as its list row and
+// `sessiontree info` give it (its updatedAt): the timestamp of its last
+// entry, last, or its creation time, created, when that is later, as it
+// is for a fork, which copies entries older than itself into a session
+// made now (so a new fork lists above sessions changed before it). An
+// empty session's is created. A time that does not parse leaves last.
+func LastChange(created, last string) string {
+	switch {
+	case last == "":
+		return created
+	case created == "" || created == last:
+		return last
+	case canonicalTime(created) && canonicalTime(last):
+		// The engines' own timestamps: ordered as strings, no parse on
+		// an append's path.
+		if created > last {
+			return created
+		}
+		return last
+	}
+	c, err1 := ParseTime(created)
+	l, err2 := ParseTime(last)
+	if err1 == nil && err2 == nil && c.After(l) {
+		return created
+	}
+	return last
+}
+
+// canonicalTime reports whether s has [TimeLayout]'s shape
+// (2026-03-01T10:00:00.123Z), whose strings order as their times do.
+func canonicalTime(s string) bool {
+	if len(s) != len(TimeLayout) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c, l := s[i], TimeLayout[i]; {
+		case '0' <= l && l <= '9':
+			if c < '0' || c > '9' {
+				return false
+			}
+		case c != l:
+			return false
+		}
+	}
+	return true
+}
