@@ -313,8 +313,10 @@ type SessionInfo struct {
 	Cwd string `json:"cwd"`
 	// CreatedAt is the header timestamp (ISO-8601).
 	CreatedAt string `json:"createdAt"`
-	// UpdatedAt is the newest entry's timestamp, CreatedAt for an empty
-	// session (ISO-8601).
+	// UpdatedAt is when the session last changed (ISO-8601): its last
+	// entry's timestamp, or CreatedAt when that is later, as for an empty
+	// session or a fork, whose copied entries are older than it
+	// ([LastChange]).
 	UpdatedAt string `json:"updatedAt"`
 	// Entries counts every entry, Messages the message entries.
 	Entries  int64 `json:"entries"`

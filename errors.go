@@ -63,12 +63,18 @@ var (
 
 // EntryNotFoundError reports an entry id that does not exist in the session.
 // It matches [ErrNotFound] with errors.Is. Its message is pi's:
-// "Entry <id> not found".
+// "Entry <id> not found"; for an empty id, where pi's reads "Entry  not
+// found", it says "entry id is empty".
 type EntryNotFoundError struct {
 	ID string
 }
 
-func (e *EntryNotFoundError) Error() string { return fmt.Sprintf("Entry %s not found", e.ID) }
+func (e *EntryNotFoundError) Error() string {
+	if e.ID == "" {
+		return "entry id is empty"
+	}
+	return fmt.Sprintf("Entry %s not found", e.ID)
+}
 
 // Is makes errors.Is(err, ErrNotFound) true.
 func (e *EntryNotFoundError) Is(target error) bool { return target == ErrNotFound }
@@ -188,14 +194,21 @@ type EditRefusedError struct {
 	TargetID string
 	// Reason is why it was refused.
 	Reason EditRefusal
+	// Null says the replacement refused was JSON null, which pi's
+	// message ("must be null or ...") would seem to allow: pi's null is
+	// the Go caller's nil replacement. The message then says so.
+	Null bool
 }
 
 func (e *EditRefusedError) Error() string {
-	switch e.Reason {
-	case EditOffBranch:
+	switch {
+	case e.Reason == EditOffBranch:
 		return fmt.Sprintf("Entry %s is not on the active branch", e.TargetID)
-	case EditNotEditable:
+	case e.Reason == EditNotEditable:
 		return fmt.Sprintf("Entry %s does not contribute editable model content", e.TargetID)
+	case e.Null:
+		return "context edit replacement is JSON null, which is not content: " +
+			"pass a nil replacement to drop what the entry contributes, or a JSON string or array"
 	}
 	return "Context edit replacement must be null or contain string/array content"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/memory"
@@ -20,14 +21,21 @@ func Example() {
 	s := sessiontree.NewSession(store, sessiontree.SessionOptions{})
 	defer s.Close()
 
-	q, _ := s.AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"What is 2+2?"}`))
-	_, _ = s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"5"}],"provider":"anthropic","model":"claude-sonnet-4"}`))
+	// Messages in pi's shapes (sessiontree.UserMessage, AssistantMessage,
+	// ToolResultMessage), or any agent message as raw JSON.
+	q, _ := s.AppendMessage(ctx, sessiontree.UserMessage("What is 2+2?", time.Now()))
+	model := sessiontree.AssistantReply{API: "anthropic-messages", Provider: "anthropic", Model: "claude-sonnet-4"}
+	model.Text = "5"
+	five, _ := sessiontree.AssistantMessage(model)
+	_, _ = s.AppendMessage(ctx, five)
 
 	// Go back to the question and try again: a new branch; the old one stays.
 	if _, err := s.MoveTo(ctx, q.ID, &sessiontree.BranchSummary{Summary: "The first answer was wrong."}); err != nil {
 		log.Fatal(err)
 	}
-	_, _ = s.AppendMessage(ctx, json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"4"}],"provider":"anthropic","model":"claude-sonnet-4"}`))
+	model.Text = "4"
+	four, _ := sessiontree.AssistantMessage(model)
+	_, _ = s.AppendMessage(ctx, four)
 
 	c, err := s.Context(ctx, sessiontree.ContextOptions{})
 	if err != nil {

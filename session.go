@@ -19,6 +19,8 @@ import (
 type Session struct {
 	store Storage
 	opts  SessionOptions
+	// guard is the leaf every write must find, nil for none (IfLeaf).
+	guard *string
 }
 
 // SessionOptions configure a [Session]. The zero value works.
@@ -41,8 +43,48 @@ func NewSession(store Storage, opts SessionOptions) *Session {
 	return &Session{store: store, opts: opts}
 }
 
+// IfLeaf returns the session guarded on leaf ("" for an empty leaf):
+// each write through it, typed or not, happens only if the current leaf
+// is leaf, and otherwise fails with a [ConflictError] and writes nothing,
+// as [AppendOptions.IfLeaf] guards a write to the storage. A write that
+// reads the leaf first ([Session.MoveTo], [Session.AppendCompaction],
+// [Session.EditContext]) takes leaf for it instead. Since a write moves
+// the leaf, guard the next write on the entry it returned:
+//
+//	e, err := s.IfLeaf(leaf).AppendMessage(ctx, m)
+//	...
+//	_, err = s.IfLeaf(e.ID).AppendMessage(ctx, reply)
+//
+// The guarded session shares s's storage and options (its Close closes
+// the storage); s itself is not guarded.
+func (s *Session) IfLeaf(leaf string) *Session {
+	g := *s
+	g.guard = &leaf
+	return &g
+}
+
+// leaf is the leaf a write that reads it first works from: the guard's
+// when the session has one, else the storage's.
+func (s *Session) leaf(ctx context.Context) (string, error) {
+	if s.guard != nil {
+		return *s.guard, nil
+	}
+	return s.store.Leaf(ctx)
+}
+
 // Storage returns the storage under the session.
 func (s *Session) Storage() Storage { return s.store }
+
+// ID returns the session id, without I/O: from a storage that knows its
+// own (an ID() string method: a [DatabaseSession], and the memory and
+// JSONL backends), "" from one that does not, whose [Session.Meta] has
+// it.
+func (s *Session) ID() string {
+	if st, ok := s.store.(interface{ ID() string }); ok {
+		return st.ID()
+	}
+	return ""
+}
 
 // Close closes the storage.
 func (s *Session) Close() error { return s.store.Close() }
@@ -70,7 +112,11 @@ func (s *Session) Label(ctx context.Context, id string) (string, error) {
 func (s *Session) Stats(ctx context.Context) (Stats, error) { return s.store.Stats(ctx) }
 
 // Append appends an entry of any non-leaf type with the given fields.
+// Without a guard in opts it takes the session's ([Session.IfLeaf]).
 func (s *Session) Append(ctx context.Context, t EntryType, fields json.RawMessage, opts AppendOptions) (Entry, error) {
+	if opts.IfLeaf == nil {
+		opts.IfLeaf = s.guard
+	}
 	d := Draft{Type: t, Timestamp: FormatTime(s.opts.Now()), Fields: fields}
 	e, err := s.store.Append(ctx, d, opts)
 	if err != nil {
@@ -175,7 +221,7 @@ func (s *Session) AppendCompaction(ctx context.Context, c Compaction) (Entry, er
 // systemSnapshot returns the leaf and the replay of the system messages
 // in the context there (nil when it holds none), stamped with now.
 func (s *Session) systemSnapshot(ctx context.Context, now time.Time) (string, json.RawMessage, error) {
-	leaf, err := s.store.Leaf(ctx)
+	leaf, err := s.leaf(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -255,12 +301,13 @@ type BranchSummary struct {
 // happens with it or not at all. It returns the summary's id ("" without
 // a summary).
 func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
-	left, err := s.store.Leaf(ctx)
+	left, err := s.leaf(ctx)
 	if err != nil {
 		return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 	}
 	if summary == nil {
-		if _, err := s.store.SetLeaf(ctx, target, IfLeaf(left)); err != nil {
+		opts := AppendOptions{IfLeaf: &left, Timestamp: FormatTime(s.opts.Now())}
+		if _, err := s.store.SetLeaf(ctx, target, opts); err != nil {
 			return "", fmt.Errorf("move to %s: %w", leafName(target), err)
 		}
 		return "", nil
@@ -397,13 +444,14 @@ func (s *Session) AppendUsage(ctx context.Context, u UsageRecord) (Entry, error)
 func (s *Session) EditContext(ctx context.Context, target string, replacement json.RawMessage) (Entry, error) {
 	content := bytes.TrimSpace(replacement)
 	if replacement != nil && (len(content) == 0 || content[0] != '"' && content[0] != '[' || jsonx.Valid(content) != nil) {
-		return Entry{}, fmt.Errorf("edit context: %w", &EditRefusedError{TargetID: target, Reason: EditBadReplacement})
+		return Entry{}, fmt.Errorf("edit context: %w",
+			&EditRefusedError{TargetID: target, Reason: EditBadReplacement, Null: string(content) == "null"})
 	}
 	t, err := s.store.Entry(ctx, target)
 	if err != nil {
 		return Entry{}, fmt.Errorf("edit context: %w", err)
 	}
-	leaf, err := s.store.Leaf(ctx)
+	leaf, err := s.leaf(ctx)
 	if err != nil {
 		return Entry{}, fmt.Errorf("edit context: %w", err)
 	}

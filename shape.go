@@ -25,7 +25,8 @@ type Summary struct {
 	Shape
 	// List is what pi's session list computes from the log.
 	List ListInfo
-	// UpdatedAt is the timestamp of the last entry, "" when there is none.
+	// UpdatedAt is when the session last changed ([LastChange] of its
+	// creation and its last entry's timestamp), "" when it has no entry.
 	UpdatedAt string
 }
 

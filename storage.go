@@ -25,6 +25,10 @@ type AppendOptions struct {
 	// current leaf is *IfLeaf ("" for an empty leaf); otherwise it fails
 	// with a [ConflictError] and nothing is written.
 	IfLeaf *string
+	// Timestamp is the ISO-8601 time of the leaf entry [Storage.SetLeaf]
+	// appends; empty means now. An appended draft carries its own
+	// ([Draft].Timestamp), so Append and AppendUnder do not read it.
+	Timestamp string
 }
 
 // IfLeaf returns AppendOptions guarded on leaf.
@@ -55,8 +59,9 @@ type Storage interface {
 	Leaf(ctx context.Context) (string, error)
 	// SetLeaf moves the leaf to target ("" for before the first entry) by
 	// appending a leaf entry whose parentId is the old leaf and whose
-	// targetId is target. A target that does not exist is an
-	// [EntryNotFoundError]. It returns the leaf entry.
+	// targetId is target, stamped opts.Timestamp (now when empty). A
+	// target that does not exist is an [EntryNotFoundError]. It returns
+	// the leaf entry.
 	SetLeaf(ctx context.Context, target string, opts AppendOptions) (Entry, error)
 	// NewEntryID returns an id not used in the session: 8 lowercase hex
 	// characters.

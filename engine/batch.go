@@ -90,7 +90,7 @@ func (s *Storage) appendBatch(w q, h head, p *batchPrep) error {
 	// parentIdx[i] its index in the batch, -1 when it is stored already.
 	parentOf := make([]*node, len(entries))
 	parentIdx := make([]int, len(entries))
-	dl := newDelta(h)
+	dl := newDelta(h, s.meta.CreatedAt)
 	shape := batchShape{parented: make([]bool, len(entries))}
 
 	// Rows wait in buf and go in by batchRows per statement; only stored

@@ -30,8 +30,9 @@ SELECT day, ?2, bucket, input, output, cache_read, cache_write, cost FROM usage_
 	// qCopyCounters copies what an append keeps in the session row, the
 	// tree's counts (shape.go) among them: the copy is the same tree.
 	// label_count is not copied: labels_count_insert counted the labels
-	// as they went in. updated_at is the last entry's timestamp, as an
-	// append sets it.
+	// as they went in. updated_at is the last entry's timestamp, which
+	// [Tx.CopyLog] then makes the destination's creation time when that
+	// is later (sessiontree.LastChange), as an append sets it.
 	qCopyCounters = `UPDATE sessions SET
     leaf_pk = s.leaf_pk + ?3, leaf_id = s.leaf_id, leaf_depth = s.leaf_depth, boundary_depth = s.boundary_depth,
     entry_count = s.entry_count, message_count = s.message_count,
@@ -101,10 +102,25 @@ func (tx *Tx) CopyLog(src, dst sessiontree.DatabaseSession) error {
 				return err
 			}
 		}
-		return nil
+		return w.lastChange(d)
 	})
 	if err != nil {
 		return fmt.Errorf("copy log %s to %s: %w", s.meta.ID, d.meta.ID, translate(err))
+	}
+	return nil
+}
+
+// lastChange makes session s's updated_at its creation time when that is
+// later than the last entry's timestamp the row holds
+// (sessiontree.LastChange), as an append of the entries would.
+func (w q) lastChange(s *Storage) error {
+	var last string
+	if err := w.row(`SELECT updated_at FROM sessions WHERE pk = ?`, args(s.pk), &last); err != nil {
+		return err
+	}
+	if want := sessiontree.LastChange(s.meta.CreatedAt, last); want != last {
+		_, err := w.exec(`UPDATE sessions SET updated_at = ? WHERE pk = ?`, want, s.pk)
+		return err
 	}
 	return nil
 }

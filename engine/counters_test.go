@@ -124,7 +124,11 @@ func TestSummaryCounts(t *testing.T) {
 			}
 			wantUpdated := ""
 			if len(log) > 0 {
-				wantUpdated = log[len(log)-1].Timestamp
+				meta, err := st.Meta(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantUpdated = sessiontree.LastChange(meta.CreatedAt, log[len(log)-1].Timestamp)
 			}
 			if sum.UpdatedAt != wantUpdated {
 				t.Errorf("Summary().UpdatedAt = %q; want %q", sum.UpdatedAt, wantUpdated)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -60,11 +61,13 @@ type delta struct {
 	buckets    []bucket
 	ownBuckets bool
 	// days is the usage the write adds per day and bucket (usage.go).
-	days      dayUsages
-	updatedAt string
-	setsName  bool
-	name      string
-	firstUser *string
+	days dayUsages
+	// created is the session's creation time, updatedAt its last change
+	// after the write's entries (sessiontree.LastChange).
+	created, updatedAt string
+	setsName           bool
+	name               string
+	firstUser          *string
 	// shape is what the write adds to the tree's counts (shape.go).
 	shape sessiontree.Shape
 }
@@ -78,8 +81,11 @@ type bucket struct {
 	cost     float64
 }
 
-// newDelta starts the delta of a write on a session with head h.
-func newDelta(h head) delta { return delta{cost: h.cost, buckets: h.buckets} }
+// newDelta starts the delta of a write on a session created at created
+// with head h.
+func newDelta(h head, created string) delta {
+	return delta{cost: h.cost, buckets: h.buckets, created: created}
+}
 
 // head returns the session's head inside a write transaction. The write
 // connection remembers the head of each session it appended to (see
@@ -172,7 +178,7 @@ func entryArgs(a []any, session, seq int64, e sessiontree.Entry, f *facts, paren
 // count adds entry e to the delta.
 func (d *delta) count(seq int64, e sessiontree.Entry, f *facts, h *head) {
 	d.tally.AddEntryStats(f.stats)
-	d.updatedAt = e.Timestamp
+	d.updatedAt = sessiontree.LastChange(d.created, e.Timestamp)
 	if f.role == "user" && !h.hasFirst && d.firstUser == nil {
 		if t, ok := sessiontree.UserText(e); ok {
 			d.firstUser = &t
@@ -449,7 +455,7 @@ func (s *Storage) appendDraft(w q, h head, d sessiontree.Draft, pre *built) (ses
 	if err := w.label(s.pk, e, &f, n.pk); err != nil {
 		return e, h, err
 	}
-	dl := newDelta(h)
+	dl := newDelta(h, s.meta.CreatedAt)
 	dl.leaf, dl.leafID = &n, e.ID
 	dl.count(e.Seq, e, &f, &h)
 	if err := w.countShape(&dl.shape, e.Type, h.leaf, n.pk); err != nil {
@@ -527,7 +533,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d.Timestamp = s.now()
+	d.Timestamp = cmp.Or(opts.Timestamp, s.now())
 	var out sessiontree.Entry
 	err = s.write(ctx, opts, true, func(w q, h head) error {
 		to, err := w.target(s.pk, target)
@@ -544,7 +550,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 		if err := w.moveBranch(s.pk, h.depth(), to); err != nil {
 			return err
 		}
-		dl := newDelta(h)
+		dl := newDelta(h, s.meta.CreatedAt)
 		dl.leaf, dl.leafID = to, target
 		dl.count(e.Seq, e, &f, &h)
 		out = e

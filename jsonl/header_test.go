@@ -2,6 +2,7 @@ package jsonl_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,5 +40,38 @@ func TestCreateWritesHeaderAsPi(t *testing.T) {
 	}
 	if h := string(jsonl.HeaderLine(meta)); h != want {
 		t.Errorf("HeaderLine = %s; want %s", h, want)
+	}
+}
+
+// TestCreateRefusesIDsPiRefuses: a new file's id must be one pi 1.6.0
+// takes (sessiontree.CheckNewSessionID); nothing is left behind. A file
+// already holding another id opens as any.
+func TestCreateRefusesIDsPiRefuses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	for _, id := range []string{"-rf", "x.jsonl", "a b", "a/b"} {
+		var me *sessiontree.InvalidSessionMetaError
+		if st, err := jsonl.Create(ctx, path, sessiontree.SessionMeta{ID: id}, jsonl.Options{}); !errors.As(err, &me) || me.Field != "id" {
+			if st != nil {
+				st.Close()
+			}
+			t.Errorf("Create(id %q) = %v; want an InvalidSessionMetaError naming the id", id, err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("after Create(id %q) refused, the file: %v; want none", id, err)
+		}
+	}
+	header := `{"type":"session","version":3,"id":"-rf","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+	if err := os.WriteFile(path, []byte(header), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := jsonl.Open(ctx, path, jsonl.Options{})
+	if err != nil {
+		t.Fatalf("Open(a file whose id is -rf) = %v", err)
+	}
+	defer st.Close()
+	if m, err := st.Meta(ctx); err != nil || m.ID != "-rf" {
+		t.Errorf("Meta() = %+v, %v; want id -rf", m, err)
 	}
 }

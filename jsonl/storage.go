@@ -132,7 +132,8 @@ type Storage struct {
 
 // Create makes a new session file at path, which must not exist, and
 // opens it for writing. The header gets meta's id (a fresh UUID v7 when
-// empty), timestamp (now when empty), cwd and parentSession; meta.Version
+// empty; one pi could not resume is refused,
+// [sessiontree.CheckNewSessionID]), timestamp (now when empty), cwd and parentSession; meta.Version
 // must be 0 or 3. opts.ReadOnly is not allowed.
 func Create(ctx context.Context, path string, meta sessiontree.SessionMeta, opts Options) (*Storage, error) {
 	if err := ctx.Err(); err != nil {
@@ -145,6 +146,9 @@ func Create(ctx context.Context, path string, meta sessiontree.SessionMeta, opts
 		return nil, fmt.Errorf("create %s: %w: version %d", path, ErrUnsupportedVersion, meta.Version)
 	}
 	meta.Version = CurrentVersion
+	if err := sessiontree.CheckNewSessionID(meta.ID); err != nil {
+		return nil, fmt.Errorf("create %s: %w", path, err)
+	}
 	if meta.ID == "" {
 		id, err := sessiontree.NewSessionID()
 		if err != nil {
@@ -324,6 +328,9 @@ func writeSidecar(path string, data []byte) (string, error) {
 
 // File returns the path of the session file.
 func (s *Storage) File() string { return s.path }
+
+// ID returns the session id, the header's, which never changes.
+func (s *Storage) ID() string { return s.header.ID }
 
 // Header returns the file's header as it was read (or written, for a
 // created file); its Version is the version found in the file.

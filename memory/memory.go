@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -167,6 +168,10 @@ func (s *Storage) Meta(ctx context.Context) (sessiontree.SessionMeta, error) {
 	return s.meta, nil
 }
 
+// ID returns the session id, as Meta gives it, without taking a lock:
+// the metadata never changes.
+func (s *Storage) ID() string { return s.meta.ID }
+
 // Leaf returns the current leaf.
 func (s *Storage) Leaf(ctx context.Context) (string, error) {
 	if err := s.rlock(ctx); err != nil {
@@ -261,7 +266,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
-	d.Timestamp = sessiontree.FormatTime(now())
+	d.Timestamp = cmp.Or(opts.Timestamp, sessiontree.FormatTime(now()))
 	return s.appendLocked(ctx, d, opts, s.replay.Leaf)
 }
 

@@ -28,9 +28,11 @@ type session struct {
 	leaf      *placement
 	name      sql.NullString
 	firstUser sql.NullString
-	updatedAt string
-	count     int64 // entries stored: the next entry's seq is count + 1
-	tally     sessiontree.Tally
+	// created is the session's creation time, updatedAt its last change
+	// (sessiontree.LastChange).
+	created, updatedAt string
+	count              int64 // entries stored: the next entry's seq is count + 1
+	tally              sessiontree.Tally
 	// usage are the write's usage records, written by save.
 	usage usageAdds
 	// unclaimed is the session written without a claim, which save
@@ -125,7 +127,7 @@ func (s *Storage) sessionOf(r *lockRow) (*session, error) {
 			s.meta.ID, r.Entries, r.LastSeq.Int64)}
 	}
 	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
-		name: r.Name, firstUser: r.FirstUser, updatedAt: r.UpdatedAt, count: r.Entries}
+		name: r.Name, firstUser: r.FirstUser, created: s.meta.CreatedAt, updatedAt: r.UpdatedAt, count: r.Entries}
 	if s.claim == nil {
 		st.unclaimed = s
 	}
@@ -259,6 +261,7 @@ func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.A
 	if err != nil {
 		return sessiontree.Entry{}, err
 	}
+	d.Timestamp = opts.Timestamp // empty: appendDraft stamps now
 	return s.appendDraft(ctx, d, opts)
 }
 
@@ -664,7 +667,7 @@ func (st *session) noteStats(ctx context.Context, tx *sqlx.Tx, e sessiontree.Ent
 	st.tally.AddEntryStats(es)
 	st.usage.add(e, es)
 	st.count++
-	st.updatedAt = e.Timestamp
+	st.updatedAt = sessiontree.LastChange(st.created, e.Timestamp)
 	noteFirstUser(&st.firstUser, e)
 	switch e.Type {
 	case sessiontree.TypeSessionInfo:

@@ -205,6 +205,17 @@ var hostileStrings = []string{
 	`emoji 🎉 and \u2028`,
 }
 
+// heldSession makes a session as an import stores one, whose id Create
+// would refuse (sessiontree.CheckNewSessionID) but a store may hold.
+func heldSession(ctx context.Context, s *store.Store, meta sessiontree.SessionMeta, md json.RawMessage) (sessiontree.DatabaseSession, error) {
+	var st sessiontree.DatabaseSession
+	err := s.Database().Update(ctx, func(tx sessiontree.DatabaseTx) (err error) {
+		st, err = tx.NewSession(meta, md)
+		return err
+	})
+	return st, err
+}
+
 // headerText is h as a session id or cwd may hold it: a NUL, which
 // neither may (sessiontree.CheckSessionMeta), spelled out.
 func headerText(h string) string { return strings.ReplaceAll(h, "\x00", `\x00`) }
@@ -250,9 +261,9 @@ func TestHostileStrings(t *testing.T) {
 				t.Fatalf("Create(id %q) = %v; want an InvalidSessionMetaError naming the id", h, err)
 			}
 		}
-		st, err := s.Create(ctx, store.CreateOptions{ID: sid, Cwd: "/cwd/" + headerText(h), Metadata: meta})
+		st, err := heldSession(ctx, s, sessiontree.SessionMeta{ID: sid, Cwd: "/cwd/" + headerText(h)}, meta)
 		if err != nil {
-			t.Fatalf("Create(id %q) = %v", sid, err)
+			t.Fatalf("NewSession(id %q) = %v", sid, err)
 		}
 		ids[h] = sid
 		sess := sessiontree.NewSession(st, sessiontree.SessionOptions{})

@@ -48,7 +48,10 @@
 // ([NextCursorHeader]): the list's is absent on its last page; the
 // entries' is there whenever the page is full, since the log grows, so a
 // full page that ends the log has one, whose page is empty until more is
-// appended. The
+// appended. A search says in its X-Unsearched header ([UnsearchedHeader])
+// how many entries not yet indexed it left unread, "0" when none: when
+// another writer holds the database it reads the newest of them itself,
+// up to a bound, and the hits among the others are missing. The
 // Host header must name a loopback address, localhost, or one of
 // [Options.Hosts] (against DNS rebinding); a request whose Origin is
 // another site's (or another port's of this host) is refused unless it is

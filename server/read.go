@@ -18,6 +18,14 @@ import (
 // on the last page. The body stays what the command prints.
 const NextCursorHeader = "X-Next-Cursor"
 
+// UnsearchedHeader is the search's response header that counts the
+// entries not yet in the index that the search left unread
+// (store.SearchResult.Unsearched, which the command notes on stderr):
+// "0" when every entry was searched; otherwise hits among those entries
+// are missing, and the same search once the index has caught up may find
+// more. The body stays what the command prints.
+const UnsearchedHeader = "X-Unsearched"
+
 // compact is how the API writes JSON: as the command does into a pipe.
 var compact = view.JSONOptions{}
 
@@ -236,5 +244,6 @@ func (srv *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	w.Header().Set(UnsearchedHeader, strconv.FormatInt(res.Unsearched, 10))
 	return respond(w, http.StatusOK, jsonOf(res.HitList()))
 }

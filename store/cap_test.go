@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/migrate"
 	"github.com/sessiontree/sessiontree/store"
@@ -232,36 +231,4 @@ func TestIndexCanceled(t *testing.T) {
 	if n, _ := mustIndex(t, s); n != 4 {
 		t.Errorf("the next Index = %d; want the 4 left", n)
 	}
-}
-
-// holdWriteLock holds the write lock of the database at path from another
-// store (as another process would) until the returned function is called.
-func holdWriteLock(t *testing.T, path string) (release func()) {
-	t.Helper()
-	other := openStoreAt(t, path)
-	held, done, errc := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		errc <- other.DB().Update(context.Background(), func(*engine.Tx) error {
-			close(held)
-			<-done
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-	case err := <-errc:
-		t.Fatalf("holder: %v", err)
-	}
-	var once bool
-	release = func() {
-		if !once {
-			once = true
-			close(done)
-			if err := <-errc; err != nil {
-				t.Errorf("holder: %v", err)
-			}
-		}
-	}
-	t.Cleanup(release)
-	return release
 }

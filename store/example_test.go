@@ -14,7 +14,7 @@ import (
 )
 
 // An agent that keeps its sessions in a database: create a session and
-// write to it, then, after a restart, open it again by its id, build the
+// write to it, then, after a restart, resume it by its id, build the
 // context the model sees, search every session and export the session as
 // a pi file. store.OpenURL takes a postgres:// URL as well.
 func Example() {
@@ -34,8 +34,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	id := ds.ID()
 	s := sessiontree.NewSession(ds, sessiontree.SessionOptions{}) // the typed API
+	id := s.ID()
 	q, err := s.AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"What is 2+2?"}`))
 	if err != nil {
 		log.Fatal(err)
@@ -52,11 +52,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer st.Close()
-	ds, err = st.OpenSession(ctx, id) // or a unique prefix of it
+	s, err = st.Resume(ctx, id, sessiontree.SessionOptions{}) // or a unique prefix of the id
 	if err != nil {
 		log.Fatal(err)
 	}
-	s = sessiontree.NewSession(ds, sessiontree.SessionOptions{})
 	defer s.Close()
 	c, err := s.Context(ctx, sessiontree.ContextOptions{})
 	if err != nil {

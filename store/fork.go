@@ -25,7 +25,9 @@ type ForkOptions struct {
 	// leaf.
 	Tree bool
 
-	// ID is the new session's id; empty means a fresh UUID v7.
+	// ID is the new session's id; empty means a fresh UUID v7. An id pi
+	// or the command could not name is refused
+	// (sessiontree.CheckNewSessionID).
 	ID string
 	// Cwd is the new session's working directory; empty means the
 	// source's.
@@ -81,6 +83,9 @@ func (s *Store) Fork(ctx context.Context, id string, opts ForkOptions) (sessiont
 	}
 	if opts.Metadata != nil && !json.Valid(opts.Metadata) {
 		return nil, fmt.Errorf("fork %s: metadata is not valid JSON: %w", id, ErrBadOptions)
+	}
+	if err := sessiontree.CheckNewSessionID(opts.ID); err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
 	}
 	srcID, err := s.Resolve(ctx, id)
 	if err != nil {

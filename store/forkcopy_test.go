@@ -69,13 +69,16 @@ func TestForkTreeStoresWhatAppendStores(t *testing.T) {
 }
 
 // sessionRows dumps what the engine keeps of session id, keys made
-// relative to the session's, one string per row, by table.
+// relative to the session's and its last change to its creation (a
+// session made after its entries' times was last changed then), one
+// string per row, by table.
 func sessionRows(t testing.TB, s *store.Store, id string) map[string][]string {
 	t.Helper()
 	queries := map[string]string{
 		"session": `SELECT leaf_pk - (pk << 32), leaf_id, leaf_depth, boundary_depth, entry_count, message_count,
        user_messages, assistant_messages, tool_results, tool_calls, input_tokens, output_tokens,
-       cache_read_tokens, cache_write_tokens, cost, usage_buckets, name, first_user_text, updated_at,
+       cache_read_tokens, cache_write_tokens, cost, usage_buckets, name, first_user_text,
+       CASE WHEN updated_at = created_at THEN 'created_at' ELSE updated_at END,
        branch_count, root_count, compaction_count, label_count
 FROM sessions WHERE pk = ?1`,
 		"entries": `SELECT pk - (session << 32), seq, id, parent_id, parent_pk - (session << 32), type, timestamp,

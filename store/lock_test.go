@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -27,7 +28,7 @@ func TestSearchWhileLocked(t *testing.T) {
 	a.assistant("a3", "猫がいる")
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "b", Cwd: "/b"}))
 	b.user("b1", "pending garnet in b")
-	holdWriteLock(t, path)
+	testdb.HoldWriteLock(t, path)
 
 	start := time.Now()
 	for _, tc := range []struct {
@@ -92,7 +93,7 @@ func TestSearchPendingBound(t *testing.T) {
 	if err := st.AppendBatch(ctx, entries); err != nil {
 		t.Fatal(err)
 	}
-	holdWriteLock(t, path)
+	testdb.HoldWriteLock(t, path)
 	res, err := s.Search(ctx, "beryl", store.SearchOptions{Limit: 5})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func TestIndexAndImportWaitForLock(t *testing.T) {
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	b.user("u1", "jasper")
 	files := fixturePaths(piFixtures(t))[:3]
-	release := holdWriteLock(t, path)
+	release := testdb.HoldWriteLock(t, path)
 
 	start := time.Now()
 	if n, err := s.Index(ctx, store.IndexOptions{NoWait: true}); !errors.Is(err, sessiontree.ErrLocked) || n != 0 {

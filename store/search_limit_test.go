@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/testdb"
 	"github.com/sessiontree/sessiontree/store"
 )
 
@@ -62,7 +63,7 @@ func TestSearchLimitBeyondRankWindowPending(t *testing.T) {
 	appendJaspers(t, st, 0, 100)
 	mustIndex(t, s)
 	appendJaspers(t, st, 100, n-100)
-	holdWriteLock(t, path)
+	testdb.HoldWriteLock(t, path)
 	res, err := s.Search(context.Background(), "jasper", store.SearchOptions{Limit: store.MaxSearchLimit})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,4 +92,95 @@ func TestImportRefusesUnstorableHeader(t *testing.T) {
 	if infos, err := s.List(ctx, store.ListOptions{}); err != nil || len(infos.Sessions) != 1 || infos.Sessions[0].ID != "good.jsonl" {
 		t.Errorf("List after the import: %+v, %v; want good.jsonl's session alone", infos.Sessions, err)
 	}
+}
+
+// TestCreateRefusesIDsPiRefuses: Create and Fork refuse an id pi 1.6.0
+// refuses (assertValidSessionId) or the command would take for a file
+// (".jsonl"), on both engines, with an InvalidSessionMetaError naming the
+// id, and store nothing; ids pi takes pass. A store may still hold such
+// an id, from a file imported as it is: it is read and written as any.
+func TestCreateRefusesIDsPiRefuses(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, openStore opener) {
+		ctx := context.Background()
+		s := openStore(t)
+		src := mustCreate(t, s, store.CreateOptions{ID: "src", Cwd: "/w"})
+		if _, err := sessiontree.NewSession(src, sessiontree.SessionOptions{}).AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"hi"}`)); err != nil {
+			t.Fatal(err)
+		}
+		bad := []string{"x.jsonl", "X.JSONL", "-rf", "a/b", `a\b`, "a b", "tab\there", "line\nbreak", "ctl\x01", ".", "..", ".hidden", "trailing-", "_x", "é", "a\x00b"}
+		for _, id := range bad {
+			var me *sessiontree.InvalidSessionMetaError
+			_, err := s.Create(ctx, store.CreateOptions{ID: id, Cwd: "/w"})
+			if !errors.As(err, &me) || me.Field != "id" || !errors.Is(err, sessiontree.ErrInvalidEntry) {
+				t.Errorf("Create(id %q) = %v; want an InvalidSessionMetaError naming the id", id, err)
+			}
+			_, err = s.Fork(ctx, "src", store.ForkOptions{ID: id})
+			if !errors.As(err, &me) || me.Field != "id" {
+				t.Errorf("Fork(id %q) = %v; want an InvalidSessionMetaError naming the id", id, err)
+			}
+		}
+		for _, id := range []string{"a", "Z9", "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81", "my.session_1-x", "x.jsonl1"} {
+			mustCreate(t, s, store.CreateOptions{ID: id, Cwd: "/w"}).Close()
+		}
+		if f, err := s.Fork(ctx, "src", store.ForkOptions{ID: "fork.1"}); err != nil {
+			t.Errorf("Fork(id fork.1) = %v", err)
+		} else {
+			f.Close()
+		}
+		page, err := s.List(ctx, store.ListOptions{Limit: store.MaxListLimit})
+		if err != nil || len(page.Sessions) != 7 {
+			t.Errorf("List: %d sessions, %v; want 7 (src, five made, one fork)", len(page.Sessions), err)
+		}
+		// Ids already held, imported as they are, are read and written.
+		dir := t.TempDir()
+		for i, id := range []string{"-rf", "old.jsonl"} {
+			path := filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i))
+			header := `{"type":"session","version":3,"id":"` + id + `","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}` + "\n"
+			if err := os.WriteFile(path, []byte(header), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := s.Import(ctx, []string{path}, store.ImportOptions{}); err != nil || rep.Files[0].Outcome != store.OutcomeNew {
+				t.Fatalf("Import(id %q) = %+v, %v", id, rep, err)
+			}
+			st, err := s.OpenSession(ctx, id)
+			if err != nil {
+				t.Fatalf("OpenSession(%q) = %v", id, err)
+			}
+			if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(ctx, "kept"); err != nil {
+				t.Errorf("SetName on %q = %v", id, err)
+			}
+			st.Close()
+		}
+	})
+}
+
+// TestResume: Resume opens a session by its id or a unique prefix as a
+// typed Session, whose ID is the session's; no such session is
+// ErrNotFound.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, openStore opener) {
+		ctx := context.Background()
+		s := openStore(t)
+		mustCreate(t, s, store.CreateOptions{ID: "resume-me", Cwd: "/w"}).Close()
+		for _, arg := range []string{"resume-me", "resu"} {
+			sess, err := s.Resume(ctx, arg, sessiontree.SessionOptions{})
+			if err != nil {
+				t.Fatalf("Resume(%q) = %v", arg, err)
+			}
+			if sess.ID() != "resume-me" {
+				t.Errorf("Resume(%q).ID() = %q; want resume-me", arg, sess.ID())
+			}
+			if _, err := sess.SetName(ctx, "n"); err != nil {
+				t.Errorf("SetName after Resume(%q) = %v", arg, err)
+			}
+			if err := sess.Close(); err != nil {
+				t.Errorf("Close() = %v", err)
+			}
+		}
+		if _, err := s.Resume(ctx, "nope", sessiontree.SessionOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Resume(nope) = %v; want ErrNotFound", err)
+		}
+	})
 }

@@ -79,7 +79,9 @@ func (s *Store) Path() string { return s.d.Path() }
 // CreateOptions describe a new session. The zero value makes a session
 // with a fresh id in no particular directory.
 type CreateOptions struct {
-	// ID is the session id; empty means a fresh UUID v7.
+	// ID is the session id; empty means a fresh UUID v7. An id pi or the
+	// command could not name is refused
+	// (sessiontree.CheckNewSessionID).
 	ID string
 	// Cwd is the working directory the session belongs to.
 	Cwd string
@@ -97,6 +99,9 @@ type CreateOptions struct {
 func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.DatabaseSession, error) {
 	if opts.Metadata != nil && !json.Valid(opts.Metadata) {
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
+	}
+	if err := sessiontree.CheckNewSessionID(opts.ID); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
 	}
 	var out sessiontree.DatabaseSession
 	var inner error // the step's own error, which names the session already
@@ -132,6 +137,17 @@ func (s *Store) OpenSession(ctx context.Context, idOrPrefix string) (sessiontree
 	}
 	// The engine's error says "open session <id>" already.
 	return s.d.OpenSession(ctx, id)
+}
+
+// Resume opens a session by its id or a unique prefix, as
+// [Store.OpenSession] does, for the typed API: the returned Session's
+// Close closes the session.
+func (s *Store) Resume(ctx context.Context, idOrPrefix string, opts sessiontree.SessionOptions) (*sessiontree.Session, error) {
+	st, err := s.OpenSession(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	return sessiontree.NewSession(st, opts), nil
 }
 
 // fullIDLen is the length of a session id as pi makes them (a UUID).

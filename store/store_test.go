@@ -38,8 +38,11 @@ func testCreateAndInfo(t *testing.T, openStore opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.SessionInfo{ID: st.ID(), Name: "my session", Cwd: "/work/a", CreatedAt: metaOf(t, st).CreatedAt,
-		UpdatedAt: "2026-03-01T10:00:03.000Z", Entries: 3, Messages: 2, FirstUserMessage: "first prompt",
+	// The entries are stamped 2026-03-01, before the session was made:
+	// its last change is its creation (sessiontree.LastChange).
+	created := metaOf(t, st).CreatedAt
+	want := store.SessionInfo{ID: st.ID(), Name: "my session", Cwd: "/work/a", CreatedAt: created,
+		UpdatedAt: created, Entries: 3, Messages: 2, FirstUserMessage: "first prompt",
 		ParentSession: "0199a000-0000-7000-8000-000000000000", Leaf: "n1", Metadata: json.RawMessage(`{"tags": ["x"], "n": 1.50}`)}
 	if diff := cmp.Diff(want, in); diff != "" {
 		t.Errorf("Info() (-want +got):\n%s", diff)
@@ -108,16 +111,18 @@ func testOpenSessionByPrefix(t *testing.T, openStore opener) {
 }
 
 // listFixture makes n sessions over three directories, updated at
-// distinct or equal times, and returns their infos newest first.
+// distinct or equal times after they were made, and returns their infos
+// newest first.
 func listFixture(t *testing.T, s *store.Store, n int) []store.SessionInfo {
 	ctx := context.Background()
+	later := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
 	var all []store.SessionInfo
 	for i := range n {
 		st := mustCreate(t, s, store.CreateOptions{ID: fmt.Sprintf("s-%03d", i), Cwd: fmt.Sprintf("/work/%d", i%3)})
 		b := newBuilder(t, st)
 		// Sessions 10 and 11 are updated at the same instant: the tie is
 		// broken by creation order.
-		b.clock = b.clock.Add(time.Duration((i*7919)%n) * time.Minute)
+		b.clock = later.Add(time.Duration((i*7919)%n) * time.Minute)
 		if i == 11 {
 			b.clock = b.clock.Add(time.Duration((10*7919)%n-(11*7919)%n) * time.Minute)
 		}
@@ -222,7 +227,7 @@ func testListPagingAndFilters(t *testing.T, openStore opener) {
 		t.Fatal(err)
 	}
 	b := newBuilder(t, moved)
-	b.clock = b.clock.Add(1000 * time.Hour)
+	b.clock = time.Now().Add(1000 * time.Hour)
 	b.user("late", "late prompt")
 	p2, err := s.List(ctx, store.ListOptions{Limit: 100, After: p1.Next})
 	if err != nil {

@@ -269,7 +269,11 @@ func (r *modelRun) compareSummary() error {
 	}
 	want := sessiontree.Summary{Shape: sessiontree.ShapeOf(r.m.log, r.m.r.Labels), List: sessiontree.ListInfoOf(r.m.log)}
 	if n := len(r.m.log); n > 0 {
-		want.UpdatedAt = r.m.log[n-1].Timestamp
+		meta, err := r.rd.Meta(r.ctx)
+		if err != nil {
+			return fmt.Errorf("Meta: %w", err)
+		}
+		want.UpdatedAt = sessiontree.LastChange(meta.CreatedAt, r.m.log[n-1].Timestamp)
 	}
 	if !cmp.Equal(got, want) {
 		return fmt.Errorf("Summary = %+v; the model's is %+v", got, want)

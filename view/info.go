@@ -35,7 +35,9 @@ type Info struct {
 	FirstMessage string `json:"firstMessage"`
 	// CreatedAt is the header's timestamp.
 	CreatedAt string `json:"createdAt"`
-	// UpdatedAt is the timestamp of the last entry, nil when there is none.
+	// UpdatedAt is when the session last changed, nil when it has no
+	// entry: the last entry's timestamp, or CreatedAt when that is later
+	// (a fork's entries are older than it; [sessiontree.LastChange]).
 	UpdatedAt *string `json:"updatedAt"`
 	// ParentSession is the session this one was forked from, nil if none.
 	ParentSession *string `json:"parentSession"`
@@ -88,6 +90,9 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	stats, err := st.Stats(ctx)
 	if err != nil {
 		return Info{}, fmt.Errorf("read stats: %w", err)
+	}
+	if sum.UpdatedAt != "" {
+		sum.UpdatedAt = sessiontree.LastChange(meta.CreatedAt, sum.UpdatedAt)
 	}
 	if stats.Breakdown == nil {
 		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null

@@ -98,3 +98,43 @@ func TestInfoFromCounters(t *testing.T) {
 		}
 	})
 }
+
+// TestInfoUpdatedAtOfFork: a session whose entries are older than its
+// header, as a fork pi writes (createBranchedSession: a header of now,
+// the entries copied), was last changed when it was made; one with an
+// entry after its header, at that entry; one without entries has none.
+func TestInfoUpdatedAtOfFork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	entry := func(ts string) sessiontree.Entry {
+		e, err := sessiontree.DecodeEntry([]byte(`{"type":"message","id":"u1","parentId":null,"timestamp":"` + ts + `","message":{"role":"user","content":"hi"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		entries []sessiontree.Entry
+		want    any
+	}{
+		{[]sessiontree.Entry{entry("2026-01-02T00:00:00.000Z")}, "2026-12-01T00:00:00.000Z"},
+		{[]sessiontree.Entry{entry("2026-12-02T00:00:00.000Z")}, "2026-12-02T00:00:00.000Z"},
+		{nil, nil},
+	} {
+		st, err := memory.NewUnchecked(sessiontree.SessionMeta{ID: "f", Version: 3, CreatedAt: "2026-12-01T00:00:00.000Z"}, c.entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := view.LoadInfo(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got any
+		if info.UpdatedAt != nil {
+			got = *info.UpdatedAt
+		}
+		if got != c.want {
+			t.Errorf("LoadInfo(%d entries).UpdatedAt = %v; want %v", len(c.entries), got, c.want)
+		}
+	}
+}

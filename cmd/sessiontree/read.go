@@ -77,7 +77,8 @@ With --json: an object with id, cwd, name (null if none), leafId (null if
 none), entryCount, messageCount and firstMessage (as pi's session list gives
 them: every message entry counted, system messages included; the text of
 the first user message with text, else "(no messages)"), createdAt,
-updatedAt (the last entry's time, null if none), parentSession (null if
+updatedAt (the last entry's time, or createdAt when that is later, as
+for a fork; null if no entry), parentSession (null if
 none), version, branches, roots,
 compactions, labels and stats: pi's /session totals {userMessages,
 assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
