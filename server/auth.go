@@ -132,7 +132,8 @@ func (srv *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	// Without it a browser hides the paged GETs' cursor and the search's count of what it left out from the page.
+	// Without it a browser hides from the page the paged GETs' cursor
+	// and a search's count of what it left out.
 	h.Set("Access-Control-Expose-Headers", NextCursorHeader+", "+UnsearchedHeader)
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
