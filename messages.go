@@ -73,8 +73,8 @@ type UsageCost struct {
 
 // AssistantMessage returns the assistant message of r in pi's shape:
 // {"role":"assistant","content":[text, toolCall…],"api","provider",
-// "model","usage","stopReason","timestamp"}. It fails when a tool call's
-// arguments are not a JSON object.
+// "model","usage","stopReason","timestamp"}. It fails with a
+// [*InvalidEntryError] when a tool call's arguments are not a JSON object.
 func AssistantMessage(r AssistantReply) (json.RawMessage, error) {
 	content := make([]any, 0, 1+len(r.ToolCalls))
 	if r.Text != "" {
@@ -83,7 +83,7 @@ func AssistantMessage(r AssistantReply) (json.RawMessage, error) {
 	for _, c := range r.ToolCalls {
 		args, err := jsonObject(c.Arguments)
 		if err != nil {
-			return nil, fmt.Errorf("tool call %s arguments: %w", c.ID, err)
+			return nil, &InvalidEntryError{Reason: fmt.Sprintf("tool call %s arguments: %v", c.ID, err)}
 		}
 		content = append(content, toolCallBlock{"toolCall", c.ID, c.Name, args})
 	}
@@ -122,10 +122,11 @@ type ToolResult struct {
 
 // ToolResultMessage returns the tool result r in pi's shape:
 // {"role":"toolResult","toolCallId","toolName","content":[text],
-// "details"?,"isError","timestamp"}. It fails when Details is not JSON.
+// "details"?,"isError","timestamp"}. It fails with a [*InvalidEntryError]
+// when Details is not JSON.
 func ToolResultMessage(r ToolResult) (json.RawMessage, error) {
 	if r.Details != nil && !json.Valid(r.Details) {
-		return nil, fmt.Errorf("tool result %s details: not valid JSON", r.ToolCallID)
+		return nil, &InvalidEntryError{Reason: fmt.Sprintf("tool result %s details: not valid JSON", r.ToolCallID)}
 	}
 	return marshalMessage(struct {
 		Role       string          `json:"role"`

@@ -56,11 +56,11 @@ func TestMessageConstructors(t *testing.T) {
 		`"stopReason":"stop","timestamp":1795383044001}`; err != nil || string(b) != want {
 		t.Errorf("AssistantMessage(no text, no total) =\n%s, %v\nwant\n%s", b, err, want)
 	}
-	if _, err := sessiontree.AssistantMessage(sessiontree.AssistantReply{ToolCalls: []sessiontree.ToolCall{{ID: "x", Arguments: json.RawMessage(`[1]`)}}}); err == nil {
-		t.Error("AssistantMessage with array arguments: no error")
+	if _, err := sessiontree.AssistantMessage(sessiontree.AssistantReply{ToolCalls: []sessiontree.ToolCall{{ID: "x", Arguments: json.RawMessage(`[1]`)}}}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("AssistantMessage with array arguments = %v; want ErrInvalidEntry", err)
 	}
-	if _, err := sessiontree.ToolResultMessage(sessiontree.ToolResult{Details: json.RawMessage(`{`)}); err == nil {
-		t.Error("ToolResultMessage with details that are not JSON: no error")
+	if _, err := sessiontree.ToolResultMessage(sessiontree.ToolResult{Details: json.RawMessage(`{`)}); !errors.Is(err, sessiontree.ErrInvalidEntry) {
+		t.Errorf("ToolResultMessage with details that are not JSON = %v; want ErrInvalidEntry", err)
 	}
 }
 
