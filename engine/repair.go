@@ -20,58 +20,54 @@ import (
 // entries, which are the data and stay as they are, by the rules a write
 // uses: the log goes through Check's replay (replaySession), which
 // refuses a session whose header or entries are damaged (checksums,
-// columns against the JSON, missing parents, placements, the rows
-// through each index); each entry is counted as an append counts it
-// (delta.count, the append's owner of counters, stats, cost, usage by
-// day, name and first user text), its label written as an append writes
-// it (q.label), the tree's counts and the branch are what Check computes
-// of the log (replayed.shape, replayed.paths), and the session row is
-// written by the append's statement (q.apply). Before the transaction
-// commits, the rest of the session's check (compareDerived, then its
-// rows through each index, checkIndexes) runs on what it wrote; a
-// repair it does not pass is rolled back.
+// columns against the JSON, missing parents, placements); each entry is
+// counted as an append counts it (delta.count, the append's owner of
+// counters, stats, cost, usage by day, name and first user text), its
+// label written as an append writes it (q.label), the tree's counts and
+// the branch are what Check computes of the log (replayed.shape,
+// replayed.paths), the session row is written with the append's
+// parameters (delta.rowArgs) and the usage by day by the append's
+// q.applyDays. Before the transaction commits, the rest of the session's
+// check (compareDerived, then its rows through each index, checkIndexes)
+// runs on what it wrote; a repair it does not pass is rolled back.
 
-// qResetDerived empties what q.apply adds to, so that it writes the
-// whole log's values. label_count is the labels' count, which their
-// triggers keep as the labels go in again.
-const qResetDerived = `UPDATE sessions SET
-    entry_count = 0, message_count = 0, user_messages = 0, assistant_messages = 0,
-    tool_results = 0, tool_calls = 0, input_tokens = 0, output_tokens = 0,
-    cache_read_tokens = 0, cache_write_tokens = 0, first_user_text = NULL,
-    branch_count = 0, root_count = 0, compaction_count = 0, label_count = 0
-WHERE pk = ?1`
+// qSetDerived writes a session row's derived values: qUpdateSession's
+// parameters (delta.rowArgs), each value the whole log's rather than
+// what a write adds. label_count is the labels' count, which their
+// triggers keep as the labels go in again (qResetLabelCount).
+const qSetDerived = `UPDATE sessions SET
+    leaf_pk = ?, leaf_id = ?, leaf_depth = ?, boundary_depth = ?,
+    entry_count = ?, message_count = ?, user_messages = ?, assistant_messages = ?,
+    tool_results = ?, tool_calls = ?, input_tokens = ?, output_tokens = ?,
+    cache_read_tokens = ?, cache_write_tokens = ?,
+    cost = ?, usage_buckets = coalesce(?, usage_buckets), updated_at = ?,
+    name = CASE WHEN ? THEN ? ELSE name END,
+    first_user_text = ?,
+    branch_count = ?, root_count = ?, compaction_count = ?
+WHERE pk = ?`
 
-// RepairedSession is a session whose derived values [DB.Repair]
-// computed again.
-type RepairedSession struct {
-	// ID is the session's id.
-	ID string
-	// Was is what the check reported of the session before: the first
-	// derived value that disagreed with its log (a
-	// sessiontree.CorruptError).
-	Was error
-}
+const qResetLabelCount = `UPDATE sessions SET label_count = 0 WHERE pk = ?1`
 
-// Repair computes again, from its entries, what the writes derive from
-// the log of session id, or of each session when id is "", when Check
-// reports that it disagrees with the log, and returns the sessions it
-// repaired. It is the mend for a session an older engine wrote by rules
-// since changed (see doc.go's version skew); the entries are never
-// changed.
+// Repair computes again (sessiontree.Repairer), from its entries, what
+// the writes derive from the log of session id, or of each session when
+// id is "", when Check reports that it disagrees with the log, and
+// returns the sessions it repaired. It mends a session an older engine
+// wrote by rules since changed (see the package doc's version skew); it
+// never changes an entry.
 //
 // Each session is checked in a read transaction first, and only one
 // reported corrupt is repaired, in a write transaction of its own that
 // replays its log again under the write lock: the session row's
 // counters, stats, breakdown, name, first user text, leaf and tree
 // counts, its labels, its usage by day and its materialized branch are
-// written as appending its log would write them, and Check's comparison
-// runs on them before the commit. A session whose data is damaged (its
-// header against its checksum, an entry against its checksum or its
+// written as appending its log would write them, and the rest of the
+// check runs on them before the commit. A session whose data is damaged
+// (its header against its checksum, an entry against its checksum or its
 // columns, a missing parent, a placement, its rows through an index) is
 // left as it is: its problem is in the returned error, which joins one
 // error per such session, each matching sessiontree.ErrCorrupt, as
 // Check's does. An error of another kind stops the repair.
-func (db *DB) Repair(ctx context.Context, id string) ([]RepairedSession, error) {
+func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSession, error) {
 	ids := []string{id}
 	if id == "" {
 		err := db.view(ctx, func(r q) (err error) {
@@ -82,7 +78,7 @@ func (db *DB) Repair(ctx context.Context, id string) ([]RepairedSession, error) 
 			return nil, fmt.Errorf("repair %s: %w", db.path, translate(err))
 		}
 	}
-	var repaired []RepairedSession
+	var repaired []sessiontree.RepairedSession
 	var problems []error
 	for _, id := range ids {
 		was, err := db.repairIfCorrupt(ctx, id)
@@ -92,7 +88,7 @@ func (db *DB) Repair(ctx context.Context, id string) ([]RepairedSession, error) 
 		case err != nil:
 			return repaired, err
 		case was != nil:
-			repaired = append(repaired, RepairedSession{ID: id, Was: was})
+			repaired = append(repaired, sessiontree.RepairedSession{ID: id, Was: was})
 		}
 	}
 	return repaired, errors.Join(problems...)
@@ -185,7 +181,7 @@ func damaged(err error) error {
 // leaf, tree counts and branch of the replay.
 func (rp *replayed) save(w q, ss *storedSession, d *delta, labels []labelWrite) error {
 	delete(w.c.heads, rp.pk) // the next append reads the head again
-	for _, stmt := range []string{qDeleteLabels, qResetDerived, qDeleteUsageDays, qDeleteBranch} {
+	for _, stmt := range []string{qDeleteLabels, qResetLabelCount, qDeleteUsageDays, qDeleteBranch} {
 		if _, err := w.exec(stmt, rp.pk); err != nil {
 			return err
 		}
@@ -215,5 +211,8 @@ func (rp *replayed) save(w q, ss *storedSession, d *delta, labels []labelWrite) 
 	d.shape = rp.shape()
 	d.setsName = true
 	d.ownBuckets = true // written even when empty
-	return w.apply(rp.pk, d)
+	if _, err := w.exec(qSetDerived, d.rowArgs(rp.pk)...); err != nil {
+		return err
+	}
+	return w.applyDays(rp.pk, &d.days)
 }
