@@ -47,9 +47,9 @@ running while a newer one upgraded the database, wrote by its older rule.
 Each repaired session is printed with what was wrong; the check then runs
 as without --repair. Entries are never changed: a session whose entries or
 header are damaged is not repaired, and the check reports it. --repair
-needs a database that takes writes, and is for SQLite databases
-(PostgreSQL computes such sessions again when a newer sessiontree opens
-the database).
+needs a database that takes writes. On PostgreSQL it computes again the
+name, labels, stats and usage by day, and keeps a repair only when the
+session's check then passes.
 
 A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is
