@@ -177,3 +177,60 @@ func queryLines(t *testing.T, raw *sql.DB, query string, args ...any) []string {
 	}
 	return out
 }
+
+// TestRepairWritesWhatTheWritesWrote wrecks every derived value of a
+// session of every kind of write (appends, leaf moves to an entry and
+// before the first, a batch, a compaction, branches,
+// roots, labels set and cleared, a name, a model change, usage on two
+// days) and of an empty one: Repair writes back, row for row, what the
+// writes had written.
+func TestRepairWritesWhatTheWritesWrote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newDB(t)
+	st, empty := newSession(t, db), newSession(t, db)
+	none := sessiontree.AppendOptions{}
+	must := must2[sessiontree.Entry](t)
+	draft := func(typ sessiontree.EntryType, fields string) sessiontree.Draft {
+		return sessiontree.Draft{Type: typ, Fields: []byte(fields)}
+	}
+	a := must(st.Append(ctx, userDraft("a"), none)).ID
+	b := must(st.Append(ctx, draft(sessiontree.TypeModelChange, `{"provider":"p","modelId":"m"}`), none)).ID
+	must(st.SetLeaf(ctx, a, none))
+	must(st.Append(ctx, draft(sessiontree.TypeCompaction, `{"summary":"s","firstKeptEntryId":"`+a+`","tokensBefore":1}`), none))
+	must(st.Append(ctx, draft(sessiontree.TypeLabel, `{"targetId":"`+b+`","label":"one"}`), none))
+	must(st.Append(ctx, draft(sessiontree.TypeLabel, `{"targetId":"`+a+`","label":"two"}`), none))
+	must(st.Append(ctx, draft(sessiontree.TypeLabel, `{"targetId":"`+b+`"}`), none))
+	move := must(st.SetLeaf(ctx, "", none)).ID
+	must(st.Append(ctx, userDraft("another root"), none))
+	must(st.Append(ctx, draft(sessiontree.TypeSessionInfo, `{"name":" named "}`), none))
+	if err := st.AppendBatch(ctx, []sessiontree.Entry{
+		usageEntry(t, "u1", move, "2026-03-01T10:00:00.000Z", "m", 5, 0.1),
+		usageEntry(t, "u2", "u1", "2026-03-02T10:00:00.000Z", "m", 7, 0.2),
+		usageEntry(t, "u3", "u1", "2026-03-02T11:00:00.000Z", "n", 9, 0.3),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	must(st.Append(ctx, userDraft("last"), none))
+	raw := rawDB(t, db.Path())
+	written := map[string]map[string][]string{}
+	for _, s := range []*engine.Storage{st, empty} {
+		written[s.ID()] = sessionRows(t, raw, s.ID())
+	}
+	mustExec(t, raw, `UPDATE sessions SET message_count = 0, user_messages = 0, assistant_messages = 0,
+		tool_results = 0, tool_calls = 0, input_tokens = 0, output_tokens = 0, cache_read_tokens = 0,
+		cache_write_tokens = 0, cost = 0, usage_buckets = '[]', name = NULL, first_user_text = 'x',
+		branch_count = 7, root_count = 7, compaction_count = 7, label_count = 7,
+		leaf_pk = NULL, leaf_id = NULL, leaf_depth = 0, boundary_depth = 0`,
+		`DELETE FROM labels`, `DELETE FROM usage_days`, `DELETE FROM branch`)
+
+	repaired, err := db.Repair(ctx, "")
+	if err != nil || len(repaired) != 2 {
+		t.Errorf("Repair() = %+v, %v; want both sessions repaired", repaired, err)
+	}
+	for id, want := range written {
+		if diff := cmp.Diff(want, sessionRows(t, raw, id)); diff != "" {
+			t.Errorf("rows of session %s (-written +repaired):\n%s", id, diff)
+		}
+	}
+}
