@@ -180,10 +180,10 @@ func queryLines(t *testing.T, raw *sql.DB, query string, args ...any) []string {
 
 // TestRepairWritesWhatTheWritesWrote wrecks every derived value of a
 // session of every kind of write (appends, leaf moves to an entry and
-// before the first, a batch, a compaction, branches,
-// roots, labels set and cleared, a name, a model change, usage on two
-// days) and of an empty one: Repair writes back, row for row, what the
-// writes had written.
+// before the first, a batch, a compaction, branches, roots, labels set
+// and cleared, a name, a model change, usage on two days) and of an
+// empty one: Repair writes back, row for row, what the writes had
+// written.
 func TestRepairWritesWhatTheWritesWrote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
