@@ -136,6 +136,28 @@ type RepairedSession struct {
 	Was error
 }
 
+// RepairEach is a [Repairer]'s loop over the sessions ids: repair
+// repairs one, returning what its check reported before (nil when it
+// was sound or is gone), or an error. It collects the sessions repaired
+// and joins the errors matching [ErrCorrupt] (sessions left for damage),
+// and stops at any other error, returning what it repaired before.
+func RepairEach(ids []string, repair func(id string) (was error, err error)) ([]RepairedSession, error) {
+	var repaired []RepairedSession
+	var problems []error
+	for _, id := range ids {
+		was, err := repair(id)
+		switch {
+		case errors.Is(err, ErrCorrupt):
+			problems = append(problems, err)
+		case err != nil:
+			return repaired, err
+		case was != nil:
+			repaired = append(repaired, RepairedSession{ID: id, Was: was})
+		}
+	}
+	return repaired, errors.Join(problems...)
+}
+
 // DatabaseTx is one transaction of a [Database] (see its doc for the
 // rules every method follows). Reads see the transaction's own writes.
 type DatabaseTx interface {

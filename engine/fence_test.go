@@ -157,15 +157,8 @@ func TestSchemaFenceNewerSchema(t *testing.T) {
 // (kept on the day an older time rule gave) wrong, and every Check after
 // called the session corrupt.
 func TestSchemaFenceStopsOlderBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an older engine")
-	}
-	t.Parallel()
+	old, path := olderOnFile(t)
 	ctx := context.Background()
-	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
-	path := filepath.Join(t.TempDir(), "s.db")
-	old.Must("open sqlite " + path)
-	old.Must("create older")
 	old.Must("write older")
 
 	db := openDB(t, path, engine.Options{}) // migrates; its cleanup checks every session
@@ -196,15 +189,8 @@ func TestSchemaFenceStopsOlderBuild(t *testing.T) {
 // Repair computes them again, and Check is clean (openDB's cleanup checks
 // the whole database too).
 func TestRepairOlderBuildsWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an older engine")
-	}
-	t.Parallel()
+	old, path := olderOnFile(t)
 	ctx := context.Background()
-	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
-	path := filepath.Join(t.TempDir(), "s.db")
-	old.Must("open sqlite " + path)
-	old.Must("create older")
 	db := openDB(t, path, engine.Options{}) // migrates
 	fence, err := fs.ReadFile(migrate.Files, "0028_schema_fence.sql")
 	if err != nil {
@@ -225,4 +211,20 @@ func TestRepairOlderBuildsWrites(t *testing.T) {
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after Repair = %v", err)
 	}
+}
+
+// olderOnFile runs, in parallel with other tests, a real engine from
+// before migration 19 (oldbuild.BeforeShapeInGo) that opens a new file,
+// which it returns, and creates session "older" in it. Skipped with
+// -short.
+func olderOnFile(t *testing.T) (*oldbuild.Writer, string) {
+	if testing.Short() {
+		t.Skip("builds an older engine")
+	}
+	t.Parallel()
+	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
+	path := filepath.Join(t.TempDir(), "s.db")
+	old.Must("open sqlite " + path)
+	old.Must("create older")
+	return old, path
 }

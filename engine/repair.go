@@ -78,20 +78,7 @@ func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSess
 			return nil, fmt.Errorf("repair %s: %w", db.path, translate(err))
 		}
 	}
-	var repaired []sessiontree.RepairedSession
-	var problems []error
-	for _, id := range ids {
-		was, err := db.repairIfCorrupt(ctx, id)
-		switch {
-		case errors.Is(err, sessiontree.ErrCorrupt):
-			problems = append(problems, err)
-		case err != nil:
-			return repaired, err
-		case was != nil:
-			repaired = append(repaired, sessiontree.RepairedSession{ID: id, Was: was})
-		}
-	}
-	return repaired, errors.Join(problems...)
+	return sessiontree.RepairEach(ids, func(id string) (was, err error) { return db.repairIfCorrupt(ctx, id) })
 }
 
 // repairIfCorrupt checks session id and repairs it when the check

@@ -40,20 +40,7 @@ func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSess
 			return nil, fmt.Errorf("repair: %w", storageErr(err))
 		}
 	}
-	var repaired []sessiontree.RepairedSession
-	var problems []error
-	for _, one := range ids {
-		was, err := db.repairIfCorrupt(ctx, one)
-		switch {
-		case errors.Is(err, sessiontree.ErrCorrupt):
-			problems = append(problems, err)
-		case err != nil:
-			return repaired, err
-		case was != nil:
-			repaired = append(repaired, sessiontree.RepairedSession{ID: one, Was: was})
-		}
-	}
-	return repaired, errors.Join(problems...)
+	return sessiontree.RepairEach(ids, func(id string) (was, err error) { return db.repairIfCorrupt(ctx, id) })
 }
 
 // repairIfCorrupt checks session id and, when the check reports it
