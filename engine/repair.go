@@ -66,7 +66,9 @@ const qResetLabelCount = `UPDATE sessions SET label_count = 0 WHERE pk = ?1`
 // columns, a missing parent, a placement, its rows through an index) is
 // left as it is: its problem is in the returned error, which joins one
 // error per such session, each matching sessiontree.ErrCorrupt, as
-// Check's does. An error of another kind stops the repair.
+// Check's does. An error of another kind stops the repair. A session's
+// repair holds the write lock for about the time of its check (its
+// replay), so other writers wait that long.
 func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSession, error) {
 	ids := []string{id}
 	if id == "" {
