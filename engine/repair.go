@@ -80,27 +80,28 @@ func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSess
 			return nil, fmt.Errorf("repair %s: %w", db.path, translate(err))
 		}
 	}
-	return sessiontree.RepairEach(ids, func(id string) (was, err error) { return db.repairIfCorrupt(ctx, id) })
+	listed := id == ""
+	return sessiontree.RepairEach(ids, func(id string) (was, err error) {
+		was, err = db.repairIfCorrupt(ctx, id)
+		if listed && errors.Is(err, sessiontree.ErrNotFound) {
+			return nil, nil // deleted since the listing
+		}
+		return was, err
+	})
 }
 
 // repairIfCorrupt checks session id and repairs it when the check
 // reports it corrupt (repairSession). It returns what the repair mended,
-// nil when the session was sound (or is gone).
+// nil when the session was sound.
 func (db *DB) repairIfCorrupt(ctx context.Context, id string) (was error, err error) {
 	err = db.checkSession(ctx, id, false)
-	if err == nil || errors.Is(err, sessiontree.ErrNotFound) {
-		return nil, nil
-	}
-	if !errors.Is(err, sessiontree.ErrCorrupt) {
+	if err == nil || !errors.Is(err, sessiontree.ErrCorrupt) {
 		return nil, err
 	}
 	err = db.update(ctx, false, func(w q) (err error) {
 		was, err = repairSession(w, id)
 		return err
 	})
-	if errors.Is(err, sessiontree.ErrNotFound) {
-		return nil, nil // deleted meanwhile
-	}
 	if err != nil {
 		return nil, fmt.Errorf("repair %s: session %s: %w", db.path, id, translate(err))
 	}

@@ -67,6 +67,9 @@ func TestRepairOlderWrites(t *testing.T) {
 	if repaired, err := db.Repair(ctx, older.ID()); len(repaired) != 0 || err != nil {
 		t.Errorf("Repair(%s) of a sound session = %+v, %v; want nothing done", older.ID(), repaired, err)
 	}
+	if _, err := db.Repair(ctx, "no-such-session"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Repair() of a session that does not exist = %v; want ErrNotFound", err)
+	}
 }
 
 // repairSession makes a session of five entries: a user message, two

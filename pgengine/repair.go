@@ -40,25 +40,25 @@ func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSess
 			return nil, fmt.Errorf("repair: %w", storageErr(err))
 		}
 	}
-	return sessiontree.RepairEach(ids, func(id string) (was, err error) { return db.repairIfCorrupt(ctx, id) })
+	listed := id == ""
+	return sessiontree.RepairEach(ids, func(id string) (was, err error) {
+		was, err = db.repairIfCorrupt(ctx, id)
+		if listed && errors.Is(err, sessiontree.ErrNotFound) {
+			return nil, nil // deleted since the listing
+		}
+		return was, err
+	})
 }
 
 // repairIfCorrupt checks session id and, when the check reports it
 // corrupt, computes its derived values again (see [DB.Repair]). It
-// returns what the repair mended, nil when the session was sound or is
-// gone.
+// returns what the repair mended, nil when the session was sound.
 func (db *DB) repairIfCorrupt(ctx context.Context, id string) (was, err error) {
 	was = db.checkSession(ctx, id)
-	if was == nil || deleted(was, id) {
-		return nil, nil
-	}
-	if !errors.Is(was, sessiontree.ErrCorrupt) {
+	if was == nil || !errors.Is(was, sessiontree.ErrCorrupt) {
 		return nil, was
 	}
 	st, err := db.OpenStorage(ctx, id)
-	if deleted(err, id) {
-		return nil, nil
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ func TestRepairOlderWrites(t *testing.T) {
 	if err := b.db.Check(ctx, broken.ID()); err == nil || err.Error() != before.Error() {
 		t.Errorf("Check() of the damaged session after Repair = %v; want %v, as before", err, before)
 	}
+	if _, err := b.db.Repair(ctx, "no-such-session"); !errors.Is(err, sessiontree.ErrNotFound) {
+		t.Errorf("Repair() of a session that does not exist = %v; want ErrNotFound", err)
+	}
 	damageAll(`UPDATE entries SET depth = depth - 5 WHERE seq = 2 AND session = `+where,
 		`UPDATE sessions SET name = NULL WHERE pk = `+where) // for openDB's check
 }
