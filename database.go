@@ -113,6 +113,51 @@ type EntryChecker interface {
 	CheckEntry(e Entry) error
 }
 
+// Repairer is implemented by a [Database] that can compute again, from
+// a session's entries, what its writes derive from them (counters,
+// stats, usage by day, name, labels, the tree's counts, the active
+// branch) when [Database.Check] reports that they disagree with the log:
+// what an engine older than a rule wrote by its older rule. Repair does
+// so for session id, or for every session when id is "", each in a
+// write transaction of its own, and returns the sessions it repaired;
+// entries are never changed. A session whose own data (its header, an
+// entry) is damaged is left as it is, its problem in the returned error,
+// which joins one per such session, each matching [ErrCorrupt].
+type Repairer interface {
+	Repair(ctx context.Context, id string) ([]RepairedSession, error)
+}
+
+// RepairedSession is a session a [Repairer] repaired.
+type RepairedSession struct {
+	// ID is the session's id.
+	ID string
+	// Was is what the check reported of the session before the repair
+	// (it matches [ErrCorrupt]).
+	Was error
+}
+
+// RepairEach is a [Repairer]'s loop over the sessions ids: repair
+// repairs one, returning what its check reported before (nil when it
+// was sound or is gone), or an error. It collects the sessions repaired
+// and joins the errors matching [ErrCorrupt] (sessions left for damage),
+// and stops at any other error, returning what it repaired before.
+func RepairEach(ids []string, repair func(id string) (was error, err error)) ([]RepairedSession, error) {
+	var repaired []RepairedSession
+	var problems []error
+	for _, id := range ids {
+		was, err := repair(id)
+		switch {
+		case errors.Is(err, ErrCorrupt):
+			problems = append(problems, err)
+		case err != nil:
+			return repaired, err
+		case was != nil:
+			repaired = append(repaired, RepairedSession{ID: id, Was: was})
+		}
+	}
+	return repaired, errors.Join(problems...)
+}
+
 // DatabaseTx is one transaction of a [Database] (see its doc for the
 // rules every method follows). Reads see the transaction's own writes.
 type DatabaseTx interface {

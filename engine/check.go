@@ -296,6 +296,30 @@ func corruptEntry(entry, format string, a ...any) error {
 // checkSession replays session id's log against what the engine keeps of
 // it (see [DB.Check]); withText also notes which entries have search text.
 func checkSession(r q, id string, withText bool) (*replayed, error) {
+	rp, ss, err := replaySession(r, id, withText, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := rp.compareDerived(r, ss); err != nil {
+		return nil, err
+	}
+	return rp, nil
+}
+
+// replaySession is the first part of a session's check: its row
+// (sessionToReplay), then its log replayed (replayLog).
+func replaySession(r q, id string, withText bool, each func(*checkRow)) (*replayed, *storedSession, error) {
+	ss, err := sessionToReplay(r, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	rp, err := replayLog(r, ss, withText, each)
+	return rp, ss, err
+}
+
+// sessionToReplay reads session id's row and checks its header against
+// its checksum.
+func sessionToReplay(r q, id string) (*storedSession, error) {
 	var ss storedSession
 	if err := ss.scan(r, id); err != nil {
 		return nil, err
@@ -308,17 +332,46 @@ func checkSession(r q, id string, withText bool) (*replayed, error) {
 	if err := sessiontree.VerifyHeaderChecksum(ss.header, ss.headerSum); err != nil {
 		return nil, err
 	}
+	return &ss, nil
+}
+
+// replayLog replays the log of session ss in append order, each entries
+// row against its JSON and what an append computes of its placement from
+// the entries before it. It compares none of the derived values the
+// writes keep beside the log (compareDerived does): an error here, or
+// from sessionToReplay, is damage of the session's data, its header or
+// its entries, which no computing again can mend (see repair.go). each,
+// when not nil, is called with each row once the replay took it.
+func replayLog(r q, ss *storedSession, withText bool, each func(*checkRow)) (*replayed, error) {
 	rp := &replayed{pk: ss.pk, byID: checkedIDs{}, firstUse: map[string]int64{}, days: sessiontree.UsageDays{}}
 	lo, hi := pkRange(ss.pk)
-	if err := eachCheckRow(r, lo, hi, withText, rp.add); err != nil {
-		return nil, err
-	}
-	for _, step := range []func(q, *storedSession) error{rp.compareCounters, rp.compareState, rp.compareBranch} {
-		if err := step(r, &ss); err != nil {
-			return nil, err
+	add := rp.add
+	if each != nil {
+		add = func(w *checkRow) error {
+			if err := rp.add(w); err != nil {
+				return err
+			}
+			each(w)
+			return nil
 		}
 	}
+	if err := eachCheckRow(r, lo, hi, withText, add); err != nil {
+		return nil, err
+	}
 	return rp, nil
+}
+
+// compareDerived is the second part of a session's check: what the
+// writes derive from the log and keep beside it (the session row's
+// counters, list fields, leaf and tree counts, the labels, the usage by
+// day, the materialized branch) against the replay's.
+func (rp *replayed) compareDerived(r q, ss *storedSession) error {
+	for _, step := range []func(q, *storedSession) error{rp.compareCounters, rp.compareState, rp.compareBranch} {
+		if err := step(r, ss); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // add replays the next entry of the log, in append order, and compares
@@ -474,7 +527,17 @@ func (rp *replayed) compareState(r q, ss *storedSession) error {
 	if !maps.Equal(storedLabels, rp.replay.Labels) {
 		return corruptEntry("", "stored labels %v, log gives %v", storedLabels, rp.replay.Labels)
 	}
-	return checkShape(r, rp.pk, rp.byID, rp.replay.Labels)
+	return checkShape(r, rp.pk, rp.shape())
+}
+
+// shape is the tree's counts the replayed log gives
+// (sessiontree.ShapeOf over its entries, with its current labels).
+func (rp *replayed) shape() sessiontree.Shape {
+	heads := make([]sessiontree.Entry, 0, len(rp.byID))
+	for _, c := range rp.byID {
+		heads = append(heads, c.e)
+	}
+	return sessiontree.ShapeOf(heads, rp.replay.Labels)
 }
 
 // compareBranch compares the materialized branch with the leaf's full
@@ -482,18 +545,7 @@ func (rp *replayed) compareState(r q, ss *storedSession) error {
 // boundary with where its compaction rule cuts.
 func (rp *replayed) compareBranch(r q, ss *storedSession) error {
 	leaf := rp.replay.Leaf
-	lookup := func(id string) (sessiontree.Entry, bool) {
-		c, ok := rp.byID[id]
-		if !ok {
-			return sessiontree.Entry{}, false
-		}
-		return c.e, true
-	}
-	full, err := sessiontree.WalkPath(r.ctx, leaf, true, len(rp.byID), lookup)
-	if err != nil {
-		return err
-	}
-	cut, err := sessiontree.WalkPath(r.ctx, leaf, false, len(rp.byID), lookup)
+	full, cut, err := rp.paths(r.ctx)
 	if err != nil {
 		return err
 	}
@@ -523,6 +575,24 @@ func (rp *replayed) compareBranch(r q, ss *storedSession) error {
 		return corruptEntry("", "materialized branch has %d rows, the leaf's path %d", depth, len(full))
 	}
 	return nil
+}
+
+// paths are the leaf's full path and its path from the compaction
+// boundary, recomputed from the replayed parent ids by the root
+// package's walker.
+func (rp *replayed) paths(ctx context.Context) (full, cut []sessiontree.Entry, err error) {
+	lookup := func(id string) (sessiontree.Entry, bool) {
+		c, ok := rp.byID[id]
+		if !ok {
+			return sessiontree.Entry{}, false
+		}
+		return c.e, true
+	}
+	if full, err = sessiontree.WalkPath(ctx, rp.replay.Leaf, true, len(rp.byID), lookup); err != nil {
+		return nil, nil, err
+	}
+	cut, err = sessiontree.WalkPath(ctx, rp.replay.Leaf, false, len(rp.byID), lookup)
+	return full, cut, err
 }
 
 func (s *Storage) labelsIn(r q) (map[string]string, error) {

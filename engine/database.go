@@ -74,6 +74,13 @@ func (d *Database) Check(ctx context.Context, id string) error {
 	return d.db.checkSearchIndex(ctx)
 }
 
+var _ sessiontree.Repairer = (*Database)(nil)
+
+// Repair is [DB.Repair].
+func (d *Database) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSession, error) {
+	return d.db.Repair(ctx, id)
+}
+
 // CheckStructure is [DB.CheckStructure].
 func (d *Database) CheckStructure(ctx context.Context) error { return d.db.CheckStructure(ctx) }
 

@@ -106,10 +106,15 @@
 // entries to index first excepted), and a process opened again
 // (upgraded) writes as before. What an older engine wrote before the
 // fence by rules since changed (a process from before migration 19
-// appending after it: the tree's counts; before 20 to 24: usage by day)
-// is not computed again here, unlike PostgreSQL's migration 20: Check
-// reports the session, and a copy of it into another database
-// (`sessiontree push`) computes its values afresh.
+// appending after it: the tree's counts; before 20 to 24: usage by day;
+// before 22: names and labels) Check reports, and [DB.Repair] (the
+// command line's check --repair) computes again from the session's
+// entries, by the rules the writes use, leaving the entries and a
+// session whose entries are damaged as they are (repair.go). Unlike
+// PostgreSQL's migration 20, Open does not: the engine cannot tell
+// which sessions an older engine wrote (a session's last change is its
+// last entry's time, not the write's), and finding them would be a
+// replay of every session.
 //
 // # Writer claims and watching
 //

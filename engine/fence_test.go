@@ -157,15 +157,8 @@ func TestSchemaFenceNewerSchema(t *testing.T) {
 // (kept on the day an older time rule gave) wrong, and every Check after
 // called the session corrupt.
 func TestSchemaFenceStopsOlderBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds an older engine")
-	}
-	t.Parallel()
+	old, path := olderOnFile(t)
 	ctx := context.Background()
-	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
-	path := filepath.Join(t.TempDir(), "s.db")
-	old.Must("open sqlite " + path)
-	old.Must("create older")
 	old.Must("write older")
 
 	db := openDB(t, path, engine.Options{}) // migrates; its cleanup checks every session
@@ -186,4 +179,52 @@ func TestSchemaFenceStopsOlderBuild(t *testing.T) {
 	if err := db.Check(ctx, ""); err != nil {
 		t.Errorf("Check() after the older engine's writes = %v", err)
 	}
+}
+
+// TestRepairOlderBuildsWrites lets a real engine from before migration
+// 19 (oldbuild.BeforeShapeInGo) write beside this one on a file this one
+// migrated, with the fence taken away, as it wrote before the fence was
+// there: its append commits with the tree's counts, the usage by day and
+// the name by its older rules, and Check calls the session corrupt.
+// Repair computes them again, and Check is clean (openDB's cleanup checks
+// the whole database too).
+func TestRepairOlderBuildsWrites(t *testing.T) {
+	old, path := olderOnFile(t)
+	ctx := context.Background()
+	db := openDB(t, path, engine.Options{}) // migrates
+	fence, err := fs.ReadFile(migrate.Files, "0028_schema_fence.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawDB(t, path)
+	mustExec(t, raw, `DROP TRIGGER sessions_fence_insert`, `DROP TRIGGER sessions_fence_update`, `DROP TRIGGER sessions_fence_delete`)
+	old.Must("write older")
+	mustExec(t, raw, string(fence))
+	if err := db.Check(ctx, "older"); !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Fatalf("Check() after the older engine's write before the fence = %v; want ErrCorrupt", err)
+	}
+	repaired, err := db.Repair(ctx, "")
+	if err != nil || len(repaired) != 1 || repaired[0].ID != "older" {
+		t.Fatalf("Repair() = %+v, %v; want the older engine's session repaired", repaired, err)
+	}
+	t.Logf("repaired: it was %v", repaired[0].Was)
+	if err := db.Check(ctx, ""); err != nil {
+		t.Errorf("Check() after Repair = %v", err)
+	}
+}
+
+// olderOnFile runs, in parallel with other tests, a real engine from
+// before migration 19 (oldbuild.BeforeShapeInGo) that opens a new file,
+// which it returns, and creates session "older" in it. Skipped with
+// -short.
+func olderOnFile(t *testing.T) (*oldbuild.Writer, string) {
+	if testing.Short() {
+		t.Skip("builds an older engine")
+	}
+	t.Parallel()
+	old := oldbuild.Start(t, oldbuild.Build(t, oldbuild.BeforeShapeInGo))
+	path := filepath.Join(t.TempDir(), "s.db")
+	old.Must("open sqlite " + path)
+	old.Must("create older")
+	return old, path
 }

@@ -224,6 +224,15 @@ func (w q) label(session int64, e sessiontree.Entry, f *facts, pk int64) error {
 // apply writes the delta to the session row, the breakdown only when a
 // record changed it, and its usage to the session's usage_days rows.
 func (w q) apply(session int64, d *delta) error {
+	if _, err := w.exec(qUpdateSession, d.rowArgs(session)...); err != nil {
+		return err
+	}
+	return w.applyDays(session, &d.days)
+}
+
+// rowArgs are the parameters, in order, of the statement that writes d
+// to session's row: qUpdateSession, or the repair's qSetDerived.
+func (d *delta) rowArgs(session int64) []any {
 	var leafPK, leafID any
 	var depth, start int64
 	if d.leaf != nil {
@@ -240,15 +249,11 @@ func (w q) apply(session int64, d *delta) error {
 	}
 	st := d.tally.Stats()
 	t := st.Tokens
-	_, err := w.exec(qUpdateSession, leafPK, leafID, depth, start, st.Entries, st.TotalMessages,
+	return []any{leafPK, leafID, depth, start, st.Entries, st.TotalMessages,
 		st.UserMessages, st.AssistantMessages, st.ToolResults, st.ToolCalls,
 		t.Input, t.Output, t.CacheRead, t.CacheWrite, d.cost, breakdown,
 		d.updatedAt, d.setsName, nullString(d.name), first,
-		d.shape.Branches, d.shape.Roots, d.shape.Compactions, session)
-	if err != nil {
-		return err
-	}
-	return w.applyDays(session, &d.days)
+		d.shape.Branches, d.shape.Roots, d.shape.Compactions, session}
 }
 
 func (s *Storage) now() string { return sessiontree.FormatTime(s.db.opts.Now()) }

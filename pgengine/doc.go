@@ -14,7 +14,9 @@
 // listening for a session's appends, migration 6), and derived_redo, the
 // sessions whose derived values an older engine computed by rules since
 // fixed, which Open computes again (migrations 14, 16, and 20 for what
-// older processes wrote before the fence), and
+// older processes wrote before the fence; [DB.Repair], the command
+// line's check --repair, does the same for a session Check reports and
+// no migration listed), and
 // header_checksum_fill, the sessions stored before migration 18, or
 // created since by an older engine (migration 19), whose header checksum
 // Open computes. Triggers refuse to change or delete an entry

@@ -414,6 +414,23 @@ func (s *Store) Check(ctx context.Context, id string) error {
 	return s.d.Check(ctx, id)
 }
 
+// Repair computes again, from its entries, what the writes derive from
+// session id's log (every session's when id is "") where [Store.Check]
+// reports that it disagrees with the log, as an engine older than a rule
+// left it (sessiontree.Repairer: the SQLite engine's [engine.DB.Repair],
+// pgengine's DB.Repair). It returns the sessions it repaired; it changes
+// no entry, and a session whose entries or header are damaged is left as
+// it is, its problem in the error (matching sessiontree.ErrCorrupt). A
+// database that cannot repair returns an error matching
+// errors.ErrUnsupported.
+func (s *Store) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSession, error) {
+	r, ok := s.d.(sessiontree.Repairer)
+	if !ok {
+		return nil, fmt.Errorf("repair %s: %w", s.d.Path(), errors.ErrUnsupported)
+	}
+	return r.Repair(ctx, id)
+}
+
 // structureChecker is a database with database-wide structural checks
 // (the SQLite engine's [engine.Database.CheckStructure]).
 type structureChecker interface {

@@ -15,9 +15,9 @@ import (
 )
 
 func newCheckCommand(a *app) *cobra.Command {
-	var deep bool
+	var deep, repair bool
 	cmd := &cobra.Command{
-		Use:   "check [SESSION] [--deep]",
+		Use:   "check [SESSION] [--deep] [--repair]",
 		Short: "Check the integrity of a session or of the whole database",
 		Long: `Check one session, or the whole database when no SESSION is given.
 
@@ -39,6 +39,18 @@ against their JSON, the replay and its search rows, and the whole
 database's adds rows of sessions that no longer exist and sessions left
 half deleted; the page-level checks are SQLite's.
 
+--repair first computes again, from its entries, what the writes derive
+from a session's log (counters, stats, usage by day, name, labels, the
+tree's counts, the active branch) for each session the check reports as
+disagreeing with its log: what a sessiontree older than a rule, still
+running while a newer one upgraded the database, wrote by its older rule.
+Each repaired session is printed with what was wrong; the check then runs
+as without --repair. Entries are never changed: a session whose entries or
+header are damaged is not repaired, and the check reports it. --repair
+needs a database that takes writes. On PostgreSQL it computes again the
+name, labels, stats and usage by day, and keeps a repair only when the
+session's check then passes.
+
 A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is
 any. A file or session holding entries of types this version does not know
@@ -47,6 +59,7 @@ which is not a problem.`,
 		Example: `  sessiontree check
   sessiontree check 0198f2a4
   sessiontree check 0198f2a4 --deep
+  sessiontree check --repair
   sessiontree check ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		Args:              args(0, 1, "at most one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
@@ -58,6 +71,8 @@ which is not a problem.`,
 			switch sa, err := parseOptional(args); {
 			case err != nil:
 				return err
+			case sa.File != "" && repair:
+				return usageError{errors.New("--repair repairs sessions of the database, not a file")}
 			case sa.File != "":
 				what = sa.File
 				maxLine, err := a.maxLine()
@@ -84,6 +99,11 @@ which is not a problem.`,
 				if err != nil {
 					return err
 				}
+				if repair {
+					if err := repairStore(ctx, a, s, id); err != nil {
+						return err
+					}
+				}
 				if problems, err = checkStore(ctx, s, id, deep); err != nil {
 					return err
 				}
@@ -108,6 +128,7 @@ which is not a problem.`,
 		},
 	}
 	cmd.Flags().BoolVar(&deep, "deep", false, "with SESSION, also run the database-wide checks (integrity check of every page, foreign keys)")
+	cmd.Flags().BoolVar(&repair, "repair", false, "first compute again the derived values (counters, usage, name, labels, branch) of sessions whose check finds them disagreeing with their entries")
 	return cmd
 }
 
@@ -133,6 +154,24 @@ func checkStore(ctx context.Context, s *store.Store, id string, deep bool) ([]er
 		}
 	}
 	return problems, nil
+}
+
+// repairStore repairs session id of s (every session when id is "")
+// where its check reports derived values that disagree with its log, and
+// prints each session repaired with what was wrong. Sessions it leaves
+// for damage of their data are the check's to report.
+func repairStore(ctx context.Context, a *app, s *store.Store, id string) error {
+	defer debug.SetGCPercent(debug.SetGCPercent(checkGCPercent))
+	repaired, err := s.Repair(ctx, id)
+	for _, r := range repaired {
+		if _, werr := fmt.Fprintln(a.stdout, "repaired session "+view.OneLine(r.ID)+": it was: "+sentence(r.Was)); werr != nil {
+			return werr
+		}
+	}
+	if err != nil && !errors.Is(err, sessiontree.ErrCorrupt) {
+		return err
+	}
+	return nil
 }
 
 // checkGCPercent is the garbage collector's target while checkStore runs.
