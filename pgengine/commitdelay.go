@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"strconv"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -34,7 +35,10 @@ import (
 // otherwise leaves the server as it is, never failing Open. A URL's own
 // commit_delay is the caller's choice, applied as given (0 turns the
 // engine's off); a server that refuses it fails Open with a
-// [*SettingError] naming the GRANT that allows it.
+// [*SettingError] naming the GRANT that allows it. With a delay the
+// engine asks for commit_siblings = 1 unless the URL gives it: the
+// server's 5 would keep it from applying to a few processes' writers,
+// whose appends commit in a group's transaction per process.
 const (
 	defaultCommitDelay    = "100" // µs
 	defaultCommitSiblings = "1"
@@ -105,6 +109,10 @@ func (cd *commitDelay) afterConnect(ctx context.Context, conn *pgx.Conn) error {
 // probe sets commit_delay on conn and returns the settings later
 // connections start with.
 func (cd *commitDelay) probe(ctx context.Context, conn *pgx.Conn) (map[string]string, error) {
+	siblings := cd.siblings
+	if siblings == "" {
+		siblings = defaultCommitSiblings
+	}
 	if cd.asked != "" {
 		if _, err := conn.Exec(ctx, `SELECT set_config('commit_delay', $1, false)`, cd.asked); err != nil {
 			var pg *pgconn.PgError
@@ -113,11 +121,15 @@ func (cd *commitDelay) probe(ctx context.Context, conn *pgx.Conn) (map[string]st
 			}
 			return nil, err
 		}
-		return map[string]string{"commit_delay": cd.asked}, nil
-	}
-	siblings := cd.siblings
-	if siblings == "" {
-		siblings = defaultCommitSiblings
+		if n, _ := strconv.Atoi(cd.asked); n == 0 {
+			return map[string]string{"commit_delay": cd.asked}, nil
+		}
+		// The server's commit_siblings (5) would keep the delay from
+		// ever applying to 4 processes' groups.
+		if _, err := conn.Exec(ctx, `SELECT set_config('commit_siblings', $1, false)`, siblings); err != nil {
+			return nil, err
+		}
+		return map[string]string{"commit_delay": cd.asked, "commit_siblings": siblings}, nil
 	}
 	// The WHERE is a one-time filter, evaluated before the set_config
 	// calls: on a role that may not set the delay, or a server whose

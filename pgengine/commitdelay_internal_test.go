@@ -113,7 +113,8 @@ func withParams(t *testing.T, u string, kv ...string) string {
 // superuser, or a role granted SET ON PARAMETER) and nobody chose one;
 // a role that may not, or whose delay an administrator chose (ALTER
 // ROLE … SET), opens with the server's settings untouched; a URL's
-// commit_delay is applied as given on every connection, 0 included.
+// commit_delay is applied as given on every connection, with
+// commit_siblings 1 unless the URL gives it, and 0 asks for nothing.
 func TestCommitDelay(t *testing.T) {
 	t.Parallel()
 	u := pgtest.Migrated.Database(t)
@@ -127,7 +128,7 @@ func TestCommitDelay(t *testing.T) {
 		{"role granted", delayRole(t, u, "_granted", `GRANT SET ON PARAMETER commit_delay TO %s`), [2]string{"100", "1"}},
 		{"granted, the URL's siblings", withParams(t, delayRole(t, u, "_sib", `GRANT SET ON PARAMETER commit_delay TO %s`), "commit_siblings", "3"), [2]string{"100", "3"}},
 		{"the role's own delay", delayRole(t, u, "_own", `GRANT SET ON PARAMETER commit_delay TO %s`, `ALTER ROLE %s SET commit_delay = 30`), [2]string{"30", "5"}},
-		{"the URL's delay", withParams(t, u, "commit_delay", "50"), [2]string{"50", "5"}},
+		{"the URL's delay", withParams(t, u, "commit_delay", "50"), [2]string{"50", "1"}},
 		{"the URL's delay and siblings", withParams(t, u, "commit_delay", "200", "commit_siblings", "2"), [2]string{"200", "2"}},
 		{"the URL's 0", withParams(t, u, "commit_delay", "0"), [2]string{"0", "5"}},
 	}
