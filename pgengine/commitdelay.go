@@ -22,11 +22,11 @@ import (
 // meanwhile go out with its flush. The engine's own groups (group.go)
 // share a flush within one DB; across processes only the server can
 // group. On a durable 2-core server, 16 writers in 4 processes appended
-// 8–18% faster with 100 µs and commit_siblings = 1 (+14% over 40
-// interleaved pairs; 6% less server CPU per append), while 50 or 200 µs,
-// or siblings 4, did no better (bench/README.md, PostgreSQL writers,
-// sixth and seventh passes); a lone writer has no sibling with a
-// transaction open and is never delayed (unchanged in those pairs).
+// 11–18% faster with 100 µs and commit_siblings = 1 (+14% over 40
+// interleaved pairs; 6% less server CPU per append; 50 or 200 µs, or
+// siblings 4, were no better: bench/README.md, PostgreSQL writers, sixth
+// and seventh passes); a lone writer has no sibling with a transaction
+// open and is never delayed (unchanged in those pairs).
 //
 // commit_delay is a superuser's setting (PGC_SUSET): a role may set it
 // only when a superuser granted it (GRANT SET ON PARAMETER commit_delay
