@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
+	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
 	"github.com/sessiontree/sessiontree/pgengine"
@@ -20,37 +21,84 @@ const backendPostgres = "postgres"
 const pgAuto = "auto"
 
 // startPostgres resolves Options.PG to a server URL: "auto" starts a
-// throwaway cluster, whose stop function the caller defers; any other
-// value is the URL of a server the run may create sessions on.
-func startPostgres(ctx context.Context, pg string) (url string, stop func() error, err error) {
-	if pg != pgAuto {
-		return pg, func() error { return nil }, nil
+// throwaway cluster (durable with Options.PGDurable), whose stop function
+// the caller defers; any other value is the URL of a server the run may
+// create sessions on. Options.PGCommitDelay goes into the URL.
+func startPostgres(ctx context.Context, o Options) (url string, stop func() error, err error) {
+	url, stop = o.PG, func() error { return nil }
+	if o.PG == pgAuto {
+		start := pgtest.Start
+		if o.PGDurable {
+			start = pgtest.StartDurable
+		}
+		c, err := start(ctx)
+		if err != nil {
+			return "", nil, fmt.Errorf("-pg auto: %w", err)
+		}
+		url, stop = c.URL, c.Stop
 	}
-	c, err := pgtest.Start(ctx)
-	if err != nil {
-		return "", nil, fmt.Errorf("-pg auto: %w", err)
+	if o.PGCommitDelay != "" {
+		if url, err = withSetting(url, "commit_delay", o.PGCommitDelay); err != nil {
+			return "", nil, errors.Join(err, stop())
+		}
 	}
-	return c.URL, c.Stop, nil
+	return url, stop, nil
 }
 
-// pgServerNote says, for the report's notes, what server the postgres
-// rows ran on and the settings that decide what its commits cost and
-// keep: fsync, synchronous_commit and full_page_writes (-pg auto's
-// throwaway cluster turns all three off; the SQLite rows always sync
-// their log, at checkpoints under synchronous=NORMAL).
-func pgServerNote(ctx context.Context, url, what string) (string, error) {
-	conn, err := pgx.Connect(ctx, url)
+// withSetting adds the setting name=value to a connection string: a
+// URL's query parameter, or a key=value string's pair.
+func withSetting(conn, name, value string) (string, error) {
+	if !strings.HasPrefix(conn, "postgres://") && !strings.HasPrefix(conn, "postgresql://") {
+		return conn + " " + name + "=" + value, nil
+	}
+	u, err := neturl.Parse(conn)
 	if err != nil {
-		return "", fmt.Errorf("postgres settings: %w", err)
+		return "", fmt.Errorf("-pg: %w", err)
 	}
-	defer conn.Close(context.Background())
-	var version, fsync, syncCommit, fullPages string
-	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'),
-	current_setting('synchronous_commit'), current_setting('full_page_writes')`).Scan(&version, &fsync, &syncCommit, &fullPages); err != nil {
-		return "", fmt.Errorf("postgres settings: %w", err)
+	q := u.Query()
+	q.Set(name, value)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// pgSettings are what the postgres rows' server and the engine's
+// connections to it were set to, for the report.
+type pgSettings struct {
+	// note says, for the report's notes, what server the postgres rows
+	// ran on and the settings that decide what its commits cost and
+	// keep (-pg auto's throwaway cluster turns fsync, synchronous_commit
+	// and full_page_writes off unless -pg-durable; the SQLite rows
+	// always sync their log, at checkpoints under synchronous=NORMAL).
+	note string
+	// commits is the short form for the writers target's line.
+	commits string
+}
+
+// pgServerSettings reads the settings as a connection of the engine's
+// pool has them: commit_delay is the engine's to ask for (pgengine.Open).
+func pgServerSettings(ctx context.Context, url, what string) (pgSettings, error) {
+	db, err := pgengine.Open(ctx, url, pgengine.Options{MaxConns: 1})
+	if err != nil {
+		return pgSettings{}, fmt.Errorf("postgres settings: %w", err)
 	}
-	return fmt.Sprintf("The postgres rows ran on PostgreSQL %s (%s, over loopback) with fsync=%s, synchronous_commit=%s, full_page_writes=%s.",
-		version, what, fsync, syncCommit, fullPages), nil
+	defer db.Close()
+	names := []string{"server_version", "fsync", "synchronous_commit", "full_page_writes", "commit_delay", "commit_siblings"}
+	v := make(map[string]string, len(names))
+	for _, n := range names {
+		if v[n], err = db.ServerSetting(ctx, n); err != nil {
+			return pgSettings{}, fmt.Errorf("postgres settings: %w", err)
+		}
+	}
+	delay := "commit_delay=0"
+	if v["commit_delay"] != "0" {
+		delay = fmt.Sprintf("commit_delay=%s µs, commit_siblings=%s", v["commit_delay"], v["commit_siblings"])
+	}
+	commits := fmt.Sprintf("fsync=%s, synchronous_commit=%s, %s", v["fsync"], v["synchronous_commit"], delay)
+	return pgSettings{
+		note: fmt.Sprintf("The postgres rows ran on PostgreSQL %s (%s, over loopback) with fsync=%s, synchronous_commit=%s, full_page_writes=%s; the engine's connections had %s.",
+			v["server_version"], what, v["fsync"], v["synchronous_commit"], v["full_page_writes"], delay),
+		commits: commits,
+	}, nil
 }
 
 // pgBackend is the PostgreSQL engine on the server at url. Like the SQLite

@@ -80,7 +80,7 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if opts.Process {
 		return runProcessMode(ctx, opts, stdout, r)
 	}
-	pgNote, stopPG, err := r.startPG(ctx)
+	pgSet, stopPG, err := r.startPG(ctx)
 	if err != nil {
 		return err
 	}
@@ -94,8 +94,9 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 	if rep.Command == "" {
 		rep.Command = "bench (in-process)"
 	}
-	if pgNote != "" {
-		rep.Notes = append(rep.Notes, pgNote)
+	if pgSet.note != "" {
+		rep.Notes = append(rep.Notes, pgSet.note)
+		rep.PGCommits = pgSet.commits
 	}
 	for _, b := range []string{backendJSONL, backendEngine} {
 		if !backendCompiled(b) {
@@ -167,20 +168,27 @@ func run(ctx context.Context, opts Options, stdout, stderr io.Writer) (err error
 }
 
 // startPG starts or connects to the server of the postgres rows, with
-// -pg, and returns the note saying what server it is and how it syncs.
-func (r *runner) startPG(ctx context.Context) (note string, stop func() error, err error) {
+// -pg, and returns the settings saying what server it is and how it
+// syncs.
+func (r *runner) startPG(ctx context.Context) (settings pgSettings, stop func() error, err error) {
 	if r.opts.PG == "" {
-		return "", func() error { return nil }, nil
+		return pgSettings{}, func() error { return nil }, nil
 	}
-	if r.pgURL, stop, err = startPostgres(ctx, r.opts.PG); err != nil {
-		return "", nil, err
+	if r.pgURL, stop, err = startPostgres(ctx, r.opts); err != nil {
+		return pgSettings{}, nil, err
 	}
-	what := map[bool]string{true: "a throwaway cluster, -pg auto", false: "the -pg server"}[r.opts.PG == pgAuto]
-	if note, err = pgServerNote(ctx, r.pgURL, what); err != nil {
-		return "", nil, errors.Join(err, stop())
+	what := "the -pg server"
+	if r.opts.PG == pgAuto {
+		what = "a throwaway cluster, -pg auto"
+		if r.opts.PGDurable {
+			what += " -pg-durable"
+		}
 	}
-	r.progress("%s", note)
-	return note, stop, nil
+	if settings, err = pgServerSettings(ctx, r.pgURL, what); err != nil {
+		return pgSettings{}, nil, errors.Join(err, stop())
+	}
+	r.progress("%s", settings.note)
+	return settings, stop, nil
 }
 
 // startCPUProfile writes a CPU profile of the run to path

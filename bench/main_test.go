@@ -179,6 +179,10 @@ func TestOptionsValidate(t *testing.T) {
 		{"no fleet writers", func(o *Options) { o.FleetWriters = []int{8, 0} }, "fleet writers 0"},
 		{"tiny process session", func(o *Options) { o.Process, o.ProcessSize = true, 10 }, "process session size 10"},
 		{"negative folder line", func(o *Options) { o.FolderLine = -1 }, "folder line -1"},
+		{"durable without auto", func(o *Options) { o.PG, o.PGDurable = "postgres://db/x", true }, "-pg-durable goes with -pg auto"},
+		{"commit delay without pg", func(o *Options) { o.PGCommitDelay = "100" }, "-pg-commit-delay goes with -pg"},
+		{"bad commit delay", func(o *Options) { o.PG, o.PGCommitDelay = pgAuto, "soon" }, `pg commit delay "soon"`},
+		{"durable, no delay", func(o *Options) { o.PG, o.PGDurable, o.PGCommitDelay = pgAuto, true, "0" }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := DefaultOptions()
@@ -218,6 +222,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	if o, err := parseFlags([]string{"-pg", "auto"}); err != nil || o.PG != pgAuto {
 		t.Errorf("parseFlags(-pg auto) = PG %q, %v; want auto", o.PG, err)
+	}
+	if o, err := parseFlags([]string{"-pg", "auto", "-pg-durable", "-pg-commit-delay", "200"}); err != nil || !o.PGDurable || o.PGCommitDelay != "200" {
+		t.Errorf("parseFlags(-pg auto -pg-durable -pg-commit-delay 200) = PGDurable %v, PGCommitDelay %q, %v; want true, 200", o.PGDurable, o.PGCommitDelay, err)
 	}
 	if o, err := parseFlags([]string{"-fleet", "none"}); err != nil || o.FleetWriters != nil {
 		t.Errorf("parseFlags(-fleet none) = FleetWriters %v, %v; want none", o.FleetWriters, err)

@@ -81,6 +81,16 @@ type Options struct {
 	// to start a throwaway cluster (internal/pgtest) for the run; empty
 	// means no postgres rows.
 	PG string
+	// PGDurable starts -pg auto's cluster with the server's own
+	// durability (fsync, synchronous_commit and full_page_writes on)
+	// instead of without, for the writers target, whose commits wait
+	// for their WAL flushes on a real server.
+	PGDurable bool
+	// PGCommitDelay is the server's commit_delay in µs the postgres
+	// rows' connections ask for (commit_delay in the URL; "0" turns it
+	// off); empty leaves it to the engine, which asks for 100 µs when
+	// the role may set it (pgengine.Open).
+	PGCommitDelay string
 	// Seed seeds the generators; the same seed makes the same sessions.
 	Seed uint64
 	// Dir is the working directory for generated files; empty means a
@@ -222,6 +232,16 @@ func (o Options) Validate() error {
 	if o.Process && !slices.Contains(Shapes, o.ProcessShape) && o.ProcessShape != ShapeImages {
 		errs = append(errs, fmt.Errorf("unknown process shape %q (want %s or one of %v)", o.ProcessShape, ShapeImages, Shapes))
 	}
+	if o.PGDurable && o.PG != pgAuto {
+		errs = append(errs, errors.New("-pg-durable goes with -pg auto (a server given by URL keeps its own settings)"))
+	}
+	if o.PGCommitDelay != "" {
+		if n, err := strconv.Atoi(o.PGCommitDelay); err != nil || n < 0 || n > 100_000 {
+			errs = append(errs, fmt.Errorf("pg commit delay %q: want 0 to 100000 µs", o.PGCommitDelay))
+		} else if o.PG == "" {
+			errs = append(errs, errors.New("-pg-commit-delay goes with -pg"))
+		}
+	}
 	if o.Baseline != "" && !o.Process {
 		errs = append(errs, errors.New("-baseline goes with -process"))
 	}
@@ -273,6 +293,8 @@ func parseFlags(args []string) (Options, error) {
 	runs := fs.Int("runs", 0, "interleaved repetitions per measurement (default 5, quick 3)")
 	minRun := fs.Duration("minrun", 0, "minimum duration of one run of a fast operation")
 	pg := fs.String("pg", "", "PostgreSQL server URL for postgres rows beside the engine's, or \"auto\" to start a throwaway cluster")
+	pgDurable := fs.Bool("pg-durable", false, "with -pg auto: keep fsync, synchronous_commit and full_page_writes on, as a real server does (for the writers target)")
+	pgCommitDelay := fs.String("pg-commit-delay", "", "the server's commit_delay in µs the postgres rows' connections ask for, 0 for none (default: the engine's choice, 100 µs when the role may set it)")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	dir := fs.String("dir", "", "working directory for generated files (default a temp dir)")
 	keep := fs.Bool("keep", false, "keep generated sessions and databases")
@@ -356,6 +378,7 @@ func parseFlags(args []string) (Options, error) {
 		o.MinRunTime = *minRun
 	}
 	o.Seed, o.Dir, o.Keep, o.Out, o.PG = *seed, *dir, *keep, *out, *pg
+	o.PGDurable, o.PGCommitDelay = *pgDurable, *pgCommitDelay
 	o.Benchstat, o.VsPi, o.PiCache, o.CPUProfile = *benchstat, *vsPi, *piCache, *cpuProfile
 	o.PiVersions = splitList(*piVersions)
 	fs.Visit(func(f *flag.Flag) {

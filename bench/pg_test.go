@@ -54,3 +54,52 @@ func TestPGNotesTheServer(t *testing.T) {
 		t.Errorf("the table does not state the server's fsync:\n%.800s", stdout.String())
 	}
 }
+
+// TestPGDurableWritersTarget: -pg auto -pg-durable runs the postgres rows
+// on a cluster that syncs its commits, -pg-commit-delay reaches the
+// engine's connections, and the writers target's line says both, since
+// they decide what the 16 writers' commits cost.
+func TestPGDurableWritersTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	opts := QuickOptions()
+	opts.PG, opts.PGDurable, opts.PGCommitDelay = pgAuto, true, "50"
+	opts.Sizes, opts.Shapes, opts.Runs, opts.MinRunTime = []int{1000}, []Shape{ShapeLinear}, 1, 0
+	opts.Workloads, opts.Backends, opts.CorpusSessions, opts.FleetWriters = []string{"writers"}, []string{backendPostgres}, 0, nil
+	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, opts, &stdout, &stderr)
+	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
+		t.Skipf("no PostgreSQL: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	const want = "fsync=on, synchronous_commit=on, commit_delay=50 µs, commit_siblings=1"
+	if rep.PGCommits != want {
+		t.Errorf("PGCommits = %q; want %q", rep.PGCommits, want)
+	}
+	found := false
+	for _, tg := range rep.Targets {
+		if strings.HasPrefix(tg.Target, "postgres: 16 writers") {
+			found = true
+			if !strings.Contains(tg.Measured, "("+want+")") {
+				t.Errorf("writers target = %q; want it to say (%s)", tg.Measured, want)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no postgres writers target in %+v", rep.Targets)
+	}
+}

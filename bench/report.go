@@ -38,6 +38,10 @@ type Report struct {
 	Quick  bool    `json:"quick"`
 	// Seconds is how long the run took.
 	Seconds float64 `json:"seconds"`
+	// PGCommits is how the postgres rows' commits were set (fsync,
+	// synchronous_commit, commit_delay as the engine's connections had
+	// them), for the writers target's line; empty without -pg.
+	PGCommits string `json:"pgCommits,omitempty"`
 	// Notes say what was left out and why.
 	Notes []string `json:"notes,omitempty"`
 	// Datasets describe the generated sessions.

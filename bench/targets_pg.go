@@ -46,7 +46,11 @@ func (rep *Report) pgTargets(add func(string, string, string), notRun func(strin
 			notRun(target, b+" not measured in the writers workload")
 			continue
 		}
-		add(target, fmt.Sprintf("%.0f vs %.0f entries/s: %.2f×", r16, r1, r16/r1), verdict(r16 >= 4*r1))
+		on := ""
+		if b == backendPostgres && rep.PGCommits != "" {
+			on = " (" + rep.PGCommits + ")"
+		}
+		add(target, fmt.Sprintf("%.0f vs %.0f entries/s: %.2f×%s", r16, r1, r16/r1, on), verdict(r16 >= 4*r1))
 	}
 
 	fleet := "postgres fleet (issue 17's targets, for reference): 64 writers ≥ 5× one writer's entries/s"

@@ -71,13 +71,18 @@ type DB struct {
 // breakdown keys) is computed again first (redoDerived). Every
 // connection it opens has a bound on a network that stops answering
 // (keepalives, TCP_USER_TIMEOUT: dial.go), which libpq's parameters in
-// url override.
+// url override. When the role may set the server's commit_delay and
+// nobody chose one, the pool's connections set it, so that writers in
+// different processes share WAL flushes (commitdelay.go); a
+// commit_delay in url is set as given, and a server that refuses it
+// fails Open with a [*SettingError].
 func Open(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := connConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL database: %w", err)
 	}
-	sqldb := stdlib.OpenDB(*cfg)
+	cd := newCommitDelay(cfg)
+	sqldb := stdlib.OpenDB(*cfg, stdlib.OptionBeforeConnect(cd.beforeConnect), stdlib.OptionAfterConnect(cd.afterConnect))
 	sqldb.SetMaxOpenConns(opts.maxConns())
 	sqldb.SetMaxIdleConns(opts.maxConns())
 	db := &DB{db: sqlx.NewDb(sqldb, "pgx"), url: url, cfg: cfg, name: redact(url), opts: opts}
@@ -205,6 +210,20 @@ func redact(s string) string {
 		}
 	}
 	return u.String()
+}
+
+// ServerSetting returns the server setting name (current_setting) as a
+// connection of db's pool has it: commit_delay and commit_siblings say
+// whether the engine asked for a commit delay (see [Open]).
+func (db *DB) ServerSetting(ctx context.Context, name string) (string, error) {
+	var v string
+	err := db.read(ctx, func(q sqlx.ExtContext) error {
+		return sqlx.GetContext(ctx, q, &v, `SELECT current_setting($1)`, name)
+	})
+	if err != nil {
+		return "", fmt.Errorf("server setting %s: %w", name, err)
+	}
+	return v, nil
 }
 
 // Path names the database for messages: its URL without the password.

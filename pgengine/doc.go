@@ -83,7 +83,10 @@
 // WAL flush, in one round trip when each Storage's kept row is still its
 // session's (the lock checks it; else in two); a member that fails is run
 // again alone, so it fails alone, and a lone writer never waits for a
-// group. A group's leader waits for no row lock: an append whose
+// group. Groups of different processes (or DBs) commit apart; the
+// server's commit_delay lets their commits share a WAL flush, and Open
+// asks for it on its connections when the role may set it and nobody
+// chose one (commitdelay.go). A group's leader waits for no row lock: an append whose
 // session's row another transaction holds runs again alone after the
 // group, so appends to other sessions never queue behind that row. The
 // write transactions are READ COMMITTED whatever the server's

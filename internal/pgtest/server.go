@@ -53,19 +53,23 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Cluster is a throwaway PostgreSQL cluster started by [Start].
+// Cluster is a throwaway PostgreSQL cluster started by [Start] or
+// [StartDurable].
 type Cluster struct {
 	// URL connects to its postgres database as the superuser.
-	URL  string
-	dir  string
-	bin  string
-	opts string // the server's options, for pg_ctl start
+	URL     string
+	dir     string
+	bin     string
+	opts    string // the server's options, for pg_ctl start
+	durable bool   // fsync, synchronous_commit and full_page_writes left on
 }
 
 // Start initialises a cluster in a new temporary folder and starts it on
 // a free port of 127.0.0.1. It returns [ErrNoServer] when PostgreSQL's
 // programs are not installed.
-func Start(ctx context.Context) (*Cluster, error) {
+func Start(ctx context.Context) (*Cluster, error) { return start(ctx, false) }
+
+func start(ctx context.Context, durable bool) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -74,13 +78,20 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	c := &Cluster{dir: dir, bin: bin}
+	c := &Cluster{dir: dir, bin: bin, durable: durable}
 	if err := c.start(ctx); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return c, nil
 }
+
+// StartDurable starts a cluster as [Start] does, with the server's own
+// durability: fsync, synchronous_commit and full_page_writes on, every
+// commit waiting for its WAL flush (Start turns them off, which tests
+// want). For measuring what commits cost, as the bench program's
+// -pg-durable does.
+func StartDurable(ctx context.Context) (*Cluster, error) { return start(ctx, true) }
 
 func (c *Cluster) start(ctx context.Context) error {
 	if err := c.ownFolder(); err != nil {
@@ -95,7 +106,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300", port, c.dir)
+	c.opts = fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c max_connections=300", port, c.dir)
+	if !c.durable {
+		c.opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
 	err = c.pgctlStart(ctx)
 	if err != nil && copied {
 		err = c.restartFromInitdb(ctx, data)
