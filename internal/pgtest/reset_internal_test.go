@@ -8,29 +8,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// refTemplate has a filled table and three empty ones, one of which
-// refers to another by a foreign key.
-var refTemplate = NewTemplate(func(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `CREATE TABLE marks (n integer PRIMARY KEY); INSERT INTO marks VALUES (1);
-		CREATE TABLE parents (id integer PRIMARY KEY, body text);
-		CREATE TABLE children (id integer PRIMARY KEY, parent integer REFERENCES parents);
-		CREATE TABLE loose (id serial PRIMARY KEY, body text)`)
-	return err
-})
-
 // TestResetEmptiesWhatChanged checks which tables a reset empties: none
 // of a copy as the template left it or as a reset leaves it, the table a
 // test wrote to (even a row deleted since, or rolled back), a table whose
 // statistics were taken, and with a table every table referring to it.
+//
+// tableTemplate's copies are handed out in an order TestFinishedCopyIsReset
+// checks: the test does not run in parallel with it.
 func TestResetEmptiesWhatChanged(t *testing.T) {
 	ctx := context.Background()
-	url := refTemplate.Database(t)
-	sh := refTemplate.shape
+	url := tableTemplate.Database(t)
+	sh := tableTemplate.shape
 	if sh == nil {
 		t.Skip("copies are not reset on this server")
 	}
