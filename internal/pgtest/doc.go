@@ -47,8 +47,8 @@
 // TEMPLATE, far faster than migrating again; when its test ends, the copy
 // is reset (connections ended, the tables the template left empty and
 // the test wrote to emptied, sequences set back) and handed to the next
-// test, or dropped when the
-// test changed its schema or the template's rows. Resetting (35-55 ms,
+// test, or dropped when the test changed its schema or the template's
+// rows. Resetting (35-55 ms,
 // its connection included) is a third of a new copy and its drop
 // (130-180 ms; medians on PostgreSQL 15, 2 cores at a load of 8); the
 // engine's tests take some 85 copies per binary.
