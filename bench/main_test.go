@@ -34,6 +34,7 @@ func TestQuick(t *testing.T) {
 		opts.FolderLine = 1 << 20
 	}
 	if storetest.RaceEnabled {
+		opts.Runs = 2
 		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
 		// The imports and the search index's catch-up take seconds under
 		// the race detector; the plain run covers them.
