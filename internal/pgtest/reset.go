@@ -229,22 +229,17 @@ func fingerprintSQL(filled []string) string {
 // quote is s as an SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// reset makes the copy at url hold what its template holds again, and
-// reports whether it did: it ends the copy's other connections, compares
-// its fingerprint with the template's, empties the tables the template
-// left empty that the test changed (with triggers off: the engine's refuse
-// deletes) and sets the sequences back. Any failure leaves the copy to be
-// dropped. Emptying only the tables changed keeps a reset cheap: TRUNCATE
-// makes new files for a table and each of its indexes, most of a reset's
-// work.
-func (sh *shape) reset(ctx context.Context, url string) bool {
+// reset makes the copy conn is connected to hold what its template holds
+// again, and reports whether it did: it ends the copy's other
+// connections, compares its fingerprint with the template's, empties the
+// tables the template left empty that the test changed (with triggers
+// off: the engine's refuse deletes) and sets the sequences back. Any
+// failure leaves the copy to be dropped. Emptying only the tables changed
+// keeps a reset cheap: TRUNCATE makes new files for a table and each of
+// its indexes, most of a reset's work.
+func (sh *shape) reset(ctx context.Context, conn *pgx.Conn) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return false
-	}
-	defer conn.Close(context.Background())
 	// A backend that exits by itself between the listing and its
 	// pg_terminate_backend (the finished test's connection, closed just
 	// before) makes that call false: what counts is that none is left.

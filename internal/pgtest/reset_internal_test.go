@@ -22,6 +22,11 @@ func TestResetEmptiesWhatChanged(t *testing.T) {
 	if sh == nil {
 		t.Skip("copies are not reset on this server")
 	}
+	resetConn, err := pgx.Connect(ctx, url) // one for every reset, as Template keeps one
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resetConn.Close(ctx)
 	for _, c := range []struct {
 		name, change string
 		want         []string
@@ -54,7 +59,7 @@ func TestResetEmptiesWhatChanged(t *testing.T) {
 				t.Errorf("tables to empty: %q; want %q", got, c.want)
 			}
 			conn.Close(ctx)
-			if !sh.reset(ctx, url) {
+			if !sh.reset(ctx, resetConn) {
 				t.Fatal("the copy was not reset")
 			}
 		})
