@@ -128,8 +128,13 @@ func (t *Template) give(ctx context.Context, server, name string) error {
 			if t.shape.reset(ctx, conn) {
 				t.mu.Lock()
 				t.spare = append(t.spare, name)
-				t.conns[name] = conn
+				if len(t.conns) < maxKept {
+					t.conns[name], conn = conn, nil
+				}
 				t.mu.Unlock()
+				if conn != nil {
+					conn.Close(context.Background())
+				}
 				return nil
 			}
 			conn.Close(context.Background())
@@ -137,6 +142,11 @@ func (t *Template) give(ctx context.Context, server, name string) error {
 	}
 	return admin(ctx, server, `DROP DATABASE `+name+` WITH (FORCE)`)
 }
+
+// maxKept bounds the connections a Template keeps (resetConn), so that
+// they leave the server's connections (max_connections) to the tests:
+// about as many copies as the tests use at once.
+const maxKept = 16
 
 // resetConn returns a connection to the copy name to reset it on: the one
 // its last reset ran on, kept open through the test since (an idle
