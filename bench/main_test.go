@@ -25,15 +25,16 @@ func TestQuick(t *testing.T) {
 	opts.Out = t.TempDir()
 	opts.Command = "go test ./bench -run TestQuick"
 	if testing.Short() || storetest.RaceEnabled {
-		opts.Sizes = []int{200}
-		opts.CorpusSessions = 40
-		opts.Runs = 2
-		opts.MinRunTime = 0
-		opts.FleetWriters = []int{1, 4}
-	}
-	if storetest.RaceEnabled {
 		opts.Sizes = []int{100}
 		opts.CorpusSessions = 20
+		opts.Runs = 1
+		opts.MinRunTime = 0
+		opts.FleetWriters = []int{1, 4}
+		opts.FolderSessions = []folderSession{{ShapeLinear, 200}, {ShapeImages, 40}}
+		opts.FolderLine = 1 << 20
+	}
+	if storetest.RaceEnabled {
+		opts.Runs = 2
 		opts.Shapes = []Shape{ShapeLinear, ShapeCompacted, ShapeBushy}
 		// The imports and the search index's catch-up take seconds under
 		// the race detector; the plain run covers them.

@@ -62,11 +62,13 @@ var emptyDB = testdb.New(func(ctx context.Context, path string) error {
 	return db.Close()
 })
 
-// openDamaged opens a fresh database for a test that damages it on
-// purpose: unlike openDB, closing it runs no check.
+// openDamaged opens a fresh database (a copy of emptyDB) for a test that
+// damages it on purpose: unlike openDB, closing it runs no check.
 func openDamaged(t testing.TB) *engine.DB {
 	t.Helper()
-	db, err := engine.Open(context.Background(), filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	path := filepath.Join(t.TempDir(), "s.db")
+	emptyDB.CopyTo(t, path)
+	db, err := engine.Open(context.Background(), path, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -346,8 +346,11 @@ func TestReadOnlyDatabase(t *testing.T) {
 		{"read-only mount", true, func(dir, db string) error { return remountReadOnly(dir) }, "it is on a read-only file system"},
 	}
 	leftovers := []string{"clean", "-wal and -shm", "-wal alone"}
-	for _, cond := range conditions {
-		for _, left := range leftovers {
+	for ci, cond := range conditions {
+		for li, left := range leftovers {
+			if testing.Short() && li != ci {
+				continue // -short: each condition once, each with other leftovers
+			}
 			t.Run(cond.name+"/"+left, func(t *testing.T) {
 				dir := b.folder(t, strings.NewReplacer(" ", "-", "/", "-").Replace(cond.name+"-"+left))
 				if cond.mount {

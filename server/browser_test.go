@@ -187,6 +187,9 @@ func (p *browserPage) setInput(what, sel, value string) {
 // shot saves a screenshot of the page as name.png.
 func (p *browserPage) shot(name string) string {
 	p.t.Helper()
+	if testing.Short() && os.Getenv("SESSIONTREE_ARTIFACTS") == "" && !*updateDocs {
+		return "" // -short: no one looks at them
+	}
 	ctx, cancel := context.WithTimeout(p.ctx, stepTimeout)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())

@@ -226,12 +226,13 @@ func mustCreate(t testing.TB, s *store.Store, opts store.CreateOptions) sessiont
 }
 
 // piFixtures returns the pi fixtures a test imports: all of them, or
-// under the race detector a few that cover every file version, Japanese
-// text, compactions, branches and labels.
+// under the race detector (CI's run) and with -short a few that cover
+// every file version, Japanese text, compactions, branches and labels
+// (the root package's TestPiFixtures checks every one).
 func piFixtures(t testing.TB) []storetest.PiFixture {
 	t.Helper()
 	all := storetest.PiFixtures(t, piDir)
-	if !storetest.RaceEnabled {
+	if !storetest.RaceEnabled && !testing.Short() {
 		return all
 	}
 	var out []storetest.PiFixture

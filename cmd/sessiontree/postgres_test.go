@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/internal/pgtest"
+	"github.com/sessiontree/sessiontree/storetest"
 )
 
 // newPGDB returns the URL of a fresh PostgreSQL database for --db; the
@@ -31,6 +32,9 @@ func TestJSONOutputOnPostgres(t *testing.T) {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	pi, _ := filepath.Glob("../../testdata/pi/session-00*.jsonl")
+	if testing.Short() { // one file of each kind of each folder
+		paths, pi = storetest.FixturePathKinds(paths), storetest.FixturePathKinds(pi)
+	}
 	paths = append(paths, pi...)
 	lite, pg := newDB(t), newPGDB(t)
 	both := func(args ...string) string {

@@ -19,7 +19,10 @@ var tableTemplate = NewTemplate(func(ctx context.Context, url string) error {
 	_, err = conn.Exec(ctx, `CREATE TABLE marks (n integer PRIMARY KEY); INSERT INTO marks VALUES (1);
 		CREATE TABLE notes (id serial PRIMARY KEY, body text);
 		CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'append-only'; END $$;
-		CREATE TRIGGER notes_append_only BEFORE DELETE OR TRUNCATE ON notes EXECUTE FUNCTION refuse()`)
+		CREATE TRIGGER notes_append_only BEFORE DELETE OR TRUNCATE ON notes EXECUTE FUNCTION refuse();
+		CREATE TABLE parents (id integer PRIMARY KEY, body text);
+		CREATE TABLE children (id integer PRIMARY KEY, parent integer REFERENCES parents);
+		CREATE TABLE loose (id serial PRIMARY KEY, body text)`)
 	return err
 })
 
@@ -113,6 +116,7 @@ func TestFinishedCopyIsReset(t *testing.T) {
 // TestOwnDownUp: a cluster of the test's own refuses connections while
 // it is down and, up again, holds what was written before.
 func TestOwnDownUp(t *testing.T) {
+	t.Parallel() // a cluster of its own; after the serial tests, such as the one damaging the template
 	ctx := context.Background()
 	c := Own(t)
 	conn, err := pgx.Connect(ctx, c.URL)

@@ -12,13 +12,33 @@ import (
 
 // shape is what resetting a copy of a template needs to know of the
 // template: its fingerprint (schema, and the rows of the tables prepare
-// filled), the tables it left empty, and its sequences' positions.
+// filled), the tables it left empty with the state of each (see
+// stateSQL) and the empty tables referring to each, and its sequences'
+// positions.
 type shape struct {
 	print     string
 	fingerSQL string // the query that computes a fingerprint
 	empty     []string
-	sequences string // setval statements
+	state     map[string]string   // table: its state in the template
+	referrers map[string][]string // table: the empty tables whose foreign keys refer to it
+	sequences string              // setval statements
 }
+
+// stateSQL gives, for each table named in $1, what a write leaves changed
+// in it: the size of all its files (heap, indexes, TOAST: a row written,
+// even deleted since or rolled back, grows one) and the statistics kept of
+// it and of its indexes (a vacuum or an analyze sets them). A table whose
+// state is still its template's holds nothing to empty.
+const stateSQL = `SELECT c.oid::regclass::text, format('%s %s', pg_total_relation_size(c.oid),
+	(SELECT string_agg(format('%s/%s/%s', r.reltuples, r.relpages, r.relallvisible), ' ' ORDER BY r.oid) FROM pg_class r
+		WHERE r.oid IN (c.oid, c.reltoastrelid)
+		OR r.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (c.oid, c.reltoastrelid))))
+	FROM pg_class c WHERE c.oid = ANY($1::text[]::regclass[])`
+
+// referrersSQL lists each foreign key's two tables: the one that refers
+// and the one it refers to.
+const referrersSQL = `SELECT conrelid::regclass::text, confrelid::regclass::text
+	FROM pg_constraint WHERE contype = 'f' AND connamespace IN ` + userSchemas
 
 // minResetVersion is the first server version whose copies are reset:
 // pg_terminate_backend's wait came with PostgreSQL 14; older servers keep
@@ -83,6 +103,15 @@ func readShape(ctx context.Context, url string) (*shape, error) {
 		return nil, err
 	}
 	sh.fingerSQL = fingerprintSQL(filled)
+	if _, err := conn.Exec(ctx, emptySQL(sh.empty)); err != nil {
+		return nil, nil // tables that cannot be emptied: copies are dropped
+	}
+	if sh.state, err = readStates(ctx, conn, sh.empty); err != nil {
+		return nil, err
+	}
+	if sh.referrers, err = readReferrers(ctx, conn); err != nil {
+		return nil, err
+	}
 	if err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(format('SELECT setval(%L, %s, %s);',
 			format('%I.%I', schemaname, sequencename), coalesce(last_value, start_value), (last_value IS NOT NULL)::text), ' '), '')
 		FROM pg_sequences WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`).Scan(&sh.sequences); err != nil {
@@ -120,6 +149,70 @@ func (sh *shape) readTables(ctx context.Context, conn *pgx.Conn) (filled []strin
 	return filled, nil
 }
 
+// readStates reads the state (stateSQL) of each of tables.
+func readStates(ctx context.Context, conn *pgx.Conn, tables []string) (map[string]string, error) {
+	rows, err := conn.Query(ctx, stateSQL, tables)
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]string{}
+	var table, state string
+	_, err = pgx.ForEachRow(rows, []any{&table, &state}, func() error {
+		states[table] = state
+		return nil
+	})
+	return states, err
+}
+
+// readReferrers maps each table to the tables whose foreign keys refer to
+// it: TRUNCATE empties a table only with those.
+func readReferrers(ctx context.Context, conn *pgx.Conn) (map[string][]string, error) {
+	rows, err := conn.Query(ctx, referrersSQL)
+	if err != nil {
+		return nil, err
+	}
+	referrers := map[string][]string{}
+	var from, to string
+	_, err = pgx.ForEachRow(rows, []any{&from, &to}, func() error {
+		referrers[to] = append(referrers[to], from)
+		return nil
+	})
+	return referrers, err
+}
+
+// changed returns the empty tables whose state in the copy differs from
+// the template's, with every table referring to one of them, in the
+// template's order: the tables a reset empties.
+func (sh *shape) changed(ctx context.Context, conn *pgx.Conn) ([]string, error) {
+	states, err := readStates(ctx, conn, sh.empty)
+	if err != nil {
+		return nil, err
+	}
+	todo := map[string]bool{}
+	var add func(table string)
+	add = func(table string) {
+		if todo[table] {
+			return
+		}
+		todo[table] = true
+		for _, r := range sh.referrers[table] {
+			add(r)
+		}
+	}
+	for _, table := range sh.empty {
+		if states[table] != sh.state[table] {
+			add(table)
+		}
+	}
+	var tables []string
+	for _, table := range sh.empty {
+		if todo[table] {
+			tables = append(tables, table)
+		}
+	}
+	return tables, nil
+}
+
 // fingerprintSQL is the query of a database's fingerprint: the hash of
 // schemaPrint's lines and of the rows of the tables filled.
 func fingerprintSQL(filled []string) string {
@@ -136,19 +229,17 @@ func fingerprintSQL(filled []string) string {
 // quote is s as an SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// reset makes the copy at url hold what its template holds again, and
-// reports whether it did: it ends the copy's other connections, compares
-// its fingerprint with the template's, empties the tables the template
-// left empty (with triggers off: the engine's refuse deletes) and sets the
-// sequences back. Any failure leaves the copy to be dropped.
-func (sh *shape) reset(ctx context.Context, url string) bool {
+// reset makes the copy conn is connected to hold what its template holds
+// again, and reports whether it did: it ends the copy's other
+// connections, compares its fingerprint with the template's, empties the
+// tables the template left empty that the test changed (with triggers
+// off: the engine's refuse deletes) and sets the sequences back. Any
+// failure leaves the copy to be dropped. Emptying only the tables changed
+// keeps a reset cheap: TRUNCATE makes new files for a table and each of
+// its indexes, most of a reset's work.
+func (sh *shape) reset(ctx context.Context, conn *pgx.Conn) bool {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return false
-	}
-	defer conn.Close(context.Background())
 	// A backend that exits by itself between the listing and its
 	// pg_terminate_backend (the finished test's connection, closed just
 	// before) makes that call false: what counts is that none is left.
@@ -165,10 +256,24 @@ func (sh *shape) reset(ctx context.Context, url string) bool {
 	if err := conn.QueryRow(ctx, sh.fingerSQL).Scan(&print); err != nil || print != sh.print {
 		return false
 	}
-	stmt := `SET session_replication_role = replica;`
-	if len(sh.empty) > 0 {
-		stmt += ` TRUNCATE ` + strings.Join(sh.empty, ", ") + ` RESTART IDENTITY;`
+	tables, err := sh.changed(ctx, conn)
+	if err != nil {
+		return false
 	}
-	_, err = conn.Exec(ctx, stmt+" "+sh.sequences)
+	_, err = conn.Exec(ctx, emptySQL(tables)+" "+sh.sequences)
 	return err == nil
+}
+
+// emptySQL empties tables, with triggers off (the engine's refuse
+// deletes). readShape empties the template's empty tables too: a table
+// TRUNCATE made holds other statistics of its indexes than one CREATE
+// TABLE and CREATE INDEX made, and a copy's tables should have the same
+// statistics whether the copy is new or was reset, and should look
+// unchanged (stateSQL) after a reset.
+func emptySQL(tables []string) string {
+	stmt := `SET session_replication_role = replica;`
+	if len(tables) > 0 {
+		stmt += ` TRUNCATE ` + strings.Join(tables, ", ") + ` RESTART IDENTITY;`
+	}
+	return stmt
 }

@@ -32,14 +32,15 @@ type Template struct {
 	err   error
 
 	mu    sync.Mutex
-	spare []string // reset copies waiting for a test
+	spare []string             // reset copies waiting for a test
+	conns map[string]*pgx.Conn // the connection each spare copy was reset on
 }
 
 // NewTemplate returns a template that prepare fills (migrates, for an
 // engine) given its URL. prepare must close its connections: a database
 // with connections cannot be copied.
 func NewTemplate(prepare func(ctx context.Context, url string) error) *Template {
-	return &Template{prepare: prepare}
+	return &Template{prepare: prepare, conns: map[string]*pgx.Conn{}}
 }
 
 // Migrated is an empty database with the PostgreSQL engine's schema
@@ -122,13 +123,53 @@ func (t *Template) take(ctx context.Context, server string) (string, error) {
 // give resets the copy name for the next test, or drops it when it cannot
 // be reset.
 func (t *Template) give(ctx context.Context, server, name string) error {
-	if t.shape != nil && t.shape.reset(ctx, WithDatabase(server, name)) {
-		t.mu.Lock()
-		t.spare = append(t.spare, name)
-		t.mu.Unlock()
-		return nil
+	if t.shape != nil {
+		if conn := t.resetConn(ctx, server, name); conn != nil {
+			if t.shape.reset(ctx, conn) {
+				t.mu.Lock()
+				t.spare = append(t.spare, name)
+				if len(t.conns) < maxKept {
+					t.conns[name], conn = conn, nil
+				}
+				t.mu.Unlock()
+				if conn != nil {
+					conn.Close(context.Background())
+				}
+				return nil
+			}
+			conn.Close(context.Background())
+		}
 	}
 	return admin(ctx, server, `DROP DATABASE `+name+` WITH (FORCE)`)
+}
+
+// maxKept bounds the connections a Template keeps (resetConn), so that
+// they leave the server's connections (max_connections) to the tests:
+// about as many copies as the tests use at once.
+const maxKept = 16
+
+// resetConn returns a connection to the copy name to reset it on: the one
+// its last reset ran on, kept open through the test since (an idle
+// backend of the copy's, which holds no lock), when it still answers; else
+// a new one; nil when none can be made. A kept connection has its caches
+// filled: a reset on it costs a fraction of one on a new backend, which
+// reads the catalog afresh for every table the reset looks at.
+func (t *Template) resetConn(ctx context.Context, server, name string) *pgx.Conn {
+	t.mu.Lock()
+	conn := t.conns[name]
+	delete(t.conns, name)
+	t.mu.Unlock()
+	if conn != nil && conn.Ping(ctx) == nil {
+		return conn
+	}
+	if conn != nil {
+		conn.Close(context.Background())
+	}
+	conn, err := pgx.Connect(ctx, WithDatabase(server, name))
+	if err != nil {
+		return nil
+	}
+	return conn
 }
 
 // make creates and prepares the template database. It stays until the
