@@ -79,7 +79,7 @@ const headerFillBatch = 1000
 // (afterMigrations).
 func (db *DB) fillHeaderChecksums(ctx context.Context, batch int) error {
 	for done := false; !done; {
-		err := db.update(ctx, "fill header checksums", func(tx *sqlx.Tx) (err error) {
+		err := db.upkeep(ctx, "fill header checksums", func(tx *sqlx.Tx) (err error) {
 			done, err = fillHeaderBatch(ctx, tx, batch)
 			return err
 		})

@@ -27,7 +27,7 @@ func (db *DB) redoDerived(ctx context.Context) error {
 		if !pending {
 			return nil
 		}
-		if err := db.update(ctx, "recompute derived values", func(tx *sqlx.Tx) error { return redoNext(ctx, tx) }); err != nil {
+		if err := db.upkeep(ctx, "recompute derived values", func(tx *sqlx.Tx) error { return redoNext(ctx, tx) }); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,16 @@ func (db *DB) update(ctx context.Context, op string, fn func(tx *sqlx.Tx) error)
 	return nil
 }
 
+// upkeep is update for Open's own work after the migrations (redo.go,
+// header.go): each of its transactions reads again what is left to do,
+// so one whose COMMIT went unanswered is tried again as a lost
+// connection is (as the migration steps are: migrate), where an
+// append's would be ErrCommitUnknown.
+func (db *DB) upkeep(ctx context.Context, op string, fn func(tx *sqlx.Tx) error) error {
+	again := func(err error) bool { return retryable(err) || lostConnection(err) }
+	return db.retryWhen(ctx, op, again, func() error { return db.runTx(ctx, nil, fn) })
+}
+
 // view runs fn in one read-only REPEATABLE READ snapshot: the one ctx
 // carries (withSnapshot), or a new one, tried again (fn run again) when
 // it fails as retry says. The commit of a snapshot of its own only ends
