@@ -138,15 +138,18 @@ type RepairedSession struct {
 
 // RepairEach is a [Repairer]'s loop over the sessions ids: repair
 // repairs one, returning what its check reported before (nil when it
-// was sound or is gone), or an error. It collects the sessions repaired
-// and joins the errors matching [ErrCorrupt] (sessions left for damage),
-// and stops at any other error, returning what it repaired before.
-func RepairEach(ids []string, repair func(id string) (was error, err error)) ([]RepairedSession, error) {
+// was sound), or an error. It collects the sessions repaired and joins
+// the errors matching [ErrCorrupt] (sessions left for damage), and stops
+// at any other error, returning what it repaired before. When listed,
+// ids are every session's, read before the loop, and one deleted since
+// ([ErrNotFound]) is passed over; else a missing one is the error.
+func RepairEach(ids []string, listed bool, repair func(id string) (was error, err error)) ([]RepairedSession, error) {
 	var repaired []RepairedSession
 	var problems []error
 	for _, id := range ids {
 		was, err := repair(id)
 		switch {
+		case listed && errors.Is(err, ErrNotFound):
 		case errors.Is(err, ErrCorrupt):
 			problems = append(problems, err)
 		case err != nil:

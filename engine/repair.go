@@ -80,13 +80,8 @@ func (db *DB) Repair(ctx context.Context, id string) ([]sessiontree.RepairedSess
 			return nil, fmt.Errorf("repair %s: %w", db.path, translate(err))
 		}
 	}
-	listed := id == ""
-	return sessiontree.RepairEach(ids, func(id string) (was, err error) {
-		was, err = db.repairIfCorrupt(ctx, id)
-		if listed && errors.Is(err, sessiontree.ErrNotFound) {
-			return nil, nil // deleted since the listing
-		}
-		return was, err
+	return sessiontree.RepairEach(ids, id == "", func(id string) (error, error) {
+		return db.repairIfCorrupt(ctx, id)
 	})
 }
 
