@@ -299,7 +299,10 @@ type BranchSummary struct {
 // fromId is the leaf being left ("root" when there was none), as pi 1.x's
 // branchWithSummary writes it: the summary becomes the leaf, and the move
 // happens with it or not at all. It returns the summary's id ("" without
-// a summary).
+// a summary). Either way the move is guarded on the leaf it reads first
+// (or the session's guard, [Session.IfLeaf]): another writer moving the
+// leaf in between makes it fail with a [ConflictError], having written
+// nothing.
 func (s *Session) MoveTo(ctx context.Context, target string, summary *BranchSummary) (string, error) {
 	left, err := s.leaf(ctx)
 	if err != nil {

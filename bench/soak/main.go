@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command soak runs sessiontree for a long time at a modest, steady rate and
 // samples what could grow while the data held stays the same: a sessiontree
 // serve process (its RSS, threads, open files, goroutines and Go heap), the
