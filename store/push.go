@@ -67,7 +67,17 @@ const (
 	// PushFailed: an error stopped the session's push; the batches
 	// before it are committed.
 	PushFailed PushStatus = "failed"
+	// PushSkipped: the session was deleted at the source while the push
+	// ran (after the listing, or the naming, that found it): there is
+	// nothing left to push, which is not a failure. The batches before
+	// the delete stay on the target, a prefix of the source's session as
+	// it was; a target that lacked the session is not given one.
+	PushSkipped PushStatus = "skipped"
 )
+
+// PushDeletedReason is the [PushResult.Reason] of a [PushSkipped]
+// session.
+const PushDeletedReason = "deleted at the source during the push"
 
 // PushResult is one session's line of a [PushReport].
 type PushResult struct {
@@ -82,7 +92,9 @@ type PushResult struct {
 	// Err is the error behind Reason: a [*PushConflictError] (matching
 	// sessiontree.ErrConflict) for a conflict, a
 	// *sessiontree.ClaimedError (matching sessiontree.ErrLocked) for a
-	// claim, the error met for a failure.
+	// claim, the error met for a failure, and for a skip the source's,
+	// matching sessiontree.ErrNotFound, when asked for the session after
+	// its copy stopped.
 	Err error `json:"-"`
 }
 
@@ -103,9 +115,15 @@ func (r PushReport) Count(st PushStatus) int {
 	return n
 }
 
-// OK reports that every session was pushed or up to date.
-func (r PushReport) OK() bool {
-	return r.Count(PushPushed)+r.Count(PushUpToDate) == len(r.Results)
+// OK reports that every session was pushed, up to date, or skipped
+// (deleted at the source during the push): [PushReport.Unfinished] is 0.
+func (r PushReport) OK() bool { return r.Unfinished() == 0 }
+
+// Unfinished counts the sessions not pushed in full: in conflict,
+// claimed or failed. A session skipped, deleted at the source during the
+// push, is not one: nothing of it was left to push.
+func (r PushReport) Unfinished() int {
+	return len(r.Results) - r.Count(PushPushed) - r.Count(PushUpToDate) - r.Count(PushSkipped)
 }
 
 // PushConflictError says why a target's session cannot take the
@@ -140,6 +158,8 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // up to date; a session another
 // writer holds a live claim on in the target is reported as claimed.
 // Either is a result, not an error: Push goes on with the next session.
+// So is a session deleted at the source during the push
+// ([PushSkipped]).
 // The error Push returns is one that stops it all (listing the source,
 // or ctx ended), with the report of what was done until then.
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
@@ -238,7 +258,7 @@ func (p *pusher) tell() {
 func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 	pl := pushPlan{id: id}
 	fail := func(err error) (pushPlan, *PushResult) {
-		res := pushResult(id, 0, err)
+		res := p.result(ctx, id, 0, err)
 		return pl, &res
 	}
 	var err error
@@ -355,7 +375,7 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 		n, err := p.appendPlan(ctx, pl)
 		pushed += n
 		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
-			return pushResult(pl.id, pushed, err)
+			return p.result(ctx, pl.id, pushed, err)
 		}
 		next, res := p.plan(ctx, pl.id)
 		if res != nil {
@@ -390,9 +410,10 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 		if err != nil {
 			return have - pl.have, fmt.Errorf("read the source: %w", err)
 		}
-		if len(page) == 0 && !create {
-			// The source lost entries since the plan (deleted and made
-			// again): what is pushed stays pushed.
+		if len(page) == 0 && (!create || pl.want > 0) {
+			// The source lost entries since the plan (deleted, perhaps
+			// made again): what is pushed stays pushed, and a session
+			// the target lacks is not made empty.
 			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
@@ -456,11 +477,19 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 	return tx.AppendEntries(dst, page)
 }
 
-// pushResult is the result of a session whose push ended with err after
-// pushed entries.
-func pushResult(id string, pushed int64, err error) PushResult {
+// result is the result of a session whose push ended with err after
+// pushed entries. Whatever err is (a read of the source finding the
+// session gone, or finding fewer entries than planned, or a conflict
+// found on entries since deleted), a session the source no longer has
+// was deleted during the push: it is skipped, not failed. Asking the
+// source once more, rather than telling errors apart, holds for every
+// step the delete can fall before, on either engine.
+func (p *pusher) result(ctx context.Context, id string, pushed int64, err error) PushResult {
 	if err == nil {
 		return PushResult{Session: id, Status: PushPushed, Pushed: pushed}
+	}
+	if _, gone := p.from.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
+		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason, Err: gone}
 	}
 	st := PushFailed
 	var claimed *sessiontree.ClaimedError

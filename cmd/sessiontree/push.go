@@ -73,8 +73,7 @@ session was not copied in full.`,
 				err = errors.Join(err, werr)
 			}
 			if err == nil && !rep.OK() {
-				n := len(rep.Results) - rep.Count(store.PushPushed) - rep.Count(store.PushUpToDate)
-				return silentError{fmt.Sprintf("%d of %d sessions not %s in full", n, len(rep.Results), verb)}
+				return silentError{fmt.Sprintf("%d of %d sessions not %s in full", rep.Unfinished(), len(rep.Results), verb)}
 			}
 			return err
 		},

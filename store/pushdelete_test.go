@@ -1,0 +1,141 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+)
+
+// enginePairs runs test once per pair of engines, source then target, as
+// parallel subtests: each engine is the source of one and the target of
+// the other.
+func enginePairs(t *testing.T, test func(t *testing.T, from, to *store.Store)) {
+	t.Helper()
+	for _, p := range []struct {
+		name     string
+		from, to opener
+	}{
+		{"sqlite to postgres", openStore, openPostgresStore},
+		{"postgres to sqlite", openPostgresStore, openStore},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, p.from(t), p.to(t))
+		})
+	}
+}
+
+// A session deleted at the source while a push runs, whenever the delete
+// falls (after the listing, after the plan, between two batches), no
+// longer exists to be pushed: it is skipped, saying so, and the push of
+// the others goes on and is OK. Nothing of it is made on the target that
+// was not there: what batches went before stay, a prefix of the source's.
+func TestPushSourceDeletedDuringPush(t *testing.T) {
+	t.Parallel()
+	const kept, gone = "0198f2a4-7777-7000-8000-000000000001", "0198f2a4-7777-7000-8000-000000000002"
+	for _, tt := range []struct {
+		name string
+		// hook deletes gone: listed after the listing, read before
+		// the copy's first read of it, else at progress entries.
+		listed, read bool
+		entries      int64
+		// target is how many entries of gone the target holds after.
+		target int64
+	}{
+		{"after the listing", true, false, 0, -1},
+		{"after the plan", false, false, 0, -1},
+		{"before the copy reads it", false, true, 0, -1},
+		{"between two batches", false, false, 3, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			enginePairs(t, func(t *testing.T, src, to *store.Store) {
+				ctx := context.Background()
+				// gone is written last, so it lists first and is
+				// pushed first.
+				pushSource(t, src, kept)
+				pushSource(t, src, gone)
+				del := func() {
+					if n, err := src.Delete(ctx, gone); n != 1 || err != nil {
+						t.Errorf("Delete(%s) = %d, %v; want 1, nil", gone, n, err)
+					}
+				}
+				from := src
+				opts := store.PushOptions{BatchEntries: 3}
+				switch {
+				case tt.listed:
+					from = store.New(&listHook{Database: src.Database(), after: del})
+				case tt.read:
+					from = store.New(&logHook{Database: src.Database(), before: del})
+				default:
+					done := false
+					opts.Progress = func(p store.PushProgress) {
+						if !done && p.Entries == tt.entries && p.Sessions == 0 {
+							done = true
+							del()
+						}
+					}
+				}
+				rep := mustPush(t, from, to, opts)
+				want := map[string]string{kept: "pushed 7", gone: "skipped 0"}
+				if tt.entries > 0 {
+					want[gone] = "skipped 3"
+				}
+				if diff := cmp.Diff(want, results(rep)); diff != "" {
+					t.Errorf("Push (-want +got):\n%s", diff)
+				}
+				if !rep.OK() {
+					t.Errorf("OK() = false for %+v", rep.Results)
+				}
+				for _, r := range rep.Results {
+					if r.Session == gone && r.Reason != "deleted at the source during the push" {
+						t.Errorf("Reason = %q; want it to say the session was deleted at the source", r.Reason)
+					}
+				}
+				wantSameSession(t, src, to, kept)
+				in, err := to.Info(ctx, gone)
+				switch {
+				case tt.target < 0 && !errorsIsNotFound(err):
+					t.Errorf("target Info(%s) = %+v, %v; want ErrNotFound: nothing made", gone, in, err)
+				case tt.target >= 0 && (err != nil || in.Entries != tt.target):
+					t.Errorf("target Info(%s) = %+v, %v; want %d entries", gone, in, err, tt.target)
+				}
+			})
+		})
+	}
+}
+
+func errorsIsNotFound(err error) bool { return err != nil && errors.Is(err, sessiontree.ErrNotFound) }
+
+// logHook is a database whose sessions' first Log call, of any of them,
+// calls before: a write after a session was opened, before it is read.
+type logHook struct {
+	sessiontree.Database
+	before func()
+}
+
+func (d *logHook) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
+	st, err := d.Database.OpenSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return logHookSession{st, d}, nil
+}
+
+type logHookSession struct {
+	sessiontree.DatabaseSession
+	d *logHook
+}
+
+func (s logHookSession) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
+	if before := s.d.before; before != nil {
+		s.d.before = nil
+		before()
+	}
+	return s.DatabaseSession.Log(ctx, after, limit)
+}
