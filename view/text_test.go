@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/store"
 	"github.com/sessiontree/sessiontree/view"
@@ -404,5 +406,35 @@ func TestTranscriptHeadersOneLine(t *testing.T) {
 	}
 	if headers != 2 || !strings.HasSuffix(lines[0], "forged") {
 		t.Errorf("WriteTranscript wrote %d header lines, want 2, and the state on the first line:\n%s", headers, buf.String())
+	}
+}
+
+// TestPushReportSkipped checks a session deleted at the source during a
+// push or a pull reads as skipped, saying so in the command's own word,
+// with what was copied before the delete, and counts in the totals.
+func TestPushReportSkipped(t *testing.T) {
+	t.Parallel()
+	rep := store.PushReport{Results: []store.PushResult{
+		{Session: "a", Status: store.PushSkipped, Reason: store.PushDeletedReason},
+		{Session: "b", Status: store.PushSkipped, Pushed: 3, Reason: store.PushDeletedReason},
+		{Session: "c", Status: store.PushPushed, Pushed: 2},
+	}}
+	for _, tt := range []struct{ verb, want string }{
+		{"pushed", "a  skipped: deleted at the source during the push\n" +
+			"b  skipped (pushed 3 entries first): deleted at the source during the push\n" +
+			"c  pushed 2 entries\n" +
+			"3 sessions: 1 pushed (5 entries), 0 up to date, 0 in conflict, 0 claimed, 0 failed, 2 skipped\n"},
+		{"pulled", "a  skipped: deleted at the source during the pull\n" +
+			"b  skipped (pulled 3 entries first): deleted at the source during the pull\n" +
+			"c  pulled 2 entries\n" +
+			"3 sessions: 1 pulled (5 entries), 0 up to date, 0 in conflict, 0 claimed, 0 failed, 2 skipped\n"},
+	} {
+		var buf bytes.Buffer
+		if err := view.WritePushReport(&buf, tt.verb, rep); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
+			t.Errorf("WritePushReport(%q) (-want +got):\n%s", tt.verb, diff)
+		}
 	}
 }

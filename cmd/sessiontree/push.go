@@ -36,8 +36,10 @@ is copied from. Only the entries the other side lacks are copied, byte for
 byte, a batch per transaction, so a second run copies nothing and an
 interrupted one continues where it stopped. A session that was written to
 on both sides since they last met is a conflict and is left alone, as is a
-session another writer holds a claim on. The exit status is 1 when any
-session was not copied in full.`,
+session another writer holds a claim on. A session deleted at the source
+while it runs is skipped ("skipped: deleted at the source during the
+` + name + `"): nothing of it is left to copy, which is not a failure. The exit
+status is 1 when any other session was not copied in full.`,
 		Example: example,
 		Args:    args(0, -1, "session ids"),
 		RunE: func(cmd *cobra.Command, ids []string) error {

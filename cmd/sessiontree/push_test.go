@@ -18,7 +18,7 @@ func TestPushPull(t *testing.T) {
 	const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
 
 	out := ok(t, "--db", src, "push", "--to", team)
-	want := sid + "  pushed 15 entries\n1 session: 1 pushed (15 entries), 0 up to date, 0 in conflict, 0 claimed, 0 failed\n"
+	want := sid + "  pushed 15 entries\n1 session: 1 pushed (15 entries), 0 up to date, 0 in conflict, 0 claimed, 0 failed, 0 skipped\n"
 	if out != want {
 		t.Errorf("push = %q; want %q", out, want)
 	}
