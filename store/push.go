@@ -364,7 +364,9 @@ const pushReplans = 3
 
 // push carries out a plan. When a batch finds the target's session
 // changed since the plan (made, or grown, by another push of it into the
-// same target), it plans again from what the target has now: if that is
+// same target, or deleted), it plans again from what the target has now
+// (a deleted session is made again, as a push begun after the delete
+// would make it): if that is
 // still a prefix of the source's session the push goes on from there,
 // and only a target that really differs is a conflict. Two pushes at
 // once may take turns for every batch; as long as the target grows, they
@@ -453,7 +455,11 @@ func readPushBatch(ctx context.Context, src sessiontree.Storage, have int64, n, 
 }
 
 // appendPushBatch appends one batch in tx: to a session it creates, or
-// to the target's session if it still has have entries.
+// to the target's session if it still has have entries. A target
+// session changed since the plan, grown or deleted, is a
+// [*PushConflictError], on which [pusher.push] plans again: a deleted
+// one is then made again from the source's, as a push begun after the
+// delete would.
 func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry) error {
 	var dst sessiontree.DatabaseSession
 	var err error
@@ -461,7 +467,11 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 		dst, err = tx.NewSession(pl.meta, pl.info.Metadata)
 	} else {
 		var in SessionInfo
-		if in, err = tx.SessionInfo(pl.id); err == nil && in.Entries != have {
+		in, err = tx.SessionInfo(pl.id)
+		switch {
+		case errors.Is(err, sessiontree.ErrNotFound):
+			return &PushConflictError{Session: pl.id, Reason: "it was deleted during the push"}
+		case err == nil && in.Entries != have:
 			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the push", in.Entries, have)}
 		}
 		if err == nil {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -138,4 +139,72 @@ func (s logHookSession) Log(ctx context.Context, after int64, limit int) ([]sess
 		before()
 	}
 	return s.DatabaseSession.Log(ctx, after, limit)
+}
+
+// A session deleted on the target while a push copies it into it, before
+// the first batch or between two, is made again from the source's, as a
+// push started after the delete would: the push does not fail, and the
+// target ends with the source's session, nothing of the deleted one.
+func TestPushTargetDeletedDuringPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-7777-7000-8000-000000000003"
+	for _, tt := range []struct {
+		name string
+		// entries is the progress at which the target's copy is deleted.
+		entries int64
+		// pushed is how many entries the push appended in all.
+		pushed int
+	}{
+		{"before the first batch", 0, 8},
+		{"between two batches", 3, 11},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			enginePairs(t, func(t *testing.T, from, to *store.Store) {
+				ctx := context.Background()
+				_, b := pushSource(t, from, id)
+				// The target has the session's first entry already:
+				// the push appends 7 to its copy, which is deleted
+				// under it.
+				early := store.New(&firstEntries{from.Database(), 1})
+				mustPush(t, early, to, store.PushOptions{})
+				b.user("u5", "after the first push")
+				done := false
+				rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+					if !done && p.Entries == tt.entries && p.Sessions == 0 {
+						done = true
+						if n, err := to.DeleteWith(ctx, sessiontree.DeleteOptions{Force: true}, id); n != 1 || err != nil {
+							t.Errorf("Delete(%s) on the target = %d, %v; want 1, nil", id, n, err)
+						}
+					}
+				}})
+				if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", tt.pushed)}, results(rep)); diff != "" {
+					t.Errorf("Push (-want +got):\n%s", diff)
+				}
+				wantSameSession(t, from, to, id)
+			})
+		})
+	}
+}
+
+// firstEntries is a database whose sessions show their first n entries
+// alone: a source as it was when a session was shorter.
+type firstEntries struct {
+	sessiontree.Database
+	n int64
+}
+
+func (d *firstEntries) View(ctx context.Context, fn func(sessiontree.DatabaseTx) error) error {
+	return d.Database.View(ctx, func(tx sessiontree.DatabaseTx) error { return fn(firstEntriesTx{tx, d.n}) })
+}
+
+type firstEntriesTx struct {
+	sessiontree.DatabaseTx
+	n int64
+}
+
+func (tx firstEntriesTx) SessionInfo(id string) (sessiontree.SessionInfo, error) {
+	in, err := tx.DatabaseTx.SessionInfo(id)
+	in.Entries = min(in.Entries, tx.n)
+	return in, err
 }
