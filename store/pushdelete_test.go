@@ -208,3 +208,45 @@ func (tx firstEntriesTx) SessionInfo(id string) (sessiontree.SessionInfo, error)
 	in.Entries = min(in.Entries, tx.n)
 	return in, err
 }
+
+// A session appended to at the source while a push copies it is copied
+// as it was when the push planned it: the target holds a prefix of the
+// source's log, whole entries in order, and the next push appends the
+// rest.
+func TestPushSourceAppendedDuringPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-7777-7000-8000-000000000004"
+	enginePairs(t, func(t *testing.T, from, to *store.Store) {
+		ctx := context.Background()
+		_, b := pushSource(t, from, id)
+		done := false
+		rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+			if !done && p.Entries == 3 {
+				done = true
+				b.assistant("a9", "appended during the push")
+				b.user("u9", "and again")
+			}
+		}})
+		if diff := cmp.Diff(map[string]string{id: "pushed 7"}, results(rep)); diff != "" {
+			t.Errorf("Push (-want +got):\n%s", diff)
+		}
+		src, err := from.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Close()
+		dst, err := to.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dst.Close()
+		if got, want := ids(logOf(t, dst)), ids(logOf(t, src))[:7]; !cmp.Equal(got, want) {
+			t.Errorf("target log = %v; want the source's first 7, %v", got, want)
+		}
+		rep = mustPush(t, from, to, store.PushOptions{})
+		if diff := cmp.Diff(map[string]string{id: "pushed 2"}, results(rep)); diff != "" {
+			t.Errorf("next Push (-want +got):\n%s", diff)
+		}
+		wantSameSession(t, from, to, id)
+	})
+}
