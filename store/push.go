@@ -283,6 +283,13 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 	}
 	pl.exists, pl.have = true, dst.Entries
 	if err := p.samePrefix(ctx, pl, src, dst); err != nil {
+		if _, gone := p.to.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
+			// Deleted on the target since its row was read: whatever
+			// the comparison met, the plan is to make it, as when it
+			// was not there.
+			pl.exists, pl.have = false, 0
+			return pl, nil
+		}
 		return fail(err)
 	}
 	if pl.have >= pl.want {

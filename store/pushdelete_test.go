@@ -141,8 +141,9 @@ func (s logHookSession) Log(ctx context.Context, after int64, limit int) ([]sess
 	return s.DatabaseSession.Log(ctx, after, limit)
 }
 
-// A session deleted on the target while a push copies it into it, before
-// the first batch or between two, is made again from the source's, as a
+// A session deleted on the target while a push copies it into it (while
+// the push compares it with the source's, before the first batch or
+// between two) is made again from the source's, as a
 // push started after the delete would: the push does not fail, and the
 // target ends with the source's session, nothing of the deleted one.
 func TestPushTargetDeletedDuringPush(t *testing.T) {
@@ -150,11 +151,13 @@ func TestPushTargetDeletedDuringPush(t *testing.T) {
 	const id = "0198f2a4-7777-7000-8000-000000000003"
 	for _, tt := range []struct {
 		name string
-		// entries is the progress at which the target's copy is deleted.
+		// entries is the progress at which the target's copy is deleted;
+		// -1 is before the push's first read of it.
 		entries int64
 		// pushed is how many entries the push appended in all.
 		pushed int
 	}{
+		{"while the push compares it", -1, 8},
 		{"before the first batch", 0, 8},
 		{"between two batches", 3, 11},
 	} {
@@ -169,15 +172,23 @@ func TestPushTargetDeletedDuringPush(t *testing.T) {
 				early := store.New(&firstEntries{from.Database(), 1})
 				mustPush(t, early, to, store.PushOptions{})
 				b.user("u5", "after the first push")
+				del := func() {
+					if n, err := to.DeleteWith(ctx, sessiontree.DeleteOptions{Force: true}, id); n != 1 || err != nil {
+						t.Errorf("Delete(%s) on the target = %d, %v; want 1, nil", id, n, err)
+					}
+				}
+				into := to
 				done := false
-				rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
+				opts := store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
 					if !done && p.Entries == tt.entries && p.Sessions == 0 {
 						done = true
-						if n, err := to.DeleteWith(ctx, sessiontree.DeleteOptions{Force: true}, id); n != 1 || err != nil {
-							t.Errorf("Delete(%s) on the target = %d, %v; want 1, nil", id, n, err)
-						}
+						del()
 					}
-				}})
+				}}
+				if tt.entries < 0 {
+					into = store.New(&logHook{Database: to.Database(), before: del})
+				}
+				rep := mustPush(t, from, into, opts)
 				if diff := cmp.Diff(map[string]string{id: fmt.Sprintf("pushed %d", tt.pushed)}, results(rep)); diff != "" {
 					t.Errorf("Push (-want +got):\n%s", diff)
 				}
