@@ -94,8 +94,8 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 					t.Errorf("OK() = false for %+v", rep.Results)
 				}
 				for _, r := range rep.Results {
-					if r.Session == gone && r.Reason != "deleted at the source during the push" {
-						t.Errorf("Reason = %q; want it to say the session was deleted at the source", r.Reason)
+					if r.Session == gone && (r.Reason != store.PushDeletedReason || !errors.Is(r.Err, sessiontree.ErrNotFound)) {
+						t.Errorf("Reason, Err = %q, %v; want %q and an error matching ErrNotFound", r.Reason, r.Err, store.PushDeletedReason)
 					}
 				}
 				wantSameSession(t, src, to, kept)
