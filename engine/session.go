@@ -148,6 +148,10 @@ func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 	if err := sessiontree.CheckDelete(claimRow{w, pk}, id, opts, w.db.opts.Now()); err != nil {
 		return err
 	}
+	indexed, err := indexedCount(w, pk)
+	if err != nil {
+		return err
+	}
 	lo, hi := pkRange(pk)
 	for _, st := range []struct {
 		query string
@@ -160,7 +164,7 @@ func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 			return err
 		}
 	}
-	return nil
+	return w.db.deletedFromIndex(w, indexed)
 }
 
 // entryPK is the key of entry seq of session: entries of one session are

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"database/sql"
+	"errors"
+	"strconv"
+)
+
+// The search index under deletes.
+//
+// Deleting a session removes its indexed entries from entries_fts
+// (migration 7's trigger), and FTS5 records each as a delete marker in a
+// new segment; the marker and the postings it cancels leave the index
+// only when a merge writes the oldest segment. FTS5's automerge (16,
+// migration 17) reaches the oldest segment after geometrically longer
+// stretches, so under churn (sessions created, indexed and deleted, a
+// few held at a time) the index held garbage in proportion to the
+// deletes since its last full merge: a loop of create, 8 appends, index
+// and delete, 30 sessions held (TestSearchIndexChurn), grew
+// entries_fts_data to 4.0 MB over 2,000 cycles, for 240 entries, and the
+// file to 1,198 pages, which it kept.
+//
+// So a delete counts the indexed entries it removed (an upper bound of
+// the index's rows: not every entry has text), and when those counted
+// since the last merge reach the rows the index holds, and at least
+// mergeAfterRows, it starts a merge of every segment into one (FTS5's
+// 'merge' with a negative page budget), in its transaction, writing at
+// most mergePages pages: that merge drops the markers and what they
+// cancel. The garbage is then bounded by the larger of the live rows and
+// mergeAfterRows, whatever the number of deletes, and a merge rewrites
+// at most twice the rows deleted since the one before, so its cost,
+// spread over those deletes, is a few rows' worth each. An index larger
+// than the budget is left mid-merge, which FTS5 carries on with the
+// writes that follow (and the next such delete). Appends, imports and
+// the index's catch-up do not count and never merge here.
+//
+// The count is the DB's, in memory: a process that deletes a session
+// and exits (the command line's delete) never reaches it, and the
+// garbage of such deletes waits for automerge as before.
+const (
+	mergeAfterRows = 1000
+	mergePages     = 4096 // FTS5 pages of 4,050 bytes: 16 MB written at most
+)
+
+// indexedCount reads how many of session pk's entries the index holds,
+// for counting a delete's (see mergeAfterRows).
+func indexedCount(w q, pk int64) (int64, error) {
+	var n int64
+	err := w.row(`SELECT indexed_count FROM sessions WHERE pk = ?1`, args(pk), &n)
+	return n, err
+}
+
+// deletedFromIndex counts n indexed entries deleted in w's transaction
+// and merges the index's segments when those counted since the last
+// merge reach the rows it holds and mergeAfterRows (see mergeAfterRows).
+func (db *DB) deletedFromIndex(w q, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	deleted := db.indexDeleted.Add(n)
+	if deleted < mergeAfterRows {
+		return nil
+	}
+	live, err := indexRows(w)
+	if err != nil {
+		return err
+	}
+	if deleted < live {
+		return nil
+	}
+	if _, err := w.exec(`INSERT INTO entries_fts (entries_fts, rank) VALUES ('merge', -` + strconv.Itoa(mergePages) + `)`); err != nil {
+		return err
+	}
+	db.indexDeleted.Store(0)
+	return nil
+}
+
+// indexRows reads how many rows the search index holds: the first
+// varint of FTS5's averages record (entries_fts_data id 1), which every
+// insert and delete keeps, one row read instead of a count.
+func indexRows(w q) (int64, error) {
+	var rec []byte
+	err := w.row(`SELECT block FROM entries_fts_data WHERE id = 1`, nil, &rec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, ok := varint(rec)
+	if !ok {
+		return 0, nil
+	}
+	return int64(n), nil
+}
