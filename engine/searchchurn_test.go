@@ -88,3 +88,40 @@ func TestSearchIndexChurn(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSearchIndexChurn times a cycle of TestSearchIndexChurn (create,
+// 8 appends, index, delete, 30 sessions held), the merges of
+// searchmerge.go included.
+func BenchmarkSearchIndexChurn(b *testing.B) {
+	s, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "s.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var ids []string
+	churn(b, s, &ids, 30, 30)
+	b.ResetTimer()
+	defer measureCPU(b)()
+	churn(b, s, &ids, 30, b.N)
+}
+
+// BenchmarkDeleteIndexed times deleting indexed sessions of 8 entries,
+// every one of b.N made first: when half are deleted, a delete merges the
+// index (searchmerge.go).
+func BenchmarkDeleteIndexed(b *testing.B) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, filepath.Join(b.TempDir(), "s.db"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var ids []string
+	churn(b, s, &ids, b.N, b.N)
+	b.ResetTimer()
+	defer measureCPU(b)()
+	for _, id := range ids {
+		if err := s.DB().DeleteSession(ctx, id, sessiontree.DeleteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -42,14 +42,6 @@ const (
 	mergePages     = 4096 // FTS5 pages of 4,050 bytes: 16 MB written at most
 )
 
-// indexedCount reads how many of session pk's entries the index holds,
-// for counting a delete's (see mergeAfterRows).
-func indexedCount(w q, pk int64) (int64, error) {
-	var n int64
-	err := w.row(`SELECT indexed_count FROM sessions WHERE pk = ?1`, args(pk), &n)
-	return n, err
-}
-
 // deletedFromIndex counts n indexed entries deleted in w's transaction
 // and merges the index's segments when those counted since the last
 // merge reach the rows it holds and mergeAfterRows (see mergeAfterRows).
