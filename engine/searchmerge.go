@@ -34,6 +34,16 @@ import (
 // writes that follow (and the next such delete). Appends, imports and
 // the index's catch-up do not count and never merge here.
 //
+// Measured (medians of 3 to 5 interleaved runs, CPU time, load 5-14 on
+// 2 cores): BenchmarkAppend 57 against 59 µs and the store's catch-up
+// (BenchmarkImport/generated-index) 10.23 against 10.25 MB/s of CPU,
+// paths this does not touch; the churn cycle 1.50 against 1.47 ms
+// (BenchmarkSearchIndexChurn: the merges cost less than the smaller
+// index saves); a delete 321 against 406 µs in BenchmarkDeleteIndexed,
+// which deletes a whole store of 2,000 indexed sessions and so pays one
+// merge of 16,000 entries in some 2,000 segments (about 170 ms, in that
+// one delete) for every 1,000 deletes.
+//
 // The count is the DB's, in memory: a process that deletes a session
 // and exits (the command line's delete) never reaches it, and the
 // garbage of such deletes waits for automerge as before.
