@@ -38,8 +38,8 @@ import (
 // 2 cores): BenchmarkAppend 57 against 59 µs and the store's catch-up
 // (BenchmarkImport/generated-index) 10.23 against 10.25 MB/s of CPU,
 // paths this does not touch; the churn cycle 1.50 against 1.47 ms
-// (BenchmarkSearchIndexChurn: the merges cost less than the smaller
-// index saves); a delete 321 against 406 µs in BenchmarkDeleteIndexed,
+// (BenchmarkSearchIndexChurn: within the noise; the merges
+// cost about what the smaller index saves); a delete 321 against 406 µs in BenchmarkDeleteIndexed,
 // which deletes a whole store of 2,000 indexed sessions and so pays one
 // merge of 16,000 entries in some 2,000 segments for every 1,000
 // deletes: that one delete took 92 ms of wall time (load 2.5), the mean
