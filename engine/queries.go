@@ -129,7 +129,7 @@ LEFT JOIN entries m ON m.pk = e.model_pk
 LEFT JOIN entries o ON o.pk = e.tools_pk
 WHERE e.session = ?1 AND e.id = ?2`
 
-	qSessionPK     = `SELECT pk FROM sessions WHERE id = ?1`
+	qSessionPK     = `SELECT pk, indexed_count FROM sessions WHERE id = ?1`
 	qMarkDeleting  = `UPDATE sessions SET deleting = 1 WHERE pk = ?1`
 	qDeleteBranch  = `DELETE FROM branch WHERE session = ?1`
 	qDeleteLabels  = `DELETE FROM labels WHERE session = ?1`

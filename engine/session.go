@@ -137,8 +137,8 @@ func (db *DB) DeleteSession(ctx context.Context, id string, opts sessiontree.Del
 func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 	// A session already marked deleting is found too: its delete
 	// was interrupted and is finished here.
-	var pk int64
-	err := w.row(qSessionPK, args(id), &pk)
+	var pk, indexed int64 // indexed: for the search index's merges (searchmerge.go)
+	err := w.row(qSessionPK, args(id), &pk, &indexed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return &SessionNotFoundError{ID: id}
 	}
@@ -160,7 +160,7 @@ func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 			return err
 		}
 	}
-	return nil
+	return w.db.deletedFromIndex(w, indexed)
 }
 
 // entryPK is the key of entry seq of session: entries of one session are
