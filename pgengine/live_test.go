@@ -434,8 +434,11 @@ func TestCancelWrites(t *testing.T) {
 	db, _ := openDB(t)
 	st := newSession(t, db)
 	points := 200
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		points = 12
+	case storetest.RaceEnabled:
+		points = 60 // spread over the checks; 200 took 52 s of CI's race run
 	}
 	storetest.RunWriteCancel(t, st, func(ctx context.Context) error { return db.Check(ctx, st.ID()) }, points)
 }
@@ -452,8 +455,11 @@ var emptyDatabase = pgtest.NewTemplate(func(context.Context, string) error { ret
 func TestCancelOpen(t *testing.T) {
 	// Not parallel: it counts the process's goroutines and files.
 	points, tmpls := 60, []*pgtest.Template{emptyDatabase, pgtest.Migrated}
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		points, tmpls = 3, tmpls[1:] // migrating costs a second a run
+	case storetest.RaceEnabled:
+		points = 20 // not parallel: 60 took 22 s of CI's race run, serially
 	}
 	for _, tmpl := range tmpls {
 		canceltest.Sweep(t, points, func(ctx context.Context) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessiontree/sessiontree/internal/canceltest"
 	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
 	"github.com/sessiontree/sessiontree/watch"
 )
 
@@ -25,9 +26,12 @@ func TestCancelWatch(t *testing.T) {
 	newSessionFile(t, filepath.Join(dir, "a.jsonl"), "aaaa-session").add(30)
 	newSessionFile(t, filepath.Join(dir, "sub", "b.jsonl"), "bbbb-session").add(20)
 	var want map[string]string
-	points := 1 << 20
-	if testing.Short() {
+	points := 1 << 20 // every check
+	switch {
+	case testing.Short():
 		points = 12
+	case storetest.RaceEnabled:
+		points = 60 // spread over the checks; every one took 33 s of CI's race run, serially
 	}
 	canceltest.Sweep(t, points, func(ctx context.Context) error {
 		before := canceltest.Take()
