@@ -263,9 +263,12 @@ func (r *modelRun) batch(d *drawer) (string, error) {
 			// Stored before the batch: a conflict, not bad data.
 			allowed = append(allowed, &sessiontree.IDTakenError{ID: e.ID})
 		default:
-			f := sessiontree.EffectsOf(e, "")
+			// Each check on effects of its own: CheckTarget clears the
+			// label of a missing target it lets through, and a second
+			// look at the same effects would refuse it.
+			f, g := sessiontree.EffectsOf(e, ""), sessiontree.EffectsOf(e, "")
 			for _, err := range []error{sessiontree.CheckBatchEntry(e, &f, scratch.earlier()),
-				sessiontree.CheckTarget(&f, scratch.earlier()), scratch.add(e)} {
+				sessiontree.CheckTarget(&g, scratch.earlier()), scratch.add(e)} {
 				if err != nil {
 					allowed = append(allowed, err)
 				}
