@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,7 +130,17 @@ func TestImportMemoryFollowsLongestLine(t *testing.T) {
 		t.Logf("%s: %s, longest line %s: peak RSS %s", name, fmtBytes(g.bytes), fmtBytes(g.longest), fmtBytes(rep.PeakRSS))
 		return rep.PeakRSS
 	}
-	a, b := peak(one, small, "one"), peak(four, small, "four")
+	// The least of three imports each: a process's peak varies by ±5 MiB
+	// from run to run (when the collector runs, the allocator), noise a
+	// single pair's difference reached the bound with.
+	least := func(f *folder, line int, name string) int64 {
+		m := peak(f, line, name+"-1")
+		for i := 2; i <= 3; i++ {
+			m = min(m, peak(f, line, fmt.Sprintf("%s-%d", name, i)))
+		}
+		return m
+	}
+	a, b := least(one, small, "one"), least(four, small, "four")
 	if b > a+16<<20 {
 		t.Errorf("peak RSS %s for a folder four times as large as one of %s, with the same longest line; want at most 16 MiB more", fmtBytes(b), fmtBytes(a))
 	}
