@@ -23,9 +23,10 @@ import (
 // columns against the JSON, missing parents, placements); each entry is
 // counted as an append counts it (delta.count, the append's owner of
 // counters, stats, cost, usage by day, name and first user text), its
-// label written as an append writes it (q.label), the tree's counts and
-// the branch are what Check computes of the log (replayed.shape,
-// replayed.paths), the session row is written with the append's
+// label written as an append writes it (q.label), the tree's counts are
+// what Check computes of the log (replayed.shape), the branch is written
+// as a leaf move writes it (q.moveBranch, to the replay's leaf), the
+// session row is written with the append's
 // parameters (delta.rowArgs) and the usage by day by the append's
 // q.applyDays. Before the transaction commits, the rest of the session's
 // check (compareDerived, then its rows through each index, checkIndexes)
@@ -177,18 +178,12 @@ func (rp *replayed) save(w q, ss *storedSession, d *delta, labels []labelWrite) 
 			return err
 		}
 	}
-	full, _, err := rp.paths(w.ctx)
-	if err != nil {
-		return err
-	}
-	for i, e := range full {
-		if _, err := w.exec(qInsertBranch, rp.pk, i+1, entryPK(rp.pk, e.Seq)); err != nil {
-			return err
-		}
-	}
 	if leaf := rp.replay.Leaf; leaf != "" {
 		n := rp.byID[leaf].node
 		d.leaf, d.leafID = &n, leaf
+	}
+	if err := w.moveBranch(rp.pk, 0, d.leaf); err != nil { // the branch was emptied above
+		return err
 	}
 	if d.updatedAt == "" {
 		d.updatedAt = ss.updated // no entries: its creation
