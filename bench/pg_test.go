@@ -22,36 +22,18 @@ func TestPGNotesTheServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	opts := QuickOptions()
 	opts.PG, opts.Sizes, opts.Shapes, opts.Runs, opts.MinRunTime = pgAuto, []int{100}, []Shape{ShapeCompacted}, 1, 0
 	opts.Workloads, opts.Backends, opts.CorpusSessions, opts.FleetWriters = []string{"open"}, []string{backendPostgres}, 0, nil
-	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, opts, &stdout, &stderr)
-	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
-		t.Skipf("no PostgreSQL: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, stdout := runPG(t, opts, 2*time.Minute)
 	notes := strings.Join(rep.Notes, "\n")
 	for _, want := range []string{"rows ran on PostgreSQL ", "fsync=off", "synchronous_commit=off"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
-	if !strings.Contains(stdout.String(), "fsync=off") {
-		t.Errorf("the table does not state the server's fsync:\n%.800s", stdout.String())
+	if !strings.Contains(stdout, "fsync=off") {
+		t.Errorf("the table does not state the server's fsync:\n%.800s", stdout)
 	}
 }
 
@@ -63,29 +45,11 @@ func TestPGDurableWritersTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	opts := QuickOptions()
 	opts.PG, opts.PGDurable, opts.PGCommitDelay = pgAuto, true, "50"
 	opts.Sizes, opts.Shapes, opts.Runs, opts.MinRunTime = []int{1000}, []Shape{ShapeLinear}, 1, 0
 	opts.Workloads, opts.Backends, opts.CorpusSessions, opts.FleetWriters = []string{"writers"}, []string{backendPostgres}, 0, nil
-	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, opts, &stdout, &stderr)
-	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
-		t.Skipf("no PostgreSQL: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := runPG(t, opts, 3*time.Minute)
 	const want = "fsync=on, synchronous_commit=on, commit_delay=50 µs, commit_siblings=1"
 	if rep.PGCommits != want {
 		t.Errorf("PGCommits = %q; want %q", rep.PGCommits, want)
@@ -102,4 +66,31 @@ func TestPGDurableWritersTarget(t *testing.T) {
 	if !found {
 		t.Errorf("no postgres writers target in %+v", rep.Targets)
 	}
+}
+
+// runPG runs the bench with opts (its Dir and Out temporary folders of
+// t) within limit and returns its report and its standard output; it
+// skips t when there is no PostgreSQL server, except under CI.
+func runPG(t *testing.T, opts Options, limit time.Duration) (Report, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	opts.Dir, opts.Out = t.TempDir(), t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, opts, &stdout, &stderr)
+	if errors.Is(err, pgtest.ErrNoServer) && os.Getenv("CI") != "true" {
+		t.Skipf("no PostgreSQL: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(opts.Out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, stdout.String()
 }
