@@ -14,6 +14,11 @@
 //
 // # Concurrency
 //
-// The functions hold no state. Two processes installing the same release
-// into one cache at once may fail; run one install at a time.
+// The functions hold no state. Processes may install the same release
+// into one cache at once (go test runs test packages side by side): each
+// installs into a folder of its own and renames it into place, the first
+// rename wins, and a release's folder is never seen half installed. A
+// folder left over by an install that was killed is named
+// pi-coding-agent-VERSION.installing-*; it is never read and may be
+// deleted.
 package pipkg

@@ -87,20 +87,53 @@ func Ensure(ctx context.Context, cache, version string, install bool, progress f
 		return "", "", ErrNoNode
 	}
 	progress("installing %s@%s into %s (npm)", pkg, version, dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := npmInstall(ctx, npm, dir, pkg+"@"+version, func() bool { return Installed(pkgDir, version) }); err != nil {
 		return "", "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"private":true,"type":"module"}`+"\n"), 0o644); err != nil {
-		return "", "", err
-	}
-	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund",
-		"--ignore-scripts", "--engine-strict=false", "--loglevel=error", pkg+"@"+version)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("npm install %s@%s: %w\n%s", pkg, version, err, out)
 	}
 	if !Installed(pkgDir, version) {
 		return "", "", fmt.Errorf("npm install %s@%s: package not found afterwards in %s", pkg, version, pkgDir)
 	}
 	return node, pkgDir, nil
+}
+
+// npmInstall runs npm to install spec into a new folder beside dir and
+// then renames that folder to dir, so that a reader of dir sees either no
+// release or a whole one, and installs racing each other (test packages
+// run as processes side by side) do not write into one folder. The
+// install that renames first wins; the others find a whole release there
+// (installed reports it), leave it alone and remove their own folder. A
+// dir that holds no whole release (left by an older, unsafe install) is
+// moved aside and replaced.
+func npmInstall(ctx context.Context, npm, dir, spec string, installed func() bool) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".installing-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"private":true,"type":"module"}`+"\n"), 0o644); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
+		"--ignore-scripts", "--engine-strict=false", "--loglevel=error", spec)
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install %s: %w\n%s", spec, err, out)
+	}
+	err = os.Rename(tmp, dir)
+	if err == nil || installed() {
+		return nil
+	}
+	if stale, serr := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".stale-"); serr == nil {
+		if os.Rename(dir, filepath.Join(stale, "old")) == nil {
+			err = os.Rename(tmp, dir)
+		}
+		os.RemoveAll(stale)
+	}
+	if err == nil || installed() {
+		return nil
+	}
+	return fmt.Errorf("npm install %s: %w", spec, err)
 }

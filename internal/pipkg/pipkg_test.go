@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sessiontree/sessiontree/internal/pipkg"
@@ -53,5 +54,93 @@ func TestInstalled(t *testing.T) {
 	}
 	if !pipkg.Installed(pkgDir, "1.6.0") {
 		t.Error("Installed with its package.json = false")
+	}
+}
+
+// fakeNPM puts a node and an npm on PATH that install a release of the
+// version asked for in about 100 ms (so that concurrent installs
+// overlap), writing only its package.json, and counts its runs in
+// the returned file.
+func fakeNPM(t *testing.T) (runs string) {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the fake npm is a shell script")
+	}
+	bin := t.TempDir()
+	runs = filepath.Join(bin, "runs")
+	npm := `#!/bin/sh
+echo run >> ` + runs + `
+while [ "$1" != "--prefix" ]; do shift; done
+prefix=$2
+for a; do spec=$a; done
+pkg=${spec%@*}; version=${spec##*@}
+sleep 0.1
+mkdir -p "$prefix/node_modules/$pkg"
+printf '{"name":"%s","version":"%s"}' "$pkg" "$version" > "$prefix/node_modules/$pkg/package.json"
+`
+	for name, script := range map[string]string{"npm": npm, "node": "#!/bin/sh\n"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return runs
+}
+
+// TestEnsureConcurrentInstalls: installs of one release into one cache
+// racing each other (as test packages, run side by side, do on a new
+// machine) all succeed, each sees a whole release, and nothing is left
+// beside it.
+func TestEnsureConcurrentInstalls(t *testing.T) {
+	runs := fakeNPM(t)
+	cache := t.TempDir()
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, pkgDir, err := pipkg.Ensure(context.Background(), cache, "1.6.0", true, t.Logf)
+			if err == nil && !pipkg.Installed(pkgDir, "1.6.0") {
+				err = errors.New("Ensure returned before the release was whole")
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if b, err := os.ReadFile(runs); err != nil || len(b) == 0 {
+		t.Fatalf("the fake npm never ran (%v)", err)
+	}
+	left, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].Name() != "pi-coding-agent-1.6.0" {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("cache holds %v; want only pi-coding-agent-1.6.0", names)
+	}
+}
+
+// TestEnsureReplacesBrokenInstall: a release folder without the
+// package (left by an install that failed half way) is replaced by a
+// whole install.
+func TestEnsureReplacesBrokenInstall(t *testing.T) {
+	fakeNPM(t)
+	cache := t.TempDir()
+	dir, _ := pipkg.Paths(cache, "1.6.0")
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, pkgDir, err := pipkg.Ensure(context.Background(), cache, "1.6.0", true, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pipkg.Installed(pkgDir, "1.6.0") {
+		t.Error("the broken install was not replaced")
 	}
 }
