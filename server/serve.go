@@ -15,8 +15,8 @@ import (
 )
 
 // shutdownGrace is how long [Serve] lets requests in progress finish
-// once asked to stop.
-const shutdownGrace = 5 * time.Second
+// once asked to stop; a variable for tests.
+var shutdownGrace = 5 * time.Second
 
 // idleTimeout is how long [Serve] keeps a connection open between
 // requests; a variable for tests.

@@ -98,10 +98,11 @@ func appendLarge(t *testing.T, f *fixture) {
 
 // waitHandlers waits until ok holds of the goroutines running handler
 // (a method of Server; blocked of them in a write), failing with what
-// after 10 s.
+// after a minute: a handler writing 32 MiB under the race detector on a
+// loaded machine took more than 10 s to fill the socket's buffers.
 func waitHandlers(t *testing.T, handler string, ok func(blocked, running int) bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		blocked, running := handlers(handler)
 		if ok(blocked, running) {
@@ -176,8 +177,12 @@ func TestStalledStreamEnds(t *testing.T) {
 
 // TestServeShutdownFinishesAnswer checks that a shutdown lets an answer
 // being written to a client that reads it finish (within Serve's grace):
-// the end of the request gives its writes endGrace, not none.
+// the end of the request gives its writes endGrace, not none. The graces
+// are lengthened: writing the 32 MiB answer under the race detector on a
+// loaded machine took longer than the 2.5 s endGrace gives.
 func TestServeShutdownFinishesAnswer(t *testing.T) {
+	defer func(s, e time.Duration) { shutdownGrace, endGrace = s, e }(shutdownGrace, endGrace)
+	shutdownGrace, endGrace = 2*time.Minute, time.Minute
 	f := newFixture(t, Options{})
 	appendLarge(t, f)
 	ln, cancel, served := startServe(t, f)
