@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/view"
+)
+
+func newNewCommand(a *app) *cobra.Command {
+	var opts store.CreateOptions
+	var metadata string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "new [--cwd DIR] [--id ID] [--name NAME] [--parent-session ID] [--metadata JSON]",
+		Short: "Create an empty session and print its id",
+		Long: `Create a session in the database and print its id, for append and the other
+commands to write to it. The session is empty, a header only, as pi makes
+one before its first message; with --name its one entry names it. The
+database is made when it does not exist, as import makes it.
+
+--cwd is the working directory the session belongs to (default: the current
+one): made absolute and, when it exists here, with its symbolic links
+resolved, as pi records it and as ls --cwd looks it up. --id asks for the
+session's id (default: a fresh UUID v7); pi 1.6.0's rule holds: letters,
+digits, ".", "_" and "-", starting and ending with a letter or digit (and
+not ending in .jsonl, which the commands take for a file). An id pi would
+refuse is exit status 2, an id the database holds already 1.
+--parent-session records the session this one continues, in the header, as
+given. --metadata is free-form JSON kept with the session, which ls --json
+shows.
+
+With --json: the session's info, exactly as info --json prints it.`,
+		Example: `  sessiontree new
+  sessiontree new --cwd ~/src/app --name "nightly triage" --json
+  id=$(sessiontree new --name "scripted run") && echo '{"type":"message","message":{"role":"user","content":"Hello"}}' | sessiontree append "$id"`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := sessiontree.CheckNewSessionID(opts.ID); err != nil {
+				return usagef("--id: %w", err)
+			}
+			if cmd.Flags().Changed("metadata") {
+				if !json.Valid([]byte(metadata)) {
+					return usagef("--metadata: not valid JSON: %q", metadata)
+				}
+				opts.Metadata = json.RawMessage(metadata)
+			}
+			cwd := opts.Cwd
+			if cwd == "" {
+				var err error
+				if cwd, err = os.Getwd(); err != nil {
+					return fmt.Errorf("current directory: %w (give --cwd)", err)
+				}
+			}
+			var err error
+			if opts.Cwd, err = store.AbsCwd(cwd); err != nil {
+				return fmt.Errorf("--cwd: %w", err)
+			}
+			s, err := a.createStore(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := s.Create(ctx, opts)
+			if errors.Is(err, sessiontree.ErrConflict) {
+				return fmt.Errorf("%w (choose another --id, or leave it out for a fresh one)", err)
+			}
+			if err != nil {
+				return err
+			}
+			a.closers = append(a.closers, st.Close)
+			if !asJSON {
+				_, err = fmt.Fprintln(a.stdout, st.ID())
+				return err
+			}
+			info, err := view.LoadInfo(ctx, st)
+			if err != nil {
+				return err
+			}
+			return view.WriteJSON(a.stdout, info, a.jsonOpts())
+		},
+	}
+	f := cmd.Flags()
+	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "the session's working directory (default: the current directory)")
+	f.Var((*nonEmpty)(&opts.ID), "id", "the session's id (default: a fresh UUID v7)")
+	f.Var((*nonEmpty)(&opts.Name), "name", "name the session")
+	f.Var((*nonEmpty)(&opts.ParentSession), "parent-session", "the session this one continues, recorded in its header as given")
+	f.StringVar(&metadata, "metadata", "", "free-form JSON kept with the session (ls --json shows it)")
+	f.BoolVar(&asJSON, "json", false, "print the session's info as info --json does")
+	return cmd
+}
