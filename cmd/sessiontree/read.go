@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -264,7 +265,8 @@ one on another branch.
 
 QUERY is FTS5's query language over substrings, on either engine: words
 (all must match), "a phrase", OR, NOT, parentheses, NEAR(lock wait), prefix*;
---literal takes it as plain words.
+--literal takes it as plain words. A QUERY it cannot read (empty, or a
+syntax error) is exit status 2, with what is wrong and where.
 
 Entries written since the last search are indexed first (with a progress
 bar on a terminal), so every search sees everything. When another process
@@ -299,6 +301,9 @@ text is searched.`,
 			res, err := s.Search(ctx, args[0], opts)
 			if derr := bar.Done(); err == nil {
 				err = derr
+			}
+			if errors.Is(err, store.ErrBadQuery) {
+				return usageError{err} // QUERY is an argument it cannot take
 			}
 			if err != nil {
 				return err
