@@ -210,9 +210,10 @@ read). A session or entry that is not there is 1.`,
 // nonEmpty is the value of a string flag that an empty value would
 // silently turn off, as a variable that was not set gives: --db "$DB"
 // would mean the default database (and a write meant for another would
-// go there), --session "$ID" every session, --from "$ENTRY" the leaf. It
-// refuses "" as a usage error naming the flag; left out, the flag keeps
-// its default.
+// go there), --session "$ID" every session, --from "$ENTRY" the leaf,
+// -o "$OUT" stdout, --chart "$SVG" no chart, --cors "$ORIGIN" no origin
+// allowed. It refuses "" as a usage error naming the flag; left out, the
+// flag keeps its default.
 type nonEmpty string
 
 // String returns the value.
