@@ -442,7 +442,7 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 not deleted, and neither are the others: rm fails naming the holder, unless
 --force.`,
 		Example: `  sessiontree rm 0198f2a4
-  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
+  sessiontree ls --name scratch --limit 0 --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
 		Args:              args(1, -1, "one or more arguments (SESSION...)"),
 		ValidArgsFunction: a.completeSessions(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
