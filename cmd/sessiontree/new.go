@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,8 @@ import (
 
 func newNewCommand(a *app) *cobra.Command {
 	var opts store.CreateOptions
+	var made newSessionFlags
 	var metadata string
-	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "new [--cwd DIR] [--id ID] [--name NAME] [--parent-session ID] [--metadata JSON]",
 		Short: "Create an empty session and print its id",
@@ -43,55 +44,90 @@ With --json: the session's info, exactly as info --json prints it.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := sessiontree.CheckNewSessionID(opts.ID); err != nil {
-				return usagef("--id: %w", err)
+			if made.cwd == "" {
+				cwd, err := os.Getwd()
+				if err != nil {
+					return fmt.Errorf("current directory: %w (give --cwd)", err)
+				}
+				made.cwd = cwd
 			}
+			if err := made.check(); err != nil {
+				return err
+			}
+			opts.ID, opts.Cwd = made.id, made.cwd
 			if cmd.Flags().Changed("metadata") {
 				if !json.Valid([]byte(metadata)) {
 					return usagef("--metadata: not valid JSON: %q", metadata)
 				}
 				opts.Metadata = json.RawMessage(metadata)
 			}
-			cwd := opts.Cwd
-			if cwd == "" {
-				var err error
-				if cwd, err = os.Getwd(); err != nil {
-					return fmt.Errorf("current directory: %w (give --cwd)", err)
-				}
-			}
-			var err error
-			if opts.Cwd, err = store.AbsCwd(cwd); err != nil {
-				return fmt.Errorf("--cwd: %w", err)
-			}
 			s, err := a.createStore(ctx)
 			if err != nil {
 				return err
 			}
 			st, err := s.Create(ctx, opts)
-			if errors.Is(err, sessiontree.ErrConflict) {
-				return fmt.Errorf("%w (choose another --id, or leave it out for a fresh one)", err)
-			}
-			if err != nil {
-				return err
-			}
-			a.closers = append(a.closers, st.Close)
-			if !asJSON {
-				_, err = fmt.Fprintln(a.stdout, st.ID())
-				return err
-			}
-			info, err := view.LoadInfo(ctx, st)
-			if err != nil {
-				return err
-			}
-			return view.WriteJSON(a.stdout, info, a.jsonOpts())
+			return made.report(ctx, a, st, err)
 		},
 	}
 	f := cmd.Flags()
-	f.Var((*nonEmpty)(&opts.Cwd), "cwd", "the session's working directory (default: the current directory)")
-	f.Var((*nonEmpty)(&opts.ID), "id", "the session's id (default: a fresh UUID v7)")
+	made.add(cmd, "the current directory")
 	f.Var((*nonEmpty)(&opts.Name), "name", "name the session")
 	f.Var((*nonEmpty)(&opts.ParentSession), "parent-session", "the session this one continues, recorded in its header as given")
 	f.StringVar(&metadata, "metadata", "", "free-form JSON kept with the session (ls --json shows it)")
-	f.BoolVar(&asJSON, "json", false, "print the session's info as info --json does")
 	return cmd
+}
+
+// newSessionFlags are the flags of the commands that make a session (new,
+// fork): the new session's --id and --cwd, and --json for what they
+// print.
+type newSessionFlags struct {
+	id, cwd string
+	asJSON  bool
+}
+
+// add adds the flags to cmd; cwdDefault says what an absent --cwd means.
+func (f *newSessionFlags) add(cmd *cobra.Command, cwdDefault string) {
+	fs := cmd.Flags()
+	fs.Var((*nonEmpty)(&f.cwd), "cwd", "the new session's working directory (default: "+cwdDefault+")")
+	fs.Var((*nonEmpty)(&f.id), "id", "the new session's id (default: a fresh UUID v7)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the new session's info as info --json does")
+}
+
+// check refuses an --id pi would refuse (a usage error) and makes --cwd
+// absolute, its links resolved, as pi records a cwd; absent, both stay "".
+func (f *newSessionFlags) check() error {
+	if err := sessiontree.CheckNewSessionID(f.id); err != nil {
+		return usagef("--id: %w", err)
+	}
+	if f.cwd == "" {
+		return nil
+	}
+	cwd, err := store.AbsCwd(f.cwd)
+	if err != nil {
+		return fmt.Errorf("--cwd: %w", err)
+	}
+	f.cwd = cwd
+	return nil
+}
+
+// report prints the session a command made, st (err its error): its id,
+// or with --json its info, as info --json prints it. An id in use says
+// what to do.
+func (f *newSessionFlags) report(ctx context.Context, a *app, st sessiontree.DatabaseSession, err error) error {
+	if errors.Is(err, sessiontree.ErrConflict) && f.id != "" {
+		return fmt.Errorf("%w (choose another --id, or leave it out for a fresh one)", err)
+	}
+	if err != nil {
+		return err
+	}
+	a.closers = append(a.closers, st.Close)
+	if !f.asJSON {
+		_, err = fmt.Fprintln(a.stdout, st.ID())
+		return err
+	}
+	info, err := view.LoadInfo(ctx, st)
+	if err != nil {
+		return err
+	}
+	return view.WriteJSON(a.stdout, info, a.jsonOpts())
 }

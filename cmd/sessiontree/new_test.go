@@ -142,3 +142,51 @@ func TestNewMakesTheDatabase(t *testing.T) {
 		t.Errorf("ls after new on a fresh file:\n%s\nwant %s", out, id)
 	}
 }
+
+// TestForkIDCwdJSON: fork takes the new session's --id and --cwd, as new
+// and the HTTP API's fork do, and --json prints its info as info --json
+// does; without --cwd the fork keeps the source's. An id pi refuses is
+// exit status 2, one in use 1, and neither makes a session.
+func TestForkIDCwdJSON(t *testing.T) {
+	t.Parallel()
+	elsewhere := t.TempDir()
+	onCLIEngines(t, func(t *testing.T, db string) {
+		ok(t, "--db", db, "import", demoFile)
+		const src = "0198f2a4"
+		out := ok(t, "--db", db, "fork", src, "--id", "retry-2", "--cwd", elsewhere, "--json")
+		if info := ok(t, "--db", db, "info", "retry-2", "--json"); out != info {
+			t.Errorf("fork --json printed\n%s\ninfo --json prints\n%s", out, info)
+		}
+		var in struct{ ID, Cwd, ParentSession string }
+		decode(t, out, &in)
+		if in.ID != "retry-2" || in.Cwd != elsewhere || !strings.HasPrefix(in.ParentSession, src) {
+			t.Errorf("fork --id --cwd made %+v; want id retry-2, cwd %s, parent %s…", in, elsewhere, src)
+		}
+		var srcInfo struct{ Cwd string }
+		decode(t, ok(t, "--db", db, "info", src, "--json"), &srcInfo)
+		id := strings.TrimSpace(ok(t, "--db", db, "fork", src))
+		decode(t, ok(t, "--db", db, "info", id, "--json"), &in)
+		if in.Cwd != srcInfo.Cwd {
+			t.Errorf("fork without --cwd made cwd %q; want the source's, %q", in.Cwd, srcInfo.Cwd)
+		}
+		for _, c := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"--id", "retry-2"}, 1, "session retry-2 already exists"},
+			{[]string{"--id", "bad id"}, 2, `--id: invalid session header: id "bad id"`},
+			{[]string{"--cwd", ""}, 2, `"--cwd" flag: empty`},
+		} {
+			r := runCmd(t, "", append([]string{"--db", db, "fork", src}, c.args...)...)
+			if r.code != c.code || r.stdout != "" || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("fork %q: exit %d, stdout %q, stderr %q; want exit %d, an error with %q", c.args, r.code, r.stdout, r.stderr, c.code, c.want)
+			}
+		}
+		var rows []json.RawMessage
+		decode(t, ok(t, "--db", db, "ls", "--json"), &rows)
+		if len(rows) != 3 {
+			t.Errorf("ls lists %d sessions; want 3: the source and two forks", len(rows))
+		}
+	})
+}
