@@ -517,7 +517,9 @@ shape without id, parentId and timestamp, which the store assigns
 goes under the current leaf and becomes the leaf; its id is printed on its
 own line as soon as it is committed, so a script knows what is durable.
 Several append processes on one session at once make one chain: the
-database serializes writers and nothing is lost.
+database serializes writers and nothing is lost. An entry of a type this
+version does not know (a newer pi's, or a misspelt one) is stored as it
+is, as pi keeps it, and a warning on stderr says so once the input ends.
 
 With --claim HOLDER the entries are written under a writer claim: the
 command claims the session first and is refused, naming the holder, while
@@ -550,8 +552,17 @@ Writes without --claim are refused too while someone holds a claim.`,
 }
 
 // appendDrafts appends the drafts read from stdin to st, printing each
-// id once it is committed.
-func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) error {
+// id once it is committed. Entries of types this version does not know
+// are stored like any (a newer pi's), and told once on stderr as import
+// tells them, when the input ends or fails: a misspelt type is stored
+// for good, and would otherwise go unseen.
+func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) (err error) {
+	var unknown sessiontree.UnknownTypes
+	defer func() {
+		if msg := unknown.String(); msg != "" {
+			err = errors.Join(err, view.WriteWarnings(a.stderr, []view.Warning{{Where: "input", Message: msg}}))
+		}
+	}()
 	for d, err := range cli.ReadDrafts(ctx, a.input(ctx), maxLine) {
 		if err != nil {
 			return err
@@ -560,6 +571,7 @@ func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine 
 		if err != nil {
 			return fmt.Errorf("append %s: %w", d.Type, err)
 		}
+		unknown.Note(e.Type)
 		if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
 			return err
 		}
