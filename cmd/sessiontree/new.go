@@ -19,7 +19,7 @@ func newNewCommand(a *app) *cobra.Command {
 	var made newSessionFlags
 	var metadata string
 	cmd := &cobra.Command{
-		Use:   "new [--cwd DIR] [--id ID] [--name NAME] [--parent-session ID] [--metadata JSON]",
+		Use:   "new [--cwd DIR] [--id ID] [--name NAME] [--parent-session ID] [--metadata JSON] [--json]",
 		Short: "Create an empty session and print its id",
 		Long: `Create a session in the database and print its id, for append and the other
 commands to write to it. The session is empty, a header only, as pi makes
