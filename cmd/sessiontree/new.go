@@ -112,10 +112,16 @@ func (f *newSessionFlags) check() error {
 
 // report prints the session a command made, st (err its error): its id,
 // or with --json its info, as info --json prints it. An id in use says
-// what to do.
+// what to do; a header the engines refuse (sessiontree.CheckSessionMeta:
+// a --cwd or --parent-session that is not UTF-8) is a usage error, its
+// fields being the command line's.
 func (f *newSessionFlags) report(ctx context.Context, a *app, st sessiontree.DatabaseSession, err error) error {
-	if errors.Is(err, sessiontree.ErrConflict) && f.id != "" {
+	var bad *sessiontree.InvalidSessionMetaError
+	switch {
+	case errors.Is(err, sessiontree.ErrConflict) && f.id != "":
 		return fmt.Errorf("%w (choose another --id, or leave it out for a fresh one)", err)
+	case errors.As(err, &bad):
+		return usageError{err}
 	}
 	if err != nil {
 		return err

@@ -111,6 +111,8 @@ func TestNewRefuses(t *testing.T) {
 			{[]string{"--cwd", ""}, 2, `"--cwd" flag: empty`},
 			{[]string{"--name", ""}, 2, `"--name" flag: empty`},
 			{[]string{"--metadata", "{nope"}, 2, "--metadata: not valid JSON"},
+			{[]string{"--parent-session", "p\xff"}, 2, "invalid session header: parentSession is not valid UTF-8"},
+			{[]string{"--cwd", "/w\xff"}, 2, "invalid session header: cwd is not valid UTF-8"},
 			{[]string{"extra"}, 2, "new takes no arguments, got 1 argument"},
 		} {
 			r := runCmd(t, "", append([]string{"--db", db, "new"}, c.args...)...)
