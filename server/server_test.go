@@ -544,6 +544,11 @@ func TestWrites(t *testing.T) {
 	if !strings.Contains(r.body, `"id":"s3"`) || !strings.Contains(r.body, `"cwd":"/tmp/x"`) {
 		t.Errorf("create answered %s", r.body)
 	}
+	// create with a name: its one entry names it, and the answer says so
+	r = f.call("POST", "/api/sessions", `{"id":"s4","name":" nightly\ntriage "}`, 201)
+	if !strings.Contains(r.body, `"name":"nightly triage"`) || !strings.Contains(r.body, `"entryCount":1`) {
+		t.Errorf("create with a name answered %s", r.body)
+	}
 }
 
 func TestListCursor(t *testing.T) {

@@ -76,6 +76,7 @@ type createRequest struct {
 	Cwd           string          `json:"cwd"`
 	ParentSession string          `json:"parentSession"`
 	Metadata      json.RawMessage `json:"metadata"`
+	Name          string          `json:"name"`
 }
 
 // createSession makes an empty session and answers its info (201).
@@ -92,7 +93,7 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, err := srv.store.Create(r.Context(), store.CreateOptions{ID: req.ID, Cwd: cwd,
-		ParentSession: req.ParentSession, Metadata: req.Metadata})
+		ParentSession: req.ParentSession, Metadata: req.Metadata, Name: req.Name})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,9 @@
 //   - [Store.Create], [Store.OpenSession] (by id or a unique id prefix),
 //     [Store.Info], [Store.List] (newest first, by directory or name,
 //     with cursor paging, from the sessions table alone) and
-//     [Store.Delete] (atomic, repeatable) manage sessions. A session is a
+//     [Store.Delete] (atomic, repeatable) manage sessions. Create makes
+//     an empty session, or one named in the same transaction
+//     ([CreateOptions.Name]). A session is a
 //     sessiontree.DatabaseSession: wrap it in sessiontree.NewSession for
 //     the typed API.
 //   - [Store.Fork] copies a path or a whole session into a new one in one

@@ -91,11 +91,18 @@ type CreateOptions struct {
 	// [Store.Info] and [Store.List]; nil means none. It must be valid
 	// JSON; it is stored exactly as given.
 	Metadata json.RawMessage
+	// Name, when not empty once cleaned as [sessiontree.Session.SetName]
+	// cleans it ([sessiontree.CleanName]), names the session: its one
+	// entry is then a session_info entry stamped with its creation time,
+	// written in the same transaction, so the session is never listed
+	// without its name.
+	Name string
 }
 
-// Create adds an empty session and returns it, ready for appends (wrap it
-// in sessiontree.NewSession for the typed API). An id already used is
-// refused with sessiontree.ErrConflict.
+// Create adds a session and returns it, ready for appends (wrap it in
+// sessiontree.NewSession for the typed API): an empty one, a header only,
+// as pi's SessionManager.create makes it, unless opts.Name names it. An
+// id already used is refused with sessiontree.ErrConflict.
 func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.DatabaseSession, error) {
 	if opts.Metadata != nil && !json.Valid(opts.Metadata) {
 		return nil, fmt.Errorf("create session: metadata is not valid JSON: %w", ErrBadOptions)
@@ -108,7 +115,10 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.Dat
 	err := s.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
 		st, err := tx.NewSession(sessiontree.SessionMeta{ID: opts.ID, Cwd: opts.Cwd, ParentSession: opts.ParentSession}, opts.Metadata)
 		out, inner = st, err
-		return err
+		if err != nil {
+			return err
+		}
+		return nameNew(tx, st, opts.Name)
 	})
 	switch {
 	case err != nil && inner != nil && errors.Is(err, inner):
@@ -117,6 +127,31 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.Dat
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	return out, nil
+}
+
+// nameNew names st, a session tx has just made, with its first entry
+// (CreateOptions.Name): a session_info entry at the root, stamped with
+// the session's creation time, the engine's clock's. A name that cleans
+// to nothing writes nothing.
+func nameNew(tx sessiontree.DatabaseTx, st sessiontree.DatabaseSession, name string) error {
+	name = sessiontree.CleanName(name)
+	if name == "" {
+		return nil
+	}
+	info, err := tx.SessionInfo(st.ID())
+	if err != nil {
+		return err
+	}
+	fields, err := sessiontree.Fields("name", name)
+	if err != nil {
+		return err
+	}
+	e, err := sessiontree.BuildEntry(sessiontree.Draft{Type: sessiontree.TypeSessionInfo, Fields: fields},
+		sessiontree.NewEntryID(nil), "", info.CreatedAt)
+	if err != nil {
+		return err
+	}
+	return tx.AppendEntries(st, []sessiontree.Entry{e})
 }
 
 // OpenSession opens a session by its id or by a prefix of it that only

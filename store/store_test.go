@@ -63,6 +63,49 @@ func testCreateAndInfo(t *testing.T, openStore opener) {
 	}
 }
 
+// TestCreateNamed: a session created with a name holds one entry, a
+// session_info at the root stamped with its creation time and named as
+// SetName names (line breaks as spaces, trimmed), and is listed by that
+// name; a name that cleans to nothing writes no entry. A create refused
+// for its id writes no name either.
+func TestCreateNamed(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, openStore opener) {
+		ctx := context.Background()
+		s := openStore(t)
+		st := mustCreate(t, s, store.CreateOptions{ID: "named", Cwd: "/w", Name: " two\r\nlines "})
+		entries, err := st.Log(ctx, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		created := metaOf(t, st).CreatedAt
+		if len(entries) != 1 || entries[0].Type != sessiontree.TypeSessionInfo || entries[0].ParentID != "" || entries[0].Timestamp != created {
+			t.Fatalf("Create(Name) entries = %+v; want one session_info at the root, stamped %s", entries, created)
+		}
+		if name, _ := entries[0].String("name"); name != "two lines" {
+			t.Errorf("session_info name = %q; want %q", name, "two lines")
+		}
+		in, err := s.Info(ctx, "named")
+		if err != nil || in.Name != "two lines" || in.Leaf != entries[0].ID || in.Entries != 1 || in.Messages != 0 {
+			t.Errorf("Info = %+v, %v; want named \"two lines\", one entry, its leaf", in, err)
+		}
+		page, err := s.List(ctx, store.ListOptions{Name: "two lines"})
+		if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != "named" {
+			t.Errorf("List(Name) = %+v, %v; want the named session", page.Sessions, err)
+		}
+		blank := mustCreate(t, s, store.CreateOptions{Cwd: "/w", Name: " \n "})
+		if in, err := s.Info(ctx, blank.ID()); err != nil || in.Entries != 0 || in.Name != "" {
+			t.Errorf("Create(blank Name): Info = %+v, %v; want no entry, no name", in, err)
+		}
+		if _, err := s.Create(ctx, store.CreateOptions{ID: "named", Name: "again"}); !errors.Is(err, sessiontree.ErrConflict) {
+			t.Errorf("Create(existing id, Name) = %v; want ErrConflict", err)
+		}
+		if in, err := s.Info(ctx, "named"); err != nil || in.Entries != 1 || in.Name != "two lines" {
+			t.Errorf("after a refused create: Info = %+v, %v; want the session unchanged", in, err)
+		}
+	})
+}
+
 func TestOpenSessionByPrefix(t *testing.T) {
 	t.Parallel()
 	onEngines(t, testOpenSessionByPrefix)

@@ -74,7 +74,7 @@ opened with >>, which it appends to.`,
 			return a.store.Export(ctx, id, a.stdout, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file (atomically) instead of stdout")
+	cmd.Flags().VarP((*nonEmpty)(&out), "output", "o", "write to this file (atomically) instead of stdout")
 	cmd.Flags().BoolVar(&forPi, "for-pi", false, "write for the released pi agent: no leaf entries, the leaf's entry last")
 	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl (a pi session file), md (Markdown) or html (one self-contained page)")
 	cmd.Flags().BoolVar(&tree, "tree", false, "with --format md, add a list of every branch")

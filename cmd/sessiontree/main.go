@@ -151,6 +151,7 @@ read). A session or entry that is not there is 1.`,
   sessiontree ls                   # the sessions, with the ids the others take
   sessiontree tree 0198f2a4        # a session by a unique prefix of its id
   sessiontree edit 0198f2a4 d86f4b07 --omit  # hide an entry from the model
+  sessiontree new --name "scripted run"      # an empty session; prints the id append takes
   sessiontree context ~/.pi/agent/sessions/--home-me-project--/2026-03-01T10-00-00-000Z_0198f2a4.jsonl`,
 		// A placeholder: --version prints buildVersion, read only then.
 		Version:       "-",
@@ -173,6 +174,7 @@ read). A session or entry that is not there is 1.`,
 		"longest line to read from a session file or append's input, as 512MiB or bytes (default $"+cli.MaxLineEnv+", else 256MiB)")
 	root.AddCommand(
 		newImportCommand(a),
+		newNewCommand(a),
 		newLsCommand(a),
 		newInfoCommand(a),
 		newTreeCommand(a),
@@ -208,9 +210,10 @@ read). A session or entry that is not there is 1.`,
 // nonEmpty is the value of a string flag that an empty value would
 // silently turn off, as a variable that was not set gives: --db "$DB"
 // would mean the default database (and a write meant for another would
-// go there), --session "$ID" every session, --from "$ENTRY" the leaf. It
-// refuses "" as a usage error naming the flag; left out, the flag keeps
-// its default.
+// go there), --session "$ID" every session, --from "$ENTRY" the leaf,
+// -o "$OUT" stdout, --chart "$SVG" no chart, --cors "$ORIGIN" no origin
+// allowed. It refuses "" as a usage error naming the flag; left out, the
+// flag keeps its default.
 type nonEmpty string
 
 // String returns the value.
@@ -366,7 +369,7 @@ type noDatabaseError struct{ path string }
 
 // Error names the path and what makes a database.
 func (e *noDatabaseError) Error() string {
-	return "database " + e.path + " does not exist (import or demo make one)"
+	return "database " + e.path + " does not exist (import, new or demo make one)"
 }
 
 // Unwrap returns fs.ErrNotExist.

@@ -49,6 +49,13 @@ status is 1 when any other session was not copied in full.`,
 			if _, err := store.ParseTarget(other); err != nil {
 				return err
 			}
+			// Each is resolved in the database copied from, by the
+			// copy; what cannot name a session is refused first.
+			for _, id := range ids {
+				if _, err := dbSessionArg(id, name); err != nil {
+					return err
+				}
+			}
 			ctx := cmd.Context()
 			// The database copied into is made when it does not exist.
 			here, err := a.open(ctx, dir == "from")

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -19,7 +21,9 @@ func newLsCommand(a *app) *cobra.Command {
 		Short: "List sessions, most recently updated first",
 		Long: `List the sessions of the database, most recently updated first: short id,
 name (or the first user message), working directory, entry and message
-counts, and when the session last changed.
+counts, and when the session last changed. Without --limit it lists the
+` + strconv.Itoa(store.DefaultListLimit) + ` most recently updated, and says on stderr when there are more:
+--limit 0 lists them all.
 
 With --json: an array of rows, each {"id", "name" (omitted if none), "cwd",
 "createdAt", "updatedAt", "entries", "messages", "firstUserMessage" (omitted
@@ -40,9 +44,21 @@ messages)".`,
 			if err != nil {
 				return err
 			}
-			sessions, err := s.ListN(ctx, opts, opts.Limit)
+			// Without --limit, one more row than the default says whether
+			// it cut the list: a script iterating ls --json would
+			// otherwise miss the older sessions without a word.
+			n := opts.Limit
+			cut := !cmd.Flags().Changed("limit") && n > 0
+			if cut {
+				n++
+			}
+			sessions, err := s.ListN(ctx, opts, n)
 			if err != nil {
 				return err
+			}
+			if cut && len(sessions) > opts.Limit {
+				sessions = sessions[:opts.Limit]
+				fmt.Fprintf(a.stderr, "note: the %d most recently updated sessions; there are more (--limit 0 lists all)\n", opts.Limit)
 			}
 			if asJSON {
 				return view.WriteJSON(a.stdout, store.ListRows(sessions), a.jsonOpts())
@@ -264,7 +280,8 @@ one on another branch.
 
 QUERY is FTS5's query language over substrings, on either engine: words
 (all must match), "a phrase", OR, NOT, parentheses, NEAR(lock wait), prefix*;
---literal takes it as plain words.
+--literal takes it as plain words. A QUERY it cannot read (empty, or a
+syntax error) is exit status 2, with what is wrong and where.
 
 Entries written since the last search are indexed first (with a progress
 bar on a terminal), so every search sees everything. When another process
@@ -299,6 +316,9 @@ text is searched.`,
 			res, err := s.Search(ctx, args[0], opts)
 			if derr := bar.Done(); err == nil {
 				err = derr
+			}
+			if errors.Is(err, store.ErrBadQuery) {
+				return usageError{err} // QUERY is an argument it cannot take
 			}
 			if err != nil {
 				return err

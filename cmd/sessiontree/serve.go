@@ -115,7 +115,7 @@ with Retry-After: 5).`,
 	f.StringVar(&addr, "addr", defaultServeAddr, "address to listen on (another than loopback lets other machines in)")
 	f.BoolVar(&open, "open", false, "open the page in a browser")
 	f.Var((*nonEmpty)(&token), "token", "the token requests must carry (default $"+tokenEnv+", else a random one)")
-	f.StringVar(&cors, "cors", "", "let pages of this origin (as https://app.example) call the API")
+	f.Var((*nonEmpty)(&cors), "cors", "let pages of this origin (as https://app.example) call the API")
 	f.DurationVar(&bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "how long a request's body may take to come")
 	f.IntVar(&maxStreams, "max-streams", server.DefaultMaxStreams, "how many event streams to serve at once")
 	return cmd

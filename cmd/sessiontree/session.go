@@ -71,6 +71,22 @@ func (a *app) session(ctx context.Context, arg string, forWrite bool) (sessiontr
 // sessionID resolves a SESSION argument that must name a session of the
 // database to its full id.
 func (a *app) sessionID(ctx context.Context, arg, what string) (string, error) {
+	id, err := dbSessionArg(arg, what)
+	if err != nil {
+		return "", err
+	}
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.Resolve(ctx, id)
+}
+
+// dbSessionArg reads a SESSION argument that must name a session of a
+// database, an id or a prefix of one, for what (the command, or its
+// flag): one that cannot name a session is a usage error, a file is
+// refused.
+func dbSessionArg(arg, what string) (string, error) {
 	sa, err := cli.ParseSessionArg(arg)
 	if err != nil {
 		return "", usageError{err}
@@ -78,11 +94,7 @@ func (a *app) sessionID(ctx context.Context, arg, what string) (string, error) {
 	if sa.File != "" {
 		return "", fmt.Errorf("%s works on sessions in the database, not on files: import %s first", what, sa.File)
 	}
-	s, err := a.openStore(ctx)
-	if err != nil {
-		return "", err
-	}
-	return s.Resolve(ctx, sa.ID)
+	return sa.ID, nil
 }
 
 // entry resolves an ENTRY argument of st: an id or unique prefix, or

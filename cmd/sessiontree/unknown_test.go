@@ -72,3 +72,29 @@ func TestUnknownTypesWarning(t *testing.T) {
 		t.Errorf("export printed\n%s\nwant the file byte for byte:\n%s", got, unknownSession)
 	}
 }
+
+// TestAppendUnknownTypeWarns: append stores an entry of a type this
+// version does not know, as any, exit status 0, and says so once on
+// stderr when its input ends (a misspelt "mesage" is stored for good);
+// known types get no warning.
+func TestAppendUnknownTypeWarns(t *testing.T) {
+	t.Parallel()
+	db := newDB(t)
+	id := strings.TrimSpace(ok(t, "--db", db, "new"))
+	in := `{"type":"mesage","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"message","message":{"role":"user","content":"hi"}}` + "\n" +
+		`{"type":"mesage","message":{"role":"user","content":"again"}}` + "\n"
+	r := runCmd(t, in, "--db", db, "append", id)
+	want := `warning: input: 2 entries of types this version does not know ("mesage"), kept as they are` + "\n"
+	if r.code != 0 || r.stderr != want || strings.Count(r.stdout, "\n") != 3 {
+		t.Errorf("append of two unknown entries: exit %d, stdout %q, stderr %q; want 0, three ids, stderr %q", r.code, r.stdout, r.stderr, want)
+	}
+	if r := runCmd(t, `{"type":"custom","customType":"x"}`+"\n", "--db", db, "append", id); r.code != 0 || r.stderr != "" {
+		t.Errorf("append of a known type: exit %d, stderr %q; want 0, nothing on stderr", r.code, r.stderr)
+	}
+	// The input failing after one: the warning still comes, with the error.
+	r = runCmd(t, `{"type":"future_thing"}`+"\n{nope\n", "--db", db, "append", id)
+	if r.code != 1 || !strings.Contains(r.stderr, `1 entry of a type this version does not know ("future_thing")`) || !strings.Contains(r.stderr, "input line 2") {
+		t.Errorf("append failing after an unknown entry: exit %d, stderr %q; want 1, the error and the warning", r.code, r.stderr)
+	}
+}

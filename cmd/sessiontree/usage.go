@@ -88,6 +88,6 @@ the sessions' entries: it takes milliseconds over thousands of sessions.`,
 	f.Var((*nonEmpty)(&until), "until", "count days up to this one, included (YYYY-MM-DD, UTC)")
 	f.StringVar(&by, "by", string(sessiontree.UsageByDay), "group rows by day, week, model, cwd or session")
 	f.BoolVar(&asJSON, "json", false, "print a JSON object")
-	f.StringVar(&chart, "chart", "", "also draw the report as bar charts into this SVG file")
+	f.Var((*nonEmpty)(&chart), "chart", "also draw the report as bar charts into this SVG file")
 	return cmd
 }

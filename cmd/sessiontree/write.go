@@ -182,8 +182,9 @@ func indexPending(ctx context.Context, a *app, s *store.Store, noWait bool) (int
 func newForkCommand(a *app) *cobra.Command {
 	var at, before string
 	var tree bool
+	var made newSessionFlags
 	cmd := &cobra.Command{
-		Use:   "fork SESSION [--at ID | --before ID | --tree]",
+		Use:   "fork SESSION [--at ID | --before ID | --tree] [--id ID] [--cwd DIR] [--json]",
 		Short: "Copy part of a session into a new session",
 		Long: `Make a new session from a session of the database, linked back to it, and
 print the new session's id. By default the active branch is copied up to the
@@ -191,9 +192,15 @@ leaf; --at ID copies the path up to that entry (included); --before ID copies
 up to just before that user message, to re-edit the prompt as pi does;
 --tree copies every branch. Entry ids and labels are kept: a path is copied
 as pi's /fork copies it, without its label entries, which follow it instead.
-A copied path keeps the latest name on it. The source is not changed.`,
+A copied path keeps the latest name on it. The source is not changed.
+
+The new session keeps the source's working directory unless --cwd names
+another, and gets a fresh id unless --id asks for one, as with
+sessiontree new (pi's rule; an id pi refuses is exit status 2, an id in
+use 1). With --json it prints the new session's info, as info --json does.`,
 		Example: `  sessiontree fork 0198f2a4
   sessiontree fork 0198f2a4 --before c04e9a55
+  sessiontree fork 0198f2a4 --id retry-2 --cwd ~/src/app-retry --json
   new=$(sessiontree fork 0198f2a4 --tree) && sessiontree tree "$new"`,
 		Args:              args(1, 1, "one argument (SESSION)"),
 		ValidArgsFunction: a.completeSessions(0),
@@ -208,11 +215,14 @@ A copied path keeps the latest name on it. The source is not changed.`,
 			if set > 1 {
 				return usagef("give at most one of --at, --before and --tree")
 			}
+			if err := made.check(); err != nil {
+				return err
+			}
 			st, err := a.session(ctx, args[0], true)
 			if err != nil {
 				return err
 			}
-			opts := store.ForkOptions{Tree: tree}
+			opts := store.ForkOptions{Tree: tree, ID: made.id, Cwd: made.cwd}
 			if at != "" {
 				if opts.At, err = entry(ctx, st, at, false); err != nil {
 					return err
@@ -228,21 +238,13 @@ A copied path keeps the latest name on it. The source is not changed.`,
 				return err
 			}
 			forked, err := a.store.Fork(ctx, meta.ID, opts)
-			if err != nil {
-				return err
-			}
-			defer forked.Close()
-			m, err := forked.Meta(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(a.stdout, m.ID)
-			return err
+			return made.report(ctx, a, forked, err)
 		},
 	}
 	cmd.Flags().Var((*nonEmpty)(&at), "at", "copy the path up to this entry, included")
 	cmd.Flags().Var((*nonEmpty)(&before), "before", "copy the path up to just before this user message")
 	cmd.Flags().BoolVar(&tree, "tree", false, "copy the whole tree")
+	made.add(cmd, "the source's")
 	return cmd
 }
 
@@ -442,7 +444,7 @@ imported again. On a terminal rm lists the sessions and asks first, unless
 not deleted, and neither are the others: rm fails naming the holder, unless
 --force.`,
 		Example: `  sessiontree rm 0198f2a4
-  sessiontree ls --name scratch --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
+  sessiontree ls --name scratch --limit 0 --json | jq -r '.[].id' | xargs -r sessiontree rm --yes`,
 		Args:              args(1, -1, "one or more arguments (SESSION...)"),
 		ValidArgsFunction: a.completeSessions(-1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -515,7 +517,9 @@ shape without id, parentId and timestamp, which the store assigns
 goes under the current leaf and becomes the leaf; its id is printed on its
 own line as soon as it is committed, so a script knows what is durable.
 Several append processes on one session at once make one chain: the
-database serializes writers and nothing is lost.
+database serializes writers and nothing is lost. An entry of a type this
+version does not know (a newer pi's, or a misspelt one) is stored as it
+is, as pi keeps it, and a warning on stderr says so once the input ends.
 
 With --claim HOLDER the entries are written under a writer claim: the
 command claims the session first and is refused, naming the holder, while
@@ -548,8 +552,17 @@ Writes without --claim are refused too while someone holds a claim.`,
 }
 
 // appendDrafts appends the drafts read from stdin to st, printing each
-// id once it is committed.
-func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) error {
+// id once it is committed. Entries of types this version does not know
+// are stored like any (a newer pi's), and told once on stderr as import
+// tells them, when the input ends or fails: a misspelt type is stored
+// for good, and would otherwise go unseen.
+func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine int) (err error) {
+	var unknown sessiontree.UnknownTypes
+	defer func() {
+		if msg := unknown.String(); msg != "" {
+			err = errors.Join(err, view.WriteWarnings(a.stderr, []view.Warning{{Where: "input", Message: msg}}))
+		}
+	}()
 	for d, err := range cli.ReadDrafts(ctx, a.input(ctx), maxLine) {
 		if err != nil {
 			return err
@@ -558,6 +571,7 @@ func (a *app) appendDrafts(ctx context.Context, st sessiontree.Storage, maxLine 
 		if err != nil {
 			return fmt.Errorf("append %s: %w", d.Type, err)
 		}
+		unknown.Note(e.Type)
 		if _, err := fmt.Fprintln(a.stdout, e.ID); err != nil {
 			return err
 		}
