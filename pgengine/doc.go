@@ -16,7 +16,8 @@
 // fixed, which Open computes again (migrations 14, 16, and 20 for what
 // older processes wrote before the fence; [DB.Repair], the command
 // line's check --repair, does the same for a session Check reports and
-// no migration listed), and
+// no migration listed, and writes its leaf, branch, first user text and
+// last change again as well, repair.go), and
 // header_checksum_fill, the sessions stored before migration 18, or
 // created since by an older engine (migration 19), whose header checksum
 // Open computes. Triggers refuse to change or delete an entry
