@@ -75,13 +75,7 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 				case tt.read:
 					from = store.New(&logHook{Database: src.Database(), before: del})
 				default:
-					done := false
-					opts.Progress = func(p store.PushProgress) {
-						if !done && p.Entries == tt.entries && p.Sessions == 0 {
-							done = true
-							del()
-						}
-					}
+					opts.Progress = onceAt(tt.entries, del)
 				}
 				rep := mustPush(t, from, to, opts)
 				want := map[string]string{kept: "pushed 7", gone: "skipped 0"}
@@ -109,6 +103,18 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// onceAt is a push's progress callback that calls fn once, when the
+// first session's copy has appended entries.
+func onceAt(entries int64, fn func()) func(store.PushProgress) {
+	done := false
+	return func(p store.PushProgress) {
+		if !done && p.Entries == entries && p.Sessions == 0 {
+			done = true
+			fn()
+		}
 	}
 }
 
@@ -179,13 +185,7 @@ func TestPushTargetDeletedDuringPush(t *testing.T) {
 					}
 				}
 				into := to
-				done := false
-				opts := store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
-					if !done && p.Entries == tt.entries && p.Sessions == 0 {
-						done = true
-						del()
-					}
-				}}
+				opts := store.PushOptions{BatchEntries: 3, Progress: onceAt(tt.entries, del)}
 				if tt.entries < 0 {
 					into = store.New(&logHook{Database: to.Database(), before: del})
 				}
@@ -231,14 +231,10 @@ func TestPushSourceAppendedDuringPush(t *testing.T) {
 	enginePairs(t, func(t *testing.T, from, to *store.Store) {
 		ctx := context.Background()
 		_, b := pushSource(t, from, id)
-		done := false
-		rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
-			if !done && p.Entries == 3 {
-				done = true
-				b.assistant("a9", "appended during the push")
-				b.user("u9", "and again")
-			}
-		}})
+		rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: onceAt(3, func() {
+			b.assistant("a9", "appended during the push")
+			b.user("u9", "and again")
+		})})
 		if diff := cmp.Diff(map[string]string{id: "pushed 7"}, results(rep)); diff != "" {
 			t.Errorf("Push (-want +got):\n%s", diff)
 		}
@@ -337,13 +333,7 @@ func TestPushSourceRemadeDuringPush(t *testing.T) {
 				if tt.read {
 					from = store.New(&logHook{Database: src.Database(), before: remake})
 				} else {
-					done := false
-					opts.Progress = func(p store.PushProgress) {
-						if !done && p.Entries == tt.entries && p.Sessions == 0 {
-							done = true
-							remake()
-						}
-					}
+					opts.Progress = onceAt(tt.entries, remake)
 				}
 				rep := mustPush(t, from, to, opts)
 				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
