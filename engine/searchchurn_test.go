@@ -109,7 +109,8 @@ func indexSegments(t testing.TB, path string) (n int64) {
 // entries; each of the first nine deletes, 900 entries, adds a segment
 // of delete markers, and the tenth, the 1,000th entry, merges them all
 // into one.
-// With the count in a DB's memory, no delete ever merged here.
+// With the count in a DB's memory, no delete ever merged here. A delete
+// with the count's row gone makes it again.
 func TestSearchMergeAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -170,6 +171,18 @@ func TestSearchMergeAcrossProcesses(t *testing.T) {
 		if h.SessionID != ids[10] {
 			t.Errorf("Search() found %s of session %s, deleted; want only the kept %s's", h.EntryID, h.SessionID, ids[10])
 		}
+	}
+
+	// The count's row lost (a hand, a partial restore): a delete makes it
+	// again, with its own count, instead of failing.
+	raw := rawDB(t, path)
+	mustExec(t, raw, `DELETE FROM search_merge`)
+	if n, err := s.Delete(ctx, ids[10]); n != 1 || err != nil {
+		t.Fatalf("Delete(%s) with the count's row lost = %d, %v; want 1", ids[10], n, err)
+	}
+	var count int64
+	if err := raw.QueryRow(`SELECT deleted FROM search_merge WHERE id = 1`).Scan(&count); err != nil || count != 100 {
+		t.Errorf("count after the delete = %d, %v; want 100", count, err)
 	}
 }
 

@@ -61,9 +61,12 @@ const (
 )
 
 // qCountDeleted adds ?1 indexed entries deleted to the count since the
-// index's last merge and returns the count; qMerged sets it to 0.
+// index's last merge and returns the count (making the row if a restore
+// or a hand lost it, rather than failing the delete); qMerged sets it
+// to 0.
 const (
-	qCountDeleted = `UPDATE search_merge SET deleted = deleted + ?1 RETURNING deleted`
+	qCountDeleted = `INSERT INTO search_merge (id, deleted) VALUES (1, ?1)
+	ON CONFLICT (id) DO UPDATE SET deleted = deleted + excluded.deleted RETURNING deleted`
 	qMerged       = `UPDATE search_merge SET deleted = 0`
 )
 
