@@ -51,10 +51,11 @@ import (
 // one delete per process included, and a delete that rolls back counts
 // nothing. Before, it was the DB's, in memory, and a process that
 // deleted a session and exited never reached it. The count's one more
-// statement per delete (an UPDATE of one row, RETURNING it) cost within
+// statement per delete (an upsert of one row, RETURNING it) cost within
 // the noise: BenchmarkDeleteIndexed at 2,000x, 5 interleaved runs each,
-// load 7 on 2 cores, medians 516 against 544 µs of CPU and 808 against
-// 751 µs of wall time per delete, before against after.
+// load 8 to 11 on 2 cores, medians 519 against 511 µs of CPU and 971
+// against 867 µs of wall time per delete, before against after (with a
+// plain UPDATE, load 7: 516 against 544 µs of CPU).
 const (
 	mergeAfterRows = 1000
 	mergePages     = 4096 // FTS5 pages of 4,050 bytes: 16 MB written at most
@@ -67,7 +68,7 @@ const (
 const (
 	qCountDeleted = `INSERT INTO search_merge (id, deleted) VALUES (1, ?1)
 	ON CONFLICT (id) DO UPDATE SET deleted = deleted + excluded.deleted RETURNING deleted`
-	qMerged       = `UPDATE search_merge SET deleted = 0`
+	qMerged = `UPDATE search_merge SET deleted = 0`
 )
 
 // deletedFromIndex counts n indexed entries deleted in w's transaction
