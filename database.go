@@ -77,7 +77,10 @@ type Database interface {
 
 	// OpenSession opens session id (exact) outside any transaction; the
 	// session's own methods run their own transactions. A session that
-	// does not exist matches [ErrNotFound].
+	// does not exist matches [ErrNotFound]. The session returned is the
+	// one id names now: once it is deleted its reads find it no more
+	// (ErrNotFound, or no entries), also after another session is made
+	// with the same id.
 	OpenSession(ctx context.Context, id string) (DatabaseSession, error)
 	// Check verifies the database and one session (every session when id
 	// is ""): the engine's storage, each session's tree against what is

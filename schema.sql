@@ -32,7 +32,7 @@
 --     wrote, while SQLite's data version shows no other writer).
 
 PRAGMA application_id = 1937011301; -- 0x73747265, "stre": Open refuses other files
-PRAGMA user_version = 28;           -- the latest migration, mirrored in the header
+PRAGMA user_version = 29;           -- the latest migration, mirrored in the header
 
 -- Applied migrations, written by package migrate: one row per file, with a
 -- SHA-256 of its text so an edited migration is noticed.
@@ -532,6 +532,18 @@ INSERT INTO entries_fts (entries_fts, rank) VALUES ('hashsize', 16777216);
 -- catch-up rewrites each trigram half as often, for a query that reads
 -- up to 15 segments per level instead of 3 (migration 17).
 INSERT INTO entries_fts (entries_fts, rank) VALUES ('automerge', 16);
+
+-- The indexed entries deleted since the index's last full merge
+-- (migration 29, engine/searchmerge.go): each session delete adds those
+-- it removed, in its transaction; when they reach the rows the index
+-- holds (and 1,000), that delete merges every segment into one, which
+-- drops the delete markers, and sets the count to 0.
+CREATE TABLE search_merge (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    deleted INTEGER NOT NULL CHECK (deleted >= 0)
+);
+
+INSERT INTO search_merge (id, deleted) VALUES (1, 0);
 
 -- Writer claims (migration 14, engine/claim.go): one row per session ever
 -- claimed; fence only grows, a release keeps the row with holder '' and

@@ -156,10 +156,11 @@
 // 4,096 pages (searchmerge.go). Under churn the index then stays within
 // a bound set by the rows it holds, not by the deletes: 100-525 KB and a
 // file of 212 pages for 240 entries held, where it had grown to 4 MB
-// and 1,130 pages by 2,000 cycles. The count is kept in memory, per
-// [DB]: deletes of processes that each delete a little and exit wait
-// for automerge as before. Appends, imports, the catch-up and searches
-// do not merge.
+// and 1,130 pages by 2,000 cycles. The count is kept in the database
+// (search_merge, migration 29), each delete adding to it in its own
+// transaction, so the deletes of processes that each delete a little and
+// exit (the command line's rm) count as one process's do. Appends,
+// imports, the catch-up and searches do not merge.
 //
 // # Read-only databases
 //

@@ -160,11 +160,6 @@ type DB struct {
 
 	group groupCommit // concurrent appends share a transaction (group.go)
 
-	// indexDeleted counts the indexed entries deleted since the search
-	// index's last merge (searchmerge.go); only the holder of the write
-	// connection changes it.
-	indexDeleted atomic.Int64
-
 	// ro is why the database is opened for reading only (readonly.go),
 	// nil when it is writable; then rmode says how it is read.
 	ro    *ReadOnlyError

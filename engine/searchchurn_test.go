@@ -89,6 +89,103 @@ func TestSearchIndexChurn(t *testing.T) {
 	}
 }
 
+// indexSegments returns how many segments the search index holds: the
+// distinct segment ids of entries_fts_data's pages (FTS5 keys a page
+// segid << 37 | height << 31 | page; ids below are the averages and
+// structure records).
+func indexSegments(t testing.TB, path string) (n int64) {
+	t.Helper()
+	db := rawDB(t, path)
+	defer db.Close()
+	if err := db.QueryRow(`SELECT count(DISTINCT id >> 37) FROM entries_fts_data WHERE id >= 1 << 37`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSearchMergeAcrossProcesses: deletes made one per Open and Close,
+// as the command line's rm makes them, count towards the index's merge
+// (searchmerge.go) as one process's do. Eleven sessions of 100 indexed
+// entries; each of the first nine deletes, 900 entries, adds a segment
+// of delete markers, and the tenth, the 1,000th entry, merges them all
+// into one.
+// With the count in a DB's memory, no delete ever merged here. A delete
+// with the count's row gone makes it again.
+func TestSearchMergeAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.db")
+	open := func() *store.Store {
+		t.Helper()
+		s, err := store.Open(ctx, path, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	var ids []string
+	for i := range 11 {
+		ds, err := s.Create(ctx, store.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drafts := make([]sessiontree.Draft, 100)
+		for j := range drafts {
+			drafts[j] = message(fmt.Sprintf("session %d message %d: the quick brown fox", i, j))
+		}
+		if _, err := ds.AppendAll(ctx, drafts, sessiontree.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ds.ID())
+	}
+	if _, err := s.Index(ctx, store.IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	indexed := indexSegments(t, path)
+	s.Close()
+	for i, id := range ids[:10] {
+		s := open()
+		if n, err := s.Delete(ctx, id); n != 1 || err != nil {
+			t.Fatalf("Delete(%s) = %d, %v; want 1", id, n, err)
+		}
+		s.Close()
+		segments := indexSegments(t, path)
+		if want := indexed + int64(i) + 1; i < 9 && segments != want {
+			t.Fatalf("after %d deletes of 100 entries: %d segments; want %d, one more for each delete's markers", i+1, segments, want)
+		}
+		if i == 9 && segments != 1 {
+			t.Errorf("after 10 deletes of 100 entries, each in a process of its own: %d segments; want 1, merged", segments)
+		}
+	}
+	s = open()
+	defer s.Close()
+	if err := s.DB().Check(ctx, ""); err != nil {
+		t.Errorf("Check() = %v", err)
+	}
+	got, err := s.Search(ctx, "quick brown fox", store.SearchOptions{})
+	if err != nil || len(got.Hits) == 0 {
+		t.Fatalf("Search() = %+v, %v; want the entries of the session kept", got, err)
+	}
+	for _, h := range got.Hits {
+		if h.SessionID != ids[10] {
+			t.Errorf("Search() found %s of session %s, deleted; want only the kept %s's", h.EntryID, h.SessionID, ids[10])
+		}
+	}
+
+	// The count's row lost (a hand, a partial restore): a delete makes it
+	// again, with its own count, instead of failing.
+	raw := rawDB(t, path)
+	mustExec(t, raw, `DELETE FROM search_merge`)
+	if n, err := s.Delete(ctx, ids[10]); n != 1 || err != nil {
+		t.Fatalf("Delete(%s) with the count's row lost = %d, %v; want 1", ids[10], n, err)
+	}
+	var count int64
+	if err := raw.QueryRow(`SELECT deleted FROM search_merge WHERE id = 1`).Scan(&count); err != nil || count != 100 {
+		t.Errorf("count after the delete = %d, %v; want 100", count, err)
+	}
+}
+
 // BenchmarkSearchIndexChurn times a cycle of TestSearchIndexChurn (create,
 // 8 appends, index, delete, 30 sessions held), the merges of
 // searchmerge.go included.

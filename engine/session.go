@@ -160,7 +160,7 @@ func deleteSession(w q, id string, opts sessiontree.DeleteOptions) error {
 			return err
 		}
 	}
-	return w.db.deletedFromIndex(w, indexed)
+	return deletedFromIndex(w, indexed)
 }
 
 // entryPK is the key of entry seq of session: entries of one session are

@@ -336,20 +336,24 @@ func (s *Storage) checkSessionRow(ctx context.Context, placed placedEntries, lea
 	if p, ok := placed[leaf]; ok && leaf != "" {
 		want.Seq, want.Depth, want.Boundary = sql.NullInt64{Int64: p.p.Seq, Valid: true}, p.p.Depth, p.p.StartDepth
 	}
-	if n > 0 {
-		// The last change (sessiontree.LastChange); a row holding the
-		// last entry's time where the creation is later was written so
-		// before LastChange (a fork), and is not damage.
-		want.Updated = sessiontree.LastChange(s.meta.CreatedAt, last)
-		if got.Updated == last {
-			want.Updated = last
-		}
-	}
+	want.Updated = lastChange(s.meta.CreatedAt, got.Updated, last, n)
 	if got != want {
 		return &sessiontree.CorruptError{EntryID: leaf, Reason: fmt.Sprintf("the session row holds leaf key %v depth %d boundary %d, first user text %q, last change %q; the log gives %v %d %d, %q, %q",
 			got.Seq.Int64, got.Depth, got.Boundary, got.First.String, got.Updated, want.Seq.Int64, want.Depth, want.Boundary, want.First.String, want.Updated)}
 	}
 	return nil
+}
+
+// lastChange is the last change a session row should hold, stored now,
+// for a log of n entries, the last of time last, created at created: the
+// appends' (sessiontree.LastChange). A row holding the last entry's time
+// where the creation is later was written so before LastChange (a fork),
+// and is kept, as is an empty session's, which no write has changed.
+func lastChange(created, stored, last string, n int64) string {
+	if n == 0 || stored == last {
+		return stored
+	}
+	return sessiontree.LastChange(created, last)
 }
 
 // qCheckEntries reads each entry of a session ($1) in append order with

@@ -57,13 +57,18 @@ func redoNext(ctx context.Context, tx *sqlx.Tx) error {
 
 // derived is what the writes derive from a session's log, as they derive
 // it: the name, the labels with the sequence number of the label entry
-// that set each, the stats and the usage by day and bucket.
+// that set each, the stats and the usage by day and bucket; and what the
+// repair writes besides (saveLeaf): the leaf by the leaf rule, the first
+// user text (noteFirstUser) and the log's entries.
 type derived struct {
-	name     sql.NullString
-	labels   map[string]string
-	labelSeq map[string]int64
-	tally    sessiontree.Tally
-	usage    usageAdds
+	name      sql.NullString
+	labels    map[string]string
+	labelSeq  map[string]int64
+	tally     sessiontree.Tally
+	usage     usageAdds
+	leaf      string
+	firstUser sql.NullString
+	log       []sessiontree.Entry
 }
 
 // deriveLog replays log through the root package's rules. A label
@@ -71,7 +76,7 @@ type derived struct {
 // leaf entry's missing target, which only damage gives, is left to
 // Check.
 func deriveLog(log []sessiontree.Entry) *derived {
-	d := &derived{labelSeq: map[string]int64{}}
+	d := &derived{labelSeq: map[string]int64{}, log: log}
 	earlier := make(replayed, len(log))
 	var r sessiontree.Replayer
 	for _, e := range log {
@@ -85,9 +90,10 @@ func deriveLog(log []sessiontree.Entry) *derived {
 		es := sessiontree.StatsOf(e)
 		d.tally.AddEntryStats(es)
 		d.usage.add(e, es)
+		noteFirstUser(&d.firstUser, e)
 	}
 	d.name = sql.NullString{String: r.Name, Valid: r.Name != ""}
-	d.labels = r.Labels
+	d.labels, d.leaf = r.Labels, r.Leaf
 	return d
 }
 
@@ -96,19 +102,34 @@ func deriveLog(log []sessiontree.Entry) *derived {
 // session row's lock that every write takes. A session deleted since it
 // was listed has nothing to do.
 func redoSession(ctx context.Context, tx *sqlx.Tx, session int64) error {
+	d, err := lockDerive(ctx, tx, session)
+	if err != nil || d == nil {
+		return err
+	}
+	return d.save(ctx, tx, session)
+}
+
+// lockDerive locks session's row, as every write does, and replays its
+// log (deriveLog); nil when the session has been deleted.
+func lockDerive(ctx context.Context, tx *sqlx.Tx, session int64) (*derived, error) {
 	var locked []int64
 	if err := tx.SelectContext(ctx, &locked, `SELECT pk FROM sessions WHERE pk = $1 FOR UPDATE`, session); err != nil || len(locked) == 0 {
-		return err
+		return nil, err
 	}
 	var rows []row
 	if err := tx.SelectContext(ctx, &rows, `SELECT `+rowCols+` FROM entries AS e WHERE e.session = $1 ORDER BY e.seq`, session); err != nil {
-		return err
+		return nil, err
 	}
 	log, err := entriesOf(rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d := deriveLog(log)
+	return deriveLog(log), nil
+}
+
+// save writes the name and the stats to session's row, and replaces its
+// labels and usage_days rows.
+func (d *derived) save(ctx context.Context, tx *sqlx.Tx, session int64) error {
 	if err := d.saveRow(ctx, tx, session); err != nil {
 		return err
 	}

@@ -158,12 +158,7 @@ func (st *session) saveStatement(ctx context.Context, tx *sqlx.Tx) (string, []an
 	if err != nil {
 		return "", nil, err
 	}
-	var leafSeq sql.NullInt64
-	depth, boundary := 0, 0
-	if st.leaf != nil {
-		leafSeq = sql.NullInt64{Int64: st.leaf.Seq, Valid: true}
-		depth, boundary = st.leaf.Depth, st.leaf.StartDepth
-	}
+	leafSeq, depth, boundary := st.leafColumns()
 	args := []any{st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
 		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime()}
@@ -178,6 +173,16 @@ func (st *session) saveStatement(ctx context.Context, tx *sqlx.Tx) (string, []an
 	}
 	st.usage = usageAdds{}
 	return query, args, nil
+}
+
+// leafColumns are the session row's copy of the leaf's placement: its
+// key, depth and boundary (where its path starts), null and 0 when the
+// leaf is null.
+func (st *session) leafColumns() (seq sql.NullInt64, depth, boundary int) {
+	if st.leaf == nil {
+		return sql.NullInt64{}, 0, 0
+	}
+	return sql.NullInt64{Int64: st.leaf.Seq, Valid: true}, st.leaf.Depth, st.leaf.StartDepth
 }
 
 // saveRow writes session $1's row back ($2 to $20) and refuses the write

@@ -79,6 +79,12 @@ const (
 // session.
 const PushDeletedReason = "deleted at the source during the push"
 
+// PushRemadeReason begins the [PushResult.Reason] of a session deleted
+// at the source during its push and made again there with the same id,
+// when the target's copy of the first is not a prefix of the second's:
+// a conflict.
+const PushRemadeReason = "deleted at the source and made again there with its id while it was copied"
+
 // PushResult is one session's line of a [PushReport].
 type PushResult struct {
 	// Session is the session id.
@@ -159,7 +165,12 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // writer holds a live claim on in the target is reported as claimed.
 // Either is a result, not an error: Push goes on with the next session.
 // So is a session deleted at the source during the push
-// ([PushSkipped]).
+// ([PushSkipped]). One deleted at the source and made again there with
+// the same id during its push is another session, and the entries of
+// the two are never mixed: it is pushed as it is now when the target
+// holds none of the first's entries or a prefix of it, and is a
+// conflict otherwise ([PushRemadeReason]), the target keeping what it
+// had.
 // The error Push returns is one that stops it all (listing the source,
 // or ctx ended), with the report of what was done until then.
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
@@ -175,6 +186,11 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}
 	p := pusher{from: from, to: to, opts: opts}
 	plans := make([]pushPlan, 0, len(ids))
+	defer func() {
+		for _, pl := range plans {
+			pl.close() // those an error left unpushed
+		}
+	}()
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return p.report, fmt.Errorf("push: %w", err)
@@ -189,7 +205,8 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}
 	p.progress.SessionsTotal = len(plans)
 	p.tell()
-	for _, pl := range plans {
+	for i, pl := range plans {
+		plans[i].src = nil // push closes it
 		res := p.push(ctx, pl)
 		p.report.Results = append(p.report.Results, res)
 		p.progress.Sessions++
@@ -240,11 +257,23 @@ type pusher struct {
 // entries have+1..want to the target, creating it first when it lacks
 // the session.
 type pushPlan struct {
-	id         string
+	id string
+	// src is the source's session, open from the plan to the end of the
+	// copy, which reads it: the session the plan compared, never another
+	// made since with its id (an engine's session reads its own rows,
+	// found no more once it is deleted).
+	src        sessiontree.DatabaseSession
 	meta       sessiontree.SessionMeta
-	info       SessionInfo // the source's row
+	info       SessionInfo // src's row
 	have, want int64
 	exists     bool
+}
+
+// close closes the plan's source session.
+func (pl pushPlan) close() {
+	if pl.src != nil {
+		pl.src.Close()
+	}
 }
 
 func (p *pusher) tell() {
@@ -254,24 +283,44 @@ func (p *pusher) tell() {
 }
 
 // plan compares session id on both sides; a session that needs no
-// batches (up to date, a conflict, an error) gets its result at once.
+// batches (up to date, a conflict, an error) gets its result at once,
+// and its plan holds no session open. A session deleted at the source
+// and made again there with its id while it is planned is planned
+// again, as it is now (pushReplans times at most).
 func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
-	pl := pushPlan{id: id}
-	fail := func(err error) (pushPlan, *PushResult) {
-		res := p.result(ctx, id, 0, err)
-		return pl, &res
+	for tries := 0; ; tries++ {
+		pl, err := p.planOnce(ctx, id)
+		if err == nil && !(pl.exists && pl.have >= pl.want) {
+			return pl, nil
+		}
+		again := err != nil && p.remade(ctx, pl)
+		pl.close()
+		switch {
+		case err == nil:
+			return pl, &PushResult{Session: id, Status: PushUpToDate}
+		case !again || tries == pushReplans:
+			res := p.result(ctx, id, 0, err)
+			return pl, &res
+		}
 	}
-	var err error
+}
+
+// planOnce is one try of plan: the plan, src open, or an error.
+func (p *pusher) planOnce(ctx context.Context, id string) (pl pushPlan, err error) {
+	pl = pushPlan{id: id}
+	if pl.src, err = p.from.d.OpenSession(ctx, id); err != nil {
+		return pl, err
+	}
 	if pl.info, err = p.from.Info(ctx, id); err != nil {
-		return fail(err)
+		return pl, err
 	}
-	src, err := p.from.d.OpenSession(ctx, id)
-	if err != nil {
-		return fail(err)
+	// src still there after its row was read: the row is src's, not
+	// that of a session made again with its id since src was opened.
+	if _, err = pl.src.Leaf(ctx); err != nil {
+		return pl, err
 	}
-	defer src.Close()
-	if pl.meta, err = src.Meta(ctx); err != nil {
-		return fail(err)
+	if pl.meta, err = pl.src.Meta(ctx); err != nil {
+		return pl, err
 	}
 	pl.want = pl.info.Entries
 	dst, err := p.to.Info(ctx, id)
@@ -279,10 +328,10 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 	case errors.Is(err, sessiontree.ErrNotFound):
 		return pl, nil
 	case err != nil:
-		return fail(err)
+		return pl, err
 	}
 	pl.exists, pl.have = true, dst.Entries
-	if err := p.samePrefix(ctx, pl, src, dst); err != nil {
+	if err := p.samePrefix(ctx, pl, dst); err != nil {
 		if _, gone := p.to.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
 			// Deleted on the target since its row was read: whatever
 			// the comparison met, the plan is to make it, as when it
@@ -290,16 +339,26 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 			pl.exists, pl.have = false, 0
 			return pl, nil
 		}
-		return fail(err)
-	}
-	if pl.have >= pl.want {
-		return pl, &PushResult{Session: id, Status: PushUpToDate}
+		return pl, err
 	}
 	return pl, nil
 }
 
+// remade reports whether the source's session of plan pl is gone while
+// the source has its id again: deleted and made again, another session.
+func (p *pusher) remade(ctx context.Context, pl pushPlan) bool {
+	if pl.src == nil {
+		return false
+	}
+	if _, err := pl.src.Leaf(ctx); !errors.Is(err, sessiontree.ErrNotFound) {
+		return false
+	}
+	_, err := p.from.Info(ctx, pl.id)
+	return err == nil
+}
+
 // samePrefix checks that one copy of a session is a prefix of the other:
-// the target's (dst, its row) of the source's (src), or the source's of
+// the target's (dst, its row) of the source's (pl.src), or the source's of
 // the target's when the target is ahead: the same header, and the same
 // first and last entries of the shorter, byte for byte.
 //
@@ -317,7 +376,7 @@ func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
 // same position are byte-equal wrote the same entry there. The first
 // entry is compared too, so that two unrelated sessions given the same id
 // by hand are told apart even when they have one entry each.
-func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.Storage, dst SessionInfo) error {
+func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, dst SessionInfo) error {
 	conflict := func(format string, args ...any) error {
 		return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -337,7 +396,7 @@ func (p *pusher) samePrefix(ctx context.Context, pl pushPlan, src sessiontree.St
 	}
 	defer tgt.Close()
 	for _, seq := range []int64{1, min(pl.have, pl.want)} {
-		a, err := entryAt(ctx, src, seq)
+		a, err := entryAt(ctx, pl.src, seq)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)
 		}
@@ -369,32 +428,43 @@ func entryAt(ctx context.Context, s sessiontree.Storage, seq int64) (sessiontree
 // (by another push's batches) since the plan before.
 const pushReplans = 3
 
-// push carries out a plan. When a batch finds the target's session
-// changed since the plan (made, or grown, by another push of it into the
-// same target, or deleted), it plans again from what the target has now
-// (a deleted session is made again, as a push begun after the delete
-// would make it): if that is
-// still a prefix of the source's session the push goes on from there,
-// and only a target that really differs is a conflict. Two pushes at
-// once may take turns for every batch; as long as the target grows, they
-// go on.
+// push carries out a plan, and closes its source session. When a batch
+// finds the target's session changed since the plan (made, or grown, by
+// another push of it into the same target, or deleted), it plans again
+// from what the target has now (a deleted session is made again, as a
+// push begun after the delete would make it): if that is still a prefix
+// of the source's session the push goes on from there, and only a
+// target that really differs is a conflict. Two pushes at once may take
+// turns for every batch; as long as the target grows, they go on. So
+// does a session deleted at the source and made again there with its
+// id during the copy (remade): it is another session, planned again as
+// it is now, and a conflict says so ([PushRemadeReason]).
 func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
+	defer func() { pl.close() }()
 	var pushed int64
+	remade := false
 	for stuck := 0; ; {
 		n, err := p.appendPlan(ctx, pl)
 		pushed += n
-		if err == nil || !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
+		again := err != nil && p.remade(ctx, pl)
+		if err == nil || !again && !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
 			return p.result(ctx, pl.id, pushed, err)
 		}
+		remade = remade || again
+		pl.close()
 		next, res := p.plan(ctx, pl.id)
 		if res != nil {
 			if res.Status == PushUpToDate && pushed > 0 {
 				res.Status = PushPushed
 			}
+			if remade && res.Status == PushConflict {
+				res.Reason = PushRemadeReason + ": " + res.Reason
+			}
 			res.Pushed = pushed
+			pl = pushPlan{}
 			return *res
 		}
-		if pl.exists && next.have <= pl.have+n {
+		if again || pl.exists && next.have <= pl.have+n {
 			stuck++
 		}
 		pl = next
@@ -407,11 +477,7 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 // on the target meanwhile makes an error matching
 // sessiontree.ErrConflict, not an interleaving.
 func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
-	src, err := p.from.d.OpenSession(ctx, pl.id)
-	if err != nil {
-		return 0, err
-	}
-	defer src.Close()
+	src := pl.src
 	have := pl.have
 	create := !pl.exists
 	for create || have < pl.want {
@@ -421,8 +487,9 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 		}
 		if len(page) == 0 && (!create || pl.want > 0) {
 			// The source lost entries since the plan (deleted, perhaps
-			// made again): what is pushed stays pushed, and a session
-			// the target lacks is not made empty.
+			// made again, which src does not read): what is pushed
+			// stays pushed, and a session the target lacks is not made
+			// empty.
 			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {

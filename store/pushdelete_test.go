@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,13 +75,7 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 				case tt.read:
 					from = store.New(&logHook{Database: src.Database(), before: del})
 				default:
-					done := false
-					opts.Progress = func(p store.PushProgress) {
-						if !done && p.Entries == tt.entries && p.Sessions == 0 {
-							done = true
-							del()
-						}
-					}
+					opts.Progress = onceAt(tt.entries, del)
 				}
 				rep := mustPush(t, from, to, opts)
 				want := map[string]string{kept: "pushed 7", gone: "skipped 0"}
@@ -108,6 +103,18 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// onceAt is a push's progress callback that calls fn once, when the
+// first session's copy has appended entries.
+func onceAt(entries int64, fn func()) func(store.PushProgress) {
+	done := false
+	return func(p store.PushProgress) {
+		if !done && p.Entries == entries && p.Sessions == 0 {
+			done = true
+			fn()
+		}
 	}
 }
 
@@ -178,13 +185,7 @@ func TestPushTargetDeletedDuringPush(t *testing.T) {
 					}
 				}
 				into := to
-				done := false
-				opts := store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
-					if !done && p.Entries == tt.entries && p.Sessions == 0 {
-						done = true
-						del()
-					}
-				}}
+				opts := store.PushOptions{BatchEntries: 3, Progress: onceAt(tt.entries, del)}
 				if tt.entries < 0 {
 					into = store.New(&logHook{Database: to.Database(), before: del})
 				}
@@ -230,14 +231,10 @@ func TestPushSourceAppendedDuringPush(t *testing.T) {
 	enginePairs(t, func(t *testing.T, from, to *store.Store) {
 		ctx := context.Background()
 		_, b := pushSource(t, from, id)
-		done := false
-		rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: func(p store.PushProgress) {
-			if !done && p.Entries == 3 {
-				done = true
-				b.assistant("a9", "appended during the push")
-				b.user("u9", "and again")
-			}
-		}})
+		rep := mustPush(t, from, to, store.PushOptions{BatchEntries: 3, Progress: onceAt(3, func() {
+			b.assistant("a9", "appended during the push")
+			b.user("u9", "and again")
+		})})
 		if diff := cmp.Diff(map[string]string{id: "pushed 7"}, results(rep)); diff != "" {
 			t.Errorf("Push (-want +got):\n%s", diff)
 		}
@@ -260,4 +257,111 @@ func TestPushSourceAppendedDuringPush(t *testing.T) {
 		}
 		wantSameSession(t, from, to, id)
 	})
+}
+
+// A session deleted at the source while a push copies it, and made
+// again there with the same id, is another session: the push never
+// copies entries of the one after those of the other. When the target
+// holds nothing of the first yet (the delete falls after the plan, or
+// before the copy's first read), the second is pushed, as a push begun
+// after it was made would push it. When batches of the first went in,
+// the second is compared with them as any session is: one that holds
+// them (made again from the same log, and grown) is pushed on; another
+// is a conflict, saying it was made again, and the target keeps the
+// first's entries it had, nothing of the second's.
+func TestPushSourceRemadeDuringPush(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-7777-7000-8000-000000000005"
+	for _, tt := range []struct {
+		name string
+		// read remakes the session before the copy's first read of it,
+		// else at progress entries.
+		read    bool
+		entries int64
+		// same remakes it with the first's header and log and one
+		// entry more; else it is another session, of two entries.
+		same bool
+		// want is the push's result; kept how many of the first's
+		// entries the target holds after a conflict.
+		want string
+		kept int
+	}{
+		{"after the plan", false, 0, false, "pushed 2", 0},
+		{"before the copy reads it", true, 0, false, "pushed 2", 0},
+		{"between two batches", false, 3, false, "conflict 3", 3},
+		{"between two batches, from the same log", false, 3, true, "pushed 8", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if testing.Short() && (tt.read || tt.same) {
+				t.Skip("two PostgreSQL databases, some 3 s: -short pushes the other session before and after a batch")
+			}
+			t.Parallel()
+			enginePairs(t, func(t *testing.T, src, to *store.Store) {
+				ctx := context.Background()
+				first, _ := pushSource(t, src, id)
+				meta, firstLog := metaOf(t, first), logOf(t, first)
+				info, err := src.Info(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				remake := func() {
+					if n, err := src.Delete(ctx, id); n != 1 || err != nil {
+						t.Errorf("Delete(%s) = %d, %v; want 1, nil", id, n, err)
+					}
+					if !tt.same {
+						b := newBuilder(t, mustCreate(t, src, store.CreateOptions{ID: id, Cwd: "/home/me/other"}))
+						b.user("v1", "another session")
+						b.assistant("w1", "with the same id")
+						return
+					}
+					err := src.Database().Update(ctx, func(tx sessiontree.DatabaseTx) error {
+						st, err := tx.NewSession(meta, info.Metadata)
+						if err != nil {
+							return err
+						}
+						return tx.AppendEntries(st, firstLog)
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					again, err := src.OpenSession(ctx, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer again.Close()
+					newBuilder(t, again).user("u9", "grown after it was made again")
+				}
+				from := src
+				opts := store.PushOptions{BatchEntries: 3}
+				if tt.read {
+					from = store.New(&logHook{Database: src.Database(), before: remake})
+				} else {
+					opts.Progress = onceAt(tt.entries, remake)
+				}
+				rep := mustPush(t, from, to, opts)
+				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+					t.Errorf("Push (-want +got):\n%s", diff)
+				}
+				if tt.kept == 0 {
+					wantSameSession(t, src, to, id)
+					return
+				}
+				r := rep.Results[0]
+				if !errors.Is(r.Err, sessiontree.ErrConflict) || !strings.Contains(r.Reason, store.PushRemadeReason) {
+					t.Errorf("Reason, Err = %q, %v; want it to say %q, and an error matching ErrConflict", r.Reason, r.Err, store.PushRemadeReason)
+				}
+				dst, err := to.OpenSession(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer dst.Close()
+				if diff := cmp.Diff(raws(firstLog[:tt.kept]), raws(logOf(t, dst))); diff != "" {
+					t.Errorf("target log (-the first session's first %d +target):\n%s", tt.kept, diff)
+				}
+				if got := metaOf(t, dst); got != meta {
+					t.Errorf("target Meta = %+v; want the first session's %+v", got, meta)
+				}
+			})
+		})
+	}
 }

@@ -471,7 +471,8 @@ func (r *modelRun) claim(d *drawer, now time.Time) (string, error) {
 }
 
 // deleteStep deletes the session, checks the storage then finds it
-// gone, and makes it again, empty, with the same id.
+// gone, and makes it again, empty, with the same id, which the deleted
+// session's storage does not find.
 func (r *modelRun) deleteStep(d *drawer) (string, error) {
 	force := d.oneIn(2)
 	what := fmt.Sprintf("Delete force=%v", force)
@@ -494,7 +495,13 @@ func (r *modelRun) deleteStep(d *drawer) (string, error) {
 			return what, fmt.Errorf("Leaf of the deleted session through another handle = %v; want ErrNotFound", err)
 		}
 	}
+	deleted := r.st
 	r.st = r.h.Recreate(r.t, r.st, r.meta)
+	// A handle is the session it opened, not its id: another session
+	// made with the id is not read through it (store.Push relies on it).
+	if _, err := deleted.Leaf(r.ctx); !errors.Is(err, sessiontree.ErrNotFound) {
+		return what, fmt.Errorf("Leaf of the deleted session once it is made again = %v; want ErrNotFound", err)
+	}
 	r.openOther()
 	r.m = newModel()
 	for _, c := range r.claims {

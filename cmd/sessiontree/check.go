@@ -41,15 +41,15 @@ half deleted; the page-level checks are SQLite's.
 
 --repair first computes again, from its entries, what the writes derive
 from a session's log (counters, stats, usage by day, name, labels, the
-tree's counts, the active branch) for each session the check reports as
+leaf, the active branch, the first user text, the last change; the tree's
+counts on SQLite) for each session the check reports as
 disagreeing with its log: what a sessiontree older than a rule, still
 running while a newer one upgraded the database, wrote by its older rule.
 Each repaired session is printed with what was wrong; the check then runs
 as without --repair. Entries are never changed: a session whose entries or
 header are damaged is not repaired, and the check reports it. --repair
-needs a database that takes writes. On PostgreSQL it computes again the
-name, labels, stats and usage by day, and keeps a repair only when the
-session's check then passes.
+needs a database that takes writes. On either engine a repair is kept only
+when the session's check, run again before it commits, passes.
 
 A session file is checked line by line without changing it.
 Each problem is printed on its own line and the exit status is 1 if there is

@@ -38,8 +38,12 @@ interrupted one continues where it stopped. A session that was written to
 on both sides since they last met is a conflict and is left alone, as is a
 session another writer holds a claim on. A session deleted at the source
 while it runs is skipped ("skipped: deleted at the source during the
-` + name + `"): nothing of it is left to copy, which is not a failure. The exit
-status is 1 when any other session was not copied in full.`,
+` + name + `"): nothing of it is left to copy, which is not a failure. One
+deleted and made again there with the same id while it is copied is
+another session, never mixed with the first: it is copied as it is now
+when this side holds nothing of the first or a prefix of it, and is a
+conflict otherwise. The exit status is 1 when any other session was not
+copied in full.`,
 		Example: example,
 		Args:    args(0, -1, "session ids"),
 		RunE: func(cmd *cobra.Command, ids []string) error {
