@@ -80,8 +80,10 @@ func TestMain(m *testing.M) {
 		// start a PostgreSQL server of its own.
 		code = m.Run()
 	} else {
-		// A server for the postgres engine's tests; the parallel tests,
-		// mostly waiting for their child processes, run 4 per CPU.
+		// A server for the postgres engine's tests (left out under
+		// -short); the parallel tests, mostly waiting for their child
+		// processes, run 4 per CPU.
+		pgtest.SkipPostgresUnderShort()
 		code = pgtest.MainWaiting(m)
 	}
 	os.Exit(code)

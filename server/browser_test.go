@@ -82,8 +82,13 @@ type browserPage struct {
 
 // newBrowser starts Chromium with the flags it needs on a closed network
 // (without them it waits on the network and hangs) and a fresh profile.
+// Under -short it skips t: a Chromium takes seconds of CPU to start, and
+// the quick loop leaves the browser tests to the full run.
 func newBrowser(t testing.TB) *browserPage {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Chromium: runs without -short")
+	}
 	exe := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),

@@ -15,8 +15,13 @@ import (
 // engines (internal/pgtest: one started for the binary when PostgreSQL is
 // installed; none skips them, except under CI=true, where it fails them).
 // Its parallel tests, half of them waiting for the server, run 4 per CPU
-// (pgtest.MainWaiting).
-func TestMain(m *testing.M) { os.Exit(pgtest.MainWaiting(m)) }
+// (pgtest.MainWaiting). Under -short the PostgreSQL cases are skipped
+// (pgtest.SkipPostgresUnderShort): the quick loop runs the store's tests
+// on SQLite alone.
+func TestMain(m *testing.M) {
+	pgtest.SkipPostgresUnderShort()
+	os.Exit(pgtest.MainWaiting(m))
+}
 
 // opener opens a new, empty store of one engine for a test; its cleanup
 // checks the whole database and closes it.

@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 	openStore = sharedStores.open
 	// No test may touch the user's own database.
 	os.Setenv("SESSIONTREE_DB", filepath.Join(os.TempDir(), "sessiontree-test-must-not-be-used.db"))
-	// PostgreSQL for the tests of --db postgres://... (internal/pgtest).
+	// PostgreSQL for the tests of --db postgres://... (internal/pgtest),
+	// which -short leaves out.
+	pgtest.SkipPostgresUnderShort()
 	os.Exit(pgtest.Main(m))
 }
 

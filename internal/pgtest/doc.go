@@ -8,7 +8,8 @@
 // # Where the server comes from
 //
 // [Main], called from a test binary's TestMain, finds a server once per
-// test binary:
+// test binary, when the first test asks for one (a binary whose tests
+// need none, under -run or -short, starts none):
 //
 //   - SESSIONTREE_TEST_POSTGRES, when set, is the URL of a server the tests
 //     may create and drop databases on (.ci/run starts one and sets it);
@@ -24,6 +25,10 @@
 //     program several times. No server ever runs on the template;
 //   - otherwise there is no server: tests that need one are skipped, except
 //     under CI=true, where a missing server fails them.
+//
+// A binary whose PostgreSQL tests repeat on the second engine what it
+// tests on SQLite calls [SkipPostgresUnderShort] first: under -short
+// those tests are skipped, so the quick loop runs them on SQLite alone.
 //
 // A test that stops and starts its server (a restart a client must ride
 // out) starts a cluster of its own with [Own], as Main does, and stops it

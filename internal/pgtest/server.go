@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -24,33 +25,68 @@ const EnvURL = "SESSIONTREE_TEST_POSTGRES"
 var ErrNoServer = errors.New("no PostgreSQL server: set " + EnvURL + " or install postgresql")
 
 // serverURL is the URL [Main] found or started; "" when there is none.
-// serverErr says why there is none. Set once, by Main, before any test
-// runs.
+// serverErr says why there is none. Main sets them before any test runs
+// when SESSIONTREE_TEST_POSTGRES names a server; otherwise the first test
+// that asks for the server starts it (startOnce), so that a test binary
+// whose tests need none (a -run or -short that leaves them out) starts
+// none.
 var (
 	serverURL string
 	serverErr = errors.New("pgtest.Main was not called from TestMain")
+	startOnce sync.Once
+	lazy      bool     // Main was called without SESSIONTREE_TEST_POSTGRES
+	started   *Cluster // the cluster startOnce started, which Main stops
 )
 
+// skipUnderShort is set by [SkipPostgresUnderShort].
+var skipUnderShort bool
+
 // Main runs the tests of m against a server: the one SESSIONTREE_TEST_POSTGRES
-// names, or a throwaway cluster it starts and stops. It returns m.Run's
-// exit code. Call it from TestMain: os.Exit(pgtest.Main(m)).
+// names, or a throwaway cluster it starts when a test first asks for one
+// and stops when the tests end. It returns m.Run's exit code. Call it
+// from TestMain: os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
 	if u := os.Getenv(EnvURL); u != "" {
 		serverURL, serverErr = u, nil
 		return m.Run()
 	}
-	c, err := Start(context.Background())
-	if err != nil {
-		serverErr = err
-		return m.Run()
-	}
-	serverURL, serverErr = c.URL, nil
+	lazy = true
 	code := m.Run()
-	if err := c.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
-		code = max(code, 1)
+	if started != nil {
+		if err := started.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+			code = max(code, 1)
+		}
 	}
 	return code
+}
+
+// SkipPostgresUnderShort marks the test binary as one whose PostgreSQL
+// tests run again on the second engine what it also runs on SQLite (the
+// store's, the command's and the reliability suite's): under -short,
+// [URL] and [Template.Database] skip them, so that the quick loop (go
+// test -short ./...) runs such tests on SQLite alone and starts no
+// server for them. Without -short, as CI runs, they run on both engines.
+// The engine's own tests (pgengine, migrate) do not call it and keep
+// PostgreSQL in the quick loop. Call it from TestMain before [Main].
+func SkipPostgresUnderShort() { skipUnderShort = true }
+
+// server returns the server's URL, starting the throwaway cluster the
+// first time when [Main] is to start one.
+func server() (string, error) {
+	startOnce.Do(func() {
+		if !lazy {
+			return
+		}
+		c, err := Start(context.Background())
+		if err != nil {
+			serverErr = err
+			return
+		}
+		started = c
+		serverURL, serverErr = c.URL, nil
+	})
+	return serverURL, serverErr
 }
 
 // Cluster is a throwaway PostgreSQL cluster started by [Start] or

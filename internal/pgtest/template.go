@@ -58,13 +58,18 @@ var Migrated = NewTemplate(func(ctx context.Context, url string) error {
 })
 
 // URL returns the server's URL for tb, or skips tb when there is no
-// server; under CI=true a missing server fails tb instead.
+// server; under CI=true a missing server fails tb instead. In a test
+// binary that called [SkipPostgresUnderShort] it skips tb under -short.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	if serverErr != nil {
-		noServer(tb, serverErr)
+	if skipUnderShort && testing.Short() {
+		tb.Skip("PostgreSQL: this test runs on the second engine without -short (the quick loop runs it on SQLite alone)")
 	}
-	return serverURL
+	url, err := server()
+	if err != nil {
+		noServer(tb, err)
+	}
+	return url
 }
 
 // noServer skips tb, which needs a server there is not (err says why);

@@ -31,6 +31,7 @@ func (o *outcome) runURL() *outcome {
 // TestMissingServerFailsUnderCI: without a server a test is skipped, but
 // under CI=true it fails.
 func TestMissingServerFailsUnderCI(t *testing.T) {
+	_, _ = server() // the server Main starts when first asked, before serverErr is replaced
 	saved := serverErr
 	defer func() { serverErr = saved }()
 	serverErr = errors.New("no server here")
