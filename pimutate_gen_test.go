@@ -1,0 +1,832 @@
+package sessiontree_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// mutant is one changed copy of a valid session file.
+type mutant struct {
+	name   string   // m0042
+	source string   // the file it was made from
+	path   string   // where sessiontree reads it
+	id     string   // its session id, unique among the mutants
+	ops    []string // what was changed, in order
+	data   []byte
+	v1     bool // a version-1 file: pi invents its ids
+	probes int  // how many of pi's probes to check
+}
+
+// mutation is a file being changed: its lines without their newline,
+// and raw JSON texts that placeholders in re-encoded lines stand for.
+type mutation struct {
+	r       *rand.Rand
+	lines   []string
+	final   bool // the file ends with a newline
+	raw     map[string]string
+	ids     int // entries added so far
+	headerI int // the header's line
+}
+
+// writeMutants makes n mutants of sources with r and writes each to dir.
+func writeMutants(t *testing.T, dir string, sources []string, r *rand.Rand, n int) []mutant {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, p := range sources {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = b
+	}
+	out := make([]mutant, 0, n)
+	for len(out) < n {
+		src := sources[r.IntN(len(sources))]
+		m := mutant{name: fmt.Sprintf("m%04d", len(out)), source: filepath.ToSlash(src)}
+		m.id = fmt.Sprintf("mut-%04d", len(out))
+		mu := newMutation(r, files[src])
+		if !mu.setHeaderID(m.id) {
+			continue
+		}
+		m.v1 = mu.version() < 2
+		for k := 1 + r.IntN(3); k > 0; k-- {
+			m.ops = append(m.ops, mu.apply())
+		}
+		if mu.cycle() {
+			continue // pi walks a cycle for ever, and sessiontree refuses one in every mode
+		}
+		m.data = mu.bytes()
+		m.path = filepath.Join(dir, m.name+".jsonl")
+		if err := os.WriteFile(m.path, m.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m.probes = 6
+		out = append(out, m)
+	}
+	return out
+}
+
+func newMutation(r *rand.Rand, data []byte) *mutation {
+	mu := &mutation{r: r, raw: map[string]string{}}
+	s := string(data)
+	mu.final = strings.HasSuffix(s, "\n")
+	mu.lines = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range mu.lines {
+		if strings.TrimSpace(l) != "" {
+			mu.headerI = i
+			break
+		}
+	}
+	return mu
+}
+
+func (mu *mutation) bytes() []byte {
+	s := strings.Join(mu.lines, "\n")
+	if mu.final {
+		s += "\n"
+	}
+	for k, v := range mu.raw {
+		s = strings.ReplaceAll(s, `"`+k+`"`, v)
+	}
+	return []byte(s)
+}
+
+// object parses line i as a JSON object, numbers kept as written; nil
+// when it is not one.
+func (mu *mutation) object(i int) map[string]any {
+	d := json.NewDecoder(strings.NewReader(strings.TrimSuffix(mu.lines[i], "\r")))
+	d.UseNumber()
+	var m map[string]any
+	if d.Decode(&m) != nil || d.More() {
+		return nil
+	}
+	return m
+}
+
+// set writes obj as line i, keeping a CR the line ended with.
+func (mu *mutation) set(i int, obj map[string]any) {
+	cr := strings.HasSuffix(mu.lines[i], "\r")
+	mu.lines[i] = mu.encode(obj)
+	if cr {
+		mu.lines[i] += "\r"
+	}
+}
+
+func (mu *mutation) encode(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// rawJSON returns a placeholder string that the file's text replaces
+// with text, JSON that Go's encoder would not write (1e400, a lone
+// surrogate, -0).
+func (mu *mutation) rawJSON(text string) string {
+	k := fmt.Sprintf("@@raw%d@@", len(mu.raw))
+	mu.raw[k] = text
+	return k
+}
+
+func (mu *mutation) setHeaderID(id string) bool {
+	h := mu.object(mu.headerI)
+	if h == nil || h["type"] != "session" {
+		return false
+	}
+	h["id"] = id
+	mu.set(mu.headerI, h)
+	return true
+}
+
+func (mu *mutation) version() int {
+	h := mu.object(mu.headerI)
+	if v, ok := h["version"].(json.Number); ok {
+		n, _ := v.Int64()
+		return int(n)
+	}
+	return 1
+}
+
+// entries returns the lines that hold entries.
+func (mu *mutation) entries() []int {
+	var out []int
+	for i := range mu.lines {
+		if i == mu.headerI {
+			continue
+		}
+		if o := mu.object(i); o != nil && o["type"] != "session" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ids returns the string ids of the entries, in file order.
+func (mu *mutation) entryIDs() []string {
+	var out []string
+	for _, i := range mu.entries() {
+		if id, ok := mu.object(i)["id"].(string); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// cycle reports whether following parent ids from some entry comes back
+// to it.
+func (mu *mutation) cycle() bool {
+	parent := map[string]string{}
+	for _, i := range mu.entries() {
+		o := mu.object(i)
+		id, _ := o["id"].(string)
+		p, _ := o["parentId"].(string)
+		if id != "" && p != "" {
+			parent[id] = p
+		}
+	}
+	for id := range parent {
+		seen := map[string]bool{}
+		for cur := id; cur != ""; cur = parent[cur] {
+			if seen[cur] {
+				return true
+			}
+			seen[cur] = true
+		}
+	}
+	return false
+}
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+// newID is an id no entry has.
+func (mu *mutation) newID() string {
+	mu.ids++
+	return fmt.Sprintf("mu%02d%04x", mu.ids, mu.r.IntN(1<<16))
+}
+
+// refID is an id to point at: an entry's, weighted, or an odd one.
+func (mu *mutation) refID() any {
+	ids := mu.entryIDs()
+	switch k := mu.r.IntN(10); {
+	case k < 6 && len(ids) > 0:
+		return pick(mu.r, ids)
+	case k < 8 && len(ids) > 0:
+		return ids[len(ids)-1-mu.r.IntN(min(3, len(ids)))]
+	}
+	return pick(mu.r, []any{"gone", nil, "", 7, "root"})
+}
+
+// lastTime is a timestamp after every entry's, give or take.
+func lastTime(mu *mutation) string {
+	return fmt.Sprintf("2026-12-31T23:%02d:%02d.%03dZ", 10+mu.ids, mu.r.IntN(60), mu.r.IntN(1000))
+}
+
+// oddValues are values of every JSON type for a field, some written raw.
+func (mu *mutation) oddValue() any {
+	switch mu.r.IntN(22) {
+	case 0:
+		return nil
+	case 1:
+		return json.Number("0")
+	case 2:
+		return json.Number("-1")
+	case 3:
+		return json.Number("1.5")
+	case 4:
+		return mu.rawJSON("1e400")
+	case 5:
+		return mu.rawJSON("123456789012345678901234567890")
+	case 6:
+		return mu.rawJSON("-0")
+	case 7:
+		return true
+	case 8:
+		return false
+	case 9:
+		return ""
+	case 10:
+		return "x"
+	case 11:
+		return []any{}
+	case 12:
+		return map[string]any{}
+	case 13:
+		return []any{"x"}
+	case 14:
+		return map[string]any{"a": json.Number("1")}
+	case 15:
+		return "  spaced  "
+	case 16:
+		return mu.rawJSON(`"\ud800lone"`)
+	case 17:
+		return "nul\u0000byte"
+	case 18:
+		return "\u2028sep\u2029"
+	case 19:
+		return "emoji 😀 e\u0301 \u202eRTL"
+	case 20:
+		return mu.rawJSON("1E2")
+	}
+	return json.Number("9007199254740993")
+}
+
+// oddTime is a timestamp in another form than pi writes.
+func (mu *mutation) oddTime() any {
+	return pick(mu.r, []any{
+		"2026-12-01T10:00:00Z", "2026-12-01T10:00:00.1234567Z", "2026-12-01T12:00:00.000+02:00",
+		"2026-12-01", "2026-12-01T10:00Z", "2026-12-01t10:00:00.000z", "2026-12-01 10:00:00.000Z",
+		"+002026-12-01T10:00:00.000Z", "2026-12-01T23:59:60.000Z", "2026-13-45T10:00:00.000Z",
+		"garbage", "", " 2026-12-01T10:00:00.000Z", "1796119200000", json.Number("1796119200000"),
+		"2026-12-01T10:00:00.000-09:30", "Tue, 01 Dec 2026 10:00:00 GMT", "275760-09-13T00:00:00.000Z",
+		"1970-01-01T00:00:00.000Z", "1969-12-31T23:59:59.999Z",
+	})
+}
+
+// apply makes one change and says what it did.
+func (mu *mutation) apply() string {
+	ops := []func() string{
+		mu.dropLine, mu.dupLine, mu.swapLines, mu.moveLine, mu.tear, mu.blankLines, mu.crlf,
+		mu.noFinalNewline, mu.garbageLine, mu.nonObjectLine, mu.innerCR, mu.secondHeader,
+		mu.removeField, mu.removeField, mu.retype, mu.retype, mu.retype, mu.unknownType,
+		mu.unknownField, mu.timestamp, mu.timestamp, mu.underOddParent, mu.underOddParent,
+		mu.label, mu.label, mu.name, mu.name, mu.contextEdit, mu.contextEdit, mu.systemMessage,
+		mu.content, mu.content, mu.hugeNumber, mu.unicode, mu.dupKey, mu.header, mu.retarget,
+		mu.retarget,
+	}
+	for {
+		if what := pick(mu.r, ops)(); what != "" {
+			return what
+		}
+	}
+}
+
+func (mu *mutation) someEntry() (int, map[string]any) {
+	es := mu.entries()
+	if len(es) == 0 {
+		return -1, nil
+	}
+	i := pick(mu.r, es)
+	return i, mu.object(i)
+}
+
+func (mu *mutation) insert(at int, line string) {
+	mu.lines = append(mu.lines[:at], append([]string{line}, mu.lines[at:]...)...)
+}
+
+func (mu *mutation) dropLine() string {
+	i, _ := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	mu.lines = append(mu.lines[:i], mu.lines[i+1:]...)
+	return fmt.Sprintf("line %d dropped", i+1)
+}
+
+func (mu *mutation) dupLine() string {
+	i, _ := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	at := i + 1
+	if mu.r.IntN(2) == 0 {
+		at = len(mu.lines)
+	}
+	mu.insert(at, mu.lines[i])
+	return fmt.Sprintf("line %d copied to line %d", i+1, at+1)
+}
+
+func (mu *mutation) swapLines() string {
+	es := mu.entries()
+	if len(es) < 2 {
+		return ""
+	}
+	k := mu.r.IntN(len(es) - 1)
+	a, b := es[k], es[k+1]
+	mu.lines[a], mu.lines[b] = mu.lines[b], mu.lines[a]
+	return fmt.Sprintf("lines %d and %d swapped", a+1, b+1)
+}
+
+func (mu *mutation) moveLine() string {
+	i, _ := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	l := mu.lines[i]
+	mu.lines = append(mu.lines[:i], mu.lines[i+1:]...)
+	mu.lines = append(mu.lines, l)
+	return fmt.Sprintf("line %d moved to the end", i+1)
+}
+
+// tear cuts a line short: the last (a torn tail) or one in the middle
+// (a torn line a later writer ended with a newline).
+func (mu *mutation) tear() string {
+	i, _ := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	last := mu.r.IntN(2) == 0
+	if last {
+		i = len(mu.lines) - 1
+	}
+	l := mu.lines[i]
+	if len(l) < 2 {
+		return ""
+	}
+	mu.lines[i] = l[:1+mu.r.IntN(len(l)-1)]
+	if last {
+		mu.final = false
+		return fmt.Sprintf("last line %d torn", i+1)
+	}
+	return fmt.Sprintf("line %d torn", i+1)
+}
+
+func (mu *mutation) blankLines() string {
+	for k := 1 + mu.r.IntN(3); k > 0; k-- {
+		mu.insert(1+mu.r.IntN(len(mu.lines)), pick(mu.r, []string{"", " ", "\t", "\r", "\u00a0", "\ufeff", "\u2028", "  \r"}))
+	}
+	return "blank lines"
+}
+
+func (mu *mutation) crlf() string {
+	for i, l := range mu.lines {
+		if !strings.HasSuffix(l, "\r") {
+			mu.lines[i] = l + "\r"
+		}
+	}
+	return "CRLF"
+}
+
+func (mu *mutation) noFinalNewline() string {
+	mu.final = false
+	return "no final newline"
+}
+
+func (mu *mutation) garbageLine() string {
+	at := 1 + mu.r.IntN(len(mu.lines))
+	mu.insert(at, pick(mu.r, []string{"<<<<<<< HEAD", "}", "{", "not json", `{"type":"message"`, `{"a":1}}`, "\x00\x00\x00", `{"type":"message","id":"zz",`}))
+	return fmt.Sprintf("garbage at line %d", at+1)
+}
+
+func (mu *mutation) nonObjectLine() string {
+	at := 1 + mu.r.IntN(len(mu.lines))
+	mu.insert(at, pick(mu.r, []string{"null", "0", "false", `""`, "[]", "{}", "1", `"x"`, "true", "[1]", `{"type":null}`}))
+	return fmt.Sprintf("non-entry JSON at line %d", at+1)
+}
+
+// innerCR puts a CR as white space inside an entry's line: JSON allows
+// it, and pi's session list (readline) splits the line there.
+func (mu *mutation) innerCR() string {
+	i, _ := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	l := mu.lines[i]
+	k := strings.Index(l, `,"`)
+	if k < 0 {
+		return ""
+	}
+	mu.lines[i] = l[:k+1] + "\r" + l[k+1:]
+	return fmt.Sprintf("CR inside line %d", i+1)
+}
+
+func (mu *mutation) secondHeader() string {
+	at := 1 + mu.r.IntN(len(mu.lines))
+	mu.insert(at, strings.TrimSuffix(mu.lines[mu.headerI], "\r"))
+	return fmt.Sprintf("header copied to line %d", at+1)
+}
+
+// fieldOf picks a key of obj, or of the message inside it.
+func (mu *mutation) fieldOf(obj map[string]any) (map[string]any, string, string) {
+	target, where := obj, ""
+	if msg, ok := obj["message"].(map[string]any); ok && mu.r.IntN(2) == 0 {
+		target, where = msg, "message."
+	}
+	var keys []string
+	for k := range target {
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil, "", ""
+	}
+	slices.Sort(keys)
+	k := pick(mu.r, keys)
+	return target, k, where + k
+}
+
+func (mu *mutation) removeField() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	target, k, what := mu.fieldOf(obj)
+	if target == nil {
+		return ""
+	}
+	delete(target, k)
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: %s removed", i+1, what)
+}
+
+func (mu *mutation) retype() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	target, k, what := mu.fieldOf(obj)
+	if target == nil {
+		return ""
+	}
+	v := mu.oddValue()
+	target[k] = v
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: %s = %s", i+1, what, mu.show(v))
+}
+
+func (mu *mutation) show(v any) string {
+	s := mu.encode(v)
+	for k, r := range mu.raw {
+		s = strings.ReplaceAll(s, `"`+k+`"`, r)
+	}
+	return s
+}
+
+func (mu *mutation) unknownType() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	if mu.r.IntN(2) == 0 {
+		obj["type"] = pick(mu.r, []string{"future_thing", "annotation", "Message", "message ", "leaf_marker"})
+		mu.set(i, obj)
+		return fmt.Sprintf("line %d: type = %q", i+1, obj["type"])
+	}
+	e := map[string]any{"type": "future_thing", "id": mu.newID(), "parentId": mu.refID(), "timestamp": lastTime(mu),
+		"payload": map[string]any{"a": json.Number("1")}}
+	if mu.r.IntN(2) == 0 {
+		e["message"] = map[string]any{"role": "user", "content": "not a message entry"}
+	}
+	mu.lines = append(mu.lines, mu.encode(e))
+	return fmt.Sprintf("unknown entry appended under %v", e["parentId"])
+}
+
+func (mu *mutation) unknownField() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	target := obj
+	if msg, ok := obj["message"].(map[string]any); ok && mu.r.IntN(2) == 0 {
+		target = msg
+	}
+	k := pick(mu.r, []string{"xExtra", "__proto__", "constructor", "meta", "Type", "ID"})
+	target[k] = mu.oddValue()
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: unknown field %s", i+1, k)
+}
+
+func (mu *mutation) timestamp() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	v := mu.oddTime()
+	if msg, ok := obj["message"].(map[string]any); ok && mu.r.IntN(3) == 0 {
+		mv := pick(mu.r, []any{json.Number("-1"), json.Number("1.5"), mu.rawJSON("1e300"), "1796119200000", nil, json.Number("0"), v})
+		msg["timestamp"] = mv
+		mu.set(i, obj)
+		return fmt.Sprintf("line %d: message.timestamp = %s", i+1, mu.show(mv))
+	}
+	obj["timestamp"] = v
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: timestamp = %s", i+1, mu.show(v))
+}
+
+// underOddParent appends an entry under an entry of any type, or none: a
+// leaf moved to an odd place and written to.
+func (mu *mutation) underOddParent() string {
+	parent := mu.refID()
+	if _, ok := parent.(string); !ok && parent != nil {
+		parent = nil
+	}
+	if parent == "" {
+		parent = nil
+	}
+	e := map[string]any{"type": "message", "id": mu.newID(), "parentId": parent, "timestamp": lastTime(mu),
+		"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "moved here"}}, "timestamp": json.Number("1798761600000")}}
+	if mu.r.IntN(3) == 0 {
+		e["type"], e["message"] = "branch_summary", nil
+		delete(e, "message")
+		e["summary"], e["fromId"] = "left a branch", mu.refID()
+	}
+	mu.lines = append(mu.lines, mu.encode(e))
+	return fmt.Sprintf("%s appended under %v", e["type"], parent)
+}
+
+func (mu *mutation) appendEntry(typ string, fields map[string]any) map[string]any {
+	ids := mu.entryIDs()
+	var parent any
+	if len(ids) > 0 {
+		parent = ids[len(ids)-1]
+	}
+	e := map[string]any{"type": typ, "id": mu.newID(), "parentId": parent, "timestamp": lastTime(mu)}
+	for k, v := range fields {
+		e[k] = v
+	}
+	at := len(mu.lines)
+	if mu.r.IntN(4) == 0 && len(mu.lines) > 2 {
+		at = 1 + mu.r.IntN(len(mu.lines)-1) // before entries it may name
+		e["parentId"] = nil
+	}
+	mu.insert(at, mu.encode(e))
+	return e
+}
+
+func (mu *mutation) label() string {
+	target := mu.refID()
+	var label any = pick(mu.r, []any{"checkpoint", " spaced ", "", nil, json.Number("5"), true, json.Number("0"), []any{}, map[string]any{}, "\u00a0", "two\nlines"})
+	fields := map[string]any{"targetId": target, "label": label}
+	if mu.r.IntN(8) == 0 {
+		delete(fields, "label")
+	}
+	if mu.r.IntN(10) == 0 {
+		fields["targetId"] = mu.oddValue()
+	}
+	mu.appendEntry("label", fields)
+	return fmt.Sprintf("label %s of %s", mu.show(label), mu.show(fields["targetId"]))
+}
+
+func (mu *mutation) name() string {
+	var name any = pick(mu.r, []any{"renamed", "  spaced  ", "", nil, json.Number("5"), true, []any{"a"}, map[string]any{}, "\u0085x\u0085", "\ufeffbom", "two\nlines", "\u3000", "😀"})
+	fields := map[string]any{"name": name}
+	if mu.r.IntN(8) == 0 {
+		delete(fields, "name")
+	}
+	mu.appendEntry("session_info", fields)
+	return fmt.Sprintf("name %s", mu.show(name))
+}
+
+func (mu *mutation) contextEdit() string {
+	var repl any = pick(mu.r, []any{nil, map[string]any{"content": "edited"}, map[string]any{"content": []any{}},
+		map[string]any{"content": []any{map[string]any{"type": "text", "text": "edited"}}}, map[string]any{}, "bare",
+		map[string]any{"content": json.Number("42")}, map[string]any{"content": nil}, json.Number("7"), []any{}})
+	target := mu.refID()
+	fields := map[string]any{"targetId": target, "replacement": repl}
+	if mu.r.IntN(10) == 0 {
+		fields["targetId"] = mu.oddValue()
+	}
+	e := mu.appendEntry("context_edit", fields)
+	if mu.r.IntN(10) == 0 {
+		e["targetId"] = e["id"]
+	}
+	return fmt.Sprintf("context edit of %s: %s", mu.show(fields["targetId"]), mu.show(repl))
+}
+
+func (mu *mutation) systemMessage() string {
+	msg := map[string]any{"role": "system", "content": pick(mu.r, []any{"", "be brief", nil, []any{}, []any{map[string]any{"type": "text", "text": "rules"}}, json.Number("3")}),
+		"timestamp": json.Number("1798761600000")}
+	if mu.r.IntN(2) == 0 {
+		msg["sections"] = map[string]any{"rules": "<rules>x</rules>", "2": nil}
+	}
+	if mu.r.IntN(3) == 0 {
+		msg["toolsAdded"] = []any{map[string]any{"name": "read", "description": "d", "parameters": map[string]any{}}}
+	}
+	if mu.r.IntN(5) == 0 {
+		delete(msg, "timestamp")
+	}
+	mu.appendEntry("message", map[string]any{"message": msg})
+	return fmt.Sprintf("system message %s", mu.show(msg["content"]))
+}
+
+func (mu *mutation) content() string {
+	var cands []int
+	for _, i := range mu.entries() {
+		if _, ok := mu.object(i)["message"].(map[string]any); ok {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	i := pick(mu.r, cands)
+	obj := mu.object(i)
+	c := pick(mu.r, []any{[]any{}, "", []any{map[string]any{}}, []any{map[string]any{"type": "text"}},
+		[]any{map[string]any{"type": "text", "text": json.Number("5")}}, []any{map[string]any{"type": "image"}}, nil,
+		[]any{nil}, map[string]any{"text": "x"}, []any{map[string]any{"type": "text", "text": ""}, map[string]any{"type": "text", "text": "b"}},
+		json.Number("1"), " ", []any{"bare string"}})
+	obj["message"].(map[string]any)["content"] = c
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: message.content = %s", i+1, mu.show(c))
+}
+
+func (mu *mutation) hugeNumber() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	big := pick(mu.r, []string{"1e400", "-1e400", "123456789012345678901234567890", "1e-400", "9007199254740993", "-0", "1.0", "0.1e1"})
+	v := mu.rawJSON(big)
+	switch {
+	case obj["usage"] != nil:
+		if u, ok := obj["usage"].(map[string]any); ok {
+			u[pick(mu.r, []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens"})] = v
+		}
+	case obj["message"] != nil:
+		msg, _ := obj["message"].(map[string]any)
+		if u, ok := msg["usage"].(map[string]any); ok {
+			if c, ok := u["cost"].(map[string]any); ok && mu.r.IntN(2) == 0 {
+				c["total"] = v
+			} else {
+				u["input"] = v
+			}
+		} else if msg != nil {
+			msg["timestamp"] = v
+		}
+	case obj["type"] == "compaction":
+		obj["tokensBefore"] = v
+	default:
+		obj[pick(mu.r, []string{"tokensBefore", "n"})] = v
+	}
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: a number %s", i+1, big)
+}
+
+func (mu *mutation) unicode() string {
+	var cands []int
+	for _, i := range mu.entries() {
+		if _, ok := mu.object(i)["message"].(map[string]any); ok {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	i := pick(mu.r, cands)
+	obj := mu.object(i)
+	msg := obj["message"].(map[string]any)
+	texts := []string{`"\ud800 lone"`, `"a\udc00b"`, `"\ud83d\ude00 pair"`, `"nul \u0000 in"`, `"\u2028\u2029"`, `"e\u0301"`, `"\u202egnp.exe"`, `"\ufeff bom"`, `"tab\there"`, `"\u0085nel"`}
+	raw := pick(mu.r, texts)
+	if mu.r.IntN(4) == 0 {
+		msg["content"] = mu.rawJSON(raw)
+	} else {
+		msg["content"] = []any{map[string]any{"type": "text", "text": mu.rawJSON(raw)}}
+	}
+	mu.set(i, obj)
+	if mu.r.IntN(4) == 0 {
+		// bytes that are not UTF-8 inside the text
+		mu.lines[i] = strings.Replace(mu.lines[i], `"@@`, "\"\xff\xfe@@", 1)
+		return fmt.Sprintf("line %d: content %s, invalid UTF-8", i+1, raw)
+	}
+	return fmt.Sprintf("line %d: content %s", i+1, raw)
+}
+
+// dupKey writes a key a second time at the end of an entry's object:
+// JSON.parse keeps the last.
+func (mu *mutation) dupKey() string {
+	i, obj := mu.someEntry()
+	if i < 0 {
+		return ""
+	}
+	l := strings.TrimRight(mu.lines[i], "\r")
+	if !strings.HasSuffix(l, "}") {
+		return ""
+	}
+	var extra string
+	switch mu.r.IntN(6) {
+	case 0:
+		extra = `"type":"label"`
+	case 1:
+		extra = `"id":"` + mu.newID() + `"`
+	case 2:
+		extra = `"parentId":null`
+	case 3:
+		extra = `"timestamp":"2026-12-31T00:00:00.000Z"`
+	case 4:
+		extra = `"message":{"role":"user","content":"second"}`
+	default:
+		if obj["type"] == "compaction" {
+			extra = `"summary":"second summary"`
+		} else {
+			extra = `"label":"second"`
+		}
+	}
+	mu.lines[i] = l[:len(l)-1] + "," + extra + "}" + mu.lines[i][len(l):]
+	return fmt.Sprintf("line %d: key written twice: %s", i+1, extra)
+}
+
+func (mu *mutation) header() string {
+	h := mu.object(mu.headerI)
+	if h == nil {
+		return ""
+	}
+	var what string
+	switch mu.r.IntN(7) {
+	case 0:
+		v := pick(mu.r, []any{json.Number("2"), json.Number("3.0"), "3", nil, json.Number("1"), mu.rawJSON("3e0")})
+		h["version"] = v
+		what = "version = " + mu.show(v)
+	case 1:
+		v := mu.oddValue()
+		h["cwd"] = v
+		what = "cwd = " + mu.show(v)
+	case 2:
+		delete(h, "cwd")
+		what = "no cwd"
+	case 3:
+		v := pick(mu.r, []any{nil, json.Number("5"), "", "/elsewhere/parent.jsonl"})
+		h["parentSession"] = v
+		what = "parentSession = " + mu.show(v)
+	case 4:
+		h["extra"] = mu.oddValue()
+		what = "unknown header field"
+	default:
+		v := mu.oddTime()
+		h["timestamp"] = v
+		what = "timestamp = " + mu.show(v)
+	}
+	mu.set(mu.headerI, h)
+	return "header: " + what
+}
+
+// retarget points a reference (parentId, firstKeptEntryId, targetId,
+// fromId) somewhere else.
+func (mu *mutation) retarget() string {
+	var cands []int
+	for _, i := range mu.entries() {
+		o := mu.object(i)
+		for _, k := range []string{"parentId", "firstKeptEntryId", "targetId", "fromId"} {
+			if _, ok := o[k]; ok {
+				cands = append(cands, i)
+				break
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	i := pick(mu.r, cands)
+	obj := mu.object(i)
+	var keys []string
+	for _, k := range []string{"parentId", "firstKeptEntryId", "targetId", "fromId"} {
+		if _, ok := obj[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	k := pick(mu.r, keys)
+	v := mu.refID()
+	if mu.r.IntN(8) == 0 {
+		v = obj["id"]
+	}
+	obj[k] = v
+	mu.set(i, obj)
+	return fmt.Sprintf("line %d: %s = %s", i+1, k, mu.show(v))
+}

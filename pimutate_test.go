@@ -1,0 +1,336 @@
+package sessiontree_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+
+	"github.com/sessiontree/sessiontree"
+	"github.com/sessiontree/sessiontree/internal/pipkg"
+	"github.com/sessiontree/sessiontree/jsonl"
+	"github.com/sessiontree/sessiontree/store"
+	"github.com/sessiontree/sessiontree/storetest"
+)
+
+// TestPiMutations is a differential test against pi 1.6.0's own loader
+// on damaged files: it takes the valid files of testdata (pi, pi1,
+// piedge, pirand), changes them the ways real files get changed (lines
+// dropped, duplicated, swapped, moved, torn; fields removed or given
+// another JSON type; unknown types and fields; timestamps in other forms;
+// entries appended under odd parents; labels, names and context edits of
+// odd targets and values; system messages; empty contents; huge numbers;
+// unicode edge cases; duplicate keys; blank, CRLF and garbage lines), has
+// pi answer on every file in one node process (testdata/piedge/piask.mjs,
+// the answers of testdata/piedge/README.md), and checks sessiontree on
+// each, as jsonl's TestPiEdgeFiles judges the hand-made files there:
+//
+//   - a file pi refuses or loops on is refused, with a *jsonl.LineError;
+//   - a file the default mode reads answers as pi does (storetest.CheckPi:
+//     context, branch, leaf, tree, labels, name, projection, stats, the
+//     session list's count and first message), and the store's import of
+//     it (the SQLite engine) answers the same;
+//   - a file the default mode refuses is refused with a *jsonl.LineError
+//     naming a line; then either the refusal is one piDeliberate lists
+//     (damage sessiontree refuses in every mode, testdata/piedge/README.md
+//     says why) or Lenient mode reads the file as pi does, and so does the
+//     store's import of it in Lenient mode.
+//
+// The files depend on the seed alone, which the test logs:
+// SESSIONTREE_PIMUTATE_SEED=<seed> runs the same files again,
+// SESSIONTREE_PIMUTATE_N=<n> sets how many (default 300), and
+// SESSIONTREE_PIMUTATE_KEEP=<dir> keeps them there.
+func TestPiMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pi in node")
+	}
+	node, pkgDir := piForTest(t)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SESSIONTREE_PIMUTATE_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("SESSIONTREE_PIMUTATE_SEED=%q: %v", s, err)
+		}
+	}
+	n := 300
+	if s := os.Getenv("SESSIONTREE_PIMUTATE_N"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil || n < 1 {
+			t.Fatalf("SESSIONTREE_PIMUTATE_N=%q: want a positive number", s)
+		}
+	}
+	t.Logf("seed %d (SESSIONTREE_PIMUTATE_SEED=%d runs these %d files again)", seed, seed, n)
+	dir := t.TempDir()
+	if keep := os.Getenv("SESSIONTREE_PIMUTATE_KEEP"); keep != "" {
+		dir = keep
+	}
+	mutants := writeMutants(t, dir, mutationSources(t), rand.New(rand.NewPCG(seed, 1)), n)
+	answers := askPiAll(t, node, pkgDir, dir, mutants)
+	ctx := context.Background()
+	stores := map[jsonl.Mode]*store.Store{}
+	for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Lenient} {
+		stores[mode] = importMutants(t, filepath.Join(dir, fmt.Sprintf("store-%d.db", mode)), mutants, mode)
+	}
+	for i, m := range mutants {
+		t.Run(m.name, func(t *testing.T) {
+			defer func() {
+				if t.Failed() {
+					t.Logf("%s, from %s: %s", m.path, m.source, strings.Join(m.ops, "; "))
+				}
+			}()
+			want := answers[i]
+			st, err := jsonl.Open(ctx, m.path, jsonl.Options{ReadOnly: true})
+			if want.Error != "" || want.Loops || want.Undecodable != "" {
+				if err == nil {
+					st.Close()
+					t.Fatalf("pi refuses the file (%q, loops %v, answers %s); jsonl.Open read it", want.Error, want.Loops, want.Undecodable)
+				}
+				checkNamesLine(t, err)
+				return
+			}
+			if err == nil {
+				storetest.CheckPi(t, st, want.PiExpected)
+				st.Close()
+				checkImported(t, stores[jsonl.Recover], m, want)
+				return
+			}
+			checkNamesLine(t, err)
+			if why := piDeliberate(err); why != "" {
+				return
+			}
+			st, err = jsonl.Open(ctx, m.path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
+			if err != nil {
+				t.Fatalf("the default mode refuses the file, and Lenient too: %v", err)
+			}
+			storetest.CheckPi(t, st, want.PiExpected)
+			st.Close()
+			checkImported(t, stores[jsonl.Lenient], m, want)
+		})
+	}
+}
+
+// piDeliberate returns why sessiontree refuses a file pi reads in every
+// mode, answering apart from pi on purpose, when err is such a refusal
+// (testdata/piedge/README.md, "Refused by sessiontree, read by pi"), and
+// "" for any other error: a damage Lenient mode skips as pi does.
+func piDeliberate(err error) string {
+	var le *jsonl.LineError
+	if errors.As(err, &le) && le.Line == 1 {
+		return "the header: pi reads headers sessiontree refuses (header-no-timestamp, version-*)"
+	}
+	if errors.Is(err, sessiontree.ErrInvalidEntry) {
+		return "an entry with a missing or mistyped field (branch-summary-null, parent-empty-string)"
+	}
+	for _, reason := range []string{
+		"cycle in parent ids",                 // cycle-off-path, self-parent
+		"duplicate id with different content", // dup-id
+		"duplicate of line",                   // dup-line: Lenient drops the copy pi lists twice
+		"does not exist",                      // missing-parent: Lenient drops the orphan pi makes a root
+	} {
+		if strings.Contains(err.Error(), reason) {
+			return reason
+		}
+	}
+	return ""
+}
+
+// checkNamesLine checks that a refusal is a *jsonl.LineError naming a line.
+func checkNamesLine(t *testing.T, err error) {
+	t.Helper()
+	var le *jsonl.LineError
+	if !errors.As(err, &le) || le.Line < 1 || !errors.Is(err, sessiontree.ErrCorrupt) {
+		t.Errorf("refused with %v; want a *jsonl.LineError naming the line, matching ErrCorrupt", err)
+	}
+}
+
+// checkImported checks the store's import of m gives pi's answers.
+func checkImported(t *testing.T, s *store.Store, m mutant, want piMutantAnswer) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := s.OpenSession(ctx, m.id)
+	if err != nil {
+		t.Errorf("the file reads, but its import is not in the store: %v", err)
+		return
+	}
+	defer st.Close()
+	storetest.CheckPi(t, st, want.PiExpected)
+}
+
+// importMutants imports every mutant into a new store at path in mode.
+func importMutants(t *testing.T, path string, mutants []mutant, mode jsonl.Mode) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	paths := make([]string, len(mutants))
+	for i, m := range mutants {
+		paths[i] = m.path
+	}
+	if _, err := s.Import(ctx, paths, store.ImportOptions{Mode: mode}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// piForTest finds node and pi 1.6.0, installing pi into the cache when it
+// is not there; without node and npm the test fails under CI=true and is
+// skipped elsewhere.
+func piForTest(t *testing.T) (node, pkgDir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	node, pkgDir, err := pipkg.Ensure(ctx, "", "1.6.0", true, t.Logf)
+	if errors.Is(err, pipkg.ErrNoNode) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %v", err)
+		}
+		t.Skipf("skipped outside CI: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node, pkgDir
+}
+
+// piMutantAnswer is what pi answers on a mutant (piask.mjs's answer).
+type piMutantAnswer struct {
+	storetest.PiExpected
+	Error string `json:"error"`
+	Loops bool   `json:"loops"`
+	// Undecodable says why pi's answers do not fit PiExpected: pi reads
+	// something sessiontree must refuse (an id that is not a string).
+	Undecodable string `json:"-"`
+}
+
+// askPiAll has pi answer on every mutant, in one node process
+// (piask.mjs --answer-batch) on a copy of each in a folder of its own
+// (pi changes some files it opens, and lists the folder). When pi fails
+// or runs out of time on a file (it walks some damage for ever), that
+// file is recorded as refused or looping and a new process goes on after
+// it.
+func askPiAll(t *testing.T, node, pkgDir, dir string, mutants []mutant) []piMutantAnswer {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "piedge", "piask.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := make([]string, len(mutants))
+	for i, m := range mutants {
+		d := filepath.Join(dir, "pi", m.name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copies[i] = filepath.Join(d, m.name+".jsonl")
+		if err := os.WriteFile(copies[i], m.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := make([]piMutantAnswer, len(mutants))
+	for next := 0; next < len(mutants); {
+		list := filepath.Join(dir, "pi", fmt.Sprintf("list-%d.json", next))
+		b, _ := json.Marshal(copies[next:])
+		if err := os.WriteFile(list, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, node, "--max-old-space-size=256", script, "--answer-batch", pipkg.SessionManagerJS(pkgDir), list)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		runErr := cmd.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		for ; next < len(mutants); next++ {
+			raw, err := os.ReadFile(copies[next] + ".answer")
+			if err != nil {
+				break
+			}
+			if err := json.Unmarshal(raw, &out[next]); err != nil {
+				// An entry id that is not a string, say.
+				out[next] = piMutantAnswer{Undecodable: err.Error()}
+			}
+			out[next].IDsAssigned = mutants[next].v1
+			sampleProbes(&out[next].PiExpected, mutants[next].probes)
+		}
+		if next == len(mutants) {
+			break
+		}
+		if runErr == nil {
+			t.Fatalf("pi answered up to %s and stopped without an error", mutants[next].name)
+		}
+		// pi fails on mutants[next]: running out of heap or time walking a
+		// loop, or throwing.
+		if timedOut || strings.Contains(stderr.String(), "heap out of memory") {
+			out[next].Loops = true
+		} else {
+			out[next].Error = "node: " + runErr.Error() + ": " + lastLine(stderr.String())
+		}
+		t.Logf("pi fails on %s (%s, loops %v); going on after it", mutants[next].name, out[next].Error, out[next].Loops)
+		next++
+	}
+	return out
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], "Error") {
+			return lines[i]
+		}
+	}
+	return lines[len(lines)-1]
+}
+
+// sampleProbes keeps n of pi's probes, picked evenly: every entry's
+// would take the engine's checks half a minute.
+func sampleProbes(want *storetest.PiExpected, n int) {
+	if len(want.Probes) <= n {
+		return
+	}
+	kept := make([]storetest.PiProbe, 0, n)
+	for i := range n {
+		kept = append(kept, want.Probes[i*len(want.Probes)/n])
+	}
+	want.Probes = kept
+}
+
+// mutationSources are the files mutants are made from: the valid files
+// of testdata's pi folders that the default mode reads, up to 64 KiB.
+func mutationSources(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, dir := range []string{"pi", "pi1", "piedge", "pirand"} {
+		paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			if fi, err := os.Stat(p); err != nil || fi.Size() > 64<<10 {
+				continue
+			}
+			st, err := jsonl.Open(context.Background(), p, jsonl.Options{ReadOnly: true})
+			if err != nil {
+				continue
+			}
+			st.Close()
+			out = append(out, p)
+		}
+	}
+	if len(out) < 100 {
+		t.Fatalf("only %d source files", len(out))
+	}
+	return out
+}
+
