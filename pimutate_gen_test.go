@@ -22,6 +22,9 @@ type mutant struct {
 	data   []byte
 	v1     bool // a version-1 file: pi invents its ids
 	probes int  // how many of pi's probes to check
+
+	// What sessiontree answers apart from pi on purpose (mutant.apart).
+	innerCR, hugeUsage, labelBeforeTarget bool
 }
 
 // mutation is a file being changed: its lines without their newline,
@@ -33,6 +36,8 @@ type mutation struct {
 	raw     map[string]string
 	ids     int // entries added so far
 	headerI int // the header's line
+	// hugeUsage is set when a usage number may be beyond ±2^30.
+	hugeUsage bool
 }
 
 // writeMutants makes n mutants of sources with r and writes each to dir.
@@ -63,6 +68,9 @@ func writeMutants(t *testing.T, dir string, sources []string, r *rand.Rand, n in
 			continue // pi walks a cycle for ever, and sessiontree refuses one in every mode
 		}
 		m.data = mu.bytes()
+		m.innerCR = bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\r"))
+		m.hugeUsage = mu.hugeUsage
+		m.labelBeforeTarget = mu.labelBeforeTarget()
 		m.path = filepath.Join(dir, m.name+".jsonl")
 		if err := os.WriteFile(m.path, m.data, 0o644); err != nil {
 			t.Fatal(err)
@@ -180,6 +188,26 @@ func (mu *mutation) entryIDs() []string {
 		}
 	}
 	return out
+}
+
+// labelBeforeTarget reports whether a label entry names an entry that
+// is written after it.
+func (mu *mutation) labelBeforeTarget() bool {
+	seen := map[string]bool{}
+	for _, i := range mu.entries() {
+		o := mu.object(i)
+		if target, ok := o["targetId"].(string); ok && o["type"] == "label" && !seen[target] {
+			for _, j := range mu.entries() {
+				if j > i && mu.object(j)["id"] == target {
+					return true
+				}
+			}
+		}
+		if id, ok := o["id"].(string); ok {
+			seen[id] = true
+		}
+	}
+	return false
 }
 
 // cycle reports whether following parent ids from some entry comes back
@@ -487,6 +515,12 @@ func (mu *mutation) retype() string {
 		return ""
 	}
 	v := mu.oddValue()
+	switch {
+	case what == "label" && mu.show(v) == "[]":
+		v = "" // pi keeps a label [], and shows it as nothing (documented)
+	case what == "message.provider" || what == "message.model":
+		v = pick(mu.r, []any{"", " ", "other"}) // sessiontree's ModelRef holds strings (documented)
+	}
 	target[k] = v
 	mu.set(i, obj)
 	return fmt.Sprintf("line %d: %s = %s", i+1, what, mu.show(v))
@@ -593,7 +627,7 @@ func (mu *mutation) appendEntry(typ string, fields map[string]any) map[string]an
 
 func (mu *mutation) label() string {
 	target := mu.refID()
-	var label any = pick(mu.r, []any{"checkpoint", " spaced ", "", nil, json.Number("5"), true, json.Number("0"), []any{}, map[string]any{}, "\u00a0", "two\nlines"})
+	var label any = pick(mu.r, []any{"checkpoint", " spaced ", "", nil, json.Number("5"), true, json.Number("0"), []any{"x"}, map[string]any{}, "\u00a0", "two\nlines"})
 	fields := map[string]any{"targetId": target, "label": label}
 	if mu.r.IntN(8) == 0 {
 		delete(fields, "label")
@@ -606,7 +640,11 @@ func (mu *mutation) label() string {
 }
 
 func (mu *mutation) name() string {
-	var name any = pick(mu.r, []any{"renamed", "  spaced  ", "", nil, json.Number("5"), true, []any{"a"}, map[string]any{}, "\u0085x\u0085", "\ufeffbom", "two\nlines", "\u3000", "😀"})
+	var name any = pick(mu.r, []any{"renamed", "  spaced  ", "", nil, "\u0085x\u0085", "\ufeffbom", "two\nlines", "\u3000", "😀", "\u2028x\u00a0"})
+	if mu.r.IntN(10) == 0 {
+		// pi's getSessionName throws on these (it calls their trim).
+		name = pick(mu.r, []any{json.Number("5"), true, []any{"a"}, map[string]any{}})
+	}
 	fields := map[string]any{"name": name}
 	if mu.r.IntN(8) == 0 {
 		delete(fields, "name")
@@ -675,6 +713,7 @@ func (mu *mutation) hugeNumber() string {
 	}
 	big := pick(mu.r, []string{"1e400", "-1e400", "123456789012345678901234567890", "1e-400", "9007199254740993", "-0", "1.0", "0.1e1"})
 	v := mu.rawJSON(big)
+	mu.hugeUsage = true
 	switch {
 	case obj["usage"] != nil:
 		if u, ok := obj["usage"].(map[string]any); ok {
