@@ -24,7 +24,7 @@ type mutant struct {
 	probes int  // how many of pi's probes to check
 
 	// What sessiontree answers apart from pi on purpose (mutant.apart).
-	innerCR, hugeUsage, labelBeforeTarget bool
+	innerCR, hugeUsage, labelBeforeTarget, textNotString bool
 }
 
 // mutation is a file being changed: its lines without their newline,
@@ -38,6 +38,8 @@ type mutation struct {
 	headerI int // the header's line
 	// hugeUsage is set when a usage number may be beyond ±2^30.
 	hugeUsage bool
+	// textNotString is set when a text block's text may not be a string.
+	textNotString bool
 }
 
 // writeMutants makes n mutants of sources with r and writes each to dir.
@@ -60,16 +62,17 @@ func writeMutants(t *testing.T, dir string, sources []string, r *rand.Rand, n in
 		if !mu.setHeaderID(m.id) {
 			continue
 		}
-		m.v1 = mu.version() < 2
 		for k := 1 + r.IntN(3); k > 0; k-- {
 			m.ops = append(m.ops, mu.apply())
 		}
+		m.v1 = mu.version() < 2
 		if mu.cycle() {
 			continue // pi walks a cycle for ever, and sessiontree refuses one in every mode
 		}
 		m.data = mu.bytes()
 		m.innerCR = bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\r"))
 		m.hugeUsage = mu.hugeUsage
+		m.textNotString = mu.textNotString
 		m.labelBeforeTarget = mu.labelBeforeTarget()
 		m.path = filepath.Join(dir, m.name+".jsonl")
 		if err := os.WriteFile(m.path, m.data, 0o644); err != nil {
@@ -156,13 +159,22 @@ func (mu *mutation) setHeaderID(id string) bool {
 	return true
 }
 
-func (mu *mutation) version() int {
+// version is the header's version as pi reads it (header.version ?? 1),
+// 3 for one that is not a number, which pi and sessiontree read apart
+// anyway.
+func (mu *mutation) version() float64 {
 	h := mu.object(mu.headerI)
-	if v, ok := h["version"].(json.Number); ok {
-		n, _ := v.Int64()
-		return int(n)
+	switch v := h["version"].(type) {
+	case nil:
+		return 1
+	case json.Number:
+		f, err := v.Float64()
+		if err != nil {
+			return 3
+		}
+		return f
 	}
-	return 1
+	return 3
 }
 
 // entries returns the lines that hold entries.
@@ -703,6 +715,9 @@ func (mu *mutation) content() string {
 		json.Number("1"), " ", []any{"bare string"}})
 	obj["message"].(map[string]any)["content"] = c
 	mu.set(i, obj)
+	if strings.Contains(mu.show(c), `"text":5`) {
+		mu.textNotString = true
+	}
 	return fmt.Sprintf("line %d: message.content = %s", i+1, mu.show(c))
 }
 
