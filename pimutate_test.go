@@ -171,10 +171,17 @@ func (m mutant) apart(want *piMutantAnswer) {
 		// databases' first user messages again (not made yet).
 		want.SessionInfo = nil
 	}
+	// sessiontree keeps a NUL in a text it derives as a space.
 	if info, ok := want.ListInfo(); ok {
-		// sessiontree keeps a NUL in a text it derives as a space.
 		info.FirstMessage = sessiontree.DerivedText(info.FirstMessage)
 		want.SessionInfo, _ = json.Marshal(info)
+	}
+	if want.Name != nil {
+		name := sessiontree.DerivedText(*want.Name)
+		want.Name = &name
+	}
+	for id, l := range want.LabelsShown {
+		want.LabelsShown[id] = sessiontree.DerivedText(l)
 	}
 	if m.hugeUsage {
 		// Usage numbers beyond ±2^30 are malformed to sessiontree.
