@@ -135,8 +135,8 @@ func TestPiMutations(t *testing.T) {
 // "" for any other error: a damage Lenient mode skips as pi does.
 func piDeliberate(err error) string {
 	var le *jsonl.LineError
-	if errors.As(err, &le) && le.Line == 1 {
-		return "the header: pi reads headers sessiontree refuses (header-no-timestamp, version-*)"
+	if errors.Is(err, jsonl.ErrUnsupportedVersion) || errors.As(err, &le) && strings.Contains(le.Err.Error(), "header") {
+		return "the header: pi reads headers sessiontree refuses, and skips lines before one (header-*, version-*)"
 	}
 	if errors.Is(err, sessiontree.ErrInvalidEntry) {
 		return "an entry with a missing or mistyped field (branch-summary-null, parent-empty-string)"
