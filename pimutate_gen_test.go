@@ -203,14 +203,14 @@ func (mu *mutation) entryIDs() []string {
 }
 
 // labelBeforeTarget reports whether a label entry names an entry that
-// is written after it.
+// is written after it, or itself.
 func (mu *mutation) labelBeforeTarget() bool {
 	seen := map[string]bool{}
 	for _, i := range mu.entries() {
 		o := mu.object(i)
 		if target, ok := o["targetId"].(string); ok && o["type"] == "label" && !seen[target] {
 			for _, j := range mu.entries() {
-				if j > i && mu.object(j)["id"] == target {
+				if j >= i && mu.object(j)["id"] == target {
 					return true
 				}
 			}
@@ -222,25 +222,46 @@ func (mu *mutation) labelBeforeTarget() bool {
 	return false
 }
 
-// cycle reports whether following parent ids from some entry comes back
-// to it.
+// cycle reports whether following parent ids from some entry can come
+// back to it, an id written twice with different parents counting as
+// both: pi's tree (getTree) then holds one node under two parents, and
+// walks such a loop for ever.
 func (mu *mutation) cycle() bool {
-	parent := map[string]string{}
+	parents := map[string][]string{}
 	for _, i := range mu.entries() {
 		o := mu.object(i)
 		id, _ := o["id"].(string)
 		p, _ := o["parentId"].(string)
 		if id != "" && p != "" {
-			parent[id] = p
+			parents[id] = append(parents[id], p)
 		}
 	}
-	for id := range parent {
-		seen := map[string]bool{}
-		for cur := id; cur != ""; cur = parent[cur] {
-			if seen[cur] {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		switch state[id] {
+		case onPath:
+			return true
+		case done:
+			return false
+		}
+		state[id] = onPath
+		for _, p := range parents[id] {
+			if visit(p) {
 				return true
 			}
-			seen[cur] = true
+		}
+		state[id] = done
+		return false
+	}
+	for id := range parents {
+		if visit(id) {
+			return true
 		}
 	}
 	return false

@@ -79,7 +79,7 @@ func TestPiMutations(t *testing.T) {
 	t.Logf("pi answered in %v", time.Since(start).Round(time.Millisecond))
 	start = time.Now()
 	ctx := context.Background()
-	stores := map[jsonl.Mode]*store.Store{}
+	stores := map[jsonl.Mode]imported{}
 	for _, mode := range []jsonl.Mode{jsonl.Recover, jsonl.Lenient} {
 		stores[mode] = importMutants(t, filepath.Join(dir, fmt.Sprintf("store-%d.db", mode)), mutants, mode)
 	}
@@ -202,10 +202,24 @@ func checkNamesLine(t *testing.T, err error) {
 	}
 }
 
+// imported is a store the mutants were imported into, and what the
+// import did with each, by path.
+type imported struct {
+	*store.Store
+	files map[string]store.FileResult
+}
+
 // checkImported checks the store's import of m gives pi's answers.
-func checkImported(t *testing.T, s *store.Store, m mutant, want piMutantAnswer) {
+func checkImported(t *testing.T, s imported, m mutant, want piMutantAnswer) {
 	t.Helper()
 	ctx := context.Background()
+	var bad *sessiontree.InvalidSessionMetaError
+	if res := s.files[m.path]; errors.As(res.Err, &bad) {
+		// A header holding a NUL (or not UTF-8): the engines refuse it,
+		// which jsonl reads (README.md, on NUL).
+		t.Logf("the store refuses the header: %v", res.Err)
+		return
+	}
 	st, err := s.OpenSession(ctx, m.id)
 	if err != nil {
 		t.Errorf("the file reads, but its import is not in the store: %v", err)
@@ -216,7 +230,7 @@ func checkImported(t *testing.T, s *store.Store, m mutant, want piMutantAnswer) 
 }
 
 // importMutants imports every mutant into a new store at path in mode.
-func importMutants(t *testing.T, path string, mutants []mutant, mode jsonl.Mode) *store.Store {
+func importMutants(t *testing.T, path string, mutants []mutant, mode jsonl.Mode) imported {
 	t.Helper()
 	ctx := context.Background()
 	s, err := store.Open(ctx, path, store.Options{})
@@ -228,10 +242,15 @@ func importMutants(t *testing.T, path string, mutants []mutant, mode jsonl.Mode)
 	for i, m := range mutants {
 		paths[i] = m.path
 	}
-	if _, err := s.Import(ctx, paths, store.ImportOptions{Mode: mode}); err != nil {
+	report, err := s.Import(ctx, paths, store.ImportOptions{Mode: mode})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	files := map[string]store.FileResult{}
+	for _, f := range report.Files {
+		files[f.Path] = f
+	}
+	return imported{s, files}
 }
 
 // piForTest finds node and pi 1.6.0, installing pi into the cache when it
@@ -326,7 +345,9 @@ func askPiAll(t *testing.T, node, pkgDir, dir string, mutants []mutant) []piMuta
 		if err := os.WriteFile(list, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		// pi takes 10 to 30 ms a file; one it loops on fills its heap in
+		// some seconds, or runs out of this time.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+time.Duration(len(mutants)-next)*100*time.Millisecond)
 		cmd := exec.CommandContext(ctx, node, "--max-old-space-size=256", script, piask, pipkg.SessionManagerJS(pkgDir), list)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -358,6 +379,7 @@ func askPiAll(t *testing.T, node, pkgDir, dir string, mutants []mutant) []piMuta
 		} else {
 			out[next].Crashed = runErr.Error() + ": " + lastLine(stderr.String())
 		}
+		t.Logf("pi fails on %s (loops %v, %s): going on after it", mutants[next].name, out[next].Loops, out[next].Crashed)
 		next++
 	}
 	return out
