@@ -109,7 +109,7 @@ func TestPiMutations(t *testing.T) {
 				return
 			}
 			if err == nil {
-				storetest.CheckPi(t, st, want.PiExpected)
+				checkPiMutant(t, st, want)
 				st.Close()
 				checkImported(t, stores[jsonl.Recover], m, want)
 				return
@@ -122,7 +122,7 @@ func TestPiMutations(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the default mode refuses the file, and Lenient too: %v", err)
 			}
-			storetest.CheckPi(t, st, want.PiExpected)
+			checkPiMutant(t, st, want)
 			st.Close()
 			checkImported(t, stores[jsonl.Lenient], m, want)
 		})
@@ -226,7 +226,34 @@ func checkImported(t *testing.T, s imported, m mutant, want piMutantAnswer) {
 		return
 	}
 	defer st.Close()
+	checkPiMutant(t, st, want)
+}
+
+// checkPiMutant checks st against pi's answers on a mutant: those of
+// storetest.CheckPi, the system snapshot at the leaf, and the session
+// list's creation time.
+func checkPiMutant(t *testing.T, st sessiontree.Storage, want piMutantAnswer) {
+	t.Helper()
 	storetest.CheckPi(t, st, want.PiExpected)
+	storetest.CheckSystemSnapshot(t, st, want.SystemSnapshot)
+	if want.Listed == nil {
+		return
+	}
+	meta, err := st.Meta(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, pi := "NaN", "NaN"
+	if at, err := sessiontree.ParseTime(meta.CreatedAt); err == nil {
+		created = sessiontree.FormatTime(at)
+	}
+	if want.Listed.Created != nil {
+		pi = *want.Listed.Created
+	}
+	// A year past 9999 toISOString writes with a sign and six digits.
+	if len(pi) <= len(sessiontree.TimeLayout) && pi != created {
+		t.Errorf("creation time %q read as %s; want pi's list's %s", meta.CreatedAt, created, pi)
+	}
 }
 
 // importMutants imports every mutant into a new store at path in mode.
@@ -284,6 +311,15 @@ type piMutantAnswer struct {
 	// Crashed is what pi threw answering after it opened the file (a
 	// name that is not a string: getSessionName calls its trim).
 	Crashed string `json:"crashed"`
+	// SystemSnapshot is pi's replay of the system messages in the
+	// context at the leaf, stamped 1.
+	SystemSnapshot json.RawMessage `json:"systemSnapshot"`
+	// Listed is the rest of pi's session list row, nil when pi leaves
+	// the file out of its list.
+	Listed *struct {
+		// Created is nil when new Date(header timestamp) is NaN.
+		Created *string `json:"created"`
+	} `json:"listed"`
 	// Header is pi's getHeader().
 	Header struct {
 		Cwd any `json:"cwd"`
@@ -296,11 +332,17 @@ type piMutantAnswer struct {
 // entry without message on the path) instead of stopping there.
 const piBatchScript = `import { readFileSync, writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { dirname } from "node:path";
 const { answer } = await import(pathToFileURL(process.argv[2]).href);
+const { SessionManager } = await import(pathToFileURL(process.argv[3]).href);
 for (const path of JSON.parse(readFileSync(process.argv[4], "utf8"))) {
 	let out;
 	try {
 		out = await answer(process.argv[3], path);
+		// The rest of pi's session list row: created is new Date(header
+		// timestamp), null when that is NaN.
+		const info = (await SessionManager.listAll(dirname(path))).find((s) => s.path === path);
+		out.listed = info ? { created: info.created } : null;
 	} catch (err) {
 		out = { crashed: String(err?.stack ?? err).split("\n")[0] };
 	}

@@ -63,8 +63,10 @@ func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMess
 	return w.done(), true
 }
 
-// contentText is a content's text: a string as it is, else its text
-// blocks' texts joined by newlines.
+// contentText is a content's text as pi-ai's contentText reads it: a
+// string as it is, else its text blocks' texts joined by newlines, each
+// as JavaScript's join writes it (String() of a text that is not a
+// string, "" for null or none; testdata/piedge/system-text-not-string).
 func contentText(content []byte) string {
 	if s, err := jsonx.Unquote(content); err == nil {
 		return s
@@ -72,10 +74,11 @@ func contentText(content []byte) string {
 	var texts []string
 	if len(content) > 0 && content[0] == '[' {
 		_ = jsonx.ArrayElements(content, func(v []byte) error {
-			if t, ok := jsonx.Field(v, "type"); ok && string(t) == `"text"` {
-				raw, _ := jsonx.Field(v, "text")
-				text, _ := jsonx.Unquote(raw)
-				texts = append(texts, text)
+			if t, ok := jsonx.Field(v, "type"); ok {
+				if typ, err := jsonx.Unquote(t); err == nil && typ == "text" {
+					raw, _ := jsonx.Field(v, "text")
+					texts = append(texts, jsText(raw))
+				}
 			}
 			return nil
 		})

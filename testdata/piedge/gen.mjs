@@ -624,6 +624,26 @@ cases["system-nameless-tool"] = () => {
 	);
 };
 
+// pi's replay joins a system message's text blocks as JavaScript's join
+// does: String() of a text that is not a string, "" for null or none; a
+// type spelled with an escape is "text" all the same. Found by the root
+// package's TestPiMutations.
+cases["system-text-not-string"] = () => {
+	const h = header(86);
+	const m = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", timestamp: ms(), ...message } });
+	const texts = [5, undefined, null, true, { a: 1 }, [1, [2, null]], 1e21, -0.000001, "plain"];
+	const escaped = JSON.stringify(m("s2", "u1", { content: [{ type: "text", text: "escaped type" }] })).replace('"type":"text"', '"type":"te\\u0078t"');
+	return file(
+		lines(
+			h,
+			m("s1", null, { content: texts.map((text) => ({ type: "text", text })), sections: { a: "A" } }),
+			user("u1", "s1", "q1"),
+			escaped,
+			asst("a1", "s2", "answer"),
+		),
+	);
+};
+
 // A name inside a byte order mark and NELs: JavaScript's trim removes the
 // mark (which Go's strings.TrimSpace keeps) and keeps NEL (which it
 // removes). Found by ../pirand.
