@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sessiontree/sessiontree"
 )
 
 // mutant is one changed copy of a valid session file.
@@ -24,7 +26,7 @@ type mutant struct {
 	probes int  // how many of pi's probes to check
 
 	// What sessiontree answers apart from pi on purpose (mutant.apart).
-	innerCR, hugeUsage, labelBeforeTarget, textNotString bool
+	innerCR, hugeUsage, labelBeforeTarget, textNotString, nanSiblings bool
 }
 
 // mutation is a file being changed: its lines without their newline,
@@ -73,6 +75,7 @@ func writeMutants(t *testing.T, dir string, sources []string, r *rand.Rand, n in
 		m.innerCR = bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\r"))
 		m.hugeUsage = mu.hugeUsage
 		m.textNotString = mu.textNotString
+		m.nanSiblings = mu.nanSiblings()
 		m.labelBeforeTarget = mu.labelBeforeTarget()
 		m.path = filepath.Join(dir, m.name+".jsonl")
 		if err := os.WriteFile(m.path, m.data, 0o644); err != nil {
@@ -200,6 +203,25 @@ func (mu *mutation) entryIDs() []string {
 		}
 	}
 	return out
+}
+
+// nanSiblings reports whether three or more entries have one parent and
+// one of them a timestamp JavaScript's Date reads as NaN.
+func (mu *mutation) nanSiblings() bool {
+	kids := map[string][]bool{}
+	for _, i := range mu.entries() {
+		o := mu.object(i)
+		ts, _ := o["timestamp"].(string)
+		_, err := sessiontree.ParseTime(ts)
+		parent := mu.show(o["parentId"]) // any JSON, as a key
+		kids[parent] = append(kids[parent], err != nil)
+	}
+	for _, nan := range kids {
+		if len(nan) >= 3 && slices.Contains(nan, true) {
+			return true
+		}
+	}
+	return false
 }
 
 // labelBeforeTarget reports whether a label entry names an entry that

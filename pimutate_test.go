@@ -187,6 +187,12 @@ func (m mutant) apart(want *piMutantAnswer) {
 		// Usage numbers beyond ±2^30 are malformed to sessiontree.
 		want.Stats = nil
 	}
+	if m.nanSiblings {
+		// pi sorts siblings by time with V8's TimSort, which a time that is
+		// NaN (a tie with every other) leaves in an order of its own;
+		// sessiontree's stable sort keeps file order for each tie.
+		want.Children = nil
+	}
 	if m.labelBeforeTarget {
 		// pi keeps a label whose target is written after it.
 		want.Labels, want.LabelsShown, want.LabelTimestamps = nil, nil, nil
