@@ -194,11 +194,26 @@ func (mu *mutation) entries() []int {
 	return out
 }
 
-// ids returns the string ids of the entries, in file order.
+// entryLine is an entry's line and its object.
+type entryLine struct {
+	i int
+	o map[string]any
+}
+
+// objects returns the entries' lines with their objects, in file order.
+func (mu *mutation) objects() []entryLine {
+	var out []entryLine
+	for _, i := range mu.entries() {
+		out = append(out, entryLine{i, mu.object(i)})
+	}
+	return out
+}
+
+// entryIDs returns the string ids of the entries, in file order.
 func (mu *mutation) entryIDs() []string {
 	var out []string
-	for _, i := range mu.entries() {
-		if id, ok := mu.object(i)["id"].(string); ok {
+	for _, e := range mu.objects() {
+		if id, ok := e.o["id"].(string); ok {
 			out = append(out, id)
 		}
 	}
@@ -209,11 +224,10 @@ func (mu *mutation) entryIDs() []string {
 // one of them a timestamp JavaScript's Date reads as NaN.
 func (mu *mutation) nanSiblings() bool {
 	kids := map[string][]bool{}
-	for _, i := range mu.entries() {
-		o := mu.object(i)
-		ts, _ := o["timestamp"].(string)
+	for _, e := range mu.objects() {
+		ts, _ := e.o["timestamp"].(string)
 		_, err := sessiontree.ParseTime(ts)
-		parent := mu.show(o["parentId"]) // any JSON, as a key
+		parent := mu.show(e.o["parentId"]) // any JSON, as a key
 		kids[parent] = append(kids[parent], err != nil)
 	}
 	for _, nan := range kids {
@@ -228,14 +242,12 @@ func (mu *mutation) nanSiblings() bool {
 // is written after it, or itself.
 func (mu *mutation) labelBeforeTarget() bool {
 	seen := map[string]bool{}
-	for _, i := range mu.entries() {
-		o := mu.object(i)
-		if target, ok := o["targetId"].(string); ok && o["type"] == "label" && !seen[target] {
-			for _, j := range mu.entries() {
-				if j >= i && mu.object(j)["id"] == target {
-					return true
-				}
-			}
+	es := mu.objects()
+	for k, e := range es {
+		o := e.o
+		if target, ok := o["targetId"].(string); ok && o["type"] == "label" && !seen[target] &&
+			slices.ContainsFunc(es[k:], func(later entryLine) bool { return later.o["id"] == target }) {
+			return true
 		}
 		if id, ok := o["id"].(string); ok {
 			seen[id] = true
@@ -250,10 +262,9 @@ func (mu *mutation) labelBeforeTarget() bool {
 // walks such a loop for ever.
 func (mu *mutation) cycle() bool {
 	parents := map[string][]string{}
-	for _, i := range mu.entries() {
-		o := mu.object(i)
-		id, _ := o["id"].(string)
-		p, _ := o["parentId"].(string)
+	for _, e := range mu.objects() {
+		id, _ := e.o["id"].(string)
+		p, _ := e.o["parentId"].(string)
 		if id != "" && p != "" {
 			parents[id] = append(parents[id], p)
 		}
@@ -314,53 +325,25 @@ func lastTime(mu *mutation) string {
 	return fmt.Sprintf("2026-12-31T23:%02d:%02d.%03dZ", 10+mu.ids, mu.r.IntN(60), mu.r.IntN(1000))
 }
 
-// oddValues are values of every JSON type for a field, some written raw.
+// rawText is JSON text for oddValue to write as it is.
+type rawText string
+
+// oddValues are values of every JSON type for a field.
+var oddValues = []any{
+	nil, json.Number("0"), json.Number("-1"), json.Number("1.5"), rawText("1e400"),
+	rawText("123456789012345678901234567890"), rawText("-0"), true, false, "", "x", []any{},
+	map[string]any{}, []any{"x"}, map[string]any{"a": json.Number("1")}, "  spaced  ",
+	rawText(`"\ud800lone"`), "nul\u0000byte", "\u2028sep\u2029", "emoji 😀 e\u0301 \u202eRTL",
+	rawText("1E2"), json.Number("9007199254740993"),
+}
+
+// oddValue is one of oddValues, raw text through a placeholder.
 func (mu *mutation) oddValue() any {
-	switch mu.r.IntN(22) {
-	case 0:
-		return nil
-	case 1:
-		return json.Number("0")
-	case 2:
-		return json.Number("-1")
-	case 3:
-		return json.Number("1.5")
-	case 4:
-		return mu.rawJSON("1e400")
-	case 5:
-		return mu.rawJSON("123456789012345678901234567890")
-	case 6:
-		return mu.rawJSON("-0")
-	case 7:
-		return true
-	case 8:
-		return false
-	case 9:
-		return ""
-	case 10:
-		return "x"
-	case 11:
-		return []any{}
-	case 12:
-		return map[string]any{}
-	case 13:
-		return []any{"x"}
-	case 14:
-		return map[string]any{"a": json.Number("1")}
-	case 15:
-		return "  spaced  "
-	case 16:
-		return mu.rawJSON(`"\ud800lone"`)
-	case 17:
-		return "nul\u0000byte"
-	case 18:
-		return "\u2028sep\u2029"
-	case 19:
-		return "emoji 😀 e\u0301 \u202eRTL"
-	case 20:
-		return mu.rawJSON("1E2")
+	v := pick(mu.r, oddValues)
+	if r, ok := v.(rawText); ok {
+		return mu.rawJSON(string(r))
 	}
-	return json.Number("9007199254740993")
+	return v
 }
 
 // oddTime is a timestamp in another form than pi writes. Not the form
@@ -549,7 +532,9 @@ func (mu *mutation) fieldOf(obj map[string]any) (map[string]any, string, string)
 	return target, k, where + k
 }
 
-func (mu *mutation) removeField() string {
+// changeField changes a field of some entry (or of its message) with
+// change, which says what it did.
+func (mu *mutation) changeField(change func(obj map[string]any, k, what string) string) string {
 	i, obj := mu.someEntry()
 	if i < 0 {
 		return ""
@@ -558,30 +543,30 @@ func (mu *mutation) removeField() string {
 	if target == nil {
 		return ""
 	}
-	delete(target, k)
+	did := change(target, k, what)
 	mu.set(i, obj)
-	return fmt.Sprintf("line %d: %s removed", i+1, what)
+	return fmt.Sprintf("line %d: %s", i+1, did)
+}
+
+func (mu *mutation) removeField() string {
+	return mu.changeField(func(obj map[string]any, k, what string) string {
+		delete(obj, k)
+		return what + " removed"
+	})
 }
 
 func (mu *mutation) retype() string {
-	i, obj := mu.someEntry()
-	if i < 0 {
-		return ""
-	}
-	target, k, what := mu.fieldOf(obj)
-	if target == nil {
-		return ""
-	}
-	v := mu.oddValue()
-	switch {
-	case what == "label" && mu.show(v) == "[]":
-		v = "" // pi keeps a label [], and shows it as nothing (documented)
-	case what == "message.provider" || what == "message.model":
-		v = pick(mu.r, []any{"", " ", "other"}) // sessiontree's ModelRef holds strings (documented)
-	}
-	target[k] = v
-	mu.set(i, obj)
-	return fmt.Sprintf("line %d: %s = %s", i+1, what, mu.show(v))
+	return mu.changeField(func(obj map[string]any, k, what string) string {
+		v := mu.oddValue()
+		switch {
+		case what == "label" && mu.show(v) == "[]":
+			v = "" // pi keeps a label [], and shows it as nothing (documented)
+		case what == "message.provider" || what == "message.model":
+			v = pick(mu.r, []any{"", " ", "other"}) // sessiontree's ModelRef holds strings (documented)
+		}
+		obj[k] = v
+		return what + " = " + mu.show(v)
+	})
 }
 
 func (mu *mutation) show(v any) string {
@@ -743,23 +728,32 @@ func (mu *mutation) systemMessage() string {
 	return fmt.Sprintf("system message %s", mu.show(msg["content"]))
 }
 
-func (mu *mutation) content() string {
-	var cands []int
-	for _, i := range mu.entries() {
-		if _, ok := mu.object(i)["message"].(map[string]any); ok {
-			cands = append(cands, i)
+// someMessage picks an entry with a message object: its line, the
+// entry and the message; -1 when there is none.
+func (mu *mutation) someMessage() (int, map[string]any, map[string]any) {
+	var cands []entryLine
+	for _, e := range mu.objects() {
+		if _, ok := e.o["message"].(map[string]any); ok {
+			cands = append(cands, e)
 		}
 	}
 	if len(cands) == 0 {
+		return -1, nil, nil
+	}
+	e := pick(mu.r, cands)
+	return e.i, e.o, e.o["message"].(map[string]any)
+}
+
+func (mu *mutation) content() string {
+	i, obj, msg := mu.someMessage()
+	if i < 0 {
 		return ""
 	}
-	i := pick(mu.r, cands)
-	obj := mu.object(i)
 	c := pick(mu.r, []any{[]any{}, "", []any{map[string]any{}}, []any{map[string]any{"type": "text"}},
 		[]any{map[string]any{"type": "text", "text": json.Number("5")}}, []any{map[string]any{"type": "image"}}, nil,
 		[]any{nil}, map[string]any{"text": "x"}, []any{map[string]any{"type": "text", "text": ""}, map[string]any{"type": "text", "text": "b"}},
 		json.Number("1"), " ", []any{"bare string"}})
-	obj["message"].(map[string]any)["content"] = c
+	msg["content"] = c
 	mu.set(i, obj)
 	if strings.Contains(mu.show(c), `"text":5`) {
 		mu.textNotString = true
@@ -801,18 +795,10 @@ func (mu *mutation) hugeNumber() string {
 }
 
 func (mu *mutation) unicode() string {
-	var cands []int
-	for _, i := range mu.entries() {
-		if _, ok := mu.object(i)["message"].(map[string]any); ok {
-			cands = append(cands, i)
-		}
-	}
-	if len(cands) == 0 {
+	i, obj, msg := mu.someMessage()
+	if i < 0 {
 		return ""
 	}
-	i := pick(mu.r, cands)
-	obj := mu.object(i)
-	msg := obj["message"].(map[string]any)
 	texts := []string{`"\ud800 lone"`, `"a\udc00b"`, `"\ud83d\ude00 pair"`, `"nul \u0000 in"`, `"\u2028\u2029"`, `"e\u0301"`, `"\u202egnp.exe"`, `"\ufeff bom"`, `"tab\there"`, `"\u0085nel"`}
 	raw := pick(mu.r, texts)
 	if mu.r.IntN(4) == 0 {
@@ -900,26 +886,15 @@ func (mu *mutation) header() string {
 // retarget points a reference (parentId, firstKeptEntryId, targetId,
 // fromId) somewhere else.
 func (mu *mutation) retarget() string {
-	var cands []int
-	for _, i := range mu.entries() {
-		o := mu.object(i)
-		for _, k := range []string{"parentId", "firstKeptEntryId", "targetId", "fromId"} {
-			if _, ok := o[k]; ok {
-				cands = append(cands, i)
-				break
-			}
-		}
-	}
-	if len(cands) == 0 {
-		return ""
-	}
-	i := pick(mu.r, cands)
-	obj := mu.object(i)
+	i, obj := mu.someEntry()
 	var keys []string
 	for _, k := range []string{"parentId", "firstKeptEntryId", "targetId", "fromId"} {
 		if _, ok := obj[k]; ok {
 			keys = append(keys, k)
 		}
+	}
+	if len(keys) == 0 {
+		return ""
 	}
 	k := pick(mu.r, keys)
 	v := mu.refID()
