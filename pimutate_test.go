@@ -187,6 +187,13 @@ func (m mutant) apart(want *piMutantAnswer) {
 		// Usage numbers beyond ±2^30 are malformed to sessiontree.
 		want.Stats = nil
 	}
+	if m.sectionsNotObject {
+		// pi's replay of system messages patches sections by
+		// Object.entries, which makes a string's UTF-16 code units and an
+		// array's elements sections "0", "1"...; sessiontree reads an
+		// object's members only.
+		want.SystemSnapshot = nil
+	}
 	if m.nanSiblings {
 		// pi sorts siblings by time with V8's TimSort, which a time that is
 		// NaN (a tie with every other) leaves in an order of its own;
