@@ -26,7 +26,7 @@ type mutant struct {
 	probes int  // how many of pi's probes to check
 
 	// What sessiontree answers apart from pi on purpose (mutant.apart).
-	innerCR, hugeUsage, labelBeforeTarget, textNotString, nanSiblings, sectionsNotObject bool
+	innerCR, hugeUsage, labelBeforeTarget, textNotString, nanSiblings, systemOddShape bool
 }
 
 // mutation is a file being changed: its lines without their newline,
@@ -42,9 +42,9 @@ type mutation struct {
 	hugeUsage bool
 	// textNotString is set when a text block's text may not be a string.
 	textNotString bool
-	// sectionsNotObject is set when a message's sections may be a string
-	// or an array.
-	sectionsNotObject bool
+	// systemOddShape is set when a message's sections, toolsAdded or
+	// toolsRemoved may be of another shape than pi writes.
+	systemOddShape bool
 }
 
 // writeMutants makes n mutants of sources with r and writes each to dir.
@@ -78,7 +78,7 @@ func writeMutants(t *testing.T, dir string, sources []string, r *rand.Rand, n in
 		m.innerCR = bytes.Contains(bytes.ReplaceAll(m.data, []byte("\r\n"), nil), []byte("\r"))
 		m.hugeUsage = mu.hugeUsage
 		m.textNotString = mu.textNotString
-		m.sectionsNotObject = mu.sectionsNotObject
+		m.systemOddShape = mu.systemOddShape
 		m.nanSiblings = mu.nanSiblings()
 		m.labelBeforeTarget = mu.labelBeforeTarget()
 		m.path = filepath.Join(dir, m.name+".jsonl")
@@ -569,8 +569,8 @@ func (mu *mutation) retype() string {
 			v = pick(mu.r, []any{"", " ", "other"}) // sessiontree's ModelRef holds strings (documented)
 		}
 		obj[k] = v
-		if what == "message.sections" {
-			mu.sectionsNotObject = true
+		if what == "message.sections" || what == "message.toolsAdded" || what == "message.toolsRemoved" {
+			mu.systemOddShape = true
 		}
 		return what + " = " + mu.show(v)
 	})

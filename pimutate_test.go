@@ -187,11 +187,12 @@ func (m mutant) apart(want *piMutantAnswer) {
 		// Usage numbers beyond ±2^30 are malformed to sessiontree.
 		want.Stats = nil
 	}
-	if m.sectionsNotObject {
+	if m.systemOddShape {
 		// pi's replay of system messages patches sections by
 		// Object.entries, which makes a string's UTF-16 code units and an
-		// array's elements sections "0", "1"...; sessiontree reads an
-		// object's members only.
+		// array's elements sections "0", "1"..., and iterates tools with
+		// for...of, a string's characters too; sessiontree reads an
+		// object's members and an array's tool objects only.
 		want.SystemSnapshot = nil
 	}
 	if m.nanSiblings {

@@ -17,7 +17,9 @@ import (
 // {role, content, sections?, toolsAdded?, timestamp} with timestamp
 // stamped as given. ok is false when no tool is declared and no system
 // message has a timestamp (pi takes its time from the first that has one,
-// and has nothing to give without).
+// and has nothing to give without); a timestamp null counts, as pi's
+// timestamp ??= message.timestamp keeps it
+// (testdata/piedge/system-null-timestamp).
 func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMessage, bool) {
 	var texts []string
 	var sections, tools orderedMembers
@@ -26,8 +28,8 @@ func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMess
 		if messageRole(m) != "system" {
 			continue
 		}
-		if ts, ok := jsonx.Field(m, "timestamp"); ok && !jsonx.IsNull(ts) {
-			timed = true
+		if _, ok := jsonx.Field(m, "timestamp"); ok {
+			timed = true // null too: pi's timestamp ??= message.timestamp keeps it
 		}
 		if c, ok := jsonx.Field(m, "content"); ok {
 			if text := contentText(c); text != "" {

@@ -624,6 +624,17 @@ cases["system-nameless-tool"] = () => {
 	);
 };
 
+// pi's replay takes its time with timestamp ??= message.timestamp: a
+// system message whose timestamp is null sets it (to null, which a later
+// time replaces), so the replay gives a snapshot (timestamp 0) where one
+// without timestamp gives none. Found by the root package's
+// TestPiMutations.
+cases["system-null-timestamp"] = () => {
+	const h = header(87);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(lines(h, bare("s1", null, { content: "null time", timestamp: null }), user("u1", "s1", "q1"), asst("a1", "u1", "answer")));
+};
+
 // pi's replay joins a system message's text blocks as JavaScript's join
 // does: String() of a text that is not a string, "" for null or none; a
 // type spelled with an escape is "text" all the same. Found by the root
