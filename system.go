@@ -17,19 +17,23 @@ import (
 // {role, content, sections?, toolsAdded?, timestamp} with timestamp
 // stamped as given. ok is false when no tool is declared and no system
 // message has a timestamp (pi takes its time from the first that has one,
-// and has nothing to give without); a timestamp null counts, as pi's
-// timestamp ??= message.timestamp keeps it
-// (testdata/piedge/system-null-timestamp).
+// and has nothing to give without); a timestamp null counts when no
+// system message after it lacks one, as pi's timestamp ??=
+// message.timestamp keeps it (testdata/piedge/system-null-timestamp).
 func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMessage, bool) {
 	var texts []string
 	var sections, tools orderedMembers
-	timed := false
+	// pi takes the time with timestamp ??= message.timestamp: the first
+	// time that is not null sticks; before it, each system message's
+	// timestamp replaces the one before, null or absent (undefined).
+	timed, stuck := false, false
 	for _, m := range msgs {
 		if messageRole(m) != "system" {
 			continue
 		}
-		if _, ok := jsonx.Field(m, "timestamp"); ok {
-			timed = true // null too: pi's timestamp ??= message.timestamp keeps it
+		if !stuck {
+			ts, ok := jsonx.Field(m, "timestamp")
+			timed, stuck = ok, ok && !jsonx.IsNull(ts)
 		}
 		if c, ok := jsonx.Field(m, "content"); ok {
 			if text := contentText(c); text != "" {

@@ -634,6 +634,21 @@ cases["system-null-timestamp"] = () => {
 	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
 	return file(lines(h, bare("s1", null, { content: "null time", timestamp: null }), user("u1", "s1", "q1"), asst("a1", "u1", "answer")));
 };
+// Before the first time, a later system message without timestamp takes
+// the null back to undefined (??= assigns over null): no snapshot.
+cases["system-null-timestamp-then-none"] = () => {
+	const h = header(88);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(
+		lines(
+			h,
+			bare("s1", null, { content: "null time", timestamp: null }),
+			user("u1", "s1", "q1"),
+			bare("s2", "u1", { content: "no time", sections: { a: "A" } }),
+			asst("a1", "s2", "answer"),
+		),
+	);
+};
 
 // pi's replay joins a system message's text blocks as JavaScript's join
 // does: String() of a text that is not a string, "" for null or none; a
