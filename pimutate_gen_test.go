@@ -374,7 +374,7 @@ func (mu *mutation) apply() string {
 		mu.unknownField, mu.timestamp, mu.timestamp, mu.underOddParent, mu.underOddParent,
 		mu.label, mu.label, mu.name, mu.name, mu.contextEdit, mu.contextEdit, mu.systemMessage,
 		mu.content, mu.content, mu.hugeNumber, mu.unicode, mu.dupKey, mu.header, mu.retarget,
-		mu.retarget,
+		mu.retarget, mu.knownEntry, mu.knownEntry,
 	}
 	for {
 		if what := pick(mu.r, ops)(); what != "" {
@@ -717,6 +717,49 @@ func (mu *mutation) contextEdit() string {
 		e["targetId"] = e["id"]
 	}
 	return fmt.Sprintf("context edit of %s: %s", mu.show(fields["targetId"]), mu.show(repl))
+}
+
+// knownEntry appends an entry of a type pi writes, a field of it odd at
+// times: a compaction, a custom message, a usage record, a model,
+// thinking level or tools change.
+func (mu *mutation) knownEntry() string {
+	usage := map[string]any{"input": json.Number("10"), "output": json.Number("5"), "cacheRead": json.Number("0"), "cacheWrite": json.Number("0"),
+		"totalTokens": json.Number("15"), "cost": map[string]any{"total": json.Number("0.001")}}
+	kinds := []struct {
+		typ    string
+		fields map[string]any
+	}{
+		{"compaction", map[string]any{"summary": "appended summary", "firstKeptEntryId": mu.refID(), "tokensBefore": json.Number("100"),
+			"systemMessage": map[string]any{"role": "system", "content": "snap", "sections": map[string]any{"a": "A"}, "timestamp": json.Number("1")}}},
+		{"custom_message", map[string]any{"customType": "ext", "content": "note", "display": true, "details": map[string]any{"k": "v"}}},
+		{"usage", map[string]any{"kind": "cache_warm", "provider": "anthropic", "model": "claude-x", "usage": usage}},
+		{"model_change", map[string]any{"provider": "openai", "modelId": "gpt-x"}},
+		{"thinking_level_change", map[string]any{"thinkingLevel": "high"}},
+		{"active_tools_change", map[string]any{"activeToolNames": []any{"read", "bash"}}},
+		{"custom", map[string]any{"customType": "ext", "data": map[string]any{"n": json.Number("1")}}},
+	}
+	k := pick(mu.r, kinds)
+	what := k.typ
+	if mu.r.IntN(2) == 0 {
+		var keys []string
+		for f := range k.fields {
+			keys = append(keys, f)
+		}
+		slices.Sort(keys)
+		f := pick(mu.r, keys)
+		if mu.r.IntN(4) == 0 {
+			delete(k.fields, f)
+			what += " without " + f
+		} else {
+			k.fields[f] = mu.oddValue()
+			if k.typ == "model_change" {
+				k.fields[f] = pick(mu.r, []any{"", " ", "other"}) // sessiontree's ModelRef holds strings (documented)
+			}
+			what += fmt.Sprintf(" with %s = %s", f, mu.show(k.fields[f]))
+		}
+	}
+	mu.appendEntry(k.typ, k.fields)
+	return what + " appended"
 }
 
 func (mu *mutation) systemMessage() string {
