@@ -84,6 +84,9 @@ func TestPiMutations(t *testing.T) {
 		stores[mode] = importMutants(t, filepath.Join(dir, fmt.Sprintf("store-%d.db", mode)), mutants, mode)
 	}
 	t.Logf("imported in %v", time.Since(start).Round(time.Millisecond))
+	// tally counts the mutants by how they were judged.
+	tally := map[string]int{}
+	defer func() { t.Logf("judged: %v", tally) }()
 	for i, m := range mutants {
 		t.Run(m.name, func(t *testing.T) {
 			defer func() {
@@ -96,6 +99,7 @@ func TestPiMutations(t *testing.T) {
 				// pi has no answer to compare with: sessiontree may read
 				// the file or refuse it.
 				t.Logf("pi throws answering: %s", want.Crashed)
+				tally["pi throws"]++
 				return
 			}
 			m.apart(&want)
@@ -106,40 +110,52 @@ func TestPiMutations(t *testing.T) {
 					t.Fatalf("pi refuses the file (%q, loops %v, answers %s); jsonl.Open read it", want.Error, want.Loops, want.Undecodable)
 				}
 				checkNamesLine(t, err)
+				tally["refused by both"]++
 				return
 			}
 			if err == nil {
+				tally["read as pi reads"]++
 				checkPiMutant(t, st, want)
 				st.Close()
 				checkImported(t, stores[jsonl.Recover], m, want)
 				return
 			}
 			checkNamesLine(t, err)
-			if why := piDeliberate(err); why != "" {
+			lenient, err := jsonl.Open(ctx, m.path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
+			if err != nil {
+				if why := piDeliberate(err, m.data); why == "" {
+					t.Fatalf("the default mode refuses the file, and Lenient too: %v", err)
+				}
+				tally["refused on purpose, by Lenient too"]++
 				return
 			}
-			st, err = jsonl.Open(ctx, m.path, jsonl.Options{ReadOnly: true, Mode: jsonl.Lenient})
-			if err != nil {
-				t.Fatalf("the default mode refuses the file, and Lenient too: %v", err)
+			defer lenient.Close()
+			for _, skipped := range lenient.Report().Warnings {
+				if why := piDeliberate(skipped, m.data); why != "" {
+					tally["refused on purpose: "+why]++
+					return
+				}
 			}
-			checkPiMutant(t, st, want)
-			st.Close()
+			tally["refused, Lenient reads as pi"]++
+			checkPiMutant(t, lenient, want)
 			checkImported(t, stores[jsonl.Lenient], m, want)
 		})
 	}
 }
 
-// piDeliberate returns why sessiontree refuses a file pi reads in every
-// mode, answering apart from pi on purpose, when err is such a refusal
-// (testdata/piedge/README.md, "Refused by sessiontree, read by pi"), and
-// "" for any other error: a damage Lenient mode skips as pi does.
-func piDeliberate(err error) string {
+// piDeliberate returns why sessiontree refuses, or Lenient mode skips, a
+// line of data that pi reads, answering apart from pi on purpose, when
+// err is such a refusal (testdata/piedge/README.md, "Refused by
+// sessiontree, read by pi"), and "" for any other error: damage Lenient
+// mode skips as pi does (a line that is not JSON, or JSON that
+// JavaScript takes for false).
+func piDeliberate(err error, data []byte) string {
 	var le *jsonl.LineError
-	if errors.Is(err, jsonl.ErrUnsupportedVersion) || errors.As(err, &le) && strings.Contains(le.Err.Error(), "header") {
-		return "the header: pi reads headers sessiontree refuses, and skips lines before one (header-*, version-*)"
+	if !errors.As(err, &le) {
+		return ""
 	}
-	if errors.Is(err, sessiontree.ErrInvalidEntry) {
-		return "an entry with a missing or mistyped field (branch-summary-null, parent-empty-string)"
+	if errors.Is(err, jsonl.ErrUnsupportedVersion) || strings.Contains(le.Err.Error(), "header") {
+		return "the header: pi reads headers sessiontree refuses, and skips lines before one (header-*, version-*)"
 	}
 	for _, reason := range []string{
 		"cycle in parent ids",                 // cycle-off-path, self-parent
@@ -153,7 +169,43 @@ func piDeliberate(err error) string {
 			return reason
 		}
 	}
+	if errors.Is(err, sessiontree.ErrInvalidEntry) && !piSkips(lineOf(data, le.Line)) {
+		return "an entry pi reads with a field missing or mistyped, or JSON that is no entry (branch-summary-null, parent-empty-string)"
+	}
 	return ""
+}
+
+// lineOf returns line n (1-based) of data, without its line end.
+func lineOf(data []byte, n int) []byte {
+	lines := bytes.Split(data, []byte("\n"))
+	if n < 1 || n > len(lines) {
+		return nil
+	}
+	return bytes.TrimSuffix(lines[n-1], []byte("\r"))
+}
+
+// piSkips reports whether pi skips a line: JSON.parse refuses it, or
+// its value is false to JavaScript (null, false, 0, "").
+func piSkips(line []byte) bool {
+	if !json.Valid(line) {
+		return true
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	_ = d.Decode(&v)
+	switch v := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !v
+	case string:
+		return v == ""
+	case json.Number:
+		f, err := v.Float64()
+		return err == nil && f == 0
+	}
+	return false
 }
 
 // apart removes from want the answers sessiontree gives apart from pi
