@@ -37,13 +37,19 @@ import (
 //   - a file pi refuses or loops on is refused, with a *jsonl.LineError;
 //   - a file the default mode reads answers as pi does (storetest.CheckPi:
 //     context, branch, leaf, tree, labels, name, projection, stats, the
-//     session list's count and first message), and the store's import of
-//     it (the SQLite engine) answers the same;
+//     session list's count and first message; the system snapshot at the
+//     leaf; the list's creation time), and the store's import of it (the
+//     SQLite engine) answers the same;
 //   - a file the default mode refuses is refused with a *jsonl.LineError
-//     naming a line; then either the refusal is one piDeliberate lists
-//     (damage sessiontree refuses in every mode, testdata/piedge/README.md
-//     says why) or Lenient mode reads the file as pi does, and so does the
-//     store's import of it in Lenient mode.
+//     naming a line; then either Lenient mode refuses or skips a line on
+//     purpose (piDeliberate: damage pi reads and sessiontree does not,
+//     testdata/piedge/README.md says why), or it reads the file as pi
+//     does, and so does the store's import of it in Lenient mode.
+//
+// What sessiontree answers apart from pi on purpose (mutant.apart) is
+// set aside; a file on which pi throws answering (a name that is not a
+// string) has no answer to compare. The judgements are counted in the
+// log.
 //
 // The files depend on the seed alone, which the test logs:
 // SESSIONTREE_PIMUTATE_SEED=<seed> runs the same files again,
