@@ -17,17 +17,23 @@ import (
 // {role, content, sections?, toolsAdded?, timestamp} with timestamp
 // stamped as given. ok is false when no tool is declared and no system
 // message has a timestamp (pi takes its time from the first that has one,
-// and has nothing to give without).
+// and has nothing to give without); a timestamp null counts when no
+// system message after it lacks one, as pi's timestamp ??=
+// message.timestamp keeps it (testdata/piedge/system-null-timestamp).
 func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMessage, bool) {
 	var texts []string
 	var sections, tools orderedMembers
-	timed := false
+	// pi takes the time with timestamp ??= message.timestamp: the first
+	// time that is not null sticks; before it, each system message's
+	// timestamp replaces the one before, null or absent (undefined).
+	timed, stuck := false, false
 	for _, m := range msgs {
 		if messageRole(m) != "system" {
 			continue
 		}
-		if ts, ok := jsonx.Field(m, "timestamp"); ok && !jsonx.IsNull(ts) {
-			timed = true
+		if !stuck {
+			ts, ok := jsonx.Field(m, "timestamp")
+			timed, stuck = ok, ok && !jsonx.IsNull(ts)
 		}
 		if c, ok := jsonx.Field(m, "content"); ok {
 			if text := contentText(c); text != "" {
@@ -63,8 +69,10 @@ func CurrentSystemMessage(msgs []json.RawMessage, timestamp int64) (json.RawMess
 	return w.done(), true
 }
 
-// contentText is a content's text: a string as it is, else its text
-// blocks' texts joined by newlines.
+// contentText is a content's text as pi-ai's contentText reads it: a
+// string as it is, else its text blocks' texts joined by newlines, each
+// as JavaScript's join writes it (String() of a text that is not a
+// string, "" for null or none; testdata/piedge/system-text-not-string).
 func contentText(content []byte) string {
 	if s, err := jsonx.Unquote(content); err == nil {
 		return s
@@ -72,10 +80,11 @@ func contentText(content []byte) string {
 	var texts []string
 	if len(content) > 0 && content[0] == '[' {
 		_ = jsonx.ArrayElements(content, func(v []byte) error {
-			if t, ok := jsonx.Field(v, "type"); ok && string(t) == `"text"` {
-				raw, _ := jsonx.Field(v, "text")
-				text, _ := jsonx.Unquote(raw)
-				texts = append(texts, text)
+			if t, ok := jsonx.Field(v, "type"); ok {
+				if typ, err := jsonx.Unquote(t); err == nil && typ == "text" {
+					raw, _ := jsonx.Field(v, "text")
+					texts = append(texts, jsText(raw))
+				}
 			}
 			return nil
 		})

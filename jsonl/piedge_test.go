@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/storetest"
@@ -94,7 +92,7 @@ func checkPiFile(t *testing.T, fx storetest.PiFixture, want edgeWant) {
 	}
 	defer st.Close()
 	storetest.CheckPi(t, st, fx.Want)
-	checkSystemSnapshot(t, st, extra.SystemSnapshot)
+	storetest.CheckSystemSnapshot(t, st, extra.SystemSnapshot)
 }
 
 func checkRefused(t *testing.T, err error, want edgeWant) {
@@ -135,27 +133,4 @@ func piExtras(t *testing.T, path string) piAnswer {
 		t.Fatal(err)
 	}
 	return a
-}
-
-// checkSystemSnapshot compares sessiontree's replay of the system
-// messages in the context at the leaf ([sessiontree.CurrentSystemMessage],
-// what AppendCompaction stores) with pi's, as JSON values.
-func checkSystemSnapshot(t *testing.T, st sessiontree.Storage, want json.RawMessage) {
-	t.Helper()
-	if want == nil {
-		return
-	}
-	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
-	p, err := s.Projection(context.Background(), sessiontree.ContextOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got, w any
-	if sys, ok := sessiontree.CurrentSystemMessage(p.Messages(), 1); ok {
-		_ = json.Unmarshal(sys, &got)
-	}
-	_ = json.Unmarshal(want, &w)
-	if diff := cmp.Diff(w, got); diff != "" {
-		t.Errorf("CurrentSystemMessage at the leaf (-pi +got):\n%s", diff)
-	}
 }

@@ -493,3 +493,28 @@ func PiRandFixtures(t testing.TB, dir string) []PiFixture {
 	}
 	return all
 }
+
+// CheckSystemSnapshot compares sessiontree's replay of the system
+// messages in the context at the leaf ([sessiontree.CurrentSystemMessage],
+// what AppendCompaction stores) with pi's (getCurrentSystemMessage,
+// stamped 1, as testdata/piedge's answers record it: null when there is
+// none), as JSON values. A nil want checks nothing.
+func CheckSystemSnapshot(t testing.TB, st sessiontree.Storage, want json.RawMessage) {
+	t.Helper()
+	if want == nil {
+		return
+	}
+	s := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+	p, err := s.Projection(context.Background(), sessiontree.ContextOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, w any
+	if sys, ok := sessiontree.CurrentSystemMessage(p.Messages(), 1); ok {
+		_ = json.Unmarshal(sys, &got)
+	}
+	_ = json.Unmarshal(want, &w)
+	if diff := cmp.Diff(w, got); diff != "" {
+		t.Errorf("CurrentSystemMessage at the leaf (-pi +got):\n%s", diff)
+	}
+}

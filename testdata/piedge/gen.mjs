@@ -624,6 +624,52 @@ cases["system-nameless-tool"] = () => {
 	);
 };
 
+// pi's replay takes its time with timestamp ??= message.timestamp: a
+// system message whose timestamp is null sets it (to null, which a later
+// time replaces), so the replay gives a snapshot (timestamp 0) where one
+// without timestamp gives none. Found by the root package's
+// TestPiMutations.
+cases["system-null-timestamp"] = () => {
+	const h = header(87);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(lines(h, bare("s1", null, { content: "null time", timestamp: null }), user("u1", "s1", "q1"), asst("a1", "u1", "answer")));
+};
+// Before the first time, a later system message without timestamp takes
+// the null back to undefined (??= assigns over null): no snapshot.
+cases["system-null-timestamp-then-none"] = () => {
+	const h = header(88);
+	const bare = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", ...message } });
+	return file(
+		lines(
+			h,
+			bare("s1", null, { content: "null time", timestamp: null }),
+			user("u1", "s1", "q1"),
+			bare("s2", "u1", { content: "no time", sections: { a: "A" } }),
+			asst("a1", "s2", "answer"),
+		),
+	);
+};
+
+// pi's replay joins a system message's text blocks as JavaScript's join
+// does: String() of a text that is not a string, "" for null or none; a
+// type spelled with an escape is "text" all the same. Found by the root
+// package's TestPiMutations.
+cases["system-text-not-string"] = () => {
+	const h = header(86);
+	const m = (id, parentId, message) => e("message", id, parentId, { message: { role: "system", timestamp: ms(), ...message } });
+	const texts = [5, undefined, null, true, { a: 1 }, [1, [2, null]], 1e21, -0.000001, "plain"];
+	const escaped = JSON.stringify(m("s2", "u1", { content: [{ type: "text", text: "escaped type" }] })).replace('"type":"text"', '"type":"te\\u0078t"');
+	return file(
+		lines(
+			h,
+			m("s1", null, { content: texts.map((text) => ({ type: "text", text })), sections: { a: "A" } }),
+			user("u1", "s1", "q1"),
+			escaped,
+			asst("a1", "s2", "answer"),
+		),
+	);
+};
+
 // A name inside a byte order mark and NELs: JavaScript's trim removes the
 // mark (which Go's strings.TrimSpace keeps) and keeps NEL (which it
 // removes). Found by ../pirand.
