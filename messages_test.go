@@ -74,16 +74,7 @@ func TestMessageConstructorsReadByPi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs node")
 	}
-	node, pkgDir, err := pipkg.Ensure(context.Background(), "", "1.6.0", true, t.Logf)
-	if errors.Is(err, pipkg.ErrNoNode) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v", err)
-		}
-		t.Skipf("skipped outside CI: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, pkgDir := pipkg.ForTest(t, "1.6.0")
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	st, err := jsonl.Create(ctx, path, sessiontree.SessionMeta{Cwd: "/w"}, jsonl.Options{})

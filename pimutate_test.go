@@ -60,7 +60,7 @@ func TestPiMutations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pi in node")
 	}
-	node, pkgDir := piForTest(t)
+	node, pkgDir := pipkg.ForTest(t, "1.6.0")
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("SESSIONTREE_PIMUTATE_SEED"); s != "" {
 		var err error
@@ -354,26 +354,6 @@ func importMutants(t *testing.T, path string, mutants []mutant, mode jsonl.Mode)
 		files[f.Path] = f
 	}
 	return imported{s, files}
-}
-
-// piForTest finds node and pi 1.6.0, installing pi into the cache when it
-// is not there; without node and npm the test fails under CI=true and is
-// skipped elsewhere.
-func piForTest(t *testing.T) (node, pkgDir string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	node, pkgDir, err := pipkg.Ensure(ctx, "", "1.6.0", true, t.Logf)
-	if errors.Is(err, pipkg.ErrNoNode) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v", err)
-		}
-		t.Skipf("skipped outside CI: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return node, pkgDir
 }
 
 // piMutantAnswer is what pi answers on a mutant (piask.mjs's answer).

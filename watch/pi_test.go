@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -179,22 +178,11 @@ type piAnswers struct {
 }
 
 // startPiWriter starts pi 1.6.0 in node, installing it into the cache
-// with npm first when it is not there. Without node and npm the test
-// fails under CI=true and is skipped elsewhere.
+// with npm first when it is not there (pipkg.ForTest: without node, npm
+// or the registry the test fails under CI=true and is skipped elsewhere).
 func startPiWriter(t testing.TB) *piWriter {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	node, pkgDir, err := pipkg.Ensure(ctx, "", piVersion, true, t.Logf)
-	if errors.Is(err, pipkg.ErrNoNode) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v: this test drives pi %s and must run in CI", err, piVersion)
-		}
-		t.Skipf("skipped outside CI: %v (under CI=true this test fails instead)", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, pkgDir := pipkg.ForTest(t, piVersion)
 	script := filepath.Join(t.TempDir(), "pi-writer.mjs")
 	if err := os.WriteFile(script, []byte(piWriterScript), 0o644); err != nil {
 		t.Fatal(err)

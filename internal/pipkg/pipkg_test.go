@@ -144,3 +144,45 @@ func TestEnsureReplacesBrokenInstall(t *testing.T) {
 		t.Error("the broken install was not replaced")
 	}
 }
+
+// outcome is a testing.TB that records whether ForTest skipped or failed
+// it; both end its goroutine, as they end a test's.
+type outcome struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (o *outcome) Helper()               {}
+func (o *outcome) Logf(string, ...any)   {}
+func (o *outcome) Skipf(string, ...any)  { o.skipped = true; runtime.Goexit() }
+func (o *outcome) Fatalf(string, ...any) { o.failed = true; runtime.Goexit() }
+func (o *outcome) run(f func(testing.TB)) *outcome {
+	done := make(chan struct{})
+	go func() { defer close(done); f(o) }()
+	<-done
+	return o
+}
+
+// TestForTestFailsOnlyUnderCI: when pi cannot be had (here an npm that
+// fails, as on a machine without the registry), a test driving pi is
+// skipped, except under CI=true, where it fails.
+func TestForTestFailsOnlyUnderCI(t *testing.T) {
+	fakeNPM(t) // a node on PATH
+	failing := t.TempDir()
+	if err := os.WriteFile(filepath.Join(failing, "npm"), []byte("#!/bin/sh\necho no registry >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", failing+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // an empty cache: pi must be installed
+	t.Setenv("HOME", t.TempDir())
+	for _, tc := range []struct {
+		ci              string
+		skipped, failed bool
+	}{{"", true, false}, {"true", false, true}} {
+		t.Setenv("CI", tc.ci)
+		got := (&outcome{}).run(func(tb testing.TB) { pipkg.ForTest(tb, "1.6.0") })
+		if got.skipped != tc.skipped || got.failed != tc.failed {
+			t.Errorf("CI=%q: skipped %v, failed %v; want skipped %v, failed %v", tc.ci, got.skipped, got.failed, tc.skipped, tc.failed)
+		}
+	}
+}
