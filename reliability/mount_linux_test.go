@@ -12,8 +12,14 @@ func remountReadOnly(dir string) error {
 	return syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "")
 }
 
-// unmount unmounts dir.
-func unmount(dir string) { _ = syscall.Unmount(dir, 0) }
+// unmount unmounts dir, at once even while it is busy (MNT_DETACH: the
+// mount leaves the folder now and goes when its last file is closed). A
+// whole -short run once failed TestReadOnlyReaderDuringWrites in the
+// cleanup of its temporary folder ("directory not empty"), which holds
+// the read-only mount; the plain unmount's error was ignored, and a busy
+// mount is the one way found for the folder to stay. Not reproduced
+// (15 runs of it beside two other tests).
+func unmount(dir string) { _ = syscall.Unmount(dir, syscall.MNT_DETACH) }
 
 // bindReadOnly mounts dir src again on dst, read-only (root only).
 func bindReadOnly(src, dst string) error {
