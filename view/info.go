@@ -3,6 +3,7 @@ package view
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -41,6 +42,10 @@ type Info struct {
 	UpdatedAt *string `json:"updatedAt"`
 	// ParentSession is the session this one was forked from, nil if none.
 	ParentSession *string `json:"parentSession"`
+	// Metadata is the free-form JSON the session was made with (store
+	// Create's and `sessiontree new`'s, as [sessiontree.SessionInfo]
+	// carries it to a list), nil (null) when none, as for a pi file.
+	Metadata json.RawMessage `json:"metadata"`
 	// Version is the session format version.
 	Version int `json:"version"`
 	// Branches counts the tips of the tree: entries nothing was appended
@@ -91,6 +96,14 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("read stats: %w", err)
 	}
+	var metadata json.RawMessage
+	if r, ok := st.(sessiontree.InfoReader); ok {
+		row, err := r.Info(ctx)
+		if err != nil {
+			return Info{}, err
+		}
+		metadata = row.Metadata
+	}
 	if sum.UpdatedAt != "" {
 		sum.UpdatedAt = sessiontree.LastChange(meta.CreatedAt, sum.UpdatedAt)
 	}
@@ -101,7 +114,7 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(leaf),
 		EntryCount: stats.Entries, MessageCount: sum.List.MessageCount, FirstMessage: sum.List.FirstMessage,
 		CreatedAt: meta.CreatedAt, UpdatedAt: ptr(sum.UpdatedAt), ParentSession: ptr(meta.ParentSession),
-		Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
+		Metadata: metadata, Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
 		Compactions: int(sum.Compactions), Labels: int(sum.Labels), Stats: stats,
 	}, nil
 }
@@ -204,6 +217,11 @@ func WriteInfo(w io.Writer, info Info, now time.Time) error {
 	}
 	rows = append(rows,
 		[2]string{"parent", orNone(info.ParentSession)},
+	)
+	if info.Metadata != nil {
+		rows = append(rows, [2]string{"metadata", compactJSON(info.Metadata)})
+	}
+	rows = append(rows,
 		[2]string{"leaf", orNone(info.LeafID)},
 		[2]string{"entries", fmt.Sprintf("%s (%s)", Count(info.EntryCount), plural(int(info.MessageCount), "message"))},
 		[2]string{"branches", fmt.Sprintf("%d (%s)", info.Branches, plural(info.Roots, "root"))},

@@ -84,7 +84,9 @@ func newInfoCommand(a *app) *cobra.Command {
 		Use:   "info SESSION",
 		Short: "Show a session's metadata, counts, tokens and cost",
 		Long: `Show a session's id, name, working directory, creation and last change,
-parent session, leaf, entry and message counts, branches, compactions,
+parent session, metadata (the JSON it was made with, as new --metadata
+and POST /api/sessions take it, on one line; only when it has some), leaf,
+entry and message counts, branches, compactions,
 labels, token and cost totals over every branch, and the cost breakdown per
 provider/model (one line each: key, cost, tokens; tool results and summaries
 in "Tools/summaries"), as pi's /session shows them.
@@ -95,7 +97,8 @@ them: every message entry counted, system messages included; the text of
 the first user message with text, else "(no messages)"), createdAt,
 updatedAt (the last entry's time, or createdAt when that is later, as
 for a fork; null if no entry), parentSession (null if
-none), version, branches, roots,
+none), metadata (as given, as ls --json shows it; null if none, as for a
+pi file), version, branches, roots,
 compactions, labels and stats: pi's /session totals {userMessages,
 assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
 output, cacheRead, cacheWrite, total}, cost, breakdown [{key, cost,
