@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,5 +51,67 @@ func TestInfoMetadata(t *testing.T) {
 	})
 	if out := ok(t, "info", "../../testdata/pi/session-002.jsonl", "--json"); !strings.Contains(out, `"metadata":null`) {
 		t.Errorf("info --json of a pi file = %s; want \"metadata\":null", out)
+	}
+}
+
+// TestEmptyOutputs: tree, branch and log say a session has no entries
+// where they printed nothing, as context says "(no messages)"; their
+// --json prints its empty array. A branch whose leaf is before the first
+// entry, a log page after the last entry and a tree of leaf moves alone
+// say what they are.
+func TestEmptyOutputs(t *testing.T) {
+	t.Parallel()
+	onCLIEngines(t, func(t *testing.T, db string) {
+		empty := strings.TrimSpace(ok(t, "--db", db, "new"))
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"tree", empty}, "(no entries)\n"},
+			{[]string{"tree", empty, "--all"}, "(no entries)\n"},
+			{[]string{"branch", empty}, "(no entries)\n"},
+			{[]string{"branch", empty, "--full"}, "(no entries)\n"},
+			{[]string{"log", empty}, "(no entries)\n"},
+			{[]string{"log", empty, "--after", "3"}, "(no entries after entry 3)\n"},
+			{[]string{"tree", empty, "--json"}, "[]\n"},
+			{[]string{"branch", empty, "--json"}, "[]\n"},
+			{[]string{"log", empty, "--json"}, "[]\n"},
+		} {
+			if out := ok(t, append([]string{"--db", db}, c.args...)...); out != c.want {
+				t.Errorf("%s = %q; want %q", strings.Join(c.args, " "), out, c.want)
+			}
+		}
+
+		ok(t, "--db", db, "goto", empty, "root") // a leaf entry, the one entry
+		if out := ok(t, "--db", db, "tree", empty); out != "(no entries but moves of the leaf, which --all shows)\n" {
+			t.Errorf("tree of leaf moves alone = %q", out)
+		}
+		if out := ok(t, "--db", db, "tree", empty, "--all"); strings.Contains(out, "no entries") {
+			t.Errorf("tree --all of leaf moves alone = %q; want the leaf entry drawn", out)
+		}
+
+		id := strings.TrimSpace(ok(t, "--db", db, "new", "--name", "one entry"))
+		ok(t, "--db", db, "goto", id, "root")
+		if out := ok(t, "--db", db, "branch", id); out != "(no entries on the branch: the leaf is before the first entry)\n" {
+			t.Errorf("branch with the leaf before the first entry = %q", out)
+		}
+		if out := ok(t, "--db", db, "log", id, "--after", "2"); out != "(no entries after entry 2)\n" {
+			t.Errorf("log --after 2 of two entries = %q", out)
+		}
+		if out := ok(t, "--db", db, "log", id, "--after", "1"); strings.Contains(out, "no entries") || strings.Count(out, "\n") != 1 {
+			t.Errorf("log --after 1 of two entries = %q; want the second", out)
+		}
+	})
+	// A pi file of a header alone, as pi writes one before the first
+	// message, read without the engines.
+	file := filepath.Join(t.TempDir(), "empty.jsonl")
+	header := `{"type":"session","version":3,"id":"01a237bc-0000-7000-8000-000000000001","timestamp":"2026-12-01T00:00:00.000Z","cwd":"/x"}` + "\n"
+	if err := os.WriteFile(file, []byte(header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"tree", "branch", "log"} {
+		if out := ok(t, cmd, file); out != "(no entries)\n" {
+			t.Errorf("%s of a header-only file = %q; want %q", cmd, out, "(no entries)\n")
+		}
 	}
 }
