@@ -84,25 +84,13 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	leaf, err := st.Leaf(ctx)
+	row, err := rowOf(ctx, st)
 	if err != nil {
-		return Info{}, fmt.Errorf("read leaf: %w", err)
-	}
-	name, err := st.Name(ctx)
-	if err != nil {
-		return Info{}, fmt.Errorf("read name: %w", err)
+		return Info{}, err
 	}
 	stats, err := st.Stats(ctx)
 	if err != nil {
 		return Info{}, fmt.Errorf("read stats: %w", err)
-	}
-	var metadata json.RawMessage
-	if r, ok := st.(sessiontree.InfoReader); ok {
-		row, err := r.Info(ctx)
-		if err != nil {
-			return Info{}, err
-		}
-		metadata = row.Metadata
 	}
 	if sum.UpdatedAt != "" {
 		sum.UpdatedAt = sessiontree.LastChange(meta.CreatedAt, sum.UpdatedAt)
@@ -111,12 +99,30 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null
 	}
 	return Info{
-		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(leaf),
+		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(row.Name), LeafID: ptr(row.Leaf),
 		EntryCount: stats.Entries, MessageCount: sum.List.MessageCount, FirstMessage: sum.List.FirstMessage,
 		CreatedAt: meta.CreatedAt, UpdatedAt: ptr(sum.UpdatedAt), ParentSession: ptr(meta.ParentSession),
-		Metadata: metadata, Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
+		Metadata: row.Metadata, Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
 		Compactions: int(sum.Compactions), Labels: int(sum.Labels), Stats: stats,
 	}, nil
+}
+
+// rowOf returns the name, leaf and metadata of st: from its row, one
+// read, for an [sessiontree.InfoReader] (a database's session), else its
+// name and leaf (a file has no metadata).
+func rowOf(ctx context.Context, st sessiontree.Storage) (sessiontree.SessionInfo, error) {
+	if r, ok := st.(sessiontree.InfoReader); ok {
+		return r.Info(ctx)
+	}
+	var row sessiontree.SessionInfo
+	var err error
+	if row.Leaf, err = st.Leaf(ctx); err != nil {
+		return row, fmt.Errorf("read leaf: %w", err)
+	}
+	if row.Name, err = st.Name(ctx); err != nil {
+		return row, fmt.Errorf("read name: %w", err)
+	}
+	return row, nil
 }
 
 // summaryOf returns st's [sessiontree.Summary]: through its
