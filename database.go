@@ -326,11 +326,13 @@ type DatabaseTx interface {
 }
 
 // DatabaseSession is a session of a [Database]: the per-session
-// [Storage], with [StateReader] and [BatchAppender], and its id.
+// [Storage], with [StateReader], [BatchAppender] and [InfoReader], and
+// its id.
 type DatabaseSession interface {
 	Storage
 	StateReader
 	BatchAppender
+	InfoReader
 	// ID returns the session id.
 	ID() string
 	// AppendAll appends drafts in order, each under the one before (the
@@ -351,6 +353,15 @@ type TextIndex interface {
 	ExpandTerms(ctx context.Context, from, to string, limit int) ([]string, error)
 	// Close drops the index.
 	Close() error
+}
+
+// InfoReader is implemented by a [Storage] that is a session of a
+// [Database]: its row, as a list shows it.
+type InfoReader interface {
+	// Info returns the session's [SessionInfo], read from its row as
+	// [DatabaseTx.SessionInfo] reads it: one row. A session deleted
+	// since it was opened matches [ErrNotFound].
+	Info(ctx context.Context) (SessionInfo, error)
 }
 
 // SessionInfo is one session as a list shows it, read from its row

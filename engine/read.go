@@ -20,12 +20,12 @@ func (s *Storage) Meta(ctx context.Context) (sessiontree.SessionMeta, error) {
 	return s.meta, nil
 }
 
-// one reads a single value of the session row.
-func (s *Storage) one(ctx context.Context, op, query string, dest any) error {
+// one reads values of the session row with a single statement.
+func (s *Storage) one(ctx context.Context, op, query string, dest ...any) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
-	err := s.db.read(ctx, func(r q) error { return r.row(query, args(s.pk), dest) })
+	err := s.db.read(ctx, func(r q) error { return r.row(query, args(s.pk), dest...) })
 	if errors.Is(err, sql.ErrNoRows) {
 		err = &SessionNotFoundError{ID: s.meta.ID}
 	}

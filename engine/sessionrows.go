@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,19 @@ func scanInfo(sc interface{ Scan(...any) error }, pre ...any) (sessiontree.Sessi
 		in.Metadata = json.RawMessage(md.String)
 	}
 	return in, err
+}
+
+// scanFunc is a Scan method made of a function.
+type scanFunc func(dest ...any) error
+
+func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
+
+// Info implements [sessiontree.InfoReader]: the session's row, by its
+// key, with the columns [Tx.SessionInfo] reads by id.
+func (s *Storage) Info(ctx context.Context) (sessiontree.SessionInfo, error) {
+	return scanInfo(scanFunc(func(dest ...any) error {
+		return s.one(ctx, "read info", `SELECT `+infoCols+` FROM sessions s WHERE s.pk = ?1 AND s.deleting = 0`, dest...)
+	}))
 }
 
 // SessionInfo implements [sessiontree.DatabaseTx.SessionInfo].

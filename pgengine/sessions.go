@@ -142,6 +142,16 @@ func (r infoRow) info() sessiontree.SessionInfo {
 	return in
 }
 
+// Info implements [sessiontree.InfoReader]: the session's row, by its
+// key, with the columns [Tx.SessionInfo] reads by id.
+func (s *Storage) Info(ctx context.Context) (sessiontree.SessionInfo, error) {
+	var r infoRow
+	if err := s.get(ctx, "read info", &r, `SELECT `+infoColumns+` FROM sessions WHERE pk = $1 AND NOT deleting`); err != nil {
+		return sessiontree.SessionInfo{}, err
+	}
+	return r.info(), nil
+}
+
 // SessionInfo implements [sessiontree.DatabaseTx.SessionInfo]; in a
 // write transaction it locks the row (rowRead).
 func (tx *Tx) SessionInfo(id string) (sessiontree.SessionInfo, error) {

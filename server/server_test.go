@@ -541,8 +541,14 @@ func TestWrites(t *testing.T) {
 	f.call("GET", "/api/sessions/s2", "", 404)
 	// create with metadata
 	r = f.call("POST", "/api/sessions", `{"id":"s3","cwd":"/tmp/x","metadata":{"k":1}}`, 201)
-	if !strings.Contains(r.body, `"id":"s3"`) || !strings.Contains(r.body, `"cwd":"/tmp/x"`) {
+	if !strings.Contains(r.body, `"id":"s3"`) || !strings.Contains(r.body, `"cwd":"/tmp/x"`) || !strings.Contains(r.body, `"metadata":{"k":1}`) {
 		t.Errorf("create answered %s", r.body)
+	}
+	if r := f.call("GET", "/api/sessions/s3", "", 200); !strings.Contains(r.body, `"metadata":{"k":1}`) {
+		t.Errorf("GET /api/sessions/s3 = %s; want its metadata", r.body)
+	}
+	if r := f.call("GET", "/api/sessions/s1", "", 200); !strings.Contains(r.body, `"metadata":null`) {
+		t.Errorf("GET /api/sessions/s1 = %s; want metadata null", r.body)
 	}
 	// create with a name: its one entry names it, and the answer says so
 	r = f.call("POST", "/api/sessions", `{"id":"s4","name":" nightly\ntriage "}`, 201)

@@ -132,6 +132,34 @@ func (r PushReport) Unfinished() int {
 	return len(r.Results) - r.Count(PushPushed) - r.Count(PushUpToDate) - r.Count(PushSkipped)
 }
 
+// PushTotals counts what a [Push] did over every session, as the
+// command's totals line and its --json's "totals" say it.
+type PushTotals struct {
+	// Sessions counts the results.
+	Sessions int `json:"sessions"`
+	// Entries counts the entries appended over every session, those of
+	// sessions not pushed in full included.
+	Entries int64 `json:"entries"`
+	// Pushed, UpToDate, Conflict, Claimed, Failed and Skipped count the
+	// results of each status.
+	Pushed   int `json:"pushed"`
+	UpToDate int `json:"upToDate"`
+	Conflict int `json:"conflict"`
+	Claimed  int `json:"claimed"`
+	Failed   int `json:"failed"`
+	Skipped  int `json:"skipped"`
+}
+
+// Totals returns the report's [PushTotals].
+func (r PushReport) Totals() PushTotals {
+	t := PushTotals{Sessions: len(r.Results), Pushed: r.Count(PushPushed), UpToDate: r.Count(PushUpToDate),
+		Conflict: r.Count(PushConflict), Claimed: r.Count(PushClaimed), Failed: r.Count(PushFailed), Skipped: r.Count(PushSkipped)}
+	for _, res := range r.Results {
+		t.Entries += res.Pushed
+	}
+	return t
+}
+
 // PushConflictError says why a target's session cannot take the
 // source's entries. It matches sessiontree.ErrConflict.
 type PushConflictError struct {

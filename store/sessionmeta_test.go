@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/store"
@@ -181,6 +183,60 @@ func TestResume(t *testing.T) {
 		}
 		if _, err := s.Resume(ctx, "nope", sessiontree.SessionOptions{}); !errors.Is(err, sessiontree.ErrNotFound) {
 			t.Errorf("Resume(nope) = %v; want ErrNotFound", err)
+		}
+	})
+}
+
+// TestSessionHandleInfo: a session handle's Info (sessiontree.InfoReader,
+// what info reads its metadata from) is the row Store.Info reads by id,
+// metadata included, as writes change it; once the session is deleted,
+// and after another is made with its id, the handle's session is not
+// found.
+func TestSessionHandleInfo(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, openStore opener) {
+		ctx := context.Background()
+		s := openStore(t)
+		st, err := s.Create(ctx, store.CreateOptions{ID: "h1", Cwd: "/w", Name: "first", Metadata: json.RawMessage(`{"k":[1,2]}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		same := func(when string) {
+			t.Helper()
+			got, err := st.Info(ctx)
+			if err != nil {
+				t.Fatalf("%s: Info: %v", when, err)
+			}
+			want, err := s.Info(ctx, "h1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: the handle's Info differs from Store.Info (-store +handle):\n%s", when, diff)
+			}
+			if string(got.Metadata) != `{"k":[1,2]}` {
+				t.Errorf("%s: Info().Metadata = %s; want the session's", when, got.Metadata)
+			}
+		}
+		same("created")
+		if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).AppendMessage(ctx, json.RawMessage(`{"role":"user","content":"hi"}`)); err != nil {
+			t.Fatal(err)
+		}
+		same("after an append")
+		if _, err := s.Delete(ctx, "h1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Info(ctx); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Info after the delete: %v; want ErrNotFound", err)
+		}
+		again, err := s.Create(ctx, store.CreateOptions{ID: "h1", Cwd: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.Close()
+		if in, err := st.Info(ctx); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Info of the deleted session's handle, its id made again: %+v, %v; want ErrNotFound", in, err)
 		}
 	})
 }

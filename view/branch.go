@@ -2,6 +2,7 @@ package view
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 
@@ -18,15 +19,29 @@ type BranchOptions struct {
 	Width int
 	// TextWidth caps the summary of each entry; 0 means 72 columns.
 	TextWidth int
+	// Empty is the line written for no entry; "" means [NoEntries].
+	Empty string
 }
 
+// NoEntries is what the text outputs of tree, branch and log say of a
+// session without entries, as context says [sessiontree.NoMessages].
+const NoEntries = "(no entries)"
+
+// onlyLeafMoves is what a tree says of a session whose only entries are
+// leaf entries, which it draws only with TreeOptions.All.
+const onlyLeafMoves = "(no entries but moves of the leaf, which --all shows)"
+
 // WriteBranch writes a path of entries, root first, one line per entry:
-// its time (UTC), short id, leaf mark, label and summary.
+// its time (UTC), short id, leaf mark, label and summary; for none, the
+// line opts.Empty.
 func WriteBranch(w io.Writer, path []sessiontree.Entry, opts BranchOptions) error {
 	if opts.TextWidth <= 0 {
 		opts.TextWidth = defaultTextWidth
 	}
 	bw := bufio.NewWriter(w)
+	if len(path) == 0 {
+		bw.WriteString(cmp.Or(opts.Empty, NoEntries) + "\n")
+	}
 	for _, e := range path {
 		line := entryTime(e) + "  " + entryLine(e, opts.Labels, nil, opts.Leaf, opts.TextWidth)
 		if opts.Width > 0 {

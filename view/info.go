@@ -3,6 +3,7 @@ package view
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -41,6 +42,10 @@ type Info struct {
 	UpdatedAt *string `json:"updatedAt"`
 	// ParentSession is the session this one was forked from, nil if none.
 	ParentSession *string `json:"parentSession"`
+	// Metadata is the free-form JSON the session was made with (store
+	// Create's and `sessiontree new`'s, as [sessiontree.SessionInfo]
+	// carries it to a list), nil (null) when none, as for a pi file.
+	Metadata json.RawMessage `json:"metadata"`
 	// Version is the session format version.
 	Version int `json:"version"`
 	// Branches counts the tips of the tree: entries nothing was appended
@@ -79,13 +84,9 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	leaf, err := st.Leaf(ctx)
+	row, err := rowOf(ctx, st)
 	if err != nil {
-		return Info{}, fmt.Errorf("read leaf: %w", err)
-	}
-	name, err := st.Name(ctx)
-	if err != nil {
-		return Info{}, fmt.Errorf("read name: %w", err)
+		return Info{}, err
 	}
 	stats, err := st.Stats(ctx)
 	if err != nil {
@@ -98,12 +99,30 @@ func LoadInfo(ctx context.Context, st sessiontree.Storage) (Info, error) {
 		stats.Breakdown = []sessiontree.UsageBucket{} // the JSON shape: an array, never null
 	}
 	return Info{
-		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(name), LeafID: ptr(leaf),
+		ID: meta.ID, Cwd: meta.Cwd, Name: ptr(row.Name), LeafID: ptr(row.Leaf),
 		EntryCount: stats.Entries, MessageCount: sum.List.MessageCount, FirstMessage: sum.List.FirstMessage,
 		CreatedAt: meta.CreatedAt, UpdatedAt: ptr(sum.UpdatedAt), ParentSession: ptr(meta.ParentSession),
-		Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
+		Metadata: row.Metadata, Version: meta.Version, Branches: int(sum.Branches), Roots: int(sum.Roots),
 		Compactions: int(sum.Compactions), Labels: int(sum.Labels), Stats: stats,
 	}, nil
+}
+
+// rowOf returns the name, leaf and metadata of st: from its row, one
+// read, for an [sessiontree.InfoReader] (a database's session), else its
+// name and leaf (a file has no metadata).
+func rowOf(ctx context.Context, st sessiontree.Storage) (sessiontree.SessionInfo, error) {
+	if r, ok := st.(sessiontree.InfoReader); ok {
+		return r.Info(ctx)
+	}
+	var row sessiontree.SessionInfo
+	var err error
+	if row.Leaf, err = st.Leaf(ctx); err != nil {
+		return row, fmt.Errorf("read leaf: %w", err)
+	}
+	if row.Name, err = st.Name(ctx); err != nil {
+		return row, fmt.Errorf("read name: %w", err)
+	}
+	return row, nil
 }
 
 // summaryOf returns st's [sessiontree.Summary]: through its
@@ -204,6 +223,11 @@ func WriteInfo(w io.Writer, info Info, now time.Time) error {
 	}
 	rows = append(rows,
 		[2]string{"parent", orNone(info.ParentSession)},
+	)
+	if info.Metadata != nil {
+		rows = append(rows, [2]string{"metadata", compactJSON(info.Metadata)})
+	}
+	rows = append(rows,
 		[2]string{"leaf", orNone(info.LeafID)},
 		[2]string{"entries", fmt.Sprintf("%s (%s)", Count(info.EntryCount), plural(int(info.MessageCount), "message"))},
 		[2]string{"branches", fmt.Sprintf("%d (%s)", info.Branches, plural(info.Roots, "root"))},

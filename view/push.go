@@ -16,9 +16,7 @@ import (
 // before it and the reason, then a line of totals.
 func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 	bw := bufio.NewWriter(w)
-	copied := 0
 	for _, r := range rep.Results {
-		copied += int(r.Pushed)
 		// A session file may hold any id: folded as its reason is.
 		id := OneLine(r.Session)
 		switch r.Status {
@@ -38,9 +36,25 @@ func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", id, r.Status, verb, entries(int(r.Pushed)), ErrorLine(r.Reason))
 		}
 	}
+	t := rep.Totals()
 	fmt.Fprintf(bw, "%s: %d %s (%s), %d up to date, %d in conflict, %d claimed, %d failed, %d skipped\n",
-		plural(len(rep.Results), "session"), rep.Count(store.PushPushed), verb, entries(copied),
-		rep.Count(store.PushUpToDate), rep.Count(store.PushConflict), rep.Count(store.PushClaimed), rep.Count(store.PushFailed),
-		rep.Count(store.PushSkipped))
+		plural(t.Sessions, "session"), t.Pushed, verb, entries(int(t.Entries)), t.UpToDate, t.Conflict, t.Claimed, t.Failed, t.Skipped)
 	return bw.Flush()
+}
+
+// PushJSON is what push --json and pull --json print: one JSON document
+// with every session's result (an empty array when there is none) and
+// the totals the text output's last line says.
+type PushJSON struct {
+	Sessions []store.PushResult `json:"sessions"`
+	Totals   store.PushTotals   `json:"totals"`
+}
+
+// NewPushJSON returns rep's [PushJSON].
+func NewPushJSON(rep store.PushReport) PushJSON {
+	sessions := rep.Results
+	if sessions == nil {
+		sessions = []store.PushResult{}
+	}
+	return PushJSON{Sessions: sessions, Totals: rep.Totals()}
 }

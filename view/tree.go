@@ -271,14 +271,14 @@ func writeOutline(ctx context.Context, w io.Writer, st sessiontree.Storage, o se
 			tw.marks = editMarks(path)
 		}
 	}
-	return tw.write(roots)
+	return tw.write(roots, len(outline) > 0)
 }
 
 // WriteTreeData writes the tree of d as [WriteTree] does.
 func WriteTreeData(w io.Writer, d SessionData, opts TreeOptions) error {
 	tw := newTreeWriter(w, d, opts)
 	tw.marks, tw.active = d.EditMarks(), d.ActiveSet()
-	return tw.write(buildNodes(d.Log, opts.All))
+	return tw.write(buildNodes(d.Log, opts.All), len(d.Log) > 0)
 }
 
 func newTreeWriter(w io.Writer, d SessionData, opts TreeOptions) *treeWriter {
@@ -288,11 +288,20 @@ func newTreeWriter(w io.Writer, d SessionData, opts TreeOptions) *treeWriter {
 	return &treeWriter{w: bufio.NewWriter(w), opts: opts, labels: d.Labels, leaf: d.Leaf}
 }
 
-// write draws the trees of roots.
-func (tw *treeWriter) write(roots []*node) error {
+// write draws the trees of roots. With none, it says why: the session
+// has no entries ([NoEntries]), or, when logged says it has some, only
+// leaf entries, which are not drawn without opts.All.
+func (tw *treeWriter) write(roots []*node, logged bool) error {
 	type item struct {
 		n    *node
 		lane int
+	}
+	switch {
+	case len(roots) > 0:
+	case logged:
+		tw.w.WriteString(onlyLeafMoves + "\n")
+	default:
+		tw.w.WriteString(NoEntries + "\n")
 	}
 	var stack []item
 	for i, root := range roots {

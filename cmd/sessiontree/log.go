@@ -1,6 +1,10 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
 
 func newLogCommand(a *app) *cobra.Command {
 	var after, limit int64
@@ -12,6 +16,8 @@ func newLogCommand(a *app) *cobra.Command {
 branch and every leaf move included, one per line with its time: the log the
 tree is built from. --after N starts after the Nth entry, --limit N shows N
 entries at most, so --after 100 --limit 100 shows entries 101 to 200.
+An empty session is "(no entries)", --after past the last entry "(no
+entries after entry N)".
 
 With --json: an array of the entries, each exactly as stored (the API's GET
 /api/sessions/{id}/entries?after=N&limit=N answers the same).`,
@@ -32,7 +38,11 @@ With --json: an array of the entries, each exactly as stored (the API's GET
 			if err != nil {
 				return err
 			}
-			return a.writeEntries(ctx, st, log, asJSON)
+			empty := ""
+			if after > 0 {
+				empty = fmt.Sprintf("(no entries after entry %d)", after)
+			}
+			return a.writeEntries(ctx, st, log, empty, asJSON)
 		},
 	}
 	f := cmd.Flags()

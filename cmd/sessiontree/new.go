@@ -34,8 +34,8 @@ digits, ".", "_" and "-", starting and ending with a letter or digit (and
 not ending in .jsonl, which the commands take for a file). An id pi would
 refuse is exit status 2, an id the database holds already 1.
 --parent-session records the session this one continues, in the header, as
-given. --metadata is free-form JSON kept with the session, which ls --json
-shows.
+given. --metadata is free-form JSON kept with the session, which info and
+ls --json show.
 
 With --json: the session's info, exactly as info --json prints it.`,
 		Example: `  sessiontree new
@@ -73,7 +73,7 @@ With --json: the session's info, exactly as info --json prints it.`,
 	made.add(cmd, "the current directory")
 	f.Var((*nonEmpty)(&opts.Name), "name", "name the session")
 	f.Var((*nonEmpty)(&opts.ParentSession), "parent-session", "the session this one continues, recorded in its header as given")
-	f.StringVar(&metadata, "metadata", "", "free-form JSON kept with the session (ls --json shows it)")
+	f.StringVar(&metadata, "metadata", "", "free-form JSON kept with the session (info and ls --json show it)")
 	return cmd
 }
 

@@ -43,7 +43,14 @@ deleted and made again there with the same id while it is copied is
 another session, never mixed with the first: it is copied as it is now
 when this side holds nothing of the first or a prefix of it, and is a
 conflict otherwise. The exit status is 1 when any other session was not
-copied in full.`,
+copied in full.
+
+With --json: one object, {"sessions": [...], "totals": {...}}: a row per
+session, {"session", "status" (pushed, up-to-date, conflict, claimed,
+failed or skipped; "pushed" for a pull too), "pushed" (the entries it
+copied), "reason" (omitted when it was copied in full)}, and the totals
+line's counts, {"sessions", "entries" (copied, over every session),
+"pushed", "upToDate", "conflict", "claimed", "failed", "skipped"}.`,
 		Example: example,
 		Args:    args(0, -1, "session ids"),
 		RunE: func(cmd *cobra.Command, ids []string) error {
@@ -79,7 +86,7 @@ copied in full.`,
 			if len(rep.Results) > 0 || err == nil {
 				var werr error
 				if asJSON {
-					werr = view.WriteJSON(a.stdout, rep, a.jsonOpts())
+					werr = view.WriteJSON(a.stdout, view.NewPushJSON(rep), a.jsonOpts())
 				} else {
 					werr = view.WritePushReport(a.stdout, verb, rep)
 				}
@@ -92,7 +99,7 @@ copied in full.`,
 		},
 	}
 	cmd.Flags().StringVar(&other, dir, "", "the other database: a SQLite file path or a postgres:// URL")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print every session's result as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print every session's result and the totals as one JSON object")
 	return cmd
 }
 

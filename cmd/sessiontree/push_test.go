@@ -85,3 +85,50 @@ func TestPushUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestPushPullJSON: push --json and pull --json print one object, every
+// session's result and the totals the text's last line says, on both
+// engines; with no session, an empty array and zero totals.
+func TestPushPullJSON(t *testing.T) {
+	t.Parallel()
+	onCLIEngines(t, func(t *testing.T, db string) {
+		src, back, empty := newDB(t), newDB(t), newDB(t)
+		ok(t, "--db", src, "import", "../../view/testdata/demo.jsonl")
+		const sid = "0198f2a4-5c1e-7d3a-9b2f-3e4d5c6b7a81"
+		type row struct {
+			Session, Status string
+			Pushed          int64
+		}
+		type totals struct {
+			Sessions, Pushed, UpToDate, Conflict, Claimed, Failed, Skipped int
+			Entries                                                        int64
+		}
+		var rep struct {
+			Sessions []row
+			Totals   totals
+		}
+		for _, c := range []struct {
+			args     []string
+			sessions []row
+			totals   totals
+		}{
+			{[]string{"--db", src, "push", "--to", db}, []row{{sid, "pushed", 15}}, totals{Sessions: 1, Pushed: 1, Entries: 15}},
+			{[]string{"--db", src, "push", "--to", db}, []row{{sid, "up-to-date", 0}}, totals{Sessions: 1, UpToDate: 1}},
+			{[]string{"--db", back, "pull", "--from", db}, []row{{sid, "pushed", 15}}, totals{Sessions: 1, Pushed: 1, Entries: 15}},
+		} {
+			rep.Sessions, rep.Totals = nil, totals{}
+			decode(t, ok(t, append(c.args, "--json")...), &rep)
+			if diff := cmp.Diff(c.sessions, rep.Sessions); diff != "" {
+				t.Errorf("%s --json: sessions differ (-want +got):\n%s", strings.Join(c.args[2:], " "), diff)
+			}
+			if rep.Totals != c.totals {
+				t.Errorf("%s --json: totals %+v; want %+v", strings.Join(c.args[2:], " "), rep.Totals, c.totals)
+			}
+		}
+		ok(t, "--db", empty, "import", t.TempDir())
+		const none = `{"sessions":[],"totals":{"sessions":0,"entries":0,"pushed":0,"upToDate":0,"conflict":0,"claimed":0,"failed":0,"skipped":0}}` + "\n"
+		if out := ok(t, "--db", empty, "push", "--to", db, "--json"); out != none {
+			t.Errorf("push --json of no session = %q; want %q", out, none)
+		}
+	})
+}

@@ -84,7 +84,9 @@ func newInfoCommand(a *app) *cobra.Command {
 		Use:   "info SESSION",
 		Short: "Show a session's metadata, counts, tokens and cost",
 		Long: `Show a session's id, name, working directory, creation and last change,
-parent session, leaf, entry and message counts, branches, compactions,
+parent session, metadata (the JSON it was made with, as new --metadata
+and POST /api/sessions take it, on one line; only when it has some), leaf,
+entry and message counts, branches, compactions,
 labels, token and cost totals over every branch, and the cost breakdown per
 provider/model (one line each: key, cost, tokens; tool results and summaries
 in "Tools/summaries"), as pi's /session shows them.
@@ -95,7 +97,8 @@ them: every message entry counted, system messages included; the text of
 the first user message with text, else "(no messages)"), createdAt,
 updatedAt (the last entry's time, or createdAt when that is later, as
 for a fork; null if no entry), parentSession (null if
-none), version, branches, roots,
+none), metadata (as given, as ls --json shows it; null if none, as for a
+pi file), version, branches, roots,
 compactions, labels and stats: pi's /session totals {userMessages,
 assistantMessages, toolCalls, toolResults, totalMessages, tokens {input,
 output, cacheRead, cacheWrite, total}, cost, breakdown [{key, cost,
@@ -138,6 +141,8 @@ the lane and older ones open lanes to its right. Long runs of plain entries
 are folded into one "~" line, and leaf entries (moves of the leaf) are
 hidden, unless --all. On a terminal lines are cut to its width; into a pipe
 or a file a line shows at most 64 lanes and counts the others ("+N").
+A session without entries is drawn as "(no entries)", one whose only
+entries are moves of the leaf says so.
 
 An entry that a context edit (see sessiontree edit) changes in what the model
 sees at the leaf is marked (omitted) when the model no longer sees it, or
@@ -182,7 +187,9 @@ func newBranchCommand(a *app) *cobra.Command {
 		Short: "Show the active branch (or the path to an entry), root first",
 		Long: `Show the entries on the path from the root to the leaf (or to the entry
 --from names), one per line with its time, root first. The path starts at the
-compaction boundary, as the model's context does, unless --full.
+compaction boundary, as the model's context does, unless --full. A path
+without entries says so: "(no entries)" for an empty session, or that the
+leaf is before the first entry.
 
 With --json: an array of the entries, each exactly as stored.`,
 		Example: `  sessiontree branch 0198f2a4
@@ -200,7 +207,17 @@ With --json: an array of the entries, each exactly as stored.`,
 			if err != nil {
 				return err
 			}
-			return a.writeEntries(ctx, st, path, asJSON)
+			empty := ""
+			if len(path) == 0 && !asJSON {
+				// The leaf is null: the session is empty, or its leaf
+				// was moved before its first entry.
+				if some, err := st.Log(ctx, 0, 1); err != nil {
+					return err
+				} else if len(some) > 0 {
+					empty = "(no entries on the branch: the leaf is before the first entry)"
+				}
+			}
+			return a.writeEntries(ctx, st, path, empty, asJSON)
 		},
 	}
 	cmd.Flags().Var((*nonEmpty)(&from), "from", "start at this entry (id or unique prefix) instead of the leaf")
@@ -349,8 +366,9 @@ text is searched.`,
 }
 
 // writeEntries prints entries of st one per line with their time, label
-// and leaf mark, or, asJSON, as a JSON array of the entries as stored.
-func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries []sessiontree.Entry, asJSON bool) error {
+// and leaf mark (empty the line for none, "" for view.NoEntries), or,
+// asJSON, as a JSON array of the entries as stored.
+func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries []sessiontree.Entry, empty string, asJSON bool) error {
 	if asJSON {
 		return view.WriteEntriesJSON(a.stdout, entries, a.jsonOpts())
 	}
@@ -362,7 +380,7 @@ func (a *app) writeEntries(ctx context.Context, st sessiontree.Storage, entries 
 	if err != nil {
 		return err
 	}
-	return view.WriteBranch(a.stdout, entries, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth()})
+	return view.WriteBranch(a.stdout, entries, view.BranchOptions{Labels: labels, Leaf: leaf, Width: a.termWidth(), Empty: empty})
 }
 
 // checkFilterFlags checks --limit and makes --cwd a cwd as pi records it
