@@ -192,9 +192,14 @@ func (c *Cluster) Up(ctx context.Context) error { return c.pgctlStart(ctx) }
 // Own starts a cluster of tb's own, for a test that stops and starts its
 // server ([Cluster.Down], [Cluster.Up]) without disturbing the others,
 // and stops it when tb ends. Without PostgreSQL's programs tb is skipped
-// (failed under CI=true), as [URL] does without a server.
+// (failed under CI=true), as [URL] does without a server. Under -short it
+// skips tb: a cluster's start and stop take seconds, which the quick loop
+// leaves to the full run.
 func Own(tb testing.TB) *Cluster {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("starts a PostgreSQL cluster of its own: runs without -short")
+	}
 	c, err := Start(context.Background())
 	if errors.Is(err, ErrNoServer) {
 		noServer(tb, err)
