@@ -75,6 +75,10 @@ type batch struct {
 	// the batch names; storedIDs are the batch's ids already stored.
 	stored    map[string]placement
 	storedIDs map[string]bool
+	// hasChild holds the seqs of the entries that have a child other
+	// than a leaf entry, as far as the batch knows: the batch's parents
+	// so far, and the stored ones it looked up (tree counts, shape.go).
+	hasChild map[int64]bool
 }
 
 // run checks and places every entry, stores them, moves the branch to the
@@ -186,7 +190,43 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 		return err
 	}
 	b.places[i] = fromRoot(p)
+	b.places[i].Leaf = e.Type == sessiontree.TypeLeaf
 	b.local[e.ID] = i
+	return b.countEntry(i, seq)
+}
+
+// countEntry counts entry i, of sequence number seq, into the row's tree
+// counts: whether its parent had a child is known for a parent of the
+// batch (b.hasChild), looked up once for a stored one.
+func (b *batch) countEntry(i int, seq int64) error {
+	e := b.entries[i]
+	var parent *placement
+	if e.ParentID != "" {
+		if j := b.parents[i]; j >= 0 {
+			parent = &b.places[j]
+		} else {
+			p := b.stored[e.ParentID]
+			parent = &p
+		}
+	}
+	if b.hasChild == nil {
+		b.hasChild = map[int64]bool{}
+	}
+	had := false
+	if needsChildLookup(e.Type, parent, seq) {
+		var known bool
+		if had, known = b.hasChild[parent.Seq]; !known && b.parents[i] < 0 {
+			var err error
+			if had, err = hadChild(b.ctx, b.tx, b.st.pk, parent.Seq); err != nil {
+				return err
+			}
+		}
+	}
+	rooted := parent == nil || parent.Leaf
+	if e.Type != sessiontree.TypeLeaf && !rooted {
+		b.hasChild[parent.Seq] = true
+	}
+	b.st.shape.AddEntry(e.Type, rooted, had)
 	return nil
 }
 

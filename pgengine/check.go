@@ -174,6 +174,9 @@ func (s *Storage) check1(ctx context.Context) error {
 	if got, err := s.Stats(ctx); err != nil || fmt.Sprint(got) != fmt.Sprint(tally.Stats()) {
 		return cmpErr(err, mismatch("the stats", got, tally.Stats()))
 	}
+	if err := s.checkShape(ctx, log, labels); err != nil {
+		return err
+	}
 	if err := s.checkUsageDays(ctx, log); err != nil {
 		return err
 	}

@@ -19,8 +19,9 @@ import (
 // which the writes read back (the leaf's placement is the next append's
 // parent; an entry's depth and parent key are its walks') and which a
 // replay of the log does not show: the first user text, the leaf's key
-// and depth, the boundary and the last change (the last entry's
-// timestamp, which the session list sorts by) on the session row, and an entry off the
+// and depth, the boundary, the last change (the last entry's
+// timestamp, which the session list sorts by) and the tree's counts
+// (info's branches, roots, compactions, labels) on the session row, and an entry off the
 // active path with a wrong depth, parent key or parent id, or a gap in
 // the seqs.
 func TestCheckFindsPlacementDamage(t *testing.T) {
@@ -52,6 +53,10 @@ func TestCheckFindsPlacementDamage(t *testing.T) {
 		{"parent id column off the path", `UPDATE entries SET parent_id = parent_id || 'x' WHERE seq = 2`, `UPDATE entries SET parent_id = left(parent_id, -1) WHERE seq = 2`},
 		{"last change", `UPDATE sessions SET updated_at = '2001-01-01T00:00:00.000Z' || updated_at`, `UPDATE sessions SET updated_at = substr(updated_at, 25)`},
 		{"seq gap", `UPDATE entries SET seq = seq + 10 WHERE seq = 2`, `UPDATE entries SET seq = seq - 10 WHERE seq = 12`},
+		{"branch count", `UPDATE sessions SET branch_count = branch_count + 1`, `UPDATE sessions SET branch_count = branch_count - 1`},
+		{"root count", `UPDATE sessions SET root_count = root_count - 1`, `UPDATE sessions SET root_count = root_count + 1`},
+		{"compaction count", `UPDATE sessions SET compaction_count = compaction_count + 1`, `UPDATE sessions SET compaction_count = compaction_count - 1`},
+		{"label count", `UPDATE sessions SET label_count = label_count + 1`, `UPDATE sessions SET label_count = label_count - 1`},
 	})
 }
 

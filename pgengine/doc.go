@@ -21,8 +21,8 @@
 // header_checksum_fill, the sessions stored before migration 18, or
 // created since by an older engine (migration 19), whose header checksum
 // Open computes. Triggers refuse to change or delete an entry
-// outside a session delete, and (the schema fence, migration 20,
-// fence.go) any write of sessions rows by a connection whose program is
+// outside a session delete, and (the schema fence, migration 20, moved
+// to 21 by the tree's counts, fence.go) any write of sessions rows by a connection whose program is
 // older than the schema: a process that connected before a newer one
 // migrated the database, which would derive values by older rules. Its
 // write fails whole (SQLSTATE ST003, migrate.ErrNewer from this engine
@@ -48,8 +48,9 @@
 //
 // # Cost
 //
-// No read loads a whole session: the leaf, name and stats are one sessions
-// row; the active path is a range of the branch table; a path from an entry
+// No read loads a whole session: the leaf, name, stats and the summary
+// info shows (the tree's branches, roots, compactions and labels, kept by
+// the writes: shape.go, migration 21) are one sessions row; the active path is a range of the branch table; a path from an entry
 // off it is a recursive query up to where it meets the branch; the state at
 // an entry is at most three rows its pointers name.
 //

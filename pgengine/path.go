@@ -62,6 +62,10 @@ type placement struct {
 	Thinking   sql.NullInt64 `db:"thinking_seq"`
 	Model      sql.NullInt64 `db:"model_seq"`
 	Tools      sql.NullInt64 `db:"tools_seq"`
+	// Leaf says the entry is a leaf entry, which is not in the tree: an
+	// entry under it is a root (sessiontree.Shape.AddEntry). Read where
+	// a write's parent is read (placementOf, the locked row's leaf).
+	Leaf bool `db:"is_leaf"`
 }
 
 // nullPlacement is a placement read through an outer join (the leaf's,
@@ -73,6 +77,7 @@ type nullPlacement struct {
 	Thinking   sql.NullInt64 `db:"leaf_thinking_seq"`
 	Model      sql.NullInt64 `db:"leaf_model_seq"`
 	Tools      sql.NullInt64 `db:"leaf_tools_seq"`
+	Leaf       sql.NullBool  `db:"leaf_is_leaf"`
 }
 
 func (n nullPlacement) placement() *placement {
@@ -80,14 +85,14 @@ func (n nullPlacement) placement() *placement {
 		return nil
 	}
 	return &placement{Seq: n.Seq.Int64, Depth: int(n.Depth.Int64), StartDepth: int(n.StartDepth.Int64),
-		Thinking: n.Thinking, Model: n.Model, Tools: n.Tools}
+		Thinking: n.Thinking, Model: n.Model, Tools: n.Tools, Leaf: n.Leaf.Bool}
 }
 
 // placementOf reads entry id's placement; ok is false when it does not
 // exist.
 func placementOf(ctx context.Context, q sqlx.QueryerContext, session int64, id string) (p placement, ok bool, err error) {
-	err = sqlx.GetContext(ctx, q, &p, `SELECT seq, depth, start_depth, thinking_seq, model_seq, tools_seq
-		FROM entries WHERE session = $1 AND id = $2`, session, id)
+	err = sqlx.GetContext(ctx, q, &p, `SELECT seq, depth, start_depth, thinking_seq, model_seq, tools_seq,
+		type = 'leaf' AS is_leaf FROM entries WHERE session = $1 AND id = $2`, session, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, false, nil
 	}

@@ -30,7 +30,9 @@ import (
 // the write-back, which aborts the transaction before its COMMIT), a
 // taken generated id (the insert fails, the append is tried again), and
 // the same retries. An entry that needs a look-up (a leaf, a label, a
-// compaction) takes the general path. In two round trips the row is
+// compaction, an entry under a leaf that is not the entry stored last,
+// whose parent's children the tree's counts need: shape.go) takes the
+// general path. In two round trips the row is
 // locked by probeQuery and read, when the Storage does not hold its
 // version, by lockQuery in a statement of its own (rowcache.go), whose
 // snapshot sees a writer the lock waited for; the general path is still
@@ -187,7 +189,8 @@ func (w *pipedWrite) statements() []statement {
 
 // pipedAppend builds d under the locked leaf and returns the entry and
 // what storing it writes; errNotPiped when the leaf's placement was not
-// read.
+// read, or when the leaf is not the entry stored last (the tree's counts
+// then need a look-up: needsChildLookup).
 func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptions) (sessiontree.Entry, *pipedWrite, error) {
 	if err := sessiontree.CheckLeafGuard(opts, st.leafID.String); err != nil {
 		return sessiontree.Entry{}, nil, err
@@ -203,6 +206,15 @@ func (st *session) pipedAppend(d sessiontree.Draft, opts sessiontree.AppendOptio
 	// Neither the placement nor the note of an entry that is not a
 	// compaction or a label reads the database.
 	if w.p, err = st.place(context.Background(), nil, e, &f, w.parent); err != nil {
+		return e, nil, err
+	}
+	// The tree's counts need no look-up under the entry stored last,
+	// the parent of nearly every append; under another (the first
+	// append after a move of the leaf) the general path looks it up.
+	if needsChildLookup(e.Type, w.parent, w.p.Seq) {
+		return e, nil, errNotPiped
+	}
+	if err := st.countEntry(context.Background(), nil, e.Type, w.parent, w.p.Seq); err != nil {
 		return e, nil, err
 	}
 	e.Seq = w.p.Seq

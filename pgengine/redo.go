@@ -65,6 +65,7 @@ type derived struct {
 	labels    map[string]string
 	labelSeq  map[string]int64
 	tally     sessiontree.Tally
+	shape     sessiontree.Shape
 	usage     usageAdds
 	leaf      string
 	firstUser sql.NullString
@@ -94,6 +95,7 @@ func deriveLog(log []sessiontree.Entry) *derived {
 	}
 	d.name = sql.NullString{String: r.Name, Valid: r.Name != ""}
 	d.labels, d.leaf = r.Labels, r.Leaf
+	d.shape = sessiontree.ShapeOf(log, d.labels)
 	return d
 }
 
@@ -127,28 +129,34 @@ func lockDerive(ctx context.Context, tx *sqlx.Tx, session int64) (*derived, erro
 	return deriveLog(log), nil
 }
 
-// save writes the name and the stats to session's row, and replaces its
-// labels and usage_days rows.
+// save replaces session's labels, writes the name, the stats and the
+// tree's counts to its row, and replaces its usage_days rows. The labels
+// go first: their trigger counts each row it deletes and inserts
+// (migration 21), and the row's count is written after, as the log
+// gives it.
 func (d *derived) save(ctx context.Context, tx *sqlx.Tx, session int64) error {
-	if err := d.saveRow(ctx, tx, session); err != nil {
+	if err := d.saveLabels(ctx, tx, session); err != nil {
 		return err
 	}
-	if err := d.saveLabels(ctx, tx, session); err != nil {
+	if err := d.saveRow(ctx, tx, session); err != nil {
 		return err
 	}
 	return d.saveUsage(ctx, tx, session)
 }
 
-// saveRow writes the name and the stats to session's row.
+// saveRow writes the name, the stats and the tree's counts to session's
+// row.
 func (d *derived) saveRow(ctx context.Context, tx *sqlx.Tx, session int64) error {
 	c, err := countersOf(&d.tally)
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE sessions SET name = $2, (`+countersColumns+`) =
-		($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) WHERE pk = $1`, session, d.name,
+		($3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14), (`+shapeColumns+`) = ($15, $16, $17, $18)
+		WHERE pk = $1`, session, d.name,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
-		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets)
+		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets,
+		d.shape.Branches, d.shape.Roots, d.shape.Compactions, d.shape.Labels)
 	return err
 }
 

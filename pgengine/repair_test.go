@@ -80,8 +80,9 @@ func TestRepairOlderWrites(t *testing.T) {
 // together, what Check compares on the session row and the branch table
 // (the leaf's id, key, depth and boundary, the materialized branch a row
 // short, a row wrong or a row too many, the first user text changed or
-// gone, the last change) of a session with branches, a leaf move and a
-// compaction, and of one whose leaf is null. Repair mends each: Check
+// gone, the last change, the tree's and the labels' counts) of a session
+// with branches, a leaf move and a compaction, and of one whose leaf is
+// null. Repair mends each: Check
 // passes and every row of the session (its entries byte for byte
 // included) is what the writes wrote. A session whose entry is damaged
 // as well as its leaf is reported and left as it is.
@@ -142,6 +143,8 @@ func TestRepairLeafBranchFirstUser(t *testing.T) {
 			{name: "first user text", stmt: `UPDATE sessions SET first_user_text = 'x' || first_user_text` + where},
 			{name: "first user text gone", stmt: `UPDATE sessions SET first_user_text = NULL` + where},
 			{name: "last change", stmt: `UPDATE sessions SET updated_at = '2001-01-01T00:00:00.000Z'` + where},
+			{name: "tree counts", stmt: `UPDATE sessions SET branch_count = 7, root_count = 0, compaction_count = 3` + where},
+			{name: "label count", stmt: `UPDATE sessions SET label_count = label_count + 2` + where},
 		}
 		if s == st { // the other's branch is empty
 			damages = append(damages,

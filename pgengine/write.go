@@ -33,6 +33,9 @@ type session struct {
 	created, updatedAt string
 	count              int64 // entries stored: the next entry's seq is count + 1
 	tally              sessiontree.Tally
+	// shape is the tree's counts (shape.go); its Labels are not the
+	// write's: a trigger on labels keeps the row's (migration 21).
+	shape sessiontree.Shape
 	// usage are the write's usage records, written by save.
 	usage usageAdds
 	// unclaimed is the session written without a claim, which save
@@ -56,6 +59,7 @@ type lockRow struct {
 	// LastSeq is the seq of the log's last entry (null: none), which
 	// must be the row's entry count: the next append's seq is count + 1.
 	LastSeq sql.NullInt64 `db:"last_seq"`
+	treeCounts
 }
 
 // lockColumns are a locked sessions row's columns (lockRow), from s and
@@ -65,7 +69,7 @@ const lockColumns = `s.leaf_id, s.name, s.first_user_text, s.updated_at,
 	(SELECT max(l.seq) FROM entries l WHERE l.session = s.pk) AS last_seq,
 	p.seq AS leaf_seq, p.depth AS leaf_depth, p.start_depth AS leaf_start_depth,
 	p.thinking_seq AS leaf_thinking_seq, p.model_seq AS leaf_model_seq, p.tools_seq AS leaf_tools_seq,
-	` + countersColumns
+	p.type = 'leaf' AS leaf_is_leaf, ` + shapeColumns + `, ` + countersColumns
 
 // lockLeaf joins the leaf's entry p to the sessions row s.
 const lockLeaf = `LEFT JOIN entries p ON p.session = s.pk AND p.seq = s.leaf_seq`
@@ -127,7 +131,8 @@ func (s *Storage) sessionOf(r *lockRow) (*session, error) {
 			s.meta.ID, r.Entries, r.LastSeq.Int64)}
 	}
 	st := &session{pk: s.pk, leafID: r.LeafID, leaf: r.nullPlacement.placement(),
-		name: r.Name, firstUser: r.FirstUser, created: s.meta.CreatedAt, updatedAt: r.UpdatedAt, count: r.Entries}
+		name: r.Name, firstUser: r.FirstUser, created: s.meta.CreatedAt, updatedAt: r.UpdatedAt, count: r.Entries,
+		shape: r.treeCounts.shape()}
 	if s.claim == nil {
 		st.unclaimed = s
 	}
@@ -161,7 +166,8 @@ func (st *session) saveStatement(ctx context.Context, tx *sqlx.Tx) (string, []an
 	leafSeq, depth, boundary := st.leafColumns()
 	args := []any{st.pk, leafSeq, st.leafID, depth, boundary, st.name, st.firstUser, st.updatedAt,
 		c.Entries, c.Messages, c.UserMessages, c.AssistantMessages, c.ToolResults, c.ToolCalls,
-		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime()}
+		c.Input, c.Output, c.CacheRead, c.CacheWrite, c.Cost, c.Buckets, st.claimCheckTime(),
+		st.shape.Branches, st.shape.Roots, st.shape.Compactions}
 	adds, err := st.usage.flush(ctx, tx, st.pk)
 	if err != nil {
 		return "", nil, err
@@ -185,24 +191,24 @@ func (st *session) leafColumns() (seq sql.NullInt64, depth, boundary int) {
 	return sql.NullInt64{Int64: st.leaf.Seq, Valid: true}, st.leaf.Depth, st.leaf.StartDepth
 }
 
-// saveRow writes session $1's row back ($2 to $20) and refuses the write
-// when someone holds a live claim on the session ($21: the time after
-// which an unexpired claim refuses it).
+// saveRow writes session $1's row back ($2 to $20, the tree's counts
+// $22 to $24) and refuses the write when someone holds a live claim on
+// the session ($21: the time after which an unexpired claim refuses it).
 const saveRow = `s AS (UPDATE sessions SET leaf_seq = $2, leaf_id = $3,
 		leaf_depth = $4, boundary_depth = $5, name = $6, first_user_text = $7, updated_at = $8, entry_count = $9,
 		message_count = $10, user_messages = $11, assistant_messages = $12, tool_results = $13, tool_calls = $14,
 		input_tokens = $15, output_tokens = $16, cache_read_tokens = $17, cache_write_tokens = $18, cost = $19,
-		usage_buckets = $20 WHERE pk = $1)
+		usage_buckets = $20, branch_count = $22, root_count = $23, compaction_count = $24 WHERE pk = $1)
 		SELECT refuse_claimed_write(holder, expires_ms) FROM claims
 		WHERE session = $1 AND holder <> '' AND expires_ms > $21`
 
 // saveQuery and saveUsageQuery are saveStatement's statements, the
-// second adding the write's usage records (usageUpsert, $22 to $28).
+// second adding the write's usage records (usageUpsert, $25 to $31).
 // They are built once: a statement built at each append was a tenth of
 // what a writer allocated.
 var (
 	saveQuery      = `WITH ` + saveRow
-	saveUsageQuery = `WITH u AS (` + usageUpsert(22, false) + `), ` + saveRow
+	saveUsageQuery = `WITH u AS (` + usageUpsert(25, false) + `), ` + saveRow
 )
 
 // codeClaimedWrite is the error refuse_claimed_write raises (migration
@@ -502,6 +508,9 @@ func (st *session) add(ctx context.Context, tx *sqlx.Tx, e sessiontree.Entry, f 
 		return e, err
 	}
 	e.Seq = p.Seq
+	if err := st.countEntry(ctx, tx, e.Type, parent, p.Seq); err != nil {
+		return e, err
+	}
 	if _, err := tx.ExecContext(ctx, insertEntry, st.insertArgs(e, rowOf(f), p, parent)...); err != nil {
 		return e, insertErr(err)
 	}

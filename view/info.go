@@ -71,7 +71,7 @@ func ptr(s string) *string {
 }
 
 // LoadInfo gathers a session's [Info]. A [sessiontree.SummaryReader]
-// (the engine) gives its counts from a few rows, whatever the session's
+// (either database engine) gives its counts from a few rows, whatever the session's
 // size; for another storage LoadInfo reads where each entry hangs
 // ([sessiontree.LogHeads]) and the log from its first message on until a
 // user message with text ([summaryOf]).

@@ -3,7 +3,6 @@ package view_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/sessiontree/sessiontree/engine"
 	"github.com/sessiontree/sessiontree/jsonl"
 	"github.com/sessiontree/sessiontree/memory"
+	"github.com/sessiontree/sessiontree/storetest"
 	"github.com/sessiontree/sessiontree/view"
 )
 
@@ -56,30 +56,8 @@ func TestInfoFirstMessagePages(t *testing.T) {
 	}
 }
 
-// noLog is an engine session whose log cannot be read: LoadInfo must
-// answer from the session's rows alone.
-type noLog struct {
-	*engine.Storage
-	t *testing.T
-}
-
-func (s noLog) Log(context.Context, int64, int) ([]sessiontree.Entry, error) {
-	s.t.Error("LoadInfo read the log")
-	return nil, errors.New("no log")
-}
-
-func (s noLog) LogHeads(context.Context) ([]sessiontree.Entry, error) {
-	s.t.Error("LoadInfo read the log's heads")
-	return nil, errors.New("no log")
-}
-
-func (s noLog) Labels(context.Context) (map[string]string, error) {
-	s.t.Error("LoadInfo read every label")
-	return nil, errors.New("no labels")
-}
-
 // TestInfoFromCounters holds the info of every fixture stored in the
-// engine, read from its counters without the log (noLog), to the info of
+// engine, read from its counters without the log (storetest.NoLog), to the info of
 // the same file counted over its log.
 func TestInfoFromCounters(t *testing.T) {
 	t.Parallel()
@@ -89,7 +67,7 @@ func TestInfoFromCounters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := view.LoadInfo(ctx, noLog{stored, t})
+		got, err := view.LoadInfo(ctx, storetest.NoLog{SummaryStorage: stored, T: t})
 		if err != nil {
 			t.Fatal(err)
 		}
