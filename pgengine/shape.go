@@ -2,8 +2,6 @@ package pgengine
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -102,19 +100,16 @@ func (s *Storage) Summary(ctx context.Context) (sessiontree.Summary, error) {
 	return sum, nil
 }
 
-// checkShape compares the tree's counts of the session's row with the
-// shape of its log, whose current labels are labels.
+// checkShape compares the tree's counts of the session's row (as
+// Summary reads them) with the shape of its log, whose current labels
+// are labels.
 func (s *Storage) checkShape(ctx context.Context, log []sessiontree.Entry, labels map[string]string) error {
-	var got treeCounts
-	err := sqlx.GetContext(ctx, s.db.reader(ctx), &got, `SELECT `+shapeColumns+` FROM sessions WHERE pk = $1`, s.pk)
-	if errors.Is(err, sql.ErrNoRows) {
-		return &SessionNotFoundError{ID: s.meta.ID}
-	}
+	stored, err := s.Summary(ctx)
 	if err != nil {
-		return storageErr(err)
+		return err
 	}
-	if want := sessiontree.ShapeOf(log, labels); got.shape() != want {
-		return &sessiontree.CorruptError{Reason: fmt.Sprintf("stored tree counts %+v, log gives %+v", got.shape(), want)}
+	if want := sessiontree.ShapeOf(log, labels); stored.Shape != want {
+		return &sessiontree.CorruptError{Reason: fmt.Sprintf("stored tree counts %+v, log gives %+v", stored.Shape, want)}
 	}
 	return nil
 }
