@@ -258,7 +258,7 @@ type fleetClient struct {
 // runFleetClient opens its own pool on the database and runs spec's
 // workers on it.
 func runFleetClient(ctx context.Context, spec fleetSpec) fleetLog {
-	s, err := store.OpenPostgres(ctx, spec.URL, store.Options{})
+	s, err := openFleetStore(ctx, spec)
 	if err != nil {
 		return fleetLog{Problems: []string{fmt.Sprintf("client %d: open: %v", spec.Client, err)}}
 	}
@@ -285,6 +285,19 @@ func runFleetClient(ctx context.Context, spec fleetSpec) fleetLog {
 		}
 	}
 	return log
+}
+
+// openFleetStore opens spec's store. A faulty client's open may fail
+// (its retries spent on connections the proxy cut one after another:
+// the fault draws are seeded, so a seed can cut every attempt) and is
+// tried again, up to 20 times; any other failure is returned at once.
+func openFleetStore(ctx context.Context, spec fleetSpec) (*store.Store, error) {
+	for i := 1; ; i++ {
+		s, err := store.OpenPostgres(ctx, spec.URL, store.Options{})
+		if err == nil || !spec.Faulty || !errors.Is(err, sessiontree.ErrStorage) || i == 20 {
+			return s, err
+		}
+	}
 }
 
 // run runs the worker's operations.
