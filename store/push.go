@@ -25,6 +25,20 @@ type PushOptions struct {
 	// Progress, when set, is called before the first batch and after
 	// every batch committed.
 	Progress func(PushProgress)
+	// Verb is what Push calls the copy in what it says: the step its
+	// errors begin with ("push: session 0198f2a4 not found") and the
+	// reasons of results that name the copy ([PushDeletedReason]). ""
+	// means "push"; the command's pull, the same copy asked for by the
+	// database copied into, gives "pull".
+	Verb string
+}
+
+// verb returns [PushOptions.Verb], "push" when it is empty.
+func (o PushOptions) verb() string {
+	if o.Verb == "" {
+		return "push"
+	}
+	return o.Verb
 }
 
 // DefaultPushBatch is how many entries a [Push] appends per transaction
@@ -75,9 +89,11 @@ const (
 	PushSkipped PushStatus = "skipped"
 )
 
-// PushDeletedReason is the [PushResult.Reason] of a [PushSkipped]
-// session.
-const PushDeletedReason = "deleted at the source during the push"
+// PushDeletedReason returns the [PushResult.Reason] of a [PushSkipped]
+// session of a copy called verb ([PushOptions.Verb]; "" is "push").
+func PushDeletedReason(verb string) string {
+	return "deleted at the source during the " + PushOptions{Verb: verb}.verb()
+}
 
 // PushRemadeReason begins the [PushResult.Reason] of a session deleted
 // at the source during its push and made again there with the same id,
@@ -210,7 +226,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}
 	ids, err := pushIDs(ctx, from, opts.Sessions)
 	if err != nil {
-		return PushReport{}, fmt.Errorf("push: %w", err)
+		return PushReport{}, fmt.Errorf("%s: %w", opts.verb(), err)
 	}
 	p := pusher{from: from, to: to, opts: opts}
 	plans := make([]pushPlan, 0, len(ids))
@@ -221,7 +237,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}()
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return p.report, fmt.Errorf("push: %w", err)
+			return p.report, fmt.Errorf("%s: %w", opts.verb(), err)
 		}
 		pl, res := p.plan(ctx, id)
 		if res != nil {
@@ -240,7 +256,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 		p.progress.Sessions++
 		p.tell()
 		if err := ctx.Err(); err != nil {
-			return p.report, fmt.Errorf("push: %w", err)
+			return p.report, fmt.Errorf("%s: %w", opts.verb(), err)
 		}
 	}
 	return p.report, nil
@@ -521,7 +537,7 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
-			return appendPushBatch(tx, pl, create, have, page)
+			return appendPushBatch(tx, pl, create, have, page, p.opts.verb())
 		})
 		if err != nil {
 			return have - pl.have, err
@@ -561,8 +577,8 @@ func readPushBatch(ctx context.Context, src sessiontree.Storage, have int64, n, 
 // session changed since the plan, grown or deleted, is a
 // [*PushConflictError], on which [pusher.push] plans again: a deleted
 // one is then made again from the source's, as a push begun after the
-// delete would.
-func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry) error {
+// delete would. verb names the copy in the conflict's reason.
+func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry, verb string) error {
 	var dst sessiontree.DatabaseSession
 	var err error
 	if create {
@@ -572,9 +588,9 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 		in, err = tx.SessionInfo(pl.id)
 		switch {
 		case errors.Is(err, sessiontree.ErrNotFound):
-			return &PushConflictError{Session: pl.id, Reason: "it was deleted during the push"}
+			return &PushConflictError{Session: pl.id, Reason: "it was deleted during the " + verb}
 		case err == nil && in.Entries != have:
-			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the push", in.Entries, have)}
+			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the %s", in.Entries, have, verb)}
 		}
 		if err == nil {
 			dst, err = tx.Session(pl.id)
@@ -601,7 +617,7 @@ func (p *pusher) result(ctx context.Context, id string, pushed int64, err error)
 		return PushResult{Session: id, Status: PushPushed, Pushed: pushed}
 	}
 	if _, gone := p.from.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
-		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason, Err: gone}
+		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason(p.opts.Verb), Err: gone}
 	}
 	st := PushFailed
 	var claimed *sessiontree.ClaimedError

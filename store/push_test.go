@@ -647,3 +647,38 @@ func TestPushTargetAhead(t *testing.T) {
 	}
 	wantSameSession(t, team, laptop, id)
 }
+
+// What a push says names the copy as PushOptions.Verb does, "push"
+// when it is empty: the step of its errors (a session the source lacks,
+// an interruption) and the reason of a session deleted at the source
+// while it ran. The command's pull gives "pull", and none of its
+// messages may say push.
+func TestPushSaysItsVerb(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000022"
+	ctx := context.Background()
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	for _, tt := range []struct{ verb, word string }{{"", "push"}, {"pull", "pull"}} {
+		verb, word := tt.verb, tt.word
+		_, err := store.Push(ctx, from, to, store.PushOptions{Verb: verb, Sessions: []string{"ffff"}})
+		if want := word + ": session ffff not found"; err == nil || err.Error() != want || !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Push(Verb %q) of a session the source lacks = %v; want %q, matching ErrNotFound", verb, err, want)
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = store.Push(cancelled, from, to, store.PushOptions{Verb: verb})
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), word+": ") {
+			t.Errorf("interrupted Push(Verb %q) = %v; want context.Canceled, saying %q first", verb, err, word+":")
+		}
+	}
+	rep := mustPush(t, from, to, store.PushOptions{Verb: "pull", Progress: onceAt(0, func() {
+		if _, err := from.Delete(ctx, id); err != nil {
+			t.Error(err)
+		}
+	})})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushSkipped ||
+		rep.Results[0].Reason != "deleted at the source during the pull" || store.PushDeletedReason("pull") != rep.Results[0].Reason {
+		t.Errorf("a pull of a session deleted during it = %+v; want it skipped, deleted at the source during the pull", rep.Results)
+	}
+}

@@ -81,7 +81,7 @@ line's counts, {"sessions", "entries" (copied, over every session),
 			if dir == "from" {
 				from, to = there, here
 			}
-			rep, err := transfer(ctx, a, from, to, ids)
+			rep, err := transfer(ctx, a, name, from, to, ids)
 			err = errors.Join(err, closeThere())
 			if len(rep.Results) > 0 || err == nil {
 				var werr error
@@ -103,10 +103,11 @@ line's counts, {"sessions", "entries" (copied, over every session),
 	return cmd
 }
 
-// transfer runs store.Push with a progress bar of entries on a terminal.
-func transfer(ctx context.Context, a *app, from, to *store.Store, ids []string) (store.PushReport, error) {
+// transfer runs store.Push with a progress bar of entries on a terminal;
+// name ("push" or "pull") is the command, which its messages say.
+func transfer(ctx context.Context, a *app, name string, from, to *store.Store, ids []string) (store.PushReport, error) {
 	bar := a.progressBar()
-	rep, err := store.Push(ctx, from, to, store.PushOptions{Sessions: ids, Progress: func(p store.PushProgress) {
+	rep, err := store.Push(ctx, from, to, store.PushOptions{Sessions: ids, Verb: name, Progress: func(p store.PushProgress) {
 		// Nothing to copy draws no bar (a total of 0 is a bar of files).
 		if p.EntriesTotal > 0 {
 			bar.Update(view.ProgressStatus{Entries: p.Entries, EntriesTotal: p.EntriesTotal})

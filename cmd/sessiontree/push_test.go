@@ -86,6 +86,23 @@ func TestPushUsage(t *testing.T) {
 	}
 }
 
+// TestPushPullSayTheirName: an error of pull says pull, one of push
+// says push (the store's messages take the command's word).
+func TestPushPullSayTheirName(t *testing.T) {
+	t.Parallel()
+	here, there := newDB(t), newDB(t)
+	ok(t, "--db", there, "import", "../../view/testdata/demo.jsonl")
+	for _, tt := range []struct{ args []string }{
+		{[]string{"--db", here, "pull", "--from", there, "ffff"}},
+		{[]string{"--db", there, "push", "--to", here, "ffff"}},
+	} {
+		r := runCmd(t, "", tt.args...)
+		if want := "sessiontree: " + tt.args[2] + ": session ffff not found\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("sessiontree %q: exit %d, stderr %q; want 1 and %q", tt.args[2:], r.code, r.stderr, want)
+		}
+	}
+}
+
 // TestPushPullJSON: push --json and pull --json print one object, every
 // session's result and the totals the text's last line says, on both
 // engines; with no session, an empty array and zero totals.
