@@ -682,3 +682,55 @@ func TestPushSaysItsVerb(t *testing.T) {
 		t.Errorf("a pull of a session deleted during it = %+v; want it skipped, deleted at the source during the pull", rep.Results)
 	}
 }
+
+// A push that finds the target's id taken when it creates the session
+// reports the conflict in the same words on both engines: the root's
+// SessionExistsError, as it is, with no step of one engine's before it.
+// The target here has another writer make the session (with the
+// source's header, so that each plan finds it a prefix) before every
+// transaction of the push when it lacks it, and delete it when it has
+// it: the push plans again after each, pushReplans times, and then
+// reports the create's conflict.
+func TestPushCreateConflictReadsAlike(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000023"
+	onEngines(t, func(t *testing.T, open opener) {
+		from, to := openStore(t), open(t)
+		src, _ := pushSource(t, from, id)
+		into := store.New(&churnTarget{Database: to.Database(), t: t, s: to, meta: metaOf(t, src)})
+		rep := mustPush(t, from, into, store.PushOptions{})
+		want := "session " + id + " already exists"
+		var exists *sessiontree.SessionExistsError
+		if len(rep.Results) != 1 || rep.Results[0].Status != store.PushConflict || rep.Results[0].Reason != want ||
+			!errors.As(rep.Results[0].Err, &exists) || exists.ID != id {
+			t.Errorf("Push = %+v; want a conflict, %q, a *SessionExistsError", rep.Results, want)
+		}
+	})
+}
+
+// churnTarget is a database on which, before each write transaction,
+// another writer makes session meta.ID when it lacks it, with meta's
+// header, and deletes it when it has it.
+type churnTarget struct {
+	sessiontree.Database
+	t    testing.TB
+	s    *store.Store // the same database, unhooked
+	meta sessiontree.SessionMeta
+}
+
+func (d *churnTarget) Update(ctx context.Context, fn func(sessiontree.DatabaseTx) error) error {
+	_, err := d.s.Info(ctx, d.meta.ID)
+	switch {
+	case errors.Is(err, sessiontree.ErrNotFound):
+		err = d.Database.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+			_, err := tx.NewSession(d.meta, nil)
+			return err
+		})
+	case err == nil:
+		_, err = d.s.Delete(ctx, d.meta.ID)
+	}
+	if err != nil {
+		d.t.Errorf("the other writer: %v", err)
+	}
+	return d.Database.Update(ctx, fn)
+}

@@ -67,7 +67,7 @@ func testCreateAndInfo(t *testing.T, openStore opener) {
 // session_info at the root stamped with its creation time and named as
 // SetName names (line breaks as spaces, trimmed), and is listed by that
 // name; a name that cleans to nothing writes no entry. A create refused
-// for its id writes no name either.
+// for its id writes no name either, and says so alike on every engine.
 func TestCreateNamed(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, openStore opener) {
@@ -97,8 +97,10 @@ func TestCreateNamed(t *testing.T) {
 		if in, err := s.Info(ctx, blank.ID()); err != nil || in.Entries != 0 || in.Name != "" {
 			t.Errorf("Create(blank Name): Info = %+v, %v; want no entry, no name", in, err)
 		}
-		if _, err := s.Create(ctx, store.CreateOptions{ID: "named", Name: "again"}); !errors.Is(err, sessiontree.ErrConflict) {
-			t.Errorf("Create(existing id, Name) = %v; want ErrConflict", err)
+		// The same words on every engine (sessiontree.SessionExistsError).
+		if _, err := s.Create(ctx, store.CreateOptions{ID: "named", Name: "again"}); !errors.Is(err, sessiontree.ErrConflict) ||
+			err.Error() != "session named already exists" {
+			t.Errorf("Create(existing id, Name) = %v; want ErrConflict, %q", err, "session named already exists")
 		}
 		if in, err := s.Info(ctx, "named"); err != nil || in.Entries != 1 || in.Name != "two lines" {
 			t.Errorf("after a refused create: Info = %+v, %v; want the session unchanged", in, err)
