@@ -97,8 +97,9 @@ func PushDeletedReason(verb string) string {
 
 // PushRemadeReason begins the [PushResult.Reason] of a session deleted
 // at the source during its push and made again there with the same id,
-// when the target's copy of the first is not a prefix of the second's:
-// a conflict.
+// when the target's copy of the first is not a prefix of the second's,
+// or when it was made again once more after the push planned it again
+// three times (as often as it does for one session): a conflict.
 const PushRemadeReason = "deleted at the source and made again there with its id while it was copied"
 
 // PushResult is one session's line of a [PushReport].
@@ -214,7 +215,8 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // the two are never mixed: it is pushed as it is now when the target
 // holds none of the first's entries or a prefix of it, and is a
 // conflict otherwise ([PushRemadeReason]), the target keeping what it
-// had.
+// had; made again over and over, a fourth time during its push, it is
+// such a conflict too.
 // The error Push returns is one that stops it all (listing the source,
 // or ctx ended), with the report of what was done until then.
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
@@ -239,7 +241,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 		if err := ctx.Err(); err != nil {
 			return p.report, fmt.Errorf("%s: %w", opts.verb(), err)
 		}
-		pl, res := p.plan(ctx, id)
+		pl, res := p.plan(ctx, id, false)
 		if res != nil {
 			p.report.Results = append(p.report.Results, *res)
 			continue
@@ -330,20 +332,22 @@ func (p *pusher) tell() {
 // batches (up to date, a conflict, an error) gets its result at once,
 // and its plan holds no session open. A session deleted at the source
 // and made again there with its id while it is planned is planned
-// again, as it is now (pushReplans times at most).
-func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
+// again, as it is now (pushReplans times at most); remade says it was
+// made again during the push before this plan ([pusher.ended]).
+func (p *pusher) plan(ctx context.Context, id string, remade bool) (pushPlan, *PushResult) {
 	for tries := 0; ; tries++ {
 		pl, err := p.planOnce(ctx, id)
 		if err == nil && !(pl.exists && pl.have >= pl.want) {
 			return pl, nil
 		}
 		again := err != nil && p.remade(ctx, pl)
+		remade = remade || again
 		pl.close()
 		switch {
 		case err == nil:
 			return pl, &PushResult{Session: id, Status: PushUpToDate}
 		case !again || tries == pushReplans:
-			res := p.result(ctx, id, 0, err)
+			res := p.ended(ctx, id, 0, err, remade, again)
 			return pl, &res
 		}
 	}
@@ -491,18 +495,15 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 		n, err := p.appendPlan(ctx, pl)
 		pushed += n
 		again := err != nil && p.remade(ctx, pl)
-		if err == nil || !again && !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
-			return p.result(ctx, pl.id, pushed, err)
-		}
 		remade = remade || again
+		if err == nil || !again && !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
+			return p.ended(ctx, pl.id, pushed, err, remade, again)
+		}
 		pl.close()
-		next, res := p.plan(ctx, pl.id)
+		next, res := p.plan(ctx, pl.id, remade)
 		if res != nil {
 			if res.Status == PushUpToDate && pushed > 0 {
 				res.Status = PushPushed
-			}
-			if remade && res.Status == PushConflict {
-				res.Reason = PushRemadeReason + ": " + res.Reason
 			}
 			res.Pushed = pushed
 			pl = pushPlan{}
@@ -603,6 +604,25 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 		return nil
 	}
 	return tx.AppendEntries(dst, page)
+}
+
+// ended is the result of a session whose push ended with err after
+// pushed entries ([pusher.result]), for a session made again at the
+// source during its push (remade) too: its conflict says so
+// ([PushRemadeReason]). One made again once more when the push has
+// planned it again as often as it does (err comes of that: last) is a
+// conflict too, whatever err is (a read of the source finding its
+// session gone, or fewer entries than planned), saying why.
+func (p *pusher) ended(ctx context.Context, id string, pushed int64, err error, remade, last bool) PushResult {
+	if last {
+		err = &PushConflictError{Session: id, Reason: fmt.Sprintf("the source's was made again once more after the %s planned it again %d times, as many as it does",
+			p.opts.verb(), pushReplans)}
+	}
+	res := p.result(ctx, id, pushed, err)
+	if remade && res.Status == PushConflict {
+		res.Reason = PushRemadeReason + ": " + res.Reason
+	}
+	return res
 }
 
 // result is the result of a session whose push ended with err after

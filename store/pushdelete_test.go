@@ -365,3 +365,81 @@ func TestPushSourceRemadeDuringPush(t *testing.T) {
 		})
 	}
 }
+
+// A session deleted at the source and made again there with its id
+// each time the push reads it is planned again as it is now, up to
+// pushReplans times: made again three times, the push copies the
+// third. Made again a fourth time, the push gives up on it, and says
+// why as a conflict does: PushRemadeReason, an error matching
+// ErrConflict, nothing made on the target; not a failure without a
+// cause.
+func TestPushSourceRemadeAgainAndAgain(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-7777-7000-8000-000000000006"
+	for _, tt := range []struct {
+		times int
+		want  string
+	}{
+		{3, "pushed 2"},
+		{4, "conflict 0"},
+	} {
+		t.Run(fmt.Sprint(tt.times), func(t *testing.T) {
+			t.Parallel()
+			enginePairs(t, func(t *testing.T, src, to *store.Store) {
+				ctx := context.Background()
+				pushSource(t, src, id)
+				from := store.New(&remakeHook{Database: src.Database(), left: tt.times, remake: func() {
+					if n, err := src.Delete(ctx, id); n != 1 || err != nil {
+						t.Errorf("Delete(%s) = %d, %v; want 1, nil", id, n, err)
+					}
+					b := newBuilder(t, mustCreate(t, src, store.CreateOptions{ID: id, Cwd: "/home/me/other"}))
+					b.user("v1", "another session")
+					b.assistant("w1", "with the same id")
+				}})
+				rep := mustPush(t, from, to, store.PushOptions{})
+				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+					t.Fatalf("Push (-want +got):\n%s", diff)
+				}
+				if r := rep.Results[0]; r.Status == store.PushPushed {
+					wantSameSession(t, src, to, id)
+					return
+				} else if !errors.Is(r.Err, sessiontree.ErrConflict) || !strings.HasPrefix(r.Reason, store.PushRemadeReason) {
+					t.Errorf("Reason, Err = %q, %v; want it to begin %q, and an error matching ErrConflict", r.Reason, r.Err, store.PushRemadeReason)
+				}
+				if in, err := to.Info(ctx, id); !errorsIsNotFound(err) {
+					t.Errorf("target Info(%s) = %+v, %v; want ErrNotFound: nothing made", id, in, err)
+				}
+			})
+		})
+	}
+}
+
+// remakeHook is a database whose sessions' Log calls remake first, the
+// first left times: a write after a session was opened, before each
+// read of it.
+type remakeHook struct {
+	sessiontree.Database
+	left   int
+	remake func()
+}
+
+func (d *remakeHook) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
+	st, err := d.Database.OpenSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return remakeHookSession{st, d}, nil
+}
+
+type remakeHookSession struct {
+	sessiontree.DatabaseSession
+	d *remakeHook
+}
+
+func (s remakeHookSession) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
+	if s.d.left > 0 {
+		s.d.left--
+		s.d.remake()
+	}
+	return s.DatabaseSession.Log(ctx, after, limit)
+}

@@ -42,7 +42,8 @@ while it runs is skipped ("skipped: deleted at the source during the
 deleted and made again there with the same id while it is copied is
 another session, never mixed with the first: it is copied as it is now
 when this side holds nothing of the first or a prefix of it, and is a
-conflict otherwise. The exit status is 1 when any other session was not
+conflict otherwise, as it is when it is made again a fourth time during
+one ` + name + `. The exit status is 1 when any other session was not
 copied in full.
 
 With --json: one object, {"sessions": [...], "totals": {...}}: a row per
