@@ -121,10 +121,12 @@ func onceAt(entries int64, fn func()) func(store.PushProgress) {
 func errorsIsNotFound(err error) bool { return err != nil && errors.Is(err, sessiontree.ErrNotFound) }
 
 // logHook is a database whose sessions' first Log call, of any of them,
-// calls before: a write after a session was opened, before it is read.
+// calls before (the first times calls, when times is more than 1): a
+// write after a session was opened, before it is read.
 type logHook struct {
 	sessiontree.Database
 	before func()
+	times  int
 }
 
 func (d *logHook) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
@@ -142,7 +144,9 @@ type logHookSession struct {
 
 func (s logHookSession) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
 	if before := s.d.before; before != nil {
-		s.d.before = nil
+		if s.d.times--; s.d.times <= 0 {
+			s.d.before = nil
+		}
 		before()
 	}
 	return s.DatabaseSession.Log(ctx, after, limit)
@@ -388,7 +392,7 @@ func TestPushSourceRemadeAgainAndAgain(t *testing.T) {
 			enginePairs(t, func(t *testing.T, src, to *store.Store) {
 				ctx := context.Background()
 				pushSource(t, src, id)
-				from := store.New(&remakeHook{Database: src.Database(), left: tt.times, remake: func() {
+				from := store.New(&logHook{Database: src.Database(), times: tt.times, before: func() {
 					if n, err := src.Delete(ctx, id); n != 1 || err != nil {
 						t.Errorf("Delete(%s) = %d, %v; want 1, nil", id, n, err)
 					}
@@ -412,34 +416,4 @@ func TestPushSourceRemadeAgainAndAgain(t *testing.T) {
 			})
 		})
 	}
-}
-
-// remakeHook is a database whose sessions' Log calls remake first, the
-// first left times: a write after a session was opened, before each
-// read of it.
-type remakeHook struct {
-	sessiontree.Database
-	left   int
-	remake func()
-}
-
-func (d *remakeHook) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
-	st, err := d.Database.OpenSession(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return remakeHookSession{st, d}, nil
-}
-
-type remakeHookSession struct {
-	sessiontree.DatabaseSession
-	d *remakeHook
-}
-
-func (s remakeHookSession) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
-	if s.d.left > 0 {
-		s.d.left--
-		s.d.remake()
-	}
-	return s.DatabaseSession.Log(ctx, after, limit)
 }
