@@ -639,17 +639,20 @@ func (p *pusher) result(ctx context.Context, id string, pushed int64, err error)
 	if _, gone := p.from.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
 		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason(p.opts.Verb), Err: gone}
 	}
-	st := PushFailed
+	st, reason := PushFailed, err.Error()
 	var claimed *sessiontree.ClaimedError
 	switch {
 	case errors.As(err, &claimed):
 		// Only a claim: the target's write lock held past the busy
 		// timeout, which matches sessiontree.ErrLocked too, is a failure.
-		st = PushClaimed
+		// The claim says it all in its own words, which read the same
+		// whichever engine's write step met it (SQLite's append, or
+		// PostgreSQL's commit).
+		st, reason = PushClaimed, claimed.Error()
 	case errors.Is(err, sessiontree.ErrConflict):
 		// A *PushConflictError, or the target taking the session's id or
 		// an entry's id since the plan: another writer got there first.
 		st = PushConflict
 	}
-	return PushResult{Session: id, Status: st, Pushed: pushed, Reason: err.Error(), Err: err}
+	return PushResult{Session: id, Status: st, Pushed: pushed, Reason: reason, Err: err}
 }
