@@ -77,7 +77,10 @@ func TestPushUsage(t *testing.T) {
 	}{
 		{[]string{"push"}, "push needs --to DB"},
 		{[]string{"pull", "x"}, "pull needs --from DB"},
-		{[]string{"push", "--to", "mysql://db/x"}, `unknown database URL scheme "mysql"`},
+		{[]string{"push", "--to", "mysql://db/x"}, `--to: unknown database URL scheme "mysql"`},
+		{[]string{"pull", "--from", "mysql://db/x"}, `--from: unknown database URL scheme "mysql"`},
+		{[]string{"pull", "--from", "postgres:/db/x"}, `--from: database postgres:/db/x: a PostgreSQL URL starts with postgres://`},
+		{[]string{"push", "--to", "file:s.db"}, `--to: database file:s.db: a file URL starts with file://`},
 	} {
 		r := runCmd(t, "", append([]string{"--db", db}, tt.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.msg) {
