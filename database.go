@@ -32,7 +32,7 @@ import (
 //
 // Engines return the root sentinels: a session that does not exist
 // matches [ErrNotFound] (a [*SessionNotFoundError] naming it), an id
-// already used [ErrConflict], damage [ErrCorrupt] (a [*CorruptError]),
+// already used [ErrConflict] (a [*SessionExistsError] naming it), damage [ErrCorrupt] (a [*CorruptError]),
 // a write while another process holds the database [ErrLocked]
 // ([Database.TryUpdate]), a database opened read-only [ErrReadOnly],
 // no room [ErrDiskFull], a closed database [ErrClosed], a search
@@ -174,8 +174,8 @@ type DatabaseTx interface {
 
 	// NewSession adds an empty session with metadata (nil for none;
 	// valid JSON, stored as given). meta.ID "" means a fresh UUID v7,
-	// meta.CreatedAt "" the engine's clock. An id in use matches
-	// [ErrConflict]. The session returned is usable after the
+	// meta.CreatedAt "" the engine's clock. An id in use is a
+	// [*SessionExistsError], not wrapped. The session returned is usable after the
 	// transaction commits.
 	NewSession(meta SessionMeta, metadata json.RawMessage) (DatabaseSession, error)
 	// Session opens session id (exact) as the transaction sees it.
@@ -555,3 +555,16 @@ func (e *SessionNotFoundError) Error() string { return "session " + e.ID + " not
 
 // Is makes a SessionNotFoundError match [ErrNotFound].
 func (e *SessionNotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// SessionExistsError refuses a new session whose id the database holds
+// already; it matches [ErrConflict]. Every engine's
+// [DatabaseTx.NewSession] returns it as it is, not wrapped in a step:
+// it says what was refused, and so reads the same whatever the engine,
+// in a push's conflict as in the answer to a create.
+type SessionExistsError struct{ ID string }
+
+// Error names the session.
+func (e *SessionExistsError) Error() string { return "session " + e.ID + " already exists" }
+
+// Is makes a SessionExistsError match [ErrConflict].
+func (e *SessionExistsError) Is(target error) bool { return target == ErrConflict }

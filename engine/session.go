@@ -63,7 +63,7 @@ func createSession(w q, meta sessiontree.SessionMeta) (*Storage, error) {
 	res, err := w.exec(qInsertSession, meta.ID, meta.Version, meta.CreatedAt, meta.Cwd,
 		nullString(meta.ParentSession), meta.CreatedAt, sessiontree.HeaderChecksum(meta))
 	if isUniqueOn(err, "sessions.id") {
-		return nil, fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)
+		return nil, &sessiontree.SessionExistsError{ID: meta.ID}
 	}
 	if err != nil {
 		return nil, err

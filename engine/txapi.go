@@ -160,7 +160,10 @@ var sqlTxReadOnly = sql.TxOptions{ReadOnly: true}
 // Context returns the context the transaction runs under.
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
-// CreateSession is [DB.CreateSession] inside the transaction.
+// CreateSession is [DB.CreateSession] inside the transaction, but for
+// an id in use: a [*sessiontree.SessionExistsError] as it is, which
+// names what was refused, as [sessiontree.DatabaseTx.NewSession] returns
+// it from every engine.
 func (tx *Tx) CreateSession(meta sessiontree.SessionMeta) (*Storage, error) {
 	meta, err := tx.db.sessionDefaults(meta)
 	if err != nil {
@@ -171,7 +174,11 @@ func (tx *Tx) CreateSession(meta sessiontree.SessionMeta) (*Storage, error) {
 		st, err = createSession(w, meta)
 		return err
 	})
-	if err != nil {
+	var exists *sessiontree.SessionExistsError
+	switch {
+	case errors.As(err, &exists):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("create session %s: %w", meta.ID, translate(err))
 	}
 	return st, nil

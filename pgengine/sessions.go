@@ -20,7 +20,7 @@ import (
 
 // NewSession implements [sessiontree.DatabaseTx.NewSession]: an empty
 // meta.ID gets a fresh UUID v7, an empty CreatedAt the current time, a
-// zero Version 3; an id in use is refused with [sessiontree.ErrConflict].
+// zero Version 3; an id in use is a [*sessiontree.SessionExistsError].
 func (tx *Tx) NewSession(meta sessiontree.SessionMeta, metadata json.RawMessage) (sessiontree.DatabaseSession, error) {
 	st, err := createSession(tx.ctx, tx.db, tx.tx, meta, metadata)
 	if err != nil {
@@ -65,7 +65,7 @@ func createSession(ctx context.Context, db *DB, tx *sqlx.Tx, meta sessiontree.Se
 			meta.ID, meta.Version, meta.CreatedAt, meta.Cwd, nullString(meta.ParentSession), md, sessiontree.HeaderChecksum(meta))
 	})
 	if isUniqueViolation(err) {
-		return nil, fmt.Errorf("session %s already exists: %w", meta.ID, sessiontree.ErrConflict)
+		return nil, &sessiontree.SessionExistsError{ID: meta.ID}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create session %s: %w", meta.ID, storageErr(err))

@@ -555,6 +555,16 @@ func TestWrites(t *testing.T) {
 	if !strings.Contains(r.body, `"name":"nightly triage"`) || !strings.Contains(r.body, `"entryCount":1`) {
 		t.Errorf("create with a name answered %s", r.body)
 	}
+	// a name of white space alone, which would name nothing, is a
+	// mistake: 400, naming the member, and no session made
+	r = f.call("POST", "/api/sessions", `{"id":"s5","name":" \r\n\t "}`, 400)
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.Error.Code != CodeBadRequest || !strings.HasPrefix(e.Error.Message, `body: "name" `) {
+		t.Errorf("create with a blank name answered %s; want a bad_request naming \"name\"", r.body)
+	}
+	f.call("GET", "/api/sessions/s5", "", 404)
 }
 
 func TestListCursor(t *testing.T) {

@@ -88,6 +88,9 @@ func (srv *Server) createSession(w http.ResponseWriter, r *http.Request) error {
 	if err := checkNewID(req.ID); err != nil {
 		return err
 	}
+	if err := store.CheckNewName(req.Name); err != nil {
+		return fmt.Errorf(`body: "name" %q: %w`, req.Name, err)
+	}
 	cwd, err := bodyCwd(req.Cwd)
 	if err != nil {
 		return err

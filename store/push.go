@@ -25,6 +25,20 @@ type PushOptions struct {
 	// Progress, when set, is called before the first batch and after
 	// every batch committed.
 	Progress func(PushProgress)
+	// Verb is what Push calls the copy in what it says: the step its
+	// errors begin with ("push: session 0198f2a4 not found") and the
+	// reasons of results that name the copy ([PushDeletedReason]). ""
+	// means "push"; the command's pull, the same copy asked for by the
+	// database copied into, gives "pull".
+	Verb string
+}
+
+// verb returns [PushOptions.Verb], "push" when it is empty.
+func (o PushOptions) verb() string {
+	if o.Verb == "" {
+		return "push"
+	}
+	return o.Verb
 }
 
 // DefaultPushBatch is how many entries a [Push] appends per transaction
@@ -75,14 +89,17 @@ const (
 	PushSkipped PushStatus = "skipped"
 )
 
-// PushDeletedReason is the [PushResult.Reason] of a [PushSkipped]
-// session.
-const PushDeletedReason = "deleted at the source during the push"
+// PushDeletedReason returns the [PushResult.Reason] of a [PushSkipped]
+// session of a copy called verb ([PushOptions.Verb]; "" is "push").
+func PushDeletedReason(verb string) string {
+	return "deleted at the source during the " + PushOptions{Verb: verb}.verb()
+}
 
 // PushRemadeReason begins the [PushResult.Reason] of a session deleted
 // at the source during its push and made again there with the same id,
-// when the target's copy of the first is not a prefix of the second's:
-// a conflict.
+// when the target's copy of the first is not a prefix of the second's,
+// or when it was made again once more after the push planned it again
+// three times (as often as it does for one session): a conflict.
 const PushRemadeReason = "deleted at the source and made again there with its id while it was copied"
 
 // PushResult is one session's line of a [PushReport].
@@ -198,7 +215,8 @@ func (e *PushConflictError) Is(target error) bool { return target == sessiontree
 // the two are never mixed: it is pushed as it is now when the target
 // holds none of the first's entries or a prefix of it, and is a
 // conflict otherwise ([PushRemadeReason]), the target keeping what it
-// had.
+// had; made again over and over, a fourth time during its push, it is
+// such a conflict too.
 // The error Push returns is one that stops it all (listing the source,
 // or ctx ended), with the report of what was done until then.
 func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, error) {
@@ -210,7 +228,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}
 	ids, err := pushIDs(ctx, from, opts.Sessions)
 	if err != nil {
-		return PushReport{}, fmt.Errorf("push: %w", err)
+		return PushReport{}, fmt.Errorf("%s: %w", opts.verb(), err)
 	}
 	p := pusher{from: from, to: to, opts: opts}
 	plans := make([]pushPlan, 0, len(ids))
@@ -221,9 +239,9 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 	}()
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
-			return p.report, fmt.Errorf("push: %w", err)
+			return p.report, fmt.Errorf("%s: %w", opts.verb(), err)
 		}
-		pl, res := p.plan(ctx, id)
+		pl, res := p.plan(ctx, id, false)
 		if res != nil {
 			p.report.Results = append(p.report.Results, *res)
 			continue
@@ -240,7 +258,7 @@ func Push(ctx context.Context, from, to *Store, opts PushOptions) (PushReport, e
 		p.progress.Sessions++
 		p.tell()
 		if err := ctx.Err(); err != nil {
-			return p.report, fmt.Errorf("push: %w", err)
+			return p.report, fmt.Errorf("%s: %w", opts.verb(), err)
 		}
 	}
 	return p.report, nil
@@ -314,20 +332,22 @@ func (p *pusher) tell() {
 // batches (up to date, a conflict, an error) gets its result at once,
 // and its plan holds no session open. A session deleted at the source
 // and made again there with its id while it is planned is planned
-// again, as it is now (pushReplans times at most).
-func (p *pusher) plan(ctx context.Context, id string) (pushPlan, *PushResult) {
+// again, as it is now (pushReplans times at most); remade says it was
+// made again during the push before this plan ([pusher.ended]).
+func (p *pusher) plan(ctx context.Context, id string, remade bool) (pushPlan, *PushResult) {
 	for tries := 0; ; tries++ {
 		pl, err := p.planOnce(ctx, id)
 		if err == nil && !(pl.exists && pl.have >= pl.want) {
 			return pl, nil
 		}
 		again := err != nil && p.remade(ctx, pl)
+		remade = remade || again
 		pl.close()
 		switch {
 		case err == nil:
 			return pl, &PushResult{Session: id, Status: PushUpToDate}
 		case !again || tries == pushReplans:
-			res := p.result(ctx, id, 0, err)
+			res := p.ended(ctx, id, 0, err, remade, again)
 			return pl, &res
 		}
 	}
@@ -475,18 +495,15 @@ func (p *pusher) push(ctx context.Context, pl pushPlan) PushResult {
 		n, err := p.appendPlan(ctx, pl)
 		pushed += n
 		again := err != nil && p.remade(ctx, pl)
-		if err == nil || !again && !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
-			return p.result(ctx, pl.id, pushed, err)
-		}
 		remade = remade || again
+		if err == nil || !again && !errors.Is(err, sessiontree.ErrConflict) || stuck == pushReplans {
+			return p.ended(ctx, pl.id, pushed, err, remade, again)
+		}
 		pl.close()
-		next, res := p.plan(ctx, pl.id)
+		next, res := p.plan(ctx, pl.id, remade)
 		if res != nil {
 			if res.Status == PushUpToDate && pushed > 0 {
 				res.Status = PushPushed
-			}
-			if remade && res.Status == PushConflict {
-				res.Reason = PushRemadeReason + ": " + res.Reason
 			}
 			res.Pushed = pushed
 			pl = pushPlan{}
@@ -521,7 +538,7 @@ func (p *pusher) appendPlan(ctx context.Context, pl pushPlan) (int64, error) {
 			return have - pl.have, fmt.Errorf("the source has %d entries, not %d", have, pl.want)
 		}
 		err = p.to.d.Update(ctx, func(tx sessiontree.DatabaseTx) error {
-			return appendPushBatch(tx, pl, create, have, page)
+			return appendPushBatch(tx, pl, create, have, page, p.opts.verb())
 		})
 		if err != nil {
 			return have - pl.have, err
@@ -561,8 +578,8 @@ func readPushBatch(ctx context.Context, src sessiontree.Storage, have int64, n, 
 // session changed since the plan, grown or deleted, is a
 // [*PushConflictError], on which [pusher.push] plans again: a deleted
 // one is then made again from the source's, as a push begun after the
-// delete would.
-func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry) error {
+// delete would. verb names the copy in the conflict's reason.
+func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have int64, page []sessiontree.Entry, verb string) error {
 	var dst sessiontree.DatabaseSession
 	var err error
 	if create {
@@ -572,9 +589,9 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 		in, err = tx.SessionInfo(pl.id)
 		switch {
 		case errors.Is(err, sessiontree.ErrNotFound):
-			return &PushConflictError{Session: pl.id, Reason: "it was deleted during the push"}
+			return &PushConflictError{Session: pl.id, Reason: "it was deleted during the " + verb}
 		case err == nil && in.Entries != have:
-			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the push", in.Entries, have)}
+			return &PushConflictError{Session: pl.id, Reason: fmt.Sprintf("it has %d entries, not %d: written to during the %s", in.Entries, have, verb)}
 		}
 		if err == nil {
 			dst, err = tx.Session(pl.id)
@@ -589,6 +606,25 @@ func appendPushBatch(tx sessiontree.DatabaseTx, pl pushPlan, create bool, have i
 	return tx.AppendEntries(dst, page)
 }
 
+// ended is the result of a session whose push ended with err after
+// pushed entries ([pusher.result]), for a session made again at the
+// source during its push (remade) too: its conflict says so
+// ([PushRemadeReason]). One made again once more when the push has
+// planned it again as often as it does (err comes of that: last) is a
+// conflict too, whatever err is (a read of the source finding its
+// session gone, or fewer entries than planned), saying why.
+func (p *pusher) ended(ctx context.Context, id string, pushed int64, err error, remade, last bool) PushResult {
+	if last {
+		err = &PushConflictError{Session: id, Reason: fmt.Sprintf("the source's was made again once more after the %s planned it again %d times, as many as it does",
+			p.opts.verb(), pushReplans)}
+	}
+	res := p.result(ctx, id, pushed, err)
+	if remade && res.Status == PushConflict {
+		res.Reason = PushRemadeReason + ": " + res.Reason
+	}
+	return res
+}
+
 // result is the result of a session whose push ended with err after
 // pushed entries. Whatever err is (a read of the source finding the
 // session gone, or finding fewer entries than planned, or a conflict
@@ -601,19 +637,22 @@ func (p *pusher) result(ctx context.Context, id string, pushed int64, err error)
 		return PushResult{Session: id, Status: PushPushed, Pushed: pushed}
 	}
 	if _, gone := p.from.Info(ctx, id); errors.Is(gone, sessiontree.ErrNotFound) {
-		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason, Err: gone}
+		return PushResult{Session: id, Status: PushSkipped, Pushed: pushed, Reason: PushDeletedReason(p.opts.Verb), Err: gone}
 	}
-	st := PushFailed
+	st, reason := PushFailed, err.Error()
 	var claimed *sessiontree.ClaimedError
 	switch {
 	case errors.As(err, &claimed):
 		// Only a claim: the target's write lock held past the busy
 		// timeout, which matches sessiontree.ErrLocked too, is a failure.
-		st = PushClaimed
+		// The claim says it all in its own words, which read the same
+		// whichever engine's write step met it (SQLite's append, or
+		// PostgreSQL's commit).
+		st, reason = PushClaimed, claimed.Error()
 	case errors.Is(err, sessiontree.ErrConflict):
 		// A *PushConflictError, or the target taking the session's id or
 		// an entry's id since the plan: another writer got there first.
 		st = PushConflict
 	}
-	return PushResult{Session: id, Status: st, Pushed: pushed, Reason: err.Error(), Err: err}
+	return PushResult{Session: id, Status: st, Pushed: pushed, Reason: reason, Err: err}
 }

@@ -244,32 +244,41 @@ func TestPushConflict(t *testing.T) {
 	}
 }
 
+// A session another writer holds a claim on in the target is left
+// alone, reported as claimed in the claim's own words on both engines
+// (the write step an engine meets it in is not the push's).
 func TestPushLeavesAClaimedSession(t *testing.T) {
 	t.Parallel()
 	const id = "0198f2a4-5555-7000-8000-000000000005"
-	ctx := context.Background()
-	from, to := openStore(t), openStore(t)
-	_, b := pushSource(t, from, id)
-	mustPush(t, from, to, store.PushOptions{})
-	b.user("u9", "more")
-	st, err := to.OpenSession(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := st.(sessiontree.Claimer).Claim(ctx, "agent on the team store", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Release(ctx)
+	onEngines(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		from, to := openStore(t), open(t)
+		_, b := pushSource(t, from, id)
+		mustPush(t, from, to, store.PushOptions{})
+		b.user("u9", "more")
+		st, err := to.OpenSession(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		c, err := st.(sessiontree.Claimer).Claim(ctx, "agent on the team store", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release(ctx)
 
-	rep := mustPush(t, from, to, store.PushOptions{})
-	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushClaimed || !errors.Is(rep.Results[0].Err, sessiontree.ErrLocked) {
-		t.Fatalf("Push = %+v; want the session claimed", rep.Results)
-	}
-	if in, err := to.Info(ctx, id); err != nil || in.Entries != 7 {
-		t.Errorf("target has %d entries (%v); want 7, untouched", in.Entries, err)
-	}
+		rep := mustPush(t, from, to, store.PushOptions{})
+		var claimed *sessiontree.ClaimedError
+		if len(rep.Results) != 1 || rep.Results[0].Status != store.PushClaimed || !errors.As(rep.Results[0].Err, &claimed) {
+			t.Fatalf("Push = %+v; want the session claimed", rep.Results)
+		}
+		if got, want := rep.Results[0].Reason, claimed.Error(); got != want || !strings.HasPrefix(got, "session "+id+" is claimed by ") {
+			t.Errorf("Reason = %q; want the claim's own %q", got, want)
+		}
+		if in, err := to.Info(ctx, id); err != nil || in.Entries != 7 {
+			t.Errorf("target has %d entries (%v); want 7, untouched", in.Entries, err)
+		}
+	})
 }
 
 func TestPushNamedSessions(t *testing.T) {
@@ -646,4 +655,91 @@ func TestPushTargetAhead(t *testing.T) {
 		t.Errorf("pull back (-want +got):\n%s", diff)
 	}
 	wantSameSession(t, team, laptop, id)
+}
+
+// What a push says names the copy as PushOptions.Verb does, "push"
+// when it is empty: the step of its errors (a session the source lacks,
+// an interruption) and the reason of a session deleted at the source
+// while it ran. The command's pull gives "pull", and none of its
+// messages may say push.
+func TestPushSaysItsVerb(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000022"
+	ctx := context.Background()
+	from, to := openStore(t), openStore(t)
+	pushSource(t, from, id)
+	for _, tt := range []struct{ verb, word string }{{"", "push"}, {"pull", "pull"}} {
+		verb, word := tt.verb, tt.word
+		_, err := store.Push(ctx, from, to, store.PushOptions{Verb: verb, Sessions: []string{"ffff"}})
+		if want := word + ": session ffff not found"; err == nil || err.Error() != want || !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("Push(Verb %q) of a session the source lacks = %v; want %q, matching ErrNotFound", verb, err, want)
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err = store.Push(cancelled, from, to, store.PushOptions{Verb: verb})
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), word+": ") {
+			t.Errorf("interrupted Push(Verb %q) = %v; want context.Canceled, saying %q first", verb, err, word+":")
+		}
+	}
+	rep := mustPush(t, from, to, store.PushOptions{Verb: "pull", Progress: onceAt(0, func() {
+		if _, err := from.Delete(ctx, id); err != nil {
+			t.Error(err)
+		}
+	})})
+	if len(rep.Results) != 1 || rep.Results[0].Status != store.PushSkipped ||
+		rep.Results[0].Reason != "deleted at the source during the pull" || store.PushDeletedReason("pull") != rep.Results[0].Reason {
+		t.Errorf("a pull of a session deleted during it = %+v; want it skipped, deleted at the source during the pull", rep.Results)
+	}
+}
+
+// A push that finds the target's id taken when it creates the session
+// reports the conflict in the same words on both engines: the root's
+// SessionExistsError, as it is, with no step of one engine's before it.
+// The target here has another writer make the session (with the
+// source's header, so that each plan finds it a prefix) before every
+// transaction of the push when it lacks it, and delete it when it has
+// it: the push plans again after each, pushReplans times, and then
+// reports the create's conflict.
+func TestPushCreateConflictReadsAlike(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-6666-7000-8000-000000000023"
+	onEngines(t, func(t *testing.T, open opener) {
+		from, to := openStore(t), open(t)
+		src, _ := pushSource(t, from, id)
+		into := store.New(&churnTarget{Database: to.Database(), t: t, s: to, meta: metaOf(t, src)})
+		rep := mustPush(t, from, into, store.PushOptions{})
+		want := "session " + id + " already exists"
+		var exists *sessiontree.SessionExistsError
+		if len(rep.Results) != 1 || rep.Results[0].Status != store.PushConflict || rep.Results[0].Reason != want ||
+			!errors.As(rep.Results[0].Err, &exists) || exists.ID != id {
+			t.Errorf("Push = %+v; want a conflict, %q, a *SessionExistsError", rep.Results, want)
+		}
+	})
+}
+
+// churnTarget is a database on which, before each write transaction,
+// another writer makes session meta.ID when it lacks it, with meta's
+// header, and deletes it when it has it.
+type churnTarget struct {
+	sessiontree.Database
+	t    testing.TB
+	s    *store.Store // the same database, unhooked
+	meta sessiontree.SessionMeta
+}
+
+func (d *churnTarget) Update(ctx context.Context, fn func(sessiontree.DatabaseTx) error) error {
+	_, err := d.s.Info(ctx, d.meta.ID)
+	switch {
+	case errors.Is(err, sessiontree.ErrNotFound):
+		err = d.Database.Update(ctx, func(tx sessiontree.DatabaseTx) error {
+			_, err := tx.NewSession(d.meta, nil)
+			return err
+		})
+	case err == nil:
+		_, err = d.s.Delete(ctx, d.meta.ID)
+	}
+	if err != nil {
+		d.t.Errorf("the other writer: %v", err)
+	}
+	return d.Database.Update(ctx, fn)
 }

@@ -89,8 +89,8 @@ func TestPushSourceDeletedDuringPush(t *testing.T) {
 					t.Errorf("OK() = false for %+v", rep.Results)
 				}
 				for _, r := range rep.Results {
-					if r.Session == gone && (r.Reason != store.PushDeletedReason || !errors.Is(r.Err, sessiontree.ErrNotFound)) {
-						t.Errorf("Reason, Err = %q, %v; want %q and an error matching ErrNotFound", r.Reason, r.Err, store.PushDeletedReason)
+					if want := store.PushDeletedReason(""); r.Session == gone && (r.Reason != want || !errors.Is(r.Err, sessiontree.ErrNotFound)) {
+						t.Errorf("Reason, Err = %q, %v; want %q and an error matching ErrNotFound", r.Reason, r.Err, want)
 					}
 				}
 				wantSameSession(t, src, to, kept)
@@ -121,10 +121,12 @@ func onceAt(entries int64, fn func()) func(store.PushProgress) {
 func errorsIsNotFound(err error) bool { return err != nil && errors.Is(err, sessiontree.ErrNotFound) }
 
 // logHook is a database whose sessions' first Log call, of any of them,
-// calls before: a write after a session was opened, before it is read.
+// calls before (the first times calls, when times is more than 1): a
+// write after a session was opened, before it is read.
 type logHook struct {
 	sessiontree.Database
 	before func()
+	times  int
 }
 
 func (d *logHook) OpenSession(ctx context.Context, id string) (sessiontree.DatabaseSession, error) {
@@ -142,7 +144,9 @@ type logHookSession struct {
 
 func (s logHookSession) Log(ctx context.Context, after int64, limit int) ([]sessiontree.Entry, error) {
 	if before := s.d.before; before != nil {
-		s.d.before = nil
+		if s.d.times--; s.d.times <= 0 {
+			s.d.before = nil
+		}
 		before()
 	}
 	return s.DatabaseSession.Log(ctx, after, limit)
@@ -360,6 +364,54 @@ func TestPushSourceRemadeDuringPush(t *testing.T) {
 				}
 				if got := metaOf(t, dst); got != meta {
 					t.Errorf("target Meta = %+v; want the first session's %+v", got, meta)
+				}
+			})
+		})
+	}
+}
+
+// A session deleted at the source and made again there with its id
+// each time the push reads it is planned again as it is now, up to
+// pushReplans times: made again three times, the push copies the
+// third. Made again a fourth time, the push gives up on it, and says
+// why as a conflict does: PushRemadeReason, an error matching
+// ErrConflict, nothing made on the target; not a failure without a
+// cause.
+func TestPushSourceRemadeAgainAndAgain(t *testing.T) {
+	t.Parallel()
+	const id = "0198f2a4-7777-7000-8000-000000000006"
+	for _, tt := range []struct {
+		times int
+		want  string
+	}{
+		{3, "pushed 2"},
+		{4, "conflict 0"},
+	} {
+		t.Run(fmt.Sprint(tt.times), func(t *testing.T) {
+			t.Parallel()
+			enginePairs(t, func(t *testing.T, src, to *store.Store) {
+				ctx := context.Background()
+				pushSource(t, src, id)
+				from := store.New(&logHook{Database: src.Database(), times: tt.times, before: func() {
+					if n, err := src.Delete(ctx, id); n != 1 || err != nil {
+						t.Errorf("Delete(%s) = %d, %v; want 1, nil", id, n, err)
+					}
+					b := newBuilder(t, mustCreate(t, src, store.CreateOptions{ID: id, Cwd: "/home/me/other"}))
+					b.user("v1", "another session")
+					b.assistant("w1", "with the same id")
+				}})
+				rep := mustPush(t, from, to, store.PushOptions{})
+				if diff := cmp.Diff(map[string]string{id: tt.want}, results(rep)); diff != "" {
+					t.Fatalf("Push (-want +got):\n%s", diff)
+				}
+				if r := rep.Results[0]; r.Status == store.PushPushed {
+					wantSameSession(t, src, to, id)
+					return
+				} else if !errors.Is(r.Err, sessiontree.ErrConflict) || !strings.HasPrefix(r.Reason, store.PushRemadeReason) {
+					t.Errorf("Reason, Err = %q, %v; want it to begin %q, and an error matching ErrConflict", r.Reason, r.Err, store.PushRemadeReason)
+				}
+				if in, err := to.Info(ctx, id); !errorsIsNotFound(err) {
+					t.Errorf("target Info(%s) = %+v, %v; want ErrNotFound: nothing made", id, in, err)
 				}
 			})
 		})

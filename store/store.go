@@ -91,12 +91,28 @@ type CreateOptions struct {
 	// [Store.Info] and [Store.List]; nil means none. It must be valid
 	// JSON; it is stored exactly as given.
 	Metadata json.RawMessage
-	// Name, when not empty once cleaned as [sessiontree.Session.SetName]
-	// cleans it ([sessiontree.CleanName]), names the session: its one
-	// entry is then a session_info entry stamped with its creation time,
-	// written in the same transaction, so the session is never listed
-	// without its name.
+	// Name, when not empty, names the session, cleaned as
+	// [sessiontree.Session.SetName] cleans it ([sessiontree.CleanName]):
+	// its one entry is then a session_info entry stamped with its
+	// creation time, written in the same transaction, so the session is
+	// never listed without its name. A name that cleans to nothing (white
+	// space alone) is refused ([CheckNewName]).
 	Name string
+}
+
+// CheckNewName is the rule for the name a new session is given
+// ([CreateOptions.Name], the command's new --name, the HTTP API's
+// create): "" gives none, and any other name must hold something once
+// cleaned ([sessiontree.CleanName]). One of white space alone would name
+// nothing, which is a mistake, not a wish for no name, unlike a rename
+// to it ([sessiontree.Session.SetName] clears the name): it is refused
+// with an error matching [ErrBadOptions], which the caller prefixes
+// with the name's field.
+func CheckNewName(name string) error {
+	if name != "" && sessiontree.CleanName(name) == "" {
+		return fmt.Errorf("only white space, which names nothing (leave it out for no name): %w", ErrBadOptions)
+	}
+	return nil
 }
 
 // Create adds a session and returns it, ready for appends (wrap it in
@@ -109,6 +125,9 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.Dat
 	}
 	if err := sessiontree.CheckNewSessionID(opts.ID); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
+	}
+	if err := CheckNewName(opts.Name); err != nil {
+		return nil, fmt.Errorf("create session: name %q: %w", opts.Name, err)
 	}
 	var out sessiontree.DatabaseSession
 	var inner error // the step's own error, which names the session already
@@ -131,8 +150,8 @@ func (s *Store) Create(ctx context.Context, opts CreateOptions) (sessiontree.Dat
 
 // nameNew names st, a session tx has just made, with its first entry
 // (CreateOptions.Name): a session_info entry at the root, stamped with
-// the session's creation time, the engine's clock's. A name that cleans
-// to nothing writes nothing.
+// the session's creation time, the engine's clock's. No name ("")
+// writes nothing.
 func nameNew(tx sessiontree.DatabaseTx, st sessiontree.DatabaseSession, name string) error {
 	name = sessiontree.CleanName(name)
 	if name == "" {

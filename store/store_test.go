@@ -66,8 +66,9 @@ func testCreateAndInfo(t *testing.T, openStore opener) {
 // TestCreateNamed: a session created with a name holds one entry, a
 // session_info at the root stamped with its creation time and named as
 // SetName names (line breaks as spaces, trimmed), and is listed by that
-// name; a name that cleans to nothing writes no entry. A create refused
-// for its id writes no name either.
+// name; a name that cleans to nothing is refused (ErrBadOptions), making
+// no session. A create refused
+// for its id writes no name either, and says so alike on every engine.
 func TestCreateNamed(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, openStore opener) {
@@ -93,12 +94,16 @@ func TestCreateNamed(t *testing.T) {
 		if err != nil || len(page.Sessions) != 1 || page.Sessions[0].ID != "named" {
 			t.Errorf("List(Name) = %+v, %v; want the named session", page.Sessions, err)
 		}
-		blank := mustCreate(t, s, store.CreateOptions{Cwd: "/w", Name: " \n "})
-		if in, err := s.Info(ctx, blank.ID()); err != nil || in.Entries != 0 || in.Name != "" {
-			t.Errorf("Create(blank Name): Info = %+v, %v; want no entry, no name", in, err)
+		if st, err := s.Create(ctx, store.CreateOptions{ID: "blank", Cwd: "/w", Name: " \r\n\t "}); !errors.Is(err, store.ErrBadOptions) {
+			t.Errorf("Create(blank Name) = %v, %v; want ErrBadOptions: a name of white space alone names nothing", st, err)
 		}
-		if _, err := s.Create(ctx, store.CreateOptions{ID: "named", Name: "again"}); !errors.Is(err, sessiontree.ErrConflict) {
-			t.Errorf("Create(existing id, Name) = %v; want ErrConflict", err)
+		if in, err := s.Info(ctx, "blank"); !errors.Is(err, sessiontree.ErrNotFound) {
+			t.Errorf("after Create(blank Name): Info = %+v, %v; want ErrNotFound, nothing made", in, err)
+		}
+		// The same words on every engine (sessiontree.SessionExistsError).
+		if _, err := s.Create(ctx, store.CreateOptions{ID: "named", Name: "again"}); !errors.Is(err, sessiontree.ErrConflict) ||
+			err.Error() != "session named already exists" {
+			t.Errorf("Create(existing id, Name) = %v; want ErrConflict, %q", err, "session named already exists")
 		}
 		if in, err := s.Info(ctx, "named"); err != nil || in.Entries != 1 || in.Name != "two lines" {
 			t.Errorf("after a refused create: Info = %+v, %v; want the session unchanged", in, err)

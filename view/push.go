@@ -4,16 +4,16 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/sessiontree/sessiontree/store"
 )
 
 // WritePushReport writes what a push or a pull (verb: "pushed",
 // "pulled") did: one line per session, its id and then "pushed N
-// entries", "up to date", "skipped: deleted at the source during the
-// push" (a session deleted while it ran), or its status, what was copied
-// before it and the reason, then a line of totals.
+// entries", "up to date", "skipped: " and its reason ("deleted at the
+// source during the pull", store.PushDeletedReason, for a session deleted
+// while it ran), or its status, what was copied before it and the
+// reason, then a line of totals.
 func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 	bw := bufio.NewWriter(w)
 	for _, r := range rep.Results {
@@ -25,13 +25,13 @@ func WritePushReport(w io.Writer, verb string, rep store.PushReport) error {
 		case store.PushUpToDate:
 			fmt.Fprintf(bw, "%s  up to date\n", id)
 		case store.PushSkipped:
-			// The reason is the store's, said of a push; a pull is one
-			// too, but is called so here.
+			// The reason is the store's, in the copy's own word
+			// (store.PushOptions.Verb), as --json gives it.
 			first := ""
 			if r.Pushed > 0 {
 				first = fmt.Sprintf(" (%s %s first)", verb, entries(int(r.Pushed)))
 			}
-			fmt.Fprintf(bw, "%s  skipped%s: deleted at the source during the %s\n", id, first, strings.TrimSuffix(verb, "ed"))
+			fmt.Fprintf(bw, "%s  skipped%s: %s\n", id, first, ErrorLine(r.Reason))
 		default:
 			fmt.Fprintf(bw, "%s  %s (%s %s first): %s\n", id, r.Status, verb, entries(int(r.Pushed)), ErrorLine(r.Reason))
 		}

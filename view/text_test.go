@@ -410,15 +410,11 @@ func TestTranscriptHeadersOneLine(t *testing.T) {
 }
 
 // TestPushReportSkipped checks a session deleted at the source during a
-// push or a pull reads as skipped, saying so in the command's own word,
-// with what was copied before the delete, and counts in the totals.
+// push or a pull reads as skipped, saying so in the store's reason (in
+// the command's own word), with what was copied before the delete, and
+// counts in the totals.
 func TestPushReportSkipped(t *testing.T) {
 	t.Parallel()
-	rep := store.PushReport{Results: []store.PushResult{
-		{Session: "a", Status: store.PushSkipped, Reason: store.PushDeletedReason},
-		{Session: "b", Status: store.PushSkipped, Pushed: 3, Reason: store.PushDeletedReason},
-		{Session: "c", Status: store.PushPushed, Pushed: 2},
-	}}
 	for _, tt := range []struct{ verb, want string }{
 		{"pushed", "a  skipped: deleted at the source during the push\n" +
 			"b  skipped (pushed 3 entries first): deleted at the source during the push\n" +
@@ -429,6 +425,13 @@ func TestPushReportSkipped(t *testing.T) {
 			"c  pulled 2 entries\n" +
 			"3 sessions: 1 pulled (5 entries), 0 up to date, 0 in conflict, 0 claimed, 0 failed, 2 skipped\n"},
 	} {
+		// The store's reason is in the copy's word (PushOptions.Verb).
+		reason := store.PushDeletedReason(strings.TrimSuffix(tt.verb, "ed"))
+		rep := store.PushReport{Results: []store.PushResult{
+			{Session: "a", Status: store.PushSkipped, Reason: reason},
+			{Session: "b", Status: store.PushSkipped, Pushed: 3, Reason: reason},
+			{Session: "c", Status: store.PushPushed, Pushed: 2},
+		}}
 		var buf bytes.Buffer
 		if err := view.WritePushReport(&buf, tt.verb, rep); err != nil {
 			t.Fatal(err)

@@ -23,8 +23,9 @@ func newNewCommand(a *app) *cobra.Command {
 		Short: "Create an empty session and print its id",
 		Long: `Create a session in the database and print its id, for append and the other
 commands to write to it. The session is empty, a header only, as pi makes
-one before its first message; with --name its one entry names it. The
-database is made when it does not exist, as import makes it.
+one before its first message; with --name its one entry names it (a name
+of white space alone, which would name nothing, is refused, exit status
+2). The database is made when it does not exist, as import makes it.
 
 --cwd is the working directory the session belongs to (default: the current
 one): made absolute and, when it exists here, with its symbolic links
@@ -71,11 +72,31 @@ With --json: the session's info, exactly as info --json prints it.`,
 	}
 	f := cmd.Flags()
 	made.add(cmd, "the current directory")
-	f.Var((*nonEmpty)(&opts.Name), "name", "name the session")
+	f.Var((*newName)(&opts.Name), "name", "name the session (not white space alone)")
 	f.Var((*nonEmpty)(&opts.ParentSession), "parent-session", "the session this one continues, recorded in its header as given")
 	f.StringVar(&metadata, "metadata", "", "free-form JSON kept with the session (info and ls --json show it)")
 	return cmd
 }
+
+// newName is the value of new's --name: refused empty, as a nonEmpty
+// flag is, and refused when it would name nothing (store.CheckNewName:
+// white space alone), so that a mistyped name is exit status 2, not an
+// unnamed session.
+type newName string
+
+// String returns the value.
+func (p *newName) String() string { return string(*p) }
+
+// Set takes a name a new session can be given.
+func (p *newName) Set(s string) error {
+	if err := store.CheckNewName(s); err != nil {
+		return err
+	}
+	return (*nonEmpty)(p).Set(s)
+}
+
+// Type names the value in the help.
+func (p *newName) Type() string { return "string" }
 
 // newSessionFlags are the flags of the commands that make a session (new,
 // fork): the new session's --id and --cwd, and --json for what they

@@ -89,8 +89,8 @@ func TestNew(t *testing.T) {
 }
 
 // TestNewRefuses: a malformed command line is exit status 2 (an id pi
-// refuses, a flag without its value, an empty value, metadata that is
-// not JSON, an argument), an id in use 1; each says what is wrong and
+// refuses, a flag without its value, an empty value, a name of white
+// space alone, metadata that is not JSON, an argument), an id in use 1; each says what is wrong and
 // makes no session.
 func TestNewRefuses(t *testing.T) {
 	t.Parallel()
@@ -110,6 +110,7 @@ func TestNewRefuses(t *testing.T) {
 			{[]string{"--cwd"}, 2, "flag needs an argument: --cwd"},
 			{[]string{"--cwd", ""}, 2, `"--cwd" flag: empty`},
 			{[]string{"--name", ""}, 2, `"--name" flag: empty`},
+			{[]string{"--name", " \r\n\t "}, 2, `"--name" flag: only white space, which names nothing`},
 			{[]string{"--metadata", "{nope"}, 2, "--metadata: not valid JSON"},
 			{[]string{"--parent-session", "p\xff"}, 2, "invalid session header: parentSession is not valid UTF-8"},
 			{[]string{"--cwd", "/w\xff"}, 2, "invalid session header: cwd is not valid UTF-8"},

@@ -42,7 +42,8 @@ while it runs is skipped ("skipped: deleted at the source during the
 deleted and made again there with the same id while it is copied is
 another session, never mixed with the first: it is copied as it is now
 when this side holds nothing of the first or a prefix of it, and is a
-conflict otherwise. The exit status is 1 when any other session was not
+conflict otherwise, as it is when it is made again a fourth time during
+one ` + name + `. The exit status is 1 when any other session was not
 copied in full.
 
 With --json: one object, {"sessions": [...], "totals": {...}}: a row per
@@ -57,8 +58,10 @@ line's counts, {"sessions", "entries" (copied, over every session),
 			if other == "" {
 				return usagef("%s needs --%s DB", name, dir)
 			}
+			// A value no engine takes is a wrong command line, whatever
+			// is wrong with it (an unknown scheme, a URL missing a slash).
 			if _, err := store.ParseTarget(other); err != nil {
-				return err
+				return usagef("--%s: %w", dir, err)
 			}
 			// Each is resolved in the database copied from, by the
 			// copy; what cannot name a session is refused first.
@@ -81,7 +84,7 @@ line's counts, {"sessions", "entries" (copied, over every session),
 			if dir == "from" {
 				from, to = there, here
 			}
-			rep, err := transfer(ctx, a, from, to, ids)
+			rep, err := transfer(ctx, a, name, from, to, ids)
 			err = errors.Join(err, closeThere())
 			if len(rep.Results) > 0 || err == nil {
 				var werr error
@@ -103,10 +106,11 @@ line's counts, {"sessions", "entries" (copied, over every session),
 	return cmd
 }
 
-// transfer runs store.Push with a progress bar of entries on a terminal.
-func transfer(ctx context.Context, a *app, from, to *store.Store, ids []string) (store.PushReport, error) {
+// transfer runs store.Push with a progress bar of entries on a terminal;
+// name ("push" or "pull") is the command, which its messages say.
+func transfer(ctx context.Context, a *app, name string, from, to *store.Store, ids []string) (store.PushReport, error) {
 	bar := a.progressBar()
-	rep, err := store.Push(ctx, from, to, store.PushOptions{Sessions: ids, Progress: func(p store.PushProgress) {
+	rep, err := store.Push(ctx, from, to, store.PushOptions{Sessions: ids, Verb: name, Progress: func(p store.PushProgress) {
 		// Nothing to copy draws no bar (a total of 0 is a bar of files).
 		if p.EntriesTotal > 0 {
 			bar.Update(view.ProgressStatus{Entries: p.Entries, EntriesTotal: p.EntriesTotal})

@@ -77,11 +77,31 @@ func TestPushUsage(t *testing.T) {
 	}{
 		{[]string{"push"}, "push needs --to DB"},
 		{[]string{"pull", "x"}, "pull needs --from DB"},
-		{[]string{"push", "--to", "mysql://db/x"}, `unknown database URL scheme "mysql"`},
+		{[]string{"push", "--to", "mysql://db/x"}, `--to: unknown database URL scheme "mysql"`},
+		{[]string{"pull", "--from", "mysql://db/x"}, `--from: unknown database URL scheme "mysql"`},
+		{[]string{"pull", "--from", "postgres:/db/x"}, `--from: database postgres:/db/x: a PostgreSQL URL starts with postgres://`},
+		{[]string{"push", "--to", "file:s.db"}, `--to: database file:s.db: a file URL starts with file://`},
 	} {
 		r := runCmd(t, "", append([]string{"--db", db}, tt.args...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.msg) {
 			t.Errorf("sessiontree %q: exit %d, stderr %q; want 2 and %q", tt.args, r.code, r.stderr, tt.msg)
+		}
+	}
+}
+
+// TestPushPullSayTheirName: an error of pull says pull, one of push
+// says push (the store's messages take the command's word).
+func TestPushPullSayTheirName(t *testing.T) {
+	t.Parallel()
+	here, there := newDB(t), newDB(t)
+	ok(t, "--db", there, "import", "../../view/testdata/demo.jsonl")
+	for _, tt := range []struct{ args []string }{
+		{[]string{"--db", here, "pull", "--from", there, "ffff"}},
+		{[]string{"--db", there, "push", "--to", here, "ffff"}},
+	} {
+		r := runCmd(t, "", tt.args...)
+		if want := "sessiontree: " + tt.args[2] + ": session ffff not found\n"; r.code != 1 || r.stderr != want {
+			t.Errorf("sessiontree %q: exit %d, stderr %q; want 1 and %q", tt.args[2:], r.code, r.stderr, want)
 		}
 	}
 }
