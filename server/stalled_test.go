@@ -212,8 +212,12 @@ func TestStalledStreamEnds(t *testing.T) {
 	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
 	writeTimeout = 200 * time.Millisecond
 	f := newFixture(t, Options{})
-	stalledClient(t, f, "/api/sessions/s1/events", "events")
+	cancel, served := stalledClient(t, f, "/api/sessions/s1/events", "events")
 	waitHandlers(t, "events", func(_, running int) bool { return running == 0 }, "the handler to end")
+	// Serve returns after the handler has (its connection closed by the
+	// shutdown), so the handler's reads of writeTimeout come before the
+	// deferred write that restores it, as the race detector sees it.
+	stopServe(t, cancel, served)
 }
 
 // TestServeShutdownFinishesAnswer checks that a shutdown lets an answer
