@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/sessiontree/sessiontree"
-	"github.com/sessiontree/sessiontree/engine"
 )
 
 func message(text string) sessiontree.Draft {
@@ -21,7 +19,7 @@ func message(text string) sessiontree.Draft {
 func TestAppendAll(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	first, err := st.Append(ctx, message("first"), sessiontree.AppendOptions{})
 	if err != nil {

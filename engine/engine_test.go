@@ -927,7 +927,11 @@ func TestBranchMoves(t *testing.T) {
 	msg := func(i int) sessiontree.Draft {
 		return sessiontree.Draft{Type: sessiontree.TypeMessage, Fields: json.RawMessage(`{"message":` + string(userMsg(strconv.Itoa(i))) + `}`)}
 	}
-	for step := range 300 {
+	steps := 300
+	if testing.Short() {
+		steps = 40 // each kind of step several times, four checks
+	}
+	for step := range steps {
 		switch op := rng.IntN(10); {
 		case op < 5 || len(ids) == 0:
 			for range 1 + rng.IntN(8) {

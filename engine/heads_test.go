@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +27,7 @@ func withoutRaw(log []sessiontree.Entry) []sessiontree.Entry {
 func TestLogHeads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	appendBatch := func(t *testing.T, st *engine.Storage, entries []sessiontree.Entry) {
 		t.Helper()
 		if err := st.AppendBatch(ctx, entries); err != nil {

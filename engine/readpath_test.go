@@ -21,7 +21,7 @@ import (
 func TestReadShapes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "s.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	raws := []string{
 		`{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T10:00:00.000Z","message":{"role":"user","content":"x"}}`,
@@ -81,6 +81,7 @@ func TestCanonicalBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.db")
+	emptyDB.CopyTo(t, path)
 	db := openDB(t, path, engine.Options{})
 	st := newSession(t, db)
 	appendLines(t, st,

@@ -38,7 +38,7 @@ func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a
 func TestUsageAgreesWithStats(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	db := newDB(t)
 	ids := importFixtures(t, db)
 	batched := newSession(t, db)
 	if err := batched.AppendBatch(ctx, statsEntries(t, "", "")); err != nil {
@@ -132,7 +132,7 @@ func usageEntry(t testing.TB, id, parent, ts, model string, input int64, cost fl
 func TestUsageGroupsAndDays(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	db := newDB(t)
 	create := func(cwd, name string) *engine.Storage {
 		st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: cwd})
 		if err != nil {
@@ -235,7 +235,7 @@ func TestUsageGroupsAndDays(t *testing.T) {
 // is refused with ErrBadUsageQuery.
 func TestUsageQueryRefused(t *testing.T) {
 	t.Parallel()
-	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	db := newDB(t)
 	for _, q := range []sessiontree.UsageQuery{
 		{By: "month"}, {Since: "2026-13-01"}, {Until: "03.12.2026"}, {Since: "2026-12-04", Until: "2026-12-03"},
 	} {
@@ -253,7 +253,7 @@ func TestUsageQueryRefused(t *testing.T) {
 func TestUsageBatchesContinueRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	const ts = "2026-12-03T10:00:00.000Z"
 	var log []sessiontree.Entry
@@ -303,6 +303,7 @@ func TestCheckFindsUsageDamage(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "u.db")
+			emptyDB.CopyTo(t, path)
 			db, err := engine.Open(ctx, path, engine.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -331,6 +332,7 @@ func TestUsageBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "u.db")
+	emptyDB.CopyTo(t, path)
 	db, err := engine.Open(ctx, path, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -373,7 +375,7 @@ func TestUsageDayAnyZone(t *testing.T) {
 	local := time.Local
 	t.Cleanup(func() { time.Local = local })
 	time.Local = time.FixedZone("New York", -5*3600)
-	db := openDB(t, filepath.Join(t.TempDir(), "u.db"), engine.Options{})
+	db := newDB(t)
 	st := newSession(t, db)
 	if err := st.AppendBatch(ctx, []sessiontree.Entry{usageEntry(t, "e1", "", "2026-12-03T22:30:00", "m", 5, 0.5)}); err != nil {
 		t.Fatal(err)
@@ -400,6 +402,7 @@ func TestUsageDaysOfOlderReaders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "u.db")
+	emptyDB.CopyTo(t, path)
 	db := openDB(t, path, engine.Options{})
 	var sessions []string
 	for _, ts := range []string{"2026-12-03T23:30Z", "2026-02-31T10:00:00.000Z", "0000-06-01T10:00:00.000Z",
@@ -442,6 +445,7 @@ func TestUsageDaysOfGoOnlyTimes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "u.db")
+	emptyDB.CopyTo(t, path)
 	db := openDB(t, path, engine.Options{})
 	stamps := []string{"2026-12-03T10:00:00,5Z", "2026-12-03T1:00:00Z", "2026-12-03T10:00:00+24:00", "2026-12-03T10:00:00+05:60"}
 	for _, ts := range stamps {

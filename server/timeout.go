@@ -35,7 +35,12 @@ const writeChunk = 256 << 10
 // it. mu guards ended and orders the deadlines set.
 type timedWriter struct {
 	http.ResponseWriter
-	rc    *http.ResponseController
+	rc *http.ResponseController
+	// grace is endGrace, read by the handler's goroutine as it starts,
+	// not by end's, which nothing orders before a test that sets
+	// endGrace again (the race detector caught one doing so after the
+	// server it started had stopped).
+	grace time.Duration
 	mu    sync.Mutex
 	ended bool
 }
@@ -43,7 +48,7 @@ type timedWriter struct {
 // timed wraps w, the response to r; call the returned stop when the
 // handler returns.
 func timed(w http.ResponseWriter, r *http.Request) (*timedWriter, func() bool) {
-	tw := &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w)}
+	tw := &timedWriter{ResponseWriter: w, rc: http.NewResponseController(w), grace: endGrace}
 	return tw, context.AfterFunc(r.Context(), tw.end)
 }
 
@@ -51,7 +56,7 @@ func (tw *timedWriter) end() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
 	tw.ended = true
-	_ = tw.rc.SetWriteDeadline(time.Now().Add(endGrace))
+	_ = tw.rc.SetWriteDeadline(time.Now().Add(tw.grace))
 }
 
 // Write writes p a chunk at a time, each with a fresh deadline.
