@@ -103,6 +103,7 @@ func TestWatchOwnSession(t *testing.T) {
 // watches remains open, and a closed watch leaves no watcher row and no
 // watched flag behind (migrate/postgres/0009).
 func TestNotifyOnlyWatched(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	st := newSession(t, db)
