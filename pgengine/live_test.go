@@ -419,7 +419,9 @@ func TestFollowRidesOutRestart(t *testing.T) {
 // TestFollowCancel stops a Follow at every point it checks its context:
 // its LISTEN connection and goroutines are gone once it has returned.
 func TestFollowCancel(t *testing.T) {
-	// Not parallel: it counts the process's goroutines and files.
+	if !runAlone(t) { // it counts the process's goroutines and files
+		return
+	}
 	points, n := 200, 1500 // more than Follow reads at once
 	if testing.Short() {
 		points, n = 6, 100
@@ -454,13 +456,15 @@ var emptyDatabase = pgtest.NewTemplate(func(context.Context, string) error { ret
 // connection or goroutine behind, and the database opens afterwards and
 // checks clean.
 func TestCancelOpen(t *testing.T) {
-	// Not parallel: it counts the process's goroutines and files.
+	if !runAlone(t) { // it counts the process's goroutines and files
+		return
+	}
 	points, tmpls := 60, []*pgtest.Template{emptyDatabase, pgtest.Migrated}
 	switch {
 	case testing.Short():
 		points, tmpls = 3, tmpls[1:] // migrating costs a second a run
 	case storetest.RaceEnabled:
-		points = 20 // not parallel: 60 took 22 s of CI's race run, serially
+		points = 20 // 60 took 22 s of CI's race run, serially
 	}
 	for _, tmpl := range tmpls {
 		// A run on a migrated database leaves it as it was (nothing to
@@ -488,4 +492,42 @@ func TestCancelOpen(t *testing.T) {
 			return err
 		}, func(int64, error) {})
 	}
+}
+
+// aloneEnv names, in a child process of the test binary, the test the
+// child runs alone (runAlone).
+const aloneEnv = "PGENGINE_TEST_ALONE"
+
+// runAlone runs t, a test that counts the process's goroutines and open
+// files (canceltest) and so cannot share its process, in a child process
+// of the test binary that runs t alone, on this process's server; it
+// reports whether the caller is that child, to run the test. The parent
+// waits for the child in parallel with the other tests: run serially,
+// as before, such a test held every parallel test back until it ended
+// (TestCancelOpen alone took 47-60 s of the race run's wall time at a
+// load of 13). The parent passes when the child's run passed, skips when
+// it skipped and fails with its output otherwise.
+func runAlone(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(aloneEnv) == t.Name() {
+		return true
+	}
+	t.Parallel()
+	args := []string{"-test.run=^" + t.Name() + "$", "-test.count=1", "-test.v"}
+	if testing.Short() {
+		args = append(args, "-test.short")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	// The child uses this process's server: its TestMain starts none.
+	cmd.Env = childenv.Env(aloneEnv+"="+t.Name(), pgtest.EnvURL+"="+pgtest.URL(t))
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err != nil:
+		t.Fatalf("%s in a child process: %v\n%s", t.Name(), err, out)
+	case strings.Contains(string(out), "--- SKIP: "+t.Name()+" "):
+		t.Skipf("skipped in its child process:\n%s", out)
+	case !strings.Contains(string(out), "--- PASS: "+t.Name()+" "):
+		t.Fatalf("%s in a child process did not pass:\n%s", t.Name(), out)
+	}
+	return false
 }
