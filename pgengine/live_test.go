@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -452,45 +453,51 @@ var emptyDatabase = pgtest.NewTemplate(func(context.Context, string) error { ret
 
 // TestCancelOpen cancels Open at every point it checks its context (a
 // spread of them), on a new database (its migrations) and on a migrated
-// one: a cancelled Open returns the context's error and leaves no
-// connection or goroutine behind, and the database opens afterwards and
-// checks clean.
+// one, each in a child process of its own (runAlone), the two at once: a
+// cancelled Open returns the context's error and leaves no connection or
+// goroutine behind, and the database opens afterwards and checks clean.
 func TestCancelOpen(t *testing.T) {
-	if !runAlone(t) { // it counts the process's goroutines and files
-		return
-	}
-	points, tmpls := 60, []*pgtest.Template{emptyDatabase, pgtest.Migrated}
+	t.Parallel()
+	points, cases := 60, []struct {
+		name string
+		tmpl *pgtest.Template
+	}{{"new", emptyDatabase}, {"migrated", pgtest.Migrated}}
 	switch {
 	case testing.Short():
-		points, tmpls = 3, tmpls[1:] // migrating costs a second a run
+		points, cases = 3, cases[1:] // migrating costs a second a run
 	case storetest.RaceEnabled:
 		points = 20 // 60 took 22 s of CI's race run, serially
 	}
-	for _, tmpl := range tmpls {
-		// A run on a migrated database leaves it as it was (nothing to
-		// migrate, nothing written), so one copy serves every run, as a
-		// copy each cost ~0.4 s of the server's CPU (copied, reset or
-		// dropped); a lock or connection a run left behind would now also
-		// stop the next run's Open. A run on a new database migrates it:
-		// each takes a copy of its own.
-		var migrated string
-		if tmpl == pgtest.Migrated {
-			migrated = tmpl.Database(t)
-		}
-		canceltest.Sweep(t, points, func(ctx context.Context) error {
-			url := migrated
-			if url == "" {
-				url = tmpl.Database(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !runAlone(t) { // it counts the process's goroutines and files
+				return
 			}
-			before := canceltest.Take()
-			db, err := pgengine.Open(ctx, url, pgengine.Options{})
-			if err == nil {
-				err = db.Close()
+			// A run on a migrated database leaves it as it was (nothing to
+			// migrate, nothing written), so one copy serves every run, as a
+			// copy each cost ~0.4 s of the server's CPU (copied, reset or
+			// dropped); a lock or connection a run left behind would now also
+			// stop the next run's Open. A run on a new database migrates it:
+			// each takes a copy of its own.
+			var migrated string
+			if c.tmpl == pgtest.Migrated {
+				migrated = c.tmpl.Database(t)
 			}
-			before.Settled(t, "after Open and Close")
-			openURL(t, url) // its cleanup checks the database and closes it
-			return err
-		}, func(int64, error) {})
+			canceltest.Sweep(t, points, func(ctx context.Context) error {
+				url := migrated
+				if url == "" {
+					url = c.tmpl.Database(t)
+				}
+				before := canceltest.Take()
+				db, err := pgengine.Open(ctx, url, pgengine.Options{})
+				if err == nil {
+					err = db.Close()
+				}
+				before.Settled(t, "after Open and Close")
+				openURL(t, url) // its cleanup checks the database and closes it
+				return err
+			}, func(int64, error) {})
+		})
 	}
 }
 
@@ -513,7 +520,11 @@ func runAlone(t *testing.T) bool {
 		return true
 	}
 	t.Parallel()
-	args := []string{"-test.run=^" + t.Name() + "$", "-test.count=1", "-test.v"}
+	run := strings.Split(t.Name(), "/") // a subtest's: ^Test$/^sub$
+	for i, name := range run {
+		run[i] = "^" + regexp.QuoteMeta(name) + "$"
+	}
+	args := []string{"-test.run=" + strings.Join(run, "/"), "-test.count=1", "-test.v"}
 	if testing.Short() {
 		args = append(args, "-test.short")
 	}
