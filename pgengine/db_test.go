@@ -71,6 +71,7 @@ func TestEntriesAreAppendOnly(t *testing.T) {
 // session that does not exist, in a multi-row statement too, and the
 // deletion of a sessions row that still owns rows.
 func TestRowsNeedTheirSession(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st, conn := oneEntrySession(t)
 	for _, stmt := range []string{

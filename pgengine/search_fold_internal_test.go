@@ -75,6 +75,7 @@ WHERE (c < 55296 OR c > 57343) AND chr(c) ~ (`+class+`) ORDER BY c`, last)
 // anew, and Check, which finds the rows stale before, finds nothing
 // after; the other sessions keep their rows.
 func TestRefoldMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newSearchFixture(t) // ASCII, é and CJK text: folded alike
 	_, id, user := userSession(t, f.db)

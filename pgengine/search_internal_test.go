@@ -193,6 +193,7 @@ func TestSearchOnPostgres(t *testing.T) {
 // search_text row with the entry's text (pending entries have none), and
 // names the entry whose row is damaged, missing or ahead of the mark.
 func TestCheckComparesSearchText(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newSearchFixture(t)
 	if err := f.db.Check(ctx, f.id); err != nil {

@@ -24,6 +24,7 @@ import (
 // delete, which takes its terms off (those no other text holds go); the
 // pending texts' ExpandTerms gives the same terms.
 func TestSearchTermsAreTrigrams(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newSearchFixture(t)
 	_, other, user := userSession(t, f.db)
@@ -200,6 +201,7 @@ func rowsRead(t *testing.T, tx *sqlx.Tx, query string, args []any) float64 {
 // text missing from search_terms (a short query would miss the entry),
 // naming the first entry holding it.
 func TestCheckComparesSearchTerms(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newSearchFixture(t)
 	f.catchUp(t)

@@ -188,6 +188,7 @@ func TestUsageDaysRedoResumes(t *testing.T) {
 // 0.1, 0.2 and 0.3 on three days summed to 0.6000000000000001 by model,
 // and to 0.6 once the first day's row was rewritten.
 func TestUsageSumsInKeyOrder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
 	st := newSession(t, db)
