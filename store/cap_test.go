@@ -23,6 +23,10 @@ func filler(n int) string { return strings.Repeat("lorem ipsum ", n/12+1)[:n] }
 // each part of an entry's text and of the whole; the entry is stored
 // whole. A NUL byte inside a huge text does not cut it short.
 func TestIndexedTextCap(t *testing.T) {
+	if testing.Short() {
+		// The cap is migration 10's SQL: no smaller run takes its paths.
+		t.Skip("seven entries of 1 MiB (IndexedTextLimit) indexed, some 2 s of CPU: the index's cap on each part of an entry's text, without -short")
+	}
 	t.Parallel()
 	ctx := context.Background()
 	s := openStore(t)
@@ -138,6 +142,9 @@ func openToRewrite(t *testing.T) (*store.Store, string) {
 // exactly what the view gives: its check passes, the text beyond the cap
 // is no longer found, and deleting the session leaves a sound index.
 func TestIndexedTextCapMigration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an entry of 1 MiB (IndexedTextLimit) indexed whole then capped, some 1 s of CPU: migration 10 re-indexing it, without -short")
+	}
 	t.Parallel()
 	ctx := context.Background()
 	s, path := openToRewrite(t)
@@ -188,10 +195,13 @@ func TestIndexedTextCapMigration(t *testing.T) {
 func TestIndexChunksByBytes(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
-	store.SetIndexChunkBytes(s, 700<<10)
+	// Two entries to a chunk, not three: the sizes are the bound's, a
+	// tenth of those of 300 KB entries, which cost the trigram tokenizer
+	// ten times as much for the same chunks.
+	store.SetIndexChunkBytes(s, 70<<10)
 	b := newBuilder(t, mustCreate(t, s, store.CreateOptions{ID: "s1"}))
 	for i := range 6 {
-		b.user(fmt.Sprintf("u%d", i), fmt.Sprintf("opal%d %s", i, filler(300<<10)))
+		b.user(fmt.Sprintf("u%d", i), fmt.Sprintf("opal%d %s", i, filler(30<<10)))
 	}
 	n, seen := mustIndex(t, s)
 	var done []int64
@@ -199,7 +209,7 @@ func TestIndexChunksByBytes(t *testing.T) {
 		done = append(done, p.Done)
 	}
 	if n != 6 || fmt.Sprint(done) != "[0 2 4 6]" {
-		t.Errorf("Index = %d, progress done %v; want 6 in chunks of two entries of 300 KB, [0 2 4 6]", n, done)
+		t.Errorf("Index = %d, progress done %v; want 6 in chunks of two entries of 30 KB, [0 2 4 6]", n, done)
 	}
 	if got := search(t, s, "opal", store.SearchOptions{}); len(got) != 6 {
 		t.Errorf("%d hits; want 6", len(got))

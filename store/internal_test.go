@@ -28,6 +28,9 @@ func WithAppendBatch(opts ImportOptions, n int) ImportOptions {
 	return opts
 }
 
+// SetListPage makes s's ListN read pages of n sessions, for tests.
+func SetListPage(s *Store, n int) { s.listPageSize = n }
+
 // SetIndexChunkBytes makes s's Index commit every n bytes of entries'
 // JSON, for tests.
 func SetIndexChunkBytes(s *Store, n int64) { s.indexTune.chunkBytes = n }

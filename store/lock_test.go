@@ -148,15 +148,27 @@ func TestIndexAndImportWaitForLock(t *testing.T) {
 	}
 
 	waits := 0
-	done := make(chan error, 1)
+	waiting, done := make(chan struct{}), make(chan error, 1)
 	go func() {
-		rep, err = s.Import(ctx, files, store.ImportOptions{Waiting: func() { waits++ }})
+		rep, err = s.Import(ctx, files, store.ImportOptions{Waiting: func() {
+			if waits++; waits == 1 {
+				close(waiting)
+			}
+		}})
 		if err == nil {
 			_, err = s.Index(ctx, store.IndexOptions{})
 		}
 		done <- err
 	}()
-	time.Sleep(time.Second)
+	// Released once the import says it waits (not after a fixed second):
+	// it cannot have written anything before. One that never says so is
+	// released after a while, and fails the wait count below.
+	select {
+	case <-waiting:
+	case err := <-done:
+		t.Fatalf("Import and Index ended while the lock was held: %v", err)
+	case <-time.After(10 * time.Second):
+	}
 	release()
 	if err := <-done; err != nil {
 		t.Fatalf("Import and Index waiting for the lock: %v", err)

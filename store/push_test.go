@@ -555,7 +555,10 @@ func TestPushListsEverySession(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	src, to := openStore(t), openStore(t)
-	n := store.MaxListLimit + 2
+	// Pages of 3 sessions, not of MaxListLimit: the same two pages for
+	// 5 sessions that 1,002 took, each one pushed.
+	const page = 3
+	n := page + 2
 	err := src.Database().Update(ctx, func(tx sessiontree.DatabaseTx) error {
 		for i := range n {
 			meta := sessiontree.SessionMeta{ID: fmt.Sprintf("0198f2a4-0000-7000-8000-%012d", i), Version: 3, CreatedAt: "2026-03-01T09:00:00.000Z", Cwd: "/p"}
@@ -577,6 +580,7 @@ func TestPushListsEverySession(t *testing.T) {
 		defer st.Close()
 		newBuilder(t, st).user("u1", "written during the listing")
 	}})
+	store.SetListPage(from, page)
 	rep := mustPush(t, from, to, store.PushOptions{})
 	if got := len(rep.Results); got != n {
 		t.Errorf("Push has %d results; want %d", got, n)

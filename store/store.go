@@ -37,6 +37,9 @@ type Store struct {
 	db *engine.DB
 	// indexTune bounds Index's chunks (tests make them small).
 	indexTune indexTune
+	// listPageSize is how many sessions a page of ListN holds; 0 means
+	// MaxListLimit (tests make it small, to page through a few).
+	listPageSize int
 }
 
 // New returns a store over d, any engine's implementation of the
@@ -347,12 +350,16 @@ func listPage(tx sessiontree.DatabaseTx, opts ListOptions) (Page, error) {
 // session moved before the pages read and was listed by none.
 func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
 	var out []SessionInfo
+	pageLimit := MaxListLimit
+	if s.listPageSize > 0 {
+		pageLimit = s.listPageSize
+	}
 	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
 		out = nil
 		for {
-			opts.Limit = MaxListLimit
+			opts.Limit = pageLimit
 			if n > 0 {
-				opts.Limit = min(n-len(out), MaxListLimit)
+				opts.Limit = min(n-len(out), pageLimit)
 			}
 			page, err := listPage(tx, opts)
 			if err != nil {
