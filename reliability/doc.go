@@ -195,7 +195,7 @@
 // # Bounded memory
 //
 // TestBoundedMemory generates a session whose tool results hold 500 MB
-// of payloads (48 MB in the CI run) before its compaction boundary and
+// of payloads (48 MB in the CI run; -short skips it) before its compaction boundary and
 // imports it with the sessiontree command. Resuming it (opening the
 // store and the session, building the context, reading the branch and
 // the stats) in a process of its own keeps the Go heap under 64 MB and
@@ -212,8 +212,8 @@
 // Issue 13's unlucky and hostile conditions that come from outside the
 // program, each driven through the sessiontree command:
 //
-//   - TestHugeEntry: a tool output of 16 MB on one line (24 MB in the CI
-//     run, 200 MB in the full one) imports within 64 MB plus 4 times the
+//   - TestHugeEntry: a tool output of 24 MB on one line in the CI run
+//     (200 MB in the full one; -short skips it) imports within 64 MB plus 4 times the
 //     line of memory above what a small line takes (it took 10 to 15
 //     times, and about 30 before issue 13); the search index holds the
 //     first 1 MiB of its text (a word beyond is not found) while export

@@ -178,7 +178,14 @@ func TestPushTwoAtOnce(t *testing.T) {
 	for _, e := range dbEngines {
 		t.Run("to-"+e.name, func(t *testing.T) {
 			t.Parallel()
-			src, ids := pushSource(t, 3, 200)
+			// Three sessions of 200 entries: with the fix of 2552a73
+			// undone (a push planning again at most 3 times), 3 runs of
+			// 3 failed; of 64 entries, 2 of 3, enough for -short's smoke run.
+			entries := 200
+			if testing.Short() {
+				entries = 64
+			}
+			src, ids := pushSource(t, 3, entries)
 			target := e.target(t)
 			a := startChild(t, childSpec{Role: "push", DB: src, File: target, N: 8})
 			b := startChild(t, childSpec{Role: "push", DB: src, File: target, N: 8})
