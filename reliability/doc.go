@@ -217,8 +217,9 @@
 //     line of memory above what a small line takes (it took 10 to 15
 //     times, and about 30 before issue 13); the search index holds the
 //     first 1 MiB of its text (a word beyond is not found) while export
-//     gives it back whole. While the import indexes several outputs of
-//     megabytes, an append of another process goes through, and SIGINT
+//     gives it back whole. TestHugeEntryInterrupted: while the import
+//     indexes several outputs of megabytes, an append of another process
+//     goes through, and SIGINT
 //     stops the import at once, after printing its summary, keeping the
 //     chunks of the index committed; the next search does the rest.
 //   - TestImportWaitsForWriter: while another process holds the write
