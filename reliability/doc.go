@@ -21,6 +21,16 @@
 // test logs what it did (see -v): rounds, kills, acknowledged writes,
 // entries checked, inputs tried, memory.
 //
+// Most tests run in parallel (4 per CPU: they mostly wait for their child
+// processes). A few run alone, before all of them, as go test runs a test
+// that does not call t.Parallel: those that time their commands
+// (TestReadsWhileWriting, TestHugeEntryInterrupted,
+// TestImportWaitsForWriter, TestSpecialFiles), those that count the test
+// process's allocations (TestHostileFiles, TestHostileDatabases,
+// TestLongLines) and TestSymlinkedFolders, which sets the environment.
+// Each of them holds every parallel test back: a test measuring only its
+// child processes (TestHugeEntry, TestBoundedMemory) runs in parallel.
+//
 // Child processes are this test binary run again with
 // -test.run=^TestChild$ and a job in the SESSIONTREE_RELIABILITY_CHILD
 // environment variable. They talk to the test on stdout, one line per
