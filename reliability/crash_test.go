@@ -136,7 +136,9 @@ type crashStats struct {
 // doc for what this proves and what it does not.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	rounds := pick(5, 20, 100)
+	// -short: 3 rounds, the first of which makes the database or file;
+	// each round takes one of the ways to kill at random.
+	rounds := pick(3, 20, 100)
 	sqlite, postgres := &dbEngines[0], &dbEngines[1]
 	modes := []crashMode{
 		{name: "engine/synchronous=NORMAL", engine: sqlite},

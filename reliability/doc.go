@@ -21,6 +21,16 @@
 // test logs what it did (see -v): rounds, kills, acknowledged writes,
 // entries checked, inputs tried, memory.
 //
+// Most tests run in parallel (4 per CPU: they mostly wait for their child
+// processes). A few run alone, before all of them, as go test runs a test
+// that does not call t.Parallel: those that time their commands
+// (TestReadsWhileWriting, TestHugeEntryInterrupted,
+// TestImportWaitsForWriter, TestSpecialFiles), those that count the test
+// process's allocations (TestHostileFiles, TestHostileDatabases,
+// TestLongLines) and TestSymlinkedFolders, which sets the environment.
+// Each of them holds every parallel test back: a test measuring only its
+// child processes (TestHugeEntry, TestBoundedMemory) runs in parallel.
+//
 // Child processes are this test binary run again with
 // -test.run=^TestChild$ and a job in the SESSIONTREE_RELIABILITY_CHILD
 // environment variable. They talk to the test on stdout, one line per
@@ -195,7 +205,7 @@
 // # Bounded memory
 //
 // TestBoundedMemory generates a session whose tool results hold 500 MB
-// of payloads (48 MB in the CI run) before its compaction boundary and
+// of payloads (48 MB in the CI run; -short skips it) before its compaction boundary and
 // imports it with the sessiontree command. Resuming it (opening the
 // store and the session, building the context, reading the branch and
 // the stats) in a process of its own keeps the Go heap under 64 MB and
@@ -212,13 +222,14 @@
 // Issue 13's unlucky and hostile conditions that come from outside the
 // program, each driven through the sessiontree command:
 //
-//   - TestHugeEntry: a tool output of 16 MB on one line (24 MB in the CI
-//     run, 200 MB in the full one) imports within 64 MB plus 4 times the
+//   - TestHugeEntry: a tool output of 24 MB on one line in the CI run
+//     (200 MB in the full one; -short skips it) imports within 64 MB plus 4 times the
 //     line of memory above what a small line takes (it took 10 to 15
 //     times, and about 30 before issue 13); the search index holds the
 //     first 1 MiB of its text (a word beyond is not found) while export
-//     gives it back whole. While the import indexes several outputs of
-//     megabytes, an append of another process goes through, and SIGINT
+//     gives it back whole. TestHugeEntryInterrupted: while the import
+//     indexes several outputs of megabytes, an append of another process
+//     goes through, and SIGINT
 //     stops the import at once, after printing its summary, keeping the
 //     chunks of the index committed; the next search does the rest.
 //   - TestImportWaitsForWriter: while another process holds the write

@@ -138,128 +138,139 @@ func indexState(t *testing.T, s *store.Store) (entries, indexed int64) {
 //     (within its busy timeout), and an interrupt stops the import at
 //     once, keeping the chunks committed; the next search does the rest.
 //
-// The line is 200 MB in the full run. The default run's 24 MB (16 MB with
-// -short, which leaves the interrupted import out) is enough to catch the memory going back up: the old import
+// The line is 200 MB in the full run. The default run's 24 MB (the test
+// skips under -short) is enough to catch the memory going back up: the old import
 // took 12 to 15 times such a line above the small one's, against a bound
 // of 64 MB and 4 times; and lines from 8 MB on take the path of huge
 // ones (lines.HugeLine).
+//
+// TestHugeEntry runs in parallel with the other tests: what it measures is
+// the command's own peak memory. TestHugeEntryInterrupted, which times
+// the import's stop and another process's append, runs alone.
 func TestHugeEntry(t *testing.T) {
-	line := pick(16<<20, 24<<20, 200<<20)
+	t.Parallel()
+	if testing.Short() {
+		// The smallest line that catches the memory going back up (16
+		// MB) costs 3 s of CPU to write, import and check.
+		t.Skip("runs without -short: a huge line's import (its memory bound), its search index (the first 1 MiB) and export")
+	}
+	line := pick(0, 24<<20, 200<<20) // -short skips
 	dir := t.TempDir()
-	t.Run("one line", func(t *testing.T) {
-		small := filepath.Join(dir, "small.jsonl")
-		writeHugeSession(t, small, 64<<10)
-		base, _, out := runMeasured(t, "--db", filepath.Join(dir, "small.db"), "import", small)
-		if !strings.Contains(out, "1 new") {
-			t.Fatalf("import: %s", out)
+	small := filepath.Join(dir, "small.jsonl")
+	writeHugeSession(t, small, 64<<10)
+	base, _, out := runMeasured(t, "--db", filepath.Join(dir, "small.db"), "import", small)
+	if !strings.Contains(out, "1 new") {
+		t.Fatalf("import: %s", out)
+	}
+	file := filepath.Join(dir, "one.jsonl")
+	writeHugeSession(t, file, line)
+	db := filepath.Join(dir, "one.db")
+	peak, took, out := runMeasured(t, "--db", db, "import", file)
+	if !strings.Contains(out, "1 new") {
+		t.Fatalf("import: %s", out)
+	}
+	above := peak - base
+	t.Logf("import of a %d MB line: %v, peak RSS %.0f MB, %.0f MB above a 64 KB line's (%.1f times the line)\n%s",
+		line>>20, took.Round(time.Millisecond), mb(uint64(peak)), mb(uint64(above)), float64(above)/float64(line), out)
+	if limit := int64(64<<20) + hugeMultiple*int64(line); above > limit {
+		t.Errorf("import of a %d MB line: peak RSS %.0f MB above a small line's; want at most %.0f MB (64 MB and %d times the line)",
+			line>>20, mb(uint64(above)), mb(uint64(limit)), hugeMultiple)
+	}
+	for q, want := range map[string]string{"head0": "result00", "findme": "thanks00", "tail0": "no hits"} {
+		r, took := timedCLI(t, "--db", db, "search", q)
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("search %s: exit %d\n%s%s; want %q", q, r.code, r.stdout, r.stderr, want)
 		}
-		file := filepath.Join(dir, "one.jsonl")
-		writeHugeSession(t, file, line)
-		db := filepath.Join(dir, "one.db")
-		peak, took, out := runMeasured(t, "--db", db, "import", file)
-		if !strings.Contains(out, "1 new") {
-			t.Fatalf("import: %s", out)
-		}
-		above := peak - base
-		t.Logf("import of a %d MB line: %v, peak RSS %.0f MB, %.0f MB above a 64 KB line's (%.1f times the line)\n%s",
-			line>>20, took.Round(time.Millisecond), mb(uint64(peak)), mb(uint64(above)), float64(above)/float64(line), out)
-		if limit := int64(64<<20) + hugeMultiple*int64(line); above > limit {
-			t.Errorf("import of a %d MB line: peak RSS %.0f MB above a small line's; want at most %.0f MB (64 MB and %d times the line)",
-				line>>20, mb(uint64(above)), mb(uint64(limit)), hugeMultiple)
-		}
-		for q, want := range map[string]string{"head0": "result00", "findme": "thanks00", "tail0": "no hits"} {
-			r, took := timedCLI(t, "--db", db, "search", q)
-			if r.code != 0 || !strings.Contains(r.stdout, want) {
-				t.Errorf("search %s: exit %d\n%s%s; want %q", q, r.code, r.stdout, r.stderr, want)
-			}
-			t.Logf("search %s: %v", q, took.Round(time.Millisecond))
-		}
-		exported := filepath.Join(dir, "exported.jsonl")
-		cliOK(t, "", "--db", db, "export", hugeSession[:8], "-o", exported)
-		a, _ := os.ReadFile(file)
-		b, _ := os.ReadFile(exported)
-		if !bytes.Equal(a, b) {
-			t.Errorf("export differs from the file imported (%d bytes, %d imported); want the entry whole", len(b), len(a))
-		}
-		checkCLI(t, db)
-	})
+		t.Logf("search %s: %v", q, took.Round(time.Millisecond))
+	}
+	exported := filepath.Join(dir, "exported.jsonl")
+	cliOK(t, "", "--db", db, "export", hugeSession[:8], "-o", exported)
+	a, _ := os.ReadFile(file)
+	b, _ := os.ReadFile(exported)
+	if !bytes.Equal(a, b) {
+		t.Errorf("export differs from the file imported (%d bytes, %d imported); want the entry whole", len(b), len(a))
+	}
+	checkCLI(t, db)
+}
 
-	t.Run("interrupted", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("runs without -short: the import of 20 MB its timing needs")
-		}
-		// Entries of 2 MB, past the 1 MiB of text the index takes, make
-		// chunks of two (4 MiB): 12 of them are 6 chunks or more, enough
-		// for the append and the interrupt to come between chunks.
-		results, each := pick(0, 12, 40), pick(0, 2<<20, 5<<20)
-		sizes := make([]int, results)
-		for i := range sizes {
-			sizes[i] = each
-		}
-		file := filepath.Join(dir, "many.jsonl")
-		writeHugeSession(t, file, sizes...)
-		db := filepath.Join(dir, "many.db")
-		cliOK(t, "", "--db", db, "import", t.TempDir()) // create it (a read would refuse a missing database)
-		watch, err := store.Open(context.Background(), db, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer watch.Close()
+// TestHugeEntryInterrupted is TestHugeEntry's import of several outputs
+// of megabytes, interrupted while it indexes them (see TestHugeEntry).
+func TestHugeEntryInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs without -short: an import of 24 MB interrupted while indexing, while another process appends")
+	}
+	dir := t.TempDir()
+	// Entries of 2 MB, past the 1 MiB of text the index takes, make
+	// chunks of two (4 MiB): 12 of them are 6 chunks or more, enough
+	// for the append and the interrupt to come between chunks.
+	results, each := pick(0, 12, 40), pick(0, 2<<20, 5<<20) // -short skips
+	sizes := make([]int, results)
+	for i := range sizes {
+		sizes[i] = each
+	}
+	file := filepath.Join(dir, "many.jsonl")
+	writeHugeSession(t, file, sizes...)
+	db := filepath.Join(dir, "many.db")
+	cliOK(t, "", "--db", db, "import", t.TempDir()) // create it (a read would refuse a missing database)
+	watch, err := store.Open(context.Background(), db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
 
-		imp := startCLI(t, "--db", db, "import", file)
-		total := int64(results + 2)
-		deadline := time.Now().Add(2 * time.Minute)
-		for n, _ := indexState(t, watch); n < total && time.Now().Before(deadline); n, _ = indexState(t, watch) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		// The entries are in; the search index takes them in now. Another
-		// process appends meanwhile, and the import is interrupted once the
-		// first chunk is indexed, whether or not the append is through yet
-		// (waiting for it first would, on a loaded machine, leave the
-		// indexer the time to finish).
-		app := exec.Command(sessiontreeCommand(t), "--db", db, "append", hugeSession[:8])
-		app.Stdin = strings.NewReader(`{"type":"message","message":{"role":"user","content":"meanwhile"}}` + "\n")
-		app.Env = append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db")
-		var appStderr strings.Builder
-		app.Stderr = &appStderr
-		start := time.Now()
-		if err := app.Start(); err != nil {
-			t.Fatal(err)
-		}
-		appended := make(chan error, 1)
-		go func() { appended <- app.Wait() }()
-		var indexed int64
-		for ; indexed == 0 && time.Now().Before(deadline); _, indexed = indexState(t, watch) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		imp.interrupt(t)
-		if err := <-appended; err != nil {
-			t.Errorf("append while the import indexes %d outputs of %d MB: %v: %s; want it through", results, each>>20, err, appStderr.String())
-		}
-		t.Logf("append while the import indexes: %v", time.Since(start).Round(time.Millisecond))
-		sent := time.Now()
-		code, stderr, _ := imp.wait(t, time.Minute)
-		stopped := time.Since(sent)
-		_, kept := indexState(t, watch)
-		t.Logf("interrupted with %d of %d entries indexed: exit %d in %v, %d indexed kept; stderr %q; stdout %q",
-			indexed, total, code, stopped.Round(time.Millisecond), kept, stderr, imp.stdout.String())
-		if code != 1 || !strings.Contains(strings.Join(stderr, "\n"), "interrupted") || !strings.Contains(imp.stdout.String(), "1 new") {
-			t.Errorf("import interrupted while indexing: exit %d, stdout %q, stderr %q; want the summary, then interrupted, exit 1", code, imp.stdout.String(), stderr)
-		}
-		if stopped > 3*time.Second {
-			t.Errorf("import interrupted while indexing stopped after %v; want at once", stopped.Round(time.Millisecond))
-		}
-		if kept == 0 || kept >= total+1 {
-			t.Errorf("after the interrupt the index holds %d of %d entries; want the chunks committed before it, not all", kept, total+1)
-		}
-		r, took := timedCLI(t, "--db", db, "search", fmt.Sprintf("head%d", results-1))
-		if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("result%02d", results-1)) {
-			t.Errorf("search after the interrupt: exit %d\n%s%s; want the last output found", r.code, r.stdout, r.stderr)
-		}
-		t.Logf("the next search, catching up the rest: %v", took.Round(time.Millisecond))
-		if _, indexed := indexState(t, watch); indexed != total+1 {
-			t.Errorf("after the next search the index holds %d of %d entries; want all", indexed, total+1)
-		}
-		checkCLI(t, db)
-	})
+	imp := startCLI(t, "--db", db, "import", file)
+	total := int64(results + 2)
+	deadline := time.Now().Add(2 * time.Minute)
+	for n, _ := indexState(t, watch); n < total && time.Now().Before(deadline); n, _ = indexState(t, watch) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The entries are in; the search index takes them in now. Another
+	// process appends meanwhile, and the import is interrupted once the
+	// first chunk is indexed, whether or not the append is through yet
+	// (waiting for it first would, on a loaded machine, leave the
+	// indexer the time to finish).
+	app := exec.Command(sessiontreeCommand(t), "--db", db, "append", hugeSession[:8])
+	app.Stdin = strings.NewReader(`{"type":"message","message":{"role":"user","content":"meanwhile"}}` + "\n")
+	app.Env = append(os.Environ(), "SESSIONTREE_DB=/nonexistent/do-not-use.db")
+	var appStderr strings.Builder
+	app.Stderr = &appStderr
+	start := time.Now()
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	appended := make(chan error, 1)
+	go func() { appended <- app.Wait() }()
+	var indexed int64
+	for ; indexed == 0 && time.Now().Before(deadline); _, indexed = indexState(t, watch) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	imp.interrupt(t)
+	if err := <-appended; err != nil {
+		t.Errorf("append while the import indexes %d outputs of %d MB: %v: %s; want it through", results, each>>20, err, appStderr.String())
+	}
+	t.Logf("append while the import indexes: %v", time.Since(start).Round(time.Millisecond))
+	sent := time.Now()
+	code, stderr, _ := imp.wait(t, time.Minute)
+	stopped := time.Since(sent)
+	_, kept := indexState(t, watch)
+	t.Logf("interrupted with %d of %d entries indexed: exit %d in %v, %d indexed kept; stderr %q; stdout %q",
+		indexed, total, code, stopped.Round(time.Millisecond), kept, stderr, imp.stdout.String())
+	if code != 1 || !strings.Contains(strings.Join(stderr, "\n"), "interrupted") || !strings.Contains(imp.stdout.String(), "1 new") {
+		t.Errorf("import interrupted while indexing: exit %d, stdout %q, stderr %q; want the summary, then interrupted, exit 1", code, imp.stdout.String(), stderr)
+	}
+	if stopped > 3*time.Second {
+		t.Errorf("import interrupted while indexing stopped after %v; want at once", stopped.Round(time.Millisecond))
+	}
+	if kept == 0 || kept >= total+1 {
+		t.Errorf("after the interrupt the index holds %d of %d entries; want the chunks committed before it, not all", kept, total+1)
+	}
+	r, took := timedCLI(t, "--db", db, "search", fmt.Sprintf("head%d", results-1))
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("result%02d", results-1)) {
+		t.Errorf("search after the interrupt: exit %d\n%s%s; want the last output found", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("the next search, catching up the rest: %v", took.Round(time.Millisecond))
+	if _, indexed := indexState(t, watch); indexed != total+1 {
+		t.Errorf("after the next search the index holds %d of %d entries; want all", indexed, total+1)
+	}
+	checkCLI(t, db)
 }

@@ -52,6 +52,7 @@ func writeShape(t *testing.T, path string, n int, star bool) string {
 // and branch, and fork, with no recursion in Go over the tree's depth or
 // width. A star's tree is drawn cut to a terminal's width.
 func TestShapes(t *testing.T) {
+	t.Parallel() // it measures neither time nor memory
 	chain, star := pickSize(10_000, 100_000, 1_000_000), pickSize(2_500, 20_000, 200_000)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -122,6 +123,7 @@ func TestShapes(t *testing.T) {
 // detector), imported from as many files: every one is listed, a word of
 // one is found in it alone, and the database checks clean.
 func TestManySessions(t *testing.T) {
+	t.Parallel() // it measures neither time nor memory
 	n := pickSize(200, 2_000, 10_000)
 	ctx := context.Background()
 	dir := t.TempDir()
