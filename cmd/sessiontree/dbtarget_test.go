@@ -12,7 +12,8 @@ import (
 
 // TestDBTarget checks that --db and $SESSIONTREE_DB take a URL for what it
 // is: a postgres:// URL is a PostgreSQL server, not a folder named "postgres:", another
-// scheme is a usage error naming it.
+// scheme, or any value no engine takes, is a usage error naming it and
+// where it came from.
 func TestDBTarget(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -26,8 +27,12 @@ func TestDBTarget(t *testing.T) {
 		// A postgres URL is a server to connect to (none listens on port 1).
 		{"postgres flag", "", []string{"--db", "postgres://127.0.0.1:1/sessions", "ls"}, 1, `^sessiontree: open store: open postgres://127.0.0.1:1/sessions: storage failure: .*connection refused`},
 		{"postgresql env", "postgresql://127.0.0.1:1/sessions", []string{"ls"}, 1, `open postgresql://127.0.0.1:1/sessions: storage failure: .*connection refused`},
-		{"unknown scheme", "", []string{"--db", "mysql://db.example/sessions", "ls"}, 2, `^sessiontree: open store: unknown database URL scheme "mysql"`},
-		{"unknown scheme env", "redis://x", []string{"ls"}, 2, `unknown database URL scheme "redis"`},
+		{"unknown scheme", "", []string{"--db", "mysql://db.example/sessions", "ls"}, 2, `^sessiontree: --db: unknown database URL scheme "mysql"`},
+		{"unknown scheme env", "redis://x", []string{"ls"}, 2, `^sessiontree: \$SESSIONTREE_DB: unknown database URL scheme "redis"`},
+		// Any other value no engine takes is a usage error too, naming
+		// where it came from.
+		{"postgres without slashes", "", []string{"--db", "postgres:/db/x", "ls"}, 2, `^sessiontree: --db: database postgres:/db/x: a PostgreSQL URL starts with postgres://`},
+		{"file without slashes env", "file:s.db", []string{"ls"}, 2, `^sessiontree: \$SESSIONTREE_DB: database file:s.db: a file URL starts with file://`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

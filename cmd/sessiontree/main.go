@@ -334,12 +334,19 @@ func (a *app) open(ctx context.Context, create bool) (*store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	path := a.dbFlag
+	path, source := a.dbFlag, "--db"
 	if path == "" {
 		var err error
 		if path, err = cli.DefaultDBPath(a.env); err != nil {
 			return nil, err
 		}
+		source = "$SESSIONTREE_DB"
+	}
+	// A value no engine takes is a wrong command line, whatever is wrong
+	// with it (an unknown scheme, a URL missing a slash), as push's --to
+	// and pull's --from are.
+	if _, err := store.ParseTarget(path); err != nil {
+		return nil, usagef("%s: %w", source, err)
 	}
 	s, closeStore, err := openTarget(ctx, path, a.storeOptions, create)
 	if err != nil {
@@ -369,7 +376,7 @@ type noDatabaseError struct{ path string }
 
 // Error names the path and what makes a database.
 func (e *noDatabaseError) Error() string {
-	return "database " + e.path + " does not exist (import, new or demo make one)"
+	return "database " + e.path + " does not exist (import, new, demo and serve make one, as a push or pull into it does)"
 }
 
 // Unwrap returns fs.ErrNotExist.
