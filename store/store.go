@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -350,10 +351,7 @@ func listPage(tx sessiontree.DatabaseTx, opts ListOptions) (Page, error) {
 // session moved before the pages read and was listed by none.
 func (s *Store) ListN(ctx context.Context, opts ListOptions, n int) ([]SessionInfo, error) {
 	var out []SessionInfo
-	pageLimit := MaxListLimit
-	if s.listPageSize > 0 {
-		pageLimit = s.listPageSize
-	}
+	pageLimit := cmp.Or(s.listPageSize, MaxListLimit)
 	err := s.d.View(ctx, func(tx sessiontree.DatabaseTx) error {
 		out = nil
 		for {
