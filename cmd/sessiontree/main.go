@@ -342,11 +342,8 @@ func (a *app) open(ctx context.Context, create bool) (*store.Store, error) {
 		}
 		source = "$SESSIONTREE_DB"
 	}
-	// A value no engine takes is a wrong command line, whatever is wrong
-	// with it (an unknown scheme, a URL missing a slash), as push's --to
-	// and pull's --from are.
-	if _, err := store.ParseTarget(path); err != nil {
-		return nil, usagef("%s: %w", source, err)
+	if err := checkTarget(source, path); err != nil {
+		return nil, err
 	}
 	s, closeStore, err := openTarget(ctx, path, a.storeOptions, create)
 	if err != nil {
@@ -354,6 +351,17 @@ func (a *app) open(ctx context.Context, create bool) (*store.Store, error) {
 	}
 	a.store, a.closeStore = s, closeStore
 	return s, nil
+}
+
+// checkTarget refuses a database value no engine takes as a wrong command
+// line (exit status 2), whatever is wrong with it (an unknown scheme, a
+// URL missing a slash), naming where it came from (source: "--db",
+// "--to", "$SESSIONTREE_DB").
+func checkTarget(source, target string) error {
+	if _, err := store.ParseTarget(target); err != nil {
+		return usagef("%s: %w", source, err)
+	}
+	return nil
 }
 
 // openTarget opens the database target names (openStore). Unless create,

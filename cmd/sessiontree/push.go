@@ -58,10 +58,8 @@ line's counts, {"sessions", "entries" (copied, over every session),
 			if other == "" {
 				return usagef("%s needs --%s DB", name, dir)
 			}
-			// A value no engine takes is a wrong command line, whatever
-			// is wrong with it (an unknown scheme, a URL missing a slash).
-			if _, err := store.ParseTarget(other); err != nil {
-				return usagef("--%s: %w", dir, err)
+			if err := checkTarget("--"+dir, other); err != nil {
+				return err
 			}
 			// Each is resolved in the database copied from, by the
 			// copy; what cannot name a session is refused first.
