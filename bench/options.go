@@ -271,6 +271,15 @@ func (o Options) wantsWorkload(w string) bool {
 	return len(o.Workloads) == 0 || slices.Contains(o.Workloads, w)
 }
 
+// parseOneSize parses value, the flag what, as one session size.
+func parseOneSize(what, value string) (int, error) {
+	n, err := parseSizes(value)
+	if err != nil || len(n) != 1 {
+		return 0, fmt.Errorf("%s %q: want one size such as 100k", what, value)
+	}
+	return n[0], nil
+}
+
 // parseFlags reads the command line into options.
 func parseFlags(args []string) (Options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -286,6 +295,7 @@ func parseFlags(args []string) (Options, error) {
 	folderLine := fs.Int("folder-line-mib", -1, "MiB of the line added to the folder for its last import in a child process, which checks the import's memory follows its longest line (default 64, quick 8; 0 for none)")
 	fleet := fs.String("fleet", "", "comma-separated numbers of writers for the fleet workload (default 1,8,64; none skips it)")
 	process := fs.Bool("process", false, "whole-process mode: time the sessiontree binary's commands as fresh processes on one session (issue 17; see -process-shape)")
+	importMax := fs.String("import-max", "", "largest session size the import workload imports (default 10k; 0 for every size)")
 	processSize := fs.String("process-size", "", "session size of -process (default 100k, quick 1k)")
 	processShape := fs.String("process-shape", string(ShapeCompacted), "session shape of -process: compacted (issue 17's read targets), images (its large-payload resume: compacted, with inline images; 60k entries make about 600 MiB) or another workload shape")
 	binary := fs.String("sessiontree", "", "the sessiontree binary -process runs (default: built from this checkout)")
@@ -365,11 +375,18 @@ func parseFlags(args []string) (Options, error) {
 	}
 	o.Process, o.Binary, o.Baseline, o.ProcessShape = *process, *binary, *baseline, Shape(*processShape)
 	if *processSize != "" {
-		n, err := parseSizes(*processSize)
-		if err != nil || len(n) != 1 {
-			return Options{}, fmt.Errorf("process size %q: want one size such as 100k", *processSize)
+		if o.ProcessSize, err = parseOneSize("process size", *processSize); err != nil {
+			return Options{}, err
 		}
-		o.ProcessSize = n[0]
+	}
+	switch *importMax {
+	case "":
+	case "0":
+		o.ImportMaxSize = 0
+	default:
+		if o.ImportMaxSize, err = parseOneSize("import max size", *importMax); err != nil {
+			return Options{}, err
+		}
 	}
 	if *runs != 0 {
 		o.Runs = *runs

@@ -163,3 +163,39 @@ func TestBulkLoadAnalyzesOnce(t *testing.T) {
 		t.Errorf("%d batches of a new session analyzed %d times; want once, after the first", batches, n)
 	}
 }
+
+// TestBulkLoadAnalyzesSessionsWhenKnown: the first bulk load of a
+// database takes the statistics of every column a session's reads filter
+// on; a new session's bulk load after that takes those of the session
+// columns alone (the rest hold), and the planner then knows the session:
+// its entries' session statistics name it.
+func TestBulkLoadAnalyzesSessionsWhenKnown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openTestDB(t, Options{})
+	if err := newStorage(t, db).AppendBatch(ctx, customChain(t, "a", analyzeMinRows)); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	if err := db.db.SelectContext(ctx, &kinds, `SELECT attname FROM pg_stats WHERE tablename = 'entries' ORDER BY attname`); err != nil {
+		t.Fatal(err)
+	}
+	if want := "depth id parent_id seq session type"; strings.Join(kinds, " ") != want {
+		t.Errorf("after the first bulk load, entries' statistics cover %q; want %q", kinds, want)
+	}
+	st := newStorage(t, db)
+	if err := st.AppendBatch(ctx, customChain(t, "b", analyzeMinRows)); err != nil {
+		t.Fatal(err)
+	}
+	if all, n := db.bulk.analyzedAll.Load(), db.bulk.analyzed.Load(); all != 1 || n != 2 {
+		t.Errorf("two sessions loaded in bulk: %d ANALYZEs, %d of every column; want 2 and 1", n, all)
+	}
+	var known bool
+	if err := db.db.GetContext(ctx, &known, `SELECT $1 = ANY(most_common_vals::text::bigint[]) FROM pg_stats
+		WHERE tablename = 'entries' AND attname = 'session'`, st.pk); err != nil {
+		t.Fatal(err)
+	}
+	if !known {
+		t.Errorf("the statistics of entries.session do not name the session loaded second (%d)", st.pk)
+	}
+}

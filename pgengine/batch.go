@@ -1,11 +1,14 @@
 package pgengine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jmoiron/sqlx"
 
@@ -13,16 +16,17 @@ import (
 )
 
 // A batch (an import, a push) is checked and placed in memory and stored
-// in a few multi-row statements, instead of the two to four statements
+// in a few COPY statements, instead of the two to four statements
 // per entry of [Storage.Append]: the checks are the root's replay
 // (sessiontree.Replayer), the placement sessiontree.Place with this
 // package's setters, and the branch table is rewritten once, for the
 // batch's final leaf. The append-only triggers and the unique id index
 // hold for these rows as for any other.
 
-// Batch statement sizes: a statement carries at most batchRows entries
-// or about batchBytes of JSON, so a large import streams to the server
-// in pieces the server parses without a huge single message.
+// Batch statement sizes: a COPY carries at most batchRows entries or
+// about batchBytes of JSON, so a batch's first rows reach the server
+// while its later entries are placed (batchWriter), and the rows held
+// for a statement stay bounded whatever the batch's length.
 const (
 	batchRows  = 4096
 	batchBytes = 4 << 20
@@ -45,7 +49,7 @@ func (s *Storage) appendBatch(ctx context.Context, tx *sqlx.Tx, entries []sessio
 // statistics check after the commit (analyze.go).
 func (s *Storage) batchOf(ctx context.Context, entries []sessiontree.Entry) func(tx *sqlx.Tx, st *session) error {
 	return func(tx *sqlx.Tx, st *session) error {
-		if err := st.addBatch(ctx, tx, entries); err != nil {
+		if err := st.addBatch(ctx, s.db, tx, entries); err != nil {
 			return err
 		}
 		s.db.bulk.add(s.pk, len(entries))
@@ -54,14 +58,15 @@ func (s *Storage) batchOf(ctx context.Context, entries []sessiontree.Entry) func
 }
 
 // addBatch checks, places and stores entries under st in tx.
-func (st *session) addBatch(ctx context.Context, tx *sqlx.Tx, entries []sessiontree.Entry) error {
-	b := &batch{ctx: ctx, tx: tx, st: st, entries: entries, local: make(map[string]int, len(entries))}
+func (st *session) addBatch(ctx context.Context, db *DB, tx *sqlx.Tx, entries []sessiontree.Entry) error {
+	b := &batch{ctx: ctx, db: db, tx: tx, st: st, entries: entries, local: make(map[string]int, len(entries))}
 	return b.run()
 }
 
 // batch is one AppendBatch in its transaction.
 type batch struct {
 	ctx     context.Context
+	db      *DB
 	tx      *sqlx.Tx
 	st      *session
 	entries []sessiontree.Entry
@@ -71,6 +76,16 @@ type batch struct {
 	local   map[string]int
 	places  []placement
 	parents []int
+	// parentSeqs are the entries' parents' seqs (NULL for a root), for
+	// their rows.
+	parentSeqs []pgtype.Int8
+	// txMu orders the uses of tx while the rows are stored
+	// (batchWriter): the placement's reads of entries stored before the
+	// batch and the writer's statements. database/sql locks the
+	// connection for each call only, so without it a COPY could start
+	// between a read's query and the end of its rows, which pgx refuses
+	// (its connection busy).
+	txMu sync.Mutex
 	// stored caches placements of entries stored before the batch that
 	// the batch names; storedIDs are the batch's ids already stored.
 	stored    map[string]placement
@@ -94,35 +109,37 @@ func (b *batch) run() error {
 	if err := b.findStoredIDs(); err != nil {
 		return err
 	}
-	// Each entry's facts (its stats, target and checksum) need its JSON
-	// scanned, not the database: they are read on another core while the
-	// batch is placed.
-	facts := make([]sessiontree.Facts, len(b.entries))
-	counted := make(chan struct{})
-	go func() {
-		defer close(counted)
-		for i, e := range b.entries {
-			facts[i] = sessiontree.FactsOf(e)
-		}
-	}()
-	defer func() { <-counted }()
 	base := b.st.count
 	b.places = make([]placement, len(b.entries))
 	b.parents = make([]int, len(b.entries))
+	b.parentSeqs = make([]pgtype.Int8, len(b.entries))
+	w := b.startWriter()
+	defer w.stop()
 	var replay sessiontree.Replayer
 	replay.Leaf = b.st.leafID.String
-	for i := range b.entries {
+	size := 0
+	from := 0
+	for i, e := range b.entries {
 		if i%1024 == 0 {
 			if err := b.ctx.Err(); err != nil {
 				return err
 			}
 		}
 		if err := b.placeEntry(&replay, i, base+int64(i)+1); err != nil {
-			return fmt.Errorf("batch entry %d: %w", i+1, err)
+			// A statement's error aborts the transaction, and with it a
+			// read of the placement: the statement's is the cause.
+			return cmp.Or(w.failure(), fmt.Errorf("batch entry %d: %w", i+1, err))
+		}
+		w.facts[i] = sessiontree.FactsOf(e)
+		size += len(e.Raw)
+		if i+1-from >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
+			if err := w.store(from, i+1); err != nil {
+				return err
+			}
+			from, size = i+1, 0
 		}
 	}
-	<-counted
-	if err := b.insert(facts); err != nil {
+	if err := w.finish(); err != nil {
 		return err
 	}
 	if err := b.moveBranch(replay.Leaf); err != nil {
@@ -130,7 +147,7 @@ func (b *batch) run() error {
 	}
 	for i, e := range b.entries {
 		e.Seq = b.places[i].Seq // a label row names its entry
-		if err := b.st.noteStats(b.ctx, b.tx, e, facts[i].Stats); err != nil {
+		if err := b.st.noteStats(b.ctx, b.tx, e, w.facts[i].Stats); err != nil {
 			return fmt.Errorf("batch entry %d: %w", i+1, err)
 		}
 	}
@@ -182,6 +199,7 @@ func (b *batch) placeEntry(replay *sessiontree.Replayer, i int, seq int64) error
 			return err
 		}
 		b.parents[i] = j
+		b.parentSeqs[i] = int8Of(p.Seq)
 		rp := p.root()
 		parent = &rp
 	}
@@ -217,7 +235,10 @@ func (b *batch) countEntry(i int, seq int64) error {
 		var known bool
 		if had, known = b.hasChild[parent.Seq]; !known && b.parents[i] < 0 {
 			var err error
-			if had, err = hadChild(b.ctx, b.tx, b.st.pk, parent.Seq); err != nil {
+			if err = b.read(func() (err error) {
+				had, err = hadChild(b.ctx, b.tx, b.st.pk, parent.Seq)
+				return err
+			}); err != nil {
 				return err
 			}
 		}
@@ -228,6 +249,14 @@ func (b *batch) countEntry(i int, seq int64) error {
 	}
 	b.st.shape.AddEntry(e.Type, rooted, had)
 	return nil
+}
+
+// read runs fn, a read of the batch's transaction while it is placed,
+// in turn with the writer's statements.
+func (b *batch) read(fn func() error) error {
+	b.txMu.Lock()
+	defer b.txMu.Unlock()
+	return fn()
 }
 
 // find returns the placement of entry id, of the batch (with its index)
@@ -252,7 +281,12 @@ func (b *batch) storedPlacement(id string) (placement, bool, error) {
 	if b.st.count == 0 {
 		return placement{}, false, nil
 	}
-	p, ok, err := placementOf(b.ctx, b.tx, b.st.pk, id)
+	var p placement
+	var ok bool
+	err := b.read(func() (err error) {
+		p, ok, err = placementOf(b.ctx, b.tx, b.st.pk, id)
+		return err
+	})
 	if ok {
 		if b.stored == nil {
 			b.stored = map[string]placement{}
@@ -295,7 +329,7 @@ func (b *batch) ancestorDepth(i int, id string) (int64, error) {
 	if cur.Depth > k.Depth {
 		// Stored from here up: the database walks the rest.
 		var seq int64
-		err := b.tx.GetContext(b.ctx, &seq, ancestorQuery, b.st.pk, cur.Seq, k.Depth)
+		err := b.read(func() error { return b.tx.GetContext(b.ctx, &seq, ancestorQuery, b.st.pk, cur.Seq, k.Depth) })
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, nil
 		}
@@ -339,35 +373,92 @@ func (e batchEarlier) Exists(id string) (bool, error) {
 	return ok, err
 }
 
-// insert stores the batch's entries, with their facts, a statement per
-// batchRows entries or batchBytes of JSON.
-func (b *batch) insert(facts []sessiontree.Facts) error {
-	var c entryColumns
-	size := 0
-	for i, e := range b.entries {
-		c.add(e, rowOf(&facts[i]), b.places[i], b.parentSeq(i))
-		size += len(e.Raw)
-		if len(c.seq) >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
-			if _, err := b.tx.ExecContext(b.ctx, insertEntries, c.args(b.st.pk)...); err != nil {
-				return err
-			}
-			c.reset()
-			size = 0
-		}
-	}
-	return nil
+// batchWriter stores a batch's rows, a statement per batchRows entries or
+// batchBytes of JSON, on a goroutine of its own: while the server
+// inserts one statement's rows, the batch places the entries after them
+// and reads their facts (their stats, target and checksum: their JSON
+// scanned). The placement reads the database only for entries stored
+// before the batch; those reads and the writer's statements take turns
+// on the transaction (batch.txMu), which is one connection.
+type batchWriter struct {
+	b *batch
+	// facts are the entries' facts, each written by the batch before it
+	// hands the entry's row to the writer.
+	facts  []sessiontree.Facts
+	todo   chan [2]int   // ranges of entries placed, to store in order
+	closed bool          // todo is closed
+	done   chan struct{} // closed when the goroutine has ended
+	// err is the first statement's error, read after done is closed or
+	// through failed.
+	err    error
+	failed chan struct{} // closed on the first error
 }
 
-// parentSeq is the seq of entry i's parent, NULL for a root.
-func (b *batch) parentSeq(i int) pgtype.Int8 {
-	e := b.entries[i]
-	if e.ParentID == "" {
-		return pgtype.Int8{}
+// startWriter starts the goroutine storing the batch's rows.
+func (b *batch) startWriter() *batchWriter {
+	w := &batchWriter{b: b, facts: make([]sessiontree.Facts, len(b.entries)),
+		todo: make(chan [2]int, 1), done: make(chan struct{}), failed: make(chan struct{})}
+	go w.run(w.todo)
+	return w
+}
+
+func (w *batchWriter) run(todo <-chan [2]int) {
+	defer close(w.done)
+	var c entryColumns
+	for r := range todo {
+		if w.err != nil {
+			continue // the batch stops at its next store
+		}
+		for i := r[0]; i < r[1]; i++ {
+			c.add(w.b.entries[i], rowOf(&w.facts[i]), w.b.places[i], w.b.parentSeqs[i])
+		}
+		w.b.txMu.Lock()
+		err := w.b.copyRows(&c)
+		w.b.txMu.Unlock()
+		c.reset()
+		if err != nil {
+			w.err = err
+			close(w.failed)
+		}
 	}
-	if j := b.parents[i]; j >= 0 {
-		return int8Of(b.places[j].Seq)
+}
+
+// store hands entries from to to (placed) to the writer; it returns the
+// error of a statement before, which ends the batch.
+func (w *batchWriter) store(from, to int) error {
+	select {
+	case w.todo <- [2]int{from, to}:
+		return nil
+	case <-w.failed:
+		return w.err // written before failed is closed
 	}
-	return int8Of(b.stored[e.ParentID].Seq)
+}
+
+// failure is the error of a statement that failed so far, nil if none.
+func (w *batchWriter) failure() error {
+	select {
+	case <-w.failed:
+		return w.err
+	default:
+		return nil
+	}
+}
+
+// finish waits until every row handed to the writer is stored.
+func (w *batchWriter) finish() error {
+	w.stop()
+	return w.err
+}
+
+// stop ends the writer once the rows handed to it are stored (or one
+// statement failed) and waits for it: the transaction is the caller's
+// again. Calling it again does nothing.
+func (w *batchWriter) stop() {
+	if !w.closed {
+		close(w.todo)
+		w.closed = true
+	}
+	<-w.done
 }
 
 // entriesInsert and entriesArrays are an insert of entries rows given
@@ -380,8 +471,44 @@ const (
 	$8::integer[], $9::integer[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[], $15::bigint[]`
 )
 
-// insertEntries stores rows of session $1 given as one array per column.
-const insertEntries = entriesInsert + ` SELECT $1, * FROM unnest(` + entriesArrays + `)`
+// copyRows stores c's rows, of the batch's session, with COPY: the
+// rows stream to the server as pgx encodes them, which the server
+// stores without an array to build and take apart (an INSERT from
+// column arrays took twice as long for rows of this size).
+func (b *batch) copyRows(c *entryColumns) error {
+	return b.db.rawOf(b.tx, func(conn *pgx.Conn) error {
+		_, err := conn.CopyFrom(b.ctx, pgx.Identifier{"entries"}, entriesCopied[:], &entryRows{c: c, session: int8Of(b.st.pk), i: -1})
+		return err
+	})
+}
+
+// entriesCopied are the columns copyRows fills, in entryRows' order.
+var entriesCopied = [...]string{"session", "seq", "id", "parent_id", "parent_seq", "type", "timestamp",
+	"depth", "start_depth", "thinking_seq", "model_seq", "tools_seq", "target_id", "raw", "checksum"}
+
+// entryRows are the rows of entryColumns as pgx.CopyFromSource, each
+// value a pointer into the columns (a value boxed in an interface would
+// be an allocation per value).
+type entryRows struct {
+	c       *entryColumns
+	session pgtype.Int8
+	i       int
+	row     [len(entriesCopied)]any
+}
+
+func (r *entryRows) Next() bool {
+	r.i++
+	return r.i < len(r.c.seq)
+}
+
+func (r *entryRows) Values() ([]any, error) {
+	c, i := r.c, r.i
+	r.row = [...]any{&r.session, &c.seq[i], &c.id[i], &c.parentID[i], &c.parentSeq[i], &c.typ[i], &c.ts[i],
+		&c.depth[i], &c.start[i], &c.thinking[i], &c.model[i], &c.tools[i], &c.targetID[i], &c.raw[i], &c.checksum[i]}
+	return r.row[:], nil
+}
+
+func (r *entryRows) Err() error { return nil }
 
 // insertGroupEntries stores rows of several sessions, theirs in the
 // array $1, and extends each one's branch with its row (a group's
@@ -389,7 +516,7 @@ const insertEntries = entriesInsert + ` SELECT $1, * FROM unnest(` + entriesArra
 const insertGroupEntries = `WITH e AS (` + entriesInsert + ` SELECT * FROM unnest($1::bigint[], ` + entriesArrays + `)
 	RETURNING session, depth, seq) INSERT INTO branch (session, depth, seq) SELECT session, depth, seq FROM e`
 
-// entryColumns are rows of entries as column arrays for insertEntries,
+// entryColumns are rows of entries as column arrays for copyRows,
 // and their sessions for insertGroupEntries (addTo). Its columns hold
 // values that pgx encodes through pointers into them (column), NULL as
 // an invalid one, and the raw JSON as the entry's own bytes, so adding a
@@ -455,9 +582,6 @@ func (c *entryColumns) arrays() []any {
 	return []any{c.seq, c.id, c.parentID, c.parentSeq, c.typ, c.ts,
 		c.depth, c.start, c.thinking, c.model, c.tools, c.targetID, c.raw, c.checksum}
 }
-
-// args are insertEntries' arguments for rows of session.
-func (c *entryColumns) args(session int64) []any { return append([]any{session}, c.arrays()...) }
 
 // groupArgs are insertGroupEntries' arguments for the rows added by addTo.
 func (c *entryColumns) groupArgs() []any { return append([]any{c.session}, c.arrays()...) }

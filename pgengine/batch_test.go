@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/memory"
@@ -77,22 +78,7 @@ func TestAppendBatchAgreesWithMemory(t *testing.T) {
 			t.Fatalf("memory AppendBatch: %v", err)
 		}
 	}
-	for _, e := range append(first, second...) {
-		for name, read := range map[string]func(sessiontree.Storage) (any, error){
-			"Path":     func(s sessiontree.Storage) (any, error) { return ids(s.Path(ctx, e.ID)) },
-			"FullPath": func(s sessiontree.Storage) (any, error) { return ids(s.FullPath(ctx, e.ID)) },
-			"State":    func(s sessiontree.Storage) (any, error) { return sessiontree.StateAt(ctx, s, e.ID) },
-		} {
-			got, err := read(pg)
-			if err != nil {
-				t.Fatalf("%s(%s): %v", name, e.ID, err)
-			}
-			want, _ := read(ref)
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("%s(%s) differs from memory (-want +got):\n%s", name, e.ID, d)
-			}
-		}
-	}
+	agreeWithMemory(t, pg, ref, append(first, second...))
 	// The label row names the label entry that set it.
 	var labelSeq, entrySeq int64
 	if err := connect(t, url).QueryRow(ctx, `SELECT l.entry_seq, e.seq FROM labels l
@@ -102,23 +88,158 @@ func TestAppendBatchAgreesWithMemory(t *testing.T) {
 	if labelSeq != entrySeq {
 		t.Errorf("label of a2: entry_seq %d; want %d (entry b6)", labelSeq, entrySeq)
 	}
-	for name, read := range map[string]func(sessiontree.Storage) (any, error){
-		"Leaf":   func(s sessiontree.Storage) (any, error) { return s.Leaf(ctx) },
-		"Labels": func(s sessiontree.Storage) (any, error) { return s.Labels(ctx) },
-		"Stats":  func(s sessiontree.Storage) (any, error) { return s.Stats(ctx) },
-		"Active": func(s sessiontree.Storage) (any, error) {
-			leaf, _ := s.Leaf(ctx)
-			return ids(s.Path(ctx, leaf))
-		},
-	} {
+}
+
+// agreeWithMemory fails t unless pg reads as ref, the memory backend
+// given the same batches, does: each entry of sample's paths and state,
+// and the session's leaf, labels, stats and active path.
+func agreeWithMemory(t *testing.T, pg, ref sessiontree.Storage, sample []sessiontree.Entry) {
+	t.Helper()
+	ctx := context.Background()
+	check := func(what string, read func(sessiontree.Storage) (any, error)) {
+		t.Helper()
 		got, err := read(pg)
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 		want, _ := read(ref)
 		if d := cmp.Diff(want, got); d != "" {
-			t.Errorf("%s differs from memory (-want +got):\n%s", name, d)
+			t.Errorf("%s differs from memory (-want +got):\n%s", what, d)
 		}
+	}
+	for _, e := range sample {
+		check("Path("+e.ID+")", func(s sessiontree.Storage) (any, error) { return ids(s.Path(ctx, e.ID)) })
+		check("FullPath("+e.ID+")", func(s sessiontree.Storage) (any, error) { return ids(s.FullPath(ctx, e.ID)) })
+		check("State("+e.ID+")", func(s sessiontree.Storage) (any, error) { return sessiontree.StateAt(ctx, s, e.ID) })
+	}
+	check("Leaf", func(s sessiontree.Storage) (any, error) { return s.Leaf(ctx) })
+	check("Labels", func(s sessiontree.Storage) (any, error) { return s.Labels(ctx) })
+	check("Stats", func(s sessiontree.Storage) (any, error) { return s.Stats(ctx) })
+	check("Active", func(s sessiontree.Storage) (any, error) {
+		leaf, _ := s.Leaf(ctx)
+		return ids(s.Path(ctx, leaf))
+	})
+}
+
+// chain is n entries from id prefix1 to prefixN, each under the one
+// before and the first under parent, with drafts from draft (a user
+// message where it returns a zero Draft) and parents from under (the
+// entry before where it returns "").
+func chain(t testing.TB, prefix, parent string, n int, draft func(i int) sessiontree.Draft, under func(i int) string) []sessiontree.Entry {
+	t.Helper()
+	out := make([]sessiontree.Entry, n)
+	for i := range out {
+		d := draft(i)
+		if d.Type == "" {
+			d = userDraft(fmt.Sprintf("message %d", i))
+		}
+		if p := under(i); p != "" {
+			parent = p
+		}
+		out[i] = build(t, d, fmt.Sprintf("%s%d", prefix, i+1), parent)
+		parent = out[i].ID
+	}
+	return out
+}
+
+func noDraft(int) sessiontree.Draft { return sessiontree.Draft{} }
+
+func noParent(int) string { return "" }
+
+// TestAppendBatchOfManyStatementsAgreesWithMemory: a batch stored in
+// several statements (more than 4,096 entries) while its later entries
+// are placed, some of them reading entries stored before it as they are
+// (labels of stored entries, a branch off one, a compaction keeping one),
+// reads as the memory backend's.
+func TestAppendBatchOfManyStatementsAgreesWithMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := openDB(t)
+	pg, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := memory.New(sessiontree.SessionMeta{ID: "ref", Cwd: "/x"}, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := chain(t, "s", "", 50, noDraft, noParent)
+	const n = 5000 // two statements
+	long := chain(t, "b", "s50", n, func(i int) sessiontree.Draft {
+		switch {
+		case i == 4700:
+			return sessiontree.Draft{Type: sessiontree.TypeCompaction, Fields: mustFields(t,
+				"summary", "so far", "firstKeptEntryId", "s5", "tokensBefore", 10)}
+		case i%997 == 996:
+			return sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: mustFields(t,
+				"targetId", fmt.Sprintf("s%d", 1+i%50), "label", fmt.Sprintf("mark %d", i))}
+		}
+		return sessiontree.Draft{}
+	}, func(i int) string {
+		if i == 4400 {
+			return "s10" // a branch off a stored entry
+		}
+		return ""
+	})
+	for _, b := range [][]sessiontree.Entry{stored, long} {
+		if err := pg.AppendBatch(ctx, b); err != nil {
+			t.Fatalf("postgres AppendBatch: %v", err)
+		}
+		if err := ref.AppendBatch(ctx, b); err != nil {
+			t.Fatalf("memory AppendBatch: %v", err)
+		}
+	}
+	var sample []sessiontree.Entry
+	for i := 0; i < n; i += 997 {
+		sample = append(sample, long[i])
+	}
+	agreeWithMemory(t, pg, ref, append(sample, long[4399], long[4400], long[4700], long[n-1]))
+}
+
+// TestAppendBatchStatementRefused: when the server refuses a row of a
+// batch stored in several statements (here a trigger of the test's,
+// standing for any refusal the checks before cannot see), the batch
+// fails with the server's error, whether the entries after it were still
+// being placed or not, and nothing of it is kept; the session takes the
+// next batch.
+func TestAppendBatchStatementRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, url := openDB(t)
+	if _, err := connect(t, url).Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.id LIKE 'boom%' THEN RAISE EXCEPTION 'refused %', NEW.id; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse_boom BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
+		t.Fatal(err)
+	}
+	stored := chain(t, "s", "", 3, noDraft, noParent)
+	for _, at := range []int{100, 4500} {
+		t.Run(fmt.Sprint(at), func(t *testing.T) {
+			st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.AppendBatch(ctx, stored); err != nil {
+				t.Fatal(err)
+			}
+			batch := chain(t, "n", "s3", 5000, noDraft, noParent) // two statements
+			boom := fmt.Sprintf("boom%d", at)
+			batch[at] = build(t, userDraft("boom"), boom, batch[at].ParentID)
+			batch[at+1] = build(t, userDraft("after"), batch[at+1].ID, boom)
+			var pe *pgconn.PgError
+			err = st.AppendBatch(ctx, batch)
+			if !errors.As(err, &pe) || pe.Message != "refused "+boom {
+				t.Fatalf("AppendBatch = %v; want the server's refusal of %s", err, boom)
+			}
+			if stats, err := st.Stats(ctx); err != nil || stats.Entries != int64(len(stored)) {
+				t.Errorf("Stats().Entries = %d, %v; want %d (nothing of the refused batch)", stats.Entries, err, len(stored))
+			}
+			if err := st.AppendBatch(ctx, batch[:at]); err != nil {
+				t.Fatalf("AppendBatch of the entries before %s: %v", boom, err)
+			}
+			if leaf, err := st.Leaf(ctx); err != nil || leaf != batch[at-1].ID {
+				t.Errorf("Leaf = %q, %v; want %s", leaf, err, batch[at-1].ID)
+			}
+		})
 	}
 }
 
@@ -148,6 +269,14 @@ func TestAppendBatchRefuses(t *testing.T) {
 		{"id twice in batch", []sessiontree.Entry{build(t, user, "n1", "a4"), build(t, user, "n1", "a4")}, sessiontree.ErrCorrupt, "n1"},
 		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrNotFound, "n1"},
 		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrNotFound, "n1"},
+		// Refused after the entries before it were sent to the server, a
+		// statement of 4,096 of them at a time.
+		{"missing parent after a statement", chain(t, "n", "a4", 4500, noDraft, func(i int) string {
+			if i == 4400 {
+				return "zz"
+			}
+			return ""
+		}), sessiontree.ErrNotFound, "n4401"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,9 @@ type DB struct {
 	contended atomic.Int64
 	// bulk counts the entries batches stored, for analyzeAfterBulk.
 	bulk bulkRows
+	// txConns maps each transaction of runTx in progress to its
+	// connection (rawOf).
+	txConns sync.Map
 	// group is the queue of pipelined appends (group.go).
 	group groupCommit
 }

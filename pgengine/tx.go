@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/sessiontree/sessiontree"
@@ -184,9 +186,31 @@ func opErr(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, storageErr(err))
 }
 
-// runTx runs fn in one transaction (internal/sqltx).
+// runTx runs fn in one transaction (internal/sqltx), begun on a
+// connection taken from the pool for it, which [DB.rawOf] gives to
+// what needs pgx's own API in the transaction (a batch's COPY).
 func (db *DB) runTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) error {
-	return sqltx.Run(ctx, db.db, opts, fn)
+	conn, err := db.db.Connx(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	return sqltx.Run(ctx, conn, opts, func(tx *sqlx.Tx) error {
+		db.txConns.Store(tx, conn)
+		defer db.txConns.Delete(tx)
+		return fn(tx)
+	})
+}
+
+// rawOf runs fn with the pgx connection of tx, a transaction of runTx's
+// in progress: the statements fn runs are tx's, and database/sql runs
+// nothing else on the connection meanwhile.
+func (db *DB) rawOf(tx *sqlx.Tx, fn func(*pgx.Conn) error) error {
+	v, ok := db.txConns.Load(tx)
+	if !ok {
+		return errors.New("a transaction not begun by runTx") // a bug of this package's
+	}
+	return v.(*sqlx.Conn).Raw(func(dc any) error { return fn(dc.(*stdlib.Conn).Conn()) })
 }
 
 // PostgreSQL's error codes this package acts on.

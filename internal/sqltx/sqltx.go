@@ -19,11 +19,17 @@ func (e *CommitError) Error() string { return "commit: " + e.Err.Error() }
 // Unwrap returns the driver's error.
 func (e *CommitError) Unwrap() error { return e.Err }
 
-// Run begins a transaction with opts (nil: the driver's default), runs fn
-// in it and commits when fn returns nil; it rolls back when fn returns an
-// error or panics (and panics again). A failed begin is wrapped with
-// "begin", a failed commit is a [*CommitError].
-func Run(ctx context.Context, db *sqlx.DB, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) (err error) {
+// Beginner begins transactions: a *sqlx.DB (on a connection of its
+// pool) or a *sqlx.Conn (on that connection).
+type Beginner interface {
+	BeginTxx(ctx context.Context, opts *sql.TxOptions) (*sqlx.Tx, error)
+}
+
+// Run begins a transaction with opts (nil: the driver's default) on db,
+// runs fn in it and commits when fn returns nil; it rolls back when fn
+// returns an error or panics (and panics again). A failed begin is
+// wrapped with "begin", a failed commit is a [*CommitError].
+func Run(ctx context.Context, db Beginner, opts *sql.TxOptions, fn func(tx *sqlx.Tx) error) (err error) {
 	tx, err := db.BeginTxx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
