@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/memory"
+	"github.com/sessiontree/sessiontree/pgengine"
 )
 
 // build makes an entry of draft d with its id, parent and a fixed time.
@@ -61,23 +62,8 @@ func TestAppendBatchAgreesWithMemory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, url := openDB(t)
-	pg, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := memory.New(sessiontree.SessionMeta{ID: "ref", Cwd: "/x"}, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first, second := batchTree(t)
-	for _, b := range [][]sessiontree.Entry{first, second} {
-		if err := pg.AppendBatch(ctx, b); err != nil {
-			t.Fatalf("postgres AppendBatch: %v", err)
-		}
-		if err := ref.AppendBatch(ctx, b); err != nil {
-			t.Fatalf("memory AppendBatch: %v", err)
-		}
-	}
+	pg, ref := appendToBoth(t, db, first, second)
 	agreeWithMemory(t, pg, ref, append(first, second...))
 	// The label row names the label entry that set it.
 	var labelSeq, entrySeq int64
@@ -88,6 +74,30 @@ func TestAppendBatchAgreesWithMemory(t *testing.T) {
 	if labelSeq != entrySeq {
 		t.Errorf("label of a2: entry_seq %d; want %d (entry b6)", labelSeq, entrySeq)
 	}
+}
+
+// appendToBoth appends batches, in turn, to a new session of db and to
+// the memory backend's (the reference).
+func appendToBoth(t *testing.T, db *pgengine.DB, batches ...[]sessiontree.Entry) (pg, ref sessiontree.Storage) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := memory.New(sessiontree.SessionMeta{ID: "ref", Cwd: "/x"}, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range batches {
+		if err := st.AppendBatch(ctx, b); err != nil {
+			t.Fatalf("postgres AppendBatch: %v", err)
+		}
+		if err := mem.AppendBatch(ctx, b); err != nil {
+			t.Fatalf("memory AppendBatch: %v", err)
+		}
+	}
+	return st, mem
 }
 
 // agreeWithMemory fails t unless pg reads as ref, the memory backend
@@ -153,16 +163,7 @@ func noParent(int) string { return "" }
 // reads as the memory backend's.
 func TestAppendBatchOfManyStatementsAgreesWithMemory(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	db, _ := openDB(t)
-	pg, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := memory.New(sessiontree.SessionMeta{ID: "ref", Cwd: "/x"}, memory.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	stored := chain(t, "s", "", 50, noDraft, noParent)
 	const n = 5000 // two statements
 	long := chain(t, "b", "s50", n, func(i int) sessiontree.Draft {
@@ -181,14 +182,7 @@ func TestAppendBatchOfManyStatementsAgreesWithMemory(t *testing.T) {
 		}
 		return ""
 	})
-	for _, b := range [][]sessiontree.Entry{stored, long} {
-		if err := pg.AppendBatch(ctx, b); err != nil {
-			t.Fatalf("postgres AppendBatch: %v", err)
-		}
-		if err := ref.AppendBatch(ctx, b); err != nil {
-			t.Fatalf("memory AppendBatch: %v", err)
-		}
-	}
+	pg, ref := appendToBoth(t, db, stored, long)
 	var sample []sessiontree.Entry
 	for i := 0; i < n; i += 997 {
 		sample = append(sample, long[i])
