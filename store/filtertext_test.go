@@ -43,3 +43,46 @@ func TestFilterTextNoEngineHolds(t *testing.T) {
 		}
 	})
 }
+
+// TestEntryIDNoEngineHolds: an entry id that is not UTF-8 or holds a
+// NUL names no entry, the same on every engine: reads from it, a label
+// of it, a move to it are not found (no label: none). The PostgreSQL
+// engine handed the id to the server, which refuses such text, and
+// answered a storage failure (a 500 from the HTTP API:
+// GET /api/sessions/{id}/entries/%FF); a move to it was refused as an
+// invalid leaf entry, or named U+FFFD in its not-found error.
+func TestEntryIDNoEngineHolds(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, open opener) {
+		ctx := context.Background()
+		st := mustCreate(t, open(t), store.CreateOptions{})
+		newBuilder(t, st).user("a", "alpha")
+		sess := sessiontree.NewSession(st, sessiontree.SessionOptions{})
+		for _, id := range []string{"\xff", "a\x00b", "\xe3\x89"} {
+			notFound := func(what string, err error) {
+				t.Helper()
+				var nf *sessiontree.EntryNotFoundError
+				if !errors.As(err, &nf) || nf.ID != id || !errors.Is(err, sessiontree.ErrNotFound) {
+					t.Errorf("%s(%q) = %v; want an EntryNotFoundError naming it", what, id, err)
+				}
+			}
+			_, err := st.Entry(ctx, id)
+			notFound("Entry", err)
+			_, err = st.Path(ctx, id)
+			notFound("Path", err)
+			_, err = st.FullPath(ctx, id)
+			notFound("FullPath", err)
+			_, err = st.State(ctx, id)
+			notFound("State", err)
+			_, err = st.SetLeaf(ctx, id, sessiontree.AppendOptions{})
+			notFound("SetLeaf", err)
+			_, err = sess.SetLabel(ctx, id, "x")
+			notFound("SetLabel", err)
+			_, err = sess.Context(ctx, sessiontree.ContextOptions{From: id})
+			notFound("Context", err)
+			if l, err := st.Label(ctx, id); l != "" || err != nil {
+				t.Errorf("Label(%q) = %q, %v; want none", id, l, err)
+			}
+		}
+	})
+}
