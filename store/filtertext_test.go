@@ -15,13 +15,18 @@ import (
 // name that is not UTF-8, matches nothing, or names no session, the
 // same on every engine. The PostgreSQL engine handed the text to the
 // server, which refuses it, and answered a storage failure (a 500 from
-// the HTTP API: GET /api/sessions?cwd=%FF).
+// the HTTP API: GET /api/sessions?cwd=/%FF); the SQLite engine's LIKE
+// decoded a name's bytes loosely, E3 89 as É.
 func TestFilterTextNoEngineHolds(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, open opener) {
 		ctx := context.Background()
 		s := open(t)
-		newBuilder(t, mustCreate(t, s, store.CreateOptions{Cwd: "/w"})).user("a", "alpha")
+		st := mustCreate(t, s, store.CreateOptions{Cwd: "/w"})
+		newBuilder(t, st).user("a", "alpha")
+		if _, err := sessiontree.NewSession(st, sessiontree.SessionOptions{}).SetName(ctx, "École"); err != nil {
+			t.Fatal(err)
+		}
 		for _, bad := range []string{"/w\xff", "/w\x00", "\xe3\x89"} {
 			if l, err := s.ListN(ctx, store.ListOptions{Cwd: bad}, 10); err != nil || len(l) != 0 {
 				t.Errorf("ListN(cwd %q) = %d sessions, %v; want none", bad, len(l), err)
@@ -35,8 +40,14 @@ func TestFilterTextNoEngineHolds(t *testing.T) {
 				t.Errorf("Search(session %q) = %v; want a SessionNotFoundError", bad, err)
 			}
 		}
-		if l, err := s.ListN(ctx, store.ListOptions{Name: "\xff"}, 10); err != nil || len(l) != 0 {
-			t.Errorf("ListN(name %q) = %d sessions, %v; want none", "\xff", len(l), err)
+		// SQLite's LIKE read E3 89 as É and kept "École".
+		for _, bad := range []string{"\xff", "\xe3\x89", "\xe3\x89cole"} {
+			if l, err := s.ListN(ctx, store.ListOptions{Name: bad}, 10); err != nil || len(l) != 0 {
+				t.Errorf("ListN(name %q) = %d sessions, %v; want none", bad, len(l), err)
+			}
+		}
+		if l, err := s.ListN(ctx, store.ListOptions{Name: "COLE"}, 10); err != nil || len(l) != 1 {
+			t.Errorf("ListN(name COLE) = %d sessions, %v; want the session", len(l), err)
 		}
 		if res, err := s.Search(ctx, "alpha", store.SearchOptions{Cwd: "/w"}); err != nil || len(res.Hits) != 1 {
 			t.Errorf("Search(cwd /w) = %+v, %v; want the entry", res.Hits, err)
