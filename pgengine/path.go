@@ -91,6 +91,9 @@ func (n nullPlacement) placement() *placement {
 // placementOf reads entry id's placement; ok is false when it does not
 // exist.
 func placementOf(ctx context.Context, q sqlx.QueryerContext, session int64, id string) (p placement, ok bool, err error) {
+	if !storableID(id) {
+		return p, false, nil
+	}
 	err = sqlx.GetContext(ctx, q, &p, `SELECT seq, depth, start_depth, thinking_seq, model_seq, tools_seq,
 		type = 'leaf' AS is_leaf FROM entries WHERE session = $1 AND id = $2`, session, id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -56,6 +56,9 @@ func fold(s string) string { return sessiontree.FoldCase(s) }
 func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (string, error) {
 	var where []string
 	if s.SessionID != "" {
+		if !sessiontree.StorableSessionID(s.SessionID) {
+			return "", &sessiontree.SessionNotFoundError{ID: s.SessionID} // as ResolvePrefix: the server would refuse the text
+		}
 		var pk int64
 		err := st.tx.GetContext(st.ctx, &pk, `SELECT pk FROM sessions WHERE id = $1 AND NOT deleting`, s.SessionID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -66,6 +69,9 @@ func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (stri
 		}
 		*args = append(*args, pk)
 		where = append(where, col+" = $"+strconv.Itoa(len(*args)))
+	}
+	if noSuchCwd(s.Cwd) {
+		return "false", nil
 	}
 	if s.Cwd != "" {
 		*args = append(*args, s.Cwd)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -107,6 +108,16 @@ func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
 	return ids, nil
 }
 
+// noSuchCwd reports whether no session has cwd, a filter's: one that is
+// not UTF-8 or holds a NUL, which [sessiontree.CheckSessionMeta] keeps
+// out of every engine, and which a PostgreSQL server refuses as a
+// parameter (an error that would read as a storage failure), so the
+// filter matches nothing without asking it. A name that is not UTF-8 is
+// none that a PostgreSQL database holds either.
+func noSuchCwd(cwd string) bool {
+	return sessiontree.CheckSessionMeta(sessiontree.SessionMeta{Cwd: cwd}) != nil
+}
+
 // likePrefix is the LIKE pattern of the strings that start with prefix.
 func likePrefix(prefix string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
@@ -174,6 +185,9 @@ func (tx *Tx) SessionInfo(id string) (sessiontree.SessionInfo, error) {
 func (tx *Tx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession, error) {
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("list sessions: limit %d: must be > 0", q.Limit)
+	}
+	if noSuchCwd(q.Cwd) || !utf8.ValidString(q.Name) {
+		return nil, nil // and the server would refuse the text (a storage failure)
 	}
 	where := []string{"NOT deleting"}
 	var args []any

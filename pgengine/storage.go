@@ -1,12 +1,15 @@
 package pgengine
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -95,6 +98,9 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 
 // Label returns the current label of entry id, "" when it has none.
 func (s *Storage) Label(ctx context.Context, id string) (string, error) {
+	if !storableID(id) {
+		return "", s.check(ctx) // no entry has the id, so no label targets it
+	}
 	var label string
 	err := s.get(ctx, "label", &label, `SELECT label FROM labels WHERE session = $1 AND target_id = $2`, id)
 	if errors.Is(err, sessiontree.ErrNotFound) {
@@ -213,8 +219,20 @@ func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...a
 	return entriesOf(rows)
 }
 
+// storableID reports whether an entry of this engine may have id: not
+// one that is not UTF-8 or holds a NUL, which PostgreSQL's text cannot
+// hold (storable refuses such an entry) and the server refuses as a
+// parameter, an error that would read as a storage failure. A look-up of
+// such an id finds nothing without asking the server, as on SQLite.
+func storableID(id string) bool {
+	return utf8.ValidString(id) && strings.IndexByte(id, 0) < 0
+}
+
 // Entry returns one entry by id.
 func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, error) {
+	if !storableID(id) {
+		return sessiontree.Entry{}, cmp.Or(s.check(ctx), error(&sessiontree.EntryNotFoundError{ID: id}))
+	}
 	es, err := s.selectEntries(ctx, "entry "+id, `SELECT `+rowCols+` FROM entries e WHERE session = $1 AND id = $2`, id)
 	if err != nil {
 		return sessiontree.Entry{}, err
@@ -249,6 +267,9 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	st := sessiontree.DefaultState()
 	if err := s.check(ctx); err != nil || from == "" {
 		return st, err
+	}
+	if !storableID(from) {
+		return st, &sessiontree.EntryNotFoundError{ID: from}
 	}
 	var sr stateRows
 	err := s.db.read(ctx, func(q sqlx.ExtContext) error {

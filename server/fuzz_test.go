@@ -24,7 +24,8 @@ var fuzzRoutes = []struct{ method, path string }{
 // a store of one session (newFixture): a route (by number), the id in its path, a query string and
 // a body. No request panics or is a server failure (500: whatever is
 // wrong with it is the request's, a 4xx), and every error is the API's
-// error body, with a code and a message. The store is checked after
+// error body, with a code and a message; a success declared JSON is
+// JSON. The store is checked after
 // (newFixture's cleanup).
 func FuzzRequest(f *testing.F) {
 	fx := newFixture(f, Options{})
@@ -55,6 +56,9 @@ func FuzzRequest(f *testing.F) {
 		h.ServeHTTP(w, req)
 		if w.Code >= 500 {
 			t.Fatalf("%s %s?%s %q = %d %s; want no server failure", rt.method, path, query, body, w.Code, w.Body)
+		}
+		if ct := w.Header().Get("Content-Type"); w.Code < 300 && ct == "application/json" && !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("%s %s?%s %q = %d, body %q: not JSON", rt.method, path, query, body, w.Code, w.Body)
 		}
 		if w.Code >= 400 {
 			var eb struct {

@@ -19,8 +19,9 @@ import (
 // FuzzImportFile imports arbitrary files into a store, in each mode, seeded with the heads of pi files. The import agrees with the
 // JSONL reader in the same mode: a file the reader refuses fails with a
 // *jsonl.LineError naming the file and a line; a file it reads becomes
-// a session of the same entries, byte for byte, which exports to a file
-// the reader reads as the same entries again.
+// a session of the same entries, byte for byte, with the same leaf and
+// header fields, which exports to a file the reader reads as the same
+// again.
 func FuzzImportFile(f *testing.F) {
 	for _, name := range []string{"pi/legacy-v1-compaction", "pi/legacy-v2-hookmessage", "pi1/edited-00",
 		"piedge/torn-tail", "piedge/bad-middle-line", "piedge/dup-id"} {
@@ -45,7 +46,7 @@ func FuzzImportFile(f *testing.F) {
 			t.Fatalf("Import(%v) = %+v, %v; want one file's result", mode, rep, err)
 		}
 		res := rep.Files[0]
-		want, rerr := readLog(t.Context(), path, mode)
+		want, rerr := readFile(t.Context(), path, mode)
 		var le *jsonl.LineError
 		switch {
 		case res.Outcome == store.OutcomeFailed && (!errors.As(res.Err, &le) || le.Line < 1 || !strings.Contains(res.Err.Error(), path)):
@@ -69,18 +70,32 @@ func FuzzImportFile(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(raws(want), raws(logOf(t, st))); diff != "" {
+		if diff := cmp.Diff(raws(want.log), raws(logOf(t, st))); diff != "" {
 			t.Fatalf("imported entries differ from the reader's (-read +imported):\n%s", diff)
+		}
+		meta, err := st.Meta(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := st.Leaf(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (read{meta: headerFields(meta), leaf: leaf}); got.meta != want.meta || got.leaf != want.leaf {
+			t.Fatalf("imported session has header %+v, leaf %q; the reader says %+v, %q", got.meta, got.leaf, want.meta, want.leaf)
 		}
 		out := filepath.Join(t.TempDir(), "out.jsonl")
 		if err := s.ExportFile(t.Context(), res.SessionID, out, store.ExportOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		again, err := readLog(t.Context(), out, jsonl.Strict)
+		again, err := readFile(t.Context(), out, jsonl.Strict)
 		if err != nil {
 			t.Fatalf("the export does not read back: %v", err)
 		}
-		if diff := cmp.Diff(raws(want), raws(again)); diff != "" {
+		if again.meta != want.meta || again.leaf != want.leaf {
+			t.Fatalf("the export reads back as header %+v, leaf %q; want %+v, %q", again.meta, again.leaf, want.meta, want.leaf)
+		}
+		if diff := cmp.Diff(raws(want.log), raws(again.log)); diff != "" {
 			t.Fatalf("exported entries differ (-read +exported):\n%s", diff)
 		}
 	})
@@ -98,14 +113,32 @@ func head(data []byte, n int) []byte {
 	return data
 }
 
-// readLog reads a file's log with the JSONL reader in mode.
-func readLog(ctx context.Context, path string, mode jsonl.Mode) ([]sessiontree.Entry, error) {
+// read is what the JSONL reader reads of a file.
+type read struct {
+	meta sessiontree.SessionMeta // headerFields
+	log  []sessiontree.Entry
+	leaf string
+}
+
+// headerFields is the part of a session's meta that comes from a file's
+// header and survives an import and an export.
+func headerFields(m sessiontree.SessionMeta) sessiontree.SessionMeta {
+	return sessiontree.SessionMeta{ID: m.ID, CreatedAt: m.CreatedAt, Cwd: m.Cwd, ParentSession: m.ParentSession}
+}
+
+// readFile reads a file with the JSONL reader in mode.
+func readFile(ctx context.Context, path string, mode jsonl.Mode) (read, error) {
 	st, err := jsonl.Open(ctx, path, jsonl.Options{ReadOnly: true, Mode: mode})
 	if err != nil {
-		return nil, err
+		return read{}, err
 	}
 	defer st.Close()
-	return st.Log(ctx, 0, 0)
+	r := read{meta: headerFields(st.Header().SessionMeta)}
+	if r.log, err = st.Log(ctx, 0, 0); err != nil {
+		return read{}, err
+	}
+	r.leaf, err = st.Leaf(ctx)
+	return r, err
 }
 
 // raws returns the entries' JSON, one string each.

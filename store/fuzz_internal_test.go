@@ -2,5 +2,7 @@ package store
 
 import "github.com/sessiontree/sessiontree"
 
-// ParseQuery is parseQuery, for the query fuzz target (store_test).
-func ParseQuery(q string) (sessiontree.MatchQuery, error) { return parseQuery(q) }
+// ParseQuery parses a query as [Store.Search] does (parse: its bounds
+// and the bytes it takes, then parseQuery), for the query fuzz target
+// (store_test).
+func ParseQuery(q string) (sessiontree.MatchQuery, error) { return parse(q, false) }

@@ -84,6 +84,34 @@ func TestParseQuery(t *testing.T) {
 	}
 }
 
+// TestParseQueryNotUTF8: a query holding a byte that is not UTF-8 is a
+// QueryError naming the byte and where it is, in both languages. The
+// SQLite engine found "\xe3\x89CO" in "ÉCOLE" (FTS5 decodes the
+// sequence cut short, E3 89, as É) and the PostgreSQL engine did not
+// (FoldCase makes each byte U+FFFD): FuzzSearchQuery's
+// testdata/fuzz/FuzzSearchQuery/9b5360bbf66d7d99.
+func TestParseQueryNotUTF8(t *testing.T) {
+	for _, tc := range []struct{ q, reason string }{
+		{"\xe3\x89CO", "a byte that is not UTF-8, 0xe3 (at byte 0)"},
+		{"école \xff", "a byte that is not UTF-8, 0xff (at byte 7)"},
+		{" \"a\xc3\" ", "a byte that is not UTF-8, 0xc3 (at byte 3)"},
+		{"\xed\xa0\x80", "a byte that is not UTF-8, 0xed (at byte 0)"}, // a surrogate, U+D800
+	} {
+		for _, literal := range []bool{false, true} {
+			_, err := parse(tc.q, literal)
+			var qe *QueryError
+			if !errors.As(err, &qe) || !errors.Is(err, ErrBadQuery) || qe.Query != tc.q || qe.Reason != tc.reason {
+				t.Errorf("parse(%q, literal %v) = %v; want a QueryError %q", tc.q, literal, err, tc.reason)
+			}
+		}
+	}
+	for _, q := range []string{"école", "\uFFFD", "日本語 AND ς"} {
+		if _, err := parse(q, false); err != nil {
+			t.Errorf("parse(%q) = %v; want it parsed", q, err)
+		}
+	}
+}
+
 // TestParseBoundsQuery checks that a query of MaxQueryBytes (besides the
 // space around it) parses, and that a longer one is a QueryError in both
 // languages.

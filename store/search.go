@@ -146,7 +146,8 @@ const maxExpansion = 256
 // With [SearchOptions.Literal] the query is plain words, each searched
 // as is.
 //
-// A query that cannot be parsed, or longer than [MaxQueryBytes], is a
+// A query that cannot be parsed, longer than [MaxQueryBytes], or holding
+// a byte that is not UTF-8 (in either language), is a
 // [*QueryError] (matching [ErrBadQuery]) saying what is wrong and where.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) (SearchResult, error) {
 	limit := opts.Limit
@@ -216,6 +217,16 @@ func parse(query string, literal bool) (sessiontree.MatchQuery, error) {
 	if len(q) > MaxQueryBytes {
 		return m, &QueryError{Query: query, Reason: fmt.Sprintf("%d bytes long: at most %d", len(q), MaxQueryBytes)}
 	}
+	// Bytes that are not UTF-8 match nothing the same way on every
+	// engine: FTS5 decodes a sequence cut short as some character (the
+	// first two bytes of a three-byte one, E3 89, as É, 0xC9), the
+	// PostgreSQL engine folds each byte to U+FFFD (sessiontree.FoldCase),
+	// and the indexed text holds none (sessiontree.IndexedText). In
+	// either language such a query is refused, as a query the user did
+	// not mean (a terminal in another encoding).
+	if i := notUTF8(query); i >= 0 {
+		return m, &QueryError{Query: query, Reason: fmt.Sprintf("a byte that is not UTF-8, %#02x (at byte %d)", query[i], i)}
+	}
 	if literal {
 		if m = literalQuery(q); len(m.Sub) == 0 && m.Kind == sessiontree.MatchAnd {
 			q = "" // nothing but NUL bytes
@@ -228,6 +239,19 @@ func parse(query string, literal bool) (sessiontree.MatchQuery, error) {
 		return m, nil
 	}
 	return parseQuery(query) // as given: its errors name places in it
+}
+
+// notUTF8 returns the offset of the first byte of s that is not part of
+// a UTF-8 encoded character, or -1.
+func notUTF8(s string) int {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // prepare expands the query's short phrases (see [Store.Search]). It

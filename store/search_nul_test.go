@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -188,4 +189,30 @@ func TestSearchTextAsIndexedMigration(t *testing.T) {
 	if err := s.Check(ctx, ""); err != nil {
 		t.Errorf("Check after migration 23: %v", err)
 	}
+}
+
+// TestSearchNotUTF8: a query holding bytes that are not UTF-8 is refused
+// with a QueryError on every engine, in both languages. SQLite's FTS5
+// found "\xe3\x89CO" in "ÉCOLE" (it decodes E3 89, a sequence cut
+// short, as É) where the PostgreSQL engine, folding each such byte to
+// U+FFFD, found nothing (FuzzSearchQuery,
+// testdata/fuzz/FuzzSearchQuery/9b5360bbf66d7d99).
+func TestSearchNotUTF8(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, open opener) {
+		s := open(t)
+		b := newBuilder(t, mustCreate(t, s, store.CreateOptions{}))
+		b.user("a", "ÉCOLE straße")
+		for _, q := range []string{"\xe3\x89CO", "\xe3\x89co", "stra\xc3"} {
+			for _, literal := range []bool{false, true} {
+				res, err := s.Search(context.Background(), q, store.SearchOptions{Literal: literal})
+				if !errors.Is(err, store.ErrBadQuery) {
+					t.Errorf("Search(%q, literal %v) = %d hits, %v; want ErrBadQuery", q, literal, len(res.Hits), err)
+				}
+			}
+		}
+		if res, err := s.Search(context.Background(), "éco", store.SearchOptions{}); err != nil || len(res.Hits) != 1 {
+			t.Errorf(`Search("éco") = %+v, %v; want the entry`, res.Hits, err)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sessiontree/sessiontree"
 	"github.com/sessiontree/sessiontree/engine"
@@ -264,7 +265,10 @@ type ListOptions struct {
 	Cwd string
 	// Name keeps the sessions whose name contains it, ignoring ASCII case;
 	// a NUL in it stands for a space, as in the names themselves
-	// (sessiontree.DerivedText).
+	// (sessiontree.DerivedText). A Name holding a byte that is not UTF-8
+	// keeps none, on every engine: SQLite's LIKE decodes such bytes
+	// loosely (E3 89, a sequence cut short, as É, so that it kept
+	// "École"), and a PostgreSQL database holds no such name.
 	Name string
 	// Limit is the page size; 0 means DefaultListLimit, and it is capped
 	// at MaxListLimit.
@@ -322,6 +326,9 @@ func listPage(tx sessiontree.DatabaseTx, opts ListOptions) (Page, error) {
 		if lq.AfterUpdated, lq.AfterKey, err = decodeCursor(opts.After); err != nil {
 			return Page{}, err
 		}
+	}
+	if !utf8.ValidString(lq.Name) {
+		return Page{}, nil // see ListOptions.Name
 	}
 	rows, err := tx.ListSessions(lq)
 	if err != nil {
