@@ -132,7 +132,7 @@ func (b *batch) run() error {
 		}
 		w.facts[i] = sessiontree.FactsOf(e)
 		size += len(e.Raw)
-		if i+1-from >= batchRows || size >= batchBytes || i == len(b.entries)-1 {
+		if i+1-from >= cmp.Or(b.db.opts.batchRows, batchRows) || size >= batchBytes || i == len(b.entries)-1 {
 			if err := w.store(from, i+1); err != nil {
 				return err
 			}

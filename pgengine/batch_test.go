@@ -156,38 +156,43 @@ func noDraft(int) sessiontree.Draft { return sessiontree.Draft{} }
 
 func noParent(int) string { return "" }
 
+// smallStatements are the options of a database whose batches send 100
+// rows a statement, so that a batch of a few hundred entries takes
+// several, as one of thousands does.
+var smallStatements = pgengine.WithBatchRows(pgengine.Options{}, 100)
+
 // TestAppendBatchOfManyStatementsAgreesWithMemory: a batch stored in
-// several statements (more than 4,096 entries) while its later entries
+// several statements while its later entries
 // are placed, some of them reading entries stored before it as they are
 // (labels of stored entries, a branch off one, a compaction keeping one),
 // reads as the memory backend's.
 func TestAppendBatchOfManyStatementsAgreesWithMemory(t *testing.T) {
 	t.Parallel()
-	db, _ := openDB(t)
+	db, _ := openDBWith(t, smallStatements)
 	stored := chain(t, "s", "", 50, noDraft, noParent)
-	const n = 5000 // two statements
+	const n = 500 // five statements
 	long := chain(t, "b", "s50", n, func(i int) sessiontree.Draft {
 		switch {
-		case i == 4700:
+		case i == 470:
 			return sessiontree.Draft{Type: sessiontree.TypeCompaction, Fields: mustFields(t,
 				"summary", "so far", "firstKeptEntryId", "s5", "tokensBefore", 10)}
-		case i%997 == 996:
+		case i%97 == 96:
 			return sessiontree.Draft{Type: sessiontree.TypeLabel, Fields: mustFields(t,
 				"targetId", fmt.Sprintf("s%d", 1+i%50), "label", fmt.Sprintf("mark %d", i))}
 		}
 		return sessiontree.Draft{}
 	}, func(i int) string {
-		if i == 4400 {
+		if i == 440 {
 			return "s10" // a branch off a stored entry
 		}
 		return ""
 	})
 	pg, ref := appendToBoth(t, db, stored, long)
 	var sample []sessiontree.Entry
-	for i := 0; i < n; i += 997 {
+	for i := 0; i < n; i += 97 {
 		sample = append(sample, long[i])
 	}
-	agreeWithMemory(t, pg, ref, append(sample, long[4399], long[4400], long[4700], long[n-1]))
+	agreeWithMemory(t, pg, ref, append(sample, long[439], long[440], long[470], long[n-1]))
 }
 
 // TestAppendBatchStatementRefused: when the server refuses a row of a
@@ -199,14 +204,14 @@ func TestAppendBatchOfManyStatementsAgreesWithMemory(t *testing.T) {
 func TestAppendBatchStatementRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, url := openDB(t)
+	db, url := openDBWith(t, smallStatements)
 	if _, err := connect(t, url).Exec(ctx, `CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.id LIKE 'boom%' THEN RAISE EXCEPTION 'refused %', NEW.id; END IF; RETURN NEW; END $$;
 		CREATE TRIGGER refuse_boom BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION refuse_boom()`); err != nil {
 		t.Fatal(err)
 	}
 	stored := chain(t, "s", "", 3, noDraft, noParent)
-	for _, at := range []int{100, 4500} {
+	for _, at := range []int{20, 450} {
 		t.Run(fmt.Sprint(at), func(t *testing.T) {
 			st, err := db.CreateSession(ctx, sessiontree.SessionMeta{Cwd: "/x"})
 			if err != nil {
@@ -215,7 +220,7 @@ func TestAppendBatchStatementRefused(t *testing.T) {
 			if err := st.AppendBatch(ctx, stored); err != nil {
 				t.Fatal(err)
 			}
-			batch := chain(t, "n", "s3", 5000, noDraft, noParent) // two statements
+			batch := chain(t, "n", "s3", 500, noDraft, noParent) // five statements
 			boom := fmt.Sprintf("boom%d", at)
 			batch[at] = build(t, userDraft("boom"), boom, batch[at].ParentID)
 			batch[at+1] = build(t, userDraft("after"), batch[at+1].ID, boom)
@@ -250,7 +255,7 @@ func ids(path []sessiontree.Entry, err error) ([]string, error) {
 func TestAppendBatchRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := openDB(t)
+	db, _ := openDBWith(t, smallStatements)
 	first, _ := batchTree(t)
 	user := userDraft("x")
 	tests := []struct {
@@ -264,13 +269,13 @@ func TestAppendBatchRefuses(t *testing.T) {
 		{"missing parent", []sessiontree.Entry{build(t, user, "n1", "zz")}, sessiontree.ErrNotFound, "n1"},
 		{"parent later in batch", []sessiontree.Entry{build(t, user, "n1", "n2"), build(t, user, "n2", "a4")}, sessiontree.ErrNotFound, "n1"},
 		// Refused after the entries before it were sent to the server, a
-		// statement of 4,096 of them at a time.
-		{"missing parent after a statement", chain(t, "n", "a4", 4500, noDraft, func(i int) string {
-			if i == 4400 {
+		// statement at a time.
+		{"missing parent after a statement", chain(t, "n", "a4", 450, noDraft, func(i int) string {
+			if i == 440 {
 				return "zz"
 			}
 			return ""
-		}), sessiontree.ErrNotFound, "n4401"},
+		}), sessiontree.ErrNotFound, "n441"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,10 @@ type Options struct {
 	// means time.Now. Every process sharing a database should agree on
 	// the time: a lease is a time, not a lock held by a connection.
 	Now func() time.Time
+
+	// batchRows, when set, is how many rows a batch sends a statement
+	// (batch.go's batchRows); tests make it small.
+	batchRows int
 }
 
 func (o Options) maxConns() int { return cmp.Or(o.MaxConns, 16) }

@@ -18,13 +18,25 @@ func TestMain(m *testing.M) { os.Exit(pgtest.MainWaiting(m)) }
 // (pgengine.DB.Check) and closes it.
 func openDB(t testing.TB) (*pgengine.DB, string) {
 	t.Helper()
+	return openDBWith(t, pgengine.Options{})
+}
+
+// openDBWith is openDB opening the database with opts.
+func openDBWith(t testing.TB, opts pgengine.Options) (*pgengine.DB, string) {
+	t.Helper()
 	url := pgtest.Migrated.Database(t)
-	return openURL(t, url), url
+	return openURLWith(t, url, opts), url
 }
 
 func openURL(t testing.TB, url string) *pgengine.DB {
 	t.Helper()
-	db, err := pgengine.Open(context.Background(), url, pgengine.Options{})
+	return openURLWith(t, url, pgengine.Options{})
+}
+
+// openURLWith is openURL opening the database with opts.
+func openURLWith(t testing.TB, url string, opts pgengine.Options) *pgengine.DB {
+	t.Helper()
+	db, err := pgengine.Open(context.Background(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
