@@ -154,7 +154,7 @@ func openStorage(ctx context.Context, db *DB, q sqlx.QueryerContext, id string) 
 		Cwd           string         `db:"cwd"`
 		ParentSession sql.NullString `db:"parent_session"`
 	}
-	if !sessiontree.StorableSessionID(id) {
+	if !storableText(id) {
 		return nil, &SessionNotFoundError{ID: id} // the server would refuse the text
 	}
 	err := sqlx.GetContext(ctx, q, &row, `SELECT pk, version, created_at, cwd, parent_session FROM sessions

@@ -91,7 +91,7 @@ func (n nullPlacement) placement() *placement {
 // placementOf reads entry id's placement; ok is false when it does not
 // exist.
 func placementOf(ctx context.Context, q sqlx.QueryerContext, session int64, id string) (p placement, ok bool, err error) {
-	if !storableID(id) {
+	if !storableText(id) {
 		return p, false, nil
 	}
 	err = sqlx.GetContext(ctx, q, &p, `SELECT seq, depth, start_depth, thinking_seq, model_seq, tools_seq,

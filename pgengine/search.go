@@ -56,7 +56,7 @@ func fold(s string) string { return sessiontree.FoldCase(s) }
 func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (string, error) {
 	var where []string
 	if s.SessionID != "" {
-		if !sessiontree.StorableSessionID(s.SessionID) {
+		if !storableText(s.SessionID) {
 			return "", &sessiontree.SessionNotFoundError{ID: s.SessionID} // as ResolvePrefix: the server would refuse the text
 		}
 		var pk int64
@@ -70,7 +70,7 @@ func (st *Tx) scopeSQL(s sessiontree.SearchScope, col string, args *[]any) (stri
 		*args = append(*args, pk)
 		where = append(where, col+" = $"+strconv.Itoa(len(*args)))
 	}
-	if noSuchCwd(s.Cwd) {
+	if !storableText(s.Cwd) {
 		return "false", nil
 	}
 	if s.Cwd != "" {

@@ -95,7 +95,7 @@ func savepoint(ctx context.Context, tx *sqlx.Tx, fn func() error) error {
 // through the index on ids in byte order (migration 2): a LIKE pattern
 // with a fixed prefix is a range of it.
 func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
-	if !sessiontree.StorableSessionID(prefix) {
+	if !storableText(prefix) {
 		return nil, nil // no id starts with it; the server would refuse the text
 	}
 	var ids []string
@@ -106,16 +106,6 @@ func (tx *Tx) ResolvePrefix(prefix string, limit int) ([]string, error) {
 		return nil, fmt.Errorf("resolve session prefix %q: %w", prefix, storageErr(err))
 	}
 	return ids, nil
-}
-
-// noSuchCwd reports whether no session has cwd, a filter's: one that is
-// not UTF-8 or holds a NUL, which [sessiontree.CheckSessionMeta] keeps
-// out of every engine, and which a PostgreSQL server refuses as a
-// parameter (an error that would read as a storage failure), so the
-// filter matches nothing without asking it. A name that is not UTF-8 is
-// none that a PostgreSQL database holds either.
-func noSuchCwd(cwd string) bool {
-	return sessiontree.CheckSessionMeta(sessiontree.SessionMeta{Cwd: cwd}) != nil
 }
 
 // likePrefix is the LIKE pattern of the strings that start with prefix.
@@ -186,8 +176,10 @@ func (tx *Tx) ListSessions(q sessiontree.ListQuery) ([]sessiontree.ListedSession
 	if q.Limit <= 0 {
 		return nil, fmt.Errorf("list sessions: limit %d: must be > 0", q.Limit)
 	}
-	if noSuchCwd(q.Cwd) || !utf8.ValidString(q.Name) {
-		return nil, nil // and the server would refuse the text (a storage failure)
+	if !storableText(q.Cwd) || !utf8.ValidString(q.Name) {
+		// No session has such a cwd, nor a name that is not UTF-8; the
+		// server would refuse the text (a storage failure).
+		return nil, nil
 	}
 	where := []string{"NOT deleting"}
 	var args []any
@@ -243,7 +235,7 @@ func (tx *Tx) DeleteSession(id string, opts sessiontree.DeleteOptions) error {
 // deleteSession deletes session id and what it owns in tx, unless
 // another holder's claim on it is live at now and opts does not force.
 func deleteSession(ctx context.Context, tx *sqlx.Tx, id string, now time.Time, opts sessiontree.DeleteOptions) error {
-	if !sessiontree.StorableSessionID(id) {
+	if !storableText(id) {
 		return &SessionNotFoundError{ID: id} // the server would refuse the text
 	}
 	var pk int64

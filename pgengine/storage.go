@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -98,7 +96,7 @@ func (s *Storage) Name(ctx context.Context) (string, error) {
 
 // Label returns the current label of entry id, "" when it has none.
 func (s *Storage) Label(ctx context.Context, id string) (string, error) {
-	if !storableID(id) {
+	if !storableText(id) {
 		return "", s.check(ctx) // no entry has the id, so no label targets it
 	}
 	var label string
@@ -219,18 +217,18 @@ func (s *Storage) selectEntries(ctx context.Context, op, query string, args ...a
 	return entriesOf(rows)
 }
 
-// storableID reports whether an entry of this engine may have id: not
-// one that is not UTF-8 or holds a NUL, which PostgreSQL's text cannot
-// hold (storable refuses such an entry) and the server refuses as a
-// parameter, an error that would read as a storage failure. A look-up of
-// such an id finds nothing without asking the server, as on SQLite.
-func storableID(id string) bool {
-	return utf8.ValidString(id) && strings.IndexByte(id, 0) < 0
-}
+// storableText reports whether s, a key looked up (a session or entry
+// id, a working directory), is text this engine may have stored: valid
+// UTF-8 without a NUL, the rule [sessiontree.CheckSessionMeta] holds a
+// header's fields to and storable an entry. PostgreSQL's text holds
+// nothing else, and the server refuses such a parameter with an error
+// that would read as a storage failure, so a look-up of one finds
+// nothing without asking it, as on SQLite.
+func storableText(s string) bool { return sessiontree.StorableSessionID(s) }
 
 // Entry returns one entry by id.
 func (s *Storage) Entry(ctx context.Context, id string) (sessiontree.Entry, error) {
-	if !storableID(id) {
+	if !storableText(id) {
 		return sessiontree.Entry{}, cmp.Or(s.check(ctx), error(&sessiontree.EntryNotFoundError{ID: id}))
 	}
 	es, err := s.selectEntries(ctx, "entry "+id, `SELECT `+rowCols+` FROM entries e WHERE session = $1 AND id = $2`, id)
@@ -268,7 +266,7 @@ func (s *Storage) State(ctx context.Context, from string) (sessiontree.State, er
 	if err := s.check(ctx); err != nil || from == "" {
 		return st, err
 	}
-	if !storableID(from) {
+	if !storableText(from) {
 		return st, &sessiontree.EntryNotFoundError{ID: from}
 	}
 	var sr stateRows

@@ -269,7 +269,7 @@ func (s *Storage) Append(ctx context.Context, d sessiontree.Draft, opts sessiont
 
 // SetLeaf appends a leaf entry moving the leaf to target.
 func (s *Storage) SetLeaf(ctx context.Context, target string, opts sessiontree.AppendOptions) (sessiontree.Entry, error) {
-	if !storableID(target) {
+	if !storableText(target) {
 		// Before the draft, whose JSON would carry the id changed
 		// (U+FFFD for each byte that is not UTF-8) or be refused.
 		return sessiontree.Entry{}, cmp.Or(s.check(ctx), error(&sessiontree.EntryNotFoundError{ID: target}))
