@@ -243,8 +243,10 @@ func retryable(err error) bool {
 // lostConnection reports whether err is a dropped or refused connection
 // (pgconn.ErrConnClosed too: pgx's error when a failure earlier in the
 // same operation closed the connection, as a read finding it dropped
-// while a statement was being sent does),
-// or the server going away: shutting down, restarting, or not yet
+// while a statement was being sent does; and sql.ErrConnDone, the
+// transaction's connection (runTx's) that database/sql closed as bad,
+// as it does when the transaction's context ends, which a batch's COPY
+// through rawOf then meets), or the server going away: shutting down, restarting, or not yet
 // accepting connections (class 57P: admin_shutdown, crash_shutdown,
 // cannot_connect_now), or a connection exception (class 08).
 func lostConnection(err error) bool {
@@ -254,7 +256,7 @@ func lostConnection(err error) bool {
 		return strings.HasPrefix(pg.Code, "57P") || strings.HasPrefix(pg.Code, "08")
 	}
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, sql.ErrConnDone) ||
 		errors.As(err, &ne) || pgconn.SafeToRetry(err)
 }
 
